@@ -4,7 +4,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_GEN  := $(shell command -v ninja >/dev/null 2>&1 && echo -G Ninja)
 
-.PHONY: all deps build build-asan test test-release test-asan demo bench-core bench clean
+.PHONY: all deps build build-asan test test-release test-asan demo bench-core bench-vta bench clean
 
 all: build
 
@@ -36,7 +36,10 @@ demo: build
 bench-core: build
 	./$(BUILD)/bench/bench_core
 
-bench: bench-core
+bench-vta: build
+	./$(BUILD)/bench/vta/bench_vta
+
+bench: bench-core bench-vta
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
