@@ -1,0 +1,152 @@
+#include "runtime/TimeEvaluator.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <numeric>
+#include <thread>
+
+#include "support/Error.h"
+
+namespace tessel::runtime {
+
+namespace {
+
+constexpr size_t kDefaultLastLevelCache = size_t(64) << 20;
+constexpr int kMaxNumber = 1 << 30;
+
+/// "32768K", "8M", "1024" in a sysfs cache size file.
+size_t parseCacheSize(std::string text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  if (text.empty()) return 0;
+  size_t multiplier = 1;
+  char suffix = char(std::toupper(static_cast<unsigned char>(text.back())));
+  if (suffix == 'K' || suffix == 'M' || suffix == 'G') {
+    multiplier = suffix == 'K' ? (size_t(1) << 10) : suffix == 'M' ? (size_t(1) << 20) : (size_t(1) << 30);
+    text.pop_back();
+  }
+  if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) return 0;
+  if (text.size() > 12) return 0;
+  return size_t(std::stoull(text)) * multiplier;
+}
+
+}  // namespace
+
+double steadySeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+size_t lastLevelCacheBytes() {
+  static const size_t cached = [] {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    int bestLevel = -1;
+    size_t bestSize = 0;
+    fs::directory_iterator it("/sys/devices/system/cpu/cpu0/cache", ec);
+    if (ec) return kDefaultLastLevelCache;
+    for (const auto& entry : it) {
+      if (entry.path().filename().string().rfind("index", 0) != 0) continue;
+      std::ifstream levelFile(entry.path() / "level");
+      std::ifstream sizeFile(entry.path() / "size");
+      int level = -1;
+      std::string sizeText;
+      if (!(levelFile >> level) || !(sizeFile >> sizeText)) continue;
+      size_t size = parseCacheSize(sizeText);
+      if (size == 0) continue;
+      if (level > bestLevel || (level == bestLevel && size > bestSize)) {
+        bestLevel = level;
+        bestSize = size;
+      }
+    }
+    return bestSize > 0 ? bestSize : kDefaultLastLevelCache;
+  }();
+  return cached;
+}
+
+void flushLastLevelCache() {
+  size_t bytes = 2 * lastLevelCacheBytes();
+  std::vector<uint64_t> buffer(bytes / sizeof(uint64_t));
+  // Write, then read back through a volatile sink so the compiler cannot drop either pass.
+  for (size_t i = 0; i < buffer.size(); ++i) buffer[i] = i;
+  uint64_t sum = 0;
+  for (size_t i = 0; i < buffer.size(); ++i) sum += buffer[i];
+  volatile uint64_t sink = sum;
+  (void)sink;
+}
+
+void computeStatistics(TimingResult& result) {
+  const auto& c = result.costs;
+  if (c.empty()) {
+    result.mean = result.median = result.stddev = result.min = 0;
+    return;
+  }
+  double n = double(c.size());
+  result.mean = std::accumulate(c.begin(), c.end(), 0.0) / n;
+  std::vector<double> sorted = c;
+  std::sort(sorted.begin(), sorted.end());
+  size_t mid = sorted.size() / 2;
+  result.median = sorted.size() % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  double squares = 0;
+  for (double x : c) squares += (x - result.mean) * (x - result.mean);
+  result.stddev = std::sqrt(squares / n);
+  result.min = sorted.front();
+}
+
+TimingResult timeFunction(const std::function<void()>& call, const TimeEvaluatorOptions& options) {
+  return timeFunction(call, options, steadySeconds);
+}
+
+TimingResult timeFunction(const std::function<void()>& call, const TimeEvaluatorOptions& options,
+                          const SecondsClock& clock) {
+  TESSEL_CHECK(call != nullptr, "timeFunction: no function to time");
+  TESSEL_CHECK(clock != nullptr, "timeFunction: no clock");
+  TESSEL_CHECK(options.number >= 1, "time evaluator: number must be at least 1, got {}", options.number);
+  TESSEL_CHECK(options.repeat >= 1, "time evaluator: repeat must be at least 1, got {}", options.repeat);
+  TESSEL_CHECK(options.warmup >= 0, "time evaluator: warmup must not be negative, got {}", options.warmup);
+  TESSEL_CHECK(std::isfinite(options.minRepeatMs) && options.minRepeatMs >= 0,
+               "time evaluator: minRepeatMs must be a non-negative number of milliseconds, got {}",
+               options.minRepeatMs);
+  TESSEL_CHECK(std::isfinite(options.cooldownMs) && options.cooldownMs >= 0,
+               "time evaluator: cooldownMs must be a non-negative number of milliseconds, got {}", options.cooldownMs);
+
+  TimingResult result;
+  for (int i = 0; i < options.warmup; ++i) call();
+  result.totalCalls += options.warmup;
+
+  int number = options.number;
+  double minRepeatSeconds = options.minRepeatMs / 1000.0;
+  bool calibrated = options.minRepeatMs <= 0;
+  bool first = true;
+  while (int(result.costs.size()) < options.repeat) {
+    if (!first && options.cooldownMs > 0)
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(options.cooldownMs));
+    first = false;
+    if (options.flushCache) flushLastLevelCache();
+
+    double start = clock();
+    for (int i = 0; i < number; ++i) call();
+    double elapsed = clock() - start;
+    result.totalCalls += number;
+
+    if (!calibrated) {
+      if (elapsed < minRepeatSeconds && number < kMaxNumber) {
+        // Too short: discard, and aim 10% past the target from the measured time per call.
+        double scaled = elapsed > 0 ? double(number) * minRepeatSeconds / elapsed * 1.1 : double(number) * 10;
+        double grown = std::max({scaled, double(number) * 1.618, double(number) + 1});
+        number = int(std::min(std::ceil(grown), double(kMaxNumber)));
+        continue;
+      }
+      calibrated = true;
+    }
+    result.costs.push_back(elapsed / number);
+  }
+  result.number = number;
+  computeStatistics(result);
+  return result;
+}
+
+}  // namespace tessel::runtime

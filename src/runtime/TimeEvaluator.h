@@ -1,0 +1,59 @@
+/// Measuring how long a function takes, the way tuning and benchmarking need it: warm-up calls,
+/// `repeat` measurements of `number` back-to-back calls each, an automatic raise of `number`
+/// until one measurement lasts at least `minRepeatMs` (so that cheap kernels are not drowned in
+/// timer noise), an optional cool-down and an optional last-level-cache flush between
+/// measurements. Unlike TVM's time evaluator, flushing the cache never silently resets `number`
+/// or `minRepeatMs`: the flush happens outside the timed region, before each measurement.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace tessel::runtime {
+
+struct TimeEvaluatorOptions {
+  int number = 1;           ///< calls per measurement (a starting value when minRepeatMs > 0)
+  int repeat = 1;           ///< measurements, each giving one cost
+  double minRepeatMs = 0;   ///< raise `number` until one measurement lasts at least this long
+  double cooldownMs = 0;    ///< sleep between measurements
+  bool flushCache = false;  ///< write and read a buffer larger than the last-level cache before each measurement
+  int warmup = 1;           ///< untimed calls before the first measurement
+};
+
+struct TimingResult {
+  std::vector<double> costs;  ///< seconds per call, one per measurement (repeat entries)
+  double mean = 0;
+  double median = 0;
+  double stddev = 0;          ///< population standard deviation of costs
+  double min = 0;
+  int number = 0;             ///< the calls per measurement finally used
+  int64_t totalCalls = 0;     ///< every call made: warm-up, calibration and measured
+};
+
+/// A monotonic clock in seconds; replaceable so that tests can use synthetic time.
+using SecondsClock = std::function<double()>;
+/// std::chrono::steady_clock in seconds.
+double steadySeconds();
+
+/// Times `call` as the options say. Calibration (when minRepeatMs > 0) happens in the first
+/// measurement(s): while a measurement lasts less than minRepeatMs, it is discarded and `number`
+/// is raised (scaled by how far the measurement fell short, at least x1.6); once one reaches
+/// minRepeatMs, `number` stays fixed and that measurement is the first cost. Throws Error for
+/// invalid options; exceptions of `call` propagate.
+TimingResult timeFunction(const std::function<void()>& call, const TimeEvaluatorOptions& options);
+/// The same with a given clock (tests).
+TimingResult timeFunction(const std::function<void()>& call, const TimeEvaluatorOptions& options,
+                          const SecondsClock& clock);
+
+/// Fills the statistics of a result from its costs.
+void computeStatistics(TimingResult& result);
+
+/// The size of the largest (last-level) cache of cpu0 from /sys/devices/system/cpu/cpu0/cache,
+/// or 64 MiB when it cannot be read.
+size_t lastLevelCacheBytes();
+
+/// Evicts the caches by writing and reading a buffer of twice the last-level cache size.
+void flushLastLevelCache();
+
+}  // namespace tessel::runtime
