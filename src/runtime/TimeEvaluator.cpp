@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <thread>
 
@@ -67,16 +68,30 @@ size_t lastLevelCacheBytes() {
   return cached;
 }
 
-void flushLastLevelCache() {
-  size_t bytes = 2 * lastLevelCacheBytes();
-  std::vector<uint64_t> buffer(bytes / sizeof(uint64_t));
-  // Write, then read back through a volatile sink so the compiler cannot drop either pass.
-  for (size_t i = 0; i < buffer.size(); ++i) buffer[i] = i;
-  uint64_t sum = 0;
-  for (size_t i = 0; i < buffer.size(); ++i) sum += buffer[i];
-  volatile uint64_t sink = sum;
-  (void)sink;
-}
+namespace {
+
+/// A buffer of twice the last-level cache, allocated once per timing run.
+class CacheFlusher {
+ public:
+  CacheFlusher() : words_(2 * lastLevelCacheBytes() / sizeof(uint64_t)), buffer_(new uint64_t[words_]) {}
+  void flush() {
+    // Write, then read back through a volatile sink so the compiler cannot drop either pass.
+    uint64_t* p = buffer_.get();
+    for (size_t i = 0; i < words_; ++i) p[i] = i;
+    uint64_t sum = 0;
+    for (size_t i = 0; i < words_; ++i) sum += p[i];
+    volatile uint64_t sink = sum;
+    (void)sink;
+  }
+
+ private:
+  size_t words_;
+  std::unique_ptr<uint64_t[]> buffer_;
+};
+
+}  // namespace
+
+void flushLastLevelCache() { CacheFlusher().flush(); }
 
 void computeStatistics(TimingResult& result) {
   const auto& c = result.costs;
@@ -113,6 +128,9 @@ TimingResult timeFunction(const std::function<void()>& call, const TimeEvaluator
   TESSEL_CHECK(std::isfinite(options.cooldownMs) && options.cooldownMs >= 0,
                "time evaluator: cooldownMs must be a non-negative number of milliseconds, got {}", options.cooldownMs);
 
+  std::unique_ptr<CacheFlusher> flusher;
+  if (options.flushCache) flusher = std::make_unique<CacheFlusher>();
+
   TimingResult result;
   for (int i = 0; i < options.warmup; ++i) call();
   result.totalCalls += options.warmup;
@@ -125,7 +143,7 @@ TimingResult timeFunction(const std::function<void()>& call, const TimeEvaluator
     if (!first && options.cooldownMs > 0)
       std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(options.cooldownMs));
     first = false;
-    if (options.flushCache) flushLastLevelCache();
+    if (flusher) flusher->flush();
 
     double start = clock();
     for (int i = 0; i < number; ++i) call();
