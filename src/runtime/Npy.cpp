@@ -222,12 +222,22 @@ Tensor loadNpy(const std::string& path) {
                "(save it with numpy.ascontiguousarray)",
                path, formatShape(shape));
 
-  Tensor tensor = Tensor::empty(shape, dtype);
+  // Check the size against the file before allocating: a corrupt header must not ask for terabytes.
   size_t dataStart = headerStart + headerLength;
   size_t available = file.size() - dataStart;
-  if (available < tensor.nbytes())
+  size_t needed = size_t(dtype.storageBytes());
+  for (int64_t extent : shape) {
+    if (extent != 0 && needed > std::numeric_limits<size_t>::max() / size_t(extent)) {
+      needed = std::numeric_limits<size_t>::max();
+      break;
+    }
+    needed *= size_t(extent);
+  }
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) needed = 0;
+  if (available < needed)
     throw truncated(fmt::format("the data of shape {} and dtype {} needs {} bytes after the header, found {}",
-                                formatShape(shape), dtype.str(), tensor.nbytes(), available));
+                                formatShape(shape), dtype.str(), needed, available));
+  Tensor tensor = Tensor::empty(shape, dtype);
   tensor.copyFromHost(file.data() + dataStart, tensor.nbytes());
   if (dtype.isBool()) {
     // Only 0 and 1 are valid bools; normalize anything else rather than hand out UB.

@@ -34,10 +34,14 @@ Tensor Tensor::empty(std::vector<int64_t> shape, DataType dtype, Device device) 
   TESSEL_CHECK(dtype.isScalar(), "cannot create a tensor of dtype {}: vector dtypes (lanes > 1) are not supported",
                dtype.str());
   TESSEL_CHECK(dtype.code != DataType::Code::Handle, "cannot create a tensor of dtype handle");
-  int64_t numel = 1;
+  bool hasZero = false;
   for (size_t i = 0; i < shape.size(); ++i) {
     TESSEL_CHECK(shape[i] >= 0, "cannot create a tensor of shape {}: dimension {} is negative", formatShape(shape), i);
-    if (shape[i] != 0 && numel > std::numeric_limits<int64_t>::max() / shape[i])
+    hasZero = hasZero || shape[i] == 0;
+  }
+  int64_t numel = hasZero ? 0 : 1;
+  for (size_t i = 0; i < shape.size() && !hasZero; ++i) {
+    if (numel > std::numeric_limits<int64_t>::max() / shape[i])
       fail("cannot create a tensor of shape {}: too many elements", formatShape(shape));
     numel *= shape[i];
   }

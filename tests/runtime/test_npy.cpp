@@ -173,6 +173,12 @@ TEST(Npy, BrokenFilesGiveClearErrors) {
   writeFile(path, npyFile("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3), }", std::string(8, '\0')));
   expectContains(errorOf([&] { loadNpy(path); }), "malformed .npy header");
 
+  writeFile(path, npyFile("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000000, 1000000), }", std::string(8, '\0')));
+  expectContains(errorOf([&] { loadNpy(path); }), "truncated");  // rejected before allocating
+
+  writeFile(path, npyFile("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000000, 1000000000000, 0), }", ""));
+  EXPECT_EQ(loadNpy(path).numel(), 0);
+
   writeFile(path, "just some text, not an array");
   message = errorOf([&] { loadNpy(path); });
   expectContains(message, path);
