@@ -1,0 +1,80 @@
+/// The VTA simulator: a device with DRAM, on-chip buffers and three modules (load, compute,
+/// store) that execute a command stream concurrently and synchronize only through the four
+/// dependency-token queues. Functional results are bit-exact with the public simulator; time
+/// follows CycleModel.h. Two execution orders:
+///  - Timed: at each step the module whose next instruction can start earliest runs it, so the
+///    functional effects happen in simulated-time order.
+///  - Random: a seeded random ready module runs next. A correct program (all data hazards
+///    guarded by tokens) gives bit-identical results in every order; one that forgot a token
+///    shows up as a difference.
+/// A program that cannot finish stops with an Error naming the instruction: a pop that no push
+/// can ever satisfy (deadlock), a buffer index or DRAM range out of bounds, a missing FINISH,
+/// work left behind FINISH, or tokens left in a queue at the end.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vta/CycleModel.h"
+#include "vta/Datapath.h"
+#include "vta/DeviceMemory.h"
+#include "vta/HardwareConfig.h"
+#include "vta/InstructionSet.h"
+#include "vta/Statistics.h"
+
+namespace tessel::vta {
+
+enum class ExecutionOrder { Timed, Random };
+
+struct SimulatorOptions {
+  TimingParameters timing;
+  ExecutionOrder order = ExecutionOrder::Timed;
+  /// Seed of the Random order.
+  uint64_t seed = 0;
+  /// "auto", or one of availableGemmKernels() by name (tests compare them).
+  std::string gemmKernel = "auto";
+};
+
+class Simulator {
+ public:
+  explicit Simulator(const HardwareConfig& config = HardwareConfig{},
+                     const SimulatorOptions& options = SimulatorOptions{});
+  ~Simulator();
+
+  const HardwareConfig& config() const { return config_; }
+  const SimulatorOptions& options() const { return options_; }
+  DeviceMemory& memory() { return memory_; }
+  const InstructionCodec& codec() const { return codec_; }
+
+  /// Runs `count` encoded instructions stored in DRAM at `instructionAddress` (the device's
+  /// entry point, as the runtime's synchronize calls it) until FINISH; throws Error on failure.
+  void run(uint64_t instructionAddress, uint32_t count);
+  /// Runs decoded instructions directly (micro-ops and data must already be in DRAM).
+  void run(std::span<const Instruction> instructions);
+
+  /// Statistics accumulated since construction or the last clearStats().
+  const Statistics& stats() const { return statistics_; }
+  void clearStats() { statistics_ = Statistics{}; }
+  /// Simulated cycles of the most recent run, and its time at the configured clock.
+  uint64_t lastRunCycles() const { return lastRunCycles_; }
+  double lastRunSeconds() const { return options_.timing.seconds(lastRunCycles_); }
+
+  void setExecutionOrder(ExecutionOrder order, uint64_t seed = 0);
+  const Datapath& datapath() const { return *datapath_; }
+
+ private:
+  HardwareConfig config_;
+  SimulatorOptions options_;
+  InstructionCodec codec_;
+  DeviceMemory memory_;
+  Statistics statistics_;
+  std::unique_ptr<Datapath> datapath_;
+  CycleModel cycleModel_;
+  std::mt19937_64 random_;
+  uint64_t lastRunCycles_ = 0;
+};
+
+}  // namespace tessel::vta
