@@ -1,4 +1,5 @@
 #include "runtime/Module.h"
+#include "runtime/Threading.h"
 
 #include <dlfcn.h>
 
@@ -205,6 +206,8 @@ Module Module::load(const std::string& sharedLibraryPath) {
   std::error_code ec;
   TESSEL_CHECK(std::filesystem::exists(path, ec), "cannot load module '{}': no such file", sharedLibraryPath);
 
+  // The process, not the kernel library, must own the OpenMP runtime (see Threading.h).
+  (void)kernelThreadCount();
   auto library = std::make_shared<detail::LoadedLibrary>();
   library->path = sharedLibraryPath;
   dlerror();

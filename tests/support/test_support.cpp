@@ -32,7 +32,9 @@ TEST(Subprocess, CapturesOutputAndExitCode) {
 
 TEST(Subprocess, KillsOnTimeoutIncludingChildren) {
   auto start = std::chrono::steady_clock::now();
-  auto r = runSubprocess({"sh", "-c", "sleep 30 & sleep 30"}, {.timeout = std::chrono::milliseconds(300)});
+  SubprocessOptions options;
+  options.timeout = std::chrono::milliseconds(300);
+  auto r = runSubprocess({"sh", "-c", "sleep 30 & sleep 30"}, options);
   EXPECT_TRUE(r.timedOut);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   EXPECT_NE(r.describe().find("timed out"), std::string::npos);

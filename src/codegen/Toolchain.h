@@ -1,0 +1,23 @@
+/// Calls the system C++ compiler to turn generated source into a shared library the runtime
+/// can load. A failure raises an Error carrying the compiler's message and the path of the
+/// generated source, which is kept for inspection.
+#pragma once
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace tessel::codegen {
+
+struct CompileOptions {
+  std::string compiler = "g++";
+  std::vector<std::string> flags = {"-O3", "-march=native"};
+  std::chrono::milliseconds timeout{120000};
+};
+
+/// Writes `source` to `<outputPath>.cpp` and compiles it to `outputPath`.
+void compileSharedLibrary(const std::string& source, const std::string& outputPath, const CompileOptions& options = {});
+
+/// Options from a target string's flags: `-mcpu=X` (-march=X), `-mattr=+avx2,...`, `-cc=clang++`.
+CompileOptions compileOptionsForTarget(const std::string& target);
+
+}  // namespace tessel::codegen

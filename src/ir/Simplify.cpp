@@ -1,0 +1,339 @@
+#include "ir/Simplify.h"
+
+#include <cmath>
+
+#include "ir/Equality.h"
+#include "ir/Mutator.h"
+#include "support/Error.h"
+
+namespace tessel::ir {
+
+namespace {
+
+bool isIndexType(DataType t) { return t == DataType::int64(); }
+
+int64_t floorDivInt(int64_t a, int64_t c) {
+  int64_t q = a / c;
+  if ((a % c != 0) && ((a < 0) != (c < 0))) --q;
+  return q;
+}
+int64_t floorModInt(int64_t a, int64_t c) { return a - floorDivInt(a, c) * c; }
+
+/// sum(coef * atom) + constant over int64.
+struct LinearForm {
+  std::vector<std::pair<Expr, int64_t>> terms;
+  int64_t constant = 0;
+
+  void addTerm(const Expr& atom, int64_t coef) {
+    if (coef == 0) return;
+    for (auto& t : terms) {
+      if (structurallyEqual(t.first, atom)) {
+        t.second += coef;
+        return;
+      }
+    }
+    terms.emplace_back(atom, coef);
+  }
+  void add(const LinearForm& o, int64_t scale) {
+    for (auto& t : o.terms) addTerm(t.first, t.second * scale);
+    constant += o.constant * scale;
+  }
+  void dropZeros() {
+    std::erase_if(terms, [](auto& t) { return t.second == 0; });
+  }
+};
+
+LinearForm toLinear(const Expr& e) {
+  LinearForm f;
+  if (auto i = e.as<IntImmNode>()) {
+    f.constant = i->value;
+    return f;
+  }
+  if (e.kind() == ExprKind::Add || e.kind() == ExprKind::Sub) {
+    auto b = static_cast<const BinaryNode*>(e.get());
+    f.add(toLinear(b->a), 1);
+    f.add(toLinear(b->b), e.kind() == ExprKind::Add ? 1 : -1);
+    f.dropZeros();
+    return f;
+  }
+  if (e.kind() == ExprKind::Mul) {
+    auto b = static_cast<const BinaryNode*>(e.get());
+    if (auto c = b->b.as<IntImmNode>()) {
+      f.add(toLinear(b->a), c->value);
+      f.dropZeros();
+      return f;
+    }
+    if (auto c = b->a.as<IntImmNode>()) {
+      f.add(toLinear(b->b), c->value);
+      f.dropZeros();
+      return f;
+    }
+  }
+  f.addTerm(e, 1);
+  return f;
+}
+
+Expr fromLinear(const LinearForm& f) {
+  Expr result;
+  for (auto& [atom, coef] : f.terms) {
+    if (coef == 0) continue;
+    int64_t magnitude = coef < 0 ? -coef : coef;
+    Expr term = magnitude == 1 ? atom : binary(ExprKind::Mul, atom, intImm(DataType::int64(), magnitude));
+    if (!result.defined()) {
+      result = coef < 0 ? binary(ExprKind::Sub, intImm(DataType::int64(), 0), term) : term;
+    } else {
+      result = binary(coef < 0 ? ExprKind::Sub : ExprKind::Add, result, term);
+    }
+  }
+  if (!result.defined()) return intImm(DataType::int64(), f.constant);
+  if (f.constant > 0) result = binary(ExprKind::Add, result, intImm(DataType::int64(), f.constant));
+  if (f.constant < 0) result = binary(ExprKind::Sub, result, intImm(DataType::int64(), -f.constant));
+  return result;
+}
+
+double floatValue(const Expr& e) { return e.as<FloatImmNode>()->value; }
+
+class Simplifier : public IRMutator {
+ public:
+  explicit Simplifier(VarBounds bounds) : bounds_(std::move(bounds)) {}
+
+  Expr visitBinary(const Expr& e, const BinaryNode* n) override {
+    Expr a = mutate(n->a), b = mutate(n->b);
+    Expr folded = foldConstants(e.kind(), a, b);
+    if (folded.defined()) return folded;
+    if (isIndexType(a.type())) return simplifyIndex(e.kind(), a, b);
+    if (a.type().isFloat() && a.type().isScalar()) {
+      if (e.kind() == ExprKind::Add && isZero(b)) return a;
+      if (e.kind() == ExprKind::Add && isZero(a)) return b;
+      if (e.kind() == ExprKind::Sub && isZero(b)) return a;
+      if (e.kind() == ExprKind::Mul && isOne(b)) return a;
+      if (e.kind() == ExprKind::Mul && isOne(a)) return b;
+      if (e.kind() == ExprKind::Div && isOne(b)) return a;
+    }
+    if (e.type().isBool() && (e.kind() == ExprKind::And || e.kind() == ExprKind::Or)) {
+      bool isAnd = e.kind() == ExprKind::And;
+      for (auto [x, y] : {std::pair{a, b}, std::pair{b, a}}) {
+        if (auto c = x.as<IntImmNode>()) return (c->value != 0) == isAnd ? y : x;
+      }
+    }
+    if (a.sameAs(n->a) && b.sameAs(n->b)) return e;
+    return binary(e.kind(), a, b);
+  }
+
+  Expr visitNot(const Expr& e, const NotNode* n) override {
+    Expr a = mutate(n->a);
+    if (auto c = a.as<IntImmNode>()) return intImm(e.type(), c->value == 0);
+    return a.sameAs(n->a) ? e : !a;
+  }
+
+  Expr visitSelect(const Expr& e, const SelectNode* n) override {
+    Expr c = mutate(n->condition);
+    auto cb = constBounds(c, bounds_);
+    if (c.type().isScalar() && cb.min >= 1) return mutate(n->trueValue);
+    if (c.type().isScalar() && cb.max == 0) return mutate(n->falseValue);
+    Expr t = mutate(n->trueValue), f = mutate(n->falseValue);
+    if (c.sameAs(n->condition) && t.sameAs(n->trueValue) && f.sameAs(n->falseValue)) return e;
+    return e.kind() == ExprKind::Select ? select(c, t, f) : ifThenElse(c, t, f);
+  }
+
+  Expr visitCast(const Expr& e, const CastNode* n) override {
+    Expr v = mutate(n->value);
+    if (e.type().isScalar()) {
+      if (auto i = v.as<IntImmNode>()) return e.type().isFloat() ? floatImm(e.type(), double(i->value)) : intImm(e.type(), i->value);
+      if (auto f = v.as<FloatImmNode>()) {
+        if (e.type().isFloat()) return floatImm(e.type(), f->value);
+        if (std::isfinite(f->value) && std::fabs(f->value) < 9e18) return intImm(e.type(), int64_t(f->value));
+      }
+    }
+    if (isIndexType(e.type()) && v.type().isIntegral()) {
+      // Widening an index that provably fits changes nothing but the type.
+      if (v.type().bits <= 64 && v.kind() == ExprKind::Cast) {
+        auto inner = v.as<CastNode>()->value;
+        if (isIndexType(inner.type())) return inner;
+      }
+    }
+    return v.sameAs(n->value) ? e : cast(e.type(), v);
+  }
+
+  Stmt visitFor(const Stmt& s, const ForNode* n) override {
+    Expr m = mutate(n->min), ext = mutate(n->extent);
+    auto extentBounds = constBounds(ext, bounds_);
+    if (extentBounds.max <= 0) return makeBlock({});
+    if (extentBounds.isPoint() && extentBounds.min == 1 && n->forKind != ForKind::Parallel) {
+      return mutate(substitute(n->body, {{n->var.node(), m}}));
+    }
+    auto minBounds = constBounds(m, bounds_);
+    Interval range{minBounds.min, minBounds.max};
+    if (minBounds.bounded() && extentBounds.boundedAbove()) range.max = minBounds.max + extentBounds.max - 1;
+    else range.max = Interval::kPosInf;
+    bounds_[n->var.node()] = range;
+    Stmt body = mutate(n->body);
+    bounds_.erase(n->var.node());
+    if (auto b = body.as<BlockNode>(); b && b->stmts.empty()) return body;
+    if (m.sameAs(n->min) && ext.sameAs(n->extent) && body.sameAs(n->body)) return s;
+    return makeFor(n->var, m, ext, n->forKind, body);
+  }
+
+  Stmt visitIf(const Stmt& s, const IfThenElseNode* n) override {
+    Expr c = mutate(n->condition);
+    auto cb = constBounds(c, bounds_);
+    if (cb.min >= 1) return mutate(n->thenCase);
+    if (cb.max == 0) return n->elseCase.defined() ? mutate(n->elseCase) : makeBlock({});
+    Stmt t = mutate(n->thenCase), e = mutate(n->elseCase);
+    if (c.sameAs(n->condition) && t.sameAs(n->thenCase) && e.sameAs(n->elseCase)) return s;
+    return makeIf(c, t, e);
+  }
+
+ private:
+  static bool isZero(const Expr& e) { return e.as<FloatImmNode>() && floatValue(e) == 0.0; }
+  static bool isOne(const Expr& e) { return e.as<FloatImmNode>() && floatValue(e) == 1.0; }
+
+  Expr foldConstants(ExprKind k, const Expr& a, const Expr& b) {
+    auto ia = a.as<IntImmNode>(), ib = b.as<IntImmNode>();
+    DataType t = a.type();
+    if (ia && ib) {
+      int64_t x = ia->value, y = ib->value;
+      switch (k) {
+        case ExprKind::Add: return intImm(t, int64_t(uint64_t(x) + uint64_t(y)));
+        case ExprKind::Sub: return intImm(t, int64_t(uint64_t(x) - uint64_t(y)));
+        case ExprKind::Mul: return intImm(t, int64_t(uint64_t(x) * uint64_t(y)));
+        case ExprKind::FloorDiv: if (y != 0) return intImm(t, floorDivInt(x, y)); break;
+        case ExprKind::FloorMod: if (y != 0) return intImm(t, floorModInt(x, y)); break;
+        case ExprKind::Div: if (y != 0) return intImm(t, x / y); break;
+        case ExprKind::Mod: if (y != 0) return intImm(t, x % y); break;
+        case ExprKind::Min: return intImm(t, std::min(x, y));
+        case ExprKind::Max: return intImm(t, std::max(x, y));
+        case ExprKind::EQ: return intImm(DataType::boolean(), x == y);
+        case ExprKind::NE: return intImm(DataType::boolean(), x != y);
+        case ExprKind::LT: return intImm(DataType::boolean(), x < y);
+        case ExprKind::LE: return intImm(DataType::boolean(), x <= y);
+        case ExprKind::GT: return intImm(DataType::boolean(), x > y);
+        case ExprKind::GE: return intImm(DataType::boolean(), x >= y);
+        case ExprKind::And: return intImm(t, x && y);
+        case ExprKind::Or: return intImm(t, x || y);
+        default: break;
+      }
+    }
+    auto fa = a.as<FloatImmNode>(), fb = b.as<FloatImmNode>();
+    if (fa && fb) {
+      double x = fa->value, y = fb->value;
+      switch (k) {
+        case ExprKind::Add: return floatImm(t, x + y);
+        case ExprKind::Sub: return floatImm(t, x - y);
+        case ExprKind::Mul: return floatImm(t, x * y);
+        case ExprKind::Div: return floatImm(t, x / y);
+        case ExprKind::Min: return floatImm(t, std::min(x, y));
+        case ExprKind::Max: return floatImm(t, std::max(x, y));
+        case ExprKind::LT: return intImm(DataType::boolean(), x < y);
+        case ExprKind::LE: return intImm(DataType::boolean(), x <= y);
+        case ExprKind::GT: return intImm(DataType::boolean(), x > y);
+        case ExprKind::GE: return intImm(DataType::boolean(), x >= y);
+        case ExprKind::EQ: return intImm(DataType::boolean(), x == y);
+        case ExprKind::NE: return intImm(DataType::boolean(), x != y);
+        default: break;
+      }
+    }
+    return Expr();
+  }
+
+  Expr simplifyIndex(ExprKind k, const Expr& a, const Expr& b) {
+    switch (k) {
+      case ExprKind::Add:
+      case ExprKind::Sub:
+      case ExprKind::Mul: {
+        if (k == ExprKind::Mul && !a.as<IntImmNode>() && !b.as<IntImmNode>()) break;
+        return fromLinear(toLinear(binary(k, a, b)));
+      }
+      case ExprKind::FloorDiv:
+      case ExprKind::FloorMod:
+      case ExprKind::Div:
+      case ExprKind::Mod: {
+        auto c = b.as<IntImmNode>();
+        if (!c || c->value <= 0) break;
+        bool truncating = k == ExprKind::Div || k == ExprKind::Mod;
+        if (truncating && constBounds(a, bounds_).min < 0) break;
+        return simplifyDivMod(k == ExprKind::FloorDiv || k == ExprKind::Div, a, c->value);
+      }
+      case ExprKind::Min:
+      case ExprKind::Max: {
+        auto d = constBounds(fromLinear(toLinear(a - b)), bounds_);
+        bool isMin = k == ExprKind::Min;
+        if (d.max <= 0) return isMin ? a : b;
+        if (d.min >= 0) return isMin ? b : a;
+        break;
+      }
+      case ExprKind::LT:
+      case ExprKind::LE:
+      case ExprKind::GT:
+      case ExprKind::GE:
+      case ExprKind::EQ:
+      case ExprKind::NE: {
+        LinearForm diff = toLinear(a - b);
+        auto d = constBounds(fromLinear(diff), bounds_);
+        Interval verdict;
+        switch (k) {
+          case ExprKind::LT: verdict = {d.max < 0 ? 1 : 0, d.min < 0 ? 1 : 0}; break;
+          case ExprKind::LE: verdict = {d.max <= 0 ? 1 : 0, d.min <= 0 ? 1 : 0}; break;
+          case ExprKind::GT: verdict = {d.min > 0 ? 1 : 0, d.max > 0 ? 1 : 0}; break;
+          case ExprKind::GE: verdict = {d.min >= 0 ? 1 : 0, d.max >= 0 ? 1 : 0}; break;
+          case ExprKind::EQ: verdict = {d.isPoint() && d.min == 0 ? 1 : 0, (d.min <= 0 && d.max >= 0) ? 1 : 0}; break;
+          default: verdict = {(d.min > 0 || d.max < 0) ? 1 : 0, d.isPoint() && d.min == 0 ? 0 : 1}; break;
+        }
+        if (verdict.min == 1) return intImm(DataType::boolean(), 1);
+        if (verdict.max == 0) return intImm(DataType::boolean(), 0);
+        break;
+      }
+      default: break;
+    }
+    return binary(k, a, b);
+  }
+
+  /// floor(a / c) or a mod c for a constant c > 0, pulling out the multiples of c.
+  Expr simplifyDivMod(bool isDiv, const Expr& a, int64_t c) {
+    if (c == 1) return isDiv ? a : intImm(DataType::int64(), 0);
+    // floordiv(floordiv(x, p), q) = floordiv(x, p*q)
+    if (isDiv && a.kind() == ExprKind::FloorDiv) {
+      auto inner = static_cast<const BinaryNode*>(a.get());
+      if (auto p = inner->b.as<IntImmNode>(); p && p->value > 0) return simplifyDivMod(true, inner->a, p->value * c);
+    }
+    LinearForm f = toLinear(a);
+    LinearForm quotient, rest;
+    for (auto& [atom, coef] : f.terms) {
+      if (coef % c == 0) quotient.addTerm(atom, coef / c);
+      else rest.addTerm(atom, coef);
+    }
+    quotient.constant = floorDivInt(f.constant, c);
+    rest.constant = floorModInt(f.constant, c);
+    Expr restExpr = fromLinear(rest);
+    auto rb = constBounds(restExpr, bounds_);
+    if (rb.bounded() && floorDivInt(rb.min, c) == floorDivInt(rb.max, c)) {
+      int64_t k = floorDivInt(rb.min, c);
+      if (isDiv) {
+        quotient.constant += k;
+        return fromLinear(quotient);
+      }
+      rest.constant -= k * c;
+      return fromLinear(rest);
+    }
+    Expr cExpr = intImm(DataType::int64(), c);
+    if (!isDiv) return binary(ExprKind::FloorMod, restExpr, cExpr);
+    // Keep a single floordiv node when nothing could be pulled out.
+    if (quotient.terms.empty() && quotient.constant == 0) return binary(ExprKind::FloorDiv, restExpr, cExpr);
+    quotient.addTerm(binary(ExprKind::FloorDiv, restExpr, cExpr), 1);
+    return fromLinear(quotient);
+  }
+
+  VarBounds bounds_;
+};
+
+}  // namespace
+
+Expr simplify(const Expr& e, const VarBounds& bounds) { return Simplifier(bounds).mutate(e); }
+Stmt simplify(const Stmt& s, const VarBounds& bounds) { return Simplifier(bounds).mutate(s); }
+
+bool proveTrue(const Expr& condition, const VarBounds& bounds) {
+  Expr s = simplify(condition, bounds);
+  return constBounds(s, bounds).min >= 1;
+}
+
+}  // namespace tessel::ir

@@ -1,0 +1,17 @@
+/// The arithmetic simplifier. Index arithmetic (int64) is brought to a canonical linear form
+/// (like terms collected, constants folded), floor division and modulo by constants are
+/// resolved where bounds allow, and min/max/comparisons that bounds decide are replaced by
+/// their result. Statements: loop bounds feed the analysis, guards proven true disappear,
+/// loops of one iteration are removed. Data arithmetic gets constant folding only.
+#pragma once
+#include "ir/Bounds.h"
+#include "ir/Stmt.h"
+
+namespace tessel::ir {
+
+Expr simplify(const Expr& e, const VarBounds& bounds = {});
+Stmt simplify(const Stmt& s, const VarBounds& bounds = {});
+/// True if the bool expression holds for every value the bounds allow.
+bool proveTrue(const Expr& condition, const VarBounds& bounds = {});
+
+}  // namespace tessel::ir

@@ -1,0 +1,51 @@
+#include "ir/Stmt.h"
+
+#include "support/Error.h"
+
+namespace tessel::ir {
+
+const char* forKindName(ForKind kind) {
+  switch (kind) {
+    case ForKind::Serial: return "for";
+    case ForKind::Parallel: return "parallel";
+    case ForKind::Vectorized: return "vectorized";
+    case ForKind::Unrolled: return "unrolled";
+  }
+  return "?";
+}
+
+Stmt makeFor(Var var, Expr min, Expr extent, ForKind kind, Stmt body) {
+  TESSEL_ICHECK(body.defined());
+  return Stmt(std::make_shared<ForNode>(std::move(var), std::move(min), std::move(extent), kind, std::move(body)));
+}
+
+Stmt makeStore(Buffer buffer, Expr index, Expr value) {
+  return Stmt(std::make_shared<StoreNode>(std::move(buffer), std::move(index), std::move(value)));
+}
+
+Stmt makeIf(Expr condition, Stmt thenCase, Stmt elseCase) {
+  return Stmt(std::make_shared<IfThenElseNode>(std::move(condition), std::move(thenCase), std::move(elseCase)));
+}
+
+Stmt makeBlock(std::vector<Stmt> stmts) {
+  std::vector<Stmt> flat;
+  for (auto& s : stmts) {
+    if (!s.defined()) continue;
+    if (auto b = s.as<BlockNode>()) {
+      flat.insert(flat.end(), b->stmts.begin(), b->stmts.end());
+    } else {
+      flat.push_back(s);
+    }
+  }
+  if (flat.empty()) return Stmt(std::make_shared<BlockNode>(std::vector<Stmt>{}));
+  if (flat.size() == 1) return flat[0];
+  return Stmt(std::make_shared<BlockNode>(std::move(flat)));
+}
+
+Stmt makeAllocate(Buffer buffer, Stmt body) { return Stmt(std::make_shared<AllocateNode>(std::move(buffer), std::move(body))); }
+
+Stmt makePragma(std::string key, std::string value, Stmt body) {
+  return Stmt(std::make_shared<PragmaNode>(std::move(key), std::move(value), std::move(body)));
+}
+
+}  // namespace tessel::ir

@@ -1,0 +1,94 @@
+/// The statement nodes of lowered loop nests: loops, stores, conditionals, blocks, local
+/// allocations and pragmas. Immutable and shared like expressions.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/Expr.h"
+
+namespace tessel::ir {
+
+enum class StmtKind { For, Store, IfThenElse, Block, Allocate, Pragma };
+
+struct StmtNode {
+  StmtKind kind;
+  explicit StmtNode(StmtKind k) : kind(k) {}
+  virtual ~StmtNode() = default;
+};
+
+class Stmt {
+ public:
+  Stmt() = default;
+  explicit Stmt(std::shared_ptr<const StmtNode> node) : node_(std::move(node)) {}
+  bool defined() const { return node_ != nullptr; }
+  StmtKind kind() const { return node_->kind; }
+  const StmtNode* get() const { return node_.get(); }
+  bool sameAs(const Stmt& other) const { return node_ == other.node_; }
+  template <class T>
+  const T* as() const {
+    return node_ && node_->kind == T::kKind ? static_cast<const T*>(node_.get()) : nullptr;
+  }
+
+ private:
+  std::shared_ptr<const StmtNode> node_;
+};
+
+enum class ForKind { Serial, Parallel, Vectorized, Unrolled };
+const char* forKindName(ForKind kind);
+
+struct ForNode : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::For;
+  Var var;
+  Expr min, extent;
+  ForKind forKind;
+  Stmt body;
+  ForNode(Var v, Expr m, Expr e, ForKind k, Stmt b)
+      : StmtNode(kKind), var(std::move(v)), min(std::move(m)), extent(std::move(e)), forKind(k), body(std::move(b)) {}
+};
+
+struct StoreNode : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Store;
+  Buffer buffer;
+  Expr index;
+  Expr value;
+  StoreNode(Buffer b, Expr i, Expr v) : StmtNode(kKind), buffer(std::move(b)), index(std::move(i)), value(std::move(v)) {}
+};
+
+struct IfThenElseNode : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::IfThenElse;
+  Expr condition;
+  Stmt thenCase, elseCase;  ///< elseCase may be undefined
+  IfThenElseNode(Expr c, Stmt t, Stmt e) : StmtNode(kKind), condition(std::move(c)), thenCase(std::move(t)), elseCase(std::move(e)) {}
+};
+
+struct BlockNode : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Block;
+  std::vector<Stmt> stmts;
+  explicit BlockNode(std::vector<Stmt> s) : StmtNode(kKind), stmts(std::move(s)) {}
+};
+
+struct AllocateNode : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Allocate;
+  Buffer buffer;
+  Stmt body;
+  AllocateNode(Buffer b, Stmt s) : StmtNode(kKind), buffer(std::move(b)), body(std::move(s)) {}
+};
+
+/// A hint for the passes below it, e.g. auto_unroll_max_step.
+struct PragmaNode : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Pragma;
+  std::string key, value;
+  Stmt body;
+  PragmaNode(std::string k, std::string v, Stmt b) : StmtNode(kKind), key(std::move(k)), value(std::move(v)), body(std::move(b)) {}
+};
+
+Stmt makeFor(Var var, Expr min, Expr extent, ForKind kind, Stmt body);
+Stmt makeStore(Buffer buffer, Expr index, Expr value);
+Stmt makeIf(Expr condition, Stmt thenCase, Stmt elseCase = Stmt());
+/// A block of the defined statements, flattened; a single statement stays itself.
+Stmt makeBlock(std::vector<Stmt> stmts);
+Stmt makeAllocate(Buffer buffer, Stmt body);
+Stmt makePragma(std::string key, std::string value, Stmt body);
+
+}  // namespace tessel::ir

@@ -1,0 +1,23 @@
+#include "passes/Lower.h"
+
+#include "ir/Simplify.h"
+#include "passes/Passes.h"
+
+namespace tessel::passes {
+
+LoweredFunction lower(const schedule::State& state, const std::string& name) {
+  LoweredFunction f = schedule::buildLoopNest(state, name);  // loops, attach points, guards, flat reads
+  ir::Stmt s = f.body;
+  s = ir::simplify(s);          // canonical index arithmetic, provably true guards gone
+  s = partitionLoops(s);        // split loops at guard boundaries: a guard-free main body and a tail
+  s = ir::simplify(s);
+  s = unrollLoops(s);           // explicit unroll annotations and auto_unroll_max_step pragmas
+  s = ir::simplify(s);
+  s = vectorizeLoops(s);        // vectorized loops become vector expressions (or stay scalar)
+  s = promoteRegisters(s);      // small local buffers with constant indices become variables
+  s = ir::simplify(s);
+  f.body = s;
+  return f;
+}
+
+}  // namespace tessel::passes

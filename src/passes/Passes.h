@@ -1,0 +1,21 @@
+/// The loop-IR passes run by the lowering driver (Lower.cpp), each a function from a
+/// statement to a statement, each in its own source file.
+#pragma once
+#include "ir/Stmt.h"
+
+namespace tessel::passes {
+
+/// Splits a loop whose body holds guards on its variable into a main range where the guards
+/// provably hold (and are removed by the simplifier) and the remaining ranges.
+ir::Stmt partitionLoops(const ir::Stmt& s);
+/// Replicates the bodies of unrolled loops, and of loops under an auto_unroll_max_step pragma
+/// whose total trip count fits the limit.
+ir::Stmt unrollLoops(const ir::Stmt& s);
+/// Turns vectorized loops of constant extent into vector code (Ramp/Broadcast); a loop whose
+/// body cannot be vectorized stays a scalar loop.
+ir::Stmt vectorizeLoops(const ir::Stmt& s);
+/// Replaces small local buffers, all of whose accesses use constant indices, by variables
+/// (one per element or per vector), so that the C compiler keeps them in registers.
+ir::Stmt promoteRegisters(const ir::Stmt& s);
+
+}  // namespace tessel::passes

@@ -1,0 +1,83 @@
+// Loop unrolling: explicit `unroll` annotations and the auto_unroll_max_step pragma.
+#include <string>
+
+#include "ir/Mutator.h"
+#include "passes/Passes.h"
+
+namespace tessel::passes {
+
+using namespace ir;
+
+namespace {
+
+constexpr int64_t kMaxExplicitUnroll = 256;
+
+/// Dynamic statement count of s if every loop inside has a constant extent, else -1.
+int64_t stepCount(const Stmt& s) {
+  if (!s.defined()) return 0;
+  switch (s.kind()) {
+    case StmtKind::For: {
+      auto n = s.as<ForNode>();
+      auto e = asConstInt(n->extent);
+      int64_t inner = stepCount(n->body);
+      if (!e || inner < 0) return -1;
+      return *e * inner;
+    }
+    case StmtKind::Block: {
+      int64_t total = 0;
+      for (auto& x : s.as<BlockNode>()->stmts) {
+        int64_t c = stepCount(x);
+        if (c < 0) return -1;
+        total += c;
+      }
+      return total;
+    }
+    case StmtKind::IfThenElse: {
+      auto n = s.as<IfThenElseNode>();
+      int64_t a = stepCount(n->thenCase), b = stepCount(n->elseCase);
+      return (a < 0 || b < 0) ? -1 : a + b;
+    }
+    case StmtKind::Allocate: return -1;  // unrolling would duplicate the allocation
+    case StmtKind::Pragma: return stepCount(s.as<PragmaNode>()->body);
+    case StmtKind::Store: return 1;
+  }
+  return -1;
+}
+
+Stmt unrollFully(const ForNode* n) {
+  int64_t extent = *asConstInt(n->extent);
+  std::vector<Stmt> copies;
+  for (int64_t i = 0; i < extent; ++i) copies.push_back(substitute(n->body, {{n->var.node(), n->min + Expr(i)}}));
+  return makeBlock(copies);
+}
+
+class Unroller : public IRMutator {
+ public:
+  Stmt visitPragma(const Stmt& s, const PragmaNode* n) override {
+    if (n->key != "auto_unroll_max_step") return IRMutator::visitPragma(s, n);
+    int64_t saved = autoLimit;
+    autoLimit = std::stoll(n->value);
+    Stmt body = mutate(n->body);
+    autoLimit = saved;
+    return body;
+  }
+  Stmt visitFor(const Stmt& s, const ForNode* n) override {
+    Stmt inner = IRMutator::visitFor(s, n);
+    auto f = inner.as<ForNode>();
+    if (!f || f->forKind == ForKind::Parallel || f->forKind == ForKind::Vectorized) return inner;
+    auto extent = asConstInt(f->extent);
+    if (!extent) return inner;
+    bool explicitUnroll = f->forKind == ForKind::Unrolled && *extent <= kMaxExplicitUnroll && stepCount(f->body) >= 0;
+    int64_t steps = stepCount(inner);
+    bool automatic = autoLimit > 0 && steps >= 0 && steps <= autoLimit;
+    if (explicitUnroll || automatic) return unrollFully(f);
+    return inner;
+  }
+  int64_t autoLimit = 0;
+};
+
+}  // namespace
+
+Stmt unrollLoops(const Stmt& s) { return Unroller().mutate(s); }
+
+}  // namespace tessel::passes

@@ -1,0 +1,112 @@
+// Vectorization: a loop of constant extent L annotated `vectorize` becomes one iteration of
+// L-lane vector code. When the body holds something that cannot run lane-parallel (a local
+// allocation, a guard that differs per lane, a store whose address is the same for all lanes
+// while the value differs), the loop stays scalar: correctness first.
+#include "ir/Mutator.h"
+#include "passes/Passes.h"
+
+namespace tessel::passes {
+
+using namespace ir;
+
+namespace {
+
+struct CannotVectorize {};
+
+class Widen : public IRMutator {
+ public:
+  Widen(const VarNode* v, Expr r) : var(v), rampValue(std::move(r)) {}
+
+  Expr visitVar(const Expr& e, const VarNode* v) override { return v == var ? rampValue : e; }
+
+  Expr visitLoad(const Expr& e, const LoadNode* n) override {
+    Expr i = mutate(n->index);
+    return i.sameAs(n->index) ? e : load(n->buffer, i);
+  }
+
+  Stmt visitStore(const Stmt& s, const StoreNode* n) override {
+    Expr i = mutate(n->index), v = mutate(n->value);
+    if (i.type().isScalar() && v.type().isVector()) throw CannotVectorize{};
+    // A lane-invariant accumulation would run once instead of once per lane.
+    if (i.type().isScalar() && readsBuffer(v, n->buffer.get())) throw CannotVectorize{};
+    if (i.type().isVector() && v.type().isScalar()) v = broadcast(v, i.type().lanes);
+    if (i.sameAs(n->index) && v.sameAs(n->value)) return s;
+    return makeStore(n->buffer, i, v);
+  }
+
+  Stmt visitIf(const Stmt& s, const IfThenElseNode* n) override {
+    Expr c = mutate(n->condition);
+    if (c.type().isVector()) throw CannotVectorize{};
+    Stmt t = mutate(n->thenCase), e = mutate(n->elseCase);
+    if (c.sameAs(n->condition) && t.sameAs(n->thenCase) && e.sameAs(n->elseCase)) return s;
+    return makeIf(c, t, e);
+  }
+
+  Stmt visitFor(const Stmt&, const ForNode* n) override {
+    Expr m = mutate(n->min), e = mutate(n->extent);
+    if (m.type().isVector() || e.type().isVector()) throw CannotVectorize{};
+    Stmt b = mutate(n->body);
+    ForKind kind = n->forKind == ForKind::Parallel ? ForKind::Serial : n->forKind;
+    return makeFor(n->var, m, e, kind, b);
+  }
+
+  Stmt visitAllocate(const Stmt&, const AllocateNode*) override { throw CannotVectorize{}; }
+
+  static bool readsBuffer(const Expr& e, const BufferNode* b) {
+    struct V : IRVisitor {
+      const BufferNode* buffer;
+      bool found = false;
+      void visit(const Expr& x) override {
+        if (auto l = x.as<LoadNode>(); l && l->buffer.get() == buffer) found = true;
+        IRVisitor::visit(x);
+      }
+    } v;
+    v.buffer = b;
+    v.visit(e);
+    return v.found;
+  }
+
+  const VarNode* var;
+  Expr rampValue;
+};
+
+/// True if the statement already holds vector code (a vectorized loop nested inside).
+bool hasVectorCode(const Stmt& s) {
+  struct V : IRVisitor {
+    bool found = false;
+    void visit(const Expr& e) override {
+      if (e.defined() && e.type().isVector()) found = true;
+      else IRVisitor::visit(e);
+    }
+    void visit(const Stmt& x) override {
+      if (auto f = x.as<ForNode>(); f && f->forKind == ForKind::Vectorized) found = true;
+      if (!found) IRVisitor::visit(x);
+    }
+  } v;
+  v.visit(s);
+  return v.found;
+}
+
+class Vectorizer : public IRMutator {
+ public:
+  Stmt visitFor(const Stmt& s, const ForNode* n) override {
+    Stmt inner = IRMutator::visitFor(s, n);
+    auto f = inner.as<ForNode>();
+    if (!f || f->forKind != ForKind::Vectorized) return inner;
+    auto lanes = asConstInt(f->extent);
+    bool ok = lanes && *lanes >= 2 && *lanes <= 64 && !hasVectorCode(f->body);
+    if (ok) {
+      try {
+        return Widen(f->var.node(), ramp(f->min, Expr(int64_t(1)), int(*lanes))).mutate(f->body);
+      } catch (const CannotVectorize&) {
+      }
+    }
+    return makeFor(f->var, f->min, f->extent, ForKind::Serial, f->body);
+  }
+};
+
+}  // namespace
+
+Stmt vectorizeLoops(const Stmt& s) { return Vectorizer().mutate(s); }
+
+}  // namespace tessel::passes

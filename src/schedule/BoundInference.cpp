@@ -1,0 +1,270 @@
+#include "schedule/BoundInference.h"
+
+#include <set>
+
+#include "ir/Mutator.h"
+#include "ir/Simplify.h"
+#include "schedule/State.h"
+#include "support/Error.h"
+
+namespace tessel::schedule {
+
+using namespace ir;
+
+namespace {
+
+/// Replaces reads of inlined stages by their bodies.
+class Inliner : public IRMutator {
+ public:
+  Inliner(const State& s, const std::map<std::string, StageBounds>& b) : state(s), bounds(b) {}
+  Expr visitProducerLoad(const Expr& e, const ProducerLoadNode* n) override {
+    std::vector<Expr> idx;
+    for (auto& i : n->indices) idx.push_back(mutate(i));
+    int si = state.stageIndex(n->producer);
+    if (si >= 0 && state.stages()[size_t(si)].attach == AttachKind::Inline) {
+      auto& op = *state.stages()[size_t(si)].op;
+      VarMap m;
+      for (size_t d = 0; d < op.axes.size(); ++d) m[op.axes[d].var.node()] = idx[d];
+      return substitute(bounds.at(op.name).body, m);
+    }
+    return producerLoad(n->producer, e.type(), idx);
+  }
+  const State& state;
+  const std::map<std::string, StageBounds>& bounds;
+};
+
+struct Range {
+  Expr lo, hi;
+  bool ok() const { return lo.defined(); }
+};
+
+/// Symbolic interval of e when the variables in `relaxed` range over their intervals and all
+/// others stay fixed. Undefined when it cannot be bounded.
+Range relax(const Expr& e, const VarBounds& relaxed) {
+  auto point = [&]() -> Range {
+    if (usesAnyVar(e, [&](const VarNode* v) { return relaxed.count(v) > 0; })) return {};
+    return {e, e};
+  };
+  switch (e.kind()) {
+    case ExprKind::IntImm: return {e, e};
+    case ExprKind::Var: {
+      auto it = relaxed.find(e.as<VarNode>());
+      if (it == relaxed.end()) return {e, e};
+      if (!it->second.bounded()) return {};
+      return {Expr(it->second.min), Expr(it->second.max)};
+    }
+    case ExprKind::Add:
+    case ExprKind::Sub:
+    case ExprKind::Mul:
+    case ExprKind::FloorDiv:
+    case ExprKind::FloorMod:
+    case ExprKind::Min:
+    case ExprKind::Max: {
+      auto n = static_cast<const BinaryNode*>(e.get());
+      Range a = relax(n->a, relaxed), b = relax(n->b, relaxed);
+      if (!a.ok() || !b.ok()) return {};
+      switch (e.kind()) {
+        case ExprKind::Add: return {a.lo + b.lo, a.hi + b.hi};
+        case ExprKind::Sub: return {a.lo - b.hi, a.hi - b.lo};
+        case ExprKind::Mul: {
+          auto c = asConstInt(b.lo);
+          if (c && b.lo.sameAs(b.hi)) return *c >= 0 ? Range{a.lo * b.lo, a.hi * b.lo} : Range{a.hi * b.lo, a.lo * b.lo};
+          if (a.lo.sameAs(a.hi) && b.lo.sameAs(b.hi)) return {e, e};
+          return {};
+        }
+        case ExprKind::FloorDiv: {
+          auto c = asConstInt(n->b);
+          if (!c || *c <= 0) return point();
+          return {floordiv(a.lo, n->b), floordiv(a.hi, n->b)};
+        }
+        case ExprKind::FloorMod: {
+          auto c = asConstInt(n->b);
+          if (a.lo.sameAs(a.hi)) return {e, e};
+          if (!c || *c <= 0) return {};
+          return {Expr(int64_t(0)), Expr(*c - 1)};
+        }
+        case ExprKind::Min: return {min(a.lo, b.lo), min(a.hi, b.hi)};
+        default: return {max(a.lo, b.lo), max(a.hi, b.hi)};
+      }
+    }
+    default: return point();
+  }
+}
+
+}  // namespace
+
+std::vector<Expr> rootAxisValues(const Stage& stage, const std::vector<Var>& vars) {
+  std::vector<Expr> value(stage.iterators.size());
+  for (int leaf : stage.leaves) value[size_t(leaf)] = vars[size_t(leaf)];
+  for (auto it = stage.relations.rbegin(); it != stage.relations.rend(); ++it) {
+    if (it->kind == IterRelation::Kind::Split) {
+      int64_t innerExtent = stage.iterator(it->inner).extent;
+      value[size_t(it->parent)] = value[size_t(it->outer)] * Expr(innerExtent) + value[size_t(it->inner)];
+    } else {
+      int64_t innerExtent = stage.iterator(it->inner).extent;
+      value[size_t(it->outer)] = floordiv(value[size_t(it->fused)], Expr(innerExtent));
+      value[size_t(it->inner)] = floormod(value[size_t(it->fused)], Expr(innerExtent));
+    }
+  }
+  value.resize(size_t(stage.rootCount));
+  for (auto& v : value) v = simplify(v);
+  return value;
+}
+
+namespace {
+
+void propagateExtents(Stage& stage) {
+  for (auto& r : stage.relations) {
+    if (r.kind == IterRelation::Kind::Split) {
+      int64_t parent = stage.iterator(r.parent).extent;
+      int64_t inner = r.factor > 0 ? r.factor : (parent + r.nparts - 1) / r.nparts;
+      int64_t outer = r.factor > 0 ? (parent + r.factor - 1) / r.factor : r.nparts;
+      stage.iterator(r.inner).extent = inner;
+      stage.iterator(r.outer).extent = outer;
+      bool exact = stage.iterator(r.parent).exactExtent;
+      stage.iterator(r.inner).exactExtent = exact;
+      stage.iterator(r.outer).exactExtent = exact;
+    } else {
+      stage.iterator(r.fused).extent = stage.iterator(r.outer).extent * stage.iterator(r.inner).extent;
+      stage.iterator(r.fused).exactExtent = stage.iterator(r.outer).exactExtent && stage.iterator(r.inner).exactExtent;
+    }
+  }
+}
+
+}  // namespace
+
+BoundsResult inferBounds(State& state) {
+  BoundsResult result;
+  auto& stages = state.stages();
+  // Loop variables for every iterator, and inlined bodies, in topological order.
+  for (auto& s : stages) {
+    StageBounds b;
+    for (auto& it : s.iterators) {
+      std::string name = it.name;
+      b.iteratorVars.emplace_back(name);
+    }
+    if (!s.isPlaceholder()) b.body = Inliner(state, result.stages).mutate(s.op->body);
+    result.stages[s.name()] = std::move(b);
+  }
+  // Which stages read which, after inlining.
+  std::map<std::string, std::vector<std::string>> consumersOf;
+  std::map<std::string, std::vector<std::vector<Expr>>> readsBy;  // key: producer + "\n" + consumer
+  for (auto& s : stages) {
+    if (s.isPlaceholder() || s.attach == AttachKind::Inline) continue;
+    te::OperationNode tmp = *s.op;
+    tmp.body = result.stages[s.name()].body;
+    for (auto& a : te::ComputeDAG::accesses(tmp)) {
+      auto& list = consumersOf[a.producer];
+      if (std::find(list.begin(), list.end(), s.name()) == list.end()) list.push_back(s.name());
+      readsBy[a.producer + "\n" + s.name()].push_back(a.indices);
+    }
+  }
+  // The variables fixed at each stage's attach point (its scope).
+  std::map<std::string, std::set<const VarNode*>> scope;
+
+  for (int si = int(stages.size()) - 1; si >= 0; --si) {
+    Stage& s = stages[size_t(si)];
+    StageBounds& b = result.stages[s.name()];
+    const auto& op = *s.op;
+    size_t spatial = op.axes.size();
+    b.regionMin.assign(size_t(s.rootCount), Expr(int64_t(0)));
+    b.regionExtent.assign(size_t(s.rootCount), 0);
+    b.regionExact.assign(size_t(s.rootCount), true);
+    for (size_t d = 0; d < spatial; ++d) b.regionExtent[d] = op.shape[d];
+    if (auto r = op.reduction())
+      for (size_t k = 0; k < r->axes.size(); ++k) b.regionExtent[spatial + k] = r->axes[k].extent;
+
+    if (s.attach == AttachKind::At) {
+      const Stage& target = state.stage(s.attachStage);
+      int position = target.leafPosition(s.attachIterator);
+      TESSEL_ICHECK(position >= 0);
+      std::set<const VarNode*> fixed = scope[target.name()];
+      auto& targetVars = result.stages[target.name()].iteratorVars;
+      for (int p = 0; p <= position; ++p) fixed.insert(targetVars[size_t(target.leaves[size_t(p)])].node());
+      scope[s.name()] = fixed;
+      // Consumers must all live inside the attach loop.
+      for (auto& consumerName : consumersOf[s.name()]) {
+        bool inside = false;
+        for (std::string walk = consumerName;;) {
+          const Stage& w = state.stage(walk);
+          if (walk == target.name()) {
+            inside = true;
+            break;
+          }
+          if (w.attach != AttachKind::At) break;
+          if (w.attachStage == target.name()) {
+            inside = target.leafPosition(w.attachIterator) >= position;
+            break;
+          }
+          walk = w.attachStage;
+        }
+        TESSEL_CHECK(inside, "stage '{}' is computed at {}.{}, but its consumer '{}' runs outside that loop", s.name(),
+                     target.name(), target.iterator(s.attachIterator).name, consumerName);
+      }
+      VarBounds relaxed;
+      for (auto& [v, range] : result.varRanges)
+        if (!fixed.count(v)) relaxed[v] = range;
+      std::vector<Range> region(spatial);
+      bool failed = false;
+      for (auto& consumerName : consumersOf[s.name()]) {
+        const Stage& c = state.stage(consumerName);
+        auto& cb = result.stages[consumerName];
+        VarMap rootMap;
+        std::vector<Var> rootVars;
+        for (auto& a : c.op->axes) rootVars.push_back(a.var);
+        if (auto r = c.op->reduction())
+          for (auto& a : r->axes) rootVars.push_back(a.var);
+        for (size_t k = 0; k < rootVars.size(); ++k) rootMap[rootVars[k].node()] = cb.rootValues[k];
+        for (auto& indices : readsBy[s.name() + "\n" + consumerName]) {
+          for (size_t d = 0; d < spatial; ++d) {
+            Range r = relax(simplify(substitute(indices[d], rootMap)), relaxed);
+            if (!r.ok()) {
+              failed = true;
+              continue;
+            }
+            if (!region[d].ok()) {
+              region[d] = r;
+            } else {
+              region[d] = {simplify(min(region[d].lo, r.lo), result.varRanges), simplify(max(region[d].hi, r.hi), result.varRanges)};
+            }
+          }
+        }
+      }
+      for (size_t d = 0; d < spatial && !failed; ++d) {
+        if (!region[d].ok()) continue;
+        Expr lo = simplify(region[d].lo, result.varRanges);
+        Expr extent = simplify(region[d].hi - region[d].lo + Expr(int64_t(1)), result.varRanges);
+        int64_t ext;
+        bool exact = true;
+        if (auto c = asConstInt(extent)) {
+          ext = *c;
+        } else {
+          auto bound = constBounds(extent, result.varRanges);
+          if (!bound.boundedAbove()) continue;
+          ext = bound.max;
+          exact = false;
+        }
+        if (ext >= op.shape[d]) continue;  // the whole dimension: keep [0, shape)
+        b.regionMin[d] = lo;
+        b.regionExtent[d] = std::max<int64_t>(ext, 1);
+        b.regionExact[d] = exact;
+      }
+    } else {
+      scope[s.name()] = {};
+    }
+    // Root extents -> leaf extents, then this stage's leaf variable ranges.
+    for (int r = 0; r < s.rootCount; ++r) {
+      s.iterator(r).extent = b.regionExtent[size_t(r)];
+      s.iterator(r).exactExtent = b.regionExact[size_t(r)];
+    }
+    propagateExtents(s);
+    for (int leaf : s.leaves)
+      result.varRanges[b.iteratorVars[size_t(leaf)].node()] = Interval{0, s.iterator(leaf).extent - 1};
+    auto values = rootAxisValues(s, b.iteratorVars);
+    b.rootValues.clear();
+    for (int r = 0; r < s.rootCount; ++r) b.rootValues.push_back(simplify(b.regionMin[size_t(r)] + values[size_t(r)]));
+  }
+  return result;
+}
+
+}  // namespace tessel::schedule

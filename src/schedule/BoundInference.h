@@ -1,0 +1,39 @@
+/// Bound inference: which region of each stage's tensor must be computed at its attach
+/// point. Consumers are resolved first; a producer attached inside a consumer's loop nest
+/// computes the union of what the consumer reads with the outer loops fixed and the inner
+/// loops relaxed over their ranges. Also gives, per stage, the loop variable of every leaf
+/// iterator and the value of every root axis in terms of them — what lowering emits.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/Bounds.h"
+#include "ir/Expr.h"
+
+namespace tessel::schedule {
+
+class State;
+struct Stage;
+
+struct StageBounds {
+  std::vector<ir::Expr> regionMin;     ///< per root axis (op axes, then reduce axes)
+  std::vector<int64_t> regionExtent;   ///< per root axis
+  std::vector<bool> regionExact;       ///< false: extent is an upper bound, loops are guarded
+  std::vector<ir::Var> iteratorVars;   ///< per iterator id (meaningful for leaves)
+  std::vector<ir::Expr> rootValues;    ///< per root axis: regionMin + f(leaf vars)
+  ir::Expr body;                       ///< the op's body with inlined producers substituted
+};
+
+struct BoundsResult {
+  std::map<std::string, StageBounds> stages;
+  ir::VarBounds varRanges;  ///< every leaf variable: [0, extent - 1]
+};
+
+/// Infers regions and sets the iterator extents of `state` accordingly.
+BoundsResult inferBounds(State& state);
+
+/// Root-axis values of a stage in terms of its iterator variables (without region mins).
+std::vector<ir::Expr> rootAxisValues(const Stage& stage, const std::vector<ir::Var>& iteratorVars);
+
+}  // namespace tessel::schedule

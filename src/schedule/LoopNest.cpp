@@ -1,0 +1,250 @@
+#include "schedule/LoopNest.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "ir/Mutator.h"
+#include "ir/Simplify.h"
+#include "schedule/BoundInference.h"
+#include "support/Error.h"
+
+namespace tessel::schedule {
+
+using namespace ir;
+
+namespace {
+
+ForKind forKindOf(Annotation a) {
+  switch (a) {
+    case Annotation::Parallel: return ForKind::Parallel;
+    case Annotation::Vectorize: return ForKind::Vectorized;
+    case Annotation::Unroll: return ForKind::Unrolled;
+    default: return ForKind::Serial;
+  }
+}
+
+std::string identifier(const std::string& name) {
+  std::string out;
+  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+  return out;
+}
+
+class Builder {
+ public:
+  Builder(const State& s, BoundsResult b) : state(s), bounds(std::move(b)) {}
+
+  LoopNestFunction build(const std::string& name) {
+    LoopNestFunction f;
+    f.name = name;
+    const auto& dag = state.dag();
+    for (auto& in : dag.inputNames()) f.args.push_back(globalBuffer(in));
+    for (auto& out : dag.outputNames()) f.args.push_back(globalBuffer(out));
+    // Intermediate root stages get whole-tensor buffers for the function's lifetime.
+    std::vector<Buffer> rootBuffers;
+    for (auto& s : state.stages()) {
+      if (s.isPlaceholder() || s.attach != AttachKind::Root || state.isOutput(s.name())) continue;
+      rootBuffers.push_back(localBuffer(s));
+    }
+    std::vector<Stmt> body;
+    for (auto& s : state.stages())
+      if (!s.isPlaceholder() && s.attach == AttachKind::Root) body.push_back(emitStage(s, false));
+    Stmt result = makeBlock(body);
+    for (auto it = rootBuffers.rbegin(); it != rootBuffers.rend(); ++it) result = makeAllocate(*it, result);
+    f.body = result;
+    return f;
+  }
+
+ private:
+  Buffer globalBuffer(const std::string& name) {
+    const auto& op = *state.stage(name).op;
+    auto b = makeBuffer(identifier(name), op.dtype, op.shape, BufferNode::Scope::Global);
+    buffers[name] = b;
+    return b;
+  }
+
+  Buffer localBuffer(const Stage& s) {
+    const auto& b = bounds.stages.at(s.name());
+    std::vector<int64_t> shape(b.regionExtent.begin(), b.regionExtent.begin() + int64_t(s.op->axes.size()));
+    std::vector<int64_t> strides(shape.size(), 1);
+    for (int d = int(shape.size()) - 2; d >= 0; --d) {
+      int64_t stride = strides[size_t(d + 1)] * shape[size_t(d + 1)];
+      if (auto it = s.storageAlign.find(d); it != s.storageAlign.end()) {
+        auto [factor, offset] = it->second;
+        stride += ((offset - stride % factor) % factor + factor) % factor;
+      }
+      strides[size_t(d)] = stride;
+    }
+    auto buf = makeBuffer(identifier(s.name()), s.op->dtype, shape, BufferNode::Scope::Local, strides);
+    buffers[s.name()] = buf;
+    return buf;
+  }
+
+  /// The buffer-relative flat index of a tensor element.
+  Expr flatIndex(const std::string& tensor, const std::vector<Expr>& indices) {
+    const Buffer& buf = buffers.at(tensor);
+    const Stage& s = state.stage(tensor);
+    bool local = !s.isPlaceholder() && !state.isOutput(tensor) && s.attach == AttachKind::At;
+    Expr flat(int64_t(0));
+    for (size_t d = 0; d < indices.size(); ++d) {
+      Expr i = indices[d];
+      if (local) i = i - bounds.stages.at(tensor).regionMin[d];
+      flat = flat + i * Expr(buf->strides[d]);
+    }
+    return simplify(flat, bounds.varRanges);
+  }
+
+  class ReadFlattener : public IRMutator {
+   public:
+    explicit ReadFlattener(Builder& b) : builder(b) {}
+    Expr visitProducerLoad(const Expr&, const ProducerLoadNode* n) override {
+      std::vector<Expr> idx;
+      for (auto& i : n->indices) idx.push_back(mutate(i));
+      return load(builder.buffers.at(n->producer), builder.flatIndex(n->producer, idx));
+    }
+    Builder& builder;
+  };
+
+  /// Conditions that keep the stage's root values inside their domains where bounds can't prove it.
+  Expr guards(const Stage& s, bool includeReduce) {
+    const auto& b = bounds.stages.at(s.name());
+    Expr cond;
+    auto add = [&](Expr c) {
+      c = simplify(c, bounds.varRanges);
+      if (isConstInt(c, 1)) return;
+      cond = cond.defined() ? (cond && c) : c;
+    };
+    size_t spatial = s.op->axes.size();
+    for (int r = 0; r < s.rootCount; ++r) {
+      bool reduceAxis = size_t(r) >= spatial;
+      if (reduceAxis && !includeReduce) continue;
+      int64_t domain = reduceAxis ? s.op->reduction()->axes[size_t(r) - spatial].extent : s.op->shape[size_t(r)];
+      const Expr& v = b.rootValues[size_t(r)];
+      add(v >= Expr(int64_t(0)));
+      add(v < Expr(domain));
+    }
+    return cond;
+  }
+
+  Stmt guarded(Expr cond, Stmt body) { return cond.defined() ? makeIf(cond, body) : body; }
+
+  Stmt computeStatement(const Stage& s) {
+    const auto& b = bounds.stages.at(s.name());
+    VarMap axisMap;
+    size_t spatial = s.op->axes.size();
+    for (size_t d = 0; d < spatial; ++d) axisMap[s.op->axes[d].var.node()] = b.rootValues[d];
+    std::vector<Expr> outIndex(b.rootValues.begin(), b.rootValues.begin() + int64_t(spatial));
+    Buffer buf = buffers.at(s.name());
+    Expr index = flatIndex(s.name(), outIndex);
+    ReadFlattener flatten(*this);
+    if (auto r = b.body.as<ReduceNode>()) {
+      for (size_t k = 0; k < r->axes.size(); ++k) axisMap[r->axes[k].var.node()] = b.rootValues[spatial + k];
+      Expr source = flatten.mutate(substitute(r->source, axisMap));
+      Expr update = reduceCombine(r->op, load(buf, index), source);
+      Expr cond = guards(s, true);
+      if (r->condition.defined()) {
+        Expr c = flatten.mutate(substitute(r->condition, axisMap));
+        cond = cond.defined() ? (cond && c) : c;
+      }
+      return guarded(cond, makeStore(buf, index, update));
+    }
+    Expr value = flatten.mutate(substitute(b.body, axisMap));
+    return guarded(guards(s, false), makeStore(buf, index, value));
+  }
+
+  Stmt initStatement(const Stage& s) {
+    auto r = bounds.stages.at(s.name()).body.as<ReduceNode>();
+    const auto& b = bounds.stages.at(s.name());
+    std::vector<Expr> outIndex(b.rootValues.begin(), b.rootValues.begin() + int64_t(s.op->axes.size()));
+    Buffer buf = buffers.at(s.name());
+    return guarded(guards(s, false), makeStore(buf, flatIndex(s.name(), outIndex), reduceIdentity(r->op, s.op->dtype)));
+  }
+
+  Stmt wrapLoop(const Stage& s, int leaf, Stmt body, bool& insideParallel, bool restoreParallel) {
+    const auto& it = s.iterator(leaf);
+    const auto& var = bounds.stages.at(s.name()).iteratorVars[size_t(leaf)];
+    ForKind kind = forKindOf(it.annotation);
+    if (kind == ForKind::Parallel && restoreParallel) kind = ForKind::Serial;
+    (void)insideParallel;
+    Stmt loop = makeFor(var, Expr(int64_t(0)), Expr(it.extent), kind, body);
+    for (auto p = it.pragmas.rbegin(); p != it.pragmas.rend(); ++p) loop = makePragma(p->first, p->second, loop);
+    return loop;
+  }
+
+  /// The loops of one stage, with the stages attached to them; `inParallel` when an enclosing
+  /// loop is already parallel (nested parallel loops run serially).
+  Stmt emitStage(const Stage& s, bool inParallel) {
+    bool reduction = s.op->reduction() != nullptr;
+    int firstReduce = -1;
+    if (reduction)
+      for (size_t p = 0; p < s.leaves.size() && firstReduce < 0; ++p)
+        if (s.iterator(s.leaves[p]).kind == IteratorKind::Reduce) firstReduce = int(p);
+    // Which loops are parallel, outermost first; only the first one runs in parallel.
+    std::vector<bool> serialized(s.leaves.size(), false);
+    bool parallelSeen = inParallel;
+    for (size_t p = 0; p < s.leaves.size(); ++p) {
+      if (s.iterator(s.leaves[p]).annotation != Annotation::Parallel) continue;
+      serialized[p] = parallelSeen;
+      parallelSeen = true;
+    }
+    std::function<Stmt(size_t)> nest = [&](size_t p) -> Stmt {
+      if (p == s.leaves.size()) return computeStatement(s);
+      int leaf = s.leaves[p];
+      bool nowParallel = inParallel;
+      for (size_t q = 0; q <= p; ++q)
+        if (s.iterator(s.leaves[q]).annotation == Annotation::Parallel) nowParallel = true;
+      std::vector<Stmt> body;
+      std::vector<Buffer> allocations;
+      for (auto& other : state.stages()) {
+        if (other.attach != AttachKind::At || other.attachStage != s.name() || other.attachIterator != leaf) continue;
+        allocations.push_back(localBuffer(other));
+        body.push_back(emitStage(other, nowParallel));
+      }
+      body.push_back(nest(p + 1));
+      Stmt inner = makeBlock(body);
+      for (auto it = allocations.rbegin(); it != allocations.rend(); ++it) inner = makeAllocate(*it, inner);
+      bool unusedFlag = false;
+      Stmt loop = wrapLoop(s, leaf, inner, unusedFlag, serialized[p]);
+      if (int(p) == firstReduce) loop = makeBlock({initNest(s, p + 1, inParallel), loop});
+      return loop;
+    };
+    Stmt result = nest(0);
+    if (reduction && firstReduce < 0) result = makeBlock({initNest(s, s.leaves.size(), inParallel), result});
+    return result;
+  }
+
+  /// The identity stores for a reduction: loops over the spatial leaves inside the first
+  /// reduction loop, placed just before it.
+  Stmt initNest(const Stage& s, size_t from, bool) {
+    Stmt body = initStatement(s);
+    for (size_t p = s.leaves.size(); p-- > from;) {
+      int leaf = s.leaves[p];
+      const auto& it = s.iterator(leaf);
+      if (it.kind == IteratorKind::Reduce) continue;
+      ForKind kind = forKindOf(it.annotation);
+      if (kind == ForKind::Parallel) kind = ForKind::Serial;
+      body = makeFor(bounds.stages.at(s.name()).iteratorVars[size_t(leaf)], Expr(int64_t(0)), Expr(it.extent), kind, body);
+    }
+    return body;
+  }
+
+  const State& state;
+  BoundsResult bounds;
+  std::map<std::string, Buffer> buffers;
+};
+
+}  // namespace
+
+LoopNestFunction buildLoopNest(const State& input, const std::string& name) {
+  State state = input;
+  auto bounds = inferBounds(state);
+  for (auto& s : state.stages())
+    for (int leaf : s.leaves)
+      if (s.iterator(leaf).annotation == Annotation::Vectorize)
+        TESSEL_CHECK(s.iterator(leaf).exactExtent, "cannot vectorize {}.{}: its extent varies with the enclosing loops",
+                     s.name(), s.iterator(leaf).name);
+  Builder builder(state, std::move(bounds));
+  return builder.build(name);
+}
+
+}  // namespace tessel::schedule

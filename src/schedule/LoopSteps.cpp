@@ -1,0 +1,255 @@
+// The steps that reshape one stage's loops: split, fuse, reorder, annotate, pragma, storage_align.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <set>
+
+#include "schedule/Steps.h"
+#include "support/Error.h"
+
+namespace tessel::schedule {
+
+using nlohmann::json;
+
+namespace {
+
+Stage& computeStage(State& state, const std::string& name) {
+  Stage& s = state.stage(name);
+  TESSEL_CHECK(!s.isPlaceholder(), "stage '{}' is a placeholder (an input) and has no loops", name);
+  TESSEL_CHECK(s.attach != AttachKind::Inline, "stage '{}' is inlined and has no loops", name);
+  return s;
+}
+
+/// Stages attached at `from` now attach at `to`.
+void moveAttachments(State& state, const std::string& stage, int from, int to) {
+  for (auto& s : state.stages())
+    if (s.attach == AttachKind::At && s.attachStage == stage && s.attachIterator == from) s.attachIterator = to;
+}
+
+int addIterator(Stage& s, std::string name, IteratorKind kind) {
+  std::set<std::string> taken;
+  for (auto& it : s.iterators) taken.insert(it.name);
+  std::string unique = name;
+  for (int k = 1; taken.count(unique); ++k) unique = fmt::format("{}_{}", name, k);
+  Iterator it;
+  it.id = int(s.iterators.size());
+  it.name = unique;
+  it.kind = kind;
+  s.iterators.push_back(it);
+  return it.id;
+}
+
+}  // namespace
+
+// ---- split -----------------------------------------------------------------------------------
+
+SplitStep::SplitStep(std::string s, std::string i, std::vector<int64_t> f, int64_t n)
+    : stage(std::move(s)), iterator(std::move(i)), factors(std::move(f)), nparts(n) {}
+
+void SplitStep::apply(State& state) const {
+  Stage& s = computeStage(state, stage);
+  int parent = s.leafByName(iterator);
+  TESSEL_CHECK(nparts > 0 || !factors.empty(), "split of {}.{} needs factors or nparts", stage, iterator);
+  TESSEL_CHECK(nparts == 0 || factors.empty(), "split of {}.{} takes either factors or nparts, not both", stage, iterator);
+  TESSEL_CHECK(nparts >= 0, "split of {}.{}: nparts must be positive, got {}", stage, iterator, nparts);
+  for (auto f : factors) TESSEL_CHECK(f > 0, "split of {}.{}: factor must be positive, got {}", stage, iterator, f);
+  IteratorKind kind = s.iterator(parent).kind;
+  std::string base = s.iterator(parent).name;
+  int position = s.leafPosition(parent);
+  std::vector<int> created;
+  if (nparts > 0) {
+    int outer = addIterator(s, base + ".0", kind);
+    int inner = addIterator(s, base + ".1", kind);
+    s.relations.push_back({IterRelation::Kind::Split, parent, outer, inner, -1, 0, nparts});
+    created = {outer, inner};
+  } else {
+    // Multi-level: base.0 (outermost) ... base.n, as binary splits: the parent splits into
+    // base.0 and a rest covering all inner levels, the rest into base.1 and a smaller rest, ...
+    int levels = int(factors.size()) + 1;
+    std::vector<int> ids;
+    for (int l = 0; l < levels; ++l) ids.push_back(addIterator(s, fmt::format("{}.{}", base, l), kind));
+    int current = parent;
+    for (int l = 0; l + 1 < levels; ++l) {
+      int64_t innerProduct = 1;
+      for (size_t k = size_t(l); k < factors.size(); ++k) innerProduct *= factors[k];
+      int rest = (l + 2 == levels) ? ids[size_t(l + 1)] : addIterator(s, fmt::format("{}.rest{}", base, l), kind);
+      s.relations.push_back({IterRelation::Kind::Split, current, ids[size_t(l)], rest, -1, innerProduct, 0});
+      current = rest;
+    }
+    created = ids;
+  }
+  s.leaves.erase(s.leaves.begin() + position);
+  s.leaves.insert(s.leaves.begin() + position, created.begin(), created.end());
+  moveAttachments(state, stage, parent, created.back());
+  state.inferBounds();
+}
+
+std::string SplitStep::print() const {
+  if (nparts > 0) return fmt::format("{}.split({}, nparts={})", stage, iterator, nparts);
+  return fmt::format("{}.split({}, factors=[{}])", stage, iterator, fmt::join(factors, ", "));
+}
+
+json SplitStep::toJson() const {
+  json j{{"step", "split"}, {"stage", stage}, {"iterator", iterator}};
+  if (nparts > 0) j["nparts"] = nparts;
+  else j["factors"] = factors;
+  return j;
+}
+
+StepPtr SplitStep::fromJson(const json& j) {
+  return std::make_shared<SplitStep>(j.at("stage").get<std::string>(), j.at("iterator").get<std::string>(),
+                                     j.value("factors", std::vector<int64_t>{}), j.value("nparts", int64_t(0)));
+}
+
+// ---- fuse ------------------------------------------------------------------------------------
+
+FuseStep::FuseStep(std::string s, std::vector<std::string> i) : stage(std::move(s)), iterators(std::move(i)) {}
+
+void FuseStep::apply(State& state) const {
+  Stage& s = computeStage(state, stage);
+  TESSEL_CHECK(iterators.size() >= 2, "fuse on stage '{}' needs at least two iterators", stage);
+  std::vector<int> ids;
+  for (auto& n : iterators) ids.push_back(s.leafByName(n));
+  int first = s.leafPosition(ids[0]);
+  for (size_t k = 1; k < ids.size(); ++k) {
+    TESSEL_CHECK(s.leafPosition(ids[k]) == first + int(k),
+                 "fuse on stage '{}': iterators {} and {} are not adjacent in the loop order", stage, iterators[k - 1],
+                 iterators[k]);
+    TESSEL_CHECK(s.iterator(ids[k]).kind == s.iterator(ids[0]).kind,
+                 "fuse on stage '{}': cannot fuse spatial and reduction iterators ({} and {})", stage, iterators[0],
+                 iterators[k]);
+  }
+  int current = ids[0];
+  for (size_t k = 1; k < ids.size(); ++k) {
+    std::string name = s.iterator(current).name + "@" + s.iterator(ids[k]).name;
+    int fused = addIterator(s, name, s.iterator(ids[0]).kind);
+    s.relations.push_back({IterRelation::Kind::Fuse, -1, current, ids[k], fused, 0, 0});
+    moveAttachments(state, stage, current, fused);
+    moveAttachments(state, stage, ids[k], fused);
+    current = fused;
+  }
+  s.leaves.erase(s.leaves.begin() + first, s.leaves.begin() + first + int(ids.size()));
+  s.leaves.insert(s.leaves.begin() + first, current);
+  state.inferBounds();
+}
+
+std::string FuseStep::print() const { return fmt::format("{}.fuse({})", stage, fmt::join(iterators, ", ")); }
+json FuseStep::toJson() const { return {{"step", "fuse"}, {"stage", stage}, {"iterators", iterators}}; }
+StepPtr FuseStep::fromJson(const json& j) {
+  return std::make_shared<FuseStep>(j.at("stage").get<std::string>(), j.at("iterators").get<std::vector<std::string>>());
+}
+
+// ---- reorder ---------------------------------------------------------------------------------
+
+ReorderStep::ReorderStep(std::string s, std::vector<std::string> o) : stage(std::move(s)), order(std::move(o)) {}
+
+void ReorderStep::apply(State& state) const {
+  Stage& s = computeStage(state, stage);
+  std::vector<int> ids, positions;
+  std::set<std::string> seen;
+  for (auto& n : order) {
+    TESSEL_CHECK(seen.insert(n).second, "reorder on stage '{}' names iterator '{}' twice", stage, n);
+    ids.push_back(s.leafByName(n));
+    positions.push_back(s.leafPosition(ids.back()));
+  }
+  std::sort(positions.begin(), positions.end());
+  for (size_t k = 0; k < ids.size(); ++k) s.leaves[size_t(positions[k])] = ids[k];
+  state.inferBounds();
+}
+
+std::string ReorderStep::print() const { return fmt::format("{}.reorder({})", stage, fmt::join(order, ", ")); }
+json ReorderStep::toJson() const { return {{"step", "reorder"}, {"stage", stage}, {"order", order}}; }
+StepPtr ReorderStep::fromJson(const json& j) {
+  return std::make_shared<ReorderStep>(j.at("stage").get<std::string>(), j.at("order").get<std::vector<std::string>>());
+}
+
+// ---- annotate --------------------------------------------------------------------------------
+
+AnnotateStep::AnnotateStep(std::string s, std::string i, Annotation a) : stage(std::move(s)), iterator(std::move(i)), annotation(a) {}
+
+constexpr int64_t kMaxVectorLanes = 64;
+
+void AnnotateStep::apply(State& state) const {
+  Stage& s = computeStage(state, stage);
+  Iterator& it = s.iterator(s.leafByName(iterator));
+  bool reduce = it.kind == IteratorKind::Reduce;
+  if (annotation == Annotation::Parallel || annotation == Annotation::Vectorize || annotation >= Annotation::VThread)
+    TESSEL_CHECK(!reduce, "cannot {} reduction iterator {}.{}: its iterations accumulate into the same element",
+                 annotationName(annotation), stage, iterator);
+  if (annotation == Annotation::Vectorize) {
+    TESSEL_CHECK(it.exactExtent, "cannot vectorize {}.{}: its extent is not a constant (it varies with the enclosing loops)",
+                 stage, iterator);
+    TESSEL_CHECK(it.extent <= kMaxVectorLanes, "cannot vectorize {}.{}: extent {} exceeds {} lanes; split it first", stage,
+                 iterator, it.extent, kMaxVectorLanes);
+  }
+  it.annotation = annotation;
+}
+
+std::string AnnotateStep::print() const { return fmt::format("{}.{}({})", stage, annotationName(annotation), iterator); }
+json AnnotateStep::toJson() const {
+  return {{"step", "annotate"}, {"stage", stage}, {"iterator", iterator}, {"annotation", annotationName(annotation)}};
+}
+StepPtr AnnotateStep::fromJson(const json& j) {
+  return std::make_shared<AnnotateStep>(j.at("stage").get<std::string>(), j.at("iterator").get<std::string>(),
+                                        parseAnnotation(j.at("annotation").get<std::string>()));
+}
+
+// ---- pragma ----------------------------------------------------------------------------------
+
+PragmaStep::PragmaStep(std::string s, std::string i, std::string k, std::string v)
+    : stage(std::move(s)), iterator(std::move(i)), key(std::move(k)), value(std::move(v)) {}
+
+void PragmaStep::apply(State& state) const {
+  Stage& s = computeStage(state, stage);
+  Iterator& it = s.iterator(s.leafByName(iterator));
+  TESSEL_CHECK(!key.empty(), "pragma on {}.{} has an empty key", stage, iterator);
+  if (key == "auto_unroll_max_step") {
+    int64_t v = -1;
+    try {
+      v = std::stoll(value);
+    } catch (...) {
+    }
+    TESSEL_CHECK(v >= 0, "pragma auto_unroll_max_step on {}.{} needs a non-negative integer, got '{}'", stage, iterator, value);
+  }
+  it.pragmas.emplace_back(key, value);
+}
+
+std::string PragmaStep::print() const { return fmt::format("{}.pragma({}, \"{}\", {})", stage, iterator, key, value); }
+json PragmaStep::toJson() const {
+  return {{"step", "pragma"}, {"stage", stage}, {"iterator", iterator}, {"key", key}, {"value", value}};
+}
+StepPtr PragmaStep::fromJson(const json& j) {
+  return std::make_shared<PragmaStep>(j.at("stage").get<std::string>(), j.at("iterator").get<std::string>(),
+                                      j.at("key").get<std::string>(), j.at("value").get<std::string>());
+}
+
+// ---- storage_align ---------------------------------------------------------------------------
+
+StorageAlignStep::StorageAlignStep(std::string s, std::string a, int64_t f, int64_t o)
+    : stage(std::move(s)), axis(std::move(a)), factor(f), offset(o) {}
+
+void StorageAlignStep::apply(State& state) const {
+  Stage& s = computeStage(state, stage);
+  TESSEL_CHECK(factor > 0, "storage_align on {}.{}: factor must be positive, got {}", stage, axis, factor);
+  TESSEL_CHECK(offset >= 0 && offset < factor, "storage_align on {}.{}: offset must be in [0, {}), got {}", stage, axis,
+               factor, offset);
+  int found = -1;
+  for (int r = 0; r < int(s.op->axes.size()); ++r)
+    if (s.iterator(r).name == axis) found = r;
+  TESSEL_CHECK(found >= 0, "storage_align: stage '{}' has no data axis '{}'", stage, axis);
+  TESSEL_CHECK(found + 1 < int(s.op->axes.size()), "storage_align on {}.{}: the innermost axis has stride 1 and cannot be aligned",
+               stage, axis);
+  TESSEL_CHECK(!state.isOutput(stage), "storage_align on '{}': an output's layout is fixed by the caller", stage);
+  s.storageAlign[found] = {factor, offset};
+}
+
+std::string StorageAlignStep::print() const { return fmt::format("{}.storage_align({}, {}, {})", stage, axis, factor, offset); }
+json StorageAlignStep::toJson() const {
+  return {{"step", "storage_align"}, {"stage", stage}, {"axis", axis}, {"factor", factor}, {"offset", offset}};
+}
+StepPtr StorageAlignStep::fromJson(const json& j) {
+  return std::make_shared<StorageAlignStep>(j.at("stage").get<std::string>(), j.at("axis").get<std::string>(),
+                                            j.at("factor").get<int64_t>(), j.at("offset").get<int64_t>());
+}
+
+}  // namespace tessel::schedule

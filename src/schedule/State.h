@@ -1,0 +1,92 @@
+/// The state of a schedule: for every stage (one per operation of the, possibly rewritten,
+/// compute DAG) its loop iterators in order (name, extent, annotation), how they derive from
+/// the operation's axes (split and fuse relations) and where the stage is computed (at the
+/// root, inlined, or at a loop of another stage). Transform steps (Steps.h) change a State;
+/// `toString` prints the loop nest the way TVM's auto-scheduler prints states.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "te/ComputeDAG.h"
+
+namespace tessel::schedule {
+
+enum class IteratorKind { Spatial, Reduce };
+
+enum class Annotation { None, Parallel, Vectorize, Unroll, VThread, BlockX, BlockY, BlockZ, ThreadX, ThreadY, ThreadZ };
+const char* annotationName(Annotation a);
+Annotation parseAnnotation(const std::string& text);  ///< throws Error listing the valid names
+
+struct Iterator {
+  int id = 0;
+  std::string name;
+  int64_t extent = 0;
+  IteratorKind kind = IteratorKind::Spatial;
+  Annotation annotation = Annotation::None;
+  bool exactExtent = true;  ///< false: the loop runs up to `extent` but is guarded per outer iteration
+  std::vector<std::pair<std::string, std::string>> pragmas;
+};
+
+/// How iterators derive from each other. Split: parent = outer * innerExtent + inner.
+/// Fuse: fused = outer * innerExtent + inner.
+struct IterRelation {
+  enum class Kind { Split, Fuse };
+  Kind kind;
+  int parent = -1, outer = -1, inner = -1, fused = -1;
+  int64_t factor = 0;  ///< split: the inner extent, or 0 when split by nparts
+  int64_t nparts = 0;  ///< split by nparts: the outer extent
+};
+
+enum class AttachKind { Root, Inline, At };
+
+struct Stage {
+  te::Operation op;
+  std::vector<Iterator> iterators;  ///< every iterator ever made, indexed by id; roots first
+  int rootCount = 0;                ///< op axes, then reduce axes
+  std::vector<int> leaves;          ///< current loop order, outermost first
+  std::vector<IterRelation> relations;
+  AttachKind attach = AttachKind::Root;
+  std::string attachStage;
+  int attachIterator = -1;
+  std::map<int, std::pair<int64_t, int64_t>> storageAlign;  ///< root axis -> (factor, offset)
+
+  const std::string& name() const { return op->name; }
+  bool isPlaceholder() const { return op->isPlaceholder(); }
+  const Iterator& iterator(int id) const { return iterators.at(size_t(id)); }
+  Iterator& iterator(int id) { return iterators.at(size_t(id)); }
+  /// The leaf iterator with this name; throws Error naming the stage and listing the leaves.
+  int leafByName(const std::string& name) const;
+  int leafPosition(int id) const;  ///< -1 when not a leaf
+};
+
+/// A fresh stage for an operation: one iterator per axis and reduce axis, in order.
+Stage makeStage(const te::Operation& op);
+
+class State {
+ public:
+  State() = default;
+  explicit State(const te::ComputeDAG& dag);
+
+  const te::ComputeDAG& dag() const { return dag_; }
+  const std::vector<Stage>& stages() const { return stages_; }
+  std::vector<Stage>& stages() { return stages_; }
+  int stageIndex(const std::string& name) const;  ///< -1 when absent
+  Stage& stage(const std::string& name);          ///< throws Error listing the stages
+  const Stage& stage(const std::string& name) const;
+  bool isOutput(const std::string& name) const { return dag_.isOutput(name); }
+  /// Names of the stages that read `name` in their current bodies.
+  std::vector<std::string> consumers(const std::string& name) const;
+  /// Inserts a stage before position `index`.
+  void insertStage(int index, Stage stage);
+  /// Recomputes every iterator extent from the region each stage must compute.
+  void inferBounds();
+
+  std::string toString() const;
+
+ private:
+  te::ComputeDAG dag_;
+  std::vector<Stage> stages_;
+};
+
+}  // namespace tessel::schedule

@@ -1,0 +1,187 @@
+/// The transform steps of the schedule language. Each kind of step is one class holding all it
+/// means: checking and applying itself to a State, printing itself as one line of schedule
+/// code, and reading and writing itself as JSON. A schedule is a ComputeDAG plus a list of
+/// steps; `replay` turns the list into a State, naming the failing step on bad input.
+#pragma once
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "schedule/State.h"
+
+namespace tessel::schedule {
+
+class Step {
+ public:
+  virtual ~Step() = default;
+  virtual std::string kind() const = 0;
+  /// Checks the step against the state and applies it; throws Error on an invalid step.
+  virtual void apply(State& state) const = 0;
+  /// One line of schedule code, e.g. `C.split(i, factors=[8, 4])`.
+  virtual std::string print() const = 0;
+  virtual nlohmann::json toJson() const = 0;
+};
+using StepPtr = std::shared_ptr<const Step>;
+
+class SplitStep : public Step {
+ public:
+  /// factors: inner extents, outermost first (multi-level split); or nparts > 0 (one split).
+  SplitStep(std::string stage, std::string iterator, std::vector<int64_t> factors, int64_t nparts = 0);
+  std::string kind() const override { return "split"; }
+  void apply(State& state) const override;
+  std::string print() const override;
+  nlohmann::json toJson() const override;
+  static StepPtr fromJson(const nlohmann::json& j);
+  std::string stage, iterator;
+  std::vector<int64_t> factors;
+  int64_t nparts;
+};
+
+class FuseStep : public Step {
+ public:
+  FuseStep(std::string stage, std::vector<std::string> iterators);
+  std::string kind() const override { return "fuse"; }
+  void apply(State& state) const override;
+  std::string print() const override;
+  nlohmann::json toJson() const override;
+  static StepPtr fromJson(const nlohmann::json& j);
+  std::string stage;
+  std::vector<std::string> iterators;
+};
+
+/// Puts the named leaf iterators in the given order, in the positions they occupy together.
+class ReorderStep : public Step {
+ public:
+  ReorderStep(std::string stage, std::vector<std::string> order);
+  std::string kind() const override { return "reorder"; }
+  void apply(State& state) const override;
+  std::string print() const override;
+  nlohmann::json toJson() const override;
+  static StepPtr fromJson(const nlohmann::json& j);
+  std::string stage;
+  std::vector<std::string> order;
+};
+
+class AnnotateStep : public Step {
+ public:
+  AnnotateStep(std::string stage, std::string iterator, Annotation annotation);
+  std::string kind() const override { return "annotate"; }
+  void apply(State& state) const override;
+  std::string print() const override;
+  nlohmann::json toJson() const override;
+  static StepPtr fromJson(const nlohmann::json& j);
+  std::string stage, iterator;
+  Annotation annotation;
+};
+
+/// A hint on a loop: `auto_unroll_max_step` (unroll the loops inside while their total trip
+/// count stays under the value), or a free-form key that codegen passes on as a comment.
+class PragmaStep : public Step {
+ public:
+  PragmaStep(std::string stage, std::string iterator, std::string key, std::string value);
+  std::string kind() const override { return "pragma"; }
+  void apply(State& state) const override;
+  std::string print() const override;
+  nlohmann::json toJson() const override;
+  static StepPtr fromJson(const nlohmann::json& j);
+  std::string stage, iterator, key, value;
+};
+
+class ComputeAtStep : public Step {
+ public:
+  ComputeAtStep(std::string stage, std::string target, std::string targetIterator);
+  std::string kind() const override { return "compute_at"; }
+  void apply(State& state) const override;
+  std::string print() const override;
+  nlohmann::json toJson() const override;
+  static StepPtr fromJson(const nlohmann::json& j);
+  std::string stage, target, targetIterator;
+};
+
+class ComputeInlineStep : public Step {
+ public:
+  explicit ComputeInlineStep(std::string stage);
+  std::string kind() const override { return "compute_inline"; }
+  void apply(State& state) const override;
+  std::string print() const override;
+  nlohmann::json toJson() const override;
+  static StepPtr fromJson(const nlohmann::json& j);
+  std::string stage;
+};
+
+class ComputeRootStep : public Step {
+ public:
+  explicit ComputeRootStep(std::string stage);
+  std::string kind() const override { return "compute_root"; }
+  void apply(State& state) const override;
+  std::string print() const override;
+  nlohmann::json toJson() const override;
+  static StepPtr fromJson(const nlohmann::json& j);
+  std::string stage;
+};
+
+/// Adds a stage `<tensor>.<scope>` that copies the tensor, and makes the readers read the copy.
+class CacheReadStep : public Step {
+ public:
+  CacheReadStep(std::string stage, std::string scope, std::vector<std::string> readers);
+  std::string kind() const override { return "cache_read"; }
+  void apply(State& state) const override;
+  std::string print() const override;
+  nlohmann::json toJson() const override;
+  static StepPtr fromJson(const nlohmann::json& j);
+  std::string stage, scope;
+  std::vector<std::string> readers;
+};
+
+/// Moves the computation of a stage into a new stage `<name>.<scope>`; the stage itself
+/// becomes a copy of it. Must come before other steps on that stage.
+class CacheWriteStep : public Step {
+ public:
+  CacheWriteStep(std::string stage, std::string scope);
+  std::string kind() const override { return "cache_write"; }
+  void apply(State& state) const override;
+  std::string print() const override;
+  nlohmann::json toJson() const override;
+  static StepPtr fromJson(const nlohmann::json& j);
+  std::string stage, scope;
+};
+
+/// Factors a reduction: the given reduce iterator (a root reduce axis, or one half of its
+/// single split) becomes a data-parallel axis of a new stage `<name>.rf` holding partial
+/// results, which the stage then reduces.
+class RfactorStep : public Step {
+ public:
+  RfactorStep(std::string stage, std::string iterator);
+  std::string kind() const override { return "rfactor"; }
+  void apply(State& state) const override;
+  std::string print() const override;
+  nlohmann::json toJson() const override;
+  static StepPtr fromJson(const nlohmann::json& j);
+  std::string stage, iterator;
+};
+
+/// Pads the stride of a root axis of the stage's buffer so that stride % factor == offset.
+class StorageAlignStep : public Step {
+ public:
+  StorageAlignStep(std::string stage, std::string axis, int64_t factor, int64_t offset);
+  std::string kind() const override { return "storage_align"; }
+  void apply(State& state) const override;
+  std::string print() const override;
+  nlohmann::json toJson() const override;
+  static StepPtr fromJson(const nlohmann::json& j);
+  std::string stage, axis;
+  int64_t factor, offset;
+};
+
+StepPtr stepFromJson(const nlohmann::json& j);
+nlohmann::json stepsToJson(const std::vector<StepPtr>& steps);
+/// Reads a step list; an error names the position of the bad step.
+std::vector<StepPtr> stepsFromJson(const nlohmann::json& j);
+/// Applies the steps in order to a fresh state of the DAG; an error names the step's position
+/// (1-based) and kind.
+State replay(const te::ComputeDAG& dag, const std::vector<StepPtr>& steps);
+/// All steps as schedule code, one per line.
+std::string printSteps(const std::vector<StepPtr>& steps);
+
+}  // namespace tessel::schedule

@@ -1,0 +1,111 @@
+#include "common/KernelCheck.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "codegen/CSource.h"
+#include "codegen/Toolchain.h"
+#include "passes/Lower.h"
+#include "runtime/Module.h"
+#include "runtime/Tensor.h"
+#include "support/Error.h"
+#include "support/TempDir.h"
+#include "te/ReferenceEvaluator.h"
+
+namespace tessel::kernelcheck {
+
+double relativeError(const std::vector<double>& got, const std::vector<double>& reference) {
+  double scale = 0;
+  for (double r : reference) scale = std::max(scale, std::fabs(r));
+  double floor = std::max(scale * 1e-3, 1e-30);
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    double e = std::fabs(got[i] - reference[i]) / std::max(std::fabs(reference[i]), floor);
+    if (std::isnan(got[i]) != std::isnan(reference[i])) e = INFINITY;
+    worst = std::max(worst, e);
+  }
+  return worst;
+}
+
+namespace {
+
+template <class T>
+void fill(runtime::Tensor& t, std::vector<double>& values) {
+  T* p = static_cast<T*>(t.data());
+  for (size_t i = 0; i < values.size(); ++i) p[i] = T(values[i]);
+}
+
+template <class T>
+std::vector<double> read(const runtime::Tensor& t) {
+  const T* p = static_cast<const T*>(const_cast<runtime::Tensor&>(t).data());
+  return std::vector<double>(p, p + t.numel());
+}
+
+std::vector<double> readAny(const runtime::Tensor& t) {
+  DataType d = t.dtype();
+  if (d == DataType::float32()) return read<float>(t);
+  if (d == DataType::int32()) return read<int32_t>(t);
+  if (d == DataType::int8()) return read<int8_t>(t);
+  if (d == DataType::uint8()) return read<uint8_t>(t);
+  if (d == DataType::int64()) return read<int64_t>(t);
+  if (d == DataType::float64()) return read<double>(t);
+  fail("test harness: unsupported output dtype {}", d.str());
+}
+
+}  // namespace
+
+KernelCheckResult checkAgainstReference(const schedule::State& state, uint64_t seed) {
+  auto f = passes::lower(state, "kernel");
+  KernelCheckResult result;
+  result.source = codegen::generateCSource({f});
+  if (std::getenv("TESSEL_DUMP_SOURCE")) std::fprintf(stderr, "%s\n", result.source.c_str());
+  TempDir dir("tessel-test");
+  std::string lib = dir.path() + "/kernel.so";
+  try {
+    codegen::compileSharedLibrary(result.source, lib);
+  } catch (...) {
+    dir.keep();
+    throw;
+  }
+  auto module = runtime::Module::load(lib);
+  auto kernel = module.kernel("kernel");
+  const auto& dag = state.dag();
+  std::mt19937_64 rng(seed);
+  te::TensorValues inputs;
+  std::vector<runtime::Tensor> args;
+  for (auto& name : dag.inputNames()) {
+    const auto& op = *dag.op(name);
+    auto t = runtime::Tensor::empty(op.shape, op.dtype);
+    std::vector<double> values(size_t(t.numel()));
+    for (auto& v : values) {
+      if (op.dtype.isFloat()) v = double(float(std::uniform_real_distribution<double>(0.0, 1.0)(rng)));
+      else v = double(std::uniform_int_distribution<int>(-8, 8)(rng));
+      if (op.dtype.isUInt()) v = std::fabs(v);
+    }
+    if (op.dtype == DataType::float32()) fill<float>(t, values);
+    else if (op.dtype == DataType::int8()) fill<int8_t>(t, values);
+    else if (op.dtype == DataType::uint8()) fill<uint8_t>(t, values);
+    else if (op.dtype == DataType::int32()) fill<int32_t>(t, values);
+    else fail("test harness: unsupported input dtype {}", op.dtype.str());
+    inputs[name] = values;
+    args.push_back(t);
+  }
+  for (auto& name : dag.outputNames()) {
+    const auto& op = *dag.op(name);
+    auto t = runtime::Tensor::empty(op.shape, op.dtype);
+    std::memset(t.data(), 0xff, size_t(t.nbytes()));  // garbage, so an unwritten element shows
+    args.push_back(t);
+  }
+  kernel.call(args);
+  auto reference = te::evaluateReference(dag, inputs);
+  for (size_t o = 0; o < dag.outputNames().size(); ++o) {
+    auto got = readAny(args[dag.inputNames().size() + o]);
+    result.maxRelativeError = std::max(result.maxRelativeError, relativeError(got, reference.at(dag.outputNames()[o])));
+  }
+  return result;
+}
+
+}  // namespace tessel::kernelcheck
