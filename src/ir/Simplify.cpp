@@ -101,6 +101,10 @@ class Simplifier : public IRMutator {
     Expr a = mutate(n->a), b = mutate(n->b);
     Expr folded = foldConstants(e.kind(), a, b);
     if (folded.defined()) return folded;
+    if (a.type().isVector()) {
+      Expr v = simplifyLanes(e.kind(), a, b);
+      if (v.defined()) return v;
+    }
     if (isIndexType(a.type())) return simplifyIndex(e.kind(), a, b);
     if (a.type().isFloat() && a.type().isScalar()) {
       if (e.kind() == ExprKind::Add && isZero(b)) return a;
@@ -187,6 +191,31 @@ class Simplifier : public IRMutator {
  private:
   static bool isZero(const Expr& e) { return e.as<FloatImmNode>() && floatValue(e) == 0.0; }
   static bool isOne(const Expr& e) { return e.as<FloatImmNode>() && floatValue(e) == 1.0; }
+
+  /// Ramp and broadcast arithmetic: ramp(b, s) + broadcast(x) = ramp(b + x, s), and so on,
+  /// so that vector indices stay ramps the code generator can load densely.
+  Expr simplifyLanes(ExprKind k, const Expr& a, const Expr& b) {
+    auto ra = a.as<RampNode>(), rb = b.as<RampNode>();
+    auto ba = a.as<BroadcastNode>(), bb = b.as<BroadcastNode>();
+    int lanes = a.type().lanes;
+    if (ba && bb) return broadcast(mutate(binary(k, ba->value, bb->value)), lanes);
+    if (k == ExprKind::Add || k == ExprKind::Sub) {
+      if (ra && bb) return ramp(mutate(binary(k, ra->base, bb->value)), ra->stride, lanes);
+      if (ba && rb && k == ExprKind::Add) return ramp(mutate(ba->value + rb->base), rb->stride, lanes);
+      if (ra && rb) return ramp(mutate(binary(k, ra->base, rb->base)), mutate(binary(k, ra->stride, rb->stride)), lanes);
+    }
+    if (k == ExprKind::Mul) {
+      if (ra && bb) return ramp(mutate(ra->base * bb->value), mutate(ra->stride * bb->value), lanes);
+      if (ba && rb) return ramp(mutate(rb->base * ba->value), mutate(rb->stride * ba->value), lanes);
+    }
+    return Expr();
+  }
+
+  Expr visitRamp(const Expr& e, const RampNode* n) override {
+    Expr base = mutate(n->base), stride = mutate(n->stride);
+    if (isConstInt(stride, 0)) return broadcast(base, n->lanes);
+    return base.sameAs(n->base) && stride.sameAs(n->stride) ? e : ramp(base, stride, n->lanes);
+  }
 
   Expr foldConstants(ExprKind k, const Expr& a, const Expr& b) {
     auto ia = a.as<IntImmNode>(), ib = b.as<IntImmNode>();

@@ -14,6 +14,7 @@ LoweredFunction lower(const schedule::State& state, const std::string& name) {
   s = unrollLoops(s);           // explicit unroll annotations and auto_unroll_max_step pragmas
   s = ir::simplify(s);
   s = vectorizeLoops(s);        // vectorized loops become vector expressions (or stay scalar)
+  s = ir::simplify(s);          // ramp arithmetic folds into dense ramps
   s = promoteRegisters(s);      // small local buffers with constant indices become variables
   s = ir::simplify(s);
   f.body = s;
