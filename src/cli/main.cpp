@@ -1,0 +1,128 @@
+// The `tessel` command: version, lower (print DAG, state and generated code of an example op),
+// run-op (compile and time it), and the VTA simulator commands.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstring>
+#include <iostream>
+#include <sstream>
+
+#include "cli/VtaCommand.h"
+#include "codegen/CSource.h"
+#include "codegen/Toolchain.h"
+#include "ops/Examples.h"
+#include "passes/Lower.h"
+#include "runtime/Module.h"
+#include "runtime/Tensor.h"
+#include "runtime/TimeEvaluator.h"
+#include "schedule/Steps.h"
+#include "support/Error.h"
+#include "support/TempDir.h"
+
+using namespace tessel;
+
+namespace {
+
+std::vector<int64_t> parseShape(const std::string& text) {
+  std::vector<int64_t> shape;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    try {
+      shape.push_back(std::stoll(item));
+    } catch (...) {
+      fail("--shape: '{}' is not an integer (expected a comma-separated list such as 64,64,64)", item);
+    }
+  }
+  return shape;
+}
+
+schedule::State loadState(const te::ComputeDAG& dag, const std::string& stepsFile) {
+  std::vector<schedule::StepPtr> steps;
+  if (!stepsFile.empty()) {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(readFile(stepsFile));
+    } catch (const nlohmann::json::parse_error& e) {
+      fail("{}: not valid JSON: {}", stepsFile, e.what());
+    }
+    try {
+      steps = schedule::stepsFromJson(j);
+    } catch (const Error& e) {
+      throw e.withContext(stepsFile);
+    }
+  }
+  try {
+    return schedule::replay(dag, steps);
+  } catch (const Error& e) {
+    throw stepsFile.empty() ? e : e.withContext(stepsFile);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tessel: a deep-learning compiler with automatic performance tuning"};
+  app.require_subcommand(1);
+  auto version = app.add_subcommand("version", "print the version");
+  std::string op, shape, stepsFile, target = "cpu";
+  auto lower = app.add_subcommand("lower", "print the compute DAG, the scheduled state and the generated code of an example op");
+  auto runOp = app.add_subcommand("run-op", "compile an example op with a schedule and time it");
+  for (auto* c : {lower, runOp}) {
+    c->add_option("--op", op, "matmul, conv2d_nchw, conv2d_nhwc, conv2d_bias_relu, depthwise_conv2d, max_pool2d, softmax")->required();
+    c->add_option("--shape", shape, "the op's parameters, comma-separated (e.g. 64,64,64 for matmul M,N,K)")->required();
+    c->add_option("--steps", stepsFile, "a JSON file with the step list to apply");
+    c->add_option("--target", target, "target string, e.g. \"cpu -mcpu=native\"");
+  }
+  int repeat = 5;
+  double minRepeatMs = 50;
+  runOp->add_option("--repeat", repeat, "timed repeats");
+  runOp->add_option("--min-repeat-ms", minRepeatMs, "minimum time of one repeat");
+  cli::addVtaCommands(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    if (version->parsed()) {
+      fmt::print("tessel 0.1.0\n");
+      return 0;
+    }
+    if (lower->parsed() || runOp->parsed()) {
+      auto dag = ops::exampleByName(op, parseShape(shape));
+      auto state = loadState(dag, stepsFile);
+      auto function = passes::lower(state, op);
+      std::string source = codegen::generateCSource({function});
+      if (lower->parsed()) {
+        fmt::print("==== compute DAG (workload key {}, {:.0f} FLOPs)\n{}", dag.workloadKey(), dag.flopCount(), dag.toString());
+        fmt::print("==== state\n{}", state.toString());
+        fmt::print("==== generated C++\n{}", source);
+        return 0;
+      }
+      TempDir dir("tessel-run-op");
+      auto options = codegen::compileOptionsForTarget(target);
+      codegen::compileSharedLibrary(source, dir.path() + "/kernel.so", options);
+      auto module = runtime::Module::load(dir.path() + "/kernel.so");
+      auto kernel = module.kernel(op);
+      std::vector<runtime::Tensor> args;
+      for (auto& name : dag.inputNames()) {
+        auto t = runtime::Tensor::empty(dag.op(name)->shape, dag.op(name)->dtype);
+        std::memset(t.data(), 0, size_t(t.nbytes()));
+        args.push_back(t);
+      }
+      for (auto& name : dag.outputNames()) args.push_back(runtime::Tensor::empty(dag.op(name)->shape, dag.op(name)->dtype));
+      runtime::TimeEvaluatorOptions timing;
+      timing.repeat = repeat;
+      timing.minRepeatMs = minRepeatMs;
+      auto result = runtime::timeFunction(kernel.bind(args), timing);
+      fmt::print("{}: mean {:.4f} ms (std {:.4f} ms, median {:.4f} ms), {:.2f} GFLOPS\n", op, result.mean * 1e3,
+                 result.stddev * 1e3, result.median * 1e3, dag.flopCount() / result.median / 1e9);
+      return 0;
+    }
+  } catch (const Error& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}
