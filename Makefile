@@ -31,7 +31,8 @@ test-asan: build-asan
 test: test-release test-asan
 
 demo: build
-	./$(BUILD)/src/cli/tessel demo
+	./$(BUILD)/src/cli/tessel lower --op conv2d_bias_relu --shape 1,3,16,16,8,3,3,1,1 | head -20
+	./$(BUILD)/src/cli/tessel run-op --op matmul --shape 256,256,256
 
 bench-core: build
 	./$(BUILD)/bench/bench_core
