@@ -227,7 +227,8 @@ Expr operator&&(Expr a, Expr b);
 Expr operator||(Expr a, Expr b);
 Expr operator!(Expr a);
 
-/// The constant value of an integer immediate (possibly broadcast), if it is one.
+/// The constant value of an integer immediate (possibly broadcast), if it is one. The pointer
+/// points into `e`: keep `e` alive while using it (never pass a temporary).
 const int64_t* asConstInt(const Expr& e);
 bool isConstInt(const Expr& e, int64_t value);
 bool isConst(const Expr& e);  ///< int or float immediate

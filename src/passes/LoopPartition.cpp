@@ -24,11 +24,13 @@ int64_t ceilDiv(int64_t a, int64_t b) { return -floorDiv(-a, b); }
 std::optional<std::pair<int64_t, Expr>> linearIn(const Expr& e, const VarNode* var) {
   Expr atZero = simplify(substitute(e, {{var, Expr(int64_t(0))}}));
   Expr atOne = simplify(substitute(e, {{var, Expr(int64_t(1))}}));
-  auto coef = asConstInt(simplify(atOne - atZero));
+  Expr slope = simplify(atOne - atZero);  // kept alive: asConstInt points into it
+  auto coef = asConstInt(slope);
   if (!coef) return std::nullopt;
   // Check linearity at another point: f(2) - f(0) == 2 * coef.
   Expr atTwo = simplify(substitute(e, {{var, Expr(int64_t(2))}}));
-  auto twice = asConstInt(simplify(atTwo - atZero));
+  Expr doubleSlope = simplify(atTwo - atZero);
+  auto twice = asConstInt(doubleSlope);
   if (!twice || *twice != 2 * *coef) return std::nullopt;
   if (usesVar(atZero, var)) return std::nullopt;
   return std::make_pair(*coef, atZero);
