@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "ir/Mutator.h"
+#include "ir/Simplify.h"
 #include "support/Error.h"
 
 namespace tessel {
@@ -259,7 +260,7 @@ class Emitter {
   /// Lane `lane` of a vector expression, as scalar code.
   Expr laneOf(const Expr& e, int lane) {
     if (e.type().isScalar()) return e;
-    if (auto r = e.as<RampNode>()) return simplifyLane(r->base + r->stride * Expr(int64_t(lane)));
+    if (auto r = e.as<RampNode>()) return simplify(r->base + r->stride * Expr(int64_t(lane)));
     if (auto b = e.as<BroadcastNode>()) return b->value;
     struct LaneMutator : IRMutator {
       Emitter* self;
@@ -276,7 +277,6 @@ class Emitter {
     m.lane = lane;
     return m.mutate(e);
   }
-  static Expr simplifyLane(const Expr& e) { return e; }
 
   std::string lanewise(const Expr& e) {
     std::string t = vectorType(e.type());

@@ -46,27 +46,10 @@ void ComputeAtStep::apply(State& state) const {
   // The target must be a consumer, or hold every consumer inside its loops.
   auto consumers = effectiveConsumers(state, stage);
   bool holdsConsumers = !consumers.empty();
-  for (auto& c : consumers) {
-    bool inside = false;
-    for (std::string walk = c;;) {
-      if (walk == target) {
-        inside = true;
-        break;
-      }
-      const Stage& w = state.stage(walk);
-      if (w.attach != AttachKind::At) break;
-      walk = w.attachStage;
-    }
-    holdsConsumers = holdsConsumers && inside;
-  }
+  for (auto& c : consumers) holdsConsumers = holdsConsumers && state.isWithin(c, target);
   TESSEL_CHECK(holdsConsumers, "compute_at: stage '{}' does not consume '{}', so '{}' cannot be computed inside it",
                target, stage, stage);
-  for (std::string walk = target;;) {
-    const Stage& w = state.stage(walk);
-    TESSEL_CHECK(walk != stage, "compute_at: '{}' is already computed inside '{}'", target, stage);
-    if (w.attach != AttachKind::At) break;
-    walk = w.attachStage;
-  }
+  TESSEL_CHECK(!state.isWithin(target, stage), "compute_at: '{}' is already computed inside '{}'", target, stage);
   int iterator = t.leafByName(targetIterator);
   s.attach = AttachKind::At;
   s.attachStage = target;

@@ -160,12 +160,12 @@ class Builder {
     return guarded(guards(s, false), makeStore(buf, flatIndex(s.name(), outIndex), reduceIdentity(r->op, s.op->dtype)));
   }
 
-  Stmt wrapLoop(const Stage& s, int leaf, Stmt body, bool& insideParallel, bool restoreParallel) {
+  /// The loop of one leaf iterator; `serialize` turns a nested parallel loop serial.
+  Stmt wrapLoop(const Stage& s, int leaf, Stmt body, bool serialize) {
     const auto& it = s.iterator(leaf);
     const auto& var = bounds.stages.at(s.name()).iteratorVars[size_t(leaf)];
     ForKind kind = forKindOf(it.annotation);
-    if (kind == ForKind::Parallel && restoreParallel) kind = ForKind::Serial;
-    (void)insideParallel;
+    if (kind == ForKind::Parallel && serialize) kind = ForKind::Serial;
     Stmt loop = makeFor(var, Expr(int64_t(0)), Expr(it.extent), kind, body);
     for (auto p = it.pragmas.rbegin(); p != it.pragmas.rend(); ++p) loop = makePragma(p->first, p->second, loop);
     return loop;
@@ -181,18 +181,16 @@ class Builder {
         if (s.iterator(s.leaves[p]).kind == IteratorKind::Reduce) firstReduce = int(p);
     // Which loops are parallel, outermost first; only the first one runs in parallel.
     std::vector<bool> serialized(s.leaves.size(), false);
-    bool parallelSeen = inParallel;
+    int firstParallel = int(s.leaves.size());
     for (size_t p = 0; p < s.leaves.size(); ++p) {
       if (s.iterator(s.leaves[p]).annotation != Annotation::Parallel) continue;
-      serialized[p] = parallelSeen;
-      parallelSeen = true;
+      serialized[p] = inParallel || firstParallel < int(p);
+      firstParallel = std::min(firstParallel, int(p));
     }
     std::function<Stmt(size_t)> nest = [&](size_t p) -> Stmt {
       if (p == s.leaves.size()) return computeStatement(s);
       int leaf = s.leaves[p];
-      bool nowParallel = inParallel;
-      for (size_t q = 0; q <= p; ++q)
-        if (s.iterator(s.leaves[q]).annotation == Annotation::Parallel) nowParallel = true;
+      bool nowParallel = inParallel || firstParallel <= int(p);
       std::vector<Stmt> body;
       std::vector<Buffer> allocations;
       for (auto& other : state.stages()) {
@@ -203,19 +201,18 @@ class Builder {
       body.push_back(nest(p + 1));
       Stmt inner = makeBlock(body);
       for (auto it = allocations.rbegin(); it != allocations.rend(); ++it) inner = makeAllocate(*it, inner);
-      bool unusedFlag = false;
-      Stmt loop = wrapLoop(s, leaf, inner, unusedFlag, serialized[p]);
-      if (int(p) == firstReduce) loop = makeBlock({initNest(s, p + 1, inParallel), loop});
+      Stmt loop = wrapLoop(s, leaf, inner, serialized[p]);
+      if (int(p) == firstReduce) loop = makeBlock({initNest(s, p + 1), loop});
       return loop;
     };
     Stmt result = nest(0);
-    if (reduction && firstReduce < 0) result = makeBlock({initNest(s, s.leaves.size(), inParallel), result});
+    if (reduction && firstReduce < 0) result = makeBlock({initNest(s, s.leaves.size()), result});
     return result;
   }
 
   /// The identity stores for a reduction: loops over the spatial leaves inside the first
   /// reduction loop, placed just before it.
-  Stmt initNest(const Stage& s, size_t from, bool) {
+  Stmt initNest(const Stage& s, size_t from) {
     Stmt body = initStatement(s);
     for (size_t p = s.leaves.size(); p-- > from;) {
       int leaf = s.leaves[p];

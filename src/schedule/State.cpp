@@ -103,6 +103,15 @@ std::vector<std::string> State::consumers(const std::string& name) const {
   return result;
 }
 
+bool State::isWithin(const std::string& stageName, const std::string& ancestor) const {
+  for (std::string walk = stageName;;) {
+    if (walk == ancestor) return true;
+    const Stage& w = stage(walk);
+    if (w.attach != AttachKind::At) return false;
+    walk = w.attachStage;
+  }
+}
+
 void State::insertStage(int index, Stage stage) { stages_.insert(stages_.begin() + index, std::move(stage)); }
 
 void State::inferBounds() { schedule::inferBounds(*this); }

@@ -6,22 +6,15 @@
 #include <vector>
 
 #include "runtime/Device.h"
+#include "common/ErrorText.h"
 #include "support/Error.h"
 
 using namespace tessel;
+using namespace tessel::testsupport;
 using namespace tessel::runtime;
 
 namespace {
 
-template <class F>
-std::string errorOf(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 class CountingCpuAPI final : public DeviceAPI {
  public:

@@ -5,28 +5,18 @@
 
 #include "FakeDeviceAPI.h"
 #include "runtime/Module.h"
+#include "common/ErrorText.h"
 #include "support/Error.h"
 #include "support/Subprocess.h"
 #include "support/TempDir.h"
 
 using namespace tessel;
+using namespace tessel::testsupport;
 using namespace tessel::runtime;
 
 namespace {
 
-template <class F>
-std::string errorOf(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
-void expectContains(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
-}
 
 /// Kernels written by hand against KernelAbi.h, as codegen would emit them.
 const char* kKernelSource = R"C(

@@ -5,27 +5,17 @@
 #include <vector>
 
 #include "runtime/Npy.h"
+#include "common/ErrorText.h"
 #include "support/Error.h"
 #include "support/TempDir.h"
 
 using namespace tessel;
+using namespace tessel::testsupport;
 using namespace tessel::runtime;
 
 namespace {
 
-template <class F>
-std::string errorOf(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
-void expectContains(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
-}
 
 /// A .npy file as NumPy writes it (version 1.0), with a header we choose.
 std::string npyFile(const std::string& dict, const std::string& data, int major = 1) {

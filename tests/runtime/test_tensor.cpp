@@ -6,22 +6,15 @@
 
 #include "FakeDeviceAPI.h"
 #include "runtime/Tensor.h"
+#include "common/ErrorText.h"
 #include "support/Error.h"
 
 using namespace tessel;
+using namespace tessel::testsupport;
 using namespace tessel::runtime;
 
 namespace {
 
-template <class F>
-std::string errorOf(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 Tensor iota(std::vector<int64_t> shape, Device device = Device::cpu()) {
   Tensor host = Tensor::empty(std::move(shape), DataType::float32());

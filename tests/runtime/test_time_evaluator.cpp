@@ -6,22 +6,15 @@
 #include <stdexcept>
 
 #include "runtime/TimeEvaluator.h"
+#include "common/ErrorText.h"
 #include "support/Error.h"
 
 using namespace tessel;
+using namespace tessel::testsupport;
 using namespace tessel::runtime;
 
 namespace {
 
-template <class F>
-std::string errorOf(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 /// Synthetic time: each call advances the clock by a chosen cost, so tests never depend on how
 /// fast this machine happens to be.

@@ -4,26 +4,18 @@
 #include <gtest/gtest.h>
 
 #include "BlockedMatmul.h"
+#include "common/ErrorText.h"
 #include "support/Error.h"
 #include "vta/CommandStream.h"
 #include "vta/Simulator.h"
 
 using namespace tessel;
+using namespace tessel::testsupport;
 using namespace tessel::vta;
 using namespace tessel::vta::testing;
 
 namespace {
 
-/// The message of the Error `body` throws, or "no error".
-template <typename Body>
-std::string errorOf(Body&& body) {
-  try {
-    body();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "no error";
-}
 
 Instruction noOp(Stage stage) {
   Instruction in;
