@@ -113,7 +113,8 @@ Interval constBounds(const Expr& e, const VarBounds& bounds) {
     case ExprKind::Div: {
       if (!b.isPoint() || b.min == 0) return typeRange(e.type());
       bool trunc = e.kind() == ExprKind::Div;
-      if (trunc && a.min < 0) return typeRange(e.type());
+      // Truncation equals flooring only for a non-negative quotient.
+      if (trunc && (a.min < 0 || b.min < 0)) return typeRange(e.type());
       int64_t x = floorDiv(a.min, b.min), y = floorDiv(a.max, b.min);
       return {std::min(x, y), std::max(x, y)};
     }

@@ -111,8 +111,11 @@ std::string toString(const Stmt& s, int indent) {
   switch (s.kind()) {
     case StmtKind::For: {
       auto n = s.as<ForNode>();
-      std::string range = isConstInt(n->min, 0) ? toString(n->extent)
-                                                 : fmt::format("{}, {}", toString(n->min), toString(n->min + n->extent));
+      // Loop partitioning leaves constant bounds: print `range(4, 12)`, not `range(4, (4 + 8))`.
+      const int64_t* lo = asConstInt(n->min);
+      const int64_t* extent = asConstInt(n->extent);
+      std::string end = lo && extent ? std::to_string(*lo + *extent) : toString(n->min + n->extent);
+      std::string range = isConstInt(n->min, 0) ? toString(n->extent) : fmt::format("{}, {}", toString(n->min), end);
       out << pad << forKindName(n->forKind) << " " << n->var.name() << " in range(" << range << "):\n"
           << toString(n->body, indent + 1);
       break;

@@ -1,6 +1,7 @@
 #include "ir/Simplify.h"
 
 #include <cmath>
+#include <limits>
 
 #include "ir/Equality.h"
 #include "ir/Mutator.h"
@@ -18,6 +19,7 @@ int64_t floorDivInt(int64_t a, int64_t c) {
   return q;
 }
 int64_t floorModInt(int64_t a, int64_t c) { return a - floorDivInt(a, c) * c; }
+bool divisionFolds(int64_t a, int64_t c) { return c != 0 && !(c == -1 && a == std::numeric_limits<int64_t>::min()); }
 
 /// sum(coef * atom) + constant over int64.
 struct LinearForm {
@@ -149,12 +151,11 @@ class Simplifier : public IRMutator {
         if (std::isfinite(f->value) && std::fabs(f->value) < 9e18) return intImm(e.type(), int64_t(f->value));
       }
     }
-    if (isIndexType(e.type()) && v.type().isIntegral()) {
-      // Widening an index that provably fits changes nothing but the type.
-      if (v.type().bits <= 64 && v.kind() == ExprKind::Cast) {
-        auto inner = v.as<CastNode>()->value;
-        if (isIndexType(inner.type())) return inner;
-      }
+    if (isIndexType(e.type()) && v.type().isIntegral() && v.kind() == ExprKind::Cast) {
+      // int64(narrow(index)) is the index itself only where the index fits the narrow type;
+      // elsewhere the narrowing wraps around and must stay.
+      auto inner = v.as<CastNode>()->value;
+      if (isIndexType(inner.type()) && fitsIn(inner, v.type())) return inner;
     }
     return v.sameAs(n->value) ? e : cast(e.type(), v);
   }
@@ -189,6 +190,15 @@ class Simplifier : public IRMutator {
   }
 
  private:
+  /// True if every value the bounds allow for `e` is representable in the integer `type`.
+  bool fitsIn(const Expr& e, DataType type) const {
+    Interval b = constBounds(e, bounds_);
+    if (type.bits >= 64) return type.isInt() || b.min >= 0;
+    int64_t lo = type.isUInt() ? 0 : -(int64_t(1) << (type.bits - 1));
+    int64_t hi = type.isUInt() ? (int64_t(1) << type.bits) - 1 : (int64_t(1) << (type.bits - 1)) - 1;
+    return b.min >= lo && b.max <= hi;
+  }
+
   static bool isZero(const Expr& e) { return e.as<FloatImmNode>() && floatValue(e) == 0.0; }
   static bool isOne(const Expr& e) { return e.as<FloatImmNode>() && floatValue(e) == 1.0; }
 
@@ -226,10 +236,11 @@ class Simplifier : public IRMutator {
         case ExprKind::Add: return intImm(t, int64_t(uint64_t(x) + uint64_t(y)));
         case ExprKind::Sub: return intImm(t, int64_t(uint64_t(x) - uint64_t(y)));
         case ExprKind::Mul: return intImm(t, int64_t(uint64_t(x) * uint64_t(y)));
-        case ExprKind::FloorDiv: if (y != 0) return intImm(t, floorDivInt(x, y)); break;
-        case ExprKind::FloorMod: if (y != 0) return intImm(t, floorModInt(x, y)); break;
-        case ExprKind::Div: if (y != 0) return intImm(t, x / y); break;
-        case ExprKind::Mod: if (y != 0) return intImm(t, x % y); break;
+        // Division by zero and INT64_MIN / -1 trap on the host: leave them to the target.
+        case ExprKind::FloorDiv: if (divisionFolds(x, y)) return intImm(t, floorDivInt(x, y)); break;
+        case ExprKind::FloorMod: if (divisionFolds(x, y)) return intImm(t, floorModInt(x, y)); break;
+        case ExprKind::Div: if (divisionFolds(x, y)) return intImm(t, x / y); break;
+        case ExprKind::Mod: if (divisionFolds(x, y)) return intImm(t, x % y); break;
         case ExprKind::Min: return intImm(t, std::min(x, y));
         case ExprKind::Max: return intImm(t, std::max(x, y));
         case ExprKind::EQ: return intImm(DataType::boolean(), x == y);
