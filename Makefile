@@ -35,7 +35,7 @@ demo: build
 	./$(BUILD)/src/cli/tessel run-op --op matmul --shape 256,256,256
 
 bench-core: build
-	./$(BUILD)/bench/bench_core
+	./$(BUILD)/bench/core/bench_core
 
 bench-vta: build
 	./$(BUILD)/bench/vta/bench_vta

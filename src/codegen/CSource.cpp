@@ -55,9 +55,58 @@ static inline uint16_t tessel_f2h(float f) {
   if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;
   return (uint16_t)h;
 }
-static inline int32_t tessel_fail(char* error, int32_t capacity, const char* message) {
-  if (error && capacity > 0) { int32_t i = 0; for (; message[i] && i + 1 < capacity; ++i) error[i] = message[i]; error[i] = 0; }
+struct tessel_text { char* out; int32_t capacity; int32_t size; };
+__attribute__((noinline, cold)) static void tessel_put(tessel_text* t, const char* s) {
+  for (; *s && t->size + 1 < t->capacity; ++s) t->out[t->size++] = *s;
+  if (t->capacity > 0) t->out[t->size] = 0;
+}
+__attribute__((noinline, cold)) static void tessel_put_int(tessel_text* t, int64_t v) {
+  char digits[24]; int n = 0; uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  do { digits[n++] = (char)('0' + u % 10); u /= 10; } while (u);
+  char text[26]; int k = 0; if (v < 0) text[k++] = '-';
+  while (n) text[k++] = digits[--n];
+  text[k] = 0; tessel_put(t, text);
+}
+__attribute__((noinline, cold)) static int32_t tessel_fail(char* error, int32_t capacity, const char* message) {
+  tessel_text t = {error, error ? capacity : 0, 0};
+  tessel_put(&t, message);
   return -1;
+}
+struct tessel_arg_spec { const char* name; const char* dtype; uint8_t code, bits; int32_t ndim; const int64_t* shape; };
+__attribute__((noinline, cold)) static int32_t tessel_arg_error(const char* kernel, const tessel_arg_spec* s, int32_t index,
+    int32_t count, const char* problem, int64_t dim, char* error, int32_t capacity) {
+  /* dim >= 0: "dimension <dim> must be <extent>"; -1: the problem and what was expected; -2: the problem alone */
+  tessel_text t = {error, error ? capacity : 0, 0};
+  tessel_put(&t, "kernel '"); tessel_put(&t, kernel); tessel_put(&t, "', argument '"); tessel_put(&t, s->name);
+  tessel_put(&t, "' ("); tessel_put_int(&t, index + 1); tessel_put(&t, " of "); tessel_put_int(&t, count); tessel_put(&t, "): ");
+  tessel_put(&t, problem);
+  if (dim >= 0) { tessel_put_int(&t, dim); tessel_put(&t, " must be "); tessel_put_int(&t, s->shape[dim]); return -1; }
+  if (dim == -2) return -1;
+  tessel_put(&t, " (expected "); tessel_put(&t, s->dtype); tessel_put(&t, " [");
+  for (int32_t d = 0; d < s->ndim; ++d) { if (d) tessel_put(&t, ", "); tessel_put_int(&t, s->shape[d]); }
+  tessel_put(&t, "] on cpu)");
+  return -1;
+}
+__attribute__((noinline)) static int32_t tessel_check_args(const char* kernel, const TesselTensor* args, int32_t num_args,
+    const tessel_arg_spec* specs, int32_t count, char* error, int32_t capacity) {
+  if (num_args != count) {
+    tessel_text t = {error, error ? capacity : 0, 0};
+    tessel_put(&t, "kernel '"); tessel_put(&t, kernel); tessel_put(&t, "': expected "); tessel_put_int(&t, count);
+    tessel_put(&t, " arguments, got "); tessel_put_int(&t, num_args);
+    return -1;
+  }
+  for (int32_t i = 0; i < count; ++i) {
+    const TesselTensor* a = &args[i]; const tessel_arg_spec* s = &specs[i];
+    if (a->data == 0 || a->ndim != s->ndim || a->dtype_code != s->code || a->dtype_bits != s->bits || a->dtype_lanes != 1 ||
+        a->device_type != TESSEL_DEVICE_CPU)
+      return tessel_arg_error(kernel, s, i, count, "wrong data pointer, rank, dtype or device", -1, error, capacity);
+    for (int32_t d = 0; d < s->ndim; ++d)
+      if (a->shape[d] != s->shape[d]) return tessel_arg_error(kernel, s, i, count, "dimension ", d, error, capacity);
+    int64_t stride = 1;
+    for (int32_t d = s->ndim - 1; d >= 0 && a->strides; stride *= s->shape[d], --d)
+      if (a->strides[d] != stride) return tessel_arg_error(kernel, s, i, count, "must be compact row-major", -2, error, capacity);
+  }
+  return 0;
 }
 )PRELUDE";
 
@@ -88,24 +137,25 @@ class Emitter {
     names.clear();
     usedNames.clear();
     out << fmt::format("extern \"C\" int32_t {}(const TesselTensor* args, int32_t num_args, char* error, int32_t error_capacity) {{\n", f.name);
-    out << fmt::format("  if (num_args != {}) return tessel_fail(error, error_capacity, \"kernel '{}': expected {} arguments\");\n",
-                       f.args.size(), f.name, f.args.size());
+    // The checks are data for one shared routine of the prelude: spelled out per argument
+    // they were half of the compile time of a small kernel.
+    std::vector<std::string> descriptors;
     for (size_t i = 0; i < f.args.size(); ++i) {
       const Buffer& b = f.args[i];
-      std::string prefix = fmt::format("kernel '{}', argument '{}' ({} of {})", f.name, b->name, i + 1, f.args.size());
-      DataType t = b->dtype;
-      std::string check = fmt::format("args[{0}].data == 0 || args[{0}].ndim != {1} || args[{0}].dtype_code != {2} || args[{0}].dtype_bits != {3} || args[{0}].dtype_lanes != 1 || args[{0}].device_type != TESSEL_DEVICE_CPU",
-                                      i, b->shape.size(), int(t.code), int(t.bits));
-      out << fmt::format("  if ({}) return tessel_fail(error, error_capacity, \"{}: wrong data pointer, rank, dtype or device (expected {} [{}] on cpu)\");\n",
-                         check, prefix, t.str(), fmt::join(b->shape, ", "));
-      for (size_t d = 0; d < b->shape.size(); ++d) {
-        out << fmt::format("  if (args[{0}].shape[{1}] != {2}) return tessel_fail(error, error_capacity, \"{3}: dimension {1} must be {2}\");\n",
-                           i, d, b->shape[d], prefix);
-        out << fmt::format("  if (args[{0}].strides && args[{0}].strides[{1}] != {2}) return tessel_fail(error, error_capacity, \"{3}: must be compact row-major\");\n",
-                           i, d, b->strides[d], prefix);
-      }
-      out << fmt::format("  {}* __restrict__ {} = ({}*)args[{}].data;\n", storageType(t), bufferName(b), storageType(t), i);
+      std::string shape = fmt::format("tessel_shape_{}_{}", functionCounter, i);
+      out << fmt::format("  static const int64_t {}[] = {{{}}};\n", shape, b->shape.empty() ? "0" : fmt::format("{}", fmt::join(b->shape, ", ")));
+      descriptors.push_back(fmt::format("{{\"{}\", \"{}\", {}, {}, {}, {}}}", b->name, b->dtype.str(), int(b->dtype.code),
+                                        int(b->dtype.bits), b->shape.size(), shape));
     }
+    out << fmt::format("  static const tessel_arg_spec tessel_specs[] = {{{}}};\n",
+                       descriptors.empty() ? "{0, 0, 0, 0, 0, 0}" : fmt::format("{}", fmt::join(descriptors, ", ")));
+    out << fmt::format("  if (tessel_check_args(\"{}\", args, num_args, tessel_specs, {}, error, error_capacity)) return -1;\n",
+                       f.name, f.args.size());
+    for (size_t i = 0; i < f.args.size(); ++i) {
+      const Buffer& b = f.args[i];
+      out << fmt::format("  {}* __restrict__ {} = ({}*)args[{}].data;\n", storageType(b->dtype), bufferName(b), storageType(b->dtype), i);
+    }
+    ++functionCounter;
     indent = 1;
     stmt(f.body);
     out << "  return 0;\n}\n\n";
@@ -116,7 +166,31 @@ class Emitter {
   std::set<std::string> usedNames;
   int indent = 1;
   int tempCounter = 0;
+  int functionCounter = 0;
   bool inParallel = false;
+  bool inClosure = false;  ///< inside the closure of a parallel loop (see StmtKind::For)
+
+  /// Buffers up to this size live on the stack: stack pages stay mapped from call to call,
+  /// while a fresh heap block of this size costs a page fault per 4 KiB on every call. The
+  /// limit stays well under the smallest thread stack OpenMP workers get (2 MiB).
+  static constexpr int64_t kMaxStackBufferBytes = 256 * 1024;
+
+  static bool onHeap(const Buffer& buffer) {
+    return buffer->registerLanes == 0 && buffer->elementCount() * buffer->dtype.storageBytes() > kMaxStackBufferBytes;
+  }
+
+  static bool containsHeapAllocation(const Stmt& s) {
+    struct Finder : IRVisitor {
+      bool found = false;
+      void visit(const Expr&) override {}
+      void visit(const Stmt& x) override {
+        if (auto a = x.as<AllocateNode>(); a && onHeap(a->buffer)) found = true;
+        if (!found) IRVisitor::visit(x);
+      }
+    } finder;
+    finder.visit(s);
+    return finder.found;
+  }
 
   std::string pad() const { return std::string(size_t(indent) * 2, ' '); }
 
@@ -301,7 +375,7 @@ class Emitter {
       case ExprKind::Broadcast: {
         auto b = e.as<BroadcastNode>();
         if (t.isBool()) return lanewise(e);
-        return fmt::format("(({}){{}} + ({})({}))", vectorType(t), scalarType(t.element()), scalarExpr(b->value));
+        return broadcastOf(scalarExpr(b->value), t);
       }
       case ExprKind::Load: {
         auto n = e.as<LoadNode>();
@@ -316,8 +390,16 @@ class Emitter {
         if (t.isBool() || v.type().isBool()) return lanewise(e);
         return fmt::format("__builtin_convertvector({}, {})", vectorExpr(v), vectorType(t));
       }
-      case ExprKind::Select: {
+      case ExprKind::Select:
+      case ExprKind::IfThenElse: {
         auto n = static_cast<const SelectNode*>(e.get());
+        // A lane-invariant condition (padding borders): one branch over whole vectors. C's ?:
+        // evaluates only the chosen side, which keeps if_then_else's guarded loads safe.
+        if (n->condition.type().isScalar() && !t.isBool()) {
+          return fmt::format("({} ? {} : {})", scalarExpr(n->condition), vectorOperand(n->trueValue, t),
+                             vectorOperand(n->falseValue, t));
+        }
+        if (e.kind() == ExprKind::IfThenElse) return lanewise(e);
         auto cmp = n->condition.get();
         if (n->condition.kind() >= ExprKind::EQ && n->condition.kind() <= ExprKind::GE) {
           auto c = static_cast<const BinaryNode*>(cmp);
@@ -365,6 +447,17 @@ class Emitter {
 
   std::string expr(const Expr& e) { return e.type().isScalar() ? scalarExpr(e) : vectorExpr(e); }
 
+  /// `e` as a value of vector type `t`, broadcasting a scalar.
+  std::string vectorOperand(const Expr& e, DataType t) {
+    return e.type().isVector() ? vectorExpr(e) : broadcastOf(scalarExpr(e), t);
+  }
+
+  std::string broadcastOf(const std::string& scalar, DataType t) {
+    // x - 0 is x for every float (-0 and NaN included), so the compiler folds it to a bare
+    // broadcast; x + 0 would cost an add because -0 + 0 is +0.
+    return fmt::format("(({})({}) - ({}){{}})", scalarType(t.element()), scalar, vectorType(t));
+  }
+
   // ---- statements ------------------------------------------------------------------------
 
   void stmt(const Stmt& s) {
@@ -398,6 +491,11 @@ class Emitter {
         auto n = s.as<ForNode>();
         std::string v = varName(n->var.node());
         bool parallel = n->forKind == ForKind::Parallel && !inParallel;
+        // A heap buffer inside a parallel loop cannot `return` its allocation failure from
+        // the OpenMP region: the body becomes a closure whose failure sets a shared flag.
+        bool closure = parallel && containsHeapAllocation(n->body);
+        std::string flag = closure ? fmt::format("tessel_failed_{}", tempCounter++) : "";
+        if (closure) out << pad() << fmt::format("int32_t {} = 0;\n", flag);
         if (parallel) out << pad() << "#pragma omp parallel for schedule(static)\n";
         if (n->forKind == ForKind::Vectorized) out << pad() << "#pragma GCC ivdep\n";
         if (n->forKind == ForKind::Unrolled) {
@@ -405,13 +503,27 @@ class Emitter {
         }
         std::string lo = scalarExpr(n->min);
         out << pad() << fmt::format("for (int64_t {0} = {1}; {0} < {1} + {2}; ++{0}) {{\n", v, lo, scalarExpr(n->extent));
-        bool saved = inParallel;
+        bool saved = inParallel, savedClosure = inClosure;
         inParallel = inParallel || parallel;
+        inClosure = inClosure || closure;
         ++indent;
+        if (closure) {
+          out << pad() << "if ([&]() -> int32_t {\n";
+          ++indent;
+        }
         stmt(n->body);
+        if (closure) {
+          out << pad() << "return 0;\n";
+          --indent;
+          out << pad() << fmt::format("}}() != 0) {{\n{0}  #pragma omp atomic write\n{0}  {1} = 1;\n{0}}}\n", pad(), flag);
+        }
         --indent;
         inParallel = saved;
+        inClosure = savedClosure;
         out << pad() << "}\n";
+        if (closure) {
+          out << pad() << fmt::format("if ({}) return tessel_fail(error, error_capacity, \"out of memory for a buffer in a parallel loop\");\n", flag);
+        }
         return;
       }
       case StmtKind::Allocate: {
@@ -427,13 +539,17 @@ class Emitter {
           stmt(n->body);
           return;
         }
-        if (bytes <= 32 * 1024) {
+        if (!onHeap(n->buffer)) {
           out << pad() << fmt::format("alignas(64) {} {}[{}];\n", t, name, count);
           stmt(n->body);
         } else {
           int64_t rounded = (bytes + 63) / 64 * 64;
           out << pad() << fmt::format("{0}* __restrict__ {1} = ({0}*)aligned_alloc(64, {2});\n", t, name, rounded);
-          out << pad() << fmt::format("if (!{}) return tessel_fail(error, error_capacity, \"out of memory for buffer {}\");\n", name, n->buffer->name);
+          if (inClosure) {
+            out << pad() << fmt::format("if (!{}) return -1;\n", name);
+          } else {
+            out << pad() << fmt::format("if (!{}) return tessel_fail(error, error_capacity, \"out of memory for buffer {}\");\n", name, n->buffer->name);
+          }
           stmt(n->body);
           out << pad() << fmt::format("free({});\n", name);
         }

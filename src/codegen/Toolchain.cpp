@@ -45,12 +45,16 @@ CompileOptions compileOptionsForTarget(const std::string& target) {
         TESSEL_CHECK(a.size() > 1 && (a[0] == '+' || a[0] == '-'), "target '{}': attribute '{}' must start with + or -", target, a);
         options.flags.push_back((a[0] == '+' ? "-m" : "-mno-") + a.substr(1));
       }
+    } else if (word.rfind("-opt-level=", 0) == 0) {
+      std::string level = word.substr(11);
+      TESSEL_CHECK(level.size() == 1 && level[0] >= '0' && level[0] <= '3', "target '{}': -opt-level must be 0, 1, 2 or 3", target);
+      options.flags[0] = "-O" + level;
     } else if (word.rfind("-cc=", 0) == 0) {
       options.compiler = word.substr(4);
     } else if (word.rfind("-mtriple=", 0) == 0) {
       fail("target '{}': cross compilation (-mtriple) is not supported yet", target);
     } else {
-      fail("target '{}': unknown option '{}' (known: -mcpu=, -mattr=, -cc=)", target, word);
+      fail("target '{}': unknown option '{}' (known: -mcpu=, -mattr=, -opt-level=, -cc=)", target, word);
     }
   }
   return options;

@@ -1,0 +1,203 @@
+// bench_core: how close the code generator gets to the hardware, and how fast a schedule
+// becomes a callable kernel. Prints `BENCH <name> <value> <unit>` lines (see issue 2):
+//   peak_gflops_1t / _2t         measured FP32 FMA peak of this machine
+//   sgemm1024_1t / _2t_gflops    SGEMM 1024^3 with the step list in schedules/sgemm1024.json
+//   conv_res2_gflops (+ _1t)     ResNet-18 conv 56x56 64->64 3x3 s1 p1, schedules/conv_res2_nhwc.json
+//   conv_res2_onednn_gflops      oneDNN on the same conv, same run, same threads
+//   build_ms_median              step list -> loaded, callable conv kernel
+// Every timed kernel is first checked against an independent result, so a fast wrong kernel
+// cannot post a number.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "FmaPeak.h"
+#include "OneDnnConv.h"
+#include "codegen/CSource.h"
+#include "codegen/Toolchain.h"
+#include "ops/Examples.h"
+#include "passes/Lower.h"
+#include "runtime/Module.h"
+#include "runtime/Tensor.h"
+#include "runtime/Threading.h"
+#include "runtime/TimeEvaluator.h"
+#include "schedule/Steps.h"
+#include "support/Error.h"
+#include "support/TempDir.h"
+
+namespace tessel::bench {
+namespace {
+
+void report(const std::string& name, double value, const std::string& unit) {
+  fmt::print("BENCH {} {:.4g} {}\n", name, value, unit);
+  std::fflush(stdout);
+}
+
+double millisecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::vector<schedule::StepPtr> loadSchedule(const std::string& file) {
+  std::string path = std::string(TESSEL_BENCH_SCHEDULES) + "/" + file;
+  try {
+    return schedule::stepsFromJson(nlohmann::json::parse(readFile(path)));
+  } catch (const nlohmann::json::exception& e) {
+    fail("{}: {}", path, e.what());
+  }
+}
+
+/// The whole path from a step list to a callable kernel, as tuning takes it for every candidate.
+struct BuiltKernel {
+  runtime::Module module;
+  runtime::Kernel kernel;
+  double lowerMs = 0, compileMs = 0, loadMs = 0;
+};
+
+BuiltKernel build(const te::ComputeDAG& dag, const std::vector<schedule::StepPtr>& steps, const std::string& name) {
+  TempDir dir("tessel-bench");
+  auto t0 = std::chrono::steady_clock::now();
+  auto function = passes::lower(schedule::replay(dag, steps), name);
+  std::string source = codegen::generateCSource({function});
+  double lowerMs = millisecondsSince(t0);
+  auto t1 = std::chrono::steady_clock::now();
+  codegen::compileSharedLibrary(source, dir.path() + "/kernel.so");
+  double compileMs = millisecondsSince(t1);
+  auto t2 = std::chrono::steady_clock::now();
+  auto module = runtime::Module::load(dir.path() + "/kernel.so");
+  auto kernel = module.kernel(name);
+  return {module, kernel, lowerMs, compileMs, millisecondsSince(t2)};
+}
+
+void fillRandom(runtime::Tensor& t, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  float* p = t.dataAs<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = dist(rng);
+}
+
+double medianSeconds(const std::function<void()>& call) {
+  runtime::TimeEvaluatorOptions options;
+  options.repeat = 7;
+  options.minRepeatMs = 100;
+  options.warmup = 2;
+  return runtime::timeFunction(call, options).median;
+}
+
+double relativeDifference(double got, double want) { return std::fabs(got - want) / std::max(std::fabs(want), 1e-3); }
+
+void benchPeak(double& peak1, double& peak2) {
+  peak1 = measureFmaPeakGflops(1);
+  peak2 = measureFmaPeakGflops(2);
+  fmt::print("# FMA peak loop: {}\n", fmaPeakIsa());
+  report("peak_gflops_1t", peak1, "GFLOPS");
+  report("peak_gflops_2t", peak2, "GFLOPS");
+}
+
+void benchSgemm(double peak1, double peak2) {
+  const int64_t n = 1024;
+  auto dag = ops::matmul(n, n, n);
+  auto built = build(dag, loadSchedule("sgemm1024.json"), "matmul");
+  auto a = runtime::Tensor::empty({n, n}, DataType::float32());
+  auto b = runtime::Tensor::empty({n, n}, DataType::float32());
+  auto c = runtime::Tensor::empty({n, n}, DataType::float32());
+  fillRandom(a, 1);
+  fillRandom(b, 2);
+  built.kernel.call({a, b, c});
+  // Spot-check entries against a double-precision dot product (all of C is 1e9 operations).
+  std::mt19937 rng(3);
+  const float *pa = a.dataAs<float>(), *pb = b.dataAs<float>(), *pc = c.dataAs<float>();
+  for (int s = 0; s < 256; ++s) {
+    int64_t i = rng() % n, j = rng() % n;
+    double want = 0, magnitude = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      want += double(pa[i * n + k]) * pb[k * n + j];
+      magnitude += std::fabs(double(pa[i * n + k]) * pb[k * n + j]);
+    }
+    // Relative to the sum of magnitudes: float rounding is bounded by that, cancellation is not.
+    if (std::fabs(pc[i * n + j] - want) > 1e-5 * magnitude)
+      fail("sgemm1024: C[{}, {}] = {} but the reference says {}", i, j, pc[i * n + j], want);
+  }
+  auto call = built.kernel.bind({a, b, c});
+  double flops = dag.flopCount();
+  runtime::setKernelThreadCount(1);
+  double g1 = flops / medianSeconds(call) / 1e9;
+  runtime::setKernelThreadCount(2);
+  double g2 = flops / medianSeconds(call) / 1e9;
+  report("sgemm1024_1t_gflops", g1, "GFLOPS");
+  report("sgemm1024_1t_fraction_of_peak", g1 / peak1, "ratio");
+  report("sgemm1024_2t_gflops", g2, "GFLOPS");
+  report("sgemm1024_2t_fraction_of_peak", g2 / peak2, "ratio");
+}
+
+void benchConv() {
+  const Conv2dShape shape{1, 64, 56, 56, 64, 3, 1, 1};
+  auto dag = ops::conv2dNHWC(shape.batch, shape.inChannels, shape.height, shape.width, shape.outChannels, shape.kernel,
+                             shape.kernel, shape.stride, shape.pad);
+  auto steps = loadSchedule("conv_res2_nhwc.json");
+  auto built = build(dag, steps, "conv2d_nhwc");
+  auto data = runtime::Tensor::empty({shape.batch, shape.height, shape.width, shape.inChannels}, DataType::float32());
+  auto weight =
+      runtime::Tensor::empty({shape.kernel, shape.kernel, shape.inChannels, shape.outChannels}, DataType::float32());
+  auto out = runtime::Tensor::empty({shape.batch, shape.outHeight(), shape.outWidth(), shape.outChannels},
+                                    DataType::float32());
+  auto peerOut = runtime::Tensor::empty(out.shape(), DataType::float32());
+  fillRandom(data, 4);
+  fillRandom(weight, 5);
+  built.kernel.call({data, weight, out});
+  auto call = built.kernel.bind({data, weight, out});
+  // oneDNN fixes its thread count when the primitive is created: one primitive per count.
+  double ours[3] = {}, peers[3] = {};
+  for (int threads : {1, 2}) {
+    runtime::setKernelThreadCount(threads);
+    OneDnnConv2d peer(shape, data.dataAs<float>(), weight.dataAs<float>(), peerOut.dataAs<float>());
+    peer.run();
+    double worst = 0;
+    for (int64_t i = 0; i < out.numel(); ++i)
+      worst = std::max(worst, relativeDifference(out.dataAs<float>()[i], peerOut.dataAs<float>()[i]));
+    if (worst > 1e-3) fail("conv_res2: tessel and oneDNN outputs differ (max relative difference {})", worst);
+    ours[threads] = shape.flops() / medianSeconds(call) / 1e9;
+    peers[threads] = shape.flops() / medianSeconds([&] { peer.run(); }) / 1e9;
+  }
+  report("conv_res2_gflops", ours[2], "GFLOPS");
+  report("conv_res2_onednn_gflops", peers[2], "GFLOPS");
+  report("conv_res2_vs_onednn", ours[2] / peers[2], "ratio");
+  report("conv_res2_1t_gflops", ours[1], "GFLOPS");
+  report("conv_res2_onednn_1t_gflops", peers[1], "GFLOPS");
+  report("conv_res2_1t_vs_onednn", ours[1] / peers[1], "ratio");
+
+  // Build time: every stage from the step list to a callable function, as a tuner pays it.
+  std::vector<double> total, compile;
+  for (int i = 0; i < 9; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    auto again = build(dag, steps, "conv2d_nhwc");
+    total.push_back(millisecondsSince(start));
+    compile.push_back(again.compileMs);
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  report("build_ms_median", median(total), "ms");
+  report("build_compile_ms_median", median(compile), "ms");
+}
+
+}  // namespace
+}  // namespace tessel::bench
+
+int main() {
+  using namespace tessel::bench;
+  try {
+    double peak1 = 0, peak2 = 0;
+    benchPeak(peak1, peak2);
+    benchSgemm(peak1, peak2);
+    benchConv();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_core: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,139 @@
+// Properties of the generated CPU code that the end-to-end tests do not pin down: buffers in
+// parallel loops, whole-vector padding, the kernels' own argument checks, target options.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include "codegen/CSource.h"
+#include "codegen/Toolchain.h"
+#include "common/ErrorText.h"
+#include "common/KernelCheck.h"
+#include "ops/Examples.h"
+#include "passes/Lower.h"
+#include "schedule/Steps.h"
+#include "support/KernelAbi.h"
+#include "support/TempDir.h"
+
+using namespace tessel;
+using namespace tessel::schedule;
+using tessel::testsupport::errorOf;
+
+namespace {
+
+TEST(CodegenCpu, HeapBufferInsideParallelLoopCompilesAndRuns) {
+  // The B panel (2048 x 64 floats = 512 KiB) is too large for the stack, so it is allocated in
+  // the parallel loop; its out-of-memory exit must not `return` out of the OpenMP region (that
+  // does not compile).
+  auto dag = ops::matmul(8, 128, 2048);
+  std::vector<StepPtr> steps = {
+      std::make_shared<SplitStep>("C", "j", std::vector<int64_t>{64}),
+      std::make_shared<ReorderStep>("C", std::vector<std::string>{"j.0", "i", "j.1", "k"}),
+      std::make_shared<AnnotateStep>("C", "j.0", Annotation::Parallel),
+      std::make_shared<CacheReadStep>("B", "panel", std::vector<std::string>{"C"}),
+      std::make_shared<ComputeAtStep>("B.panel", "C", "j.0"),
+  };
+  auto r = kernelcheck::checkAgainstReference(replay(dag, steps), 11);
+  EXPECT_LT(r.maxRelativeError, 1e-5);
+  EXPECT_NE(r.source.find("aligned_alloc(64, 524288)"), std::string::npos) << r.source;
+  EXPECT_NE(r.source.find("out of memory for a buffer in a parallel loop"), std::string::npos);
+}
+
+TEST(CodegenCpu, SmallBufferInsideParallelLoopStaysOnTheStack) {
+  auto dag = ops::matmul(8, 128, 64);
+  std::vector<StepPtr> steps = {
+      std::make_shared<SplitStep>("C", "j", std::vector<int64_t>{64}),
+      std::make_shared<AnnotateStep>("C", "j.0", Annotation::Parallel),
+      std::make_shared<CacheReadStep>("B", "panel", std::vector<std::string>{"C"}),
+      std::make_shared<ComputeAtStep>("B.panel", "C", "j.0"),
+  };
+  auto r = kernelcheck::checkAgainstReference(replay(dag, steps), 12);
+  EXPECT_LT(r.maxRelativeError, 1e-5);
+  EXPECT_NE(r.source.find("alignas(64) float B_panel[4096]"), std::string::npos) << r.source;
+  EXPECT_EQ(r.source.find("= (float*)aligned_alloc"), std::string::npos);
+}
+
+TEST(CodegenCpu, PaddingWithLaneInvariantConditionIsWholeVectorCode) {
+  // NHWC padding vectorized over channels: the border test does not depend on the channel, so
+  // the copy is one vector select, not 16 scalar lanes.
+  auto dag = ops::conv2dNHWC(1, 16, 6, 5, 8, 3, 3, 2, 1);
+  std::vector<StepPtr> steps = {
+      std::make_shared<AnnotateStep>("PaddedInput", "i3", Annotation::Vectorize),
+  };
+  auto r = kernelcheck::checkAgainstReference(replay(dag, steps), 13);
+  EXPECT_LT(r.maxRelativeError, 1e-5);
+  EXPECT_EQ(r.source.find("_t0[0]"), std::string::npos) << r.source;
+  EXPECT_NE(r.source.find("? (*(tessel_floatx16_u*)(data + "), std::string::npos) << r.source;
+}
+
+/// Calls a compiled kernel through its bare C symbol, bypassing the runtime's own checks.
+class RawKernel {
+ public:
+  explicit RawKernel(const te::ComputeDAG& dag) {
+    std::string source = codegen::generateCSource({passes::lower(replay(dag, {}), "k")});
+    codegen::compileSharedLibrary(source, dir_.path() + "/k.so");
+    handle_ = dlopen((dir_.path() + "/k.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+    EXPECT_NE(handle_, nullptr);
+    fn_ = reinterpret_cast<Fn>(dlsym(handle_, "k"));
+  }
+  ~RawKernel() {
+    if (handle_) dlclose(handle_);
+  }
+  std::string call(std::vector<TesselTensor> args, int capacity = 256) {
+    std::string error(size_t(capacity), '\0');
+    int32_t rc = fn_(args.data(), int32_t(args.size()), error.data(), capacity);
+    if (rc == 0) return "ok";
+    return error.c_str();
+  }
+
+ private:
+  using Fn = int32_t (*)(const TesselTensor*, int32_t, char*, int32_t);
+  TempDir dir_{"tessel-test"};
+  void* handle_ = nullptr;
+  Fn fn_ = nullptr;
+};
+
+TesselTensor cpuFloatTensor(float* data, const int64_t* shape, int32_t ndim, const int64_t* strides = nullptr) {
+  TesselTensor t{};
+  t.data = data;
+  t.shape = shape;
+  t.strides = strides;
+  t.ndim = ndim;
+  t.dtype_code = 2;
+  t.dtype_bits = 32;
+  t.dtype_lanes = 1;
+  t.device_type = TESSEL_DEVICE_CPU;
+  return t;
+}
+
+TEST(CodegenCpu, KernelChecksItsOwnArguments) {
+  RawKernel kernel(ops::matmul(2, 3, 4));
+  std::vector<float> a(8), b(12), c(6);
+  const int64_t sa[] = {2, 4}, sb[] = {4, 3}, sc[] = {2, 3}, wrong[] = {4, 5}, rowStrides[] = {4, 1}, badStrides[] = {1, 2};
+  auto A = cpuFloatTensor(a.data(), sa, 2), B = cpuFloatTensor(b.data(), sb, 2), C = cpuFloatTensor(c.data(), sc, 2);
+  EXPECT_EQ(kernel.call({A, B, C}), "ok");
+  EXPECT_EQ(kernel.call({A, B}), "kernel 'k': expected 3 arguments, got 2");
+  EXPECT_EQ(kernel.call({A, cpuFloatTensor(b.data(), wrong, 2), C}), "kernel 'k', argument 'B' (2 of 3): dimension 1 must be 3");
+  EXPECT_EQ(kernel.call({cpuFloatTensor(a.data(), sa, 2, rowStrides), B, C}), "ok");
+  EXPECT_EQ(kernel.call({cpuFloatTensor(a.data(), sa, 2, badStrides), B, C}),
+            "kernel 'k', argument 'A' (1 of 3): must be compact row-major");
+  auto intC = C;
+  intC.dtype_code = 0;
+  EXPECT_EQ(kernel.call({A, B, intC}),
+            "kernel 'k', argument 'C' (3 of 3): wrong data pointer, rank, dtype or device (expected float32 [2, 3] on cpu)");
+  auto nullA = A;
+  nullA.data = nullptr;
+  EXPECT_EQ(kernel.call({nullA, B, C}),
+            "kernel 'k', argument 'A' (1 of 3): wrong data pointer, rank, dtype or device (expected float32 [2, 4] on cpu)");
+  // A short error buffer is truncated and terminated, never overrun.
+  EXPECT_EQ(kernel.call({A, B}, 10), "kernel 'k");
+}
+
+TEST(CodegenCpu, TargetOptions) {
+  auto o = codegen::compileOptionsForTarget("cpu -opt-level=3 -mcpu=skylake -mattr=+avx2,-avx512f");
+  EXPECT_EQ(o.flags, (std::vector<std::string>{"-O3", "-march=skylake", "-mavx2", "-mno-avx512f"}));
+  EXPECT_EQ(codegen::compileOptionsForTarget("cpu").flags, (std::vector<std::string>{"-O2", "-march=native"}));
+  EXPECT_NE(errorOf([] { codegen::compileOptionsForTarget("cpu -opt-level=5"); }).find("-opt-level must be 0, 1, 2 or 3"),
+            std::string::npos);
+  EXPECT_NE(errorOf([] { codegen::compileOptionsForTarget("cpu -fast"); }).find("unknown option '-fast'"), std::string::npos);
+}
+
+}  // namespace
