@@ -1,0 +1,101 @@
+#include "graph/Fusion.h"
+
+#include <algorithm>
+#include <map>
+
+#include "support/Error.h"
+
+namespace tessel::graph {
+
+namespace {
+
+// More ops than this in one function only slows compilation; real epilogues are short.
+constexpr size_t kMaxGroupSize = 64;
+
+bool isElementwiseLike(OpPattern p) { return p == OpPattern::ElemWise || p == OpPattern::Broadcast; }
+
+/// Whether a node of pattern `node` may join a group whose master pattern is `group`.
+bool canJoin(OpPattern group, OpPattern node) {
+  if (isElementwiseLike(node))
+    return group == OpPattern::OutEWiseFusable || group == OpPattern::CommReduce || isElementwiseLike(group) ||
+           group == OpPattern::Injective;
+  if (node == OpPattern::Injective) return isElementwiseLike(group) || group == OpPattern::Injective;
+  return false;
+}
+
+/// The master pattern of a group after a node joins: the heavier of the two.
+OpPattern combine(OpPattern group, OpPattern node) { return std::max(group, node); }
+
+}  // namespace
+
+std::vector<FusedGroup> fuseOperators(const Graph& graph, bool fuse) {
+  const auto& nodes = graph.nodes();
+  auto consumers = graph.consumers();
+  std::vector<int> groupOf(nodes.size(), -1);
+  std::vector<FusedGroup> groups;
+  std::vector<bool> isOutput(nodes.size(), false);
+  for (int o : graph.outputs()) isOutput[size_t(o)] = true;
+
+  for (size_t id = 0; id < nodes.size(); ++id) {
+    const Node& n = nodes[id];
+    if (n.kind != NodeKind::Op) continue;
+    OpPattern pattern = lookupOp(n.op).pattern;
+    int target = -1;
+    if (fuse) {
+      for (int in : n.inputs) {
+        int g = groupOf[size_t(in)];
+        if (g < 0 || groups[size_t(g)].output != in) continue;
+        // The producer's value must not be needed by anyone else (nor be a graph output).
+        if (consumers[size_t(in)].size() != 1 || isOutput[size_t(in)]) continue;
+        if (groups[size_t(g)].nodes.size() >= kMaxGroupSize) continue;
+        if (!canJoin(groups[size_t(g)].pattern, pattern)) continue;
+        target = g;
+        break;
+      }
+    }
+    if (target < 0) {
+      target = int(groups.size());
+      groups.push_back({});
+      groups.back().pattern = pattern;
+    } else {
+      groups[size_t(target)].pattern = combine(groups[size_t(target)].pattern, pattern);
+    }
+    FusedGroup& g = groups[size_t(target)];
+    g.nodes.push_back(int(id));
+    g.output = int(id);
+    groupOf[id] = target;
+  }
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    FusedGroup& g = groups[gi];
+    for (int id : g.nodes) {
+      for (int in : nodes[size_t(id)].inputs) {
+        if (groupOf[size_t(in)] == int(gi)) continue;
+        if (std::find(g.inputs.begin(), g.inputs.end(), in) == g.inputs.end()) g.inputs.push_back(in);
+      }
+    }
+  }
+  return groups;
+}
+
+te::ComputeDAG buildGroupDAG(const Graph& graph, const FusedGroup& group) {
+  std::map<int, te::Tensor> values;
+  std::vector<te::Tensor> placeholders;
+  for (int in : group.inputs) {
+    const Node& n = graph.node(in);
+    placeholders.push_back(te::placeholder(n.type.shape, n.type.dtype, "placeholder"));
+    values[in] = placeholders.back();
+  }
+  for (int id : group.nodes) {
+    const Node& n = graph.node(id);
+    std::vector<te::Tensor> args;
+    for (int in : n.inputs) args.push_back(values.at(in));
+    try {
+      values[id] = lookupOp(n.op).compute(args, n.attrs);
+    } catch (const Error& e) {
+      throw e.withContext("building node '" + n.name + "' (" + n.op + ")");
+    }
+  }
+  return te::ComputeDAG({values.at(group.output)}, placeholders);
+}
+
+}  // namespace tessel::graph

@@ -1,0 +1,140 @@
+#include <gtest/gtest.h>
+
+#include "graph/Fusion.h"
+#include "support/Error.h"
+
+using namespace tessel;
+using namespace tessel::graph;
+
+namespace {
+
+te::Tensor elementwise(const std::vector<te::Tensor>& in, const std::string& name,
+                       const std::function<ir::Expr(const std::vector<ir::Expr>&)>& f) {
+  return te::compute(in[0].shape(), [&](const std::vector<ir::Var>& i) {
+    std::vector<ir::Expr> idx(i.begin(), i.end());
+    std::vector<ir::Expr> reads;
+    for (auto& t : in) reads.push_back(t(idx));
+    return f(reads);
+  }, name, "elemwise");
+}
+
+void registerFusionTestOps() {
+  OpDef add{"fz_add", OpPattern::ElemWise, 2, 2,
+            [](const std::vector<te::Tensor>& in, const Attrs&) {
+              return elementwise(in, "T_add", [](const std::vector<ir::Expr>& r) { return r[0] + r[1]; });
+            }};
+  registerOp(add);
+  OpDef relu{"fz_relu", OpPattern::ElemWise, 1, 1,
+             [](const std::vector<te::Tensor>& in, const Attrs&) {
+               return elementwise(in, "T_relu", [](const std::vector<ir::Expr>& r) { return ir::max(r[0], ir::Expr(0.0f)); });
+             }};
+  registerOp(relu);
+  OpDef transpose{"fz_transpose", OpPattern::Injective, 1, 1,
+                  [](const std::vector<te::Tensor>& in, const Attrs&) {
+                    return te::compute({in[0].shape()[1], in[0].shape()[0]},
+                                       [&](const std::vector<ir::Var>& i) { return in[0](i[1], i[0]); }, "T_transpose",
+                                       "injective");
+                  }};
+  registerOp(transpose);
+  OpDef matmul{"fz_matmul", OpPattern::OutEWiseFusable, 2, 2,
+               [](const std::vector<te::Tensor>& in, const Attrs&) {
+                 auto r = te::reduceAxis(in[0].shape()[1], "k");
+                 return te::compute({in[0].shape()[0], in[1].shape()[1]},
+                                    [&](const std::vector<ir::Var>& i) { return te::sum(in[0](i[0], r.var) * in[1](r.var, i[1]), {r}); },
+                                    "T_matmul", "dense");
+               }};
+  registerOp(matmul);
+}
+
+class FusionTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { registerFusionTestOps(); }
+};
+
+runtime::Tensor constant(std::vector<int64_t> shape) { return runtime::Tensor::empty(std::move(shape), DataType::float32()); }
+
+TEST_F(FusionTest, MatmulAbsorbsBiasAndActivation) {
+  Graph g;
+  int x = g.addInput("x", {{4, 8}, DataType::float32()});
+  int w = g.addConstant("w", constant({8, 8}));
+  int b = g.addConstant("b", constant({4, 8}));
+  int mm = g.addOp("fz_matmul", {x, w});
+  int add = g.addOp("fz_add", {mm, b});
+  int relu = g.addOp("fz_relu", {add});
+  g.markOutput(relu);
+  auto groups = fuseOperators(g);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].nodes, (std::vector<int>{mm, add, relu}));
+  EXPECT_EQ(groups[0].output, relu);
+  EXPECT_EQ(groups[0].inputs, (std::vector<int>{x, w, b}));
+  EXPECT_EQ(groups[0].pattern, OpPattern::OutEWiseFusable);
+  auto dag = buildGroupDAG(g, groups[0]);
+  EXPECT_EQ(dag.inputNames().size(), 3u);
+  EXPECT_EQ(dag.ops().size(), 6u);  // three placeholders, three computes
+  EXPECT_EQ(dag.flopCount(), 2.0 * 4 * 8 * 8 + 4 * 8 + 4 * 8);
+}
+
+TEST_F(FusionTest, SharedIntermediatesAreMaterialized) {
+  // y = relu(x @ w); z = relu(y @ w + y): y has two readers, so it ends its group.
+  Graph g;
+  int x = g.addInput("x", {{8, 8}, DataType::float32()});
+  int w = g.addConstant("w", constant({8, 8}));
+  int y = g.addOp("fz_relu", {g.addOp("fz_matmul", {x, w})});
+  int mm2 = g.addOp("fz_matmul", {y, w});
+  int z = g.addOp("fz_relu", {g.addOp("fz_add", {mm2, y})});
+  g.markOutput(z);
+  auto groups = fuseOperators(g);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].output, y);
+  EXPECT_EQ(groups[1].nodes.size(), 3u);
+  EXPECT_EQ(groups[1].inputs, (std::vector<int>{y, w}));
+  // The two functions compute different things, so their workload keys differ.
+  EXPECT_NE(buildGroupDAG(g, groups[0]).workloadKey(), buildGroupDAG(g, groups[1]).workloadKey());
+}
+
+TEST_F(FusionTest, HeavyOpsDoNotFuseWithEachOther) {
+  Graph g;
+  int x = g.addInput("x", {{8, 8}, DataType::float32()});
+  int w = g.addConstant("w", constant({8, 8}));
+  int a = g.addOp("fz_matmul", {x, w});
+  int b = g.addOp("fz_matmul", {a, w});
+  g.markOutput(b);
+  EXPECT_EQ(fuseOperators(g).size(), 2u);
+}
+
+TEST_F(FusionTest, InjectiveChainsFuseButNotIntoAHeavyOp) {
+  Graph g;
+  int x = g.addInput("x", {{4, 8}, DataType::float32()});
+  int t = g.addOp("fz_transpose", {x});
+  int r = g.addOp("fz_relu", {t});
+  int t2 = g.addOp("fz_transpose", {r});
+  int w = g.addConstant("w", constant({8, 8}));
+  int mm = g.addOp("fz_matmul", {t2, w});
+  int tm = g.addOp("fz_transpose", {mm});
+  g.markOutput(tm);
+  auto groups = fuseOperators(g);
+  ASSERT_EQ(groups.size(), 3u);
+  EXPECT_EQ(groups[0].nodes, (std::vector<int>{t, r, t2}));
+  EXPECT_EQ(groups[0].pattern, OpPattern::Injective);
+  EXPECT_EQ(groups[1].nodes, std::vector<int>{mm});
+  EXPECT_EQ(groups[2].nodes, std::vector<int>{tm});
+}
+
+TEST_F(FusionTest, GraphOutputsStayVisibleAndFusionCanBeOff) {
+  Graph g;
+  int x = g.addInput("x", {{4, 4}, DataType::float32()});
+  int a = g.addOp("fz_relu", {x});
+  int b = g.addOp("fz_relu", {a});
+  g.markOutput(a);
+  g.markOutput(b);
+  auto groups = fuseOperators(g);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[1].inputs, std::vector<int>{a});
+  Graph chain;
+  int cx = chain.addInput("x", {{4, 4}, DataType::float32()});
+  chain.markOutput(chain.addOp("fz_relu", {chain.addOp("fz_relu", {cx})}));
+  EXPECT_EQ(fuseOperators(chain, true).size(), 1u);
+  EXPECT_EQ(fuseOperators(chain, false).size(), 2u);
+}
+
+}  // namespace
