@@ -28,8 +28,8 @@ extern "C" void* aligned_alloc(tessel_size_t, tessel_size_t);
 extern "C" void free(void*);
 template <class T> static inline T tessel_max(T a, T b) { return a > b ? a : b; }
 template <class T> static inline T tessel_min(T a, T b) { return a < b ? a : b; }
-static inline int64_t tessel_floordiv(int64_t a, int64_t b) { int64_t q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }
-static inline int64_t tessel_floormod(int64_t a, int64_t b) { int64_t m = a % b; return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m; }
+template <class T> static inline T tessel_floordiv(T a, T b) { T q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }
+template <class T> static inline T tessel_floormod(T a, T b) { T m = a % b; return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m; }
 static inline float tessel_h2f(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, bits;
   if (exp == 0) {
@@ -215,12 +215,14 @@ class Emitter {
   std::string varName(const VarNode* v) { return uniqueName(v, v->name); }
 
   std::string vectorType(DataType t) {
+    // The lanes hold what scalar code computes in: bool as int32 masks, float16 as float.
     DataType e = t.element();
-    std::string elem = scalarType(e.isBool() ? DataType::int32() : e);
-    int bytes = (e.isBool() ? 4 : std::max(1, e.bits / 8)) * t.lanes;
+    DataType lane = e.isBool() ? DataType::int32() : (e.isFloat() && e.bits == 16 ? DataType::float32() : e);
+    std::string elem = scalarType(lane);
+    int bytes = lane.bits / 8 * t.lanes;
     std::string name = fmt::format("tessel_{}x{}", elem.substr(0, elem.find('_')), t.lanes);
     vectorTypes.insert(fmt::format("typedef {} {} __attribute__((vector_size({})));\ntypedef {} {}_u __attribute__((vector_size({}), aligned({})));",
-                                   elem, name, bytes, elem, name, bytes, std::max(1, e.bits / 8)));
+                                   elem, name, bytes, elem, name, bytes, lane.bits / 8));
     return name;
   }
 
@@ -284,6 +286,8 @@ class Emitter {
       }
       case ExprKind::Cast: {
         auto v = e.as<CastNode>()->value;
+        // float16 computes as float: a cast to it must still round to float16 precision.
+        if (e.type().isFloat() && e.type().bits == 16) return fmt::format("tessel_h2f(tessel_f2h((float)({})))", scalarExpr(v));
         return fmt::format("(({})({}))", scalarType(e.type()), scalarExpr(v));
       }
       case ExprKind::Call: {
@@ -315,8 +319,10 @@ class Emitter {
       case ExprKind::Mul: return narrowInt ? integerArith("*", t, a, b) : fmt::format("({} * {})", a, b);
       case ExprKind::Div: return fmt::format("({} / {})", a, b);
       case ExprKind::Mod: return fmt::format("({} % {})", a, b);
-      case ExprKind::FloorDiv: return fmt::format("(({})tessel_floordiv({}, {}))", scalarType(t), a, b);
-      case ExprKind::FloorMod: return fmt::format("(({})tessel_floormod({}, {}))", scalarType(t), a, b);
+      // In the operand type: GCC 12 crashes (internal compiler error, -march with AVX-512)
+      // vectorizing an int64 floormod of int32 lanes.
+      case ExprKind::FloorDiv: return fmt::format("(({0})tessel_floordiv<{0}>({1}, {2}))", scalarType(t), a, b);
+      case ExprKind::FloorMod: return fmt::format("(({0})tessel_floormod<{0}>({1}, {2}))", scalarType(t), a, b);
       case ExprKind::Min: return fmt::format("tessel_min<{}>({}, {})", scalarType(t), a, b);
       case ExprKind::Max: return fmt::format("tessel_max<{}>({}, {})", scalarType(t), a, b);
       case ExprKind::EQ: return fmt::format("({} == {})", a, b);
@@ -387,7 +393,7 @@ class Emitter {
       }
       case ExprKind::Cast: {
         auto v = e.as<CastNode>()->value;
-        if (t.isBool() || v.type().isBool()) return lanewise(e);
+        if (t.isBool() || v.type().isBool() || (t.isFloat() && t.bits == 16)) return lanewise(e);
         return fmt::format("__builtin_convertvector({}, {})", vectorExpr(v), vectorType(t));
       }
       case ExprKind::Select:

@@ -1,5 +1,6 @@
 #include "ir/Expr.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -149,15 +150,22 @@ Expr binary(ExprKind kind, Expr a, Expr b) {
 
 Expr cast(DataType type, Expr value) {
   if (value.type() == type) return value;
+  // A cast keeps its value's lanes; a scalar made a vector is a broadcast of the cast scalar.
+  if (type.isVector() && value.type().isScalar()) return broadcast(cast(type.element(), std::move(value)), type.lanes);
   if (isImmediate(value) && type.isScalar()) return convertImmediate(value, type);
   return Expr(std::make_shared<CastNode>(type, std::move(value)));
 }
 
 static Expr makeSelect(ExprKind k, Expr c, Expr t, Expr f) {
-  if (t.type() != f.type()) {
-    if (isImmediate(f)) f = convertImmediate(f, t.type());
-    else if (isImmediate(t)) t = convertImmediate(t, f.type());
+  if (t.type().element() != f.type().element()) {
+    if (isImmediate(f)) f = convertImmediate(f, t.type().element());
+    else if (isImmediate(t)) t = convertImmediate(t, f.type().element());
   }
+  // Vector code (after vectorization) mixes per-lane and lane-invariant operands, as binary
+  // operators do: the scalar ones are broadcast.
+  int lanes = std::max({c.type().lanes, t.type().lanes, f.type().lanes});
+  for (Expr* operand : {&c, &t, &f})
+    if (lanes > 1 && operand->type().isScalar()) *operand = broadcast(*operand, lanes);
   TESSEL_CHECK(t.type() == f.type(), "select branches have different types: {} and {}", t.type().str(), f.type().str());
   TESSEL_CHECK(c.type().isBool(), "select condition must be bool, got {}", c.type().str());
   return Expr(std::make_shared<SelectNode>(k, std::move(c), std::move(t), std::move(f)));

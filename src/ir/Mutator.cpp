@@ -76,7 +76,8 @@ Expr IRMutator::visitBroadcast(const Expr& e, const BroadcastNode* n) {
 
 Expr IRMutator::visitCast(const Expr& e, const CastNode* n) {
   Expr v = mutate(n->value);
-  return v.sameAs(n->value) ? e : cast(e.type(), v);
+  // The value may have become a vector (vectorization): the cast takes its lanes.
+  return v.sameAs(n->value) ? e : cast(e.type().withLanes(v.type().lanes), v);
 }
 
 Expr IRMutator::visitCall(const Expr& e, const CallNode* n) {

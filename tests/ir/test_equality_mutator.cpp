@@ -121,6 +121,18 @@ TEST_F(MutatorTest, SubstituteInStatements) {
   EXPECT_TRUE(usesVar(wrapped, x.node()));
 }
 
+TEST_F(MutatorTest, SubstitutingAVectorKeepsTheLanesOfCastsAndSelects) {
+  // What the vectorizer does: a loop variable becomes a ramp, and every node above it must
+  // become a vector of that many lanes.
+  Expr r = ramp(Expr(0), Expr(1), 8);
+  Expr c = substitute(cast(DataType::float16(), load(a, i)), {{i.node(), r}});
+  EXPECT_EQ(c.type().str(), "float16x8") << toString(c);
+  Expr s = substitute(select(load(a, i) > Expr(0.5f), Expr(1.0f), Expr(0.0f)), {{i.node(), r}});
+  EXPECT_EQ(s.type().str(), "float32x8") << toString(s);
+  Expr mixed = substitute(select(i < Expr(4), load(a, Expr(0)), load(a, i)), {{i.node(), r}});
+  EXPECT_EQ(mixed.type().str(), "float32x8") << toString(mixed);
+}
+
 TEST_F(MutatorTest, UsesVarLooksEverywhere) {
   EXPECT_TRUE(usesVar(x + y, x.node()));
   EXPECT_FALSE(usesVar(y * Expr(2), x.node()));

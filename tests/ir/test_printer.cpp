@@ -58,6 +58,13 @@ TEST_F(PrinterTest, SelectCastAndCalls) {
   EXPECT_EQ(toString(call(Intrinsic::Sigmoid, {f})), "sigmoid(f)");
 }
 
+TEST_F(PrinterTest, ScalarsWidenedToVectorTypesAreBroadcasts) {
+  EXPECT_EQ(toString(cast(DataType::float32(4), Expr(1.5f))), "broadcast(1.5f, 4)");
+  EXPECT_EQ(toString(cast(DataType::float16(4), f)), "broadcast(float16(f), 4)");
+  EXPECT_EQ(toString(select(broadcast(x < y, 4), Expr(1.0f), Expr(0.0f))),
+            "select(broadcast((x < y), 4), broadcast(1f, 4), broadcast(0f, 4))");
+}
+
 TEST_F(PrinterTest, EveryIntrinsicHasItsName) {
   const std::pair<Intrinsic, const char*> names[] = {
       {Intrinsic::Exp, "exp"},     {Intrinsic::Log, "log"},     {Intrinsic::Sqrt, "sqrt"},   {Intrinsic::Tanh, "tanh"},
