@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "graph/Fusion.h"
+#include "graph/TaskExtraction.h"
 #include "support/Error.h"
 
 using namespace tessel;
@@ -135,6 +136,33 @@ TEST_F(FusionTest, GraphOutputsStayVisibleAndFusionCanBeOff) {
   chain.markOutput(chain.addOp("fz_relu", {chain.addOp("fz_relu", {cx})}));
   EXPECT_EQ(fuseOperators(chain, true).size(), 1u);
   EXPECT_EQ(fuseOperators(chain, false).size(), 2u);
+}
+
+}  // namespace
+
+namespace {
+
+TEST_F(FusionTest, EqualFunctionsAreOneTaskWithAWeight) {
+  // Three matmul+relu blocks, two of them on equal shapes, then a transpose (no arithmetic).
+  Graph g;
+  int x = g.addInput("x", {{4, 8}, DataType::float32()});
+  int w = g.addConstant("w", constant({8, 8}));
+  int a = g.addOp("fz_relu", {g.addOp("fz_matmul", {x, w})});
+  int b = g.addOp("fz_relu", {g.addOp("fz_matmul", {a, w})});
+  int w2 = g.addConstant("w2", constant({8, 16}));
+  int c = g.addOp("fz_relu", {g.addOp("fz_matmul", {b, w2})});
+  g.markOutput(g.addOp("fz_transpose", {c}));
+  auto tasks = extractTasks(g);
+  ASSERT_EQ(tasks.size(), 2u);
+  EXPECT_EQ(tasks[0].weight, 2);
+  EXPECT_EQ(tasks[0].groups, (std::vector<int>{0, 1}));
+  EXPECT_EQ(tasks[0].flops, 2.0 * 4 * 8 * 8 + 4 * 8);
+  EXPECT_EQ(tasks[1].weight, 1);
+  EXPECT_EQ(extractTasks(g, true).size(), 3u);
+  std::string text = formatTasks(tasks);
+  EXPECT_EQ(text.rfind("========== Task 0  (workload key: " + tasks[0].workloadKey + ") ==========\n", 0), 0u) << text;
+  EXPECT_NE(text.find("========== Task 1  (workload key: "), std::string::npos);
+  EXPECT_NE(text.find("T_matmul(i0, i1) += "), std::string::npos) << text;
 }
 
 }  // namespace
