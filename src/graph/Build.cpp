@@ -1,0 +1,137 @@
+#include "graph/Build.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <climits>
+#include <filesystem>
+#include <map>
+
+#include "codegen/CSource.h"
+#include "codegen/Toolchain.h"
+#include "graph/MemoryPlan.h"
+#include "passes/Lower.h"
+#include "runtime/Params.h"
+#include "support/Error.h"
+#include "support/TempDir.h"
+
+namespace tessel::graph {
+
+namespace {
+
+size_t bytesOf(const TensorType& t) {
+  size_t n = size_t(t.dtype.storageBytes());
+  for (int64_t d : t.shape) n *= size_t(d);
+  return n;
+}
+
+/// A C identifier from a node name.
+std::string identifier(const std::string& name) {
+  std::string id;
+  for (char c : name) id += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return id;
+}
+
+}  // namespace
+
+BuildReport buildGraph(const Graph& graph, const std::string& directory, const BuildOptions& options) {
+  TESSEL_CHECK(!graph.outputs().empty(), "building a graph without outputs");
+  std::filesystem::create_directories(directory);
+  auto groups = fuseOperators(graph, options.fuse);
+
+  // One kernel per distinct workload; the calls name it.
+  std::vector<schedule::LoopNestFunction> functions;
+  std::map<std::string, std::string> kernelOfKey;
+  std::vector<std::string> kernelOfGroup;
+  for (const FusedGroup& g : groups) {
+    te::ComputeDAG dag = buildGroupDAG(graph, g);
+    std::string key = dag.workloadKey();
+    auto it = kernelOfKey.find(key);
+    if (it == kernelOfKey.end()) {
+      std::string name = fmt::format("fused_{}_{}", identifier(graph.node(g.output).op), functions.size());
+      std::vector<schedule::StepPtr> steps = options.schedule ? options.schedule(dag) : std::vector<schedule::StepPtr>{};
+      try {
+        functions.push_back(passes::lower(schedule::replay(dag, steps), name));
+      } catch (const Error& e) {
+        throw e.withContext(fmt::format("scheduling the function of node '{}'", graph.node(g.output).name));
+      }
+      it = kernelOfKey.emplace(key, name).first;
+    }
+    kernelOfGroup.push_back(it->second);
+  }
+  auto start = std::chrono::steady_clock::now();
+  codegen::compileSharedLibrary(codegen::generateCSource(functions), directory + "/kernels.so",
+                                codegen::compileOptionsForTarget(options.target));
+  double compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  // Tensors of the plan: every node whose value crosses a function boundary.
+  std::map<int, int> tensorOfNode;
+  nlohmann::json tensors = nlohmann::json::array();
+  std::vector<PlannedTensor> planned;
+  std::vector<int> plannedTensorIds;
+  runtime::NamedTensors params;
+  std::vector<bool> isOutput(graph.nodes().size(), false);
+  for (int o : graph.outputs()) isOutput[size_t(o)] = true;
+  auto tensorFor = [&](int node) {
+    auto found = tensorOfNode.find(node);
+    if (found != tensorOfNode.end()) return found->second;
+    const Node& n = graph.node(node);
+    int id = int(tensors.size());
+    nlohmann::json t = {{"name", n.name}, {"dtype", n.type.dtype.str()}, {"shape", n.type.shape}};
+    if (n.kind == NodeKind::Constant) {
+      t["param"] = n.name;
+      params[n.name] = graph.constant(node);
+    } else {
+      bool external = n.kind == NodeKind::Input || isOutput[size_t(node)];
+      planned.push_back({bytesOf(n.type), n.kind == NodeKind::Input ? -1 : 0, external ? INT_MAX : 0});
+      plannedTensorIds.push_back(id);
+    }
+    tensors.push_back(t);
+    tensorOfNode[node] = id;
+    return id;
+  };
+  nlohmann::json inputs = nlohmann::json::array(), calls = nlohmann::json::array();
+  for (int in : graph.inputIds()) inputs.push_back(tensorFor(in));
+  auto plannedOf = [&](int tensor) -> PlannedTensor* {
+    for (size_t i = 0; i < plannedTensorIds.size(); ++i)
+      if (plannedTensorIds[i] == tensor) return &planned[i];
+    return nullptr;
+  };
+  for (size_t c = 0; c < groups.size(); ++c) {
+    nlohmann::json args = nlohmann::json::array();
+    for (int in : groups[c].inputs) {
+      int t = tensorFor(in);
+      if (PlannedTensor* p = plannedOf(t); p && p->lastCall != INT_MAX) p->lastCall = std::max(p->lastCall, int(c));
+      args.push_back(t);
+    }
+    int out = tensorFor(groups[c].output);
+    if (PlannedTensor* p = plannedOf(out)) {
+      p->firstCall = int(c);
+      if (p->lastCall != INT_MAX) p->lastCall = int(c);
+    }
+    args.push_back(out);
+    calls.push_back({{"kernel", kernelOfGroup[c]}, {"args", args}});
+  }
+  nlohmann::json outputs = nlohmann::json::array();
+  for (int o : graph.outputs()) {
+    const Node& n = graph.node(o);
+    TESSEL_CHECK(n.kind == NodeKind::Op, "graph output '{}' is an input or a constant: nothing to compute", n.name);
+    outputs.push_back(tensorFor(o));
+  }
+  MemoryPlan memory = planMemory(planned);
+  for (size_t i = 0; i < plannedTensorIds.size(); ++i) tensors[size_t(plannedTensorIds[i])]["storage"] = memory.storageOf[i];
+  nlohmann::json plan = {{"format", "tessel.graph_executor"}, {"version", 1}, {"storages", memory.storageBytes},
+                         {"tensors", tensors}, {"inputs", inputs}, {"outputs", outputs}, {"calls", calls}};
+  writeFile(directory + "/graph.json", plan.dump(1));
+  runtime::saveParams(params, directory + "/params.bin");
+
+  BuildReport report;
+  report.functions = int(groups.size());
+  report.distinctKernels = int(functions.size());
+  report.plannedBytes = memory.plannedBytes();
+  report.naiveBytes = memory.naiveBytes;
+  report.compileSeconds = compileSeconds;
+  return report;
+}
+
+}  // namespace tessel::graph

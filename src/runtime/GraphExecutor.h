@@ -1,0 +1,78 @@
+/// The graph executor: runs a compiled network with the runtime alone. A deployable module is
+/// one directory holding
+///   kernels.so    the fused functions (codegen's shared library, see Module.h)
+///   graph.json    the execution plan (below)
+///   params.bin    the weights (Params.h)
+/// graph.json:
+///   {"format": "tessel.graph_executor", "version": 1,
+///    "storages": [bytes, ...],                          // planned buffers, reused across tensors
+///    "tensors": [{"name": "data", "dtype": "float32", "shape": [1, 3, 224, 224],
+///                 "storage": 0}                         // an activation in a planned buffer
+///              | {..., "param": "conv1_weight"}],       // a weight from params.bin
+///    "inputs": [tensor ids], "outputs": [tensor ids],
+///    "calls": [{"kernel": "fused_conv2d_0", "args": [tensor ids]}]}  // in execution order
+/// Every buffer is allocated once, when the executor is created, so running it touches no new
+/// memory; argument descriptors are prebuilt so one call costs one indirect function call.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "runtime/Module.h"
+#include "runtime/Params.h"
+#include "runtime/TimeEvaluator.h"
+
+namespace tessel::runtime {
+
+class GraphExecutor {
+ public:
+  /// Loads a module directory. Errors name the directory and the offending file or entry.
+  static GraphExecutor load(const std::string& directory);
+  /// From parts already in memory; `origin` names them in errors.
+  GraphExecutor(Module kernels, const nlohmann::json& plan, const NamedTensors& params, const std::string& origin);
+
+  int numInputs() const { return int(inputs_.size()); }
+  int numOutputs() const { return int(outputs_.size()); }
+  const std::string& inputName(int index) const;
+  std::vector<int64_t> inputShape(int index) const;
+  DataType inputDtype(int index) const;
+  std::vector<int64_t> outputShape(int index) const;
+
+  /// Copies `value` into the named input; Error on an unknown name or a dtype/shape mismatch.
+  void setInput(const std::string& name, const Tensor& value);
+  void setInput(int index, const Tensor& value);
+  /// Runs every call in order; a kernel's error becomes an Error naming the call.
+  void run();
+  /// A copy of output `index` after run().
+  Tensor getOutput(int index) const;
+
+  /// Times run() (TVM's `benchmark`): repeat x number calls with min_repeat_ms calibration.
+  TimingResult benchmark(const TimeEvaluatorOptions& options);
+
+  /// Bytes of the planned activation buffers, and what one buffer per tensor would take.
+  size_t plannedBytes() const;
+  size_t unplannedBytes() const { return unplannedBytes_; }
+  size_t numCalls() const { return calls_.size(); }
+
+ private:
+  struct TensorEntry {
+    std::string name;
+    DataType dtype;
+    std::vector<int64_t> shape;
+    Tensor storage;  ///< the buffer holding it (a planned storage or the parameter itself)
+  };
+  struct Call {
+    Kernel kernel;
+    std::vector<TesselTensor> args;
+  };
+  TesselTensor descriptor(const TensorEntry& t) const;
+
+  std::vector<Tensor> storages_;
+  std::vector<TensorEntry> tensors_;
+  std::vector<int> inputs_, outputs_;
+  std::vector<Call> calls_;
+  Module module_;
+  size_t unplannedBytes_ = 0;
+};
+
+}  // namespace tessel::runtime
