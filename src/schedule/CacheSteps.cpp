@@ -197,7 +197,9 @@ void RfactorStep::apply(State& state) const {
     Var otherVar(s.iterator(other).name);
     remaining.push_back(IterVar{otherVar, s.iterator(other).extent});
     kValue = chosenIsInner ? Expr(otherVar) * Expr(innerExtent) + factorVar : Expr(factorVar) * Expr(innerExtent) + otherVar;
-    if (k.extent % innerExtent != 0) extraCondition = kValue < Expr(k.extent);
+    // The split's loops overrun the axis whenever they cover more than it: with factors when
+    // the factor does not divide it, with nparts also when it does (12 in 5 parts of 3 is 15).
+    if (s.iterator(split->outer).extent * innerExtent > k.extent) extraCondition = kValue < Expr(k.extent);
   }
   map[k.var.node()] = kValue;
   for (size_t a = 0; a < red->axes.size(); ++a) {

@@ -49,9 +49,10 @@ SplitStep::SplitStep(std::string s, std::string i, std::vector<int64_t> f, int64
 void SplitStep::apply(State& state) const {
   Stage& s = computeStage(state, stage);
   int parent = s.leafByName(iterator);
+  // The sign first: a negative nparts is a bad value, not a missing one.
+  TESSEL_CHECK(nparts >= 0, "split of {}.{}: nparts must be positive, got {}", stage, iterator, nparts);
   TESSEL_CHECK(nparts > 0 || !factors.empty(), "split of {}.{} needs factors or nparts", stage, iterator);
   TESSEL_CHECK(nparts == 0 || factors.empty(), "split of {}.{} takes either factors or nparts, not both", stage, iterator);
-  TESSEL_CHECK(nparts >= 0, "split of {}.{}: nparts must be positive, got {}", stage, iterator, nparts);
   for (auto f : factors) TESSEL_CHECK(f > 0, "split of {}.{}: factor must be positive, got {}", stage, iterator, f);
   IteratorKind kind = s.iterator(parent).kind;
   std::string base = s.iterator(parent).name;

@@ -114,7 +114,17 @@ bool State::isWithin(const std::string& stageName, const std::string& ancestor) 
 
 void State::insertStage(int index, Stage stage) { stages_.insert(stages_.begin() + index, std::move(stage)); }
 
-void State::inferBounds() { schedule::inferBounds(*this); }
+void State::inferBounds() {
+  schedule::inferBounds(*this);
+  // A step that makes a vectorized loop's extent vary (compute_at into a tile whose region
+  // changes size) is the step at fault: say so there, not later when lowering refuses.
+  for (auto& s : stages_)
+    for (int leaf : s.leaves) {
+      const Iterator& it = s.iterator(leaf);
+      TESSEL_CHECK(it.annotation != Annotation::Vectorize || it.exactExtent,
+                   "cannot vectorize {}.{}: its extent now varies with the enclosing loops", s.name(), it.name);
+    }
+}
 
 namespace {
 

@@ -1,0 +1,41 @@
+// Schedules whose correctness depends on subtle lowering (overrunning splits inside an
+// rfactor, a region of varying size, padded local buffers, attached cache stages), compiled
+// with the real compiler, run, and compared with the reference evaluator.
+#include <gtest/gtest.h>
+
+#include "common/KernelCheck.h"
+#include "ops/Examples.h"
+#include "schedule/ExampleSchedules.h"
+
+using namespace tessel;
+using namespace tessel::schedule;
+using namespace tessel::schedule::examples;
+
+namespace {
+
+double errorOf(const te::ComputeDAG& dag, const std::vector<StepPtr>& steps, uint64_t seed) {
+  auto r = kernelcheck::checkAgainstReference(replay(dag, steps), seed);
+  EXPECT_LT(r.maxRelativeError, 1e-5) << r.source;
+  return r.maxRelativeError;
+}
+
+TEST(ScheduleKernels, RfactorOfASplitByNpartsThatOverruns) {
+  // k = 12 in 5 parts of 3: the parts cover 15 values, the last 3 must not be read.
+  errorOf(ops::matmul(3, 5, 12), {step<SplitStep>("C", "k", Factors{}, 5), step<RfactorStep>("C", "k.1")}, 31);
+  errorOf(ops::matmul(3, 5, 12), {step<SplitStep>("C", "k", Factors{}, 5), step<RfactorStep>("C", "k.0")}, 32);
+}
+
+TEST(ScheduleKernels, RegionOfVaryingSize) {
+  auto X = te::placeholder({16}, DataType::float32(), "X");
+  auto A = te::compute({16}, [&](const std::vector<te::Var>& i) { return X(i[0]) * ir::Expr(2.0f); }, "A");
+  auto C = te::compute({16}, [&](const std::vector<te::Var>& i) { return A(ir::min(i[0], ir::Expr(12))); }, "C");
+  errorOf(te::ComputeDAG({C}), {step<SplitStep>("C", "i0", Factors{4}), step<ComputeAtStep>("A", "C", "i0.0")}, 33);
+}
+
+TEST(ScheduleKernels, TiledDenseWithEveryLoopStep) { errorOf(denseRelu(), tiledSteps(), 34); }
+
+TEST(ScheduleKernels, ConvolutionWithInlineRfactorAndAlignedPadding) {
+  errorOf(ops::conv2dBiasReluNCHW(1, 4, 9, 9, 6, 3, 3, 2, 1), reductionSteps(), 35);
+}
+
+}  // namespace
