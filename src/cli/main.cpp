@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/ModuleCommand.h"
 #include "cli/VtaCommand.h"
 #include "codegen/CSource.h"
 #include "codegen/Toolchain.h"
@@ -79,6 +80,7 @@ int main(int argc, char** argv) {
   runOp->add_option("--repeat", repeat, "timed repeats");
   runOp->add_option("--min-repeat-ms", minRepeatMs, "minimum time of one repeat");
   cli::addVtaCommands(app);
+  cli::addModuleCommands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,106 @@
+#include "cli/ModuleCommand.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <random>
+
+#include "runtime/GraphExecutor.h"
+#include "runtime/Npy.h"
+#include "support/Error.h"
+
+namespace tessel::cli {
+
+namespace {
+
+struct RunOptions {
+  std::string directory, input;
+  bool random = false;
+  uint32_t seed = 0;
+};
+
+struct BenchmarkOptions {
+  std::string directory;
+  int repeat = 10, number = 1;
+  double minRepeatMs = 100;
+};
+
+/// Runs `body`, turning a tessel Error into a message and exit code 1 (CLI11's way to fail).
+template <class Body>
+void reportingErrors(Body&& body) {
+  try {
+    body();
+  } catch (const Error& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    throw CLI::RuntimeError(1);
+  }
+}
+
+runtime::Tensor randomInput(const runtime::GraphExecutor& executor, uint32_t seed) {
+  auto t = runtime::Tensor::empty(executor.inputShape(0), executor.inputDtype(0));
+  TESSEL_CHECK(t.dtype() == DataType::float32(), "--random fills float32 inputs only; input '{}' is {}",
+               executor.inputName(0), t.dtype().str());
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+  for (int64_t i = 0; i < t.numel(); ++i) t.dataAs<float>()[i] = uniform(rng);
+  return t;
+}
+
+void run(const RunOptions& o) {
+  auto executor = runtime::GraphExecutor::load(o.directory);
+  TESSEL_CHECK(o.input.empty() || !o.random, "give either --input or --random, not both");
+  executor.setInput(0, o.input.empty() ? randomInput(executor, o.seed) : runtime::loadNpy(o.input));
+  executor.run();
+  runtime::Tensor out = executor.getOutput(0);
+  TESSEL_CHECK(out.dtype() == DataType::float32(), "the first output is {}, not float32 scores", out.dtype().str());
+  const float* scores = out.dataAs<float>();
+  std::vector<int64_t> order(size_t(out.numel()));
+  std::iota(order.begin(), order.end(), 0);
+  size_t top = std::min<size_t>(5, order.size());
+  std::partial_sort(order.begin(), order.begin() + long(top), order.end(),
+                    [&](int64_t a, int64_t b) { return scores[a] > scores[b]; });
+  fmt::print("output shape {}; top-{}:\n", runtime::formatShape(out.shape()), top);
+  for (size_t i = 0; i < top; ++i) fmt::print("  class {:>5}  score {:.6g}\n", order[i], scores[order[i]]);
+}
+
+void benchmark(const BenchmarkOptions& o) {
+  auto executor = runtime::GraphExecutor::load(o.directory);
+  for (int i = 0; i < executor.numInputs(); ++i) {
+    auto t = runtime::Tensor::empty(executor.inputShape(i), executor.inputDtype(i));
+    std::memset(t.data(), 0, t.nbytes());
+    executor.setInput(i, t);
+  }
+  runtime::TimeEvaluatorOptions timing;
+  timing.repeat = o.repeat;
+  timing.number = o.number;
+  timing.minRepeatMs = o.minRepeatMs;
+  auto r = executor.benchmark(timing);
+  fmt::print("Mean inference time (std dev): {:.2f} ms ({:.2f} ms)\n", r.mean * 1e3, r.stddev * 1e3);
+  fmt::print("median {:.2f} ms, min {:.2f} ms over {} measurements of {} runs; {} calls per run, {:.1f} MiB of planned buffers ({:.1f} MiB unplanned)\n",
+             r.median * 1e3, r.min * 1e3, r.costs.size(), r.number, executor.numCalls(), executor.plannedBytes() / 1048576.0,
+             executor.unplannedBytes() / 1048576.0);
+}
+
+}  // namespace
+
+void addModuleCommands(CLI::App& app) {
+  auto runOptions = std::make_shared<RunOptions>();
+  CLI::App* runCommand = app.add_subcommand("run", "run a compiled module directory once and print the top-5 classes");
+  runCommand->add_option("dir", runOptions->directory, "the module directory (tessel compile -o DIR)")->required();
+  runCommand->add_option("--input", runOptions->input, "an input tensor as .npy");
+  runCommand->add_flag("--random", runOptions->random, "a uniform random input in [0, 1) (the default)");
+  runCommand->add_option("--seed", runOptions->seed, "seed of the random input");
+  runCommand->callback([runOptions] { reportingErrors([&] { run(*runOptions); }); });
+
+  auto benchOptions = std::make_shared<BenchmarkOptions>();
+  CLI::App* benchCommand = app.add_subcommand("benchmark", "time a compiled module directory");
+  benchCommand->add_option("dir", benchOptions->directory, "the module directory")->required();
+  benchCommand->add_option("--repeat", benchOptions->repeat, "measurements");
+  benchCommand->add_option("--number", benchOptions->number, "runs per measurement (raised to reach --min-repeat-ms)");
+  benchCommand->add_option("--min-repeat-ms", benchOptions->minRepeatMs, "minimum length of one measurement");
+  benchCommand->callback([benchOptions] { reportingErrors([&] { benchmark(*benchOptions); }); });
+}
+
+}  // namespace tessel::cli

@@ -1,0 +1,46 @@
+// `tessel run` and `tessel benchmark` on a module directory the graph layer built.
+#include <gtest/gtest.h>
+
+#include "graph/Build.h"
+#include "graph/TestOps.h"
+#include "runtime/Npy.h"
+#include "support/Subprocess.h"
+#include "support/TempDir.h"
+
+using namespace tessel;
+using namespace tessel::graph;
+
+namespace {
+
+TEST(ModuleCli, RunAndBenchmark) {
+  testops::registerFusionTestOps();
+  Graph g;
+  int x = g.addInput("data", {{1, 8}, DataType::float32()});
+  auto w = runtime::Tensor::empty({8, 8}, DataType::float32());
+  for (int i = 0; i < 64; ++i) w.dataAs<float>()[i] = (i % 9 == 0) ? float(i) : 0.0f;  // diag(0, 9, 18, ...)
+  g.markOutput(g.addOp("fz_matmul", {x, g.addConstant("w", w)}));
+  TempDir dir;
+  buildGraph(g, dir.path() + "/m");
+  auto ones = runtime::Tensor::empty({1, 8}, DataType::float32());
+  for (int i = 0; i < 8; ++i) ones.dataAs<float>()[i] = 1.0f;
+  runtime::saveNpy(ones, dir.path() + "/ones.npy");
+
+  auto run = runSubprocess({TESSEL_CLI, "run", dir.path() + "/m", "--input", dir.path() + "/ones.npy"});
+  ASSERT_TRUE(run.ok()) << run.output;
+  EXPECT_NE(run.output.find("output shape [1, 8]; top-5:\n  class     7  score 63\n  class     6  score 54\n"), std::string::npos)
+      << run.output;
+  auto random = runSubprocess({TESSEL_CLI, "run", dir.path() + "/m", "--random"});
+  EXPECT_TRUE(random.ok()) << random.output;
+  auto bench = runSubprocess({TESSEL_CLI, "benchmark", dir.path() + "/m", "--repeat", "3", "--min-repeat-ms", "5"});
+  ASSERT_TRUE(bench.ok()) << bench.output;
+  EXPECT_EQ(bench.output.rfind("Mean inference time (std dev): ", 0), 0u) << bench.output;
+
+  auto wrongInput = runSubprocess({TESSEL_CLI, "run", dir.path() + "/m", "--input", dir.path() + "/m/params.bin"});
+  EXPECT_EQ(wrongInput.exitCode, 1);
+  EXPECT_NE(wrongInput.output.find("error: "), std::string::npos) << wrongInput.output;
+  auto missing = runSubprocess({TESSEL_CLI, "benchmark", dir.path() + "/none"});
+  EXPECT_EQ(missing.exitCode, 1);
+  EXPECT_NE(missing.output.find("none/graph.json"), std::string::npos) << missing.output;
+}
+
+}  // namespace
