@@ -321,6 +321,14 @@ class Simplifier : public IRMutator {
         }
         if (verdict.min == 1) return intImm(DataType::boolean(), 1);
         if (verdict.max == 0) return intImm(DataType::boolean(), 0);
+        // Against a constant, the constant of the other side moves over: guards of split
+        // tails read `i < 5`, not `(i + 32) < 37`.
+        LinearForm la = toLinear(a), lb = toLinear(b);
+        if (lb.terms.empty() && la.constant != 0) {
+          int64_t bound = lb.constant - la.constant;
+          la.constant = 0;
+          return binary(k, fromLinear(la), intImm(DataType::int64(), bound));
+        }
         break;
       }
       default: break;

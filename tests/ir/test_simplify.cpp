@@ -248,6 +248,13 @@ TEST_F(SimplifyTest, ComparisonsDecidedByBounds) {
   EXPECT_TRUE(isConstInt(simplify(x + Expr(1) > x), 1));
 }
 
+TEST_F(SimplifyTest, ComparisonWithAConstantCollectsTheConstants) {
+  EXPECT_EQ(simplified(x + Expr(32) < Expr(37)), "(x < 5)");
+  EXPECT_EQ(simplified(x * Expr(4) + y - Expr(2) >= Expr(1)), "(((x*4) + y) >= 3)");
+  EXPECT_EQ(simplified(x + Expr(1) == Expr(1)), "(x == 0)");
+  EXPECT_EQ(simplified(x + Expr(3) < y), "((x + 3) < y)");  // no constant side: left as written
+}
+
 TEST_F(SimplifyTest, ProveTrue) {
   VarBounds b{{x.node(), Interval{0, 7}}, {y.node(), Interval{0, 7}}};
   EXPECT_TRUE(proveTrue(x * Expr(8) + y < Expr(64), b));

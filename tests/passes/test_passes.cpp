@@ -1,0 +1,374 @@
+// The loop-IR passes on hand-built statements (exact results) and through the lowering driver
+// on real schedules: loop partitioning, unrolling, vectorization, register promotion.
+#include <gtest/gtest.h>
+
+#include "ir/Mutator.h"
+#include "ir/Printer.h"
+#include "ir/Simplify.h"
+#include "ops/Examples.h"
+#include "passes/Lower.h"
+#include "passes/Passes.h"
+#include "schedule/Steps.h"
+
+using namespace tessel;
+using namespace tessel::ir;
+using namespace tessel::passes;
+
+namespace {
+
+struct Counts {
+  int ifs = 0, loops = 0, stores = 0, rampStores = 0, broadcasts = 0, allocations = 0;
+  std::vector<ForKind> kinds;
+};
+
+Counts count(const Stmt& s) {
+  struct Counter : IRVisitor {
+    Counts c;
+    void visit(const Expr& e) override {
+      if (e.defined() && e.as<BroadcastNode>()) ++c.broadcasts;
+      IRVisitor::visit(e);
+    }
+    void visit(const Stmt& x) override {
+      if (!x.defined()) return;
+      if (x.as<IfThenElseNode>()) ++c.ifs;
+      if (auto f = x.as<ForNode>()) {
+        ++c.loops;
+        c.kinds.push_back(f->forKind);
+      }
+      if (auto st = x.as<StoreNode>()) {
+        ++c.stores;
+        if (st->index.as<RampNode>()) ++c.rampStores;
+      }
+      if (x.as<AllocateNode>()) ++c.allocations;
+      IRVisitor::visit(x);
+    }
+  } counter;
+  counter.visit(s);
+  return counter.c;
+}
+
+/// The first loop (outermost first) over a variable of this name.
+Stmt findLoop(const Stmt& s, const std::string& name) {
+  struct Finder : IRVisitor {
+    std::string name;
+    Stmt found;
+    void visit(const Stmt& x) override {
+      if (found.defined() || !x.defined()) return;
+      if (auto f = x.as<ForNode>(); f && f->var.name() == name) found = x;
+      else IRVisitor::visit(x);
+    }
+    using IRVisitor::visit;
+  } finder;
+  finder.name = name;
+  finder.visit(s);
+  return finder.found;
+}
+
+class PassTest : public ::testing::Test {
+ protected:
+  Buffer in = makeBuffer("A", DataType::float32(), {64}, BufferNode::Scope::Global);
+  Buffer out = makeBuffer("B", DataType::float32(), {64}, BufferNode::Scope::Global);
+  Var o{"o"}, i{"i"}, j{"j"};
+
+  Stmt loop(const Var& v, int64_t extent, Stmt body, ForKind kind = ForKind::Serial) {
+    return makeFor(v, Expr(0), Expr(extent), kind, body);
+  }
+};
+
+template <class T, class... Args>
+schedule::StepPtr step(Args&&... args) {
+  return std::make_shared<T>(std::forward<Args>(args)...);
+}
+
+// ---- loop partitioning --------------------------------------------------------------------
+
+TEST_F(PassTest, PartitionDropsTheGuardFromTheMainRange) {
+  // for o in 0..5, i in 0..8: if o*8 + i < 37: B[o*8 + i] = A[o*8 + i]
+  Expr index = o * Expr(8) + i;
+  Stmt s = loop(o, 5, loop(i, 8, makeIf(index < Expr(37), makeStore(out, index, load(in, index)))));
+  Stmt r = simplify(partitionLoops(simplify(s)));
+  EXPECT_EQ(toString(r),
+            "for o in range(4):\n"
+            "  for i in range(8):\n"
+            "    B[((o*8) + i)] = A[((o*8) + i)]\n"
+            "for i in range(8):\n"
+            "  if (i < 5):\n"
+            "    B[(i + 32)] = A[(i + 32)]\n");
+}
+
+TEST_F(PassTest, PartitionHandlesLowerBoundsToo) {
+  // Padding-like guard on both sides: 1 <= o*4 + i - 2 < 16 for o in 0..5, i in 0..4.
+  Expr x = o * Expr(4) + i - Expr(2);
+  Stmt s = loop(o, 5, loop(i, 4, makeIf((x >= Expr(1)) && (x < Expr(16)), makeStore(out, o * Expr(4) + i, Expr(1.0f)))));
+  Stmt r = simplify(partitionLoops(simplify(s)));
+  auto block = r.as<BlockNode>();
+  ASSERT_NE(block, nullptr) << toString(r);
+  ASSERT_EQ(block->stmts.size(), 3u) << toString(r);
+  // The middle piece, o in [1, 4), needs no guard; the first and last keep theirs.
+  auto mid = block->stmts[1].as<ForNode>();
+  ASSERT_NE(mid, nullptr) << toString(r);
+  EXPECT_TRUE(isConstInt(mid->min, 1));
+  EXPECT_TRUE(isConstInt(mid->extent, 3));
+  EXPECT_EQ(count(block->stmts[1]).ifs, 0) << toString(r);
+  EXPECT_EQ(toString(block->stmts[0]), "for i in range(4):\n  if (i >= 3):\n    B[i] = 1f\n");
+  EXPECT_EQ(toString(block->stmts[2]), "for i in range(4):\n  if (i < 2):\n    B[(i + 16)] = 1f\n");
+}
+
+TEST_F(PassTest, PartitionDropsATailThatNeverRuns) {
+  // o = 4 gives x in [14, 17]: never below 14, so that piece disappears.
+  Expr x = o * Expr(4) + i - Expr(2);
+  Stmt s = loop(o, 5, loop(i, 4, makeIf((x >= Expr(1)) && (x < Expr(14)), makeStore(out, o * Expr(4) + i, Expr(1.0f)))));
+  Stmt r = simplify(partitionLoops(simplify(s)));
+  EXPECT_EQ(toString(r),
+            "for i in range(4):\n"
+            "  if (i >= 3):\n"
+            "    B[i] = 1f\n"
+            "for o in range(1, 4):\n"
+            "  for i in range(4):\n"
+            "    B[((o*4) + i)] = 1f\n");
+}
+
+TEST_F(PassTest, PartitionLeavesUnguardedAndAlwaysFailingLoopsAlone) {
+  Stmt plain = loop(o, 4, makeStore(out, o, Expr(1.0f)));
+  EXPECT_TRUE(partitionLoops(plain).sameAs(plain));
+  // A guard on something other than a loop variable gives nothing to split at.
+  Var n("n");
+  Stmt other = loop(o, 4, makeIf(n < Expr(3), makeStore(out, o, Expr(1.0f))));
+  EXPECT_EQ(toString(partitionLoops(other)), toString(other));
+}
+
+TEST_F(PassTest, PartitionKeepsVectorizedLoopsWhole) {
+  Stmt s = loop(i, 8, makeIf(i < Expr(5), makeStore(out, i, Expr(1.0f))), ForKind::Vectorized);
+  EXPECT_TRUE(partitionLoops(s).sameAs(s));
+}
+
+TEST(LoweredPartition, NonDivisibleSplitHasAGuardFreeVectorMainBody) {
+  auto state = schedule::replay(ops::matmul(30, 37, 11), {
+      step<schedule::SplitStep>("C", "j", std::vector<int64_t>{8}),
+      step<schedule::AnnotateStep>("C", "j.1", schedule::Annotation::Vectorize),
+  });
+  Stmt body = lower(state, "kernel").body;
+  // The main part: the 4 full tiles of 8 columns, as vector code without guards.
+  Stmt main = findLoop(body, "j.0");
+  ASSERT_TRUE(main.defined()) << toString(body);
+  EXPECT_EQ(count(main).ifs, 0) << toString(body);
+  EXPECT_GT(count(main).rampStores, 0) << toString(body);
+  // The tail (columns 32..36) keeps its guards and runs scalar.
+  Stmt tail = findLoop(body, "j.1");
+  ASSERT_TRUE(tail.defined()) << toString(body);
+  EXPECT_GT(count(tail).ifs, 0);
+  EXPECT_EQ(count(tail).rampStores, 0);
+}
+
+// ---- unrolling ----------------------------------------------------------------------------
+
+TEST_F(PassTest, UnrollReplicatesTheBody) {
+  Stmt s = loop(i, 4, makeStore(out, i * Expr(2), load(in, i)), ForKind::Unrolled);
+  EXPECT_EQ(toString(simplify(unrollLoops(s))),
+            "B[0] = A[0]\n"
+            "B[2] = A[1]\n"
+            "B[4] = A[2]\n"
+            "B[6] = A[3]\n");
+}
+
+TEST_F(PassTest, UnrollStartsAtTheLoopMin) {
+  Stmt s = makeFor(i, Expr(3), Expr(2), ForKind::Unrolled, makeStore(out, i, Expr(1.0f)));
+  EXPECT_EQ(toString(simplify(unrollLoops(s))), "B[3] = 1f\nB[4] = 1f\n");
+}
+
+TEST_F(PassTest, UnrollLeavesOtherLoopsAlone) {
+  Stmt serial = loop(i, 4, makeStore(out, i, Expr(1.0f)));
+  EXPECT_EQ(count(unrollLoops(serial)).loops, 1);
+  Stmt parallel = loop(i, 4, makeStore(out, i, Expr(1.0f)), ForKind::Parallel);
+  EXPECT_EQ(count(unrollLoops(parallel)).loops, 1);
+  Stmt huge = loop(i, 1000, makeStore(out, Expr(0), Expr(1.0f)), ForKind::Unrolled);
+  EXPECT_EQ(count(unrollLoops(huge)).loops, 1);
+  // An allocation inside would be duplicated: the loop stays.
+  Buffer t = makeBuffer("T", DataType::float32(), {2}, BufferNode::Scope::Local);
+  Stmt withAlloc = loop(i, 2, makeAllocate(t, makeStore(t, Expr(0), Expr(1.0f))), ForKind::Unrolled);
+  EXPECT_EQ(count(unrollLoops(withAlloc)).loops, 1);
+}
+
+TEST_F(PassTest, AutoUnrollUnrollsNestsWithinTheStepLimit) {
+  Stmt nest = loop(i, 4, loop(j, 4, makeStore(out, i * Expr(4) + j, Expr(1.0f))));
+  Stmt all = unrollLoops(makePragma("auto_unroll_max_step", "16", nest));
+  EXPECT_EQ(count(all).loops, 0) << toString(all);
+  EXPECT_EQ(count(all).stores, 16);
+  // With a limit of 8 only the inner loop (4 steps) fits.
+  Stmt inner = unrollLoops(makePragma("auto_unroll_max_step", "8", nest));
+  EXPECT_EQ(count(inner).loops, 1) << toString(inner);
+  EXPECT_EQ(count(inner).stores, 4);
+  // The pragma is consumed; a limit of 0 unrolls nothing.
+  EXPECT_EQ(toString(unrollLoops(makePragma("auto_unroll_max_step", "0", nest))), toString(nest));
+  // Other pragmas are kept for code generation.
+  Stmt kept = unrollLoops(makePragma("note", "x", nest));
+  ASSERT_NE(kept.as<PragmaNode>(), nullptr);
+}
+
+// ---- vectorization ------------------------------------------------------------------------
+
+TEST_F(PassTest, VectorizedLoopBecomesRampsAndBroadcasts) {
+  Stmt s = loop(i, 8, makeStore(out, i, load(in, i) + Expr(1.0f)), ForKind::Vectorized);
+  Stmt r = simplify(vectorizeLoops(s));
+  auto store = r.as<StoreNode>();
+  ASSERT_NE(store, nullptr) << toString(r);
+  EXPECT_EQ(toString(r), "B[ramp(0, 1, 8)] = (A[ramp(0, 1, 8)] + broadcast(1f, 8))\n");
+  EXPECT_EQ(store->value.type(), DataType::float32(8));
+}
+
+TEST_F(PassTest, VectorizedLoopInsideAnOuterLoop) {
+  Stmt s = loop(o, 4, loop(i, 8, makeStore(out, o * Expr(8) + i, load(in, i) * load(in, o)), ForKind::Vectorized));
+  EXPECT_EQ(toString(simplify(vectorizeLoops(s))),
+            "for o in range(4):\n"
+            "  B[ramp((o*8), 1, 8)] = (A[ramp(0, 1, 8)]*broadcast(A[o], 8))\n");
+}
+
+TEST_F(PassTest, VectorizedCastsAndSelectsTakeTheLanes) {
+  Buffer half = makeBuffer("H", DataType::float16(), {64}, BufferNode::Scope::Global);
+  Stmt s = loop(i, 8, makeStore(half, i, cast(DataType::float16(), load(in, i))), ForKind::Vectorized);
+  Stmt widened = simplify(vectorizeLoops(s));  // kept alive: `as` points into it
+  auto store = widened.as<StoreNode>();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->value.type().str(), "float16x8");
+  EXPECT_EQ(store->value.kind(), ExprKind::Cast);  // a vector cast, not a broadcast of a scalar
+  Stmt sel = loop(i, 8, makeStore(out, i, select(load(in, i) > Expr(0.5f), Expr(1.0f), Expr(0.0f))), ForKind::Vectorized);
+  Stmt selWidened = simplify(vectorizeLoops(sel));
+  auto selStore = selWidened.as<StoreNode>();
+  ASSERT_NE(selStore, nullptr);
+  EXPECT_EQ(selStore->value.type().str(), "float32x8");
+  EXPECT_EQ(selStore->value.kind(), ExprKind::Select);
+}
+
+TEST_F(PassTest, LoopsThatCannotRunLaneParallelStayScalar) {
+  // A guard that differs per lane.
+  Stmt guarded = loop(i, 8, makeIf(i < Expr(5), makeStore(out, i, Expr(1.0f))), ForKind::Vectorized);
+  Counts g = count(vectorizeLoops(guarded));
+  EXPECT_EQ(g.loops, 1);
+  EXPECT_EQ(g.kinds[0], ForKind::Serial);
+  // An accumulation into one address: every lane would add to the same element.
+  Buffer sum = makeBuffer("S", DataType::float32(), {1}, BufferNode::Scope::Global);
+  Stmt reduce = loop(i, 8, makeStore(sum, Expr(0), load(sum, Expr(0)) + load(in, i)), ForKind::Vectorized);
+  EXPECT_EQ(count(vectorizeLoops(reduce)).kinds, std::vector<ForKind>{ForKind::Serial});
+  // A local allocation inside.
+  Buffer t = makeBuffer("T", DataType::float32(), {1}, BufferNode::Scope::Local);
+  Stmt alloc = loop(i, 8, makeAllocate(t, makeStore(out, i, Expr(1.0f))), ForKind::Vectorized);
+  EXPECT_EQ(count(vectorizeLoops(alloc)).kinds, std::vector<ForKind>{ForKind::Serial});
+  // A non-constant extent.
+  Var n("n");
+  Stmt dynamic = makeFor(i, Expr(0), n, ForKind::Vectorized, makeStore(out, i, Expr(1.0f)));
+  EXPECT_EQ(count(vectorizeLoops(dynamic)).kinds, std::vector<ForKind>{ForKind::Serial});
+}
+
+TEST_F(PassTest, LaneInvariantStoreIsKeptOnce) {
+  // The same value to the same address in every lane: one scalar store is equivalent.
+  Stmt s = loop(i, 8, makeStore(out, Expr(0), Expr(2.0f)), ForKind::Vectorized);
+  Stmt r = vectorizeLoops(s);
+  EXPECT_EQ(count(r).loops, 0) << toString(r);
+  EXPECT_EQ(toString(r), "B[0] = 2f\n");
+}
+
+TEST_F(PassTest, InnerLoopsOfAVectorizedLoopStaySerial) {
+  // for i (vectorized): for j: B[i] += A[j] -- each lane runs the j loop.
+  Stmt s = loop(i, 8, loop(j, 3, makeStore(out, i, load(out, i) + load(in, j))), ForKind::Vectorized);
+  EXPECT_EQ(toString(simplify(vectorizeLoops(s))),
+            "for j in range(3):\n"
+            "  B[ramp(0, 1, 8)] = (B[ramp(0, 1, 8)] + broadcast(A[j], 8))\n");
+}
+
+// ---- register promotion -------------------------------------------------------------------
+
+TEST_F(PassTest, LocalBufferWithConstantIndicesBecomesRegisters) {
+  Buffer acc = makeBuffer("acc", DataType::float32(), {4}, BufferNode::Scope::Local);
+  Stmt body = makeBlock({makeStore(acc, Expr(0), Expr(0.0f)), makeStore(acc, Expr(3), load(acc, Expr(0)) + Expr(1.0f)),
+                         makeStore(out, Expr(0), load(acc, Expr(3)))});
+  Stmt promoted = promoteRegisters(makeAllocate(acc, body));
+  auto r = promoted.as<AllocateNode>();
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->buffer->registerLanes, 1);
+  // Every access now goes to the promoted buffer.
+  struct Uses : IRVisitor {
+    const BufferNode* old;
+    int count = 0;
+    void visit(const Expr& e) override {
+      if (auto l = e.as<LoadNode>(); l && l->buffer.get() == old) ++count;
+      IRVisitor::visit(e);
+    }
+    void visit(const Stmt& s) override {
+      if (auto st = s.as<StoreNode>(); st && st->buffer.get() == old) ++count;
+      IRVisitor::visit(s);
+    }
+  } uses;
+  uses.old = acc.get();
+  uses.visit(r->body);
+  EXPECT_EQ(uses.count, 0);
+}
+
+TEST_F(PassTest, VectorAccessesPromoteToVectorRegisters) {
+  Buffer acc = makeBuffer("acc", DataType::float32(), {16}, BufferNode::Scope::Local);
+  Stmt body = makeBlock({makeStore(acc, ramp(Expr(0), Expr(1), 8), broadcast(Expr(0.0f), 8)),
+                         makeStore(acc, ramp(Expr(8), Expr(1), 8), load(acc, ramp(Expr(0), Expr(1), 8)))});
+  Stmt promoted = promoteRegisters(makeAllocate(acc, body));
+  auto r = promoted.as<AllocateNode>();
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->buffer->registerLanes, 8);
+}
+
+/// The register lanes of the allocation `s` after promotion (0: stays in memory).
+int lanesAfterPromotion(const Stmt& s) {
+  Stmt promoted = promoteRegisters(s);
+  auto a = promoted.as<AllocateNode>();
+  EXPECT_NE(a, nullptr);
+  return a ? a->buffer->registerLanes : -1;
+}
+
+TEST_F(PassTest, BuffersThatCannotLiveInRegistersStayInMemory) {
+  Buffer acc = makeBuffer("acc", DataType::float32(), {4}, BufferNode::Scope::Local);
+  // A loop-variable index.
+  Stmt variable = makeAllocate(acc, loop(i, 4, makeStore(acc, i, Expr(0.0f))));
+  EXPECT_EQ(lanesAfterPromotion(variable), 0);
+  // Mixed lane counts.
+  Buffer wide = makeBuffer("wide", DataType::float32(), {16}, BufferNode::Scope::Local);
+  Stmt mixed = makeAllocate(wide, makeBlock({makeStore(wide, ramp(Expr(0), Expr(1), 8), broadcast(Expr(0.0f), 8)),
+                                             makeStore(wide, Expr(1), Expr(1.0f))}));
+  EXPECT_EQ(lanesAfterPromotion(mixed), 0);
+  // Too many registers.
+  Buffer big = makeBuffer("big", DataType::float32(), {128}, BufferNode::Scope::Local);
+  Stmt many = makeAllocate(big, makeStore(big, Expr(100), Expr(0.0f)));
+  EXPECT_EQ(lanesAfterPromotion(many), 0);
+  // A global buffer is never an allocation to promote.
+  Stmt global = makeStore(out, Expr(0), Expr(0.0f));
+  EXPECT_TRUE(promoteRegisters(global).sameAs(global));
+}
+
+TEST(LoweredRegisters, RegisterTiledMatmulKeepsItsAccumulatorInVectorRegisters) {
+  using namespace schedule;
+  auto state = replay(ops::matmul(64, 96, 48), {
+      step<CacheWriteStep>("C", "local"),
+      step<SplitStep>("C", "i", std::vector<int64_t>{4}),
+      step<SplitStep>("C", "j", std::vector<int64_t>{16}),
+      step<ReorderStep>("C", std::vector<std::string>{"i.0", "j.0", "i.1", "j.1"}),
+      step<AnnotateStep>("C", "i.1", Annotation::Unroll),  // the tile is read at constant offsets too
+      step<AnnotateStep>("C", "j.1", Annotation::Vectorize),
+      step<ComputeAtStep>("C.local", "C", "j.0"),
+      step<SplitStep>("C.local", "j", std::vector<int64_t>{16}),
+      step<ReorderStep>("C.local", std::vector<std::string>{"k", "i", "j.0", "j.1"}),
+      step<AnnotateStep>("C.local", "i", Annotation::Unroll),
+      step<AnnotateStep>("C.local", "j.1", Annotation::Vectorize),
+  });
+  Stmt body = lower(state, "kernel").body;
+  struct FindAllocations : IRVisitor {
+    std::vector<Buffer> found;
+    void visit(const Stmt& s) override {
+      if (auto a = s.as<AllocateNode>()) found.push_back(a->buffer);
+      IRVisitor::visit(s);
+    }
+  } finder;
+  finder.visit(body);
+  ASSERT_EQ(finder.found.size(), 1u) << toString(body);
+  EXPECT_EQ(finder.found[0]->name, "C_local");
+  EXPECT_EQ(finder.found[0]->registerLanes, 16) << toString(body);
+  EXPECT_GT(count(body).rampStores, 0);
+  EXPECT_GT(count(body).broadcasts, 0);  // A's element broadcast across the 16 lanes
+}
+
+}  // namespace
