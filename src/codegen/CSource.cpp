@@ -400,9 +400,12 @@ class Emitter {
       case ExprKind::IfThenElse: {
         auto n = static_cast<const SelectNode*>(e.get());
         // A lane-invariant condition (padding borders): one branch over whole vectors. C's ?:
-        // evaluates only the chosen side, which keeps if_then_else's guarded loads safe.
-        if (n->condition.type().isScalar() && !t.isBool()) {
-          return fmt::format("({} ? {} : {})", scalarExpr(n->condition), vectorOperand(n->trueValue, t),
+        // evaluates only the chosen side, which keeps if_then_else's guarded loads safe. The
+        // condition arrives broadcast when the branches are vectors (select broadcasts it).
+        Expr invariant = n->condition.type().isScalar() ? n->condition : Expr();
+        if (auto b = n->condition.as<BroadcastNode>()) invariant = b->value;
+        if (invariant.defined() && !t.isBool()) {
+          return fmt::format("({} ? {} : {})", scalarExpr(invariant), vectorOperand(n->trueValue, t),
                              vectorOperand(n->falseValue, t));
         }
         if (e.kind() == ExprKind::IfThenElse) return lanewise(e);
