@@ -4,7 +4,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_GEN  := $(shell command -v ninja >/dev/null 2>&1 && echo -G Ninja)
 
-.PHONY: all deps build build-asan test test-release test-asan demo bench-core bench-vta bench clean
+.PHONY: all deps build build-asan test test-release test-asan demo bench-core bench-vta bench bench-models clean
 
 all: build
 
@@ -39,6 +39,10 @@ bench-core: build
 
 bench-vta: build
 	./$(BUILD)/bench/vta/bench_vta
+
+# Batch-1 latency of the zoo networks in tessel, ONNX Runtime and PyTorch, one run (MODELS=... to pick).
+bench-models: build
+	TESSEL=./$(BUILD)/src/cli/tessel PEERS_OUT=$(BUILD)/peers bash bench/peers/run.sh $(MODELS)
 
 bench: bench-core bench-vta
 

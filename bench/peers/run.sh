@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Peer comparison: batch-1 CPU latency of tessel's zoo networks in tessel, ONNX Runtime and
+# PyTorch, all measured in this one run, printed as `BENCH <name> <value> <unit>` lines.
+#
+#   bench/peers/run.sh [--out DIR] [--threads N] [--runs N] [--no-install] [models...]
+#
+# Models default to: resnet-18 resnet-50 mobilenet mobilenet-v2 vgg-16 squeezenet_v1.1
+# inception_v3 ('all' = every zoo network). Environment: TESSEL (the tessel binary,
+# default build/src/cli/tessel), PEERS_OUT (default build/peers).
+#
+# Per model: export from torchvision (cached in OUT/NAME), then time ONNX Runtime, PyTorch
+# and tessel back to back, so the ratios compare numbers from the same run.
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+cd "$root"
+
+out="${PEERS_OUT:-build/peers}"
+threads=2
+runs=()
+install=1
+models=()
+while (($#)); do
+  case "$1" in
+    --out) out="$2"; shift 2 ;;
+    --threads) threads="$2"; shift 2 ;;
+    --runs) runs=(--runs "$2"); shift 2 ;;
+    --no-install) install=0; shift ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+    *) models+=("$1"); shift ;;
+  esac
+done
+if ((${#models[@]} == 0)); then
+  models=(resnet-18 resnet-50 mobilenet mobilenet-v2 vgg-16 squeezenet_v1.1 inception_v3)
+fi
+py=/usr/bin/python3
+tessel="${TESSEL:-$root/build/src/cli/tessel}"
+
+if ((install)); then
+  t0=$(date +%s)
+  bash "$here/install.sh" || { echo "run.sh: installing the peers failed" >&2; exit 1; }
+  echo "# peers installed/checked in $(($(date +%s) - t0)) s"
+fi
+
+# Unknown names fail here, before anything is timed, with the list of available ones.
+"$py" "$here/export_models.py" --out "$out" "${models[@]}" || exit 1
+if [ "${models[*]}" = all ]; then
+  mapfile -t models < <("$py" "$here/export_models.py" --list)
+fi
+
+echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# ---------------------------------------------------------------------------------------
+# tessel hook. Active once the CLI can compile and benchmark a whole network, i.e. when
+# `tessel compile --help` succeeds: `tessel compile --model NAME --target cpu -o DIR`, then
+# `tessel benchmark DIR`, whose `Mean inference time (std dev): X ms (Y ms)` line is read.
+# ---------------------------------------------------------------------------------------
+tessel_ready=0
+if [ -x "$tessel" ] && "$tessel" compile --help >/dev/null 2>&1; then
+  tessel_ready=1
+else
+  echo "# tessel: '$tessel compile --help' does not work yet; timing only the peers"
+fi
+
+# tessel_time NAME -> prints the mean ms on stdout, returns non-zero on failure
+tessel_time() {
+  local name="$1" dir="$out/$1/tessel" log
+  log="$out/$1/tessel.log"
+  rm -rf "$dir"
+  "$tessel" compile --model "$name" --target cpu -o "$dir" >"$log" 2>&1 || {
+    echo "run.sh: tessel compile --model $name failed (see $log)" >&2; return 1; }
+  local bench
+  bench="$(TESSEL_NUM_THREADS="$threads" "$tessel" benchmark "$dir" 2>&1)" || {
+    echo "run.sh: tessel benchmark $dir failed: $bench" >&2; return 1; }
+  echo "$bench" >>"$log"
+  local ms
+  ms="$(sed -n 's/.*Mean inference time (std dev): *\([0-9.eE+-]*\) *ms.*/\1/p' <<<"$bench" | tail -1)"
+  [ -n "$ms" ] || { echo "run.sh: no 'Mean inference time' line from tessel benchmark $dir" >&2; return 1; }
+  echo "$ms"
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "nan" }'; }
+bench_value() { sed -n "s/^BENCH $1 \([^ ]*\) ms\$/\1/p" <<<"$2" | tail -1; }
+
+failed=0
+for m in "${models[@]}"; do
+  dir="$out/$m"
+  ort_ms="" torch_ms="" tessel_ms=""
+
+  o="$(node "$here/time_ort.js" "$dir" --name "$m" --threads "$threads" "${runs[@]}" 2>&1)"
+  rc=$?; echo "$o"
+  ((rc == 0)) || { echo "run.sh: ONNX Runtime failed on $m" >&2; failed=1; }
+  ort_ms="$(bench_value "${m}_ort_ms" "$o")"
+
+  o="$("$py" "$here/time_torch.py" "$dir" --name "$m" --threads "$threads" "${runs[@]}" 2>&1 | grep -v 'UserWarning\|warnings.warn')"
+  rc=${PIPESTATUS[0]}; echo "$o"
+  ((rc == 0)) || { echo "run.sh: PyTorch failed on $m" >&2; failed=1; }
+  torch_ms="$(bench_value "${m}_torch_ms" "$o")"
+
+  if ((tessel_ready)); then
+    if tessel_ms="$(tessel_time "$m")"; then
+      echo "BENCH ${m}_tessel_ms $tessel_ms ms"
+    else
+      tessel_ms=""; failed=1
+    fi
+  fi
+
+  [ -n "$torch_ms" ] && [ -n "$ort_ms" ] && echo "BENCH ${m}_torch_vs_ort $(ratio "$torch_ms" "$ort_ms") ratio"
+  if [ -n "$tessel_ms" ]; then
+    [ -n "$ort_ms" ] && echo "BENCH ${m}_tessel_vs_ort $(ratio "$tessel_ms" "$ort_ms") ratio"
+    [ -n "$torch_ms" ] && echo "BENCH ${m}_tessel_vs_torch $(ratio "$tessel_ms" "$torch_ms") ratio"
+  fi
+done
+exit "$failed"
