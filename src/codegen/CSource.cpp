@@ -28,8 +28,10 @@ extern "C" void* aligned_alloc(tessel_size_t, tessel_size_t);
 extern "C" void free(void*);
 template <class T> static inline T tessel_max(T a, T b) { return a > b ? a : b; }
 template <class T> static inline T tessel_min(T a, T b) { return a < b ? a : b; }
-template <class T> static inline T tessel_floordiv(T a, T b) { T q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }
-template <class T> static inline T tessel_floormod(T a, T b) { T m = a % b; return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m; }
+// Branch-free (& rather than &&): GCC then hoists the index arithmetic of fused loops out of
+// inner loops, which it does not do across the branches of a conditional.
+template <class T> static inline T tessel_floordiv(T a, T b) { T m = a % b; return a / b - (T)((m != 0) & ((m < 0) != (b < 0))); }
+template <class T> static inline T tessel_floormod(T a, T b) { T m = a % b; return m + b * (T)((m != 0) & ((m < 0) != (b < 0))); }
 static inline float tessel_h2f(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, bits;
   if (exp == 0) {
@@ -210,7 +212,10 @@ class Emitter {
   std::string registerName(const Buffer& b, const Expr& index) {
     const int64_t* offset = index.as<RampNode>() ? asConstInt(index.as<RampNode>()->base) : asConstInt(index);
     TESSEL_ICHECK(offset != nullptr);
-    return fmt::format("{}_r{}", bufferName(b), *offset / b->registerLanes);
+    std::string name = fmt::format("{}_r{}", bufferName(b), *offset / b->registerLanes);
+    // One lane of a vector register: what lane-by-lane code (laneOf) reads.
+    if (index.type().isScalar() && b->registerLanes > 1) name += fmt::format("[{}]", *offset % b->registerLanes);
+    return name;
   }
   std::string varName(const VarNode* v) { return uniqueName(v, v->name); }
 

@@ -41,10 +41,12 @@ struct Range {
 /// Symbolic interval of e when the variables in `relaxed` range over their intervals and all
 /// others stay fixed. Undefined when it cannot be bounded.
 Range relax(const Expr& e, const VarBounds& relaxed) {
-  auto point = [&]() -> Range {
-    if (usesAnyVar(e, [&](const VarNode* v) { return relaxed.count(v) > 0; })) return {};
-    return {e, e};
-  };
+  bool fixed = !usesAnyVar(e, [&](const VarNode* v) { return relaxed.count(v) > 0; });
+  auto point = [&]() -> Range { return fixed ? Range{e, e} : Range{}; };
+  // Nothing relaxed inside: one point. Taking it apart would lose that (floordiv of a point
+  // gives two separate bounds, and floormod of those widens to the whole modulus: the fused
+  // loop of a tile would make its attached stage compute everything).
+  if (fixed) return {e, e};
   switch (e.kind()) {
     case ExprKind::IntImm: return {e, e};
     case ExprKind::Var: {

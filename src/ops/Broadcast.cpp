@@ -1,0 +1,44 @@
+#include "ops/Broadcast.h"
+
+#include "ops/Shape.h"
+#include "support/Error.h"
+
+namespace tessel::ops {
+
+using ir::Expr;
+using te::Tensor;
+using te::Var;
+
+namespace {
+
+Tensor binary(const std::string& op, const Tensor& a, const Tensor& b, const std::function<Expr(Expr, Expr)>& fn) {
+  TESSEL_CHECK(a.dtype() == b.dtype(), "{}: operand dtypes differ ({} '{}' and {} '{}'); cast one first", op, a.dtype().str(),
+               a.name(), b.dtype().str(), b.name());
+  auto shape = broadcastShape(op, a.shape(), b.shape());
+  return te::compute(
+      shape, [&](const std::vector<Var>& i) { return fn(a(broadcastIndices(a.shape(), i)), b(broadcastIndices(b.shape(), i))); },
+      "T_" + op, "broadcast", axisNames("ax", int(shape.size())));
+}
+
+}  // namespace
+
+Tensor add(const Tensor& a, const Tensor& b) { return binary("add", a, b, [](Expr x, Expr y) { return x + y; }); }
+Tensor subtract(const Tensor& a, const Tensor& b) { return binary("subtract", a, b, [](Expr x, Expr y) { return x - y; }); }
+Tensor multiply(const Tensor& a, const Tensor& b) { return binary("multiply", a, b, [](Expr x, Expr y) { return x * y; }); }
+Tensor divide(const Tensor& a, const Tensor& b) { return binary("divide", a, b, [](Expr x, Expr y) { return x / y; }); }
+Tensor maximum(const Tensor& a, const Tensor& b) { return binary("maximum", a, b, [](Expr x, Expr y) { return ir::max(x, y); }); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return binary("minimum", a, b, [](Expr x, Expr y) { return ir::min(x, y); }); }
+
+Tensor biasAdd(const Tensor& data, const Tensor& bias, int axis) {
+  int a = normalizeAxis("bias_add", axis, data.ndim());
+  TESSEL_CHECK(bias.ndim() == 1 && bias.shape()[0] == data.shape()[size_t(a)],
+               "bias_add: bias must be 1-D with {} elements (axis {} of data {}), got {}", data.shape()[size_t(a)], a,
+               shapeString(data.shape()), shapeString(bias.shape()));
+  TESSEL_CHECK(data.dtype() == bias.dtype(), "bias_add: data is {} but bias is {}", data.dtype().str(), bias.dtype().str());
+  return te::compute(
+      data.shape(),
+      [&](const std::vector<Var>& i) { return data(std::vector<Expr>(i.begin(), i.end())) + bias(i[size_t(a)]); }, "T_add",
+      "broadcast", axisNames("ax", data.ndim()));
+}
+
+}  // namespace tessel::ops

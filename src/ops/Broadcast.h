@@ -1,0 +1,20 @@
+/// Binary operators with numpy broadcasting (tag "broadcast"): add, subtract, multiply,
+/// divide, maximum, minimum, and bias_add (a 1-D bias along one axis). Both operands must have
+/// the same dtype; integer division truncates toward zero, as in C.
+#pragma once
+#include "te/Tensor.h"
+
+namespace tessel::ops {
+
+te::Tensor add(const te::Tensor& a, const te::Tensor& b);
+te::Tensor subtract(const te::Tensor& a, const te::Tensor& b);
+te::Tensor multiply(const te::Tensor& a, const te::Tensor& b);
+te::Tensor divide(const te::Tensor& a, const te::Tensor& b);
+te::Tensor maximum(const te::Tensor& a, const te::Tensor& b);
+te::Tensor minimum(const te::Tensor& a, const te::Tensor& b);
+
+/// data + bias broadcast along `axis` (bias is 1-D with data.shape[axis] elements); axis 1 is
+/// NCHW's channel axis, -1 NHWC's and dense's. Named T_add like TVM's lowered bias_add.
+te::Tensor biasAdd(const te::Tensor& data, const te::Tensor& bias, int axis = 1);
+
+}  // namespace tessel::ops

@@ -1,0 +1,93 @@
+#include "ops/Elementwise.h"
+
+#include <cmath>
+
+#include "ops/Shape.h"
+#include "support/Error.h"
+
+namespace tessel::ops {
+
+using ir::Expr;
+using te::Tensor;
+using te::Var;
+
+namespace {
+
+Tensor unary(const Tensor& x, const std::string& name, const std::function<Expr(Expr)>& fn) {
+  return te::compute(
+      x.shape(), [&](const std::vector<Var>& i) { return fn(x(std::vector<Expr>(i.begin(), i.end()))); }, name, "elemwise",
+      axisNames("ax", x.ndim()));
+}
+
+void checkFloat(const std::string& op, const Tensor& x) {
+  TESSEL_CHECK(x.dtype().isFloat(), "{}: needs a float tensor, got {} ('{}')", op, x.dtype().str(), x.name());
+}
+
+void checkNumeric(const std::string& op, const Tensor& x) {
+  TESSEL_CHECK(x.dtype().isFloat() || x.dtype().isIntegral(), "{}: needs a numeric tensor, got {} ('{}')", op,
+               x.dtype().str(), x.name());
+}
+
+}  // namespace
+
+Tensor relu(const Tensor& x) {
+  checkNumeric("relu", x);
+  DataType t = x.dtype();
+  return unary(x, "T_relu", [&](Expr v) { return ir::max(v, ir::makeConst(t, 0)); });
+}
+
+Tensor clip(const Tensor& x, double lo, double hi) {
+  checkNumeric("clip", x);
+  TESSEL_CHECK(lo <= hi, "clip: lower bound {} is above the upper bound {}", lo, hi);
+  DataType t = x.dtype();
+  if (t.isIntegral()) {
+    TESSEL_CHECK(lo == std::floor(lo) && hi == std::floor(hi), "clip: bounds {} and {} of an {} tensor must be integers", lo,
+                 hi, t.str());
+    Expr l = lowestValue(t), h = highestValue(t);
+    double minimum = double(*ir::asConstInt(l)), maximum = double(*ir::asConstInt(h));
+    TESSEL_CHECK(lo >= minimum && hi <= maximum, "clip: bounds {} and {} do not fit {} ([{}, {}])", lo, hi, t.str(), minimum,
+                 maximum);
+  }
+  return unary(x, "T_clip", [&](Expr v) { return ir::min(ir::max(v, ir::makeConst(t, lo)), ir::makeConst(t, hi)); });
+}
+
+Tensor relu6(const Tensor& x) { return clip(x, 0, 6); }
+
+Tensor leakyRelu(const Tensor& x, double alpha) {
+  checkFloat("leaky_relu", x);
+  DataType t = x.dtype();
+  return unary(x, "T_leaky_relu", [&](Expr v) {
+    return ir::select(v > ir::makeConst(t, 0), v, v * ir::makeConst(t, alpha));
+  });
+}
+
+Tensor sigmoid(const Tensor& x) {
+  checkFloat("sigmoid", x);
+  return unary(x, "T_sigmoid", [](Expr v) { return ir::call(ir::Intrinsic::Sigmoid, {v}); });
+}
+
+Tensor tanh(const Tensor& x) {
+  checkFloat("tanh", x);
+  return unary(x, "T_tanh", [](Expr v) { return ir::call(ir::Intrinsic::Tanh, {v}); });
+}
+
+Tensor hardSigmoid(const Tensor& x, double alpha, double beta) {
+  checkFloat("hard_sigmoid", x);
+  DataType t = x.dtype();
+  return unary(x, "T_hard_sigmoid", [&](Expr v) {
+    Expr y = v * ir::makeConst(t, alpha) + ir::makeConst(t, beta);
+    return ir::max(ir::makeConst(t, 0), ir::min(ir::makeConst(t, 1), y));
+  });
+}
+
+Tensor hardSwish(const Tensor& x) {
+  checkFloat("hard_swish", x);
+  DataType t = x.dtype();
+  return unary(x, "T_hard_swish", [&](Expr v) {
+    Expr relu6 = ir::min(ir::max(v + ir::makeConst(t, 3), ir::makeConst(t, 0)), ir::makeConst(t, 6));
+    // Divided, not multiplied by 1/6: the same rounding as torch's x * relu6(x + 3) / 6.
+    return v * relu6 / ir::makeConst(t, 6);
+  });
+}
+
+}  // namespace tessel::ops

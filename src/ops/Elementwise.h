@@ -1,0 +1,26 @@
+/// Element-wise unary operators (tag "elemwise"): activations and clipping. Each reads one
+/// input element and writes one output element of the same shape and dtype, so the default
+/// schedule inlines them into their consumer or fuses them as an epilogue.
+#pragma once
+#include "te/Tensor.h"
+
+namespace tessel::ops {
+
+/// max(x, 0); any numeric dtype.
+te::Tensor relu(const te::Tensor& x);
+/// min(max(x, lo), hi); any numeric dtype (for integers the bounds must be integers the dtype
+/// holds). relu6 is clip(x, 0, 6).
+te::Tensor clip(const te::Tensor& x, double lo, double hi);
+te::Tensor relu6(const te::Tensor& x);
+/// x for x >= 0, alpha * x below; float only.
+te::Tensor leakyRelu(const te::Tensor& x, double alpha);
+/// 1 / (1 + exp(-x)); float only.
+te::Tensor sigmoid(const te::Tensor& x);
+te::Tensor tanh(const te::Tensor& x);
+/// max(0, min(1, alpha * x + beta)), ONNX's HardSigmoid (defaults alpha 0.2, beta 0.5; torch's
+/// Hardsigmoid is alpha 1/6, beta 0.5); float only.
+te::Tensor hardSigmoid(const te::Tensor& x, double alpha = 0.2, double beta = 0.5);
+/// x * relu6(x + 3) / 6, as torch's Hardswish and ONNX's HardSwish; float only.
+te::Tensor hardSwish(const te::Tensor& x);
+
+}  // namespace tessel::ops

@@ -1,0 +1,598 @@
+#include "ops/Schedules.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "ir/Mutator.h"
+#include "ir/Simplify.h"
+#include "schedule/BoundInference.h"
+#include "schedule/LoopNest.h"
+#include "support/Error.h"
+
+namespace tessel::ops {
+
+using namespace schedule;
+using ir::Expr;
+
+namespace {
+
+// ---- recording steps ---------------------------------------------------------------------------
+
+/// Applies each chosen step to a live State, so that later rules see the iterator names and
+/// extents the earlier steps produced, and collects the steps.
+class Recorder {
+ public:
+  explicit Recorder(const te::ComputeDAG& dag) : state(dag) {}
+
+  void add(StepPtr step) {
+    step->apply(state);
+    steps.push_back(std::move(step));
+  }
+
+  const Stage& stage(const std::string& name) const { return state.stage(name); }
+
+  std::vector<std::string> leaves(const std::string& name) const {
+    const Stage& s = state.stage(name);
+    std::vector<std::string> names;
+    for (int id : s.leaves) names.push_back(s.iterator(id).name);
+    return names;
+  }
+
+  int64_t extent(const std::string& name, const std::string& iterator) const {
+    const Stage& s = state.stage(name);
+    return s.iterator(s.leafByName(iterator)).extent;
+  }
+
+  /// Splits a leaf and returns the new leaves, outermost first.
+  std::vector<std::string> split(const std::string& name, const std::string& iterator, const std::vector<int64_t>& factors) {
+    const Stage& s = state.stage(name);
+    int position = s.leafPosition(s.leafByName(iterator));
+    add(std::make_shared<SplitStep>(name, iterator, factors));
+    auto names = leaves(name);
+    return {names.begin() + position, names.begin() + position + int(factors.size()) + 1};
+  }
+
+  /// Fuses adjacent leaves (a single one is returned as it is) and returns the fused leaf.
+  std::string fuse(const std::string& name, const std::vector<std::string>& iterators) {
+    if (iterators.size() == 1) return iterators[0];
+    const Stage& s = state.stage(name);
+    int position = s.leafPosition(s.leafByName(iterators[0]));
+    add(std::make_shared<FuseStep>(name, iterators));
+    return leaves(name)[size_t(position)];
+  }
+
+  void reorder(const std::string& name, const std::vector<std::string>& order) {
+    if (order != leaves(name)) add(std::make_shared<ReorderStep>(name, order));
+  }
+  void annotate(const std::string& name, const std::string& iterator, Annotation a) {
+    add(std::make_shared<AnnotateStep>(name, iterator, a));
+  }
+  void computeAt(const std::string& name, const std::string& target, const std::string& iterator) {
+    add(std::make_shared<ComputeAtStep>(name, target, iterator));
+  }
+  void computeInline(const std::string& name) { add(std::make_shared<ComputeInlineStep>(name)); }
+
+  /// cache_write(name, "local"); returns the new stage, which computes what `name` computed.
+  std::string cacheWrite(const std::string& name) {
+    int index = state.stageIndex(name);
+    add(std::make_shared<CacheWriteStep>(name, "local"));
+    return state.stages()[size_t(index)].name();  // inserted where the stage was
+  }
+
+  /// rfactor(name, iterator); returns the new stage of partial results.
+  std::string rfactor(const std::string& name, const std::string& iterator) {
+    int index = state.stageIndex(name);
+    add(std::make_shared<RfactorStep>(name, iterator));
+    return state.stages()[size_t(index)].name();
+  }
+
+  State state;
+  std::vector<StepPtr> steps;
+};
+
+// ---- analysis of the DAG -----------------------------------------------------------------------
+
+bool isPadding(const te::OperationNode& op) { return op.tag.find("pad") != std::string::npos && !op.reduction(); }
+
+int64_t elementCount(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (auto e : shape) n *= e;
+  return n;
+}
+
+/// Every read in a stage's body after the inlined stages are substituted (as lowering sees it).
+std::vector<te::TensorAccess> inlinedReads(const State& state, const std::string& name) {
+  State copy = state;
+  auto bounds = inferBounds(copy);
+  te::OperationNode op = *state.stage(name).op;
+  op.body = bounds.stages.at(name).body;
+  return te::ComputeDAG::accesses(op);
+}
+
+/// The stages that read `name`, looking through inlined stages.
+std::set<std::string> effectiveConsumers(const State& state, const std::string& name) {
+  std::set<std::string> result;
+  for (auto& c : state.consumers(name)) {
+    if (state.stage(c).attach == AttachKind::Inline) {
+      auto inner = effectiveConsumers(state, c);
+      result.insert(inner.begin(), inner.end());
+    } else {
+      result.insert(c);
+    }
+  }
+  return result;
+}
+
+/// The coefficient c of `var` when e = c * var + (terms without var); nullopt when e is not linear in it.
+std::optional<int64_t> coefficientOf(const Expr& e, const ir::VarNode* var) {
+  if (!ir::usesVar(e, var)) return 0;
+  auto at = [&](int64_t v) { return ir::simplify(ir::substitute(e, {{var, Expr(v)}})); };
+  Expr zero = at(0);
+  Expr slope = ir::simplify(at(1) - zero), twice = ir::simplify(at(2) - zero);
+  auto c = ir::asConstInt(slope);
+  auto c2 = ir::asConstInt(twice);
+  if (!c || !c2 || *c2 != 2 * *c) return std::nullopt;
+  return *c;
+}
+
+/// True if every read of the stage is contiguous (stride 1 in its last index, no other index
+/// moving) or invariant along its spatial axis `axis`: vector loads, not gathers.
+bool readsContiguously(const State& state, const std::string& name, int axis) {
+  const ir::VarNode* var = state.stage(name).op->axes[size_t(axis)].var.node();
+  for (auto& read : inlinedReads(state, name)) {
+    for (size_t d = 0; d < read.indices.size(); ++d) {
+      auto c = coefficientOf(read.indices[d], var);
+      if (!c) return false;
+      bool last = d + 1 == read.indices.size();
+      if (*c != 0 && !(last && *c == 1)) return false;
+    }
+  }
+  return true;
+}
+
+/// True if every read of `producer` in the consumer's body uses the consumer's first
+/// `producer rank` axis variables as its indices, in order: an element-wise (identity) or
+/// row-wise (prefix) dependence, so the producer can be computed inside the consumer's loops.
+bool readsAlignedPrefix(const State& state, const std::string& consumer, const std::string& producer) {
+  const auto& c = *state.stage(consumer).op;
+  const auto& p = *state.stage(producer).op;
+  if (p.axes.size() > c.axes.size()) return false;
+  for (size_t d = 0; d < p.axes.size(); ++d)
+    if (p.shape[d] != c.shape[d]) return false;
+  bool any = false;
+  for (auto& read : inlinedReads(state, consumer)) {
+    if (read.producer != producer) continue;
+    any = true;
+    for (size_t d = 0; d < read.indices.size(); ++d) {
+      auto v = read.indices[d].as<ir::VarNode>();
+      if (v != c.axes[d].var.node()) return false;
+    }
+  }
+  return any;
+}
+
+// ---- choosing tile sizes -----------------------------------------------------------------------
+
+int64_t maxLanesFor(DataType type, const CpuScheduleOptions& options) {
+  int64_t lanes = std::max(1, options.vectorBytes / type.storageBytes());
+  lanes = std::min<int64_t>(lanes, 64);
+  int64_t power = 1;
+  while (power * 2 <= lanes) power *= 2;
+  return power;
+}
+
+struct VectorTile {
+  int64_t lanes = 1;
+  int64_t vectors = 1;
+  int64_t size() const { return lanes * vectors; }
+};
+
+/// Lanes (a power of two from 2 to maxLanes) and vectors per tile for an axis of `extent`:
+/// the fewest vector operations plus scalar remainder elements (a split that does not divide
+/// leaves a scalar tail); ties go to the larger tile, which reuses more per load.
+VectorTile chooseVectorTile(int64_t extent, int64_t maxLanes, int64_t maxVectors) {
+  VectorTile best;
+  int64_t bestCost = extent;
+  for (int64_t lanes = maxLanes; lanes >= 2; lanes /= 2) {
+    for (int64_t vectors = 1; vectors <= maxVectors; ++vectors) {
+      int64_t tile = lanes * vectors;
+      if (tile > extent) break;
+      int64_t cost = (extent / tile) * vectors + extent % tile;
+      if (cost < bestCost || (cost == bestCost && tile > best.size())) {
+        best = {lanes, vectors};
+        bestCost = cost;
+      }
+    }
+  }
+  return best;
+}
+
+/// The register tile along the broadcast axis: the whole extent when it fits, else the largest
+/// size from `limit` down to limit / 2 that divides it, else `limit` (with a tail).
+int64_t chooseRowTile(int64_t extent, int64_t limit) {
+  if (extent <= limit) return extent;
+  for (int64_t t = limit; t * 2 >= limit; --t)
+    if (extent % t == 0) return t;
+  return limit;
+}
+
+// ---- the generic loop schedule -----------------------------------------------------------------
+
+struct LoopPlan {
+  std::string fusedLoop;       ///< the loop covering the fused leading axes ("" if none)
+  std::string innermostOuter;  ///< the last loop outside the reduction and vector loops ("" if none)
+};
+
+class Planner {
+ public:
+  Planner(const te::ComputeDAG& d, const CpuScheduleOptions& o) : dag(d), options(o), rec(d) {}
+
+  std::vector<StepPtr> run(bool anchorRules) {
+    inlineInjective();
+    if (anchorRules)
+      if (auto anchor = findAnchor()) scheduleAnchor(*anchor);
+    planReductions();
+    scheduleRootStages();
+    // Lowering re-checks what the steps cannot (vector extents after attachment): fail here,
+    // where a fallback is still possible, rather than when the network is built.
+    buildLoopNest(rec.state, "default_schedule_check");
+    return rec.steps;
+  }
+
+ private:
+  // Rule 1: inline element-wise and injective stages. Padding read by a convolution stays at
+  // the root: its inner loops read single elements, and a border test on each would cost more
+  // than the copy. Pooling reads whole vectors (or is scalar anyway): inlined, it saves a pass.
+  void inlineInjective() {
+    for (auto& op : dag.ops()) {
+      if (op->isPlaceholder() || dag.isOutput(op->name) || op->reduction()) continue;
+      bool padsAnchor = false;
+      if (isPadding(*op))
+        for (auto& c : rec.state.consumers(op->name)) padsAnchor = padsAnchor || isAnchorTag(rec.stage(c).op->tag);
+      if (!padsAnchor) rec.computeInline(op->name);
+    }
+  }
+
+  static bool isAnchorTag(const std::string& tag) {
+    static const std::set<std::string> tags = {"conv2d_nchw",         "conv2d_nhwc",           "group_conv2d_nchw",
+                                               "group_conv2d_nhwc",   "depthwise_conv2d_nchw", "depthwise_conv2d_nhwc",
+                                               "conv2d_transpose_nchw", "dense",               "matmul"};
+    return tags.count(tag) > 0;
+  }
+
+  std::optional<std::string> findAnchor() const {
+    std::optional<std::string> best;
+    double bestFlops = -1;
+    for (auto& op : dag.ops()) {
+      if (op->isPlaceholder() || !op->reduction() || !isAnchorTag(op->tag)) continue;
+      double flops = te::operationFlops(*op);
+      if (flops > bestFlops) {
+        best = op->name;
+        bestFlops = flops;
+      }
+    }
+    return best;
+  }
+
+  // Rule 2: the anchor's register tile, with its element-wise epilogue fused.
+  void scheduleAnchor(const std::string& anchor) {
+    const auto& op = *dag.op(anchor);
+    // The stage written to memory: the epilogue's output when the anchor's only (effective)
+    // reader is an output that reads it element by element; else the anchor itself.
+    std::string out = anchor;
+    auto consumers = effectiveConsumers(rec.state, anchor);
+    if (consumers.size() == 1) {
+      const std::string& c = *consumers.begin();
+      const auto& cop = *rec.stage(c).op;
+      if (dag.isOutput(c) && !cop.reduction() && cop.shape == op.shape && readsAlignedPrefix(rec.state, c, anchor)) out = c;
+    }
+    if (op.tag == "dense") {
+      scheduleDense(anchor, out);
+    } else {
+      scheduleRegisterTile(anchor, out);
+    }
+  }
+
+  struct TileRoles {
+    int vectorAxis, rowAxis;
+  };
+
+  static std::optional<TileRoles> rolesOf(const te::OperationNode& op) {
+    if (op.tag == "matmul" && op.axes.size() == 2) return TileRoles{1, 0};
+    if (op.axes.size() != 4) return std::nullopt;
+    if (op.tag == "conv2d_nhwc" || op.tag == "group_conv2d_nhwc" || op.tag == "depthwise_conv2d_nhwc") return TileRoles{3, 2};
+    if (op.tag == "depthwise_conv2d_nchw") return TileRoles{3, 2};
+    if (op.tag == "conv2d_nchw" || op.tag == "group_conv2d_nchw" || op.tag == "conv2d_transpose_nchw") return TileRoles{3, 1};
+    return std::nullopt;
+  }
+
+  /// out[outer loops | rows x vectors x lanes], the accumulation computed at the tile.
+  void scheduleRegisterTile(const std::string& anchor, std::string out) {
+    const auto& op = *dag.op(anchor);
+    auto roles = rolesOf(op);
+    TESSEL_CHECK(roles.has_value(), "default schedule: no register tile rule for '{}' (tag {})", anchor, op.tag);
+    int64_t vectorExtent = op.shape[size_t(roles->vectorAxis)], rowExtent = op.shape[size_t(roles->rowAxis)];
+    VectorTile vt = chooseVectorTile(vectorExtent, maxLanesFor(op.dtype, options), 2);
+    TESSEL_CHECK(vt.lanes >= 2, "default schedule: '{}' has {} elements along its vector axis", anchor, vectorExtent);
+    // Accumulators: rows x vectors of the register file; the rest holds operands.
+    int64_t accumulators = options.registerCount / 2;
+    int64_t rows = chooseRowTile(rowExtent, std::min<int64_t>(12, accumulators / vt.vectors));
+
+    std::string accumulate = anchor;
+    if (out == anchor) accumulate = rec.cacheWrite(anchor);
+    scheduled.insert(anchor);
+    scheduled.insert(out);
+    scheduled.insert(accumulate);
+
+    // The written stage: [outer loops in axis order | rows.1, vectors, lanes].
+    auto axes = rec.leaves(out);
+    std::string vAxis = axes[size_t(roles->vectorAxis)], rAxis = axes[size_t(roles->rowAxis)];
+    std::vector<int64_t> vFactors = vt.vectors > 1 ? std::vector<int64_t>{vt.vectors, vt.lanes} : std::vector<int64_t>{vt.lanes};
+    auto vParts = rec.split(out, vAxis, vFactors);
+    auto rParts = rec.split(out, rAxis, {rows});
+    bool vExact = vectorExtent % vt.size() == 0, rExact = rowExtent % rows == 0;
+    std::vector<std::string> outer, inner{rParts[1]};
+    std::vector<bool> exact;
+    for (size_t d = 0; d < axes.size(); ++d) {
+      if (int(d) == roles->vectorAxis) {
+        outer.push_back(vParts[0]);
+        exact.push_back(vExact);
+      } else if (int(d) == roles->rowAxis) {
+        outer.push_back(rParts[0]);
+        exact.push_back(rExact);
+      } else {
+        outer.push_back(axes[d]);
+        exact.push_back(true);
+      }
+    }
+    inner.insert(inner.end(), vParts.begin() + 1, vParts.end());
+    std::vector<std::string> order = outer;
+    order.insert(order.end(), inner.begin(), inner.end());
+    rec.reorder(out, order);
+    std::string attach = parallelizeOuter(out, outer, exact, true);
+    rec.annotate(out, rParts[1], Annotation::Unroll);
+    if (vt.vectors > 1) rec.annotate(out, vParts[1], Annotation::Unroll);
+    rec.annotate(out, vParts.back(), Annotation::Vectorize);
+
+    // The accumulation: reduction loops outside the unrolled rows x vectors x lanes tile.
+    rec.computeAt(accumulate, out, attach);
+    auto local = rec.leaves(accumulate);
+    const Stage& s = rec.stage(accumulate);
+    std::vector<std::string> spatial(local.begin(), local.begin() + int(s.op->axes.size()));
+    std::vector<std::string> reduce(local.begin() + int(s.op->axes.size()), local.end());
+    std::string lv = spatial[size_t(roles->vectorAxis)], lr = spatial[size_t(roles->rowAxis)];
+    std::vector<std::string> lanes{lv};
+    if (vt.vectors > 1) lanes = rec.split(accumulate, lv, {vt.lanes});
+    std::vector<std::string> localOrder;
+    for (auto& a : spatial)
+      if (a != lv && a != lr) localOrder.push_back(a);
+    localOrder.insert(localOrder.end(), reduce.begin(), reduce.end());
+    localOrder.push_back(lr);
+    localOrder.insert(localOrder.end(), lanes.begin(), lanes.end());
+    rec.reorder(accumulate, localOrder);
+    rec.annotate(accumulate, lr, Annotation::Unroll);
+    if (vt.vectors > 1) rec.annotate(accumulate, lanes[0], Annotation::Unroll);
+    rec.annotate(accumulate, lanes.back(), Annotation::Vectorize);
+  }
+
+  /// Dense: weight [units, features] is contiguous along the reduction, not along the output,
+  /// so the lanes run over the reduction: partial sums in up to 4 vector registers (rfactor),
+  /// which are added into one vector (a second rfactor) and then into the output element.
+  void scheduleDense(const std::string& anchor, const std::string& out) {
+    const Stage& a = rec.stage(anchor);
+    std::string k = a.iterator(a.rootCount - 1).name;
+    int64_t features = a.iterator(a.rootCount - 1).extent;
+    int64_t lanes = 0, vectors = 1;
+    for (int64_t l = maxLanesFor(a.op->dtype, options); l >= 2 && !lanes; l /= 2)
+      if (features % l == 0) lanes = l;
+    TESSEL_CHECK(lanes >= 2, "default schedule: dense '{}' has an odd reduction extent {}", anchor, features);
+    // Independent accumulators hide the latency of the additions.
+    while (vectors < 4 && features % (lanes * vectors * 2) == 0) vectors *= 2;
+    scheduled.insert(anchor);
+    scheduled.insert(out);
+    auto parts = rec.split(anchor, k, {lanes * vectors});
+    std::string partial = rec.rfactor(anchor, parts[1]);
+    scheduled.insert(partial);
+    std::string second;
+    if (vectors > 1) {
+      auto halves = rec.split(anchor, rec.leaves(anchor).back(), {lanes});
+      second = rec.rfactor(anchor, halves[1]);
+      scheduled.insert(second);
+    }
+    // Output columns (weight rows) outermost: a weight row stays in cache for every data row.
+    auto axes = rec.leaves(out);
+    std::vector<std::string> spatial{axes[1], axes[0]};
+    rec.reorder(out, spatial);
+    std::string fused = rec.fuse(out, spatial);
+    if (elementCount(rec.stage(out).op->shape) > 1) rec.annotate(out, fused, Annotation::Parallel);
+    if (out != anchor) rec.computeAt(anchor, out, fused);
+    // Both lane stages: [lanes (x vectors), i, j, reduction] -> [i, j, reduction, vectors,
+    // lanes], the vectors unrolled so that they become registers.
+    for (const std::string& stage : {second, partial}) {
+      if (stage.empty()) continue;
+      rec.computeAt(stage, out, fused);
+      auto p = rec.leaves(stage);
+      std::vector<std::string> order(p.begin() + 1, p.end());
+      if (stage == partial && vectors > 1) {
+        auto v = rec.split(stage, p[0], {lanes});
+        order.insert(order.end(), v.begin(), v.end());
+        rec.reorder(stage, order);
+        rec.annotate(stage, v[0], Annotation::Unroll);
+        rec.annotate(stage, v[1], Annotation::Vectorize);
+      } else {
+        order.push_back(p[0]);
+        rec.reorder(stage, order);
+        // The second stage reads the partial sums vector by vector: unrolled, constant offsets.
+        if (stage == second) rec.annotate(stage, order[order.size() - 2], Annotation::Unroll);
+        rec.annotate(stage, p[0], Annotation::Vectorize);
+      }
+    }
+  }
+
+  /// Fuses the leading exact loops of `outer` (in order) and makes the result parallel (or the
+  /// next loop, when the fused one has a single iteration). Loops of a split with a remainder
+  /// stay separate so that loop partitioning can peel their tail. Returns the innermost outer loop.
+  std::string parallelizeOuter(const std::string& name, const std::vector<std::string>& outer, const std::vector<bool>& exact,
+                               bool parallel, size_t fuseLimit = SIZE_MAX) {
+    if (outer.empty()) return "";
+    std::vector<std::string> prefix;
+    size_t k = 0;
+    // Enough iterations for the threads, no more: every fused loop costs a division per
+    // iteration of the loops inside, and unfused inner loops keep simple index arithmetic.
+    // (An explicit limit is a prefix the caller attaches to: fuse all of it.)
+    int64_t extent = 1;
+    while (k < outer.size() && k < fuseLimit && exact[k] && (fuseLimit != SIZE_MAX || extent < options.parallelChunks)) {
+      extent *= rec.extent(name, outer[k]);
+      prefix.push_back(outer[k++]);
+    }
+    std::vector<std::string> loops;
+    if (!prefix.empty()) loops.push_back(rec.fuse(name, prefix));
+    loops.insert(loops.end(), outer.begin() + int64_t(k), outer.end());
+    if (parallel) {
+      std::string target = loops[0];
+      if (rec.extent(name, target) == 1 && loops.size() > 1) target = loops[1];
+      if (rec.extent(name, target) > 1) rec.annotate(name, target, Annotation::Parallel);
+    }
+    lastFused = prefix.empty() ? "" : loops[0];
+    return loops.back();
+  }
+
+  /// Rule 4 for one stage: outer loops fused and parallel (at the root), the innermost axis
+  /// vectorized when its reads are contiguous, reductions between the two.
+  LoopPlan scheduleLoops(const std::string& name, bool root, size_t fuseLimit = SIZE_MAX) {
+    const Stage& s = rec.stage(name);
+    const auto& op = *s.op;
+    int ndim = int(op.axes.size());
+    auto names = rec.leaves(name);
+    std::vector<std::string> spatial(names.begin(), names.begin() + ndim), reduce(names.begin() + ndim, names.end());
+    // The vector axis: the last one with more than one element, after the fused prefix.
+    int v = -1;
+    for (int d = ndim - 1; d >= 0 && v < 0; --d)
+      if (rec.extent(name, spatial[size_t(d)]) > 1) v = d;
+    if (v >= 0 && size_t(v) < std::min<size_t>(fuseLimit, size_t(ndim)) && fuseLimit < size_t(ndim)) v = -1;
+    if (v >= 0 && (op.dtype.isBool() || !readsContiguously(rec.state, name, v))) v = -1;
+    VectorTile vt;
+    if (v >= 0) vt = chooseVectorTile(rec.extent(name, spatial[size_t(v)]), maxLanesFor(op.dtype, options), 1);
+    std::vector<std::string> outer;
+    std::vector<bool> exact;
+    std::string vectorLoop;
+    for (int d = 0; d < ndim; ++d) {
+      const std::string& axis = spatial[size_t(d)];
+      if (d != v || vt.lanes < 2) {
+        outer.push_back(axis);
+        exact.push_back(true);
+        continue;
+      }
+      int64_t e = rec.extent(name, axis);
+      if (vt.lanes == e) {
+        vectorLoop = axis;
+      } else {
+        auto parts = rec.split(name, axis, {vt.lanes});
+        outer.push_back(parts[0]);
+        exact.push_back(e % vt.lanes == 0);
+        vectorLoop = parts[1];
+      }
+    }
+    std::vector<std::string> order = outer;
+    order.insert(order.end(), reduce.begin(), reduce.end());
+    if (!vectorLoop.empty()) order.push_back(vectorLoop);
+    rec.reorder(name, order);
+    int64_t work = elementCount(op.shape);
+    if (auto r = op.reduction())
+      for (auto& axis : r->axes) work *= axis.extent;
+    LoopPlan plan;
+    if (root) {
+      plan.innermostOuter = parallelizeOuter(name, outer, exact, work >= options.minParallelElements, fuseLimit);
+      plan.fusedLoop = lastFused;
+    } else {
+      plan.innermostOuter = outer.empty() ? "" : outer.back();
+    }
+    if (!vectorLoop.empty()) rec.annotate(name, vectorLoop, Annotation::Vectorize);
+    return plan;
+  }
+
+  // Rule 3: which reductions other than the anchor can be computed inside an output's loops.
+  void planReductions() {
+    for (auto it = dag.ops().rbegin(); it != dag.ops().rend(); ++it) {
+      const auto& op = **it;
+      if (op.isPlaceholder() || !op.reduction() || scheduled.count(op.name) || dag.isOutput(op.name)) continue;
+      auto consumers = effectiveConsumers(rec.state, op.name);
+      // The output that holds every reader: a reader is the output itself or a reduction
+      // already attached to it.
+      std::string target;
+      for (auto& c : consumers) {
+        std::string owner = attachedTo.count(c) ? attachedTo[c] : c;
+        if (target.empty()) target = owner;
+        if (owner != target) target = "-";
+      }
+      if (target.empty() || target == "-" || !dag.isOutput(target) || scheduled.count(target)) continue;
+      const auto& targetOp = *rec.stage(target).op;
+      if (targetOp.reduction()) continue;
+      bool aligned = true;
+      for (auto& c : consumers) aligned = aligned && readsAlignedPrefix(rec.state, c, op.name);
+      // Every reduction attached to one output shares one loop: the same prefix length.
+      for (auto& [r, t] : attachedTo)
+        if (t == target) aligned = aligned && rec.stage(r).op->axes.size() == op.axes.size();
+      if (!aligned) continue;
+      attachedTo[op.name] = target;
+      attachOrder[target].push_back(op.name);
+    }
+  }
+
+  void scheduleRootStages() {
+    for (auto& op : dag.ops()) {
+      if (op->isPlaceholder() || scheduled.count(op->name) || attachedTo.count(op->name)) continue;
+      if (rec.stage(op->name).attach == AttachKind::Inline) continue;
+      auto found = attachOrder.find(op->name);
+      if (found == attachOrder.end()) {
+        scheduleLoops(op->name, true);
+        continue;
+      }
+      // An output with reductions computed inside it: rows (a prefix of its axes) or elements.
+      size_t prefix = rec.stage(found->second[0]).op->axes.size();
+      size_t ndim = op->axes.size();
+      LoopPlan plan = scheduleLoops(op->name, true, prefix < ndim ? prefix : SIZE_MAX);
+      std::string loop = prefix < ndim ? plan.fusedLoop : plan.innermostOuter;
+      for (auto& r : found->second) {
+        if (loop.empty()) {
+          scheduleLoops(r, true);
+          continue;
+        }
+        rec.computeAt(r, op->name, loop);
+      }
+      if (!loop.empty())
+        for (auto& r : found->second) scheduleLoops(r, false);
+    }
+  }
+
+  const te::ComputeDAG& dag;
+  CpuScheduleOptions options;
+  Recorder rec;
+  std::set<std::string> scheduled;                              ///< stages the anchor rule took care of
+  std::map<std::string, std::string> attachedTo;                ///< reduction -> the output it is computed in
+  std::map<std::string, std::vector<std::string>> attachOrder;  ///< output -> its reductions, readers first
+  std::string lastFused;
+};
+
+}  // namespace
+
+std::vector<StepPtr> defaultCpuSchedule(const te::ComputeDAG& dag, const CpuScheduleOptions& options) {
+  if (!options.allowFallback) return Planner(dag, options).run(true);
+  // Each rule set is tried on a fresh state; a failure falls back to the next, simpler one.
+  try {
+    return Planner(dag, options).run(true);
+  } catch (const Error&) {
+  }
+  try {
+    return Planner(dag, options).run(false);
+  } catch (const Error&) {
+  }
+  return {};
+}
+
+}  // namespace tessel::ops

@@ -1,0 +1,47 @@
+/// The default CPU schedule of a fused function built from the operators of this folder: a
+/// rule-based step list that is parallel and vectorized without any tuning. It is what a
+/// network is compiled with before (or without) tuning records.
+///
+/// The rules, in order:
+///  1. Element-wise and injective stages that are not outputs are inlined into their readers,
+///     except the padding of a convolution (computed once at the root).
+///  2. The anchor — the convolution, dense or matmul with the most FLOPs — gets a register tile:
+///     its output is split into [outer loops | tile of T x (vectors x lanes)] with the lanes
+///     on the axis that is contiguous in memory (output channels in NHWC, output width in
+///     NCHW, columns of matmul), the tile unrolled, the outer loops fused and parallel. The
+///     accumulation runs in a stage computed at the tile (cache_write, or the anchor itself
+///     when an element-wise epilogue — bias, residual add, activation — follows: the epilogue
+///     is the stage written to memory). Dense, whose weight is [units, features], vectorizes
+///     over the reduction instead (rfactor with up to 64 lanes of partial sums).
+///  3. Other reductions (pooling, softmax, global pooling) are computed inside the loops of the
+///     output that reads them when it reads them element by element or row by row, else at
+///     the root.
+///  4. Every stage left at the root: outer loops fused (up to 64 iterations) and parallel, the innermost axis
+///     vectorized when every read is contiguous or invariant along it (split by a power of two
+///     of at most 64 lanes; a remainder becomes a scalar tail loop).
+/// Tile sizes follow the extents so that awkward shapes (7x7 images, 1000 classes, 3 channels)
+/// keep their main loops vector code. Anything a rule cannot handle falls back to a simpler
+/// schedule (ultimately the naive one), never to a wrong one.
+#pragma once
+#include <vector>
+
+#include "schedule/Steps.h"
+#include "te/ComputeDAG.h"
+
+namespace tessel::ops {
+
+struct CpuScheduleOptions {
+  int vectorBytes = 64;        ///< the vector register width: 64 for AVX-512, 32 for AVX2
+  int registerCount = 32;      ///< vector registers (limits the register tile)
+  /// Below this many output elements a stage is not parallelized (the thread start-up would
+  /// cost more than the work).
+  int64_t minParallelElements = 4096;
+  /// Outer loops are fused into the parallel loop until it has this many iterations.
+  int64_t parallelChunks = 64;
+  /// When a rule fails, fall back to a simpler schedule (true) or raise the Error (tests).
+  bool allowFallback = true;
+};
+
+std::vector<schedule::StepPtr> defaultCpuSchedule(const te::ComputeDAG& dag, const CpuScheduleOptions& options = {});
+
+}  // namespace tessel::ops

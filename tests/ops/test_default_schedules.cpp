@@ -1,0 +1,343 @@
+// The default CPU schedule of every operator and of fused functions (a convolution or dense
+// with its epilogue, pooling, softmax, injective chains), compiled through the real toolchain
+// and compared with the reference evaluator: 1e-5 relative for floats, exact for integers.
+// All kernels go into one library (one compiler run) to keep the test quick. The shapes are the
+// awkward ones: 7x7 images, channel counts no vector width divides, stride 2, dilation, groups,
+// asymmetric padding, broadcasting.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "codegen/CSource.h"
+#include "codegen/Toolchain.h"
+#include "common/KernelCheck.h"
+#include "ops/BatchNorm.h"
+#include "ops/Broadcast.h"
+#include "ops/Conv2d.h"
+#include "ops/Conv2dTranspose.h"
+#include "ops/Dense.h"
+#include "ops/Elementwise.h"
+#include "ops/Examples.h"
+#include "ops/Pooling.h"
+#include "ops/Quantize.h"
+#include "ops/Resize.h"
+#include "ops/Schedules.h"
+#include "ops/Softmax.h"
+#include "ops/Transform.h"
+#include "passes/Lower.h"
+#include "runtime/Module.h"
+#include "support/TempDir.h"
+
+using namespace tessel;
+using namespace tessel::ops;
+using te::placeholder;
+using te::Tensor;
+
+namespace {
+
+struct ScheduleCase {
+  std::string name;
+  te::ComputeDAG dag;
+  bool strict = true;  ///< the rules must apply without falling back
+};
+
+Tensor in(std::vector<int64_t> shape, const std::string& name, DataType dtype = DataType::float32()) {
+  return placeholder(std::move(shape), dtype, name);
+}
+
+Conv2dAttrs convAttrs(Layout layout, std::array<int64_t, 2> stride = {1, 1}, std::array<int64_t, 4> pad = {0, 0, 0, 0},
+                      std::array<int64_t, 2> dilation = {1, 1}, int64_t groups = 1) {
+  Conv2dAttrs a;
+  a.layout = layout;
+  a.strides = stride;
+  a.padding = pad;
+  a.dilation = dilation;
+  a.groups = groups;
+  return a;
+}
+
+std::vector<ScheduleCase> scheduleCases() {
+  std::vector<ScheduleCase> cases;
+  auto addCase = [&](std::string name, std::vector<Tensor> outs, std::vector<Tensor> ins, bool strict = true) {
+    cases.push_back({std::move(name), te::ComputeDAG(outs, ins), strict});
+  };
+  using L = Layout;
+  {  // conv NCHW + bias + relu, the classic fused function
+    auto x = in({1, 3, 9, 11}, "data"), w = in({5, 3, 3, 3}, "weight"), b = in({5}, "bias");
+    addCase("conv2d_nchw+bias+relu", {relu(biasAdd(conv2d(x, w, convAttrs(L::NCHW, {1, 1}, {1, 1, 1, 1})), b, 1))}, {x, w, b});
+  }
+  {  // grouped, strided, dilated, asymmetric padding
+    auto x = in({2, 4, 10, 9}, "data"), w = in({6, 2, 3, 2}, "weight");
+    addCase("group_conv2d_nchw s2 dil", {conv2d(x, w, convAttrs(L::NCHW, {2, 1}, {0, 2, 1, 0}, {1, 2}, 2))}, {x, w});
+  }
+  {  // NHWC with bias, residual add and relu: the ResNet block epilogue
+    auto x = in({1, 7, 7, 16}, "data"), w = in({3, 3, 16, 32}, "weight"), b = in({1, 1, 1, 32}, "bias");
+    auto r = in({1, 7, 7, 32}, "residual");
+    addCase("conv2d_nhwc+bias+residual+relu", {relu(add(add(conv2d(x, w, convAttrs(L::NHWC, {1, 1}, {1, 1, 1, 1})), b), r))},
+        {x, w, b, r});
+  }
+  {  // 10 output channels (no vector width divides), stride 2, batch 2
+    auto x = in({2, 9, 9, 3}, "data"), w = in({3, 3, 3, 10}, "weight");
+    addCase("conv2d_nhwc k10 s2", {conv2d(x, w, convAttrs(L::NHWC, {2, 2}, {1, 1, 1, 1}))}, {x, w});
+  }
+  {
+    auto x = in({1, 5, 5, 8}, "data"), w = in({1, 1, 8, 64}, "weight");
+    addCase("conv2d_nhwc 1x1 k64", {conv2d(x, w, convAttrs(L::NHWC))}, {x, w});
+  }
+  {
+    auto x = in({1, 9, 7, 8}, "data"), w = in({3, 3, 4, 6}, "weight");
+    addCase("group_conv2d_nhwc", {conv2d(x, w, convAttrs(L::NHWC, {1, 2}, {1, 0, 1, 2}, {2, 1}, 2))}, {x, w});
+  }
+  {
+    auto x = in({1, 8, 7, 7}, "data"), w = in({16, 8, 1, 1}, "weight");
+    addCase("conv2d_nchw 1x1 7x7", {conv2d(x, w, convAttrs(L::NCHW))}, {x, w});
+  }
+  {
+    auto x = in({1, 8, 12, 10}, "data"), w = in({8, 1, 3, 3}, "weight"), b = in({8}, "bias");
+    addCase("depthwise_nchw s2+bias+relu6", {relu6(biasAdd(depthwiseConv2d(x, w, convAttrs(L::NCHW, {2, 2}, {1, 1, 1, 1})), b, 1))},
+        {x, w, b});
+  }
+  {
+    auto x = in({1, 11, 13, 12}, "data"), w = in({3, 3, 12, 2}, "weight"), b = in({24}, "bias");
+    addCase("depthwise_nhwc multiplier 2+bias", {biasAdd(depthwiseConv2d(x, w, convAttrs(L::NHWC, {1, 1}, {1, 1, 1, 1})), b, 3)},
+        {x, w, b});
+  }
+  {
+    auto x = in({1, 7, 7, 32}, "data"), w = in({3, 3, 32, 1}, "weight");
+    addCase("depthwise_nhwc s2 dil2", {depthwiseConv2d(x, w, convAttrs(L::NHWC, {2, 2}, {2, 2, 2, 2}, {2, 2}))}, {x, w});
+  }
+  {
+    auto x = in({1, 4, 5, 5}, "data"), w = in({4, 6, 3, 3}, "weight"), b = in({6}, "bias");
+    Conv2dTransposeAttrs t;
+    t.strides = {2, 2};
+    t.padding = {1, 1, 1, 1};
+    t.outputPadding = {1, 1};
+    addCase("conv2d_transpose+bias", {biasAdd(conv2dTranspose(x, w, t), b, 1)}, {x, w, b});
+  }
+  {
+    auto x = in({3, 40}, "data"), w = in({37, 40}, "weight"), b = in({37}, "bias");
+    addCase("dense k40+bias", {biasAdd(dense(x, w), b, 1)}, {x, w, b});
+  }
+  {
+    auto x = in({2, 64}, "data"), w = in({10, 64}, "weight");
+    addCase("dense k64", {dense(x, w)}, {x, w});
+  }
+  {  // an odd reduction: the dense rule does not apply, the fallback must still be right
+    auto x = in({2, 15}, "data"), w = in({7, 15}, "weight");
+    addCase("dense k15 (fallback)", {relu(dense(x, w))}, {x, w}, false);
+  }
+  {
+    auto a = in({13, 21}, "A"), b = in({21, 40}, "B");
+    addCase("matmul 13x21x40", {matmul(a, b)}, {a, b});
+  }
+  {  // int8 convolution and requantization: int32 accumulation, shift, clip, cast
+    auto x = in({1, 4, 6, 6}, "data", DataType::int8()), w = in({8, 4, 3, 3}, "weight", DataType::int8());
+    auto acc = conv2d(x, w, convAttrs(L::NCHW, {1, 1}, {1, 1, 1, 1}));
+    addCase("int8 conv2d requantize", {cast(clip(rightShift(acc, 2), -127, 127), DataType::int8())}, {x, w});
+  }
+  {
+    auto x = in({2, 32}, "data", DataType::int8()), w = in({20, 32}, "weight", DataType::int8());
+    addCase("int8 dense", {dense(x, w)}, {x, w});
+  }
+  {
+    auto x = in({1, 5, 6, 20}, "data");
+    auto g = in({20}, "gamma"), b = in({20}, "beta"), m = in({20}, "mean"), v = in({20}, "var");
+    BatchNormAttrs attrs;
+    attrs.axis = 3;
+    addCase("batch_norm nhwc+relu", {relu(batchNorm(x, g, b, m, v, attrs))}, {x, g, b, m, v});
+  }
+  {
+    auto a = in({2, 3, 1, 5}, "a"), b = in({3, 4, 1}, "b"), c = in({5}, "c");
+    auto one = in({1}, "one");
+    addCase("broadcast arithmetic", {divide(multiply(subtract(add(a, b), c), a), add(b, one))}, {a, b, c, one});
+  }
+  {
+    auto x = in({3, 37}, "x");
+    addCase("activations", {add(multiply(sigmoid(tanh(x)), hardSwish(x)), leakyRelu(hardSigmoid(x), 0.1))}, {x});
+  }
+  {
+    auto x = in({1, 3, 13, 11}, "data");
+    Pool2dAttrs p;
+    p.kernel = {3, 3};
+    p.strides = {2, 2};
+    p.padding = {1, 1, 1, 1};
+    p.ceilMode = true;
+    addCase("max_pool nchw ceil", {maxPool2d(x, p)}, {x});
+    auto y = in({1, 9, 9, 20}, "data");
+    p.layout = L::NHWC;
+    p.ceilMode = false;
+    p.padding = {0, 1, 1, 0};
+    addCase("max_pool nhwc", {maxPool2d(y, p)}, {y});
+    auto z = in({1, 2, 9, 8}, "data");
+    Pool2dAttrs q;
+    q.kernel = {3, 3};
+    q.padding = {1, 1, 1, 1};
+    addCase("avg_pool nchw exclude pad", {avgPool2d(z, q)}, {z});
+    auto u = in({1, 8, 9, 18}, "data");
+    q.kernel = {2, 2};
+    q.strides = {2, 2};
+    q.padding = {0, 0, 0, 0};
+    q.ceilMode = true;
+    q.countIncludePad = true;
+    q.layout = L::NHWC;
+    addCase("avg_pool nhwc ceil include pad", {avgPool2d(u, q)}, {u});
+  }
+  {
+    auto x = in({2, 5, 7, 7}, "data");
+    addCase("global_avg_pool nchw", {globalAvgPool2d(x, L::NCHW)}, {x});
+    auto y = in({1, 3, 3, 40}, "data");
+    addCase("global_avg_pool nhwc", {globalAvgPool2d(y, L::NHWC)}, {y});
+    addCase("global_max_pool nhwc", {globalMaxPool2d(y, L::NHWC)}, {y});
+  }
+  {
+    auto x = in({5, 37}, "data");
+    addCase("softmax rows", {softmax(x)}, {x});
+    auto y = in({2, 3, 4, 5}, "data");
+    addCase("softmax axis 1", {softmax(y, 1)}, {y});
+  }
+  {
+    auto a = in({1, 4, 4, 3}, "a"), b = in({1, 4, 4, 16}, "b"), c = in({1, 4, 4, 5}, "c");
+    addCase("concatenate channels", {concatenate({a, b, c}, 3)}, {a, b, c});
+    auto x = in({2, 3, 4, 5}, "x");
+    addCase("reshape", {reshape(x, {6, 20})}, {x});
+    addCase("transpose NCHW->NHWC", {transpose(x, {0, 2, 3, 1})}, {x});
+    auto f = in({2, 8, 2, 2}, "f");
+    addCase("flatten", {flatten(f)}, {f});
+    auto p = in({1, 3, 5, 5}, "p");
+    PadAttrs widths;
+    widths.before = {0, 0, 1, 2};
+    widths.after = {0, 1, 0, 3};
+    widths.value = -1;
+    addCase("pad", {pad(p, widths)}, {p});
+  }
+  {
+    auto x = in({1, 4, 5, 3}, "x");
+    Resize2dAttrs r;
+    r.outHeight = 8;
+    r.outWidth = 10;
+    r.layout = L::NHWC;
+    r.coordinateMode = CoordinateMode::Asymmetric;
+    r.nearestMode = NearestMode::Floor;
+    addCase("resize nearest nhwc", {resize2d(x, r)}, {x});
+    auto y = in({1, 2, 5, 4}, "y");
+    Resize2dAttrs b;
+    b.outHeight = 9;
+    b.outWidth = 7;
+    b.method = ResizeMethod::Bilinear;
+    addCase("resize bilinear half_pixel", {resize2d(y, b)}, {y});
+    b.coordinateMode = CoordinateMode::AlignCorners;
+    addCase("resize bilinear align_corners", {resize2d(y, b)}, {y});
+  }
+  // The example DAGs keep working under the default schedule.
+  cases.push_back({"example conv2d_bias_relu", ops::conv2dBiasReluNCHW(1, 3, 11, 13, 6, 3, 3, 2, 1)});
+  cases.push_back({"example softmax", ops::softmax(7, 45)});
+  cases.push_back({"example max_pool2d", ops::maxPool2dNCHW(1, 3, 13, 7, 3, 2, 1)});
+  cases.push_back({"example matmul", ops::matmul(17, 23, 19)});
+  return cases;
+}
+
+std::vector<schedule::StepPtr> scheduleOf(const ScheduleCase& c) {
+  CpuScheduleOptions options;
+  options.allowFallback = !c.strict;
+  return defaultCpuSchedule(c.dag, options);
+}
+
+}  // namespace
+
+TEST(DefaultSchedules, EveryCaseCompiledMatchesTheReference) {
+  auto cases = scheduleCases();
+  std::vector<passes::LoweredFunction> functions;
+  std::vector<std::vector<schedule::StepPtr>> steps;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(cases[i].name);
+    ASSERT_NO_THROW(steps.push_back(scheduleOf(cases[i])));
+    functions.push_back(passes::lower(schedule::replay(cases[i].dag, steps.back()), fmt::format("case{}", i)));
+  }
+  TempDir dir("tessel-ops-test");
+  std::string library = dir.path() + "/ops.so";
+  codegen::compileSharedLibrary(codegen::generateCSource(functions), library);
+  auto module = runtime::Module::load(library);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    auto data = kernelcheck::makeReferenceData(cases[i].dag, 100 + i);
+    double error = kernelcheck::runAndCompare(module.kernel(fmt::format("case{}", i)), data);
+    EXPECT_TRUE(kernelcheck::withinTolerance(error, data))
+        << cases[i].name << ": error " << error << "\n" << schedule::printSteps(steps[i]);
+  }
+}
+
+namespace {
+
+std::string sourceOf(const te::ComputeDAG& dag) {
+  CpuScheduleOptions strict;
+  strict.allowFallback = false;
+  return codegen::generateCSource({passes::lower(schedule::replay(dag, defaultCpuSchedule(dag, strict)), "k")});
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST(DefaultSchedules, ConvolutionGetsAParallelVectorRegisterTile) {
+  auto x = in({1, 14, 14, 32}, "data"), w = in({3, 3, 32, 64}, "weight"), b = in({64}, "bias");
+  auto out = relu(biasAdd(conv2d(x, w, convAttrs(Layout::NHWC, {1, 1}, {1, 1, 1, 1})), b, 3));
+  te::ComputeDAG dag({out}, {x, w, b});
+  std::string steps = schedule::printSteps(defaultCpuSchedule(dag));
+  // The epilogue is the written stage; the convolution accumulates at its tile.
+  EXPECT_TRUE(contains(steps, "T_add.compute_inline()")) << steps;
+  EXPECT_TRUE(contains(steps, "conv2d_nhwc.compute_at(T_relu")) << steps;
+  EXPECT_TRUE(contains(steps, "T_relu.parallel(")) << steps;
+  EXPECT_FALSE(contains(steps, "cache_write")) << steps;
+  std::string source = sourceOf(dag);
+  EXPECT_TRUE(contains(source, "#pragma omp parallel for")) << source;
+  EXPECT_TRUE(contains(source, "tessel_floatx16 conv2d_nhwc_r0;")) << source;  // accumulators in registers
+  EXPECT_TRUE(contains(source, "tessel_floatx16 conv2d_nhwc_r13;")) << source;  // 7 x 2 of them
+}
+
+TEST(DefaultSchedules, AnchorWithoutEpilogueUsesCacheWrite) {
+  auto x = in({1, 16, 24, 24}, "data"), w = in({16, 16, 3, 3}, "weight");
+  te::ComputeDAG dag({conv2d(x, w, convAttrs(Layout::NCHW, {1, 1}, {1, 1, 1, 1}))}, {x, w});
+  std::string steps = schedule::printSteps(defaultCpuSchedule(dag));
+  EXPECT_TRUE(contains(steps, "conv2d_nchw.cache_write(\"local\")")) << steps;
+  EXPECT_TRUE(contains(steps, "conv2d_nchw.local.compute_at(conv2d_nchw")) << steps;
+  EXPECT_TRUE(contains(steps, "pad_temp.parallel(")) << steps;  // padding at the root, parallel
+  EXPECT_TRUE(contains(sourceOf(dag), "tessel_floatx8 conv2d_nchw_local_r0;")) << sourceOf(dag);  // 3 x 8 lanes per row
+}
+
+TEST(DefaultSchedules, DenseVectorizesTheReduction) {
+  auto x = in({1, 256}, "data"), w = in({100, 256}, "weight"), b = in({100}, "bias");
+  te::ComputeDAG dag({biasAdd(dense(x, w), b, 1)}, {x, w, b});
+  std::string source = sourceOf(dag);
+  EXPECT_TRUE(contains(source, "tessel_floatx16 T_matmul_NT_rf_r3;")) << source;  // 4 vector accumulators
+}
+
+TEST(DefaultSchedules, SoftmaxAndPoolingReductionsComputedInsideTheOutput) {
+  auto x = in({4, 100}, "data");
+  std::string steps = schedule::printSteps(defaultCpuSchedule(te::ComputeDAG({softmax(x)}, {x})));
+  EXPECT_TRUE(contains(steps, "T_softmax_expsum.compute_at(T_softmax_norm, i0)")) << steps;
+  EXPECT_TRUE(contains(steps, "T_softmax_maxelem.compute_at(T_softmax_norm, i0)")) << steps;
+  EXPECT_TRUE(contains(steps, "T_softmax_norm.vectorize(")) << steps;
+  auto y = in({1, 9, 9, 32}, "data");
+  Pool2dAttrs p;
+  p.kernel = {3, 3};
+  p.padding = {1, 1, 1, 1};
+  p.layout = Layout::NHWC;
+  steps = schedule::printSteps(defaultCpuSchedule(te::ComputeDAG({avgPool2d(y, p)}, {y})));
+  EXPECT_TRUE(contains(steps, "pad_temp.compute_inline()")) << steps;
+  EXPECT_TRUE(contains(steps, "pool_sum.compute_at(pool_avg")) << steps;
+  EXPECT_TRUE(contains(steps, "pool_sum.vectorize(ax3)")) << steps;
+}
+
+// Regression: a stage attached inside a fused loop computed the whole tensor, because bound
+// inference split the fused loop's floordiv into two bounds and floormod of those widened to
+// the full modulus.
+TEST(DefaultSchedules, TileAttachedUnderAFusedLoopComputesOnlyTheTile) {
+  auto x = in({2, 8, 8, 16}, "data"), w = in({3, 3, 16, 32}, "weight");
+  auto out = relu(conv2d(x, w, convAttrs(Layout::NHWC, {1, 1}, {1, 1, 1, 1})));
+  te::ComputeDAG dag({out}, {x, w});
+  auto state = schedule::replay(dag, defaultCpuSchedule(dag));
+  const auto& conv = state.stage("conv2d_nhwc");
+  ASSERT_EQ(conv.attach, schedule::AttachKind::At);
+  std::vector<int64_t> extents;
+  for (int r = 0; r < 4; ++r) extents.push_back(conv.iterator(r).extent);
+  EXPECT_EQ(extents, (std::vector<int64_t>{1, 1, 8, 32}));
+}
