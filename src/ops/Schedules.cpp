@@ -286,7 +286,7 @@ class Planner {
     // reader is an output that reads it element by element; else the anchor itself.
     std::string out = anchor;
     auto consumers = effectiveConsumers(rec.state, anchor);
-    if (consumers.size() == 1) {
+    if (consumers.size() == 1 && !dag.isOutput(anchor)) {
       const std::string& c = *consumers.begin();
       const auto& cop = *rec.stage(c).op;
       if (dag.isOutput(c) && !cop.reduction() && cop.shape == op.shape && readsAlignedPrefix(rec.state, c, anchor)) out = c;

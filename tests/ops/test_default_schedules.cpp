@@ -80,6 +80,17 @@ std::vector<ScheduleCase> scheduleCases() {
     auto x = in({2, 9, 9, 3}, "data"), w = in({3, 3, 3, 10}, "weight");
     addCase("conv2d_nhwc k10 s2", {conv2d(x, w, convAttrs(L::NHWC, {2, 2}, {1, 1, 1, 1}))}, {x, w});
   }
+  {  // row tiles that do not divide the rows (17 = 2 x 8 + 1, 13 channels): peeled tails
+    auto x = in({1, 17, 17, 8}, "data"), w = in({3, 3, 8, 32}, "weight");
+    addCase("conv2d_nhwc 17x17 row tail", {conv2d(x, w, convAttrs(L::NHWC, {1, 1}, {1, 1, 1, 1}))}, {x, w});
+    auto y = in({1, 4, 6, 17}, "data"), v = in({13, 4, 3, 3}, "weight");
+    addCase("conv2d_nchw 13 channels x 17 wide", {conv2d(y, v, convAttrs(L::NCHW, {1, 1}, {1, 1, 1, 1}))}, {y, v});
+  }
+  {  // two outputs: the convolution itself and its activation
+    auto x = in({1, 6, 6, 8}, "data"), w = in({3, 3, 8, 16}, "weight");
+    auto conv = conv2d(x, w, convAttrs(L::NHWC, {1, 1}, {1, 1, 1, 1}));
+    addCase("conv2d_nhwc and relu both outputs", {conv, relu(conv)}, {x, w});
+  }
   {
     auto x = in({1, 5, 5, 8}, "data"), w = in({1, 1, 8, 64}, "weight");
     addCase("conv2d_nhwc 1x1 k64", {conv2d(x, w, convAttrs(L::NHWC))}, {x, w});
