@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/ModelCommand.h"
 #include "cli/ModuleCommand.h"
 #include "cli/VtaCommand.h"
 #include "codegen/CSource.h"
@@ -81,6 +82,7 @@ int main(int argc, char** argv) {
   runOp->add_option("--min-repeat-ms", minRepeatMs, "minimum time of one repeat");
   cli::addVtaCommands(app);
   cli::addModuleCommands(app);
+  cli::addModelCommands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,23 @@
+/// The network operators of the graph IR: names, attributes and fusion patterns, each mapped
+/// onto its compute definition in ops/. Attributes are JSON, named as Relay names them:
+///   conv2d, depthwise_conv2d: strides [2], padding [top, left, bottom, right], dilation [2],
+///     groups, layout "NCHW"|"NHWC", out_dtype;   conv2d_transpose: + output_padding
+///   dense (weight [M, K]), matmul: out_dtype
+///   bias_add: axis;   batch_norm (data, gamma, beta, mean, var): axis, epsilon
+///   add, subtract, multiply, divide, maximum, minimum (numpy broadcasting)
+///   relu, relu6, sigmoid, tanh, hard_swish;  clip: min, max;  hard_sigmoid: alpha, beta;
+///     leaky_relu: alpha
+///   max_pool2d, avg_pool2d: kernel [2], strides, padding, dilation, ceil_mode,
+///     count_include_pad, layout;   global_avg_pool2d, global_max_pool2d: layout
+///   softmax: axis;  concatenate: axis;  reshape: shape;  flatten;  transpose: axes;
+///   pad: before, after, value;  resize2d: size [2], method "nearest"|"bilinear",
+///     coordinate_mode "align_corners"|"half_pixel"|"pytorch_half_pixel"|"asymmetric", layout
+///   cast: dtype;  right_shift, left_shift: bits
+#pragma once
+
+namespace tessel::graph {
+
+/// Registers every operator above (idempotent; the graph constructors call it).
+void registerStandardOps();
+
+}  // namespace tessel::graph
