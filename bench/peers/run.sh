@@ -6,7 +6,8 @@
 #
 # Models default to: resnet-18 resnet-50 mobilenet mobilenet-v2 vgg-16 squeezenet_v1.1
 # inception_v3 ('all' = every zoo network). Environment: TESSEL (the tessel binary,
-# default build/src/cli/tessel), PEERS_OUT (default build/peers).
+# default build/src/cli/tessel), PEERS_OUT (default build/peers), PEERS_NO_SPIN (1: peers'
+# threads never spin, 0: always may; default: no spinning when the load exceeds the cores).
 #
 # Per model: export from torchvision (cached in OUT/NAME), then time ONNX Runtime, PyTorch
 # and tessel back to back, so the ratios compare numbers from the same run.
@@ -26,7 +27,7 @@ while (($#)); do
     --threads) threads="$2"; shift 2 ;;
     --runs) runs=(--runs "$2"); shift 2 ;;
     --no-install) install=0; shift ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
     *) models+=("$1"); shift ;;
   esac
@@ -47,6 +48,19 @@ fi
 "$py" "$here/export_models.py" --out "$out" "${models[@]}" || exit 1
 if [ "${models[*]}" = all ]; then
   mapfile -t models < <("$py" "$here/export_models.py" --list)
+fi
+
+# Both peers' thread pools spin while they wait. On a machine busier than its cores (other
+# jobs compiling) a spinning thread waits out a preempted one: 2-thread TorchScript then ran
+# resnet-18 in 750 ms instead of 46 ms on 1 thread, and ORT 2x slower. Waiting passively
+# avoids that at a small cost on a quiet machine, so it is used only when the machine is
+# busy (or when PEERS_NO_SPIN=1; PEERS_NO_SPIN=0 never).
+omp_env=() ort_spin=()
+load1="$(cut -d' ' -f1 /proc/loadavg)"
+if [ "${PEERS_NO_SPIN:-}" = 1 ] || { [ "${PEERS_NO_SPIN:-}" != 0 ] &&
+     awk -v l="$load1" -v n="$(nproc)" 'BEGIN { exit !(l >= n) }'; }; then
+  omp_env=(OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}") ort_spin=(--no-spin)
+  echo "# busy machine (load $load1 on $(nproc) cores): peers wait without spinning (ORT allow_spinning=0, OMP_WAIT_POLICY=PASSIVE)"
 fi
 
 echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -88,12 +102,12 @@ for m in "${models[@]}"; do
   dir="$out/$m"
   ort_ms="" torch_ms="" tessel_ms=""
 
-  o="$(node "$here/time_ort.js" "$dir" --name "$m" --threads "$threads" "${runs[@]}" 2>&1)"
+  o="$(node "$here/time_ort.js" "$dir" --name "$m" --threads "$threads" "${runs[@]}" "${ort_spin[@]}" 2>&1)"
   rc=$?; echo "$o"
   ((rc == 0)) || { echo "run.sh: ONNX Runtime failed on $m" >&2; failed=1; }
   ort_ms="$(bench_value "${m}_ort_ms" "$o")"
 
-  o="$("$py" "$here/time_torch.py" "$dir" --name "$m" --threads "$threads" "${runs[@]}" 2>&1 | grep -v 'UserWarning\|warnings.warn')"
+  o="$(env "${omp_env[@]}" "$py" "$here/time_torch.py" "$dir" --name "$m" --threads "$threads" "${runs[@]}" 2>&1 | grep -v 'UserWarning\|warnings.warn')"
   rc=${PIPESTATUS[0]}; echo "$o"
   ((rc == 0)) || { echo "run.sh: PyTorch failed on $m" >&2; failed=1; }
   torch_ms="$(bench_value "${m}_torch_ms" "$o")"

@@ -19,12 +19,13 @@ const ort = require('onnxruntime-node');
 function usage(msg) {
   if (msg) console.error('time_ort.js: ' + msg);
   console.error('usage: node time_ort.js MODEL_DIR|MODEL.onnx [--name NAME] [--threads N] ' +
-                '[--runs N] [--warmup N] [--min-seconds S]');
+                '[--runs N] [--warmup N] [--min-seconds S] [--no-spin]');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const a = { threads: 2, runs: 0, warmup: 5, minSeconds: 2.0, name: null, target: null };
+  const a = { threads: 2, runs: 0, warmup: 5, minSeconds: 2.0, name: null, target: null,
+              spin: true };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     const val = () => {
@@ -41,6 +42,7 @@ function parseArgs(argv) {
     else if (k === '--warmup') a.warmup = num(val(), 0);
     else if (k === '--min-seconds') a.minSeconds = num(val(), 0);
     else if (k === '--name') a.name = val();
+    else if (k === '--no-spin') a.spin = false;
     else if (k === '-h' || k === '--help') usage();
     else if (k.startsWith('-')) usage('unknown option ' + k);
     else if (a.target === null) a.target = k;
@@ -95,6 +97,8 @@ async function main() {
     executionMode: 'sequential',
     intraOpNumThreads: a.threads,
     interOpNumThreads: 1,
+    // --no-spin: idle pool threads sleep instead of spinning (for a busy machine).
+    extra: a.spin ? {} : { session: { intra_op: { allow_spinning: '0' } } },
   });
   const inName = session.inputNames[0];
   const outName = session.outputNames[0];
@@ -156,7 +160,8 @@ async function main() {
   const mean = times.reduce((x, y) => x + y, 0) / times.length;
   console.log(`# ort ${name}: ${times.length} runs, ${a.threads} intra-op threads: ` +
               `median ${median.toFixed(3)} min ${s[0].toFixed(3)} mean ${mean.toFixed(3)} ` +
-              `p90 ${q(0.9).toFixed(3)} ms (onnxruntime-node ${ort.env.versions ? ort.env.versions.common : ''})`);
+              `p90 ${q(0.9).toFixed(3)} ms (onnxruntime-node ${ort.env.versions ? ort.env.versions.common : ''}` +
+              `${a.spin ? '' : ', no spinning'})`);
   console.log(`BENCH ${name}_ort_ms ${median.toFixed(3)} ms`);
   if (session.release) await session.release();
 }

@@ -80,9 +80,11 @@ def main():
                 break
     t = np.array(times)
     print("# torch %s: %d runs, %d threads, TorchScript frozen+optimize_for_inference: "
-          "median %.3f min %.3f mean %.3f p90 %.3f ms (torch %s)"
+          "median %.3f min %.3f mean %.3f p90 %.3f ms (torch %s%s)"
           % (name, len(t), a.threads, np.median(t), t.min(), t.mean(),
-             np.percentile(t, 90), torch.__version__))
+             np.percentile(t, 90), torch.__version__,
+             ", OMP_WAIT_POLICY=" + os.environ["OMP_WAIT_POLICY"]
+             if os.environ.get("OMP_WAIT_POLICY") else ""))
     print("BENCH %s_torch_ms %.3f ms" % (name, float(np.median(t))), flush=True)
     sys.exit(status)
 
