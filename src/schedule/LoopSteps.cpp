@@ -54,6 +54,15 @@ void SplitStep::apply(State& state) const {
   TESSEL_CHECK(nparts > 0 || !factors.empty(), "split of {}.{} needs factors or nparts", stage, iterator);
   TESSEL_CHECK(nparts == 0 || factors.empty(), "split of {}.{} takes either factors or nparts, not both", stage, iterator);
   for (auto f : factors) TESSEL_CHECK(f > 0, "split of {}.{}: factor must be positive, got {}", stage, iterator, f);
+  // Extents are computed as (extent + factor - 1) / factor: absurd values from a corrupt record
+  // must fail here rather than overflow there.
+  constexpr int64_t kMaxSplit = int64_t(1) << 32;
+  TESSEL_CHECK(nparts <= kMaxSplit, "split of {}.{}: nparts {} is beyond 2^32", stage, iterator, nparts);
+  int64_t product = 1;
+  for (auto f : factors) {
+    TESSEL_CHECK(f <= kMaxSplit / product, "split of {}.{}: factors [{}] multiply past 2^32", stage, iterator, fmt::join(factors, ", "));
+    product *= f;
+  }
   IteratorKind kind = s.iterator(parent).kind;
   std::string base = s.iterator(parent).name;
   int position = s.leafPosition(parent);

@@ -71,7 +71,8 @@ inline std::vector<StepPtr> reductionSteps() {
       step<StorageAlignStep>("pad_temp", "i2", 4, 1),
       step<AnnotateStep>("T_relu", "ax0", Annotation::BlockZ),
       step<AnnotateStep>("T_relu", "ax0", Annotation::None),
-      step<AnnotateStep>("conv2d_nchw.rf", "xx", Annotation::Vectorize),
+      step<SplitStep>("conv2d_nchw.rf", "xx", Factors{4}),
+      step<AnnotateStep>("conv2d_nchw.rf", "xx.1", Annotation::Vectorize),
       step<SplitStep>("T_relu", "ax3", Factors{4}),
       step<AnnotateStep>("T_relu", "ax3.1", Annotation::Unroll),
   };

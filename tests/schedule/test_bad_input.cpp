@@ -3,6 +3,8 @@
 // ones so that the position is checked, not just the presence of an error.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "common/ErrorText.h"
 #include "ops/Examples.h"
 #include "passes/Lower.h"
@@ -49,6 +51,18 @@ TEST(BadSteps, SplitNpartsNegative) {
   expectContains(e, "step 3 (split)");
   expectContains(e, "C.k");
   expectContains(e, "nparts must be positive, got -2");
+}
+
+TEST(BadSteps, SplitFactorsBeyondAnyExtent) {
+  // From a corrupt record: they must be refused, not overflow the extent arithmetic.
+  std::string e = replayError({step<SplitStep>("C", "j", Factors{int64_t(1) << 40, int64_t(1) << 40})});
+  expectContains(e, "step 3 (split)");
+  expectContains(e, "C.j");
+  expectContains(e, "multiply past 2^32");
+  expectContains(replayError({step<SplitStep>("C", "j", Factors{std::numeric_limits<int64_t>::max()})}), "C.j");
+  expectContains(replayError({step<SplitStep>("C", "j", Factors{}, std::numeric_limits<int64_t>::max())}), "nparts");
+  // Large but sane factors are fine: the outer loop just has one iteration.
+  EXPECT_EQ(replayError({step<SplitStep>("C", "j", Factors{1024, 1024})}), "(no error)");
 }
 
 TEST(BadSteps, SplitWithoutFactors) {
