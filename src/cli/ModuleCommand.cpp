@@ -25,6 +25,7 @@ struct BenchmarkOptions {
   std::string directory;
   int repeat = 10, number = 1;
   double minRepeatMs = 100;
+  bool profile = false;
 };
 
 /// Runs `body`, turning a tessel Error into a message and exit code 1 (CLI11's way to fail).
@@ -78,6 +79,14 @@ void benchmark(const BenchmarkOptions& o) {
   timing.minRepeatMs = o.minRepeatMs;
   auto r = executor.benchmark(timing);
   fmt::print("Mean inference time (std dev): {:.2f} ms ({:.2f} ms)\n", r.mean * 1e3, r.stddev * 1e3);
+  if (o.profile) {
+    auto calls = executor.profile(o.repeat);
+    double total = 0;
+    for (auto& c : calls) total += c.seconds;
+    fmt::print("{:>4}  {:<40} {:>10} {:>7}\n", "call", "kernel", "ms", "share");
+    for (size_t i = 0; i < calls.size(); ++i)
+      fmt::print("{:>4}  {:<40} {:>10.3f} {:>6.1f}%\n", i, calls[i].kernel, calls[i].seconds * 1e3, 100 * calls[i].seconds / total);
+  }
   fmt::print("median {:.2f} ms, min {:.2f} ms over {} measurements of {} runs; {} calls per run, {:.1f} MiB of planned buffers ({:.1f} MiB unplanned)\n",
              r.median * 1e3, r.min * 1e3, r.costs.size(), r.number, executor.numCalls(), executor.plannedBytes() / 1048576.0,
              executor.unplannedBytes() / 1048576.0);
@@ -100,6 +109,7 @@ void addModuleCommands(CLI::App& app) {
   benchCommand->add_option("--repeat", benchOptions->repeat, "measurements");
   benchCommand->add_option("--number", benchOptions->number, "runs per measurement (raised to reach --min-repeat-ms)");
   benchCommand->add_option("--min-repeat-ms", benchOptions->minRepeatMs, "minimum length of one measurement");
+  benchCommand->add_flag("--profile", benchOptions->profile, "also time every call on its own");
   benchCommand->callback([benchOptions] { reportingErrors([&] { benchmark(*benchOptions); }); });
 }
 

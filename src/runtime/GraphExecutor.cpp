@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "support/Error.h"
@@ -175,6 +176,25 @@ Tensor GraphExecutor::getOutput(int index) const {
 
 TimingResult GraphExecutor::benchmark(const TimeEvaluatorOptions& options) {
   return timeFunction([this] { run(); }, options);
+}
+
+std::vector<GraphExecutor::CallProfile> GraphExecutor::profile(int repeat) {
+  TESSEL_CHECK(repeat >= 1, "profile: repeat must be at least 1, got {}", repeat);
+  std::vector<std::vector<double>> samples(calls_.size());
+  run();  // warm-up
+  for (int r = 0; r < repeat; ++r) {
+    for (size_t i = 0; i < calls_.size(); ++i) {
+      double start = steadySeconds();
+      calls_[i].kernel.callPacked(calls_[i].args.data(), int(calls_[i].args.size()));
+      samples[i].push_back(steadySeconds() - start);
+    }
+  }
+  std::vector<CallProfile> result;
+  for (size_t i = 0; i < calls_.size(); ++i) {
+    std::sort(samples[i].begin(), samples[i].end());
+    result.push_back({calls_[i].kernel.name(), samples[i][samples[i].size() / 2]});
+  }
+  return result;
 }
 
 size_t GraphExecutor::plannedBytes() const {

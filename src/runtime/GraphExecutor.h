@@ -49,6 +49,14 @@ class GraphExecutor {
   /// Times run() (TVM's `benchmark`): repeat x number calls with min_repeat_ms calibration.
   TimingResult benchmark(const TimeEvaluatorOptions& options);
 
+  /// Per call, in execution order: the kernel and its median seconds over `repeat` runs of the
+  /// whole graph (each call timed on its own, as TVM's debug executor does).
+  struct CallProfile {
+    std::string kernel;
+    double seconds = 0;
+  };
+  std::vector<CallProfile> profile(int repeat = 5);
+
   /// Bytes of the planned activation buffers, and what one buffer per tensor would take.
   size_t plannedBytes() const;
   size_t unplannedBytes() const { return unplannedBytes_; }

@@ -75,6 +75,11 @@ TEST(GraphBuild, FusedAndUnfusedModulesMatchTheReferenceInterpreter) {
     if (!fuse) {
       EXPECT_LT(report.plannedBytes, report.naiveBytes);
     }
+    auto profile = executor.profile(2);
+    ASSERT_EQ(profile.size(), executor.numCalls());
+    EXPECT_EQ(profile[0].kernel.rfind("fused_", 0), 0u);
+    for (auto& call : profile) EXPECT_GE(call.seconds, 0.0);
+    EXPECT_LT(maxRelativeDifference(executor.getOutput(0), reference[0]), 1e-5);  // profiling ran the graph too
   }
 }
 
