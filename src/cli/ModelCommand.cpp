@@ -7,6 +7,7 @@
 #include "graph/ModelZoo.h"
 #include "graph/TaskExtraction.h"
 #include "ops/Schedules.h"
+#include "cli/ReportErrors.h"
 #include "support/Error.h"
 
 namespace tessel::cli {
@@ -30,16 +31,6 @@ void addModelOptions(CLI::App* c, ModelArgs& a) {
   c->add_option("--layout", a.layout, "NCHW or NHWC");
   c->add_option("--batch", a.batch, "batch size");
   c->add_option("--target", a.target, "target string, e.g. \"cpu -mcpu=native\"");
-}
-
-template <class Body>
-void reportingErrors(Body&& body) {
-  try {
-    body();
-  } catch (const Error& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    throw CLI::RuntimeError(1);
-  }
 }
 
 void checkCpuTarget(const std::string& target) {

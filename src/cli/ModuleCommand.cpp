@@ -9,6 +9,7 @@
 
 #include "runtime/GraphExecutor.h"
 #include "runtime/Npy.h"
+#include "cli/ReportErrors.h"
 #include "support/Error.h"
 
 namespace tessel::cli {
@@ -29,16 +30,6 @@ struct BenchmarkOptions {
 };
 
 /// Runs `body`, turning a tessel Error into a message and exit code 1 (CLI11's way to fail).
-template <class Body>
-void reportingErrors(Body&& body) {
-  try {
-    body();
-  } catch (const Error& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    throw CLI::RuntimeError(1);
-  }
-}
-
 runtime::Tensor randomInput(const runtime::GraphExecutor& executor, uint32_t seed) {
   auto t = runtime::Tensor::empty(executor.inputShape(0), executor.inputDtype(0));
   TESSEL_CHECK(t.dtype() == DataType::float32(), "--random fills float32 inputs only; input '{}' is {}",
