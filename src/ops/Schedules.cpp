@@ -357,6 +357,19 @@ class Planner {
       }
     }
     inner.insert(inner.end(), vParts.begin() + 1, vParts.end());
+    // Weights larger than the data (deep layers on small images): the loop over vector tiles
+    // (output channels, matmul columns) goes outermost after the batch, so that each block of
+    // weights is read once and stays in cache while the data, the smaller operand, is reread.
+    if (weightsOutweighData(op, roles->vectorAxis)) {
+      size_t from = size_t(roles->vectorAxis), to = std::min<size_t>(1, from);
+      if (op.axes.size() == 2) to = 0;
+      std::string v = outer[from];
+      bool e = exact[from];
+      outer.erase(outer.begin() + int64_t(from));
+      exact.erase(exact.begin() + int64_t(from));
+      outer.insert(outer.begin() + int64_t(to), v);
+      exact.insert(exact.begin() + int64_t(to), e);
+    }
     std::vector<std::string> order = outer;
     order.insert(order.end(), inner.begin(), inner.end());
     rec.reorder(out, order);
@@ -384,6 +397,23 @@ class Planner {
     rec.annotate(accumulate, lr, Annotation::Unroll);
     if (vt.vectors > 1) rec.annotate(accumulate, lanes[0], Annotation::Unroll);
     rec.annotate(accumulate, lanes.back(), Annotation::Vectorize);
+  }
+
+  /// True if the anchor's operands that do not move with its spatial axes (other than the
+  /// vector axis: the weights) hold more bytes than those that do (the data).
+  bool weightsOutweighData(const te::OperationNode& op, int vectorAxis) const {
+    int64_t weights = 0, data = 0;
+    std::set<std::string> seen;
+    for (auto& read : te::ComputeDAG::accesses(op)) {
+      if (!seen.insert(read.producer).second) continue;
+      bool moves = false;
+      for (auto& index : read.indices)
+        for (size_t d = 0; d < op.axes.size(); ++d)
+          if (int(d) != vectorAxis && ir::usesVar(index, op.axes[d].var.node())) moves = true;
+      const auto& producer = *dag.op(read.producer);
+      (moves ? data : weights) += elementCount(producer.shape) * producer.dtype.storageBytes();
+    }
+    return weights > data;
   }
 
   /// Dense: weight [units, features] is contiguous along the reduction, not along the output,

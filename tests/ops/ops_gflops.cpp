@@ -69,6 +69,7 @@ std::vector<Case> cases() {
   c.push_back({"conv nhwc 224x224x3 7x7 s2 k64", convCase(L::NHWC, 1, 3, 224, 64, 7, 2, 3, true)});
   c.push_back({"conv nchw 56x56x64 3x3 k64", convCase(L::NCHW, 1, 64, 56, 64, 3, 1, 1, true)});
   c.push_back({"conv nchw 56x56x64 1x1 k256", convCase(L::NCHW, 1, 64, 56, 256, 1, 1, 0, true)});
+  c.push_back({"conv nchw 28x28x128 3x3 k128", convCase(L::NCHW, 1, 128, 28, 128, 3, 1, 1, true)});
   c.push_back({"conv nchw 14x14x256 3x3 k256", convCase(L::NCHW, 1, 256, 14, 256, 3, 1, 1, true)});
   c.push_back({"conv nchw 7x7x512 3x3 k512", convCase(L::NCHW, 1, 512, 7, 512, 3, 1, 1, true)});
   c.push_back({"depthwise nhwc 112x112x32 3x3", convCase(L::NHWC, 1, 32, 112, 32, 3, 1, 1, true, true)});
