@@ -2,6 +2,7 @@
 // (non-divisible splits leave `o * f + i < N`) splits into the range where every guard
 // holds for all inner iterations — the simplifier then drops the guards there — and the
 // boundary ranges, which keep them.
+#include <map>
 #include <optional>
 
 #include "ir/Mutator.h"
@@ -36,6 +37,29 @@ std::optional<std::pair<int64_t, Expr>> linearIn(const Expr& e, const VarNode* v
   return std::make_pair(*coef, atZero);
 }
 
+/// A copy of a statement whose allocations are fresh buffers. The pieces of a partitioned loop
+/// must not share one: a piece of one iteration loses its loop, and code generation would
+/// then declare the same buffer twice in one scope.
+class FreshAllocations : public IRMutator {
+ public:
+  Stmt visitAllocate(const Stmt&, const AllocateNode* n) override {
+    Buffer copy = std::make_shared<BufferNode>(*n->buffer);
+    fresh[n->buffer.get()] = copy;
+    return makeAllocate(copy, mutate(n->body));
+  }
+  Expr visitLoad(const Expr& e, const LoadNode* n) override {
+    auto it = fresh.find(n->buffer.get());
+    return it == fresh.end() ? IRMutator::visitLoad(e, n) : load(it->second, mutate(n->index));
+  }
+  Stmt visitStore(const Stmt& s, const StoreNode* n) override {
+    auto it = fresh.find(n->buffer.get());
+    return it == fresh.end() ? IRMutator::visitStore(s, n) : makeStore(it->second, mutate(n->index), mutate(n->value));
+  }
+
+ private:
+  std::map<const BufferNode*, Buffer> fresh;
+};
+
 struct SafeRange {
   int64_t lo, hi;  // inclusive
 };
@@ -56,7 +80,8 @@ class Partitioner : public IRMutator {
     std::vector<Stmt> parts;
     auto piece = [&](int64_t a, int64_t b, bool main) {
       if (a > b) return;
-      Stmt loop = makeFor(n->var, Expr(a), Expr(b - a + 1), n->forKind, n->body);
+      Stmt body = parts.empty() ? n->body : FreshAllocations().mutate(n->body);
+      Stmt loop = makeFor(n->var, Expr(a), Expr(b - a + 1), n->forKind, body);
       bounds[n->var.node()] = Interval{a, b};
       loop = simplify(loop, bounds);
       parts.push_back(main ? mutate(loop) : loop);

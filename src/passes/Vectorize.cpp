@@ -1,7 +1,8 @@
 // Vectorization: a loop of constant extent L annotated `vectorize` becomes one iteration of
-// L-lane vector code. When the body holds something that cannot run lane-parallel (a local
-// allocation, a guard that differs per lane, a store whose address is the same for all lanes
-// while the value differs), the loop stays scalar: correctness first.
+// L-lane vector code. When L is not a power of two (GCC vector types need one) or the body
+// holds something that cannot run lane-parallel (a local allocation, a guard that differs per
+// lane, a store whose address is the same for all lanes while the value differs), the loop
+// stays scalar: correctness first.
 #include "ir/Mutator.h"
 #include "passes/Passes.h"
 
@@ -94,7 +95,7 @@ class Vectorizer : public IRMutator {
     auto f = inner.as<ForNode>();
     if (!f || f->forKind != ForKind::Vectorized) return inner;
     auto lanes = asConstInt(f->extent);
-    bool ok = lanes && *lanes >= 2 && *lanes <= 64 && !hasVectorCode(f->body);
+    bool ok = lanes && *lanes >= 2 && *lanes <= 64 && (*lanes & (*lanes - 1)) == 0 && !hasVectorCode(f->body);
     if (ok) {
       try {
         return Widen(f->var.node(), ramp(f->min, Expr(int64_t(1)), int(*lanes))).mutate(f->body);

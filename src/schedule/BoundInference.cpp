@@ -95,7 +95,7 @@ Range relax(const Expr& e, const VarBounds& relaxed) {
 
 }  // namespace
 
-std::vector<Expr> rootAxisValues(const Stage& stage, const std::vector<Var>& vars) {
+std::vector<Expr> iteratorValues(const Stage& stage, const std::vector<Var>& vars) {
   std::vector<Expr> value(stage.iterators.size());
   for (int leaf : stage.leaves) value[size_t(leaf)] = vars[size_t(leaf)];
   for (auto it = stage.relations.rbegin(); it != stage.relations.rend(); ++it) {
@@ -108,8 +108,13 @@ std::vector<Expr> rootAxisValues(const Stage& stage, const std::vector<Var>& var
       value[size_t(it->inner)] = floormod(value[size_t(it->fused)], Expr(innerExtent));
     }
   }
-  value.resize(size_t(stage.rootCount));
   for (auto& v : value) v = simplify(v);
+  return value;
+}
+
+std::vector<Expr> rootAxisValues(const Stage& stage, const std::vector<Var>& vars) {
+  auto value = iteratorValues(stage, vars);
+  value.resize(size_t(stage.rootCount));
   return value;
 }
 

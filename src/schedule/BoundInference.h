@@ -35,5 +35,8 @@ BoundsResult inferBounds(State& state);
 
 /// Root-axis values of a stage in terms of its iterator variables (without region mins).
 std::vector<ir::Expr> rootAxisValues(const Stage& stage, const std::vector<ir::Var>& iteratorVars);
+/// The value of every iterator of a stage (by id: roots, split and fused ones, leaves) in terms
+/// of the leaf variables, relative to the region like rootAxisValues.
+std::vector<ir::Expr> iteratorValues(const Stage& stage, const std::vector<ir::Var>& iteratorVars);
 
 }  // namespace tessel::schedule

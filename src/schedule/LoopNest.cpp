@@ -105,7 +105,8 @@ class Builder {
     Builder& builder;
   };
 
-  /// Conditions that keep the stage's root values inside their domains where bounds can't prove it.
+  /// Conditions that keep the stage's root values inside their domains, and every other
+  /// iterator inside its extent, where bounds can't prove it.
   Expr guards(const Stage& s, bool includeReduce) {
     const auto& b = bounds.stages.at(s.name());
     Expr cond;
@@ -115,13 +116,25 @@ class Builder {
       cond = cond.defined() ? (cond && c) : c;
     };
     size_t spatial = s.op->axes.size();
+    auto domain = [&](int r) {
+      return size_t(r) >= spatial ? s.op->reduction()->axes[size_t(r) - spatial].extent : s.op->shape[size_t(r)];
+    };
     for (int r = 0; r < s.rootCount; ++r) {
-      bool reduceAxis = size_t(r) >= spatial;
-      if (reduceAxis && !includeReduce) continue;
-      int64_t domain = reduceAxis ? s.op->reduction()->axes[size_t(r) - spatial].extent : s.op->shape[size_t(r)];
+      if (size_t(r) >= spatial && !includeReduce) continue;
       const Expr& v = b.rootValues[size_t(r)];
       add(v >= Expr(int64_t(0)));
-      add(v < Expr(domain));
+      add(v < Expr(domain(r)));
+    }
+    // Loops of a non-divisible split overrun their parent. Staying inside the tensor is not
+    // enough when the parent is itself split or fused (iterations would repeat) or is a root
+    // axis of an attached stage (the local buffer holds only the region): every iterator that
+    // is not a loop must stay within its extent.
+    auto values = iteratorValues(s, b.iteratorVars);
+    for (int id = 0; id < int(values.size()); ++id) {
+      const Iterator& it = s.iterator(id);
+      if (s.leafPosition(id) >= 0 || (it.kind == IteratorKind::Reduce && !includeReduce)) continue;
+      if (id < s.rootCount && it.extent >= domain(id)) continue;  // the domain check above covers it
+      add(values[size_t(id)] < Expr(it.extent));
     }
     return cond;
   }

@@ -30,10 +30,16 @@ double relativeError(const std::vector<double>& got, const std::vector<double>& 
   return worst;
 }
 
+codegen::CompileOptions boundsCheckedOptions() {
+  codegen::CompileOptions options;
+  options.flags.insert(options.flags.end(), {"-fsanitize=bounds", "-fsanitize-undefined-trap-on-error"});
+  return options;
+}
+
 namespace {
 
 template <class T>
-void fill(runtime::Tensor& t, std::vector<double>& values) {
+void fill(runtime::Tensor& t, const std::vector<double>& values) {
   T* p = static_cast<T*>(t.data());
   for (size_t i = 0; i < values.size(); ++i) p[i] = T(values[i]);
 }
@@ -57,40 +63,42 @@ std::vector<double> readAny(const runtime::Tensor& t) {
 
 }  // namespace
 
-KernelCheckResult checkAgainstReference(const schedule::State& state, uint64_t seed) {
-  auto f = passes::lower(state, "kernel");
-  KernelCheckResult result;
-  result.source = codegen::generateCSource({f});
-  if (std::getenv("TESSEL_DUMP_SOURCE")) std::fprintf(stderr, "%s\n", result.source.c_str());
-  TempDir dir("tessel-test");
-  std::string lib = dir.path() + "/kernel.so";
-  try {
-    codegen::compileSharedLibrary(result.source, lib);
-  } catch (...) {
-    dir.keep();
-    throw;
-  }
-  auto module = runtime::Module::load(lib);
-  auto kernel = module.kernel("kernel");
-  const auto& dag = state.dag();
+ReferenceData makeReferenceData(const te::ComputeDAG& dag, uint64_t seed) {
+  ReferenceData data;
+  data.dag = dag;
   std::mt19937_64 rng(seed);
-  te::TensorValues inputs;
-  std::vector<runtime::Tensor> args;
   for (auto& name : dag.inputNames()) {
     const auto& op = *dag.op(name);
-    auto t = runtime::Tensor::empty(op.shape, op.dtype);
-    std::vector<double> values(size_t(t.numel()));
+    int64_t count = 1;
+    for (auto e : op.shape) count *= e;
+    std::vector<double> values(static_cast<size_t>(count));
     for (auto& v : values) {
       if (op.dtype.isFloat()) v = double(float(std::uniform_real_distribution<double>(0.0, 1.0)(rng)));
       else v = double(std::uniform_int_distribution<int>(-8, 8)(rng));
       if (op.dtype.isUInt()) v = std::fabs(v);
     }
+    data.inputs[name] = std::move(values);
+  }
+  auto all = te::evaluateReference(dag, data.inputs);
+  for (auto& name : dag.outputNames()) {
+    data.reference[name] = all.at(name);
+    data.integerOutputs = data.integerOutputs && dag.op(name)->dtype.isIntegral();
+  }
+  return data;
+}
+
+double runAndCompare(const runtime::Kernel& kernel, const ReferenceData& data) {
+  const auto& dag = data.dag;
+  std::vector<runtime::Tensor> args;
+  for (auto& name : dag.inputNames()) {
+    const auto& op = *dag.op(name);
+    auto t = runtime::Tensor::empty(op.shape, op.dtype);
+    const auto& values = data.inputs.at(name);
     if (op.dtype == DataType::float32()) fill<float>(t, values);
     else if (op.dtype == DataType::int8()) fill<int8_t>(t, values);
     else if (op.dtype == DataType::uint8()) fill<uint8_t>(t, values);
     else if (op.dtype == DataType::int32()) fill<int32_t>(t, values);
     else fail("test harness: unsupported input dtype {}", op.dtype.str());
-    inputs[name] = values;
     args.push_back(t);
   }
   for (auto& name : dag.outputNames()) {
@@ -100,11 +108,29 @@ KernelCheckResult checkAgainstReference(const schedule::State& state, uint64_t s
     args.push_back(t);
   }
   kernel.call(args);
-  auto reference = te::evaluateReference(dag, inputs);
+  double worst = 0;
   for (size_t o = 0; o < dag.outputNames().size(); ++o) {
     auto got = readAny(args[dag.inputNames().size() + o]);
-    result.maxRelativeError = std::max(result.maxRelativeError, relativeError(got, reference.at(dag.outputNames()[o])));
+    worst = std::max(worst, relativeError(got, data.reference.at(dag.outputNames()[o])));
   }
+  return worst;
+}
+
+KernelCheckResult checkAgainstReference(const schedule::State& state, uint64_t seed, const codegen::CompileOptions& options) {
+  auto f = passes::lower(state, "kernel");
+  KernelCheckResult result;
+  result.source = codegen::generateCSource({f});
+  if (std::getenv("TESSEL_DUMP_SOURCE")) std::fprintf(stderr, "%s\n", result.source.c_str());
+  TempDir dir("tessel-test");
+  std::string lib = dir.path() + "/kernel.so";
+  try {
+    codegen::compileSharedLibrary(result.source, lib, options);
+  } catch (...) {
+    dir.keep();
+    throw;
+  }
+  auto module = runtime::Module::load(lib);
+  result.maxRelativeError = runAndCompare(module.kernel("kernel"), makeReferenceData(state.dag(), seed));
   return result;
 }
 

@@ -1,10 +1,17 @@
 /// Test support: compile a scheduled State into a real shared library, run it through the
 /// runtime on seeded random inputs, and compare every output with the reference evaluator.
+/// The pieces are also available one by one (reference data, running a loaded kernel) so
+/// that a test with many schedules of one DAG (the fuzzer) evaluates the reference once and
+/// compiles many kernels into one library.
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "codegen/Toolchain.h"
+#include "runtime/Module.h"
 #include "schedule/State.h"
+#include "te/ReferenceEvaluator.h"
 
 namespace tessel::kernelcheck {
 
@@ -14,10 +21,37 @@ struct KernelCheckResult {
 };
 
 /// Throws (with the source path) on a compile failure; the caller asserts on the error.
-KernelCheckResult checkAgainstReference(const schedule::State& state, uint64_t seed);
+KernelCheckResult checkAgainstReference(const schedule::State& state, uint64_t seed,
+                                        const codegen::CompileOptions& options = {});
+
+/// The default options plus trapping bounds checks on the kernel's local arrays: a kernel that
+/// writes past one of its local buffers dies (SIGILL) instead of corrupting its stack, which
+/// may or may not change its results.
+codegen::CompileOptions boundsCheckedOptions();
 
 /// max |got - ref| / max(|ref|, floor): the error measure of the fuzzer, with `floor` at 1e-3 of
 /// the largest reference magnitude so that cancellation near zero does not dominate.
 double relativeError(const std::vector<double>& got, const std::vector<double>& reference);
+
+/// Seeded inputs of a DAG and the reference evaluator's outputs for them.
+struct ReferenceData {
+  te::ComputeDAG dag;
+  te::TensorValues inputs;     ///< every input's elements, row-major
+  te::TensorValues reference;  ///< every output's elements, row-major
+  bool integerOutputs = true;  ///< every output has an integer dtype: results must match exactly
+};
+
+/// Inputs uniform in [0, 1) for floats, integers in [-8, 8] (non-negative for unsigned).
+ReferenceData makeReferenceData(const te::ComputeDAG& dag, uint64_t seed);
+
+/// Runs a kernel of `data.dag` on fresh tensors holding the reference inputs (outputs start as
+/// garbage, so an element the kernel never writes shows) and returns the largest relative
+/// error over all outputs.
+double runAndCompare(const runtime::Kernel& kernel, const ReferenceData& data);
+
+/// True if `error` is acceptable: exact for integer outputs, at most `tolerance` otherwise.
+inline bool withinTolerance(double error, const ReferenceData& data, double tolerance = 1e-5) {
+  return data.integerOutputs ? error == 0 : error <= tolerance;
+}
 
 }  // namespace tessel::kernelcheck

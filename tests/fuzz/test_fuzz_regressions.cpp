@@ -1,0 +1,79 @@
+// Step lists the schedule fuzzer found wrong, kept as deterministic tests. Kernels are built
+// with trapping bounds checks on their local arrays, so a local buffer overrun fails the test
+// (SIGILL) even where it happens not to change the results.
+#include <gtest/gtest.h>
+
+#include "common/KernelCheck.h"
+#include "ops/Examples.h"
+#include "schedule/Steps.h"
+
+using namespace tessel;
+using namespace tessel::schedule;
+
+namespace {
+
+/// Compiles and runs the schedule; integer outputs must match exactly, float ones within 1e-5.
+void expectMatchesReference(const te::ComputeDAG& dag, const std::vector<StepPtr>& steps, uint64_t seed) {
+  auto r = kernelcheck::checkAgainstReference(replay(dag, steps), seed, kernelcheck::boundsCheckedOptions());
+  bool integer = dag.op(dag.outputNames().front())->dtype.isIntegral();
+  if (integer) EXPECT_EQ(r.maxRelativeError, 0.0) << printSteps(steps) << r.source;
+  else EXPECT_LT(r.maxRelativeError, 1e-5) << printSteps(steps) << r.source;
+}
+
+StepPtr split(const std::string& stage, const std::string& iterator, std::vector<int64_t> factors) {
+  return std::make_shared<SplitStep>(stage, iterator, std::move(factors));
+}
+
+}  // namespace
+
+// An attached stage holds only its region in a local buffer; a non-divisible split of a region
+// axis overran the buffer (it was only kept inside the whole tensor) and wrote past it.
+TEST(FuzzRegression, AttachedStageSplitStaysInsideItsRegion) {
+  auto dag = ops::maxPool2dNCHW(1, 3, 13, 7, 3, 2, 1);
+  expectMatchesReference(dag,
+                         {std::make_shared<ComputeAtStep>("pad_temp", "pool_max", "ax2"),
+                          split("pad_temp", "i2", {2})},  // 3 rows of region, 2 x 2 iterations
+                         1);
+}
+
+// The list the fuzzer found (seed 1, case 5): a fused and multi-level split attached stage
+// overrunning its region under a parallel loop; it crashed the process.
+TEST(FuzzRegression, AttachedStageFusedSplitUnderParallelLoop) {
+  auto steps = stepsFromJson(nlohmann::json::parse(R"([
+    {"step": "split", "stage": "pad_temp", "iterator": "i0", "factors": [4]},
+    {"step": "reorder", "stage": "pad_temp", "order": ["i2", "i0.1", "i0.0", "i1", "i3"]},
+    {"step": "fuse", "stage": "pad_temp", "iterators": ["i1", "i3"]},
+    {"step": "reorder", "stage": "pool_max", "order": ["ax2", "ax1", "rv1", "rv0", "ax0", "ax3"]},
+    {"step": "pragma", "stage": "pad_temp", "iterator": "i2", "key": "auto_unroll_max_step", "value": "0"},
+    {"step": "compute_at", "stage": "pad_temp", "target": "pool_max", "target_iterator": "ax0"},
+    {"step": "annotate", "stage": "pool_max", "iterator": "rv0", "annotation": "unroll"},
+    {"step": "compute_at", "stage": "pad_temp", "target": "pool_max", "target_iterator": "ax1"},
+    {"step": "annotate", "stage": "pad_temp", "iterator": "i2", "annotation": "parallel"},
+    {"step": "split", "stage": "pad_temp", "iterator": "i1@i3", "factors": [4, 3]}
+  ])"));
+  expectMatchesReference(ops::maxPool2dNCHW(1, 3, 13, 7, 3, 2, 1), steps, 2);
+}
+
+// Splitting a part of a non-divisible split again: k.1 has extent 3 but its split runs 8
+// iterations; only k < 9 was checked, so k = 3..7 were accumulated twice.
+TEST(FuzzRegression, SplitOfASplitPartDoesNotRepeatIterations) {
+  auto dag = ops::matmul(16, 20, 9, DataType::int32());
+  expectMatchesReference(dag, {split("C", "k", {3}), split("C", "k.1", {8})}, 3);
+}
+
+// Thirteen lanes: GCC vector types need a power-of-two lane count, the source did not compile.
+TEST(FuzzRegression, VectorizeOfThirteenLanesCompiles) {
+  auto dag = ops::matmul(7, 13, 11);
+  expectMatchesReference(dag, {std::make_shared<AnnotateStep>("C", "j", Annotation::Vectorize)}, 4);
+}
+
+// Loop partitioning copies a loop body for each piece; both pieces of j.0 run one iteration,
+// lose their loops, and their copies of the C.local allocation were declared twice in one
+// C++ scope.
+TEST(FuzzRegression, PartitionedPiecesDoNotShareAnAllocation) {
+  auto dag = ops::matmul(16, 20, 9);
+  expectMatchesReference(dag,
+                         {std::make_shared<CacheWriteStep>("C", "local"), split("C", "j", {16}),
+                          std::make_shared<ComputeAtStep>("C.local", "C", "j.0")},
+                         5);
+}
