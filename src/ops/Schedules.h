@@ -8,17 +8,20 @@
 ///  2. The anchor — the convolution, dense or matmul with the most FLOPs — gets a register tile:
 ///     its output is split into [outer loops | tile of T x (vectors x lanes)] with the lanes
 ///     on the axis that is contiguous in memory (output channels in NHWC, output width in
-///     NCHW, columns of matmul), the tile unrolled, the outer loops fused and parallel. The
+///     NCHW, columns of matmul), the tile unrolled, the outer loops fused and parallel (the
+///     channel-tile loop first when the weights are larger than the data). The
 ///     accumulation runs in a stage computed at the tile (cache_write, or the anchor itself
 ///     when an element-wise epilogue — bias, residual add, activation — follows: the epilogue
 ///     is the stage written to memory). Dense, whose weight is [units, features], vectorizes
-///     over the reduction instead (rfactor with up to 64 lanes of partial sums).
+///     over the reduction instead (rfactor into up to 4 vectors of partial sums, then 1).
 ///  3. Other reductions (pooling, softmax, global pooling) are computed inside the loops of the
 ///     output that reads them when it reads them element by element or row by row, else at
 ///     the root.
-///  4. Every stage left at the root: outer loops fused (up to 64 iterations) and parallel, the innermost axis
-///     vectorized when every read is contiguous or invariant along it (split by a power of two
-///     of at most 64 lanes; a remainder becomes a scalar tail loop).
+///  4. Every stage left at the root: outer loops fused (until 64 iterations) and parallel, the
+///     innermost axis vectorized when every read is contiguous or invariant along it (split by
+///     a power of two of at most 64 lanes; a remainder becomes a scalar tail loop).
+/// NCHW convolutions vectorize along the output width, which leaves narrow vectors on small
+/// images (7, 14, 28 columns): for speed a CPU network should run its convolutions in NHWC.
 /// Tile sizes follow the extents so that awkward shapes (7x7 images, 1000 classes, 3 channels)
 /// keep their main loops vector code. Anything a rule cannot handle falls back to a simpler
 /// schedule (ultimately the naive one), never to a wrong one.

@@ -119,9 +119,10 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < selected.size(); ++i) {
     ops::CpuScheduleOptions options;
     options.allowFallback = false;
-    auto steps = selected[i].handSchedule.empty()
-                     ? ops::defaultCpuSchedule(selected[i].dag, options)
-                     : schedule::stepsFromJson(nlohmann::json::parse(readFile(selected[i].handSchedule)));
+    // TESSEL_STEPS_FILE: a JSON step list to try instead (for every selected case).
+    std::string file = std::getenv("TESSEL_STEPS_FILE") ? std::getenv("TESSEL_STEPS_FILE") : selected[i].handSchedule;
+    auto steps = file.empty() ? ops::defaultCpuSchedule(selected[i].dag, options)
+                              : schedule::stepsFromJson(nlohmann::json::parse(readFile(file)));
     if (std::getenv("TESSEL_PRINT_STEPS")) fmt::print("# {}\n{}\n", selected[i].name, schedule::printSteps(steps));
     functions.push_back(passes::lower(schedule::replay(selected[i].dag, steps), fmt::format("k{}", i)));
   }
