@@ -8,6 +8,10 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+
 #include "codegen/CSource.h"
 #include "codegen/Toolchain.h"
 #include "common/KernelCheck.h"
@@ -26,6 +30,7 @@
 #include "ops/Transform.h"
 #include "passes/Lower.h"
 #include "runtime/Module.h"
+#include "support/Error.h"
 #include "support/TempDir.h"
 
 using namespace tessel;
@@ -247,6 +252,81 @@ std::vector<ScheduleCase> scheduleCases() {
   return cases;
 }
 
+/// Random convolutions (either layout, depthwise or grouped, any stride, dilation and padding,
+/// int8 sometimes), dense layers and pooling windows, each with a random epilogue: shapes no
+/// one would pick by hand, to catch a rule that breaks on them.
+std::vector<ScheduleCase> randomCases(uint64_t seed, int count) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  std::vector<ScheduleCase> cases;
+  while (int(cases.size()) < count) {
+    try {
+      int kind = int(pick(0, 5));
+      Layout layout = pick(0, 1) ? Layout::NHWC : Layout::NCHW;
+      bool nchw = layout == Layout::NCHW;
+      auto epilogue = [&](Tensor t, std::vector<Tensor>& ins, int channelAxis) {
+        switch (pick(0, 3)) {
+          case 0: return t;
+          case 1: {
+            auto b = in({t.shape()[size_t(channelAxis)]}, "bias", t.dtype());
+            ins.push_back(b);
+            return relu(biasAdd(t, b, channelAxis));
+          }
+          case 2: {
+            auto r = in(t.shape(), "residual", t.dtype());
+            ins.push_back(r);
+            return add(t, r);
+          }
+          default: return t.dtype().isFloat() ? relu6(t) : clip(t, -50, 50);
+        }
+      };
+      if (kind <= 2) {  // convolution: plain, grouped or depthwise
+        int64_t n = pick(1, 2), h = pick(1, 13), w = pick(1, 13), kh = pick(1, 4), kw = pick(1, 3);
+        int64_t groups = kind == 1 ? pick(2, 3) : 1;
+        int64_t c = kind == 2 ? pick(1, 20) : groups * pick(1, 6), k = kind == 2 ? c * pick(1, 2) : groups * pick(1, 12);
+        Conv2dAttrs a = convAttrs(layout, {pick(1, 3), pick(1, 2)}, {pick(0, 2), pick(0, 2), pick(0, 2), pick(0, 1)},
+                                  {pick(1, 2), pick(1, 2)}, groups);
+        DataType type = pick(0, 4) == 0 ? DataType::int8() : DataType::float32();
+        auto x = in(nchw ? std::vector<int64_t>{n, c, h, w} : std::vector<int64_t>{n, h, w, c}, "data", type);
+        Tensor weight, out;
+        if (kind == 2) {
+          int64_t m = k / c;
+          weight = in(nchw ? std::vector<int64_t>{c, m, kh, kw} : std::vector<int64_t>{kh, kw, c, m}, "weight", type);
+          out = depthwiseConv2d(x, weight, a);
+        } else {
+          weight = in(nchw ? std::vector<int64_t>{k, c / groups, kh, kw} : std::vector<int64_t>{kh, kw, c / groups, k}, "weight", type);
+          out = conv2d(x, weight, a);
+        }
+        std::vector<Tensor> ins{x, weight};
+        auto y = epilogue(out, ins, nchw ? 1 : 3);
+        // Tiny shapes (one output column) may leave the tile rule nothing to vectorize: fallback allowed.
+        cases.push_back({fmt::format("random conv {}", te::ComputeDAG({y}, ins).toString()), te::ComputeDAG({y}, ins), false});
+      } else if (kind == 3) {  // dense
+        int64_t n = pick(1, 5), k = pick(1, 70), m = pick(1, 40);
+        auto x = in({n, k}, "data"), w = in({m, k}, "weight");
+        std::vector<Tensor> ins{x, w};
+        auto y = epilogue(dense(x, w), ins, 1);
+        cases.push_back({fmt::format("random dense {}x{} -> {}", n, k, m), te::ComputeDAG({y}, ins), false});
+      } else {  // pooling
+        Pool2dAttrs p;
+        p.kernel = {pick(1, 3), pick(1, 3)};
+        p.strides = {pick(1, 2), pick(1, 3)};
+        p.padding = {pick(0, p.kernel[0] - 1), pick(0, p.kernel[1] - 1), pick(0, p.kernel[0] - 1), pick(0, p.kernel[1] - 1)};
+        p.ceilMode = pick(0, 1);
+        p.countIncludePad = pick(0, 1);
+        p.layout = layout;
+        int64_t c = pick(1, 20), h = pick(3, 12), w = pick(3, 12);
+        auto x = in(nchw ? std::vector<int64_t>{1, c, h, w} : std::vector<int64_t>{1, h, w, c}, "data");
+        auto y = kind == 4 ? maxPool2d(x, p) : avgPool2d(x, p);
+        cases.push_back({fmt::format("random pool {}", te::ComputeDAG({y}, {x}).toString()), te::ComputeDAG({y}, {x}), false});
+      }
+    } catch (const tessel::Error&) {
+      // An invalid draw (a window larger than the padded input): draw again.
+    }
+  }
+  return cases;
+}
+
 std::vector<schedule::StepPtr> scheduleOf(const ScheduleCase& c) {
   CpuScheduleOptions options;
   options.allowFallback = !c.strict;
@@ -257,6 +337,11 @@ std::vector<schedule::StepPtr> scheduleOf(const ScheduleCase& c) {
 
 TEST(DefaultSchedules, EveryCaseCompiledMatchesTheReference) {
   auto cases = scheduleCases();
+  // TESSEL_OPS_RANDOM=count[,seed] runs more random cases (30 of seed 2026 by default).
+  int count = 30;
+  uint64_t seed = 2026;
+  if (const char* env = std::getenv("TESSEL_OPS_RANDOM")) std::sscanf(env, "%d,%lu", &count, &seed);
+  for (auto& c : randomCases(seed, count)) cases.push_back(c);
   std::vector<passes::LoweredFunction> functions;
   std::vector<std::vector<schedule::StepPtr>> steps;
   for (size_t i = 0; i < cases.size(); ++i) {
