@@ -373,7 +373,7 @@ class Planner {
     std::vector<std::string> order = outer;
     order.insert(order.end(), inner.begin(), inner.end());
     rec.reorder(out, order);
-    std::string attach = parallelizeOuter(out, outer, exact, true);
+    std::string attach = parallelizeOuter(out, outer, exact, true).innermostOuter;
     rec.annotate(out, rParts[1], Annotation::Unroll);
     if (vt.vectors > 1) rec.annotate(out, vParts[1], Annotation::Unroll);
     rec.annotate(out, vParts.back(), Annotation::Vectorize);
@@ -472,10 +472,10 @@ class Planner {
 
   /// Fuses the leading exact loops of `outer` (in order) and makes the result parallel (or the
   /// next loop, when the fused one has a single iteration). Loops of a split with a remainder
-  /// stay separate so that loop partitioning can peel their tail. Returns the innermost outer loop.
-  std::string parallelizeOuter(const std::string& name, const std::vector<std::string>& outer, const std::vector<bool>& exact,
-                               bool parallel, size_t fuseLimit = SIZE_MAX) {
-    if (outer.empty()) return "";
+  /// stay separate so that loop partitioning can peel their tail.
+  LoopPlan parallelizeOuter(const std::string& name, const std::vector<std::string>& outer, const std::vector<bool>& exact,
+                            bool parallel, size_t fuseLimit = SIZE_MAX) {
+    if (outer.empty()) return {};
     std::vector<std::string> prefix;
     size_t k = 0;
     // Enough iterations for the threads, no more: every fused loop costs a division per
@@ -494,8 +494,7 @@ class Planner {
       if (rec.extent(name, target) == 1 && loops.size() > 1) target = loops[1];
       if (rec.extent(name, target) > 1) rec.annotate(name, target, Annotation::Parallel);
     }
-    lastFused = prefix.empty() ? "" : loops[0];
-    return loops.back();
+    return {prefix.empty() ? "" : loops[0], loops.back()};
   }
 
   /// Rule 4 for one stage: outer loops fused and parallel (at the root), the innermost axis
@@ -543,8 +542,7 @@ class Planner {
       for (auto& axis : r->axes) work *= axis.extent;
     LoopPlan plan;
     if (root) {
-      plan.innermostOuter = parallelizeOuter(name, outer, exact, work >= options.minParallelElements, fuseLimit);
-      plan.fusedLoop = lastFused;
+      plan = parallelizeOuter(name, outer, exact, work >= options.minParallelElements, fuseLimit);
     } else {
       plan.innermostOuter = outer.empty() ? "" : outer.back();
     }
@@ -612,7 +610,6 @@ class Planner {
   std::set<std::string> scheduled;                              ///< stages the anchor rule took care of
   std::map<std::string, std::string> attachedTo;                ///< reduction -> the output it is computed in
   std::map<std::string, std::vector<std::string>> attachOrder;  ///< output -> its reductions, readers first
-  std::string lastFused;
 };
 
 }  // namespace
