@@ -1,7 +1,5 @@
 #include "FmaPeak.h"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -14,54 +12,29 @@ namespace {
 // 12 accumulators: more than latency (4 cycles) x FMA ports (2) so both ports stay busy.
 constexpr int kChains = 12;
 
+// The widest vector the build targets; compiled with -march=native -ffp-contract=fast, so
+// `acc * a + b` is one fused multiply-add.
 #if defined(__AVX512F__)
 constexpr int kLanes = 16;
-float fmaLoop(long iterations, float seed) {
-  __m512 acc[kChains];
-  for (int c = 0; c < kChains; ++c) acc[c] = _mm512_set1_ps(seed + float(c));
-  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
-  for (long i = 0; i < iterations; ++i) {
-    for (int c = 0; c < kChains; ++c) acc[c] = _mm512_fmadd_ps(acc[c], a, b);
-  }
-  __m512 sum = acc[0];
-  for (int c = 1; c < kChains; ++c) sum = _mm512_add_ps(sum, acc[c]);
-  // Not _mm512_reduce_add_ps: GCC 12's version of it warns under -Wall.
-  float lanes[16];
-  _mm512_storeu_ps(lanes, sum);
-  float total = 0;
-  for (float v : lanes) total += v;
-  return total;
-}
 #elif defined(__AVX2__) && defined(__FMA__)
 constexpr int kLanes = 8;
-float fmaLoop(long iterations, float seed) {
-  __m256 acc[kChains];
-  for (int c = 0; c < kChains; ++c) acc[c] = _mm256_set1_ps(seed + float(c));
-  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
-  for (long i = 0; i < iterations; ++i) {
-    for (int c = 0; c < kChains; ++c) acc[c] = _mm256_fmadd_ps(acc[c], a, b);
-  }
-  __m256 sum = acc[0];
-  for (int c = 1; c < kChains; ++c) sum = _mm256_add_ps(sum, acc[c]);
-  float lanes[8];
-  _mm256_storeu_ps(lanes, sum);
-  float total = 0;
-  for (float v : lanes) total += v;
-  return total;
-}
 #else
 constexpr int kLanes = 1;
+#endif
+typedef float Vector __attribute__((vector_size(kLanes * sizeof(float))));
+
 float fmaLoop(long iterations, float seed) {
-  float acc[kChains];
-  for (int c = 0; c < kChains; ++c) acc[c] = seed + float(c);
+  Vector acc[kChains];
+  for (int c = 0; c < kChains; ++c) acc[c] = (seed + float(c)) - Vector{};
+  const Vector a = 0.999999f - Vector{}, b = 1e-7f - Vector{};
   for (long i = 0; i < iterations; ++i) {
-    for (int c = 0; c < kChains; ++c) acc[c] = __builtin_fmaf(acc[c], 0.999999f, 1e-7f);
+    for (int c = 0; c < kChains; ++c) acc[c] = acc[c] * a + b;
   }
   float total = 0;
-  for (float v : acc) total += v;
+  for (int c = 0; c < kChains; ++c)
+    for (int l = 0; l < kLanes; ++l) total += acc[c][l];
   return total;
 }
-#endif
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -404,14 +404,12 @@ class Emitter {
       case ExprKind::Select:
       case ExprKind::IfThenElse: {
         auto n = static_cast<const SelectNode*>(e.get());
-        // A lane-invariant condition (padding borders): one branch over whole vectors. C's ?:
-        // evaluates only the chosen side, which keeps if_then_else's guarded loads safe. The
-        // condition arrives broadcast when the branches are vectors (select broadcasts it).
-        Expr invariant = n->condition.type().isScalar() ? n->condition : Expr();
-        if (auto b = n->condition.as<BroadcastNode>()) invariant = b->value;
-        if (invariant.defined() && !t.isBool()) {
-          return fmt::format("({} ? {} : {})", scalarExpr(invariant), vectorOperand(n->trueValue, t),
-                             vectorOperand(n->falseValue, t));
+        // A lane-invariant condition (padding borders; select broadcasts it): one branch over
+        // whole vectors. C's ?: evaluates only the chosen side, which keeps if_then_else's
+        // guarded loads safe.
+        if (auto invariant = n->condition.as<BroadcastNode>(); invariant && !t.isBool()) {
+          return fmt::format("({} ? {} : {})", scalarExpr(invariant->value), vectorExpr(n->trueValue),
+                             vectorExpr(n->falseValue));
         }
         if (e.kind() == ExprKind::IfThenElse) return lanewise(e);
         auto cmp = n->condition.get();
@@ -460,11 +458,6 @@ class Emitter {
   }
 
   std::string expr(const Expr& e) { return e.type().isScalar() ? scalarExpr(e) : vectorExpr(e); }
-
-  /// `e` as a value of vector type `t`, broadcasting a scalar.
-  std::string vectorOperand(const Expr& e, DataType t) {
-    return e.type().isVector() ? vectorExpr(e) : broadcastOf(scalarExpr(e), t);
-  }
 
   std::string broadcastOf(const std::string& scalar, DataType t) {
     // x - 0 is x for every float (-0 and NaN included), so the compiler folds it to a bare

@@ -68,7 +68,8 @@ BuildReport buildGraph(const Graph& graph, const std::string& directory, const B
   std::map<int, int> tensorOfNode;
   nlohmann::json tensors = nlohmann::json::array();
   std::vector<PlannedTensor> planned;
-  std::vector<int> plannedTensorIds;
+  std::vector<int> plannedTensorIds;      // planned[i] is tensor plannedTensorIds[i]
+  std::map<int, size_t> plannedIndexOf;   // the reverse
   runtime::NamedTensors params;
   std::vector<bool> isOutput(graph.nodes().size(), false);
   for (int o : graph.outputs()) isOutput[size_t(o)] = true;
@@ -84,6 +85,7 @@ BuildReport buildGraph(const Graph& graph, const std::string& directory, const B
     } else {
       bool external = n.kind == NodeKind::Input || isOutput[size_t(node)];
       planned.push_back({bytesOf(n.type), n.kind == NodeKind::Input ? -1 : 0, external ? INT_MAX : 0});
+      plannedIndexOf[id] = plannedTensorIds.size();
       plannedTensorIds.push_back(id);
     }
     tensors.push_back(t);
@@ -93,9 +95,8 @@ BuildReport buildGraph(const Graph& graph, const std::string& directory, const B
   nlohmann::json inputs = nlohmann::json::array(), calls = nlohmann::json::array();
   for (int in : graph.inputIds()) inputs.push_back(tensorFor(in));
   auto plannedOf = [&](int tensor) -> PlannedTensor* {
-    for (size_t i = 0; i < plannedTensorIds.size(); ++i)
-      if (plannedTensorIds[i] == tensor) return &planned[i];
-    return nullptr;
+    auto it = plannedIndexOf.find(tensor);
+    return it == plannedIndexOf.end() ? nullptr : &planned[it->second];
   };
   for (size_t c = 0; c < groups.size(); ++c) {
     nlohmann::json args = nlohmann::json::array();

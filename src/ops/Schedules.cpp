@@ -114,20 +114,6 @@ std::vector<te::TensorAccess> inlinedReads(const State& state, const std::string
   return te::ComputeDAG::accesses(op);
 }
 
-/// The stages that read `name`, looking through inlined stages.
-std::set<std::string> effectiveConsumers(const State& state, const std::string& name) {
-  std::set<std::string> result;
-  for (auto& c : state.consumers(name)) {
-    if (state.stage(c).attach == AttachKind::Inline) {
-      auto inner = effectiveConsumers(state, c);
-      result.insert(inner.begin(), inner.end());
-    } else {
-      result.insert(c);
-    }
-  }
-  return result;
-}
-
 /// The coefficient c of `var` when e = c * var + (terms without var); nullopt when e is not linear in it.
 std::optional<int64_t> coefficientOf(const Expr& e, const ir::VarNode* var) {
   if (!ir::usesVar(e, var)) return 0;
@@ -291,7 +277,7 @@ class Planner {
     // The stage written to memory: the epilogue's output when the anchor's only (effective)
     // reader is an output that reads it element by element; else the anchor itself.
     std::string out = anchor;
-    auto consumers = effectiveConsumers(rec.state, anchor);
+    auto consumers = rec.state.effectiveConsumers(anchor);
     if (consumers.size() == 1 && !dag.isOutput(anchor)) {
       const std::string& c = *consumers.begin();
       const auto& cop = *rec.stage(c).op;
@@ -555,7 +541,7 @@ class Planner {
     for (auto it = dag.ops().rbegin(); it != dag.ops().rend(); ++it) {
       const auto& op = **it;
       if (op.isPlaceholder() || !op.reduction() || scheduled.count(op.name) || dag.isOutput(op.name)) continue;
-      auto consumers = effectiveConsumers(rec.state, op.name);
+      auto consumers = rec.state.effectiveConsumers(op.name);
       // The output that holds every reader: a reader is the output itself or a reduction
       // already attached to it.
       std::string target;

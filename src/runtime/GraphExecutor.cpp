@@ -83,7 +83,6 @@ GraphExecutor::GraphExecutor(Module kernels, const nlohmann::json& plan, const N
       Call call;
       std::string name = c.at("kernel").get<std::string>();
       call.kernel = module_.kernel(name);
-      std::vector<Tensor> checkArgs;
       for (const auto& a : c.at("args")) {
         const TensorEntry& t = tensors_[size_t(tensorId(a, "call of " + name))];
         call.args.push_back(descriptor(t));

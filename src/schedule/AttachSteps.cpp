@@ -12,20 +12,6 @@ using nlohmann::json;
 
 namespace {
 
-/// The stages that read `name`, looking through inlined stages.
-std::set<std::string> effectiveConsumers(const State& state, const std::string& name) {
-  std::set<std::string> result;
-  for (auto& c : state.consumers(name)) {
-    if (state.stage(c).attach == AttachKind::Inline) {
-      auto inner = effectiveConsumers(state, c);
-      result.insert(inner.begin(), inner.end());
-    } else {
-      result.insert(c);
-    }
-  }
-  return result;
-}
-
 bool hasAttachedStages(const State& state, const std::string& name) {
   for (auto& s : state.stages())
     if (s.attach == AttachKind::At && s.attachStage == name) return true;
@@ -44,7 +30,7 @@ void ComputeAtStep::apply(State& state) const {
   Stage& t = state.stage(target);
   TESSEL_CHECK(!t.isPlaceholder() && t.attach != AttachKind::Inline, "compute_at: target '{}' has no loops", target);
   // The target must be a consumer, or hold every consumer inside its loops.
-  auto consumers = effectiveConsumers(state, stage);
+  auto consumers = state.effectiveConsumers(stage);
   bool holdsConsumers = !consumers.empty();
   for (auto& c : consumers) holdsConsumers = holdsConsumers && state.isWithin(c, target);
   TESSEL_CHECK(holdsConsumers, "compute_at: stage '{}' does not consume '{}', so '{}' cannot be computed inside it",

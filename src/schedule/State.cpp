@@ -1,5 +1,7 @@
 #include "schedule/State.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "ir/Printer.h"
@@ -99,6 +101,16 @@ std::vector<std::string> State::consumers(const std::string& name) const {
         break;
       }
     }
+  }
+  return result;
+}
+
+std::vector<std::string> State::effectiveConsumers(const std::string& name) const {
+  std::vector<std::string> result;
+  for (auto& c : consumers(name)) {
+    std::vector<std::string> readers = stage(c).attach == AttachKind::Inline ? effectiveConsumers(c) : std::vector<std::string>{c};
+    for (auto& r : readers)
+      if (std::find(result.begin(), result.end(), r) == result.end()) result.push_back(r);
   }
   return result;
 }

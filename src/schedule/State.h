@@ -77,6 +77,9 @@ class State {
   bool isOutput(const std::string& name) const { return dag_.isOutput(name); }
   /// Names of the stages that read `name` in their current bodies.
   std::vector<std::string> consumers(const std::string& name) const;
+  /// The stages that read `name` through inlined stages (what compute_at may target), each
+  /// once, in stage order.
+  std::vector<std::string> effectiveConsumers(const std::string& name) const;
   /// True if `stage` is `ancestor` or computed (transitively) inside one of its loops.
   bool isWithin(const std::string& stage, const std::string& ancestor) const;
   /// Inserts a stage before position `index`.

@@ -84,20 +84,6 @@ using StageFilter = std::function<bool(const Stage&)>;
 
 bool hasLoops(const Stage& s) { return !s.isPlaceholder() && s.attach != AttachKind::Inline; }
 
-/// The stages that read `name`, looking through inlined stages (as compute_at does).
-std::vector<std::string> effectiveConsumers(const State& state, const std::string& name) {
-  std::vector<std::string> result;
-  for (auto& c : state.consumers(name)) {
-    if (state.stage(c).attach == AttachKind::Inline) {
-      auto inner = effectiveConsumers(state, c);
-      result.insert(result.end(), inner.begin(), inner.end());
-    } else {
-      result.push_back(c);
-    }
-  }
-  return result;
-}
-
 class Generator {
  public:
   Generator(const te::ComputeDAG& dag, uint64_t seed, StepStats& stats) : rng_(seed), stats_(stats) {
@@ -304,7 +290,7 @@ class Generator {
   /// compute_at of `stage` into one of its consumers (usually) or any other stage (to exercise
   /// the rejection), at a random loop.
   void computeAtSomewhere(Attempt& a, const std::string& stage) {
-    auto consumers = effectiveConsumers(a.state, stage);
+    auto consumers = a.state.effectiveConsumers(stage);
     std::string target = chance(0.8) && !consumers.empty()
                              ? pick(consumers)
                              : pick(stagesWhere(a.state, [&](const Stage& s) { return hasLoops(s) && s.name() != stage; }));
