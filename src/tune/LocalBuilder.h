@@ -1,0 +1,72 @@
+/// Builds candidates into shared libraries on this machine, several at once. Each build is
+/// isolated: replaying the steps, lowering and generating C++ run in a forked child process
+/// (IsolatedCall), then the system compiler runs as a subprocess, all under one deadline per
+/// build. Whatever goes wrong becomes the candidate's BuildResult error, never the end of the
+/// batch: a step that does not apply or a lowering error -> InstantiationError with its message
+/// (a crash of the lowering too, naming the signal); a compiler failure -> CompileHostError
+/// with the compiler's message; the deadline -> BuildTimeoutError.
+///
+/// The libraries go to a temporary directory the builder owns and removes when destroyed.
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/Toolchain.h"
+#include "support/TempDir.h"
+#include "tune/MeasureBatch.h"
+
+namespace tessel::tune {
+
+/// Turns a candidate into the C++ source of a module with one kernel named `kernelName`. Runs
+/// in the isolated child; may throw (InstantiationError) or crash.
+using SourceGenerator = std::function<std::string(const MeasureInput& input, const std::string& kernelName)>;
+
+struct LocalBuilderOptions {
+  int nParallel = 0;                             ///< builds at once; 0 = the number of cores
+  std::chrono::milliseconds timeout{10000};      ///< per build, instantiation and compilation together
+  /// Compiler and flags; unset = codegen::compileOptionsForTarget(task target).
+  std::optional<codegen::CompileOptions> compileOptions;
+  /// Source generation; unset = LocalBuilder::generateSource. Tests put faults in here.
+  SourceGenerator sourceGenerator;
+  bool keepFiles = false;                        ///< keep the directory (and every source) for inspection
+};
+
+class LocalBuilder : public Builder {
+ public:
+  explicit LocalBuilder(LocalBuilderOptions options = {});
+  LocalBuilder(const LocalBuilder&) = delete;
+  LocalBuilder& operator=(const LocalBuilder&) = delete;
+
+  const LocalBuilderOptions& options() const { return options_; }
+  int parallelism() const { return parallelism_; }
+  /// Where the libraries go.
+  const std::string& directory() const { return dir_.path(); }
+
+  /// Builds every input; the results are in input order, one per input. Never throws for a
+  /// bad candidate.
+  std::vector<BuildResult> build(const std::vector<MeasureInput>& inputs) override;
+  /// Removes a successful build's library and source (the runner no longer needs them). A
+  /// failed build's files stay: its error message may name its source.
+  void discard(const BuildResult& result) override;
+
+  /// The default source generation: replay the steps on the task's DAG, lower, generate C++.
+  static std::string generateSource(const MeasureInput& input, const std::string& kernelName);
+  /// The kernel's symbol for a task: its name made a C identifier ("default_function" if empty).
+  static std::string kernelName(const MeasureTask& task);
+  /// The kernel's arguments, from the task's DAG: inputs then outputs.
+  static std::vector<runtime::ArgSpec> argumentSpecs(const te::ComputeDAG& dag);
+
+ private:
+  BuildResult buildOne(const MeasureInput& input, int id);
+
+  LocalBuilderOptions options_;
+  int parallelism_;
+  TempDir dir_;
+  std::atomic<int64_t> nextId_{0};
+};
+
+}  // namespace tessel::tune

@@ -1,0 +1,228 @@
+#include "tune/LocalRunner.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "support/Error.h"
+
+#ifndef TESSEL_MEASURE_WORKER_PATH
+#define TESSEL_MEASURE_WORKER_PATH ""
+#endif
+
+namespace tessel::tune {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::chrono::milliseconds kWorkerStartTimeout{10000};
+constexpr const char* kWorkerName = "tessel-measure-worker";
+
+bool isExecutable(const std::string& path) { return !path.empty() && access(path.c_str(), X_OK) == 0; }
+
+double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+}  // namespace
+
+std::string findMeasureWorker() {
+  std::vector<std::string> tried;
+  if (const char* env = std::getenv("TESSEL_MEASURE_WORKER")) {
+    if (isExecutable(env)) return env;
+    tried.push_back(fmt::format("$TESSEL_MEASURE_WORKER={}", env));
+  }
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    std::string beside = (self.parent_path() / kWorkerName).string();
+    if (isExecutable(beside)) return beside;
+    tried.push_back(beside);
+  }
+  std::string built = TESSEL_MEASURE_WORKER_PATH;
+  if (isExecutable(built)) return built;
+  if (!built.empty()) tried.push_back(built);
+  fail("cannot find the measurement worker '{}' (tried {}); set TESSEL_MEASURE_WORKER to its path", kWorkerName,
+       fmt::join(tried, ", "));
+}
+
+LocalRunner::LocalRunner(LocalRunnerOptions options) : options_(std::move(options)), dir_("tessel-run") {
+  TESSEL_CHECK(options_.number >= 1, "LocalRunner: number must be at least 1, got {}", options_.number);
+  TESSEL_CHECK(options_.repeat >= 1, "LocalRunner: repeat must be at least 1, got {}", options_.repeat);
+  TESSEL_CHECK(std::isfinite(options_.minRepeatMs) && options_.minRepeatMs >= 0,
+               "LocalRunner: min_repeat_ms must be a non-negative number, got {}", options_.minRepeatMs);
+  TESSEL_CHECK(std::isfinite(options_.timeoutSeconds) && options_.timeoutSeconds > 0,
+               "LocalRunner: timeout must be a positive number of seconds, got {}", options_.timeoutSeconds);
+  TESSEL_CHECK(std::isfinite(options_.cooldownIntervalSeconds) && options_.cooldownIntervalSeconds >= 0,
+               "LocalRunner: cooldown_interval must be a non-negative number of seconds, got {}",
+               options_.cooldownIntervalSeconds);
+  TESSEL_CHECK(std::isfinite(options_.tolerance) && options_.tolerance >= 0,
+               "LocalRunner: tolerance must be a non-negative number, got {}", options_.tolerance);
+  if (options_.workerPath.empty()) options_.workerPath = findMeasureWorker();
+  TESSEL_CHECK(isExecutable(options_.workerPath), "LocalRunner: the measurement worker '{}' is not an executable file",
+               options_.workerPath);
+}
+
+LocalRunner::~LocalRunner() = default;
+
+std::chrono::milliseconds LocalRunner::runDeadline() const {
+  // What the requested measurement needs on its own: calibration (less than about three
+  // min_repeat_ms in all) and `repeat` measurements that may overshoot min_repeat_ms, plus a
+  // generous 0.2 s per cache flush.
+  double measuring = (options_.repeat + 3) * options_.minRepeatMs / 1000.0 * 1.5;
+  if (options_.enableCpuCacheFlush) measuring += 0.2 * (options_.repeat + 3);
+  return std::chrono::milliseconds(int64_t(std::ceil((options_.timeoutSeconds + measuring) * 1000)));
+}
+
+std::string LocalRunner::ensureWorker() {
+  if (worker_ && worker_->running()) return "";
+  worker_.reset();
+  std::string log = fmt::format("{}/worker_{}.stderr", dir_.path(), workersStarted_ + 1);
+  try {
+    worker_ = std::make_unique<WorkerProcess>(std::vector<std::string>{options_.workerPath}, log);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ++workersStarted_;
+  auto ready = worker_->receive(kWorkerStartTimeout);
+  if (ready.status == WorkerProcess::Reply::Status::Line) {
+    auto j = nlohmann::json::parse(ready.line, nullptr, false);
+    if (!j.is_discarded() && j.is_object() && j.value("ready", false)) return "";
+  }
+  std::string why = ready.status == WorkerProcess::Reply::Status::Line
+                        ? fmt::format("it answered '{}' instead of its ready line", ready.line)
+                        : ready.describe(std::chrono::duration<double>(kWorkerStartTimeout).count());
+  std::string err = worker_->stderrTail();
+  worker_.reset();
+  return fmt::format("the measurement worker '{}' did not start: {}{}", options_.workerPath, why,
+                     err.empty() ? "" : "; its stderr: " + err);
+}
+
+bool LocalRunner::needsReference(const MeasureTask& task) const {
+  return options_.checkCorrectness && !references_.count(task.key());
+}
+
+void LocalRunner::setReference(const MeasureTask& task, const BuildResult& reference) {
+  Reference ref{reference};
+  if (reference.ok()) {
+    std::string copy = fmt::format("{}/reference_{}.so", dir_.path(), references_.size());
+    std::error_code ec;
+    std::filesystem::copy_file(reference.libraryPath, copy, std::filesystem::copy_options::overwrite_existing, ec);
+    if (ec) {
+      ref.build.errorNo = MeasureErrorNo::UnknownError;
+      ref.build.errorMessage = fmt::format("cannot copy the reference library '{}': {}", reference.libraryPath, ec.message());
+    } else {
+      ref.build.libraryPath = copy;
+    }
+  }
+  references_[task.key()] = ref;
+}
+
+std::vector<MeasureResult> LocalRunner::run(const std::vector<MeasureInput>& inputs, const std::vector<BuildResult>& builds) {
+  TESSEL_CHECK(inputs.size() == builds.size(), "LocalRunner::run: {} inputs but {} build results", inputs.size(),
+               builds.size());
+  std::vector<MeasureResult> results;
+  results.reserve(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) results.push_back(runOne(inputs[i], builds[i]));
+  return results;
+}
+
+MeasureResult LocalRunner::runOne(const MeasureInput& input, const BuildResult& build) {
+  auto finish = [&](MeasureResult result, Clock::time_point start) {
+    result.buildSeconds = build.buildSeconds;
+    result.runSeconds = secondsSince(start);
+    result.allCost = result.buildSeconds + result.runSeconds;
+    result.timestamp = unixTimeSeconds();
+    return result;
+  };
+  auto start = Clock::now();
+  if (!build.ok()) return finish(errorResult(build.errorNo, build.errorMessage), start);
+  TESSEL_CHECK(input.task != nullptr, "LocalRunner: a candidate has no task");
+  const MeasureTask& task = *input.task;
+
+  nlohmann::json request = {{"library", build.libraryPath},
+                            {"kernel", build.kernelName},
+                            {"num_inputs", build.numInputs},
+                            {"seed", options_.seed},
+                            {"number", options_.number},
+                            {"repeat", options_.repeat},
+                            {"min_repeat_ms", options_.minRepeatMs},
+                            {"flush_cache", options_.enableCpuCacheFlush},
+                            {"tolerance", options_.tolerance}};
+  if (options_.checkCorrectness) {
+    auto it = references_.find(task.key());
+    if (it == references_.end())
+      return finish(errorResult(MeasureErrorNo::UnknownError,
+                                fmt::format("check_correctness: no reference registered for task '{}' ({})", task.name,
+                                            task.key())),
+                    start);
+    const BuildResult& ref = it->second.build;
+    if (!ref.ok())
+      return finish(errorResult(MeasureErrorNo::UnknownError,
+                                fmt::format("check_correctness: the reference (naive schedule) of task '{}' failed: {}",
+                                            task.name, ref.errorMessage)),
+                    start);
+    request["reference"] = {{"library", ref.libraryPath}, {"kernel", ref.kernelName}};
+  }
+
+  // Cool down between measurements, counting the time spent since the last one.
+  if (measuredBefore_ && options_.cooldownIntervalSeconds > 0) {
+    auto until = lastMeasurementEnd_ + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(options_.cooldownIntervalSeconds));
+    std::this_thread::sleep_until(until);
+  }
+  start = Clock::now();
+
+  std::string startError = ensureWorker();
+  if (!startError.empty()) return finish(errorResult(MeasureErrorNo::UnknownError, startError), start);
+  int64_t id = nextRequestId_++;
+  request["id"] = id;
+  auto limit = runDeadline();
+  MeasureResult result;
+  bool sent = worker_->send(request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  auto reply = worker_->receive(limit);
+  measuredBefore_ = true;
+  lastMeasurementEnd_ = Clock::now();
+  using Status = WorkerProcess::Reply::Status;
+  if (reply.status == Status::TimedOut) {
+    worker_->kill();
+    worker_.reset();
+    return finish(errorResult(MeasureErrorNo::RunTimeoutError,
+                              fmt::format("run of task '{}' timed out after {:.1f} s ({}): the worker was killed and "
+                                          "will be replaced",
+                                          task.name, std::chrono::duration<double>(limit).count(), build.libraryPath)),
+                  start);
+  }
+  if (reply.status == Status::Died) {
+    std::string err = worker_->stderrTail();
+    worker_.reset();
+    return finish(errorResult(MeasureErrorNo::RuntimeDeviceError,
+                              fmt::format("the measurement worker was {} while running task '{}' ({}){}{}",
+                                          reply.describe(0), task.name, build.libraryPath,
+                                          sent ? "" : " (it was gone before the request)",
+                                          err.empty() ? "" : "; its stderr: " + err)),
+                  start);
+  }
+  auto j = nlohmann::json::parse(reply.line, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || j.value("id", int64_t(-1)) != id) {
+    worker_->kill();
+    worker_.reset();
+    return finish(errorResult(MeasureErrorNo::UnknownError,
+                              fmt::format("the measurement worker broke the protocol: answered '{}' to request {}",
+                                          reply.line.substr(0, 300), id)),
+                  start);
+  }
+  result.errorNo = measureErrorFromNumber(j.value("error_no", int(MeasureErrorNo::UnknownError)));
+  result.errorMessage = j.value("message", std::string());
+  if (result.ok()) {
+    result.costs = j.value("costs", std::vector<double>{});
+    result.callsPerRepeat = j.value("number", 0);
+  } else {
+    result.errorMessage = fmt::format("task '{}' ({}): {}", task.name, build.libraryPath, result.errorMessage);
+  }
+  return finish(result, start);
+}
+
+}  // namespace tessel::tune

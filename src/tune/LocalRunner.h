@@ -1,0 +1,90 @@
+/// Runs built candidates on this machine and measures them, in a separate long-lived worker
+/// process (tessel-measure-worker, runtime-only; see worker/MeasureSession.h for its protocol).
+/// A candidate that crashes the worker becomes a RuntimeDeviceError naming the signal; one that
+/// runs past the timeout has the worker killed and becomes a RunTimeoutError; either way the
+/// next candidate gets a fresh worker and tuning goes on. With check_correctness, every
+/// candidate's outputs are compared with its task's reference (the naive schedule, built once
+/// per task and registered with setReference) on the same seeded inputs: a mismatch is a
+/// WrongAnswerError naming the output, element and error.
+///
+/// Timing follows runtime::timeFunction: `repeat` costs of `number` calls each, `number` raised
+/// until one measurement lasts min_repeat_ms; flushing the CPU cache happens before each
+/// measurement and never changes `number` or min_repeat_ms (TVM's evaluator silently did).
+#pragma once
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/TempDir.h"
+#include "tune/MeasureBatch.h"
+#include "tune/WorkerProcess.h"
+
+namespace tessel::tune {
+
+struct LocalRunnerOptions {
+  int number = 4;                 ///< calls per measurement (a starting value when min_repeat_ms > 0)
+  int repeat = 3;                 ///< measurements, one cost each
+  double minRepeatMs = 0;         ///< raise `number` until one measurement lasts this long
+  /// Seconds one candidate may take to load, check and run. The time the measurement itself
+  /// asks for (repeat measurements of min_repeat_ms, the cache flushes) is added on top, so a
+  /// large min_repeat_ms never turns a fast kernel into a false RunTimeoutError.
+  double timeoutSeconds = 10;
+  double cooldownIntervalSeconds = 0.1;  ///< at least this long between two candidates' measurements
+  bool enableCpuCacheFlush = false;      ///< flush the last-level cache before every measurement
+  bool checkCorrectness = false;         ///< compare outputs with the task's reference
+  double tolerance = 1e-4;               ///< relative error allowed for float outputs (integers: exact)
+  uint64_t seed = 1;                     ///< of the random inputs
+  std::string workerPath;                ///< empty: findMeasureWorker()
+};
+
+class LocalRunner : public Runner {
+ public:
+  /// Throws Error for invalid options or when the worker executable cannot be found.
+  explicit LocalRunner(LocalRunnerOptions options = {});
+  ~LocalRunner() override;
+  LocalRunner(const LocalRunner&) = delete;
+  LocalRunner& operator=(const LocalRunner&) = delete;
+
+  const LocalRunnerOptions& options() const { return options_; }
+
+  /// Measures each built candidate (a failed build passes its error through); one result per
+  /// input, in order. Never throws for a bad candidate.
+  std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs, const std::vector<BuildResult>& builds) override;
+  MeasureResult runOne(const MeasureInput& input, const BuildResult& build);
+
+  /// Whether candidates of `task` need a reference that has not been registered yet.
+  bool needsReference(const MeasureTask& task) const override;
+  /// Registers the build of a task's naive schedule as its reference (the library is copied,
+  /// so the builder may discard it). A failed build is registered too: its candidates then end
+  /// in UnknownError naming the reference's error, instead of being rebuilt each batch.
+  void setReference(const MeasureTask& task, const BuildResult& reference) override;
+
+  /// How many worker processes this runner has started (1 + the replacements).
+  int workersStarted() const { return workersStarted_; }
+
+ private:
+  struct Reference {
+    BuildResult build;  ///< libraryPath points into the runner's directory
+  };
+  /// Starts a worker if none runs; returns an error message when it cannot.
+  std::string ensureWorker();
+  std::chrono::milliseconds runDeadline() const;
+
+  LocalRunnerOptions options_;
+  TempDir dir_;
+  std::unique_ptr<WorkerProcess> worker_;
+  int workersStarted_ = 0;
+  int64_t nextRequestId_ = 1;
+  std::map<std::string, Reference> references_;
+  std::chrono::steady_clock::time_point lastMeasurementEnd_{};
+  bool measuredBefore_ = false;
+};
+
+/// The measurement worker executable: $TESSEL_MEASURE_WORKER if set, else
+/// `tessel-measure-worker` beside the running program, else the one in the build tree. Throws
+/// Error listing the places tried.
+std::string findMeasureWorker();
+
+}  // namespace tessel::tune

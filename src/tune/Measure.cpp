@@ -1,0 +1,35 @@
+#include "tune/Measure.h"
+
+#include <chrono>
+#include <limits>
+#include <numeric>
+
+namespace tessel::tune {
+
+MeasureTaskPtr makeMeasureTask(std::string name, te::ComputeDAG dag, std::string target) {
+  auto task = std::make_shared<MeasureTask>();
+  task->name = std::move(name);
+  task->workloadKey = dag.workloadKey();
+  task->dag = std::move(dag);
+  task->target = std::move(target);
+  return task;
+}
+
+double MeasureResult::meanCost() const {
+  if (!ok() || costs.empty()) return std::numeric_limits<double>::infinity();
+  return std::accumulate(costs.begin(), costs.end(), 0.0) / double(costs.size());
+}
+
+MeasureResult errorResult(MeasureErrorNo errorNo, std::string message) {
+  MeasureResult result;
+  result.errorNo = errorNo;
+  result.errorMessage = std::move(message);
+  result.timestamp = unixTimeSeconds();
+  return result;
+}
+
+double unixTimeSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace tessel::tune

@@ -1,0 +1,71 @@
+/// The data of one measurement trial, as it flows through tuning: a MeasureInput (a task and
+/// one candidate schedule of it) is built into a BuildResult (a shared library, or an error)
+/// and run into a MeasureResult (costs, or an error). Every candidate ends in exactly one
+/// MeasureResult, whatever goes wrong; the records log writes these fields.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/Module.h"
+#include "schedule/Steps.h"
+#include "te/ComputeDAG.h"
+#include "tune/MeasureErrorNo.h"
+
+namespace tessel::tune {
+
+/// One tensor program to tune: a compute DAG for a target.
+struct MeasureTask {
+  std::string name;         ///< a readable name ("conv2d_nchw"); also the kernel's symbol, made a C identifier
+  te::ComputeDAG dag;
+  std::string target = "cpu";
+  std::string workloadKey;  ///< dag.workloadKey(), computed once by makeMeasureTask
+  /// Identifies the task across networks and runs: the workload key and the target.
+  std::string key() const { return workloadKey + " @ " + target; }
+};
+using MeasureTaskPtr = std::shared_ptr<const MeasureTask>;
+
+MeasureTaskPtr makeMeasureTask(std::string name, te::ComputeDAG dag, std::string target = "cpu");
+
+/// One candidate of a task: a step list (empty = the naive schedule) and, for template tuning,
+/// the config it came from (opaque here, e.g. the config's entity or index).
+struct MeasureInput {
+  MeasureTaskPtr task;
+  std::vector<schedule::StepPtr> steps;
+  std::string config;
+};
+
+/// A compiled candidate, or why there is none.
+struct BuildResult {
+  std::string libraryPath;             ///< the shared library; empty on error
+  std::string kernelName;              ///< the kernel's symbol in it
+  std::vector<runtime::ArgSpec> args;  ///< the kernel's arguments: inputs, then outputs
+  int numInputs = 0;                   ///< how many of `args` are inputs
+  double buildSeconds = 0;             ///< instantiation + code generation + compilation
+  MeasureErrorNo errorNo = MeasureErrorNo::NoError;
+  std::string errorMessage;
+  bool ok() const { return errorNo == MeasureErrorNo::NoError; }
+};
+
+/// The outcome of one trial.
+struct MeasureResult {
+  std::vector<double> costs;  ///< seconds per call, one entry per repeat; empty on error
+  MeasureErrorNo errorNo = MeasureErrorNo::NoError;
+  std::string errorMessage;
+  int callsPerRepeat = 0;     ///< `number` as finally used (raised by min_repeat_ms)
+  double buildSeconds = 0;
+  double runSeconds = 0;      ///< wall time of the run, worker restarts included
+  double allCost = 0;         ///< buildSeconds + runSeconds: what the trial cost the tuner
+  double timestamp = 0;       ///< Unix time (seconds) when the trial ended
+  bool ok() const { return errorNo == MeasureErrorNo::NoError; }
+  /// The mean of `costs`, or +infinity for a failed trial (so that min() never picks one).
+  double meanCost() const;
+};
+
+/// A result carrying an error (timestamped now).
+MeasureResult errorResult(MeasureErrorNo errorNo, std::string message);
+
+/// Seconds since the Unix epoch, as a double.
+double unixTimeSeconds();
+
+}  // namespace tessel::tune

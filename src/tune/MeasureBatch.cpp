@@ -1,0 +1,38 @@
+#include "tune/MeasureBatch.h"
+
+#include <set>
+
+#include "support/Error.h"
+
+namespace tessel::tune {
+
+std::vector<MeasureResult> measureBatch(Builder& builder, Runner& runner, const std::vector<MeasureInput>& inputs) {
+  // The references of tasks seen for the first time travel with the candidates.
+  std::vector<MeasureInput> toBuild = inputs;
+  std::vector<MeasureTaskPtr> referenceTasks;
+  std::set<std::string> seen;
+  for (const auto& input : inputs) {
+    TESSEL_CHECK(input.task != nullptr, "measureBatch: a candidate has no task");
+    if (runner.needsReference(*input.task) && seen.insert(input.task->key()).second) {
+      referenceTasks.push_back(input.task);
+      toBuild.push_back(MeasureInput{input.task, {}, "reference (naive schedule)"});
+    }
+  }
+  std::vector<BuildResult> builds = builder.build(toBuild);
+  TESSEL_CHECK(builds.size() == toBuild.size(), "measureBatch: the builder returned {} results for {} inputs",
+               builds.size(), toBuild.size());
+  for (size_t r = 0; r < referenceTasks.size(); ++r) {
+    const BuildResult& reference = builds[inputs.size() + r];
+    runner.setReference(*referenceTasks[r], reference);
+    builder.discard(reference);
+  }
+  builds.resize(inputs.size());
+
+  std::vector<MeasureResult> results = runner.run(inputs, builds);
+  TESSEL_CHECK(results.size() == inputs.size(), "measureBatch: the runner returned {} results for {} inputs",
+               results.size(), inputs.size());
+  for (const auto& build : builds) builder.discard(build);
+  return results;
+}
+
+}  // namespace tessel::tune

@@ -1,0 +1,36 @@
+/// One round of measurement as tuners call it: build a batch of candidates, then run them.
+/// Builder and Runner are the two halves, as interfaces, so that a remote runner (RPC) or a
+/// synthetic one (tests of the search) plugs in where LocalBuilder and LocalRunner do.
+#pragma once
+#include <vector>
+
+#include "tune/Measure.h"
+
+namespace tessel::tune {
+
+class Builder {
+ public:
+  virtual ~Builder() = default;
+  /// One result per input, in order; never throws for a bad candidate.
+  virtual std::vector<BuildResult> build(const std::vector<MeasureInput>& inputs) = 0;
+  /// The runner is done with a build: its files may go.
+  virtual void discard(const BuildResult& result) = 0;
+};
+
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  /// One result per input, in order; a failed build passes its error through.
+  virtual std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs, const std::vector<BuildResult>& builds) = 0;
+  /// Whether the runner checks correctness and has no reference for `task` yet.
+  virtual bool needsReference(const MeasureTask& task) const = 0;
+  /// Registers the build of a task's naive schedule (no steps) as its reference.
+  virtual void setReference(const MeasureTask& task, const BuildResult& reference) = 0;
+};
+
+/// Builds the inputs (and, when the runner checks correctness, the naive schedule of each task
+/// it has no reference for yet, in the same parallel batch), runs them, discards the builds.
+/// Every input ends in exactly one result, in input order.
+std::vector<MeasureResult> measureBatch(Builder& builder, Runner& runner, const std::vector<MeasureInput>& inputs);
+
+}  // namespace tessel::tune

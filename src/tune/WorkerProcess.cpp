@@ -1,0 +1,168 @@
+#include "tune/WorkerProcess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+
+#include "support/Error.h"
+
+namespace tessel::tune {
+
+std::string WorkerProcess::Reply::describe(double timeoutSeconds) const {
+  switch (status) {
+    case Status::Line: return "answered";
+    case Status::TimedOut: return fmt::format("timed out after {:.1f} s", timeoutSeconds);
+    case Status::Died:
+      if (signal != 0) return fmt::format("killed by signal {} ({})", signal, strsignal(signal));
+      return fmt::format("exited with code {}", exitCode);
+  }
+  return "unknown";
+}
+
+WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, const std::string& stderrPath)
+    : stderrPath_(stderrPath) {
+  TESSEL_CHECK(!argv.empty(), "worker process: empty command line");
+  const std::string& program = argv[0];
+  TESSEL_CHECK(access(program.c_str(), X_OK) == 0, "cannot start the measurement worker '{}': {}", program,
+               strerror(errno));
+  int pair[2], execPipe[2];
+  TESSEL_CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0,
+               "cannot create a socket pair for the worker '{}': {}", program, strerror(errno));
+  if (pipe2(execPipe, O_CLOEXEC) != 0) {
+    int e = errno;
+    close(pair[0]);
+    close(pair[1]);
+    fail("cannot create a pipe for the worker '{}': {}", program, strerror(e));
+  }
+  int errFd = open(stderrPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (errFd < 0) {
+    int e = errno;
+    for (int fd : {pair[0], pair[1], execPipe[0], execPipe[1]}) close(fd);
+    fail("cannot create the worker's log '{}': {}", stderrPath, strerror(e));
+  }
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+
+  pid_t pid = fork();
+  if (pid < 0) {
+    int e = errno;
+    for (int fd : {pair[0], pair[1], execPipe[0], execPipe[1], errFd}) close(fd);
+    fail("cannot fork to start the worker '{}': {}", program, strerror(e));
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    dup2(pair[1], 0);
+    dup2(pair[1], 1);
+    dup2(errFd, 2);
+    execv(args[0], args.data());
+    int e = errno;
+    ssize_t ignored = write(execPipe[1], &e, sizeof e);
+    (void)ignored;
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  close(pair[1]);
+  close(errFd);
+  close(execPipe[1]);
+  pid_ = pid;
+  socket_ = pair[0];
+  int execErrno = 0;
+  ssize_t n;
+  while ((n = read(execPipe[0], &execErrno, sizeof execErrno)) < 0 && errno == EINTR) {
+  }
+  close(execPipe[0]);
+  if (n == sizeof execErrno) {
+    kill();
+    fail("cannot start the measurement worker '{}': {}", program, strerror(execErrno));
+  }
+}
+
+WorkerProcess::~WorkerProcess() { kill(); }
+
+bool WorkerProcess::send(const std::string& line) {
+  if (pid_ <= 0) return false;
+  std::string text = line + "\n";
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::send(socket_, text.data() + done, text.size() - done, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += size_t(n);
+  }
+  return true;
+}
+
+WorkerProcess::Reply WorkerProcess::receive(std::chrono::milliseconds timeout) {
+  Reply reply;
+  if (pid_ <= 0) return reply;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    auto end = buffer_.find('\n');
+    if (end != std::string::npos) {
+      reply.status = Reply::Status::Line;
+      reply.line = buffer_.substr(0, end);
+      buffer_.erase(0, end + 1);
+      return reply;
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      reply.status = Reply::Status::TimedOut;
+      return reply;
+    }
+    pollfd p{socket_, POLLIN, 0};
+    int r = poll(&p, 1, int(left.count()));
+    if (r < 0 && errno == EINTR) continue;
+    if (r == 0) continue;  // the loop re-checks the deadline
+    char chunk[65536];
+    ssize_t n = recv(socket_, chunk, sizeof chunk, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return reap();
+    buffer_.append(chunk, size_t(n));
+  }
+}
+
+WorkerProcess::Reply WorkerProcess::reap() {
+  Reply reply;
+  reply.status = Reply::Status::Died;
+  if (pid_ <= 0) return reply;
+  int status = 0;
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  ::kill(-pid_, SIGKILL);
+  if (WIFSIGNALED(status)) reply.signal = WTERMSIG(status);
+  if (WIFEXITED(status)) reply.exitCode = WEXITSTATUS(status);
+  close(socket_);
+  socket_ = -1;
+  pid_ = -1;
+  buffer_.clear();
+  return reply;
+}
+
+void WorkerProcess::kill() {
+  if (pid_ <= 0) return;
+  ::kill(-pid_, SIGKILL);
+  ::kill(pid_, SIGKILL);
+  reap();
+}
+
+std::string WorkerProcess::stderrTail(size_t bytes) const {
+  std::ifstream in(stderrPath_, std::ios::binary);
+  if (!in) return "";
+  std::stringstream all;
+  all << in.rdbuf();
+  std::string text = all.str();
+  if (text.size() > bytes) text = "..." + text.substr(text.size() - bytes);
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '\r')) text.pop_back();
+  return text;
+}
+
+}  // namespace tessel::tune

@@ -1,0 +1,62 @@
+/// The measurement worker's side of measuring: one request in, one reply out. It loads a
+/// candidate's shared library, fills the kernel's inputs with seeded random values, optionally
+/// checks the outputs against a reference kernel run on the same inputs, and times the kernel
+/// with the runtime's time evaluator. Runtime-only (no compiler inside), so that the worker can
+/// run on a device: it will be cross-compiled and served by the RPC device server.
+///
+/// The protocol, one JSON object per line (the worker reads requests on stdin and writes replies
+/// on stdout; anything the kernels print goes to stderr):
+///   worker, once at start:  {"ready": true, "protocol": 1, "pid": 1234}
+///   request:  {"id": 7, "library": "/tmp/.../candidate_3.so", "kernel": "matmul",
+///              "num_inputs": 2, "seed": 1, "number": 4, "repeat": 3, "min_repeat_ms": 0,
+///              "flush_cache": false,
+///              "reference": {"library": "...", "kernel": "..."}, "tolerance": 1e-4}
+///              ("reference" is optional: without it nothing is checked)
+///   reply:    {"id": 7, "error_no": 0, "message": "", "costs": [1.2e-5, ...], "number": 4}
+///              (error_no as MeasureErrorNo: 4 for a load or kernel failure, 5 for a wrong
+///              answer whose message names the output, element and error; costs empty on error)
+#pragma once
+#include <deque>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "runtime/Module.h"
+#include "runtime/Tensor.h"
+
+namespace tessel::tune::worker {
+
+inline constexpr int kProtocolVersion = 1;
+
+class MeasureSession {
+ public:
+  /// Handles one request; never throws (a bad request gets an error reply).
+  nlohmann::json handle(const nlohmann::json& request);
+
+ private:
+  /// A reference kernel's inputs and outputs for one seed, kept for the next candidates.
+  struct ReferenceRun {
+    std::string key;
+    runtime::Module module;
+    std::vector<runtime::Tensor> inputs, outputs;
+  };
+  const ReferenceRun& referenceRun(const std::string& library, const std::string& kernel, int numInputs, uint64_t seed);
+  nlohmann::json measure(const nlohmann::json& request);
+
+  std::deque<ReferenceRun> references_;  ///< most recent first, a few at most
+};
+
+/// One output of a wrong answer: where it is most wrong. Exposed for tests.
+struct OutputComparison {
+  double maxError = 0;   ///< relative for floats (as the fuzzer measures it), absolute for integers
+  int64_t worstIndex = -1;
+  double got = 0, expected = 0;
+};
+/// Compares two tensors of the same dtype and shape element by element.
+OutputComparison compareOutputs(const runtime::Tensor& got, const runtime::Tensor& expected);
+
+/// Seeded inputs for a kernel's arguments: floats uniform in [0, 1), integers in [-8, 8]
+/// (non-negative for unsigned), bools 0 or 1. Argument i draws from seed + i.
+runtime::Tensor randomTensor(const runtime::ArgSpec& spec, uint64_t seed);
+
+}  // namespace tessel::tune::worker

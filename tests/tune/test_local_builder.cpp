@@ -1,0 +1,129 @@
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "support/TempDir.h"
+#include "tune/LocalBuilder.h"
+#include "tune/TuneTestSupport.h"
+
+using namespace tessel;
+using namespace tessel::tune;
+using namespace tessel::tunetest;
+using testsupport::expectContains;
+
+namespace {
+
+LocalBuilderOptions faultyOptions(std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) {
+  LocalBuilderOptions options;
+  options.timeout = timeout;
+  options.sourceGenerator = faultySource;
+  return options;
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+TEST(LocalBuilder, BuildsALibraryWithTheTasksArguments) {
+  LocalBuilder builder;
+  auto results = builder.build({MeasureInput{smallMatmul(), tiledMatmulSteps(), ""}});
+  ASSERT_EQ(results.size(), 1u);
+  const auto& r = results[0];
+  ASSERT_TRUE(r.ok()) << r.errorMessage;
+  EXPECT_TRUE(std::filesystem::exists(r.libraryPath));
+  EXPECT_EQ(r.libraryPath.rfind(builder.directory(), 0), 0u);
+  EXPECT_EQ(r.kernelName, "matmul");
+  ASSERT_EQ(r.args.size(), 3u);
+  EXPECT_EQ(r.numInputs, 2);
+  EXPECT_EQ(r.args[2].name, "C");
+  EXPECT_EQ(r.args[2].shape, (std::vector<int64_t>{16, 16}));
+  EXPECT_GT(r.buildSeconds, 0);
+  builder.discard(r);
+  EXPECT_FALSE(std::filesystem::exists(r.libraryPath));
+}
+
+TEST(LocalBuilder, AStepThatDoesNotApplyIsAnInstantiationError) {
+  LocalBuilder builder;
+  MeasureInput input{smallMatmul(), {std::make_shared<schedule::SplitStep>("C", "nope", std::vector<int64_t>{4})}, ""};
+  auto r = builder.build({input})[0];
+  EXPECT_EQ(r.errorNo, MeasureErrorNo::InstantiationError);
+  expectContains(r.errorMessage, "nope");
+  expectContains(r.errorMessage, "step 1");
+  EXPECT_TRUE(r.libraryPath.empty());
+}
+
+TEST(LocalBuilder, ACrashWhileLoweringIsAnInstantiationErrorNotTheEnd) {
+  LocalBuilder builder(faultyOptions());
+  auto r = builder.build({candidate(smallMatmul(), "lower_crash"), candidate(smallMatmul(), "")});
+  EXPECT_EQ(r[0].errorNo, MeasureErrorNo::InstantiationError);
+  expectContains(r[0].errorMessage, "crashed");
+  expectContains(r[0].errorMessage, "signal 11");
+  EXPECT_TRUE(r[1].ok()) << r[1].errorMessage;
+}
+
+TEST(LocalBuilder, ACompilerFailureIsACompileHostErrorWithTheCompilersMessage) {
+  LocalBuilder builder(faultyOptions());
+  auto r = builder.build({candidate(smallMatmul(), "syntax")})[0];
+  EXPECT_EQ(r.errorNo, MeasureErrorNo::CompileHostError);
+  expectContains(r.errorMessage, "error:");           // the compiler's own words
+  expectContains(r.errorMessage, "this is not C++");  // it quotes the offending line
+  expectContains(r.errorMessage, builder.directory());  // the source's path
+}
+
+TEST(LocalBuilder, AHangingLoweringIsABuildTimeout) {
+  LocalBuilder builder(faultyOptions(std::chrono::milliseconds(700)));
+  auto start = std::chrono::steady_clock::now();
+  auto r = builder.build({candidate(smallMatmul(), "lower_hang")})[0];
+  EXPECT_EQ(r.errorNo, MeasureErrorNo::BuildTimeoutError);
+  expectContains(r.errorMessage, "timed out");
+  EXPECT_LT(secondsSince(start), 3.0);
+}
+
+TEST(LocalBuilder, AHangingCompilerIsABuildTimeout) {
+  TempDir dir("tessel-test-cc");
+  std::string compiler = dir.path() + "/slow-cc";
+  writeFile(compiler, "#!/bin/sh\nexec sleep 30\n");
+  std::filesystem::permissions(compiler, std::filesystem::perms::owner_all);
+  LocalBuilderOptions options;
+  options.timeout = std::chrono::milliseconds(700);
+  options.compileOptions = codegen::CompileOptions{};
+  options.compileOptions->compiler = compiler;
+  LocalBuilder builder(options);
+  auto start = std::chrono::steady_clock::now();
+  auto r = builder.build({candidate(smallMatmul(), "")})[0];
+  EXPECT_EQ(r.errorNo, MeasureErrorNo::BuildTimeoutError) << r.errorMessage;
+  expectContains(r.errorMessage, "while compiling");
+  EXPECT_LT(secondsSince(start), 3.0);
+}
+
+TEST(LocalBuilder, ParallelBuildsOverlap) {
+  // Two builds whose code generation sleeps 0.8 s each: one after the other they need 1.6 s.
+  auto options = faultyOptions();
+  options.nParallel = 2;
+  LocalBuilder builder(options);
+  auto start = std::chrono::steady_clock::now();
+  auto r = builder.build({candidate(smallMatmul(), "sleep_1000"), candidate(smallMatmul(), "sleep_1000")});
+  double seconds = secondsSince(start);
+  ASSERT_TRUE(r[0].ok()) << r[0].errorMessage;
+  ASSERT_TRUE(r[1].ok()) << r[1].errorMessage;
+  EXPECT_NE(r[0].libraryPath, r[1].libraryPath);
+  EXPECT_LT(seconds, 1.9) << "the two builds did not overlap";
+}
+
+TEST(LocalBuilder, RejectsBadOptions) {
+  LocalBuilderOptions options;
+  options.timeout = std::chrono::milliseconds(0);
+  expectContains(testsupport::errorOf([&] { LocalBuilder b(options); }), "timeout");
+  options.timeout = std::chrono::milliseconds(1000);
+  options.nParallel = -1;
+  expectContains(testsupport::errorOf([&] { LocalBuilder b(options); }), "n_parallel");
+}
+
+TEST(LocalBuilder, KernelNamesAreCIdentifiers) {
+  EXPECT_EQ(LocalBuilder::kernelName(*makeMeasureTask("conv2d nchw/1", smallMatmul()->dag)), "conv2d_nchw_1");
+  EXPECT_EQ(LocalBuilder::kernelName(*makeMeasureTask("", smallMatmul()->dag)), "default_function");
+  EXPECT_EQ(LocalBuilder::kernelName(*makeMeasureTask("3x3", smallMatmul()->dag)), "k_3x3");
+}
