@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <iostream>
+
 #include "graph/Build.h"
 #include "graph/ModelZoo.h"
 #include "graph/TaskExtraction.h"
+#include "graph/passes/PassManager.h"
 #include "ops/Schedules.h"
 #include "cli/ReportErrors.h"
 #include "support/Error.h"
@@ -17,7 +20,9 @@ namespace {
 struct ModelArgs {
   std::string model, layout = "NCHW", target = "cpu", output;
   int64_t batch = 1;
-  bool noFuse = false, naive = false;
+  bool noFuse = false, naive = false, noOptimize = false;
+  std::string desiredLayout = "NHWC";
+  std::vector<std::string> printAfter;
   graph::ModelOptions options() const {
     graph::ModelOptions o;
     o.batch = batch;
@@ -31,6 +36,22 @@ void addModelOptions(CLI::App* c, ModelArgs& a) {
   c->add_option("--layout", a.layout, "NCHW or NHWC");
   c->add_option("--batch", a.batch, "batch size");
   c->add_option("--target", a.target, "target string, e.g. \"cpu -mcpu=native\"");
+  c->add_option("--desired-layout", a.desiredLayout,
+                "layout the image operators are converted to before building: NHWC (default: the CPU "
+                "schedules' fastest), NCHW, or keep");
+  c->add_flag("--no-optimize", a.noOptimize, "skip the graph passes (batch-norm folding, layout conversion, ...)");
+  c->add_option("--print-after", a.printAfter, "print the graph after this pass (repeatable; 'all': after every one)");
+}
+
+/// The zoo network after the standard graph passes: what gets extracted, tuned and built.
+graph::Graph preparedModel(const ModelArgs& a) {
+  graph::OptimizeOptions options;
+  options.desiredLayout = graph::parseDesiredLayout(a.desiredLayout);
+  options.simplify = !a.noOptimize;
+  graph::PassRunOptions run;
+  run.printAfter = {a.printAfter.begin(), a.printAfter.end()};
+  run.printTo = &std::cout;
+  return graph::optimizeGraph(graph::buildModel(a.model, a.options()), options, run);
 }
 
 void checkCpuTarget(const std::string& target) {
@@ -39,13 +60,13 @@ void checkCpuTarget(const std::string& target) {
 
 void listTasks(const ModelArgs& a) {
   checkCpuTarget(a.target);
-  auto tasks = graph::extractTasks(graph::buildModel(a.model, a.options()));
+  auto tasks = graph::extractTasks(preparedModel(a));
   fmt::print("Extract tasks...\n{}", graph::formatTasks(tasks));
 }
 
 void compile(const ModelArgs& a) {
   checkCpuTarget(a.target);
-  auto g = graph::buildModel(a.model, a.options());
+  auto g = preparedModel(a);
   graph::BuildOptions options;
   options.target = a.target;
   options.fuse = !a.noFuse;

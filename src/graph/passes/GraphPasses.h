@@ -1,0 +1,34 @@
+/// The graph-to-graph passes that prepare a network for fusion and code generation. Each takes
+/// a graph and returns a new one that computes the same outputs from the same inputs; node
+/// names survive, nodes a pass invents get names derived from the ones they replace.
+#pragma once
+#include "graph/Graph.h"
+#include "ops/Layout.h"
+
+namespace tessel::graph {
+
+/// Inference-time batch norm with constant statistics becomes a multiply by
+/// gamma / sqrt(var + eps) and an add of beta - mean * scale, both per channel: two broadcast
+/// ops that fuse into the producer's epilogue and that fold_scale_axis can push into weights.
+Graph simplifyInference(const Graph& graph);
+
+/// Every operator whose inputs are all constants is evaluated now and becomes a constant.
+Graph foldConstants(const Graph& graph);
+
+/// A conv2d, depthwise_conv2d or dense with constant weights, read only by a multiply with a
+/// constant that varies along the output channel alone, takes that scale into its weights.
+Graph foldScaleAxis(const Graph& graph);
+
+/// Rewrites the layout-sensitive operators from the other image layout to `desired` (NCHW to
+/// NHWC, the layout the CPU schedules run fastest in, or back): convolutions, pooling and
+/// resize take the new layout and transposed weights, per-channel operators (batch norm, bias,
+/// concatenate, softmax, pad) follow the channel axis, elementwise and broadcast operators stay
+/// in whichever layout their input has, and transposes are inserted only where a value crosses
+/// into an operator that must see the original layout (flatten, dense, the graph's outputs).
+/// Weight transposes are left for fold_constants.
+Graph convertLayout(const Graph& graph, ops::Layout desired);
+
+/// Drops every node no output depends on (inputs stay: they are the module's interface).
+Graph eliminateDeadCode(const Graph& graph);
+
+}  // namespace tessel::graph

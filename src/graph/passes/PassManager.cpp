@@ -1,0 +1,74 @@
+#include "graph/passes/PassManager.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <ostream>
+
+#include "graph/passes/GraphPasses.h"
+#include "support/Error.h"
+
+namespace tessel::graph {
+
+const std::vector<GraphPass>& graphPasses() {
+  static const std::vector<GraphPass> passes = {
+      {"simplify_inference", "batch norm with constant statistics -> multiply and add per channel", simplifyInference},
+      {"fold_constants", "evaluate operators whose inputs are all constants", foldConstants},
+      {"fold_scale_axis", "push per-channel multiplies into conv2d / depthwise / dense weights", foldScaleAxis},
+      {"convert_layout_nhwc", "image operators to NHWC, transposes at the boundaries",
+       [](const Graph& g) { return convertLayout(g, ops::Layout::NHWC); }},
+      {"convert_layout_nchw", "image operators to NCHW, transposes at the boundaries",
+       [](const Graph& g) { return convertLayout(g, ops::Layout::NCHW); }},
+      {"eliminate_dead_code", "drop nodes no output depends on", eliminateDeadCode},
+  };
+  return passes;
+}
+
+const GraphPass& lookupGraphPass(const std::string& name) {
+  for (const GraphPass& p : graphPasses())
+    if (p.name == name) return p;
+  std::vector<std::string> names;
+  for (const GraphPass& p : graphPasses()) names.push_back(p.name);
+  fail("unknown graph pass '{}' (known: {})", name, fmt::join(names, ", "));
+}
+
+Graph runPasses(const Graph& graph, const std::vector<std::string>& passes, const PassRunOptions& options) {
+  for (const std::string& p : options.printAfter)
+    if (p != "all") lookupGraphPass(p);
+  TESSEL_CHECK(options.printAfter.empty() || options.printTo, "printing after passes needs a stream");
+  Graph current = graph;
+  for (const std::string& name : passes) {
+    const GraphPass& pass = lookupGraphPass(name);
+    try {
+      current = pass.run(current);
+    } catch (const Error& e) {
+      throw e.withContext("graph pass " + name);
+    }
+    if (options.printAfter.count(name) || options.printAfter.count("all"))
+      *options.printTo << "// after " << name << "\n" << current.toString() << "\n";
+  }
+  return current;
+}
+
+std::vector<std::string> standardPipeline(const OptimizeOptions& options) {
+  if (!options.simplify) return {};
+  std::vector<std::string> passes{"simplify_inference", "fold_constants"};
+  if (options.desiredLayout)
+    passes.push_back(*options.desiredLayout == ops::Layout::NHWC ? "convert_layout_nhwc" : "convert_layout_nchw");
+  // Layout conversion leaves weight transposes; the scale fold needs constant weights.
+  passes.insert(passes.end(), {"fold_constants", "fold_scale_axis", "fold_constants", "eliminate_dead_code"});
+  return passes;
+}
+
+std::optional<ops::Layout> parseDesiredLayout(const std::string& text) {
+  if (text == "keep") return std::nullopt;
+  if (text == "NHWC" || text == "nhwc") return ops::Layout::NHWC;
+  if (text == "NCHW" || text == "nchw") return ops::Layout::NCHW;
+  fail("unknown layout '{}' (NHWC, NCHW or keep)", text);
+}
+
+Graph optimizeGraph(const Graph& graph, const OptimizeOptions& options, const PassRunOptions& run) {
+  return runPasses(graph, standardPipeline(options), run);
+}
+
+}  // namespace tessel::graph

@@ -1,0 +1,53 @@
+/// The pass manager: graph passes known by name, run in sequence, with the graph printed after
+/// any of them (`tessel compile --print-after fold_scale_axis`). `optimizeGraph` is the
+/// standard pipeline every whole-network build, task extraction and tuning run goes through,
+/// so that the tasks a tuner sees are exactly the functions the build compiles.
+#pragma once
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "graph/Graph.h"
+#include "ops/Layout.h"
+
+namespace tessel::graph {
+
+struct GraphPass {
+  std::string name;
+  std::string description;
+  std::function<Graph(const Graph&)> run;
+};
+
+/// simplify_inference, fold_constants, fold_scale_axis, convert_layout_nhwc,
+/// convert_layout_nchw, eliminate_dead_code.
+const std::vector<GraphPass>& graphPasses();
+/// Error listing the known passes if there is none of that name.
+const GraphPass& lookupGraphPass(const std::string& name);
+
+struct PassRunOptions {
+  std::set<std::string> printAfter;  ///< pass names; "all" prints after every pass
+  std::ostream* printTo = nullptr;   ///< where to print (required if printAfter is not empty)
+};
+
+/// Runs the passes in order. A pass that fails names itself in the error.
+Graph runPasses(const Graph& graph, const std::vector<std::string>& passes, const PassRunOptions& options = {});
+
+struct OptimizeOptions {
+  /// Convert the image operators to this layout; unset: keep the graph's layouts.
+  std::optional<ops::Layout> desiredLayout = ops::Layout::NHWC;
+  bool simplify = true;  ///< false: no passes at all (the graph as built, for debugging)
+};
+
+/// The standard pipeline's pass names for these options.
+std::vector<std::string> standardPipeline(const OptimizeOptions& options = {});
+
+/// "NHWC", "NCHW" or "keep" (no conversion); Error naming the text otherwise.
+std::optional<ops::Layout> parseDesiredLayout(const std::string& text);
+
+/// runPasses(graph, standardPipeline(options), run).
+Graph optimizeGraph(const Graph& graph, const OptimizeOptions& options = {}, const PassRunOptions& run = {});
+
+}  // namespace tessel::graph

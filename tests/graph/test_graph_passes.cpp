@@ -1,0 +1,254 @@
+// The graph passes on small graphs of real operators: each rewrite is checked for its shape
+// (what it removed, inserted, renamed) and, through the reference interpreter, for computing
+// exactly what the original graph computes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <sstream>
+
+#include "common/ErrorText.h"
+#include "graph/Interpreter.h"
+#include "graph/Operators.h"
+#include "graph/passes/GraphPasses.h"
+#include "graph/passes/PassManager.h"
+#include "support/Error.h"
+
+using namespace tessel;
+using namespace tessel::graph;
+using namespace tessel::testsupport;
+
+namespace {
+
+runtime::Tensor randomTensor(std::vector<int64_t> shape, uint32_t seed, float low = -1, float high = 1) {
+  auto t = runtime::Tensor::empty(std::move(shape), DataType::float32());
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(low, high);
+  for (int64_t i = 0; i < t.numel(); ++i) t.dataAs<float>()[i] = dist(rng);
+  return t;
+}
+
+int countOps(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (const Node& node : g.nodes()) n += node.kind == NodeKind::Op && node.op == op;
+  return n;
+}
+
+/// Largest difference of the two graphs' outputs relative to the largest reference magnitude,
+/// on random inputs of the original graph's input types (`converted` may take them transposed:
+/// the input interface never changes).
+double outputDifference(const Graph& original, const Graph& rewritten, uint32_t seed = 5) {
+  std::map<std::string, runtime::Tensor> inputs;
+  for (int id : original.inputIds()) inputs[original.node(id).name] = randomTensor(original.node(id).type.shape, seed++);
+  auto want = interpretGraph(original, inputs);
+  auto got = interpretGraph(rewritten, inputs);
+  EXPECT_EQ(want.size(), got.size());
+  double worst = 0;
+  for (size_t o = 0; o < want.size() && o < got.size(); ++o) {
+    EXPECT_EQ(want[o].shape(), got[o].shape());
+    double scale = 1e-30;
+    for (int64_t i = 0; i < want[o].numel(); ++i) scale = std::max(scale, double(std::fabs(want[o].dataAs<float>()[i])));
+    for (int64_t i = 0; i < want[o].numel() && i < got[o].numel(); ++i)
+      worst = std::max(worst, std::fabs(double(got[o].dataAs<float>()[i]) - want[o].dataAs<float>()[i]) / scale);
+  }
+  return worst;
+}
+
+class GraphPasses : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { registerStandardOps(); }
+};
+
+/// data -> conv2d 3x3 (pad 1) -> batch_norm -> relu, in either layout.
+Graph convBnRelu(ops::Layout layout, int64_t channels = 6) {
+  bool nhwc = layout == ops::Layout::NHWC;
+  Graph g;
+  int x = g.addInput("data", {nhwc ? std::vector<int64_t>{1, 7, 7, 4} : std::vector<int64_t>{1, 4, 7, 7}, DataType::float32()});
+  int w = g.addConstant("w", randomTensor(nhwc ? std::vector<int64_t>{3, 3, 4, channels} : std::vector<int64_t>{channels, 4, 3, 3}, 1));
+  int c = g.addOp("conv2d", {x, w}, {{"padding", {1, 1}}, {"layout", ops::layoutName(layout)}}, "conv");
+  int gamma = g.addConstant("gamma", randomTensor({channels}, 2, 0.5f, 1.5f));
+  int beta = g.addConstant("beta", randomTensor({channels}, 3));
+  int mean = g.addConstant("mean", randomTensor({channels}, 4));
+  int var = g.addConstant("var", randomTensor({channels}, 5, 0.5f, 2.0f));
+  int bn = g.addOp("batch_norm", {c, gamma, beta, mean, var}, {{"axis", nhwc ? 3 : 1}, {"epsilon", 1e-3}}, "bn");
+  g.markOutput(g.addOp("relu", {bn}, Attrs::object(), "relu"));
+  return g;
+}
+
+TEST_F(GraphPasses, SimplifyInferenceTurnsBatchNormIntoScaleAndShift) {
+  for (ops::Layout layout : {ops::Layout::NCHW, ops::Layout::NHWC}) {
+    Graph g = convBnRelu(layout);
+    Graph s = simplifyInference(g);
+    EXPECT_EQ(countOps(s, "batch_norm"), 0);
+    EXPECT_EQ(countOps(s, "multiply"), 1);
+    EXPECT_EQ(countOps(s, "add"), 1);
+    // The add carries the batch norm's name; the statistics are gone from the parameters.
+    EXPECT_EQ(s.node(s.findNode("bn")).op, "add");
+    EXPECT_EQ(s.params().count("mean"), 0u);
+    EXPECT_LT(outputDifference(g, s), 1e-5) << ops::layoutName(layout);
+  }
+}
+
+TEST_F(GraphPasses, BatchNormWithStatisticsFedAtRunTimeIsKept) {
+  Graph g;
+  int x = g.addInput("data", {{1, 3, 4, 4}, DataType::float32()});
+  int gamma = g.addInput("gamma", {{3}, DataType::float32()});
+  int rest = g.addConstant("ones", randomTensor({3}, 1, 0.5f, 1.0f));
+  g.markOutput(g.addOp("batch_norm", {x, gamma, rest, rest, rest}, {{"axis", 1}}, "bn"));
+  Graph s = simplifyInference(g);
+  EXPECT_EQ(countOps(s, "batch_norm"), 1);
+  EXPECT_LT(outputDifference(g, s), 1e-6);
+}
+
+TEST_F(GraphPasses, FoldConstantsEvaluatesConstantSubgraphsOnly) {
+  Graph g;
+  int x = g.addInput("data", {{2, 3}, DataType::float32()});
+  int a = g.addConstant("a", randomTensor({3, 2}, 1));
+  int b = g.addConstant("b", randomTensor({2, 3}, 2));
+  int t = g.addOp("transpose", {a}, {{"axes", {1, 0}}}, "a_t");          // [2, 3]
+  int sum = g.addOp("add", {t, b}, Attrs::object(), "a_t_plus_b");        // constant
+  int e = g.addOp("sigmoid", {sum}, Attrs::object(), "squashed");         // constant, via the interpreter
+  g.markOutput(g.addOp("multiply", {x, e}, Attrs::object(), "out"));
+  Graph f = foldConstants(g);
+  EXPECT_EQ(countOps(f, "transpose") + countOps(f, "add") + countOps(f, "sigmoid"), 0);
+  EXPECT_EQ(countOps(f, "multiply"), 1);
+  // Only the value something still reads stays a parameter.
+  EXPECT_EQ(f.params().size(), 1u);
+  EXPECT_EQ(f.params().count("squashed"), 1u);
+  EXPECT_LT(outputDifference(g, f), 1e-6);
+}
+
+TEST_F(GraphPasses, FoldScaleAxisMovesPerChannelScalesIntoWeights) {
+  for (ops::Layout layout : {ops::Layout::NCHW, ops::Layout::NHWC}) {
+    Graph g = convBnRelu(layout);
+    Graph s = foldScaleAxis(foldConstants(simplifyInference(g)));
+    EXPECT_EQ(countOps(s, "multiply"), 0) << s.toString();
+    EXPECT_EQ(countOps(s, "conv2d"), 1);
+    EXPECT_LT(outputDifference(g, s), 1e-5) << ops::layoutName(layout);
+  }
+}
+
+TEST_F(GraphPasses, FoldScaleAxisHandlesDepthwiseWithAMultiplierAndDense) {
+  Graph g;
+  int x = g.addInput("data", {{1, 3, 6, 6}, DataType::float32()});
+  int w = g.addConstant("dw", randomTensor({3, 2, 3, 3}, 1));  // channel multiplier 2 -> 6 channels
+  int d = g.addOp("depthwise_conv2d", {x, w}, {{"padding", {1, 1}}, {"layout", "NCHW"}}, "dw_conv");
+  int s = g.addConstant("dw_scale", randomTensor({6, 1, 1}, 2));
+  int m = g.addOp("multiply", {s, d}, Attrs::object(), "dw_mul");  // the scale on the left
+  int f = g.addOp("flatten", {g.addOp("global_avg_pool2d", {m}, {{"layout", "NCHW"}}, "pool")}, Attrs::object(), "flat");
+  int fc = g.addOp("dense", {f, g.addConstant("fc_w", randomTensor({5, 6}, 3))}, Attrs::object(), "fc");
+  g.markOutput(g.addOp("multiply", {fc, g.addConstant("fc_scale", randomTensor({5}, 4))}, Attrs::object(), "fc_mul"));
+  Graph folded = foldScaleAxis(g);
+  EXPECT_EQ(countOps(folded, "multiply"), 0) << folded.toString();
+  EXPECT_LT(outputDifference(g, folded), 1e-5);
+}
+
+TEST_F(GraphPasses, FoldScaleAxisLeavesWhatItCannotFold) {
+  Graph g;
+  int x = g.addInput("data", {{1, 2, 4, 4}, DataType::float32()});
+  int c = g.addOp("conv2d", {x, g.addConstant("w", randomTensor({3, 2, 1, 1}, 1))}, {{"layout", "NCHW"}}, "conv");
+  // Varies along the width: not a per-channel scale.
+  int spatial = g.addOp("multiply", {c, g.addConstant("by_column", randomTensor({4}, 2))}, Attrs::object(), "by_column_mul");
+  // A conv read twice: its weights cannot change for one reader.
+  int c2 = g.addOp("conv2d", {x, g.addConstant("w2", randomTensor({3, 2, 1, 1}, 3))}, {{"layout", "NCHW"}}, "conv2");
+  int scaled = g.addOp("multiply", {c2, g.addConstant("s2", randomTensor({3, 1, 1}, 4))}, Attrs::object(), "s2_mul");
+  int sum = g.addOp("add", {scaled, c2}, Attrs::object(), "sum");
+  g.markOutput(g.addOp("add", {spatial, sum}, Attrs::object(), "out"));
+  Graph folded = foldScaleAxis(g);
+  EXPECT_EQ(countOps(folded, "multiply"), 2);
+  EXPECT_LT(outputDifference(g, folded), 1e-6);
+}
+
+/// Every layout-sensitive kind of operator on the way: conv, bias, pooling, a residual add with
+/// a [C, 1, 1] constant, concatenate, pad, softmax over channels, then flatten and dense.
+Graph layoutZoo() {
+  Graph g;
+  int x = g.addInput("data", {{1, 3, 8, 8}, DataType::float32()});
+  int c1 = g.addOp("conv2d", {x, g.addConstant("w1", randomTensor({4, 3, 3, 3}, 1))},
+                   {{"padding", {1, 1}}, {"layout", "NCHW"}}, "c1");
+  int b1 = g.addOp("bias_add", {c1, g.addConstant("b1_bias", randomTensor({4}, 2))}, {{"axis", 1}}, "b1");
+  int r1 = g.addOp("relu", {b1}, Attrs::object(), "r1");
+  int dw = g.addOp("depthwise_conv2d", {r1, g.addConstant("dw_weight", randomTensor({4, 1, 3, 3}, 3))},
+                   {{"padding", {1, 1}}, {"layout", "NCHW"}}, "dw");
+  int shifted = g.addOp("add", {dw, g.addConstant("shift", randomTensor({4, 1, 1}, 4))}, Attrs::object(), "shifted");
+  int cat = g.addOp("concatenate", {shifted, r1}, {{"axis", 1}}, "cat");  // 8 channels
+  int padded = g.addOp("pad", {cat}, {{"before", {0, 0, 1, 0}}, {"after", {0, 0, 0, 1}}}, "padded");  // 9x9
+  int pool = g.addOp("max_pool2d", {padded}, {{"kernel", {3, 3}}, {"strides", {2, 2}}, {"layout", "NCHW"}}, "pool");
+  int soft = g.addOp("softmax", {pool}, {{"axis", 1}}, "soft");
+  int gap = g.addOp("global_avg_pool2d", {soft}, {{"layout", "NCHW"}}, "gap");
+  int flat = g.addOp("flatten", {gap}, Attrs::object(), "flat");
+  g.markOutput(g.addOp("dense", {flat, g.addConstant("fc_weight", randomTensor({5, 8}, 5))}, Attrs::object(), "fc"));
+  g.markOutput(pool);  // a 4-D output must come back in its own layout
+  return g;
+}
+
+TEST_F(GraphPasses, ConvertLayoutToNhwcComputesTheSameWithTransposesAtTheBoundariesOnly) {
+  Graph g = layoutZoo();
+  Graph converted = foldConstants(convertLayout(g, ops::Layout::NHWC));
+  for (const Node& n : converted.nodes())
+    if (n.attrs.contains("layout")) {
+      EXPECT_EQ(n.attrs["layout"], "NHWC") << n.name;
+    }
+  // One transpose into NHWC for the data, one back for the pooled output; the flatten of the
+  // 1x1 pooled features needs none; the weight transposes are folded away.
+  EXPECT_EQ(countOps(converted, "transpose"), 2) << converted.toString();
+  EXPECT_EQ(converted.node(converted.findNode("cat")).attrs["axis"], 3);
+  EXPECT_EQ(converted.node(converted.findNode("soft")).attrs["axis"], 3);
+  EXPECT_EQ(converted.node(converted.findNode("data")).type.shape, (std::vector<int64_t>{1, 3, 8, 8}));
+  EXPECT_LT(outputDifference(g, converted), 1e-5);
+}
+
+TEST_F(GraphPasses, ConvertLayoutBackToNchwRoundTrips) {
+  Graph g = layoutZoo();
+  Graph nhwc = foldConstants(convertLayout(g, ops::Layout::NHWC));
+  Graph back = eliminateDeadCode(foldConstants(convertLayout(nhwc, ops::Layout::NCHW)));
+  for (const Node& n : back.nodes())
+    if (n.attrs.contains("layout")) {
+      EXPECT_EQ(n.attrs["layout"], "NCHW") << n.name;
+    }
+  EXPECT_LT(outputDifference(g, back), 1e-5);
+}
+
+TEST_F(GraphPasses, EliminateDeadCodeKeepsInputsAndWhatOutputsNeed) {
+  Graph g;
+  int x = g.addInput("data", {{4}, DataType::float32()});
+  g.addInput("unused", {{2}, DataType::float32()});
+  int live = g.addOp("relu", {x}, Attrs::object(), "live");
+  g.addOp("sigmoid", {g.addOp("tanh", {x}, Attrs::object(), "dead1")}, Attrs::object(), "dead2");
+  g.addConstant("dead_constant", randomTensor({3}, 1));
+  g.markOutput(live);
+  Graph d = eliminateDeadCode(g);
+  EXPECT_EQ(d.findNode("dead1"), -1);
+  EXPECT_EQ(d.findNode("dead2"), -1);
+  EXPECT_EQ(d.findNode("dead_constant"), -1);
+  EXPECT_GE(d.findNode("unused"), 0);
+  EXPECT_EQ(d.nodes().size(), 3u);
+}
+
+TEST_F(GraphPasses, PassManagerPrintsAfterTheNamedPassesAndRejectsUnknownOnes) {
+  Graph g = convBnRelu(ops::Layout::NCHW);
+  std::ostringstream printed;
+  PassRunOptions run;
+  run.printAfter = {"simplify_inference", "fold_scale_axis"};
+  run.printTo = &printed;
+  Graph out = optimizeGraph(g, {}, run);
+  EXPECT_NE(printed.str().find("// after simplify_inference"), std::string::npos);
+  EXPECT_NE(printed.str().find("// after fold_scale_axis"), std::string::npos);
+  EXPECT_EQ(printed.str().find("// after fold_constants"), std::string::npos);
+  EXPECT_NE(printed.str().find("%bn = add("), std::string::npos) << printed.str();
+  EXPECT_LT(outputDifference(g, out), 1e-5);
+
+  std::string unknown = errorOf([&] { runPasses(g, {"fold_everything"}); });
+  expectContains(unknown, "unknown graph pass 'fold_everything'");
+  expectContains(unknown, "fold_constants");
+  run.printAfter = {"no_such_pass"};
+  expectContains(errorOf([&] { runPasses(g, {"fold_constants"}, run); }), "unknown graph pass 'no_such_pass'");
+  std::string layout = errorOf([] { parseDesiredLayout("NCWH"); });
+  expectContains(layout, "unknown layout 'NCWH'");
+  expectContains(layout, "keep");
+  OptimizeOptions keep;
+  keep.desiredLayout = std::nullopt;
+  for (const std::string& p : standardPipeline(keep)) EXPECT_EQ(p.find("convert_layout"), std::string::npos);
+}
+
+}  // namespace
