@@ -175,13 +175,23 @@ MeasureResult LocalRunner::runOne(const MeasureInput& input, const BuildResult& 
   }
   start = Clock::now();
 
-  std::string startError = ensureWorker();
-  if (!startError.empty()) return finish(errorResult(MeasureErrorNo::UnknownError, startError), start);
   int64_t id = nextRequestId_++;
   request["id"] = id;
+  std::string line = request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // A worker found dead before the request is not this candidate's fault: start another.
+  bool sent = false;
+  for (int attempt = 0; attempt < 2 && !sent; ++attempt) {
+    std::string startError = ensureWorker();
+    if (!startError.empty()) return finish(errorResult(MeasureErrorNo::UnknownError, startError), start);
+    sent = worker_->send(line);
+    if (!sent) worker_.reset();
+  }
+  if (!sent)
+    return finish(errorResult(MeasureErrorNo::UnknownError,
+                              fmt::format("the measurement worker '{}' quits before taking requests", options_.workerPath)),
+                  start);
   auto limit = runDeadline();
   MeasureResult result;
-  bool sent = worker_->send(request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   auto reply = worker_->receive(limit);
   measuredBefore_ = true;
   lastMeasurementEnd_ = Clock::now();
@@ -199,9 +209,8 @@ MeasureResult LocalRunner::runOne(const MeasureInput& input, const BuildResult& 
     std::string err = worker_->stderrTail();
     worker_.reset();
     return finish(errorResult(MeasureErrorNo::RuntimeDeviceError,
-                              fmt::format("the measurement worker was {} while running task '{}' ({}){}{}",
+                              fmt::format("the measurement worker was {} while running task '{}' ({}){}",
                                           reply.describe(0), task.name, build.libraryPath,
-                                          sent ? "" : " (it was gone before the request)",
                                           err.empty() ? "" : "; its stderr: " + err)),
                   start);
   }
@@ -221,6 +230,9 @@ MeasureResult LocalRunner::runOne(const MeasureInput& input, const BuildResult& 
     result.callsPerRepeat = j.value("number", 0);
   } else {
     result.errorMessage = fmt::format("task '{}' ({}): {}", task.name, build.libraryPath, result.errorMessage);
+    // A kernel that computed garbage may have written it outside its outputs too: the next
+    // candidate gets a fresh worker.
+    if (result.errorNo == MeasureErrorNo::WrongAnswerError) worker_.reset();
   }
   return finish(result, start);
 }

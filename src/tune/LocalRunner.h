@@ -1,8 +1,9 @@
 /// Runs built candidates on this machine and measures them, in a separate long-lived worker
 /// process (tessel-measure-worker, runtime-only; see worker/MeasureSession.h for its protocol).
 /// A candidate that crashes the worker becomes a RuntimeDeviceError naming the signal; one that
-/// runs past the timeout has the worker killed and becomes a RunTimeoutError; either way the
-/// next candidate gets a fresh worker and tuning goes on. With check_correctness, every
+/// runs past the timeout has the worker killed and becomes a RunTimeoutError; either way (and
+/// after a wrong answer, whose kernel may have scribbled elsewhere too) the next candidate gets
+/// a fresh worker and tuning goes on. With check_correctness, every
 /// candidate's outputs are compared with its task's reference (the naive schedule, built once
 /// per task and registered with setReference) on the same seeded inputs: a mismatch is a
 /// WrongAnswerError naming the output, element and error.

@@ -103,7 +103,8 @@ TEST_F(LocalRunnerTest, CacheFlushKeepsNumberAndMinRepeatMs) {
   ASSERT_TRUE(r.ok()) << r.errorMessage;
   ASSERT_EQ(r.costs.size(), 2u);
   EXPECT_GT(r.callsPerRepeat, 2);  // raised to fill 15 ms, not reset to 1 by the flush
-  for (double c : r.costs) EXPECT_GE(c * r.callsPerRepeat, 0.015 * 0.9);
+  // The measurement that fixed `number` lasted min_repeat_ms (the later ones may run faster).
+  EXPECT_GE(r.costs[0] * r.callsPerRepeat, 0.015 * (1 - 1e-9));
 }
 
 TEST_F(LocalRunnerTest, ASegfaultIsARuntimeDeviceErrorAndTheWorkerIsReplaced) {
@@ -147,9 +148,10 @@ TEST_F(LocalRunnerTest, AWrongValueIsAWrongAnswerNamingTheElement) {
   EXPECT_EQ(r.errorNo, MeasureErrorNo::WrongAnswerError);
   expectContains(r.errorMessage, "output 'C' element 3 of 256");
   expectContains(r.errorMessage, "relative error");
+  EXPECT_EQ(runner.workersStarted(), 1);
   auto tiled = run(runner, "tiled");  // a real schedule agrees with the naive one
   EXPECT_TRUE(tiled.ok()) << tiled.errorMessage;
-  EXPECT_EQ(runner.workersStarted(), 1);
+  EXPECT_EQ(runner.workersStarted(), 2);  // after a wrong answer, a fresh worker
 }
 
 TEST_F(LocalRunnerTest, WithoutTheCheckAWrongValueGoesUnnoticed) {

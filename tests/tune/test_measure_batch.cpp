@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "ops/Examples.h"
+#include "ops/Schedules.h"
 #include "tune/LocalRunner.h"
 #include "tune/MeasureBatch.h"
 #include "tune/TuneTestSupport.h"
@@ -98,4 +99,20 @@ TEST(MeasureBatch, ReferencesAreBuiltOncePerTask) {
   EXPECT_TRUE(again[0].ok()) << again[0].errorMessage;
   EXPECT_EQ(builder.built, 6);  // no reference this time
   EXPECT_TRUE(std::filesystem::is_empty(local.directory()));  // everything discarded
+}
+
+TEST(MeasureBatch, DefaultSchedulesOfRealOperatorsPassTheCheck) {
+  // A padded, fused convolution (several stages) and an integer matmul (exact comparison),
+  // each under the rule-based default schedule, against their naive schedules.
+  LocalBuilder builder;
+  LocalRunner runner(fastOptions());
+  auto conv = makeMeasureTask("conv2d_bias_relu", ops::conv2dBiasReluNCHW(1, 8, 10, 10, 16, 3, 3, 1, 1));
+  auto imatmul = makeMeasureTask("matmul_int32", ops::matmul(16, 32, 8, DataType::int32()));
+  auto results = measureBatch(builder, runner,
+                              {MeasureInput{conv, ops::defaultCpuSchedule(conv->dag), "default"},
+                               MeasureInput{imatmul, ops::defaultCpuSchedule(imatmul->dag), "default"}});
+  for (const auto& r : results) {
+    EXPECT_TRUE(r.ok()) << r.errorMessage;
+    EXPECT_EQ(r.costs.size(), 2u);
+  }
 }
