@@ -162,6 +162,28 @@ bool readsAlignedPrefix(const State& state, const std::string& consumer, const s
   return any;
 }
 
+bool isAnchorTag(const std::string& tag) {
+  static const std::set<std::string> tags = {"conv2d_nchw",         "conv2d_nhwc",           "group_conv2d_nchw",
+                                             "group_conv2d_nhwc",   "depthwise_conv2d_nchw", "depthwise_conv2d_nhwc",
+                                             "conv2d_transpose_nchw", "dense",               "matmul"};
+  return tags.count(tag) > 0;
+}
+
+/// The convolution, dense or matmul with the most FLOPs.
+std::optional<std::string> findAnchorName(const te::ComputeDAG& dag) {
+  std::optional<std::string> best;
+  double bestFlops = -1;
+  for (auto& op : dag.ops()) {
+    if (op->isPlaceholder() || !op->reduction() || !isAnchorTag(op->tag)) continue;
+    double flops = te::operationFlops(*op);
+    if (flops > bestFlops) {
+      best = op->name;
+      bestFlops = flops;
+    }
+  }
+  return best;
+}
+
 // ---- choosing tile sizes -----------------------------------------------------------------------
 
 /// What one remainder element of a register tile costs, in vector operations of the main part
@@ -250,26 +272,7 @@ class Planner {
     }
   }
 
-  static bool isAnchorTag(const std::string& tag) {
-    static const std::set<std::string> tags = {"conv2d_nchw",         "conv2d_nhwc",           "group_conv2d_nchw",
-                                               "group_conv2d_nhwc",   "depthwise_conv2d_nchw", "depthwise_conv2d_nhwc",
-                                               "conv2d_transpose_nchw", "dense",               "matmul"};
-    return tags.count(tag) > 0;
-  }
-
-  std::optional<std::string> findAnchor() const {
-    std::optional<std::string> best;
-    double bestFlops = -1;
-    for (auto& op : dag.ops()) {
-      if (op->isPlaceholder() || !op->reduction() || !isAnchorTag(op->tag)) continue;
-      double flops = te::operationFlops(*op);
-      if (flops > bestFlops) {
-        best = op->name;
-        bestFlops = flops;
-      }
-    }
-    return best;
-  }
+  std::optional<std::string> findAnchor() const { return findAnchorName(dag); }
 
   // Rule 2: the anchor's register tile, with its element-wise epilogue fused.
   void scheduleAnchor(const std::string& anchor) {
@@ -295,12 +298,9 @@ class Planner {
   };
 
   static std::optional<TileRoles> rolesOf(const te::OperationNode& op) {
-    if (op.tag == "matmul" && op.axes.size() == 2) return TileRoles{1, 0};
-    if (op.axes.size() != 4) return std::nullopt;
-    if (op.tag == "conv2d_nhwc" || op.tag == "group_conv2d_nhwc" || op.tag == "depthwise_conv2d_nhwc") return TileRoles{3, 2};
-    if (op.tag == "depthwise_conv2d_nchw") return TileRoles{3, 2};
-    if (op.tag == "conv2d_nchw" || op.tag == "group_conv2d_nchw" || op.tag == "conv2d_transpose_nchw") return TileRoles{3, 1};
-    return std::nullopt;
+    auto axes = registerTileAxes(op.tag, op.axes.size());
+    if (!axes) return std::nullopt;
+    return TileRoles{axes->vectorAxis, axes->rowAxis};
   }
 
   /// out[outer loops | rows x vectors x lanes], the accumulation computed at the tile.
@@ -309,11 +309,19 @@ class Planner {
     auto roles = rolesOf(op);
     TESSEL_CHECK(roles.has_value(), "default schedule: no register tile rule for '{}' (tag {})", anchor, op.tag);
     int64_t vectorExtent = op.shape[size_t(roles->vectorAxis)], rowExtent = op.shape[size_t(roles->rowAxis)];
+    const auto& forced = options.anchorTile;
     VectorTile vt = chooseVectorTile(vectorExtent, maxLanesFor(op.dtype, options), 2, kTileTailCost);
-    TESSEL_CHECK(vt.lanes >= 2, "default schedule: '{}' has {} elements along its vector axis", anchor, vectorExtent);
+    if (forced) vt = {forced->lanes, forced->vectors};
+    TESSEL_CHECK(vt.lanes >= 2 && vt.vectors >= 1 && vt.size() <= vectorExtent,
+                 "default schedule: '{}' has {} elements along its vector axis, a tile of {} x {} lanes does not fit", anchor,
+                 vectorExtent, vt.vectors, vt.lanes);
     // Accumulators: rows x vectors of the register file; the rest holds operands.
     int64_t accumulators = options.registerCount / 2;
     int64_t rows = chooseRowTile(rowExtent, std::min<int64_t>(12, accumulators / vt.vectors));
+    if (forced) rows = forced->rows;
+    TESSEL_CHECK(rows >= 1 && rows <= rowExtent, "anchor tile: {} rows for a row axis of {}", rows, rowExtent);
+    bool weightsOuter = forced && forced->weightsOuter >= 0 ? forced->weightsOuter == 1 : weightsOutweighData(op, roles->vectorAxis);
+    chosen = AnchorTile{vt.lanes, vt.vectors, rows, 1, {}, false, weightsOuter ? 1 : 0};
 
     std::string accumulate = anchor;
     if (out == anchor) accumulate = rec.cacheWrite(anchor);
@@ -346,7 +354,7 @@ class Planner {
     // Weights larger than the data (deep layers on small images): the loop over vector tiles
     // (output channels, matmul columns) goes outermost after the batch, so that each block of
     // weights is read once and stays in cache while the data, the smaller operand, is reread.
-    if (weightsOutweighData(op, roles->vectorAxis)) {
+    if (weightsOuter) {
       size_t from = size_t(roles->vectorAxis), to = std::min<size_t>(1, from);
       if (op.axes.size() == 2) to = 0;
       std::string v = outer[from];
@@ -376,10 +384,31 @@ class Planner {
     std::vector<std::string> localOrder;
     for (auto& a : spatial)
       if (a != lv && a != lr) localOrder.push_back(a);
+    // A template's blocking of the reduction: rc split (its inner part right outside the tile)
+    // and the outer reduction loops in the chosen order.
+    std::string reduceInner;
+    if (forced && forced->reduceInner > 1) {
+      auto rc = std::find(reduce.begin(), reduce.end(), "rc");
+      TESSEL_CHECK(rc != reduce.end(), "anchor tile: '{}' has no input-channel reduction rc to split", anchor);
+      auto parts = rec.split(accumulate, *rc, {forced->reduceInner});
+      *rc = parts[0];
+      reduceInner = parts[1];
+    }
+    if (forced && !forced->reduceOrder.empty()) {
+      TESSEL_CHECK(forced->reduceOrder.size() == reduce.size(), "anchor tile: a reduction order of {} loops for {} loops",
+                   forced->reduceOrder.size(), reduce.size());
+      std::vector<std::string> permuted;
+      for (int k : forced->reduceOrder) permuted.push_back(reduce.at(size_t(k)));
+      reduce = permuted;
+    }
     localOrder.insert(localOrder.end(), reduce.begin(), reduce.end());
+    if (!reduceInner.empty()) localOrder.push_back(reduceInner);
     localOrder.push_back(lr);
     localOrder.insert(localOrder.end(), lanes.begin(), lanes.end());
     rec.reorder(accumulate, localOrder);
+    if (forced && forced->unrollKernelWidth)
+      for (const auto& r : reduce)
+        if (r == "rx" || r == "dj") rec.annotate(accumulate, r, Annotation::Unroll);
     rec.annotate(accumulate, lr, Annotation::Unroll);
     if (vt.vectors > 1) rec.annotate(accumulate, lanes[0], Annotation::Unroll);
     rec.annotate(accumulate, lanes.back(), Annotation::Vectorize);
@@ -415,6 +444,14 @@ class Planner {
     TESSEL_CHECK(lanes >= 2, "default schedule: dense '{}' has an odd reduction extent {}", anchor, features);
     // Independent accumulators hide the latency of the additions.
     while (vectors < 4 && features % (lanes * vectors * 2) == 0) vectors *= 2;
+    if (const auto& forced = options.anchorTile) {
+      lanes = forced->lanes;
+      vectors = forced->vectors;
+      TESSEL_CHECK(lanes >= 2 && vectors >= 1 && features % (lanes * vectors) == 0,
+                   "anchor tile: dense '{}' reduces over {} features, not a multiple of {} x {} lanes", anchor, features, vectors,
+                   lanes);
+    }
+    chosen = AnchorTile{lanes, vectors, 1, 1, {}, false, -1};
     scheduled.insert(anchor);
     scheduled.insert(out);
     auto parts = rec.split(anchor, k, {lanes * vectors});
@@ -593,6 +630,11 @@ class Planner {
   const te::ComputeDAG& dag;
   CpuScheduleOptions options;
   Recorder rec;
+
+ public:
+  std::optional<AnchorTile> chosen;  ///< the anchor's tile, once scheduled
+
+ private:
   std::set<std::string> scheduled;                              ///< stages the anchor rule took care of
   std::map<std::string, std::string> attachedTo;                ///< reduction -> the output it is computed in
   std::map<std::string, std::vector<std::string>> attachOrder;  ///< output -> its reductions, readers first
@@ -600,8 +642,36 @@ class Planner {
 
 }  // namespace
 
+std::optional<TileAxes> registerTileAxes(const std::string& tag, size_t rank) {
+  if (tag == "matmul" && rank == 2) return TileAxes{1, 0};
+  if (rank != 4) return std::nullopt;
+  if (tag == "conv2d_nhwc" || tag == "group_conv2d_nhwc" || tag == "depthwise_conv2d_nhwc") return TileAxes{3, 2};
+  if (tag == "depthwise_conv2d_nchw") return TileAxes{3, 2};
+  if (tag == "conv2d_nchw" || tag == "group_conv2d_nchw" || tag == "conv2d_transpose_nchw") return TileAxes{3, 1};
+  return std::nullopt;
+}
+
+std::optional<AnchorTile> defaultAnchorTile(const te::ComputeDAG& dag, const CpuScheduleOptions& options) {
+  CpuScheduleOptions rules = options;
+  rules.anchorTile.reset();
+  Planner planner(dag, rules);
+  try {
+    planner.run(true);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  return planner.chosen;
+}
+
+std::optional<std::pair<std::string, std::string>> findAnchorStage(const te::ComputeDAG& dag) {
+  auto name = findAnchorName(dag);
+  if (!name) return std::nullopt;
+  return std::make_pair(*name, dag.op(*name)->tag);
+}
+
 std::vector<StepPtr> defaultCpuSchedule(const te::ComputeDAG& dag, const CpuScheduleOptions& options) {
-  if (!options.allowFallback) return Planner(dag, options).run(true);
+  // A template's tile either works or is an error the tuner records: no silent fallback.
+  if (!options.allowFallback || options.anchorTile) return Planner(dag, options).run(true);
   // Each rule set is tried on a fresh state; a failure falls back to the next, simpler one.
   try {
     return Planner(dag, options).run(true);

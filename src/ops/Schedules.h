@@ -26,12 +26,28 @@
 /// keep their main loops vector code. Anything a rule cannot handle falls back to a simpler
 /// schedule (ultimately the naive one), never to a wrong one.
 #pragma once
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "schedule/Steps.h"
 #include "te/ComputeDAG.h"
 
 namespace tessel::ops {
+
+/// The anchor's register tile chosen from outside — a tuning template's config — instead of by
+/// the rules. Fields a template leaves at their defaults behave as the rules would.
+struct AnchorTile {
+  int64_t lanes = 16;         ///< vector lanes along the vector axis (dense: along the reduction)
+  int64_t vectors = 1;        ///< vectors per tile along the vector axis (dense: accumulators)
+  int64_t rows = 1;           ///< tile rows along the row axis (ignored by dense)
+  int64_t reduceInner = 1;    ///< inner factor of the input-channel reduction `rc` (1: no split)
+  std::vector<int> reduceOrder;  ///< permutation of the reduction loops outside the tile (empty: as defined)
+  bool unrollKernelWidth = false;  ///< unroll the kernel-width reduction (rx, dj)
+  int weightsOuter = -1;      ///< vector-tile loop outermost: -1 by the rule, 0 no, 1 yes
+  bool operator==(const AnchorTile&) const = default;
+};
 
 struct CpuScheduleOptions {
   int vectorBytes = 64;        ///< the vector register width: 64 for AVX-512, 32 for AVX2
@@ -43,8 +59,25 @@ struct CpuScheduleOptions {
   int64_t parallelChunks = 64;
   /// When a rule fails, fall back to a simpler schedule (true) or raise the Error (tests).
   bool allowFallback = true;
+  /// Set by tuning templates: the anchor's tile (the rest of the function follows the rules).
+  std::optional<AnchorTile> anchorTile;
 };
 
 std::vector<schedule::StepPtr> defaultCpuSchedule(const te::ComputeDAG& dag, const CpuScheduleOptions& options = {});
+
+/// The tile the rules choose for the DAG's anchor (the conv2d / depthwise / dense / matmul with
+/// the most FLOPs), or nothing when the DAG has no anchor or the anchor rule does not apply.
+/// A template's fallback config is this tile, so an untuned build is never slower.
+std::optional<AnchorTile> defaultAnchorTile(const te::ComputeDAG& dag, const CpuScheduleOptions& options = {});
+
+/// Which output axes of an anchor carry the register tile's vectors and rows (dense, which
+/// vectorizes its reduction, has none).
+struct TileAxes {
+  int vectorAxis, rowAxis;
+};
+std::optional<TileAxes> registerTileAxes(const std::string& tag, size_t rank);
+
+/// The anchor stage's name and tag, if the DAG has one.
+std::optional<std::pair<std::string, std::string>> findAnchorStage(const te::ComputeDAG& dag);
 
 }  // namespace tessel::ops

@@ -1,0 +1,197 @@
+#include "tune/autotvm/CpuTemplates.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <map>
+
+#include "ops/Schedules.h"
+#include "support/Error.h"
+
+namespace tessel::tune::autotvm {
+
+namespace {
+
+const std::map<std::string, std::string> kTemplateOfTag = {
+    {"conv2d_nhwc", "conv2d_nhwc.x86"},
+    {"conv2d_nchw", "conv2d_nchw.x86"},
+    {"group_conv2d_nhwc", "group_conv2d_nhwc.x86"},
+    {"group_conv2d_nchw", "group_conv2d_nchw.x86"},
+    {"depthwise_conv2d_nhwc", "depthwise_conv2d_nhwc.x86"},
+    {"depthwise_conv2d_nchw", "depthwise_conv2d_nchw.x86"},
+    {"dense", "dense.x86"},
+    {"matmul", "matmul.x86"},
+};
+
+bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+/// What the template needs to know of the anchor.
+struct AnchorInfo {
+  std::string stage, tag;
+  std::vector<int64_t> shape;
+  std::vector<std::string> reduceNames;
+  std::vector<int64_t> reduceExtents;
+  int64_t maxLanes = 16;
+};
+
+AnchorInfo describeAnchor(const te::ComputeDAG& dag, const ops::CpuScheduleOptions& options) {
+  auto anchor = ops::findAnchorStage(dag);
+  TESSEL_CHECK(anchor.has_value(), "no conv2d, depthwise conv2d, dense or matmul to tune in this function");
+  const auto& op = *dag.op(anchor->first);
+  AnchorInfo info{anchor->first, anchor->second, op.shape, {}, {}, 16};
+  for (const auto& axis : op.reduction()->axes) {
+    info.reduceNames.push_back(axis.var.name());
+    info.reduceExtents.push_back(axis.extent);
+  }
+  int64_t lanes = std::max(1, options.vectorBytes / op.dtype.storageBytes());
+  info.maxLanes = 1;
+  while (info.maxLanes * 2 <= std::min<int64_t>(lanes, 64)) info.maxLanes *= 2;
+  return info;
+}
+
+/// [outer, vectors, lanes]: lanes a power of two of at least 2, at most 4 vectors.
+SplitOptions vectorTileOptions(int64_t maxLanes, bool exact) {
+  SplitOptions o;
+  o.policy = exact ? SplitPolicy::Factors : SplitPolicy::Verbose;
+  o.numOutputs = 3;
+  o.filter = [maxLanes](const std::vector<int64_t>& p) {
+    return isPowerOfTwo(p[2]) && p[2] >= 2 && p[2] <= maxLanes && p[1] <= 4;
+  };
+  return o;
+}
+
+struct Template {
+  std::shared_ptr<ConfigSpace> space;
+  uint64_t fallback = 0;
+  std::function<std::vector<schedule::StepPtr>(const ConfigEntity&)> instantiate;
+};
+
+Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, const ops::CpuScheduleOptions& options) {
+  auto axes = ops::registerTileAxes(a.tag, a.shape.size());
+  TESSEL_CHECK(axes.has_value(), "anchor '{}' ({}) has no register tile", a.stage, a.tag);
+  auto fallbackTile = ops::defaultAnchorTile(dag, options);
+  TESSEL_CHECK(fallbackTile.has_value(), "the default schedule has no register tile for anchor '{}' ({})", a.stage, a.tag);
+  int64_t v = a.shape[size_t(axes->vectorAxis)], r = a.shape[size_t(axes->rowAxis)];
+  auto ceilDiv = [](int64_t x, int64_t y) { return (x + y - 1) / y; };
+
+  auto space = std::make_shared<ConfigSpace>();
+  SplitOptions tileV = vectorTileOptions(a.maxLanes, false);
+  tileV.include = {{ceilDiv(v, fallbackTile->vectors * fallbackTile->lanes), fallbackTile->vectors, fallbackTile->lanes}};
+  space->defineSplit("tile_v", v, tileV);
+  SplitOptions tileR;
+  tileR.policy = SplitPolicy::Verbose;
+  tileR.maxFactor = 16;
+  tileR.include = {{ceilDiv(r, fallbackTile->rows), fallbackTile->rows}};
+  space->defineSplit("tile_r", r, tileR);
+  auto rc = std::find(a.reduceNames.begin(), a.reduceNames.end(), "rc");
+  bool hasChannels = rc != a.reduceNames.end();
+  if (hasChannels) {
+    SplitOptions tileIc;
+    tileIc.maxFactor = 64;
+    space->defineSplit("tile_ic", a.reduceExtents[size_t(rc - a.reduceNames.begin())], tileIc);
+  }
+  int reduceLoops = int(a.reduceNames.size());
+  space->defineReorder("reorder_reduce", reduceLoops, reduceLoops > 1 ? "all" : "identity");
+  bool hasKernelWidth = false;
+  for (size_t i = 0; i < a.reduceNames.size(); ++i)
+    hasKernelWidth = hasKernelWidth || ((a.reduceNames[i] == "rx" || a.reduceNames[i] == "dj") && a.reduceExtents[i] > 1);
+  if (hasKernelWidth) space->defineKnob("unroll_kw", {false, true});
+  space->defineKnob("weights_outer", {false, true});
+
+  // The fallback: the rules' own tile, reduction as defined.
+  std::vector<size_t> choices;
+  for (const Knob& k : space->knobs()) {
+    nlohmann::json value;
+    if (k.name == "tile_v") value = tileV.include[0];
+    else if (k.name == "tile_r") value = tileR.include[0];
+    else if (k.name == "tile_ic") value = std::vector<int64_t>{a.reduceExtents[size_t(rc - a.reduceNames.begin())], 1};
+    else if (k.name == "reorder_reduce") value = k.options[0];  // identity comes first
+    else if (k.name == "unroll_kw") value = false;
+    else value = fallbackTile->weightsOuter == 1;
+    auto index = space->optionIndex(k.name, value);
+    TESSEL_CHECK(index.has_value(), "template: the default tile's {} = {} is not in the space", k.name, value.dump());
+    choices.push_back(*index);
+  }
+  Template t;
+  t.fallback = space->fromChoices(choices).index();
+  t.space = space;
+  t.instantiate = [dag, options, hasChannels, hasKernelWidth](const ConfigEntity& config) {
+    ops::AnchorTile tile;
+    auto tv = config.split("tile_v");
+    tile.vectors = tv[1];
+    tile.lanes = tv[2];
+    tile.rows = config.split("tile_r")[1];
+    if (hasChannels) tile.reduceInner = config.split("tile_ic")[1];
+    tile.reduceOrder = config.order("reorder_reduce");
+    tile.unrollKernelWidth = hasKernelWidth && config.value("unroll_kw").get<bool>();
+    tile.weightsOuter = config.value("weights_outer").get<bool>() ? 1 : 0;
+    ops::CpuScheduleOptions o = options;
+    o.anchorTile = tile;
+    return ops::defaultCpuSchedule(dag, o);
+  };
+  return t;
+}
+
+Template denseTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, const ops::CpuScheduleOptions& options) {
+  auto fallbackTile = ops::defaultAnchorTile(dag, options);
+  TESSEL_CHECK(fallbackTile.has_value() && a.reduceExtents.size() == 1, "the default schedule has no tile for dense '{}'",
+               a.stage);
+  int64_t k = a.reduceExtents[0];
+  auto space = std::make_shared<ConfigSpace>();
+  SplitOptions tileK = vectorTileOptions(a.maxLanes, true);
+  tileK.include = {{k / (fallbackTile->vectors * fallbackTile->lanes), fallbackTile->vectors, fallbackTile->lanes}};
+  space->defineSplit("tile_k", k, tileK);
+  Template t;
+  t.space = space;
+  t.fallback = space->fromChoices({*space->optionIndex("tile_k", tileK.include[0])}).index();
+  t.instantiate = [dag, options](const ConfigEntity& config) {
+    ops::AnchorTile tile;
+    auto tk = config.split("tile_k");
+    tile.vectors = tk[1];
+    tile.lanes = tk[2];
+    ops::CpuScheduleOptions o = options;
+    o.anchorTile = tile;
+    return ops::defaultCpuSchedule(dag, o);
+  };
+  return t;
+}
+
+}  // namespace
+
+std::vector<std::string> cpuTemplateNames() {
+  std::vector<std::string> names;
+  for (const auto& [tag, name] : kTemplateOfTag) names.push_back(name);
+  return names;
+}
+
+std::optional<std::string> cpuTemplateFor(const te::ComputeDAG& dag) {
+  auto anchor = ops::findAnchorStage(dag);
+  if (!anchor) return std::nullopt;
+  auto it = kTemplateOfTag.find(anchor->second);
+  if (it == kTemplateOfTag.end()) return std::nullopt;
+  return it->second;
+}
+
+TuningTaskPtr makeCpuTuningTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
+                                const std::string& templateName) {
+  std::string chosen = templateName.empty() ? cpuTemplateFor(dag).value_or("") : templateName;
+  TESSEL_CHECK(!chosen.empty(), "task '{}': no CPU template applies (templates: {})", name, fmt::join(cpuTemplateNames(), ", "));
+  ops::CpuScheduleOptions options;
+  AnchorInfo anchor = describeAnchor(dag, options);
+  auto expected = kTemplateOfTag.find(anchor.tag);
+  TESSEL_CHECK(expected != kTemplateOfTag.end() && expected->second == chosen,
+               "task '{}': template '{}' does not fit its anchor '{}' ({}); known templates: {}", name, chosen, anchor.stage,
+               anchor.tag, fmt::join(cpuTemplateNames(), ", "));
+  Template t = anchor.tag == "dense" ? denseTemplate(dag, anchor, options) : registerTileTemplate(dag, anchor, options);
+  auto task = std::make_shared<TuningTask>();
+  task->name = name;
+  task->templateName = chosen;
+  task->measure = makeMeasureTask(name, dag, target);
+  task->flops = dag.flopCount();
+  task->space = t.space;
+  task->instantiate = t.instantiate;
+  task->fallbackIndex = t.fallback;
+  return task;
+}
+
+}  // namespace tessel::tune::autotvm

@@ -1,0 +1,37 @@
+/// The CPU tuning templates. Each schedules the anchor of a fused function (the conv2d,
+/// depthwise conv2d or dense that dominates its FLOPs) with a register tile whose shape comes
+/// from the config — AutoTVM's spatial-pack knobs — while the rest of the function (padding,
+/// epilogue, other stages) follows the default schedule's rules:
+///
+///   tile_v   split of the vector axis into [outer, vectors, lanes] (output channels in NHWC,
+///            output width in NCHW; dense: the reduction, [outer, accumulators, lanes])
+///   tile_r   split of the row axis into [outer, rows] (output width in NHWC, height in NCHW)
+///   tile_ic  split of the input-channel reduction into [outer, inner]
+///   reorder_reduce  the order of the reduction loops outside the tile
+///   unroll_kw       unroll the kernel-width loop
+///   weights_outer   the vector-tile loop outside the image loops (weights stay in cache)
+///
+/// Every space contains the default schedule's own tile, which is the fallback config: an
+/// untuned task builds exactly as without tuning.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tune/autotvm/TuningTask.h"
+
+namespace tessel::tune::autotvm {
+
+/// conv2d_nhwc.x86, conv2d_nchw.x86, group_conv2d_nhwc.x86, group_conv2d_nchw.x86,
+/// depthwise_conv2d_nhwc.x86, depthwise_conv2d_nchw.x86, dense.x86, matmul.x86.
+std::vector<std::string> cpuTemplateNames();
+
+/// The template for a DAG (by its anchor's kind), if one applies.
+std::optional<std::string> cpuTemplateFor(const te::ComputeDAG& dag);
+
+/// A tuning task for the DAG with the named template (or the one cpuTemplateFor picks). Error
+/// naming the template and the DAG's anchor when the template does not fit.
+TuningTaskPtr makeCpuTuningTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target = "cpu",
+                                const std::string& templateName = "");
+
+}  // namespace tessel::tune::autotvm

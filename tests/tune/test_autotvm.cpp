@@ -1,0 +1,339 @@
+// Template tuning without measurement: config spaces (knob policies, index <-> config,
+// entity JSON), the CPU templates (their spaces hold the default schedule as the fallback,
+// every config instantiates or fails cleanly), the basic tuners and the tuning loop, driven by
+// a deterministic synthetic cost.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "common/ErrorText.h"
+#include "ops/Broadcast.h"
+#include "ops/Conv2d.h"
+#include "ops/Dense.h"
+#include "ops/Elementwise.h"
+#include "ops/Schedules.h"
+#include "passes/Lower.h"
+#include "tune/autotvm/BasicTuners.h"
+#include "tune/autotvm/ConfigSpace.h"
+#include "tune/autotvm/CpuTemplates.h"
+#include "tune/autotvm/TuneTask.h"
+
+using namespace tessel;
+using namespace tessel::tune;
+using namespace tessel::tune::autotvm;
+using namespace tessel::testsupport;
+
+namespace {
+
+int64_t product(const std::vector<int64_t>& v) {
+  int64_t p = 1;
+  for (auto x : v) p *= x;
+  return p;
+}
+
+TEST(ConfigSpace, SplitPoliciesCoverTheExtent) {
+  SplitOptions factors;
+  factors.numOutputs = 3;
+  auto exact = splitCandidates(64, factors);
+  EXPECT_EQ(exact.size(), 28u);  // ordered pairs of divisors of 64 whose product divides it: C(7+1, 2)
+  for (auto& p : exact) EXPECT_EQ(product(p), 64);
+
+  SplitOptions power2;
+  power2.policy = SplitPolicy::Power2;
+  for (auto& p : splitCandidates(56, power2)) {
+    EXPECT_EQ(p[0], (56 + p[1] - 1) / p[1]);  // the outer part rounds up
+    EXPECT_EQ(p[1] & (p[1] - 1), 0);
+  }
+  SplitOptions verbose;
+  verbose.policy = SplitPolicy::Verbose;
+  verbose.maxFactor = 16;
+  std::set<int64_t> inner;
+  for (auto& p : splitCandidates(56, verbose)) inner.insert(p[1]);
+  EXPECT_EQ(inner, (std::set<int64_t>{1, 2, 4, 7, 8, 14, 16}));
+
+  SplitOptions filtered;
+  filtered.filter = [](const std::vector<int64_t>& p) { return p[1] % 2 == 0; };
+  filtered.include = {{3, 5}};
+  auto f = splitCandidates(12, filtered);
+  EXPECT_EQ(f, (std::vector<std::vector<int64_t>>{{6, 2}, {3, 4}, {3, 5}, {2, 6}, {1, 12}}));
+}
+
+ConfigSpace smallSpace() {
+  ConfigSpace space;
+  space.defineSplit("tile", 12);  // 6 options
+  space.defineReorder("order", 3);  // 6
+  space.defineAnnotate("ann", 2, "try_unroll");  // 4
+  space.defineKnob("flag", {false, true});  // 2
+  return space;
+}
+
+TEST(ConfigSpace, IndicesAndEntitiesRoundTrip) {
+  ConfigSpace space = smallSpace();
+  ASSERT_EQ(space.size(), 6u * 6 * 4 * 2);
+  std::set<std::string> seen;
+  for (uint64_t i = 0; i < space.size(); ++i) {
+    ConfigEntity c = space.get(i);
+    EXPECT_EQ(space.fromChoices(c.choices()).index(), i);
+    auto back = space.fromEntityJson(c.toJson()["entity"]);
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(back->index(), i);
+    seen.insert(c.toJson().dump());
+  }
+  EXPECT_EQ(seen.size(), space.size());
+  EXPECT_EQ(space.get(0).split("tile"), (std::vector<int64_t>{12, 1}));
+  EXPECT_EQ(space.get(0).order("order"), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(space.knob("ann").options[1], (nlohmann::json{"none", "unroll"}));
+
+  expectContains(errorOf([&] { space.get(space.size()); }), "outside the space of 288 configs");
+  std::string unknown = errorOf([&] { space.get(0).value("tile_x"); });
+  expectContains(unknown, "no knob 'tile_x'");
+  expectContains(unknown, "tile, order, ann, flag");
+  expectContains(errorOf([&] { space.defineKnob("flag", {1}); }), "knob 'flag' is defined twice");
+  expectContains(errorOf([&] { ConfigSpace s; s.defineReorder("r", 2, "sorted"); }), "unknown policy 'sorted'");
+  // An entity from another space is not silently mapped.
+  nlohmann::json wrong = space.get(5).toJson()["entity"];
+  wrong[0][0] = "tile_y";
+  EXPECT_FALSE(space.fromEntityJson(wrong).has_value());
+}
+
+te::ComputeDAG convBiasRelu(ops::Layout layout, int64_t size = 14, int64_t in = 32, int64_t out = 64, int64_t kernel = 3) {
+  bool nhwc = layout == ops::Layout::NHWC;
+  auto data = te::placeholder(nhwc ? std::vector<int64_t>{1, size, size, in} : std::vector<int64_t>{1, in, size, size},
+                              DataType::float32(), "data");
+  auto weight = te::placeholder(nhwc ? std::vector<int64_t>{kernel, kernel, in, out} : std::vector<int64_t>{out, in, kernel, kernel},
+                                DataType::float32(), "weight");
+  auto bias = te::placeholder(nhwc ? std::vector<int64_t>{out} : std::vector<int64_t>{out, 1, 1}, DataType::float32(), "bias");
+  ops::Conv2dAttrs a;
+  a.padding = {kernel / 2, kernel / 2, kernel / 2, kernel / 2};
+  a.layout = layout;
+  auto y = ops::relu(ops::add(ops::conv2d(data, weight, a), bias));
+  return te::ComputeDAG({y}, {data, weight, bias});
+}
+
+te::ComputeDAG depthwise(ops::Layout layout) {
+  bool nhwc = layout == ops::Layout::NHWC;
+  auto data = te::placeholder(nhwc ? std::vector<int64_t>{1, 14, 14, 32} : std::vector<int64_t>{1, 32, 14, 14},
+                              DataType::float32(), "data");
+  auto weight = te::placeholder(nhwc ? std::vector<int64_t>{3, 3, 32, 1} : std::vector<int64_t>{32, 1, 3, 3},
+                                DataType::float32(), "weight");
+  ops::Conv2dAttrs a;
+  a.padding = {1, 1, 1, 1};
+  a.layout = layout;
+  return te::ComputeDAG({ops::relu(ops::depthwiseConv2d(data, weight, a))}, {data, weight});
+}
+
+te::ComputeDAG denseLayer() {
+  auto data = te::placeholder({1, 512}, DataType::float32(), "data");
+  auto weight = te::placeholder({100, 512}, DataType::float32(), "weight");
+  return te::ComputeDAG({ops::dense(data, weight)}, {data, weight});
+}
+
+TEST(CpuTemplates, EachAnchorKindGetsItsTemplateWithTheDefaultScheduleAsFallback) {
+  struct Case {
+    te::ComputeDAG dag;
+    std::string templateName;
+  };
+  std::vector<Case> cases = {{convBiasRelu(ops::Layout::NHWC), "conv2d_nhwc.x86"},
+                             {convBiasRelu(ops::Layout::NCHW), "conv2d_nchw.x86"},
+                             {depthwise(ops::Layout::NHWC), "depthwise_conv2d_nhwc.x86"},
+                             {depthwise(ops::Layout::NCHW), "depthwise_conv2d_nchw.x86"},
+                             {denseLayer(), "dense.x86"}};
+  for (const Case& c : cases) {
+    ASSERT_EQ(cpuTemplateFor(c.dag).value_or(""), c.templateName);
+    auto task = makeCpuTuningTask("t", c.dag);
+    EXPECT_EQ(task->templateName, c.templateName);
+    uint64_t minimum = c.templateName == "dense.x86" ? 3 : c.templateName.find("depthwise") == 0 ? 100 : 500;
+    EXPECT_GT(task->space->size(), minimum) << c.templateName << "\n" << task->space->str();
+    auto fallback = task->instantiate(task->space->get(task->fallbackIndex));
+    EXPECT_EQ(schedule::stepsToJson(fallback), schedule::stepsToJson(ops::defaultCpuSchedule(c.dag))) << c.templateName;
+  }
+  auto pool = te::placeholder({1, 8, 8, 4}, DataType::float32(), "x");
+  EXPECT_FALSE(cpuTemplateFor(te::ComputeDAG({ops::relu(pool)}, {pool})).has_value());
+  std::string wrong = errorOf([] { makeCpuTuningTask("t", denseLayer(), "cpu", "conv2d_nhwc.x86"); });
+  expectContains(wrong, "template 'conv2d_nhwc.x86' does not fit");
+  expectContains(wrong, "dense.x86");
+}
+
+TEST(CpuTemplates, RandomConfigsLowerOrFailWithAMessage) {
+  std::mt19937_64 rng(7);
+  for (auto dag : {convBiasRelu(ops::Layout::NHWC), convBiasRelu(ops::Layout::NCHW), depthwise(ops::Layout::NHWC), denseLayer()}) {
+    auto task = makeCpuTuningTask("t", dag);
+    int lowered = 0;
+    for (int i = 0; i < 25; ++i) {
+      uint64_t index = std::uniform_int_distribution<uint64_t>(0, task->space->size() - 1)(rng);
+      std::string error;
+      auto input = instantiateConfig(*task, task->space->get(index), &error);
+      if (!input) {
+        EXPECT_FALSE(error.empty());
+        continue;
+      }
+      passes::lower(schedule::replay(dag, input->steps), "candidate");
+      ++lowered;
+    }
+    EXPECT_GT(lowered, 15) << task->templateName;
+  }
+}
+
+/// A synthetic landscape over a space: each knob prefers one option, with an interaction
+/// between the first two knobs, so the optimum is unique and not found knob by knob alone.
+double syntheticFlops(const ConfigSpace& space, uint64_t index) {
+  auto c = space.get(index).choices();
+  double score = 1;
+  for (size_t k = 0; k < c.size(); ++k) {
+    double n = double(space.knobs()[k].options.size());
+    double want = std::fmod(0.37 * double(k + 1), 1.0) * (n - 1);
+    score *= 1.0 / (1.0 + std::fabs(double(c[k]) - want));
+  }
+  if (c.size() >= 2) score *= 1.0 + 0.5 * std::cos(double(c[0]) * 0.7 - double(c[1]) * 0.4);
+  return score * 1e11;
+}
+
+/// Builds nothing; "runs" a candidate by reading its config index back from the input.
+class SyntheticMeasurer : public Builder, public Runner {
+ public:
+  explicit SyntheticMeasurer(const TuningTask& task) : task_(task) {}
+  std::vector<BuildResult> build(const std::vector<MeasureInput>& inputs) override {
+    return std::vector<BuildResult>(inputs.size());
+  }
+  void discard(const BuildResult&) override {}
+  std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs, const std::vector<BuildResult>&) override {
+    std::vector<MeasureResult> out;
+    for (auto& in : inputs) {
+      uint64_t index = nlohmann::json::parse(in.config)["index"].get<uint64_t>();
+      MeasureResult r;
+      r.costs = {task_.flops / syntheticFlops(*task_.space, index)};
+      out.push_back(r);
+    }
+    return out;
+  }
+  bool needsReference(const MeasureTask&) const override { return false; }
+  void setReference(const MeasureTask&, const BuildResult&) override {}
+
+ private:
+  const TuningTask& task_;
+};
+
+/// A task over smallSpace() whose configs instantiate to no steps (odd indices fail).
+TuningTaskPtr syntheticTask() {
+  auto task = std::make_shared<TuningTask>();
+  task->name = "synthetic";
+  task->templateName = "synthetic";
+  task->measure = makeMeasureTask("synthetic", denseLayer());
+  task->flops = 1e6;
+  task->space = std::make_shared<ConfigSpace>(smallSpace());
+  task->instantiate = [](const ConfigEntity&) { return std::vector<schedule::StepPtr>{}; };
+  return task;
+}
+
+TEST(BasicTuners, GridSearchVisitsEveryConfigExactlyOnceAndRandomNeverRepeats) {
+  auto task = syntheticTask();
+  for (const std::string name : {"gridsearch", "random", "ga"}) {
+    auto tuner = makeTuner(name, task, 3);
+    std::vector<uint64_t> all;
+    while (tuner->hasNext()) {
+      auto batch = tuner->nextBatch(7);
+      ASSERT_FALSE(batch.empty()) << name;
+      std::vector<Trial> trials;
+      for (auto i : batch) trials.push_back({i, syntheticFlops(*task->space, i)});
+      tuner->update(trials);
+      all.insert(all.end(), batch.begin(), batch.end());
+    }
+    std::set<uint64_t> unique(all.begin(), all.end());
+    EXPECT_EQ(all.size(), task->space->size()) << name;
+    EXPECT_EQ(unique.size(), task->space->size()) << name;
+    EXPECT_TRUE(tuner->nextBatch(4).empty()) << name;
+    if (name == "gridsearch") {
+      EXPECT_TRUE(std::is_sorted(all.begin(), all.end()));
+    }
+  }
+  expectContains(errorOf([&] { makeTuner("bayes", task); }), "Invalid tuner: bayes");
+}
+
+TEST(BasicTuners, GeneticAlgorithmImprovesOverItsFirstGeneration) {
+  // On a conv2d template's real space, with the synthetic landscape.
+  auto task = makeCpuTuningTask("conv", convBiasRelu(ops::Layout::NHWC, 56, 64, 64));
+  int improved = 0;
+  for (uint64_t seed = 0; seed < 5; ++seed) {
+    GATunerOptions o;
+    o.populationSize = 32;
+    GATuner ga(task, seed, o);
+    double firstBest = 0, laterBest = 0;
+    for (int generation = 0; generation < 8; ++generation) {
+      std::vector<Trial> trials;
+      for (auto i : ga.nextBatch(32)) trials.push_back({i, syntheticFlops(*task->space, i)});
+      for (auto& t : trials) (generation == 0 ? firstBest : laterBest) = std::max(generation == 0 ? firstBest : laterBest, t.flopsPerSecond);
+      ga.update(trials);
+    }
+    improved += laterBest > firstBest;
+  }
+  EXPECT_EQ(improved, 5);
+}
+
+TEST(TuneLoop, RespectsBudgetEarlyStoppingAndResumedTrials) {
+  auto task = syntheticTask();
+  SyntheticMeasurer measurer(*task);
+  TuneTaskOptions o;
+  o.progressTo = nullptr;
+
+  // The budget is capped by the space; every config is measured once, the best is the optimum.
+  o.nTrial = 100000;
+  auto grid = makeTuner("gridsearch", task);
+  int calls = 0;
+  auto all = tuneTask(task, *grid, measurer, measurer, o, {}, [&](const ConfigEntity&, const MeasureInput&, const MeasureResult& r) {
+    ++calls;
+    EXPECT_TRUE(r.ok());
+  });
+  EXPECT_EQ(all.trials, int64_t(task->space->size()));
+  EXPECT_EQ(calls, all.trials);
+  double optimum = 0;
+  for (uint64_t i = 0; i < task->space->size(); ++i) optimum = std::max(optimum, syntheticFlops(*task->space, i));
+  EXPECT_NEAR(all.bestFlopsPerSecond, optimum, optimum * 1e-9);
+
+  // Early stopping: the grid's best comes at some index; it stops that many trials later.
+  o.earlyStopping = 10;
+  auto early = makeTuner("gridsearch", task);
+  auto stopped = tuneTask(task, *early, measurer, measurer, o);
+  EXPECT_TRUE(stopped.stoppedEarly);
+  EXPECT_LT(stopped.trials, all.trials);
+
+  // Resumed trials count towards the budget and are never measured again.
+  o.earlyStopping = 0;
+  o.nTrial = 50;
+  std::vector<Trial> resumed;
+  for (uint64_t i = 0; i < 20; ++i) resumed.push_back({i * 3, syntheticFlops(*task->space, i * 3)});
+  auto random = makeTuner("random", task, 1);
+  std::set<uint64_t> measured;
+  auto rest = tuneTask(task, *random, measurer, measurer, o, resumed,
+                       [&](const ConfigEntity& c, const MeasureInput&, const MeasureResult&) { measured.insert(c.index()); });
+  EXPECT_EQ(rest.trials, 30);
+  for (auto& t : resumed) EXPECT_EQ(measured.count(t.index), 0u);
+}
+
+TEST(TuneLoop, ConfigsThatDoNotInstantiateAreErrorRecords) {
+  auto base = syntheticTask();
+  auto task = std::make_shared<TuningTask>(*base);
+  task->instantiate = [](const ConfigEntity& c) -> std::vector<schedule::StepPtr> {
+    TESSEL_CHECK(c.index() % 2 == 0, "config {} has no schedule", c.index());
+    return {};
+  };
+  SyntheticMeasurer measurer(*task);
+  TuneTaskOptions o;
+  o.nTrial = 40;
+  o.progressTo = nullptr;
+  auto tuner = makeTuner("gridsearch", task);
+  int errors = 0;
+  auto r = tuneTask(task, *tuner, measurer, measurer, o, {}, [&](const ConfigEntity& c, const MeasureInput&, const MeasureResult& m) {
+    if (c.index() % 2) {
+      EXPECT_EQ(m.errorNo, MeasureErrorNo::InstantiationError);
+      expectContains(m.errorMessage, "has no schedule");
+      ++errors;
+    }
+  });
+  EXPECT_EQ(errors, 20);
+  EXPECT_EQ(r.errors, 20);
+  EXPECT_EQ(r.bestIndex.value() % 2, 0u);
+}
+
+}  // namespace

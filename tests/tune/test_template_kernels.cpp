@@ -1,0 +1,56 @@
+// Random configs of every CPU template, compiled and run: whatever tile a tuner picks, the
+// kernel computes what the reference evaluator computes.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "common/KernelCheck.h"
+#include "ops/Conv2d.h"
+#include "ops/Dense.h"
+#include "ops/Elementwise.h"
+#include "tune/autotvm/CpuTemplates.h"
+#include "tune/autotvm/TuneTask.h"
+
+using namespace tessel;
+using namespace tessel::tune::autotvm;
+
+namespace {
+
+te::ComputeDAG conv(ops::Layout layout, bool depthwise, int64_t stride) {
+  bool nhwc = layout == ops::Layout::NHWC;
+  int64_t c = 16, k = depthwise ? 1 : 24, size = 9;
+  auto data = te::placeholder(nhwc ? std::vector<int64_t>{1, size, size, c} : std::vector<int64_t>{1, c, size, size},
+                              DataType::float32(), "data");
+  std::vector<int64_t> w = depthwise ? (nhwc ? std::vector<int64_t>{3, 3, c, 1} : std::vector<int64_t>{c, 1, 3, 3})
+                                     : (nhwc ? std::vector<int64_t>{3, 3, c, k} : std::vector<int64_t>{k, c, 3, 3});
+  auto weight = te::placeholder(w, DataType::float32(), "weight");
+  ops::Conv2dAttrs a;
+  a.padding = {1, 1, 1, 1};
+  a.strides = {stride, stride};
+  a.layout = layout;
+  auto y = depthwise ? ops::depthwiseConv2d(data, weight, a) : ops::conv2d(data, weight, a);
+  return te::ComputeDAG({ops::relu(y)}, {data, weight});
+}
+
+TEST(TemplateKernels, RandomConfigsOfEveryTemplateMatchTheReference) {
+  auto data = te::placeholder({2, 64}, DataType::float32(), "data");
+  auto weight = te::placeholder({10, 64}, DataType::float32(), "weight");
+  std::vector<te::ComputeDAG> dags = {conv(ops::Layout::NHWC, false, 1), conv(ops::Layout::NCHW, false, 2),
+                                      conv(ops::Layout::NHWC, true, 1),  conv(ops::Layout::NCHW, true, 1),
+                                      te::ComputeDAG({ops::dense(data, weight)}, {data, weight})};
+  std::mt19937_64 rng(11);
+  for (const auto& dag : dags) {
+    auto task = makeCpuTuningTask("t", dag);
+    for (int i = 0; i < 3; ++i) {
+      uint64_t index = std::uniform_int_distribution<uint64_t>(0, task->space->size() - 1)(rng);
+      auto config = task->space->get(index);
+      std::string error;
+      auto input = instantiateConfig(*task, config, &error);
+      if (!input) continue;  // an invalid tile is a clean error record, tested elsewhere
+      auto result = kernelcheck::checkAgainstReference(schedule::replay(dag, input->steps), 5, kernelcheck::boundsCheckedOptions());
+      EXPECT_LT(result.maxRelativeError, 1e-5) << task->templateName << " " << config.str();
+    }
+  }
+}
+
+}  // namespace
