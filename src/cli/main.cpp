@@ -9,6 +9,7 @@
 
 #include "cli/ModelCommand.h"
 #include "cli/ModuleCommand.h"
+#include "cli/RecordsCommand.h"
 #include "cli/VtaCommand.h"
 #include "codegen/CSource.h"
 #include "codegen/Toolchain.h"
@@ -83,6 +84,7 @@ int main(int argc, char** argv) {
   cli::addVtaCommands(app);
   cli::addModuleCommands(app);
   cli::addModelCommands(app);
+  cli::addRecordsCommands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

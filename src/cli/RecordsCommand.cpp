@@ -1,0 +1,154 @@
+#include "cli/RecordsCommand.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <map>
+#include <unordered_map>
+
+#include "cli/ReportErrors.h"
+#include "support/Error.h"
+#include "tune/RecordLog.h"
+#include "tune/RecordQueries.h"
+
+namespace tessel::cli {
+
+namespace {
+
+struct RecordsArgs {
+  std::string log, output;
+  int top = 1;
+  bool force = false, steps = false;
+};
+
+tune::RecordFile readLog(const std::string& path) {
+  auto file = tune::readRecords(path);
+  tune::warnSkippedLines(file, path);
+  return file;
+}
+
+/// What show prints about one task.
+struct TaskSummary {
+  const tune::TuningRecord* first = nullptr;
+  const tune::TuningRecord* best = nullptr;
+  int trials = 0;
+  std::map<int, int> errors;  ///< error number -> count
+};
+
+std::string errorsText(const std::map<int, int>& errors) {
+  if (errors.empty()) return "-";
+  std::string text;
+  for (auto [number, count] : errors)
+    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", count, tune::measureErrorName(tune::MeasureErrorNo(number)));
+  return text;
+}
+
+/// "1 line", "2 lines".
+std::string counted(size_t count, const char* noun) { return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s"); }
+
+std::string indented(const std::string& text, const std::string& indent) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    out += indent + text.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  return out;
+}
+
+void show(const RecordsArgs& a) {
+  auto file = readLog(a.log);
+  std::vector<TaskSummary> tasks;
+  std::unordered_map<std::string, size_t> slot;
+  for (const auto& r : file.records) {
+    auto [it, inserted] = slot.try_emplace(r.taskKey(), tasks.size());
+    if (inserted) tasks.push_back({&r, nullptr, 0, {}});
+    TaskSummary& t = tasks[it->second];
+    ++t.trials;
+    if (!r.ok()) ++t.errors[int(r.result.errorNo)];
+    // Strictly better only: the earliest of equal records is the best, as in bestRecords.
+    else if (!t.best || r.meanCost() < t.best->meanCost()) t.best = &r;
+  }
+  fmt::print("{}: {} of {}{}\n", a.log, counted(file.records.size(), "record"), counted(tasks.size(), "task"),
+             file.report.skipped.empty() ? "" : fmt::format(" ({} skipped)", counted(file.report.skipped.size(), "line")));
+  if (tasks.empty()) return;
+  size_t nameWidth = 4;
+  for (const auto& t : tasks) nameWidth = std::max(nameWidth, t.first->task.name.size());
+  fmt::print("{:>3}  {:<{}}  {:>6}  {:>11}  {:>12}  {:<32}  {:<8}  {}\n", "#", "task", nameWidth, "trials", "best GFLOPS",
+             "best latency", "workload key", "target", "errors");
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const TaskSummary& t = tasks[i];
+    std::string gflops = t.best ? fmt::format("{:.2f}", t.best->gflops()) : "-";
+    std::string latency = t.best ? fmt::format("{:.4f} ms", t.best->meanCost() * 1e3) : "-";
+    fmt::print("{:>3}  {:<{}}  {:>6}  {:>11}  {:>12}  {:<32}  {:<8}  {}\n", i + 1, t.first->task.name, nameWidth, t.trials, gflops,
+               latency, t.first->task.workloadKey, t.first->target, errorsText(t.errors));
+  }
+  fmt::print("best configs:\n");
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const TaskSummary& t = tasks[i];
+    if (!t.best) {
+      fmt::print("{:>3}  {}: no valid trial\n", i + 1, t.first->task.name);
+      continue;
+    }
+    const auto& best = *t.best;
+    if (best.config) {
+      fmt::print("{:>3}  {}: template {} config {} {}\n", i + 1, best.task.name, best.task.templateName, best.config->index,
+                 best.config->entity.dump());
+    } else {
+      fmt::print("{:>3}  {}: {}\n", i + 1, best.task.name, counted(best.steps.size(), "step"));
+    }
+    // A template's config says it all in one line; a bare step list is the config itself.
+    if (a.steps || !best.config) fmt::print("{}", indented(schedule::printSteps(best.steps), "       "));
+  }
+}
+
+void writeKept(const RecordsArgs& a, int perTask) {
+  TESSEL_CHECK(a.force || !std::filesystem::exists(a.output), "{} exists; pass --force to replace it", a.output);
+  auto file = readLog(a.log);
+  auto kept = tune::topRecords(file.records, perTask);
+  std::map<std::string, int> keptOfTask;
+  for (const auto& r : kept) ++keptOfTask[r.taskKey()];
+  std::vector<std::string> withoutValid;
+  std::map<std::string, bool> seen;
+  for (const auto& r : file.records)
+    if (!seen[r.taskKey()]) {
+      seen[r.taskKey()] = true;
+      if (!keptOfTask.count(r.taskKey())) withoutValid.push_back(fmt::format("{} ({})", r.task.name, r.task.workloadKey));
+    }
+  tune::writeRecordLog(a.output, kept);
+  fmt::print("kept {} of {} ({}) in {}\n", kept.size(), counted(file.records.size(), "record"), counted(keptOfTask.size(), "task"),
+             a.output);
+  for (const auto& t : withoutValid) fmt::print(stderr, "warning: task {} has no valid record; it is left out\n", t);
+}
+
+}  // namespace
+
+void addRecordsCommands(CLI::App& app) {
+  CLI::App* records = app.add_subcommand("records", "inspect and reduce tuning records logs");
+  records->require_subcommand(1);
+
+  auto showArgs = std::make_shared<RecordsArgs>();
+  CLI::App* showCommand = records->add_subcommand("show", "summarize a log per task: trials, errors, best GFLOPS and config");
+  showCommand->add_option("log", showArgs->log, "the records log")->required();
+  showCommand->add_flag("--steps", showArgs->steps, "print the step list of every best record");
+  showCommand->callback([showArgs] { reportingErrors([&] { show(*showArgs); }); });
+
+  auto bestArgs = std::make_shared<RecordsArgs>();
+  CLI::App* best = records->add_subcommand("best", "write a log with the best record of each task");
+  best->add_option("log", bestArgs->log, "the records log")->required();
+  best->add_option("-o,--output", bestArgs->output, "the log to write")->required();
+  best->add_flag("--force", bestArgs->force, "replace the output if it exists");
+  best->callback([bestArgs] { reportingErrors([&] { writeKept(*bestArgs, 1); }); });
+
+  auto distillArgs = std::make_shared<RecordsArgs>();
+  CLI::App* distill = records->add_subcommand("distill", "write a log with the K best records of each task");
+  distill->add_option("log", distillArgs->log, "the records log")->required();
+  distill->add_option("-o,--output", distillArgs->output, "the log to write")->required();
+  distill->add_option("--top", distillArgs->top, "records to keep per task")->check(CLI::PositiveNumber);
+  distill->add_flag("--force", distillArgs->force, "replace the output if it exists");
+  distill->callback([distillArgs] { reportingErrors([&] { writeKept(*distillArgs, distillArgs->top); }); });
+}
+
+}  // namespace tessel::cli

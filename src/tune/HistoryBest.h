@@ -1,0 +1,65 @@
+/// "Apply history best": the dispatch that makes a network build use tuning records. Built
+/// from the records of a log, it answers, for each function the build asks a schedule for, the
+/// steps of the best record of that workload on the build's target, or else what the caller's
+/// fallback gives (a template's fallback config, the default schedule). It remembers which
+/// functions used a record and which fell back and why, so the build can say so instead of
+/// silently running untuned code (TVM users chase "Cannot find config" warnings for this).
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tune/Record.h"
+
+namespace tessel::tune {
+
+/// The schedule of a function: the same type as graph::ScheduleProvider, so the function
+/// `provider()` returns goes straight into graph::BuildOptions::schedule.
+using ScheduleFunction = std::function<std::vector<schedule::StepPtr>(const te::ComputeDAG& dag)>;
+
+/// How one workload was scheduled.
+struct DispatchUse {
+  std::string workloadKey;
+  std::string name;          ///< the record's task name, or the DAG's first output
+  bool fromRecord = false;
+  double cost = 0;           ///< the record's mean cost in seconds (fromRecord only)
+  double gflops = 0;         ///< the record's GFLOPS (fromRecord only)
+  std::string note;          ///< why it fell back, or which target the record was measured on
+  int requests = 0;          ///< how many times the build asked for it
+};
+
+class HistoryBest {
+ public:
+  /// Picks the best valid record of each workload for `target`: measured on exactly that target
+  /// string if there is one, else on a target of the same kind ("cpu -mcpu=x" for "cpu";
+  /// "llvm" counts as "cpu").
+  HistoryBest(const std::vector<TuningRecord>& records, const std::string& target);
+  /// Reads the log (skipped lines are warned about on stderr) and picks as above.
+  static HistoryBest fromLog(const std::string& path, const std::string& target);
+
+  /// Workloads that have a record to apply.
+  size_t size() const;
+  /// The record applied to a workload, or nullptr.
+  const TuningRecord* find(const std::string& workloadKey) const;
+
+  /// The dispatch function: the best record's steps for a DAG whose workload has one (and
+  /// whose steps replay on it), else `fallback(dag)`; an empty fallback means no steps.
+  /// Every call is noted in uses(). The function shares state with this object.
+  ScheduleFunction provider(ScheduleFunction fallback = {}) const;
+
+  /// The workloads asked for so far, in order of first request.
+  std::vector<DispatchUse> uses() const;
+  /// "applied tuned records to 9 of 11 workloads; fallback for 2: dense_0 (no record), ..."
+  std::string summary() const;
+
+ private:
+  struct Shared;
+  std::shared_ptr<Shared> shared_;
+};
+
+/// "cpu" for "cpu -mcpu=native" and for "llvm -mcpu=...": the part of a target string that
+/// says what kind of device it is.
+std::string targetKind(const std::string& target);
+
+}  // namespace tessel::tune

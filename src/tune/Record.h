@@ -1,0 +1,74 @@
+/// One tuning record: what was measured (target, task, schedule) and how it went (the
+/// MeasureResult), as one line of the records log. The schedule is always the full replayable
+/// step list, whichever tuner produced it, so any record can be rebuilt without the tuner;
+/// a template record also keeps its template, config index and config entity so a template
+/// tuner can resume or transfer-learn from it. The JSON is versioned and read strictly: an
+/// unknown version, a missing field or a field of the wrong type is an Error naming the field.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schedule/Steps.h"
+#include "tune/Measure.h"
+
+namespace tessel::tune {
+
+/// The version this tessel writes and reads. Bump it on any change a reader must know about,
+/// and teach recordFromJson to read the older versions (TVM users lost logs to format drift).
+inline constexpr int kRecordVersion = 1;
+
+/// What the record tuned.
+struct RecordTask {
+  std::string workloadKey;  ///< te::ComputeDAG::workloadKey() of the task's DAG
+  std::string name;         ///< readable ("conv2d_nchw"); not part of the identity
+  double flops = 0;         ///< of one call, to print GFLOPS
+  /// For template tuning: the template's registered name and its arguments (shapes, strides,
+  /// ...) as the template defines them. Empty name and null args otherwise.
+  std::string templateName;
+  nlohmann::json templateArgs;
+  bool fromTemplate() const { return !templateName.empty(); }
+};
+
+/// The config of a template record: one point of the template's config space.
+struct RecordConfig {
+  int64_t index = -1;     ///< the config's index in its space
+  nlohmann::json entity;  ///< the knob values, as the config space serializes them
+};
+
+struct TuningRecord {
+  int version = kRecordVersion;
+  std::string target;  ///< the target string the candidate was measured on
+  RecordTask task;
+  std::vector<schedule::StepPtr> steps;  ///< replays to the measured schedule
+  std::optional<RecordConfig> config;    ///< set exactly when task.fromTemplate()
+  MeasureResult result;
+
+  bool ok() const { return result.ok(); }
+  /// Mean cost in seconds; +infinity for a failed trial.
+  double meanCost() const { return result.meanCost(); }
+  /// GFLOPS at the mean cost; 0 for a failed trial.
+  double gflops() const;
+  /// The task's identity across runs: workload key and target, as MeasureTask::key().
+  std::string taskKey() const { return task.workloadKey + " @ " + target; }
+};
+
+/// A record of one finished trial of `input`. Template tuners pass the template's name, its
+/// arguments and the config; other tuners leave `config` empty.
+TuningRecord makeRecord(const MeasureInput& input, const MeasureResult& result, const std::string& templateName = "",
+                        const nlohmann::json& templateArgs = nullptr, std::optional<RecordConfig> config = std::nullopt);
+
+/// The record as one JSON object. Throws Error if a number cannot be written faithfully
+/// (a cost or time that is not finite: JSON has no infinity).
+nlohmann::json recordToJson(const TuningRecord& record);
+/// Reads a record; an Error names the offending field ("result.costs[2]: expected a number").
+TuningRecord recordFromJson(const nlohmann::json& j);
+
+/// The record as one line of the log, without the newline.
+std::string recordToLine(const TuningRecord& record);
+/// Parses one line of the log; an Error says whether it is not JSON or not a record.
+TuningRecord recordFromLine(const std::string& line);
+
+}  // namespace tessel::tune

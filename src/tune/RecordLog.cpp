@@ -1,0 +1,146 @@
+#include "tune/RecordLog.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "support/Error.h"
+
+namespace tessel::tune {
+
+namespace {
+
+std::string systemError() { return std::strerror(errno); }
+
+/// Whether the file at `fd` is non-empty and does not end with a newline: the last write of a
+/// killed writer was cut short.
+bool endsTorn(int fd, const std::string& path) {
+  struct stat info {};
+  TESSEL_CHECK(::fstat(fd, &info) == 0, "records log {}: {}", path, systemError());
+  if (info.st_size == 0) return false;
+  char last = 0;
+  TESSEL_CHECK(::pread(fd, &last, 1, info.st_size - 1) == 1, "records log {}: cannot read its end: {}", path, systemError());
+  return last != '\n';
+}
+
+}  // namespace
+
+// ---- writing --------------------------------------------------------------------------------
+
+RecordLogWriter::RecordLogWriter(std::string path, RecordLogWriterOptions options) : path_(std::move(path)), options_(options) {
+  // O_APPEND: every write lands at the current end, also when another process appends to the
+  // same log; one write() per line keeps lines whole. Read access only to look at the end.
+  fd_ = ::open(path_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  TESSEL_CHECK(fd_ >= 0, "cannot open records log {} for appending: {}", path_, systemError());
+  try {
+    // Without this, the first new record would be glued to a torn line and lost with it.
+    if (endsTorn(fd_, path_)) writeAll("\n");
+  } catch (...) {
+    ::close(fd_);
+    throw;
+  }
+}
+
+RecordLogWriter::~RecordLogWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void RecordLogWriter::writeAll(const std::string& bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    TESSEL_CHECK(n > 0, "records log {}: write failed: {}", path_, systemError());
+    done += size_t(n);
+  }
+}
+
+void RecordLogWriter::append(const TuningRecord& record) {
+  std::string line = recordToLine(record) + "\n";  // serialize outside the lock
+  std::lock_guard lock(mutex_);
+  writeAll(line);
+  if (options_.fsync) TESSEL_CHECK(::fsync(fd_) == 0, "records log {}: fsync failed: {}", path_, systemError());
+  ++written_;
+}
+
+void writeRecordLog(const std::string& path, const std::vector<TuningRecord>& records) {
+  std::string text;
+  for (const auto& r : records) text += recordToLine(r) + "\n";
+  std::string temporary = path + ".tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    TESSEL_CHECK(out, "cannot write {}: {}", temporary, systemError());
+    out << text;
+    out.flush();
+    TESSEL_CHECK(out, "cannot write {}: {}", temporary, systemError());
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) {
+    std::filesystem::remove(temporary);
+    fail("cannot write records log {}: {}", path, error.message());
+  }
+}
+
+// ---- reading --------------------------------------------------------------------------------
+
+RecordFile parseRecords(const std::string& text) {
+  RecordFile file;
+  size_t start = 0;
+  int number = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    bool complete = end != std::string::npos;
+    if (!complete) end = text.size();
+    std::string line = text.substr(start, end - start);
+    start = end + 1;
+    ++number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    try {
+      file.records.push_back(recordFromLine(line));
+    } catch (const Error& e) {
+      file.report.skipped.push_back({number, !complete, e.what()});
+    }
+  }
+  file.report.lines = number;
+  file.report.good = int(file.records.size());
+  return file;
+}
+
+RecordFile readRecords(const std::string& path) {
+  TESSEL_CHECK(!std::filesystem::is_directory(path), "cannot read records log {}: it is a directory", path);
+  std::ifstream in(path, std::ios::binary);
+  TESSEL_CHECK(in, "cannot read records log {}: {}", path, systemError());
+  std::ostringstream text;
+  text << in.rdbuf();
+  TESSEL_CHECK(!in.bad(), "cannot read records log {}: {}", path, systemError());
+  return parseRecords(text.str());
+}
+
+std::string RecordReadReport::describeSkipped(int maxListed) const {
+  if (skipped.empty()) return "";
+  std::string text = fmt::format("skipped {} of {} lines", skipped.size(), lines);
+  for (size_t i = 0; i < skipped.size() && int(i) < maxListed; ++i) {
+    const auto& s = skipped[i];
+    // A long reason (nlohmann quotes the whole bad input) is cut to keep the warning readable.
+    std::string reason = s.reason.size() > 160 ? s.reason.substr(0, 157) + "..." : s.reason;
+    text += fmt::format("{} line {}{}: {}", i == 0 ? ":" : ";", s.lineNumber, s.torn ? " (torn last line)" : "", reason);
+  }
+  if (int(skipped.size()) > maxListed) text += fmt::format("; and {} more", int(skipped.size()) - maxListed);
+  return text;
+}
+
+bool warnSkippedLines(const RecordFile& file, const std::string& path, std::FILE* out) {
+  if (file.report.skipped.empty()) return false;
+  fmt::print(out, "warning: {}: {}\n", path, file.report.describeSkipped());
+  return true;
+}
+
+}  // namespace tessel::tune

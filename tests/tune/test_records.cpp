@@ -1,0 +1,445 @@
+// The records log: the record format and its strict reading, replaying a record into the same
+// kernel source, damaged logs, appending, pick-best queries, apply-history-best dispatch, and
+// the `tessel records` commands.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "codegen/CSource.h"
+#include "common/ErrorText.h"
+#include "ops/Examples.h"
+#include "passes/Lower.h"
+#include "support/Subprocess.h"
+#include "support/TempDir.h"
+#include "tune/HistoryBest.h"
+#include "tune/RecordLog.h"
+#include "tune/RecordQueries.h"
+
+using namespace tessel;
+using namespace tessel::tune;
+using schedule::StepPtr;
+using testsupport::errorOf;
+using testsupport::expectContains;
+
+namespace {
+
+template <class S, class... Args>
+StepPtr step(Args&&... args) {
+  return std::make_shared<S>(std::forward<Args>(args)...);
+}
+
+/// A tiled matmul 32x32x32 with a cache-write stage computed inside the tile, a parallel outer
+/// loop with an unroll pragma, and vectorized inner loops.
+std::vector<StepPtr> tiledSteps() {
+  using namespace schedule;
+  using Names = std::vector<std::string>;
+  return {step<CacheWriteStep>("C", "local"),
+          step<SplitStep>("C", "i", std::vector<int64_t>{8}),
+          step<SplitStep>("C", "j", std::vector<int64_t>{8}),
+          step<ReorderStep>("C", Names{"i.0", "j.0", "i.1", "j.1"}),
+          step<ComputeAtStep>("C.local", "C", "j.0"),
+          step<AnnotateStep>("C", "i.0", Annotation::Parallel),
+          step<PragmaStep>("C", "i.0", "auto_unroll_max_step", "16"),
+          step<AnnotateStep>("C", "j.1", Annotation::Vectorize)};
+}
+
+MeasureTaskPtr matmulTask(int64_t n = 32, const std::string& target = "cpu") {
+  return makeMeasureTask("matmul", ops::matmul(n, n, n), target);
+}
+
+MeasureResult okResult(std::vector<double> costs, double timestamp = 1700000000.25) {
+  MeasureResult r;
+  r.costs = std::move(costs);
+  r.callsPerRepeat = 10;
+  r.buildSeconds = 0.125;
+  r.runSeconds = 0.5;
+  r.allCost = 0.625;
+  r.timestamp = timestamp;
+  return r;
+}
+
+MeasureResult failedResult(MeasureErrorNo errorNo, const std::string& message) {
+  MeasureResult r = okResult({});
+  r.errorNo = errorNo;
+  r.errorMessage = message;
+  return r;
+}
+
+/// A template record: template arguments and config entity as a config space would write them.
+TuningRecord templateRecord(const MeasureTaskPtr& task, int64_t index, std::vector<double> costs) {
+  MeasureInput input{task, tiledSteps(), ""};
+  nlohmann::json args = nlohmann::json::array({nlohmann::json::array({"TENSOR", {32, 32}, "float32"}), 32});
+  nlohmann::json entity = nlohmann::json::array({nlohmann::json::array({"tile_y", "sp", {-1, 8}}),
+                                                 nlohmann::json::array({"unroll", "ot", true})});
+  return makeRecord(input, okResult(std::move(costs)), "dense_pack.x86", args, RecordConfig{index, entity});
+}
+
+/// A record of a bare step list (no template), as the auto-scheduler writes.
+TuningRecord stepsRecord(const MeasureTaskPtr& task, std::vector<StepPtr> steps, MeasureResult result) {
+  return makeRecord(MeasureInput{task, std::move(steps), ""}, result);
+}
+
+std::string kernelSource(const te::ComputeDAG& dag, const std::vector<StepPtr>& steps) {
+  return codegen::generateCSource({passes::lower(schedule::replay(dag, steps), "kernel")});
+}
+
+std::string writeText(const TempDir& dir, const std::string& name, const std::string& text) {
+  std::string path = dir.path() + "/" + name;
+  writeFile(path, text);
+  return path;
+}
+
+// ---- the record format -----------------------------------------------------------------------
+
+TEST(Records, EveryFieldRoundTrips) {
+  auto task = matmulTask();
+  TuningRecord r = templateRecord(task, 4711, {1.5e-5, 1.25e-5, 2.0e-5});
+  r.result.errorMessage = "line one\nline \"two\"";
+  std::string line = recordToLine(r);
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  EXPECT_EQ(line.rfind("{\"version\":1,\"target\":\"cpu\",", 0), 0u) << line;
+
+  TuningRecord back = recordFromLine(line);
+  EXPECT_EQ(back.version, kRecordVersion);
+  EXPECT_EQ(back.target, "cpu");
+  EXPECT_EQ(back.task.workloadKey, task->workloadKey);
+  EXPECT_EQ(back.task.name, "matmul");
+  EXPECT_EQ(back.task.flops, 2.0 * 32 * 32 * 32);
+  EXPECT_EQ(back.task.templateName, "dense_pack.x86");
+  EXPECT_EQ(back.task.templateArgs, r.task.templateArgs);
+  EXPECT_EQ(schedule::stepsToJson(back.steps), schedule::stepsToJson(r.steps));
+  ASSERT_TRUE(back.config.has_value());
+  EXPECT_EQ(back.config->index, 4711);
+  EXPECT_EQ(back.config->entity, r.config->entity);
+  EXPECT_EQ(back.result.costs, r.result.costs);  // exact: doubles are written to round-trip
+  EXPECT_EQ(back.result.errorNo, MeasureErrorNo::NoError);
+  EXPECT_EQ(back.result.errorMessage, r.result.errorMessage);
+  EXPECT_EQ(back.result.callsPerRepeat, 10);
+  EXPECT_EQ(back.result.buildSeconds, 0.125);
+  EXPECT_EQ(back.result.runSeconds, 0.5);
+  EXPECT_EQ(back.result.allCost, 0.625);
+  EXPECT_EQ(back.result.timestamp, 1700000000.25);
+  EXPECT_EQ(recordToLine(back), line);
+  EXPECT_DOUBLE_EQ(back.gflops(), 2.0 * 32 * 32 * 32 / 1.5833333333333333e-5 / 1e9);
+
+  // A record without a template, with an error, on another target.
+  TuningRecord e = stepsRecord(matmulTask(32, "cpu -mcpu=native"), {}, failedResult(MeasureErrorNo::RunTimeoutError, "timed out"));
+  TuningRecord eBack = recordFromJson(recordToJson(e));
+  EXPECT_EQ(eBack.target, "cpu -mcpu=native");
+  EXPECT_FALSE(eBack.task.fromTemplate());
+  EXPECT_TRUE(eBack.task.templateArgs.is_null());
+  EXPECT_FALSE(eBack.config.has_value());
+  EXPECT_TRUE(eBack.steps.empty());
+  EXPECT_EQ(eBack.result.errorNo, MeasureErrorNo::RunTimeoutError);
+  EXPECT_EQ(recordToJson(e)["result"]["error_name"], "RunTimeoutError");
+  EXPECT_TRUE(std::isinf(eBack.meanCost()));
+  EXPECT_EQ(eBack.gflops(), 0.0);
+  EXPECT_EQ(recordToLine(eBack), recordToLine(e));
+}
+
+TEST(Records, StrictReadingNamesTheField) {
+  nlohmann::json good = recordToJson(templateRecord(matmulTask(), 3, {1e-5}));
+  auto without = [&](const std::string& pointer) {
+    nlohmann::json j = good;
+    nlohmann::json::json_pointer p(pointer);
+    j[p.parent_pointer()].erase(p.back());
+    return errorOf([&] { recordFromJson(j); });
+  };
+  auto with = [&](const std::string& pointer, nlohmann::json value) {
+    nlohmann::json j = good;
+    j[nlohmann::json::json_pointer(pointer)] = std::move(value);
+    return errorOf([&] { recordFromJson(j); });
+  };
+  EXPECT_EQ(errorOf([&] { recordFromJson(good); }), "(no error)");
+  expectContains(without("/version"), "missing field 'version'");
+  expectContains(without("/target"), "missing field 'target'");
+  expectContains(without("/task/workload_key"), "missing field 'task.workload_key'");
+  expectContains(without("/task/template/args"), "missing field 'task.template.args'");
+  expectContains(without("/schedule/steps"), "missing field 'schedule.steps'");
+  expectContains(without("/schedule/config/entity"), "missing field 'schedule.config.entity'");
+  expectContains(without("/result/timestamp"), "missing field 'result.timestamp'");
+  expectContains(without("/result/error_name"), "missing field 'result.error_name'");
+
+  expectContains(with("/version", 2), "version: record format version 2 is not one this tessel reads (it reads 1)");
+  expectContains(with("/version", "0.2"), "version: expected an integer");
+  expectContains(with("/result/costs/0", "fast"), "result.costs[0]: expected a number");
+  expectContains(with("/result/costs/0", -1.0), "result.costs[0]: a cost cannot be negative");
+  expectContains(with("/result/costs", nlohmann::json::array()), "result.costs: empty for a trial without error");
+  expectContains(with("/result/error_no", 12), "result.error_no: 12 is not an error number");
+  expectContains(with("/result/error_name", "CompileHostError"), "does not match error_no 0");
+  expectContains(with("/task", "matmul"), "task: expected an object");
+  expectContains(with("/task/flops", "many"), "task.flops: expected a number");
+  expectContains(with("/schedule/config/template", "other"), "differs from task.template.name 'dense_pack.x86'");
+  expectContains(with("/schedule/config", nullptr), "schedule.config: missing for a task of template 'dense_pack.x86'");
+  expectContains(with("/task/template", nullptr), "for a task without a template");
+  expectContains(with("/schedule/steps/0/step", "teleport"), "schedule.steps: step 1: unknown step kind 'teleport'");
+  expectContains(errorOf([] { recordFromLine("{\"version\": 1,"); }), "not JSON");
+  expectContains(errorOf([] { recordFromLine("[1, 2]"); }), "a record must be a JSON object");
+
+  // JSON has no infinity: a record that cannot be written faithfully is refused.
+  TuningRecord bad = stepsRecord(matmulTask(), {}, okResult({std::numeric_limits<double>::infinity()}));
+  expectContains(errorOf([&] { recordToLine(bad); }), "result.costs is inf");
+  // Invalid UTF-8 in a compiler message is replaced, never fatal.
+  TuningRecord odd = stepsRecord(matmulTask(), {}, failedResult(MeasureErrorNo::CompileHostError, "bad byte \xff here"));
+  EXPECT_EQ(recordFromLine(recordToLine(odd)).result.errorMessage, "bad byte \xEF\xBF\xBD here");
+}
+
+TEST(Records, ReplayedRecordGivesTheSameKernelSource) {
+  auto task = matmulTask();
+  std::string original = kernelSource(task->dag, tiledSteps());
+  TempDir dir("tessel-records");
+  std::string path = dir.path() + "/log.jsonl";
+  {
+    RecordLogWriter writer(path);
+    writer.append(templateRecord(task, 1, {2e-5}));
+  }
+  auto file = readRecords(path);
+  ASSERT_EQ(file.records.size(), 1u);
+  // Rebuilt from nothing but the record: the DAG of its task, the steps it logged.
+  EXPECT_EQ(file.records[0].task.workloadKey, ops::matmul(32, 32, 32).workloadKey());
+  std::string replayed = kernelSource(ops::matmul(32, 32, 32), file.records[0].steps);
+  EXPECT_EQ(replayed, original);
+  expectContains(replayed, "#pragma omp parallel for");
+}
+
+// ---- the log file ----------------------------------------------------------------------------
+
+TEST(RecordLog, TornLastLineAndGarbageAreSkippedAndCounted) {
+  auto task = matmulTask();
+  std::string a = recordToLine(templateRecord(task, 1, {3e-5}));
+  std::string b = recordToLine(templateRecord(task, 2, {2e-5}));
+  std::string c = recordToLine(templateRecord(task, 3, {1e-5}));
+  TempDir dir("tessel-records");
+  // Line 2 is garbage, line 3 blank, line 5 a valid JSON object that is not a record, line 7
+  // the start of a record cut by a kill.
+  std::string text = a + "\n" + "%%% not a record %%%\n" + "\n" + b + "\n" + "{\"hello\": 1}\n" + c + "\n" +
+                     b.substr(0, b.size() / 2);
+  auto file = readRecords(writeText(dir, "log.jsonl", text));
+  EXPECT_EQ(file.report.lines, 7);
+  EXPECT_EQ(file.report.good, 3);
+  ASSERT_EQ(file.records.size(), 3u);
+  EXPECT_EQ(file.records[2].config->index, 3);
+  ASSERT_EQ(file.report.skipped.size(), 3u);
+  EXPECT_EQ(file.report.skipped[0].lineNumber, 2);
+  EXPECT_FALSE(file.report.skipped[0].torn);
+  expectContains(file.report.skipped[0].reason, "not JSON");
+  EXPECT_EQ(file.report.skipped[1].lineNumber, 5);
+  expectContains(file.report.skipped[1].reason, "missing field 'version'");
+  EXPECT_EQ(file.report.skipped[2].lineNumber, 7);
+  EXPECT_TRUE(file.report.skipped[2].torn);
+  std::string warning = file.report.describeSkipped();
+  expectContains(warning, "skipped 3 of 7 lines: line 2: not JSON");
+  expectContains(warning, "line 7 (torn last line)");
+
+  // A complete last record that lost only its newline is kept.
+  auto noNewline = parseRecords(a + "\n" + c);
+  EXPECT_EQ(noNewline.report.good, 2);
+  EXPECT_TRUE(noNewline.report.skipped.empty());
+  EXPECT_EQ(noNewline.report.describeSkipped(), "");
+
+  expectContains(errorOf([&] { readRecords(dir.path() + "/missing.jsonl"); }), "missing.jsonl");
+  expectContains(errorOf([&] { readRecords(dir.path()); }), "is a directory");
+}
+
+TEST(RecordLog, WritersAppendAndHealATornEnd) {
+  auto task = matmulTask();
+  TempDir dir("tessel-records");
+  std::string path = dir.path() + "/log.jsonl";
+  {
+    RecordLogWriter first(path);
+    first.append(templateRecord(task, 1, {3e-5}));
+    first.append(templateRecord(task, 2, {2e-5}));
+    EXPECT_EQ(first.written(), 2);
+    // Already in the file while the writer is open: nothing is buffered in the process.
+    EXPECT_EQ(readRecords(path).records.size(), 2u);
+  }
+  {
+    RecordLogWriter second(path, RecordLogWriterOptions{/*fsync=*/true});
+    second.append(templateRecord(task, 3, {1e-5}));
+  }
+  auto file = readRecords(path);
+  ASSERT_EQ(file.records.size(), 3u);
+  EXPECT_EQ(file.records[0].config->index, 1);
+  EXPECT_EQ(file.records[2].config->index, 3);
+
+  // A run killed mid-line leaves no newline; the next writer must not glue its record to it.
+  {
+    std::ofstream out(path, std::ios::app);
+    out << "{\"version\":1,\"tar";
+  }
+  {
+    RecordLogWriter third(path);
+    third.append(templateRecord(task, 4, {4e-5}));
+  }
+  file = readRecords(path);
+  EXPECT_EQ(file.report.good, 4);
+  ASSERT_EQ(file.report.skipped.size(), 1u);
+  EXPECT_EQ(file.report.skipped[0].lineNumber, 4);
+  EXPECT_EQ(file.records[3].config->index, 4);
+
+  expectContains(errorOf([&] { RecordLogWriter w(dir.path() + "/no/such/dir/log.jsonl"); }), "no/such/dir/log.jsonl");
+}
+
+// ---- queries ---------------------------------------------------------------------------------
+
+TEST(RecordQueries, BestPerTaskIgnoresErrorsAndKeepsTheEarliestOfATie) {
+  auto t32 = matmulTask(32), t16 = matmulTask(16), t32native = matmulTask(32, "cpu -mcpu=native");
+  std::vector<TuningRecord> records = {
+      templateRecord(t32, 0, {5e-5, 5e-5}),
+      stepsRecord(t32, {}, failedResult(MeasureErrorNo::WrongAnswerError, "wrong")),  // would be "fastest"
+      templateRecord(t16, 0, {9e-6}),
+      templateRecord(t32, 1, {1e-5, 3e-5}),    // mean 2e-5: the best of t32
+      templateRecord(t32, 2, {2.5e-5, 1.5e-5}),  // mean 2e-5 as well: later, so not picked
+      templateRecord(t32native, 7, {1e-6}),
+      templateRecord(t16, 1, {8e-6}),
+      stepsRecord(matmulTask(8), {}, failedResult(MeasureErrorNo::CompileHostError, "no")),
+  };
+  auto best = bestRecords(records);
+  ASSERT_EQ(best.size(), 3u);  // the 8x8 task has no valid record
+  EXPECT_EQ(best[0].task.workloadKey, t32->workloadKey);
+  EXPECT_EQ(best[0].target, "cpu");
+  EXPECT_EQ(best[0].config->index, 1);
+  EXPECT_EQ(best[1].task.workloadKey, t16->workloadKey);
+  EXPECT_EQ(best[1].config->index, 1);
+  EXPECT_EQ(best[2].target, "cpu -mcpu=native");
+
+  auto top = topRecords(records, 2);
+  ASSERT_EQ(top.size(), 5u);
+  EXPECT_EQ(top[0].config->index, 1);
+  EXPECT_EQ(top[1].config->index, 2);
+  EXPECT_EQ(top[2].config->index, 1);
+  EXPECT_EQ(top[3].config->index, 0);
+  expectContains(errorOf([&] { topRecords(records, 0); }), "at least 1");
+
+  EXPECT_EQ(recordsOfTask(records, t32->workloadKey, "cpu").size(), 4u);
+  EXPECT_EQ(recordsOfTask(records, t32->workloadKey, "cpu -mcpu=native").size(), 1u);
+
+  auto measured = measuredCandidates(records);
+  EXPECT_EQ(measured[t32->key()], (std::set<std::string>{"config:0", "config:1", "config:2", "[]"}));
+  EXPECT_EQ(measured[t16->key()], (std::set<std::string>{"config:0", "config:1"}));
+  EXPECT_EQ(candidateKey(tiledSteps()), schedule::stepsToJson(tiledSteps()).dump());
+  EXPECT_EQ(candidateKey(tiledSteps(), 5), "config:5");
+  EXPECT_EQ(t32->key(), records[0].taskKey());
+}
+
+// ---- apply history best ----------------------------------------------------------------------
+
+TEST(HistoryBest, DispatchesTheBestRecordOrTheFallback) {
+  auto task = matmulTask(32);
+  std::vector<StepPtr> slower = {step<schedule::SplitStep>("C", "i", std::vector<int64_t>{4})};
+  std::vector<TuningRecord> records = {stepsRecord(task, slower, okResult({4e-5})), templateRecord(task, 9, {1e-5}),
+                                       stepsRecord(matmulTask(32, "cpu -mcpu=native"), {}, okResult({1e-7})),
+                                       stepsRecord(matmulTask(32, "cuda"), {}, okResult({1e-8}))};
+  HistoryBest history(records, "cpu");
+  EXPECT_EQ(history.size(), 1u);
+  ASSERT_NE(history.find(task->workloadKey), nullptr);
+  EXPECT_EQ(history.find(task->workloadKey)->config->index, 9);  // the exact target wins
+
+  int fallbackCalls = 0;
+  std::vector<StepPtr> fallbackSteps = {step<schedule::AnnotateStep>("C", "i", schedule::Annotation::Parallel)};
+  auto provider = history.provider([&](const te::ComputeDAG&) {
+    ++fallbackCalls;
+    return fallbackSteps;
+  });
+  // The same computation built elsewhere: equal workload key, so the record applies.
+  auto steps = provider(ops::matmul(32, 32, 32));
+  EXPECT_EQ(schedule::stepsToJson(steps), schedule::stepsToJson(tiledSteps()));
+  provider(ops::matmul(32, 32, 32));
+  EXPECT_EQ(fallbackCalls, 0);
+  auto other = provider(ops::matmul(16, 16, 16));
+  EXPECT_EQ(fallbackCalls, 1);
+  EXPECT_EQ(schedule::stepsToJson(other), schedule::stepsToJson(fallbackSteps));
+
+  auto uses = history.uses();
+  ASSERT_EQ(uses.size(), 2u);
+  EXPECT_TRUE(uses[0].fromRecord);
+  EXPECT_EQ(uses[0].requests, 2);
+  EXPECT_EQ(uses[0].cost, 1e-5);
+  EXPECT_FALSE(uses[1].fromRecord);
+  EXPECT_EQ(uses[1].name, "C");
+  EXPECT_EQ(uses[1].note, "no record");
+  EXPECT_EQ(history.summary(), "applied tuned records to 1 of 2 workloads; fallback for 1: C (no record)");
+
+  // Only records of a different target string: one of the same kind applies ("llvm" is "cpu").
+  HistoryBest nativeOnly({records[2], records[3]}, "llvm -mcpu=skylake");
+  EXPECT_EQ(nativeOnly.find(task->workloadKey)->target, "cpu -mcpu=native");
+  nativeOnly.provider()(ops::matmul(32, 32, 32));
+  EXPECT_EQ(nativeOnly.uses()[0].note, "measured on target 'cpu -mcpu=native'");
+  EXPECT_EQ(targetKind("cpu -mcpu=native"), "cpu");
+  EXPECT_EQ(targetKind("cuda -arch=sm_90"), "cuda");
+
+  // A record whose steps do not replay on the DAG (same structure, other loop names) falls
+  // back with the reason instead of failing the build.
+  auto a = te::placeholder({32, 32}, DataType::float32(), "X");
+  auto b = te::placeholder({32, 32}, DataType::float32(), "Y");
+  auto rk = te::reduceAxis(32, "r");
+  auto z = te::compute({32, 32}, [&](const std::vector<te::Var>& i) { return te::sum(a(i[0], rk.var) * b(rk.var, i[1]), {rk}); },
+                       "Z", "matmul", {"u", "v"});
+  te::ComputeDAG renamed({z}, {a, b});
+  ASSERT_EQ(renamed.workloadKey(), task->workloadKey);
+  HistoryBest again(records, "cpu");
+  auto naive = again.provider()(renamed);
+  EXPECT_TRUE(naive.empty());  // no fallback given: no steps
+  ASSERT_EQ(again.uses().size(), 1u);
+  EXPECT_FALSE(again.uses()[0].fromRecord);
+  expectContains(again.uses()[0].note, "its record does not replay: step 1 (cache_write)");
+}
+
+#ifdef TESSEL_CLI
+// ---- the CLI ---------------------------------------------------------------------------------
+
+TEST(RecordsCli, ShowAndBest) {
+  auto t32 = matmulTask(32), t16 = matmulTask(16);
+  TempDir dir("tessel-records");
+  std::string log = dir.path() + "/tune.log";
+  {
+    RecordLogWriter writer(log);
+    writer.append(templateRecord(t32, 1, {2e-5}));
+    writer.append(stepsRecord(t32, {}, failedResult(MeasureErrorNo::RunTimeoutError, "timeout")));
+    writer.append(stepsRecord(t32, {}, failedResult(MeasureErrorNo::RunTimeoutError, "timeout")));
+    writer.append(templateRecord(t32, 2, {6.5536e-6}));  // 65536 FLOPs / 6.5536 us = 10 GFLOPS
+    writer.append(stepsRecord(t16, {step<schedule::SplitStep>("C", "i", std::vector<int64_t>{4})}, okResult({1e-6})));
+    writer.append(stepsRecord(t16, {}, failedResult(MeasureErrorNo::WrongAnswerError, "wrong")));
+  }
+  {
+    std::ofstream out(log, std::ios::app);
+    out << "{\"version\":1,\"target\":\"c";  // torn by a kill
+  }
+
+  auto show = runSubprocess({TESSEL_CLI, "records", "show", log});
+  ASSERT_TRUE(show.ok()) << show.output;
+  expectContains(show.output, "warning: " + log + ": skipped 1 of 7 lines: line 7 (torn last line)");
+  expectContains(show.output, "6 records of 2 tasks (1 line skipped)");
+  expectContains(show.output, t32->workloadKey);
+  expectContains(show.output, "2 RunTimeoutError");
+  expectContains(show.output, "1 WrongAnswerError");
+  expectContains(show.output, "10.00");    // the best GFLOPS of the 32x32 task
+  expectContains(show.output, "0.0066 ms");
+  expectContains(show.output, "matmul: template dense_pack.x86 config 2 [[\"tile_y\",\"sp\",[-1,8]],[\"unroll\",\"ot\",true]]");
+  expectContains(show.output, "matmul: 1 step\n       C.split(");
+
+  std::string out = dir.path() + "/best.log";
+  auto best = runSubprocess({TESSEL_CLI, "records", "best", log, "-o", out});
+  ASSERT_TRUE(best.ok()) << best.output;
+  expectContains(best.output, "kept 2 of 6 records (2 tasks) in " + out);
+  auto kept = readRecords(out);
+  EXPECT_TRUE(kept.report.skipped.empty());
+  ASSERT_EQ(kept.records.size(), 2u);
+  EXPECT_EQ(kept.records[0].config->index, 2);
+  EXPECT_EQ(kept.records[1].task.workloadKey, t16->workloadKey);
+
+  auto again = runSubprocess({TESSEL_CLI, "records", "best", log, "-o", out});
+  EXPECT_EQ(again.exitCode, 1);
+  expectContains(again.output, "exists; pass --force to replace it");
+
+  auto distill = runSubprocess({TESSEL_CLI, "records", "distill", log, "-o", out, "--top", "5", "--force"});
+  ASSERT_TRUE(distill.ok()) << distill.output;
+  expectContains(distill.output, "kept 3 of 6 records (2 tasks)");
+
+  auto missing = runSubprocess({TESSEL_CLI, "records", "show", dir.path() + "/nope.log"});
+  EXPECT_EQ(missing.exitCode, 1);
+  expectContains(missing.output, "error: cannot read records log " + dir.path() + "/nope.log");
+}
+#endif
+
+}  // namespace
