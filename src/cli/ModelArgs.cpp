@@ -1,0 +1,47 @@
+#include "cli/ModelArgs.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <iostream>
+
+#include "graph/passes/PassManager.h"
+#include "support/Error.h"
+
+namespace tessel::cli {
+
+graph::ModelOptions ModelArgs::options() const {
+  graph::ModelOptions o;
+  o.batch = batch;
+  o.layout = ops::parseLayout(layout);
+  return o;
+}
+
+void addModelOptions(CLI::App* c, ModelArgs& a) {
+  c->add_option("--model", a.model, fmt::format("the network: {}", fmt::join(graph::modelNames(), ", ")))->required();
+  c->add_option("--layout", a.layout, "NCHW or NHWC");
+  c->add_option("--batch", a.batch, "batch size");
+  c->add_option("--target", a.target, "target string, e.g. \"cpu -mcpu=native\"");
+  c->add_option("--desired-layout", a.desiredLayout,
+                "layout the image operators are converted to before building: NHWC (default: the CPU "
+                "schedules' fastest), NCHW, or keep");
+  c->add_flag("--no-optimize", a.noOptimize, "skip the graph passes (batch-norm folding, layout conversion, ...)");
+  c->add_option("--print-after", a.printAfter, "print the graph after this pass (repeatable; 'all': after every one)");
+}
+
+graph::Graph preparedModel(const ModelArgs& a) {
+  graph::OptimizeOptions options;
+  options.desiredLayout = graph::parseDesiredLayout(a.desiredLayout);
+  options.simplify = !a.noOptimize;
+  graph::PassRunOptions run;
+  run.printAfter = {a.printAfter.begin(), a.printAfter.end()};
+  run.printTo = &std::cout;
+  return graph::optimizeGraph(graph::buildModel(a.model, a.options()), options, run);
+}
+
+void checkCpuTarget(const std::string& target) {
+  TESSEL_CHECK(target.rfind("cpu", 0) == 0 || target.rfind("llvm", 0) == 0, "target '{}': only CPU targets can build networks yet",
+               target);
+}
+
+}  // namespace tessel::cli

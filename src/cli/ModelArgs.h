@@ -1,0 +1,31 @@
+/// The options every command on a zoo network shares (tasks, compile, tune): which network,
+/// its layout and batch, the target, and the graph passes it goes through before tasks are
+/// extracted or functions built, so that every command sees the very same functions.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "graph/Graph.h"
+#include "graph/ModelZoo.h"
+
+namespace tessel::cli {
+
+struct ModelArgs {
+  std::string model, layout = "NCHW", target = "cpu";
+  int64_t batch = 1;
+  bool noOptimize = false;
+  std::string desiredLayout = "NHWC";
+  std::vector<std::string> printAfter;
+  graph::ModelOptions options() const;
+};
+
+void addModelOptions(CLI::App* command, ModelArgs& args);
+
+/// The zoo network after the standard graph passes: what gets extracted, tuned and built.
+graph::Graph preparedModel(const ModelArgs& args);
+
+/// Error unless the target is a CPU (the only one whole networks build for yet).
+void checkCpuTarget(const std::string& target);
+
+}  // namespace tessel::cli
