@@ -7,6 +7,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libfmt-dev libcli11-dev
   libdnnl-dev
+  libxgboost-dev xgboost
 )
 missing=()
 for p in "${packages[@]}"; do
