@@ -111,6 +111,15 @@ const runtime::Tensor& Graph::constant(int id) const {
   return params_.at(n.name);
 }
 
+void Graph::setConstant(int id, runtime::Tensor value) {
+  const Node& n = node(id);
+  TESSEL_CHECK(n.kind == NodeKind::Constant, "node '{}' is not a constant", n.name);
+  TESSEL_CHECK(value.defined(), "constant '{}': the new value is undefined", n.name);
+  TensorType given{value.shape(), value.dtype()};
+  TESSEL_CHECK(given == n.type, "constant '{}': expected {}, got {}", n.name, n.type.str(), given.str());
+  params_[n.name] = std::move(value);
+}
+
 std::vector<std::vector<int>> Graph::consumers() const {
   std::vector<std::vector<int>> result(nodes_.size());
   for (size_t i = 0; i < nodes_.size(); ++i)

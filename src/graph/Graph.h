@@ -49,6 +49,9 @@ class Graph {
   const std::vector<int>& outputs() const { return outputs_; }
   std::vector<int> inputIds() const;
   const runtime::Tensor& constant(int id) const;
+  /// Replaces the value of constant `id` (loading weights). Its type must stay the node's:
+  /// Error naming the node, the expected and the given type otherwise.
+  void setConstant(int id, runtime::Tensor value);
   /// Every constant's value by node name.
   const std::map<std::string, runtime::Tensor>& params() const { return params_; }
   /// Ids of the nodes that read node `id`, in order.

@@ -146,6 +146,9 @@ void registerAll() {
       [](const Inputs& in, const AttrReader& a) { return ops::globalAvgPool2d(in[0], a.layout()); });
   add("global_max_pool2d", F, 1, 1,
       [](const Inputs& in, const AttrReader& a) { return ops::globalMaxPool2d(in[0], a.layout()); });
+  add("adaptive_avg_pool2d", F, 1, 1, [](const Inputs& in, const AttrReader& a) {
+    return ops::adaptiveAvgPool2d(in[0], a.array<2>("output_size", {1, 1}), a.layout());
+  });
   add("softmax", O, 1, 1, [](const Inputs& in, const AttrReader& a) { return ops::softmax(in[0], a.get<int>("axis", -1)); });
   add("concatenate", I, 1, 64,
       [](const Inputs& in, const AttrReader& a) { return ops::concatenate(in, a.get<int>("axis", 1)); });

@@ -1,5 +1,7 @@
 #include "ops/Pooling.h"
 
+#include <algorithm>
+
 #include "ops/Shape.h"
 #include "ops/Transform.h"
 #include "support/Error.h"
@@ -126,6 +128,79 @@ Tensor globalReduce(const std::string& op, const Tensor& data, Layout layout, ir
 }
 
 }  // namespace
+
+namespace {
+
+/// The windows of one axis of adaptive pooling: output i reads [start(i), end(i)).
+struct AdaptiveAxis {
+  int64_t in = 0, out = 0;
+  int64_t window = 0;    ///< the longest window: the reduction's extent
+  bool uniform = false;  ///< every window is in / out rows, starting at i * window
+
+  AdaptiveAxis(int64_t in_, int64_t out_) : in(in_), out(out_) {
+    uniform = in % out == 0;
+    for (int64_t i = 0; i < out; ++i) window = std::max(window, endOf(i) - startOf(i));
+  }
+  int64_t startOf(int64_t i) const { return i * in / out; }
+  int64_t endOf(int64_t i) const { return ((i + 1) * in + out - 1) / out; }
+  Expr start(const Expr& i) const { return uniform ? scaled(i, in / out) : ir::floordiv(i * Expr(in), Expr(out)); }
+  Expr end(const Expr& i) const { return ir::floordiv((i + Expr(int64_t(1))) * Expr(in) + Expr(out - 1), Expr(out)); }
+};
+
+}  // namespace
+
+Tensor adaptiveAvgPool2d(const Tensor& data, std::array<int64_t, 2> outputSize, Layout layout) {
+  const std::string op = "adaptive_avg_pool2d";
+  checkRank(op, "data", data, 4);
+  TESSEL_CHECK(data.dtype().isFloat(), "{}: needs a float tensor, got {}", op, data.dtype().str());
+  TESSEL_CHECK(outputSize[0] > 0 && outputSize[1] > 0, "{}: output size {}x{} must be positive", op, outputSize[0], outputSize[1]);
+  auto a = axesOf(layout);
+  int dims[2] = {a.height, a.width};
+  std::vector<AdaptiveAxis> axes;
+  std::vector<int64_t> shape = data.shape();
+  for (int k = 0; k < 2; ++k) {
+    axes.emplace_back(shape[size_t(dims[k])], outputSize[size_t(k)]);
+    shape[size_t(dims[k])] = outputSize[size_t(k)];
+  }
+  auto rv = te::reduceAxis(axes[0].window, "rv0"), rw = te::reduceAxis(axes[1].window, "rv1");
+  Tensor sum = te::compute(
+      shape,
+      [&](const std::vector<Var>& i) {
+        std::vector<Expr> idx(i.begin(), i.end());
+        Expr valid;
+        const te::IterVar* r[2] = {&rv, &rw};
+        for (int k = 0; k < 2; ++k) {
+          const AdaptiveAxis& ax = axes[size_t(k)];
+          Expr row = ax.start(i[size_t(dims[k])]) + r[k]->var;
+          if (!ax.uniform) {
+            // A shorter window's extra rows are masked out; clamped, their reads stay inside.
+            Expr inside = row < ax.end(i[size_t(dims[k])]);
+            valid = valid.defined() ? (valid && inside) : inside;
+            row = ir::min(row, Expr(ax.in - 1));
+          }
+          idx[size_t(dims[k])] = row;
+        }
+        Expr x = data(idx);
+        if (valid.defined()) x = ir::select(valid, x, ir::makeConst(data.dtype(), 0.0));
+        return ir::reduce(ir::ReduceOp::Sum, x, {rv, rw});
+      },
+      "adaptive_pool_sum", "adaptive_pool_avg", axisNames("ax", 4));
+  DataType type = data.dtype();
+  return te::compute(
+      shape,
+      [&](const std::vector<Var>& i) {
+        Expr s = sum(std::vector<Expr>(i.begin(), i.end()));
+        if (axes[0].uniform && axes[1].uniform) return s / ir::makeConst(type, double(axes[0].window * axes[1].window));
+        Expr count;
+        for (int k = 0; k < 2; ++k) {
+          const AdaptiveAxis& ax = axes[size_t(k)];
+          Expr n = ax.uniform ? Expr(ax.window) : ax.end(i[size_t(dims[k])]) - ax.start(i[size_t(dims[k])]);
+          count = count.defined() ? count * n : n;
+        }
+        return s / ir::cast(type, count);
+      },
+      "adaptive_pool_avg", "adaptive_pool_avg", axisNames("ax", 4));
+}
 
 Tensor globalAvgPool2d(const Tensor& data, Layout layout) {
   TESSEL_CHECK(data.dtype().isFloat(), "global_avg_pool2d: needs a float tensor, got {}", data.dtype().str());

@@ -1,6 +1,7 @@
 /// 2-D pooling in NCHW or NHWC: max and average pooling over windows (stride, asymmetric
-/// padding, dilation for max, torch's ceil mode, count_include_pad for average), and global
-/// average / max pooling over the whole image. The padded input is its own stage ("pad_temp",
+/// padding, dilation for max, torch's ceil mode, count_include_pad for average), adaptive
+/// average pooling to a given output size (torch's AdaptiveAvgPool2d), and global average /
+/// max pooling over the whole image. The padded input is its own stage ("pad_temp",
 /// tag "injective,pad"). Max pooling is one reduction (tag "pool_max"); average pooling is a
 /// sum ("pool_sum", tag "pool_avg") divided by the window's element count ("pool_avg").
 #pragma once
@@ -23,6 +24,12 @@ struct Pool2dAttrs {
 
 te::Tensor maxPool2d(const te::Tensor& data, const Pool2dAttrs& attrs);
 te::Tensor avgPool2d(const te::Tensor& data, const Pool2dAttrs& attrs);
+/// torch's AdaptiveAvgPool2d: output element i of an axis averages the input rows
+/// [floor(i * in / out), ceil((i + 1) * in / out)), so windows may overlap or differ in size
+/// (and an output larger than the input replicates rows). `outputSize` is (height, width).
+/// One reduction over the largest window ("adaptive_pool_sum", tag "adaptive_pool_avg"), the
+/// rows past a shorter window masked out, then the division ("adaptive_pool_avg").
+te::Tensor adaptiveAvgPool2d(const te::Tensor& data, std::array<int64_t, 2> outputSize, Layout layout);
 /// [N, C, H, W] -> [N, C, 1, 1] (NCHW) or [N, H, W, C] -> [N, 1, 1, C] (NHWC).
 te::Tensor globalAvgPool2d(const te::Tensor& data, Layout layout);
 te::Tensor globalMaxPool2d(const te::Tensor& data, Layout layout);

@@ -204,6 +204,13 @@ std::vector<ScheduleCase> scheduleCases() {
     auto y = in({1, 3, 3, 40}, "data");
     addCase("global_avg_pool nhwc", {globalAvgPool2d(y, L::NHWC)}, {y});
     addCase("global_max_pool nhwc", {globalMaxPool2d(y, L::NHWC)}, {y});
+    // Adaptive average pooling: unequal overlapping windows (masked), replication, identity.
+    auto v = in({1, 5, 9, 16}, "data");
+    addCase("adaptive_avg_pool nhwc 5x9 -> 3x4", {adaptiveAvgPool2d(v, {3, 4}, L::NHWC)}, {v});
+    auto s = in({1, 16, 2, 3}, "data");
+    addCase("adaptive_avg_pool nchw 2x3 -> 7x7", {adaptiveAvgPool2d(s, {7, 7}, L::NCHW)}, {s});
+    auto e = in({1, 7, 7, 8}, "data");
+    addCase("adaptive_avg_pool nhwc identity", {adaptiveAvgPool2d(e, {7, 7}, L::NHWC)}, {e});
   }
   {
     auto x = in({5, 37}, "data");

@@ -115,6 +115,8 @@ TEST(OpErrors, PoolingSoftmaxResize) {
   p.dilation = {2, 2};
   expectContains(errorOf([&] { avgPool2d(x, p); }), "avg_pool2d: dilation 2x2 is not supported");
   expectContains(errorOf([&] { globalAvgPool2d(input({2, 3}), Layout::NCHW); }), "global_avg_pool2d: data must be 4-D");
+  expectContains(errorOf([&] { adaptiveAvgPool2d(x, {0, 7}, Layout::NCHW); }), "adaptive_avg_pool2d: output size 0x7 must be positive");
+  expectContains(errorOf([&] { adaptiveAvgPool2d(input({2, 3}), {7, 7}, Layout::NCHW); }), "adaptive_avg_pool2d: data must be 4-D");
   expectContains(errorOf([&] { softmax(x, 4); }), "softmax: axis 4 is out of range for a 4-D tensor");
   expectContains(errorOf([&] { softmax(input({3}, DataType::int32())); }), "softmax: needs a float tensor");
   Resize2dAttrs r;

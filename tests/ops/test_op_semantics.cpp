@@ -449,6 +449,37 @@ TEST(OpSemantics, PoolingMatchesTorch) {
   expectNear(t.evaluate(maxPool2d(x, a)), naivePool(t.array("x"), a, true));
 }
 
+// torch.nn.AdaptiveAvgPool2d: output i of an axis averages input rows [floor(i * in / out),
+// ceil((i + 1) * in / out)) — overlapping windows of unequal size when out does not divide in,
+// replicated rows when out > in (VGG's (7, 7) pool on a small image), the identity when equal.
+TEST(OpSemantics, AdaptiveAvgPoolingMatchesTorch) {
+  struct Case {
+    int64_t h, w, oh, ow;
+  };
+  for (Case c : std::vector<Case>{{5, 7, 3, 2}, {1, 1, 7, 7}, {2, 3, 7, 7}, {6, 6, 3, 2}, {7, 7, 7, 7}, {9, 4, 1, 1}}) {
+    for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
+      OpCase t;
+      bool nchw = layout == Layout::NCHW;
+      auto x = nchw ? t.input({2, 3, c.h, c.w}, "x") : t.input({2, c.h, c.w, 3}, "x");
+      auto got = t.evaluate(adaptiveAvgPool2d(x, {c.oh, c.ow}, layout));
+      auto xa = nchw ? t.array("x") : nhwcToNchw(t.array("x"));
+      Array want({2, 3, c.oh, c.ow});
+      for (int64_t n = 0; n < 2; ++n)
+        for (int64_t ch = 0; ch < 3; ++ch)
+          for (int64_t i = 0; i < c.oh; ++i)
+            for (int64_t j = 0; j < c.ow; ++j) {
+              int64_t h0 = i * c.h / c.oh, h1 = ((i + 1) * c.h + c.oh - 1) / c.oh;
+              int64_t w0 = j * c.w / c.ow, w1 = ((j + 1) * c.w + c.ow - 1) / c.ow;
+              double sum = 0;
+              for (int64_t y = h0; y < h1; ++y)
+                for (int64_t xx = w0; xx < w1; ++xx) sum += xa({n, ch, y, xx});
+              want({n, ch, i, j}) = sum / double((h1 - h0) * (w1 - w0));
+            }
+      expectNear(nchw ? got : nhwcToNchw(got), want);
+    }
+  }
+}
+
 TEST(OpSemantics, GlobalPoolingAndSoftmax) {
   OpCase t;
   auto x = t.input({2, 3, 4, 5}, "x", -3, 3);
