@@ -2,8 +2,13 @@
 // kernel source, damaged logs, appending, pick-best queries, apply-history-best dispatch, and
 // the `tessel records` commands.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <iterator>
 
 #include "codegen/CSource.h"
 #include "common/ErrorText.h"
@@ -278,6 +283,50 @@ TEST(RecordLog, WritersAppendAndHealATornEnd) {
   EXPECT_EQ(file.records[3].config->index, 4);
 
   expectContains(errorOf([&] { RecordLogWriter w(dir.path() + "/no/such/dir/log.jsonl"); }), "no/such/dir/log.jsonl");
+}
+
+TEST(RecordLog, AWriterKilledWithSigkillLosesNothingWritten) {
+  auto task = matmulTask();
+  TuningRecord record = templateRecord(task, 1, {1e-5});
+  TempDir dir("tessel-records");
+  std::string path = dir.path() + "/log.jsonl";
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    RecordLogWriter writer(path);
+    for (int64_t i = 0;; ++i) {
+      record.config->index = i;
+      writer.append(record);
+    }
+  }
+  // Kill it at some point mid-stream, as a user's Ctrl-\ or the OOM killer would.
+  int lines = 0;
+  for (int attempt = 0; attempt < 2000 && lines < 200; ++attempt) {
+    ::usleep(1000);
+    std::ifstream in(path);
+    lines = int(std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
+  }
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  auto file = readRecords(path);
+  ASSERT_GE(file.report.good, 200);
+  // Every trial before the kill is there, in order; at most the line being written is torn.
+  for (int i = 0; i < file.report.good; ++i) {
+    ASSERT_EQ(file.records[size_t(i)].config->index, i);
+  }
+  ASSERT_LE(file.report.skipped.size(), 1u);
+  if (!file.report.skipped.empty()) {
+    EXPECT_TRUE(file.report.skipped[0].torn);
+  }
+  {
+    RecordLogWriter resumed(path);
+    resumed.append(templateRecord(task, 99999, {1e-5}));
+  }
+  auto after = readRecords(path);
+  EXPECT_EQ(after.report.good, file.report.good + 1);
+  EXPECT_EQ(after.records.back().config->index, 99999);
 }
 
 // ---- queries ---------------------------------------------------------------------------------
