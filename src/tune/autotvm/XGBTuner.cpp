@@ -119,9 +119,10 @@ std::vector<uint64_t> XGBTuner::diversePick(const std::vector<uint64_t>& candida
   std::vector<std::vector<size_t>> choices;
   for (uint64_t index : candidates) choices.push_back(space.get(index).choices());
   size_t knobs = space.knobs().size();
-  // One new knob value is worth 1/knobs of the whole score range: a candidate with every knob
-  // new ties with the best-scored one.
-  double knobWeight = knobs ? 1.0 / double(knobs) : 0.0;
+  // As AutoTVM's submodular pick: each knob value new to the plan is worth the whole score
+  // range, so the plan covers as many values as the candidates offer and the score orders the
+  // rest; the ratio (how far down the predicted ranking candidates come from) is the trade-off.
+  const double knobWeight = 1.0;
   std::vector<std::set<size_t>> seen(knobs);
   std::vector<bool> taken(candidates.size(), false);
   std::vector<uint64_t> picked;

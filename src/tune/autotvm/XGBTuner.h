@@ -57,8 +57,8 @@ class XGBTuner : public Tuner {
   void fitAndPlan();
   void replan();
   uint64_t randomUnproposed();
-  /// The `count` candidates (best first) that greedily maximize normalized score plus the share
-  /// of knobs whose value no earlier pick has.
+  /// `count` of the candidates, picked greedily for normalized score (0..1) plus one for every
+  /// knob whose value no earlier pick has.
   std::vector<uint64_t> diversePick(const std::vector<uint64_t>& candidates, size_t count);
 
   XGBTunerOptions options_;
