@@ -5,6 +5,7 @@
 
 #include <iostream>
 
+#include "graph/GraphParams.h"
 #include "graph/passes/PassManager.h"
 #include "support/Error.h"
 
@@ -36,7 +37,9 @@ graph::Graph preparedModel(const ModelArgs& a) {
   graph::PassRunOptions run;
   run.printAfter = {a.printAfter.begin(), a.printAfter.end()};
   run.printTo = &std::cout;
-  return graph::optimizeGraph(graph::buildModel(a.model, a.options()), options, run);
+  graph::Graph model = graph::buildModel(a.model, a.options());
+  if (!a.params.empty()) graph::loadGraphParams(model, a.params);
+  return graph::optimizeGraph(std::move(model), options, run);
 }
 
 void checkCpuTarget(const std::string& target) {

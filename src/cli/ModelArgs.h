@@ -17,6 +17,9 @@ struct ModelArgs {
   bool noOptimize = false;
   std::string desiredLayout = "NHWC";
   std::vector<std::string> printAfter;
+  /// A params file whose weights replace the zoo's random ones before the passes (compile
+  /// --params); empty: the random weights.
+  std::string params;
   graph::ModelOptions options() const;
 };
 

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "graph/Build.h"
+#include "graph/GraphParams.h"
 #include "graph/ModelZoo.h"
 #include "graph/TaskExtraction.h"
 #include "ops/Schedules.h"
@@ -36,9 +37,28 @@ void compile(const CompileArgs& a) {
   options.fuse = !a.noFuse;
   if (!a.naive) options.schedule = [](const te::ComputeDAG& dag) { return ops::defaultCpuSchedule(dag); };
   auto report = graph::buildGraph(g, a.output, options);
+  if (!a.params.empty()) fmt::print("weights from {}\n", a.params);
   fmt::print("compiled {} into {}: {} fused functions, {} distinct kernels (compiled in {:.1f} s); activations {:.1f} MiB planned, {:.1f} MiB without reuse\n",
              a.model, a.output, report.functions, report.distinctKernels, report.compileSeconds, report.plannedBytes / 1048576.0,
              report.naiveBytes / 1048576.0);
+}
+
+/// params' options: the network's parameters depend on its layout (and nothing else), the
+/// batch is accepted so that the same options as compile's may be passed.
+struct ParamsArgs {
+  std::string model, layout = "NCHW", output;
+  int64_t batch = 1;
+};
+
+void writeParams(const ParamsArgs& a) {
+  graph::ModelOptions o;
+  o.batch = a.batch;
+  o.layout = ops::parseLayout(a.layout);
+  graph::Graph g = graph::buildModel(a.model, o);
+  graph::saveGraphParams(g, a.output);
+  int64_t values = 0;
+  for (const auto& [name, tensor] : g.params()) values += tensor.numel();
+  fmt::print("wrote the {} parameters of {} ({}, {} values) to {}\n", g.params().size(), a.model, a.layout, values, a.output);
 }
 
 }  // namespace
@@ -55,7 +75,18 @@ void addModelCommands(CLI::App& app) {
   compileCommand->add_option("-o,--output", compileArgs->output, "the module directory to write")->required();
   compileCommand->add_flag("--no-fuse", compileArgs->noFuse, "one function per operator");
   compileCommand->add_flag("--naive", compileArgs->naive, "no schedule at all (debugging)");
+  compileCommand->add_option("--params", compileArgs->params,
+                              "a params file (tessel params) with the network's weights, for the same --layout; default: "
+                              "random weights");
   compileCommand->callback([compileArgs] { reportingErrors([&] { compile(*compileArgs); }); });
+
+  auto paramsArgs = std::make_shared<ParamsArgs>();
+  CLI::App* params = app.add_subcommand("params", "write the parameters of a zoo network to a params file");
+  params->add_option("--model", paramsArgs->model, fmt::format("the network: {}", fmt::join(graph::modelNames(), ", ")))->required();
+  params->add_option("--layout", paramsArgs->layout, "NCHW or NHWC: a params file is layout-specific (NHWC convolution weights are HWIO)");
+  params->add_option("--batch", paramsArgs->batch, "batch size (the parameters do not depend on it)");
+  params->add_option("-o,--output", paramsArgs->output, "the params file to write")->required();
+  params->callback([paramsArgs] { reportingErrors([&] { writeParams(*paramsArgs); }); });
 }
 
 }  // namespace tessel::cli
