@@ -175,3 +175,12 @@ TEST(Features, Conv2dTemplateSpeedAndDistinctness) {
     EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 0.05);
   }
 }
+
+// Extraction on a thread pool gives the same vectors as one thread.
+TEST(Features, ParallelExtractionMatchesSerial) {
+  TuningTaskPtr task = resnetConvTask();
+  std::vector<uint64_t> sample;
+  for (uint64_t i = 0; i < 64; ++i) sample.push_back((i * 7919) % task->space->size());
+  FeatureCache serial(task, FeatureType::Itervar, 1), parallel(task, FeatureType::Itervar, 2);
+  EXPECT_EQ(serial.matrix(sample), parallel.matrix(sample));
+}
