@@ -10,6 +10,7 @@
 #include "cli/ModelCommand.h"
 #include "cli/ModuleCommand.h"
 #include "cli/RecordsCommand.h"
+#include "cli/TuneCommand.h"
 #include "cli/VtaCommand.h"
 #include "codegen/CSource.h"
 #include "codegen/Toolchain.h"
@@ -85,6 +86,7 @@ int main(int argc, char** argv) {
   cli::addModuleCommands(app);
   cli::addModelCommands(app);
   cli::addRecordsCommands(app);
+  cli::addTuneCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -311,6 +311,23 @@ TEST(TuneLoop, RespectsBudgetEarlyStoppingAndResumedTrials) {
   for (auto& t : resumed) EXPECT_EQ(measured.count(t.index), 0u);
 }
 
+TEST(TuneLoop, TheFallbackConfigIsMeasuredFirstSoTuningNeverLosesToTheDefault) {
+  auto task = std::make_shared<TuningTask>(*syntheticTask());
+  task->fallbackIndex = 17;
+  SyntheticMeasurer measurer(*task);
+  TuneTaskOptions o;
+  o.nTrial = 5;
+  o.progressTo = nullptr;
+  auto tuner = makeTuner("random", task, 4);
+  std::vector<uint64_t> order;
+  auto r = tuneTask(task, *tuner, measurer, measurer, o, {},
+                    [&](const ConfigEntity& c, const MeasureInput&, const MeasureResult&) { order.push_back(c.index()); });
+  ASSERT_EQ(order.size(), 5u);
+  EXPECT_EQ(order[0], 17u);
+  EXPECT_GE(r.bestFlopsPerSecond, syntheticFlops(*task->space, 17));
+  EXPECT_EQ(std::count(order.begin(), order.end(), 17u), 1);
+}
+
 TEST(TuneLoop, ConfigsThatDoNotInstantiateAreErrorRecords) {
   auto base = syntheticTask();
   auto task = std::make_shared<TuningTask>(*base);

@@ -61,7 +61,15 @@ TuneTaskResult tuneTask(const TuningTaskPtr& task, Tuner& tuner, Builder& builde
       result.stoppedEarly = true;
       break;
     }
-    auto indices = tuner.nextBatch(std::min<size_t>(options.batchSize, size_t(budget - done)));
+    std::vector<uint64_t> indices;
+    // The fallback config (the default schedule) goes first: the best a run reports is then
+    // never worse than the untuned build, however few trials it had.
+    if (options.measureFallbackFirst && !tuner.wasProposed(task->fallbackIndex)) {
+      tuner.markProposed(task->fallbackIndex);
+      indices.push_back(task->fallbackIndex);
+    }
+    for (uint64_t i : tuner.nextBatch(std::min<size_t>(options.batchSize, size_t(budget - done)) - indices.size()))
+      indices.push_back(i);
     if (indices.empty()) break;
     // Configs that do not instantiate are errors without a build.
     std::vector<MeasureInput> inputs;

@@ -23,6 +23,8 @@ struct TuneTaskOptions {
   std::FILE* progressTo = stdout;
   /// Rewrite the progress line in place after each batch (a terminal); else print it once.
   bool liveProgress = false;
+  /// Measure the task's fallback config in the first batch (unless already measured).
+  bool measureFallbackFirst = true;
 };
 
 /// Called once per measured config, in measurement order, before the tuner learns of it.

@@ -1,0 +1,243 @@
+#include "cli/TuneCommand.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+
+#include "cli/ModelArgs.h"
+#include "cli/ReportErrors.h"
+#include "graph/Build.h"
+#include "graph/TaskExtraction.h"
+#include "ops/Schedules.h"
+#include "runtime/GraphExecutor.h"
+#include "support/Error.h"
+#include "support/TempDir.h"
+#include "tune/HistoryBest.h"
+#include "tune/LocalBuilder.h"
+#include "tune/LocalRunner.h"
+#include "tune/RecordLog.h"
+#include "tune/RecordQueries.h"
+#include "tune/autotvm/CpuTemplates.h"
+#include "tune/autotvm/TuneTask.h"
+
+namespace tessel::cli {
+
+namespace {
+
+struct TuneArgs : ModelArgs {
+  std::string tuner = "xgb", log, output, ops;
+  std::vector<size_t> onlyTasks;  ///< 1-based task numbers to tune (empty: all)
+  int64_t nTrial = 1000, earlyStopping = 0;
+  bool resume = false, transferLearning = false, checkCorrectness = false, cacheFlush = false, noEvaluate = false;
+  int nParallel = 0, number = 4, repeat = 3;
+  size_t batchSize = 8;
+  double minRepeatMs = 0, timeout = 10, buildTimeout = 10, cooldown = 0.1;
+  uint64_t seed = 0;
+};
+
+/// Whether a task's anchor is one of the operator kinds --ops names. "conv2d" covers every
+/// convolution (depthwise and grouped are conv2d with groups, as in Relay); "dense" covers
+/// matmul.
+bool selectedByOps(const std::string& templateName, const std::vector<std::string>& ops) {
+  if (ops.empty()) return true;
+  for (const std::string& op : ops) {
+    if (op == "conv2d" && templateName.find("conv2d") != std::string::npos) return true;
+    if (op == "depthwise_conv2d" && templateName.rfind("depthwise_conv2d", 0) == 0) return true;
+    if (op == "dense" && (templateName.rfind("dense", 0) == 0 || templateName.rfind("matmul", 0) == 0)) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> parseOps(const std::string& text) {
+  std::vector<std::string> ops;
+  std::stringstream in(text);
+  for (std::string op; std::getline(in, op, ',');) {
+    if (op.empty()) continue;
+    TESSEL_CHECK(op == "conv2d" || op == "depthwise_conv2d" || op == "dense", "--ops: unknown operator '{}' (conv2d, depthwise_conv2d, dense)",
+                 op);
+    ops.push_back(op);
+  }
+  return ops;
+}
+
+struct Evaluation {
+  double mean = 0, stddev = 0;
+};
+
+Evaluation evaluate(const std::string& directory) {
+  auto executor = runtime::GraphExecutor::load(directory);
+  for (int i = 0; i < executor.numInputs(); ++i) {
+    auto t = runtime::Tensor::empty(executor.inputShape(i), executor.inputDtype(i));
+    std::memset(t.data(), 0, t.nbytes());
+    executor.setInput(i, t);
+  }
+  runtime::TimeEvaluatorOptions timing;
+  timing.number = 1;
+  timing.repeat = 10;
+  timing.minRepeatMs = 100;
+  auto r = executor.benchmark(timing);
+  return {r.mean * 1e3, r.stddev * 1e3};
+}
+
+void tune(const TuneArgs& a) {
+  checkCpuTarget(a.target);
+  TESSEL_CHECK(!a.log.empty(), "--log is required: every trial is written there");
+  TESSEL_CHECK(a.nTrial >= 1, "--n-trial must be at least 1, got {}", a.nTrial);
+  TESSEL_CHECK(a.earlyStopping >= 0, "--early-stopping must not be negative, got {}", a.earlyStopping);
+  auto ops = parseOps(a.ops);
+  // Fail on a bad tuner name before any work.
+  {
+    auto probe = std::make_shared<tune::autotvm::TuningTask>();
+    probe->space = std::make_shared<tune::autotvm::ConfigSpace>();
+    tune::autotvm::makeTuner(a.tuner, probe, 0);
+  }
+
+  fmt::print("Extract tasks...\n");
+  graph::Graph g = preparedModel(a);
+  std::vector<tune::autotvm::TuningTaskPtr> tasks;
+  for (const graph::Task& t : graph::extractTasks(g)) {
+    auto templateName = tune::autotvm::cpuTemplateFor(t.dag);
+    if (!templateName || !selectedByOps(*templateName, ops)) continue;
+    tasks.push_back(tune::autotvm::makeCpuTuningTask(t.name, t.dag, a.target, *templateName));
+  }
+  if (!a.onlyTasks.empty()) {
+    std::vector<tune::autotvm::TuningTaskPtr> chosen;
+    for (size_t n : a.onlyTasks) {
+      TESSEL_CHECK(n >= 1 && n <= tasks.size(), "--tasks: there is no task {} (the network has {})", n, tasks.size());
+      chosen.push_back(tasks[n - 1]);
+    }
+    tasks = chosen;
+  }
+  fmt::print("Extracted {} tasks:\n", tasks.size());
+  for (size_t i = 0; i < tasks.size(); ++i)
+    fmt::print("  {:>2}  {:<28} {:<26} {:>10.1f} MFLOP  {:>6} configs\n", i + 1, tasks[i]->name, tasks[i]->templateName,
+               tasks[i]->flops / 1e6, tasks[i]->space->size());
+
+  // Earlier trials: resumed (this run continues them) and, with transfer learning, history.
+  std::vector<tune::TuningRecord> earlier;
+  if (std::filesystem::exists(a.log)) {
+    auto file = tune::readRecords(a.log);
+    tune::warnSkippedLines(file, a.log);
+    earlier = std::move(file.records);
+    if (a.resume) fmt::print("Resuming from {}: {} records\n", a.log, earlier.size());
+  } else if (a.resume) {
+    fmt::print("Nothing to resume: {} does not exist yet\n", a.log);
+  }
+  auto trialsOf = [&](const tune::autotvm::TuningTask& task) {
+    std::vector<tune::autotvm::Trial> trials;
+    for (const auto& r : tune::recordsOfTask(earlier, task.measure->workloadKey, task.measure->target))
+      if (r.config && r.task.templateName == task.templateName && r.config->index >= 0 &&
+          uint64_t(r.config->index) < task.space->size())
+        trials.push_back({uint64_t(r.config->index), r.ok() ? r.gflops() * 1e9 : 0.0});
+    return trials;
+  };
+
+  tune::LocalBuilderOptions builderOptions;
+  builderOptions.nParallel = a.nParallel;
+  builderOptions.timeout = std::chrono::milliseconds(int64_t(a.buildTimeout * 1000));
+  tune::LocalBuilder builder(builderOptions);
+  tune::LocalRunnerOptions runnerOptions;
+  runnerOptions.number = a.number;
+  runnerOptions.repeat = a.repeat;
+  runnerOptions.minRepeatMs = a.minRepeatMs;
+  runnerOptions.timeoutSeconds = a.timeout;
+  runnerOptions.cooldownIntervalSeconds = a.cooldown;
+  runnerOptions.enableCpuCacheFlush = a.cacheFlush;
+  runnerOptions.checkCorrectness = a.checkCorrectness;
+  tune::LocalRunner runner(runnerOptions);
+  tune::RecordLogWriter log(a.log);
+
+  fmt::print("Tuning...\n");
+  std::fflush(stdout);
+  std::vector<std::pair<tune::autotvm::TuningTaskPtr, std::vector<tune::autotvm::Trial>>> history;
+  int64_t measured = 0;
+  double tuningSeconds = 0;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const auto& task = tasks[i];
+    auto tuner = tune::autotvm::makeTuner(a.tuner, task, a.seed + i);
+    if (a.transferLearning && !history.empty()) tuner->loadHistory(history);
+    std::vector<tune::autotvm::Trial> resumed = a.resume ? trialsOf(*task) : std::vector<tune::autotvm::Trial>{};
+    tune::autotvm::TuneTaskOptions o;
+    o.nTrial = a.nTrial;
+    o.earlyStopping = a.earlyStopping;
+    o.batchSize = a.batchSize;
+    o.progressPrefix = fmt::format("[Task {:>2}/{:>2}] ", i + 1, tasks.size());
+    o.liveProgress = isatty(fileno(stdout));
+    std::vector<tune::autotvm::Trial> trials = resumed;
+    auto result = tune::autotvm::tuneTask(task, *tuner, builder, runner, o, resumed,
+                                          [&](const tune::autotvm::ConfigEntity& config, const tune::MeasureInput& input,
+                                              const tune::MeasureResult& r) {
+                                            tune::RecordConfig rc{int64_t(config.index()), config.toJson()["entity"]};
+                                            log.append(tune::makeRecord(input, r, task->templateName,
+                                                                        nlohmann::json{{"task", task->name}}, rc));
+                                            trials.push_back({config.index(), r.ok() ? task->flops / r.meanCost() : 0.0});
+                                          });
+    measured += result.trials;
+    tuningSeconds += result.seconds;
+    history.emplace_back(task, std::move(trials));
+  }
+  if (tuningSeconds > 0)
+    fmt::print("Tuned {} tasks: {} trials in {:.1f} s ({:.2f} trials per second); log: {}\n", tasks.size(), measured, tuningSeconds,
+               double(measured) / tuningSeconds, a.log);
+
+  fmt::print("Compile...\n");
+  std::fflush(stdout);
+  TempDir scratch;
+  std::string tunedDir = a.output.empty() ? scratch.path() + "/tuned" : a.output;
+  auto best = tune::HistoryBest::fromLog(a.log, a.target);
+  graph::BuildOptions build;
+  build.target = a.target;
+  build.schedule = best.provider([](const te::ComputeDAG& dag) { return ops::defaultCpuSchedule(dag); });
+  graph::buildGraph(g, tunedDir, build);
+  fmt::print("{}\n", best.summary());
+  if (!a.output.empty()) fmt::print("wrote the tuned module to {}\n", a.output);
+  if (a.noEvaluate) return;
+
+  fmt::print("Evaluate inference time cost...\n");
+  std::fflush(stdout);
+  Evaluation tuned = evaluate(tunedDir);
+  fmt::print("Mean inference time (std dev): {:.2f} ms ({:.2f} ms)\n", tuned.mean, tuned.stddev);
+  graph::BuildOptions untunedBuild;
+  untunedBuild.target = a.target;
+  untunedBuild.schedule = [](const te::ComputeDAG& dag) { return ops::defaultCpuSchedule(dag); };
+  graph::buildGraph(g, scratch.path() + "/untuned", untunedBuild);
+  Evaluation untuned = evaluate(scratch.path() + "/untuned");
+  fmt::print("Untuned (default schedules): {:.2f} ms ({:.2f} ms); speedup {:.2f}x\n", untuned.mean, untuned.stddev,
+             untuned.mean / tuned.mean);
+}
+
+}  // namespace
+
+void addTuneCommand(CLI::App& app) {
+  auto args = std::make_shared<TuneArgs>();
+  CLI::App* c = app.add_subcommand("tune", "tune a zoo network's tasks, log every trial, build and time it with the best");
+  addModelOptions(c, *args);
+  c->add_option("--tuner", args->tuner, "random, gridsearch, ga, xgb (xgb_knob, xgb_itervar, xgb_curve, xgb-rank, xgb-reg)");
+  c->add_option("--n-trial", args->nTrial, "trials per task (capped by its config space)");
+  c->add_option("--early-stopping", args->earlyStopping, "stop a task after this many trials without improvement (0: never)");
+  c->add_option("--log", args->log, "the records log (JSON lines; appended to)")->required();
+  c->add_flag("--resume", args->resume, "continue a run from its log: logged trials count and are not measured again");
+  c->add_flag("--transfer-learning", args->transferLearning, "model-based tuners learn from the tasks tuned before");
+  c->add_option("--ops", args->ops, "tune only these operators, comma-separated: conv2d, depthwise_conv2d, dense");
+  c->add_option("--tasks", args->onlyTasks, "tune only these tasks (1-based numbers as listed)")->delimiter(',');
+  c->add_option("-o,--output", args->output, "also write the tuned module directory here");
+  c->add_option("--n-parallel", args->nParallel, "parallel builds (0: the number of cores)");
+  c->add_option("--batch-size", args->batchSize, "candidates measured per round");
+  c->add_option("--number", args->number, "calls per measurement");
+  c->add_option("--repeat", args->repeat, "measurements per candidate");
+  c->add_option("--min-repeat-ms", args->minRepeatMs, "raise --number until a measurement lasts this long");
+  c->add_option("--timeout", args->timeout, "seconds a candidate may run");
+  c->add_option("--build-timeout", args->buildTimeout, "seconds a candidate may take to build");
+  c->add_option("--cooldown-interval", args->cooldown, "seconds between two candidates' measurements");
+  c->add_flag("--enable-cpu-cache-flush", args->cacheFlush, "flush the last-level cache before each measurement");
+  c->add_flag("--check-correctness", args->checkCorrectness, "compare each candidate's output with the naive schedule's");
+  c->add_flag("--no-evaluate", args->noEvaluate, "build with the best records but do not time the network");
+  c->add_option("--seed", args->seed, "seed of the tuners");
+  c->callback([args] { reportingErrors([&] { tune(*args); }); });
+}
+
+}  // namespace tessel::cli

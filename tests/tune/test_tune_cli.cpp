@@ -1,0 +1,97 @@
+// `tessel tune` as a user runs it: a bad tuner name fails before any work, a small run logs
+// every trial and builds the network with the best, and a run killed with SIGKILL and
+// restarted with --resume finishes its budget keeping every logged trial, measuring none twice.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include <chrono>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "common/ErrorText.h"
+#include "support/Subprocess.h"
+#include "support/TempDir.h"
+#include "tune/RecordLog.h"
+
+using namespace tessel;
+using namespace tessel::testsupport;
+
+namespace {
+
+std::vector<std::string> lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> out;
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+// Task 2 of resnet-18 (NHWC after the passes) is a 3x3 convolution with thousands of configs.
+std::vector<std::string> tuneCommand(const std::string& log, const std::string& trials) {
+  return {TESSEL_CLI, "tune", "--model", "resnet-18", "--tasks", "2", "--tuner", "random", "--n-trial", trials,
+          "--batch-size", "2", "--number", "1", "--repeat", "1", "--cooldown-interval", "0", "--log", log, "--no-evaluate"};
+}
+
+TEST(TuneCli, AnUnknownTunerFailsBeforeAnyWork) {
+  TempDir dir;
+  auto r = runSubprocess({TESSEL_CLI, "tune", "--model", "resnet-18", "--tuner", "bayes", "--log", dir.path() + "/x.log"});
+  EXPECT_NE(r.exitCode, 0);
+  expectContains(r.output, "Invalid tuner: bayes");
+  EXPECT_EQ(r.output.find("Tuning..."), std::string::npos);
+}
+
+TEST(TuneCli, AKilledRunResumesKeepingEveryLoggedTrial) {
+  TempDir dir;
+  std::string log = dir.path() + "/tune.log";
+  auto argv = tuneCommand(log, "12");
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  // Kill it once a few trials are in the log (or give up after a minute).
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (lines(log).size() < 4 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  kill(child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+  auto before = tune::readRecords(log);
+  ASSERT_GE(before.records.size(), 4u);
+  ASSERT_LT(before.records.size(), 12u) << "the run finished before it was killed";
+
+  auto argvResume = tuneCommand(log, "12");
+  argvResume.push_back("--resume");
+  SubprocessOptions limit;
+  limit.timeout = std::chrono::milliseconds(120000);
+  auto resumed = runSubprocess(argvResume, limit);
+  ASSERT_TRUE(resumed.ok()) << resumed.describe() << "\n" << resumed.output;
+  expectContains(resumed.output, "Resuming from");
+  expectContains(resumed.output, "Progress: (12/12)");
+  expectContains(resumed.output, "Compile...");
+
+  auto after = tune::readRecords(log);
+  ASSERT_EQ(after.records.size(), 12u) << after.report.describeSkipped();
+  std::set<int64_t> configs;
+  for (size_t i = 0; i < after.records.size(); ++i) {
+    ASSERT_TRUE(after.records[i].config.has_value());
+    configs.insert(after.records[i].config->index);
+    if (i < before.records.size()) {
+      EXPECT_EQ(tune::recordToLine(after.records[i]), tune::recordToLine(before.records[i])) << "record " << i << " changed";
+    }
+  }
+  EXPECT_EQ(configs.size(), 12u) << "a config was measured twice";
+}
+
+}  // namespace
