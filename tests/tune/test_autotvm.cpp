@@ -249,6 +249,10 @@ TEST(BasicTuners, GridSearchVisitsEveryConfigExactlyOnceAndRandomNeverRepeats) {
     }
   }
   expectContains(errorOf([&] { makeTuner("bayes", task); }), "Invalid tuner: bayes");
+  for (const std::string name : {"xgb", "xgb_knob", "xgb_itervar", "xgb_curve", "xgb-rank", "xgb-reg", "xgb_knob-reg"})
+    EXPECT_NE(makeTuner(name, task), nullptr) << name;
+  for (const std::string name : {"xgb_flops", "xgb-l2", "xgboost", "xgb_"})
+    expectContains(errorOf([&] { makeTuner(name, task); }), "Invalid tuner: " + name);
 }
 
 TEST(BasicTuners, GeneticAlgorithmImprovesOverItsFirstGeneration) {
