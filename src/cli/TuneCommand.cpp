@@ -89,12 +89,7 @@ void tune(const TuneArgs& a) {
   TESSEL_CHECK(a.nTrial >= 1, "--n-trial must be at least 1, got {}", a.nTrial);
   TESSEL_CHECK(a.earlyStopping >= 0, "--early-stopping must not be negative, got {}", a.earlyStopping);
   auto ops = parseOps(a.ops);
-  // Fail on a bad tuner name before any work.
-  {
-    auto probe = std::make_shared<tune::autotvm::TuningTask>();
-    probe->space = std::make_shared<tune::autotvm::ConfigSpace>();
-    tune::autotvm::makeTuner(a.tuner, probe, 0);
-  }
+  tune::autotvm::checkTunerName(a.tuner);  // before any work
 
   fmt::print("Extract tasks...\n");
   graph::Graph g = preparedModel(a);

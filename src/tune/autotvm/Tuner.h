@@ -49,6 +49,9 @@ class Tuner {
   std::set<uint64_t> proposed_;
 };
 
+/// Error "Invalid tuner: NAME" unless `name` is one makeTuner knows (checked before any work).
+void checkTunerName(const std::string& name);
+
 /// random, gridsearch, ga, xgb (xgb_knob, xgb_itervar, xgb_curve, xgb-rank, xgb_knob-rank, ...).
 /// Error "Invalid tuner: NAME" otherwise.
 std::unique_ptr<Tuner> makeTuner(const std::string& name, TuningTaskPtr task, uint64_t seed = 0);
