@@ -14,6 +14,9 @@ For every model NAME it writes OUT/NAME/:
   logits.npy            the logits before the softmax (more sensitive for comparisons)
   weights/PARAM.npy     every parameter and batch-norm statistic, by its torchvision name
   manifest.json         model, batch, shapes, seed, opset, versions, parameter list
+  tessel_nchw.params    the same weights under tessel's zoo names, as a tessel params file
+  tessel_nhwc.params    (`tessel compile --model NAME --layout L --params FILE`): the very
+                        network the peers run, weights included, for either layout
 
 A model whose manifest matches the requested batch/seed/opset is not exported again
 (use --force). Run with /usr/bin/python3 (Debian's python3-torch, python3-torchvision).
@@ -38,7 +41,7 @@ MODELS = [
 ]
 DEFAULT_MODELS = ["resnet-18", "resnet-50", "mobilenet", "mobilenet-v2", "vgg-16",
                   "squeezenet_v1.1", "inception_v3"]
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the tessel params files
 
 
 class MobileNetV1(nn.Module):
@@ -191,6 +194,120 @@ def load_exported(model_dir):
     return WithSoftmax(net).eval(), man
 
 
+# ---- tessel params files: torchvision's state dict under the zoo's names ---------------------
+
+BN_FIELDS = {"weight": "gamma", "bias": "beta", "running_mean": "moving_mean",
+             "running_var": "moving_var"}
+VGG_CONVS = {"11": [1, 1, 2, 2, 2], "13": [2, 2, 2, 2, 2], "16": [2, 2, 3, 3, 3],
+             "19": [2, 2, 4, 4, 4]}
+
+
+def tessel_name(model, key, net):
+    """The zoo's name (src/graph/Zoo*.cpp) of torchvision parameter `key`, or None for
+    buffers tessel has no use for (num_batches_tracked)."""
+    import re
+    parts = key.split(".")
+    field = parts[-1]
+    if field == "num_batches_tracked":
+        return None
+    module = net.get_submodule(".".join(parts[:-1]))
+    bn = isinstance(module, nn.modules.batchnorm._BatchNorm)
+    suffix = BN_FIELDS[field] if bn else field
+
+    def unit(layer):  # a conv + batch norm pair: <layer>_conv_weight, <layer>_bn_<field>
+        return "%s_%s_%s" % (layer, "bn" if bn else "conv", suffix)
+
+    if model.startswith("resnet-"):
+        if parts[0] == "conv1" or parts[0] == "bn1":
+            return unit("conv1")
+        if parts[0] == "fc":
+            return "fc_" + field
+        m = re.match(r"layer(\d)\.(\d+)\.(conv|bn)(\d)\.", key)
+        if m:
+            return unit("layer%s_%s_%s" % (m.group(1), m.group(2), m.group(4)))
+        m = re.match(r"layer(\d)\.(\d+)\.downsample\.[01]\.", key)
+        if m:
+            return unit("layer%s_%s_downsample" % (m.group(1), m.group(2)))
+    elif model == "mobilenet":
+        if parts[0] == "fc":
+            return "fc_" + field
+        layer = int(parts[1]) // 3  # features: [conv, bn, relu] x 27
+        name = "conv0" if layer == 0 else ("conv%d_dw" % ((layer + 1) // 2) if layer % 2
+                                           else "conv%d_pw" % (layer // 2))
+        return unit(name)
+    elif model == "mobilenet-v2":
+        if parts[0] == "classifier":
+            return "fc_" + field
+        block = int(parts[1])
+        if block == 0:
+            return unit("conv0")
+        if block == 18:
+            return unit("conv_last")
+        j = int(parts[3])  # features.B.conv.J...
+        stages = ["expand", "dw", "project", "project"] if block > 1 else ["dw", "project", "project"]
+        return unit("block%d_%s" % (block, stages[j]))
+    elif model.startswith("vgg-"):
+        if parts[0] == "classifier":
+            return "fc%d_%s" % ({"0": 6, "3": 7, "6": 8}[parts[1]], field)
+        convs = [int(k) for k, m in net.features.named_children() if isinstance(m, nn.Conv2d)]
+        n = convs.index(int(parts[1]))
+        for stage, count in enumerate(VGG_CONVS[model.split("-")[1]]):
+            if n < count:
+                return "conv%d_%d_%s" % (stage + 1, n + 1, field)
+            n -= count
+    elif model.startswith("squeezenet"):
+        if parts[0] == "classifier":
+            return "conv10_" + field
+        if parts[1] == "0":
+            return "conv1_" + field
+        fires = [int(k) for k, m in net.features.named_children() if type(m).__name__ == "Fire"]
+        return "fire%d_%s_%s" % (fires.index(int(parts[1])) + 2, parts[2], field)
+    elif model == "inception_v3":
+        if parts[0] == "fc":
+            return "fc_" + field
+        return unit("_".join(parts[:-2]))  # Mixed_5b.branch1x1.conv.weight
+    raise SystemExit("export_models.py: no tessel name for %s parameter %s" % (model, key))
+
+
+def tessel_params(model, net, layout):
+    """{zoo name: float32 array} in the layout's weight shapes: NHWC convolutions are HWIO
+    (depthwise [KH, KW, C, 1]), and a dense layer reading a flattened NHWC image with more
+    than one pixel (VGG's fc6) has its columns in (h, w, c) order."""
+    out = {}
+    modules = dict(net.named_modules())
+    for key, value in net.state_dict().items():
+        name = tessel_name(model, key, net)
+        if name is None:
+            continue
+        arr = value.detach().cpu().numpy().astype(np.float32)
+        module = modules[key.rsplit(".", 1)[0]]
+        if layout == "NHWC" and isinstance(module, nn.Conv2d) and arr.ndim == 4:
+            depthwise = module.groups > 1 and module.groups == module.in_channels
+            arr = arr.transpose(2, 3, 0, 1) if depthwise else arr.transpose(2, 3, 1, 0)
+        if (layout == "NHWC" and model.startswith("vgg-") and name == "fc6_weight"):
+            units = arr.shape[0]
+            arr = arr.reshape(units, 512, 7, 7).transpose(0, 2, 3, 1).reshape(units, -1)
+        out[name] = np.ascontiguousarray(arr)
+    return out
+
+
+def write_tessel_params(params, path):
+    """tessel's params format (src/runtime/Params.h): "TESSELPR", u32 version 1, u64 count,
+    then per tensor in name order: u32 name length, name, u8 dtype code (2: float), u8 bits,
+    u16 lanes, u32 rank, i64 shape[rank], u64 byte count, the bytes; little-endian."""
+    import struct
+    with open(path + ".tmp", "wb") as f:
+        f.write(b"TESSELPR" + struct.pack("<IQ", 1, len(params)))
+        for name in sorted(params):
+            arr = params[name]
+            data = arr.astype("<f4").tobytes()
+            f.write(struct.pack("<I", len(name)) + name.encode())
+            f.write(struct.pack("<BBHI", 2, 32, 1, arr.ndim))
+            f.write(struct.pack("<%dq" % arr.ndim, *arr.shape))
+            f.write(struct.pack("<Q", len(data)) + data)
+    os.replace(path + ".tmp", path)
+
+
 def export(name, out_dir, batch, seed, opset, force):
     d = os.path.join(out_dir, name)
     man_path = os.path.join(d, "manifest.json")
@@ -199,7 +316,8 @@ def export(name, out_dir, batch, seed, opset, force):
             old = json.load(f)
         if (old.get("format") == FORMAT_VERSION and old.get("batch") == batch
                 and old.get("seed") == seed and old.get("opset") == opset
-                and os.path.exists(os.path.join(d, "model.onnx"))):
+                and os.path.exists(os.path.join(d, "model.onnx"))
+                and os.path.exists(os.path.join(d, "tessel_nhwc.params"))):
             print("export_models.py: %s up to date in %s" % (name, d), flush=True)
             return
     t0 = time.time()
@@ -218,6 +336,9 @@ def export(name, out_dir, batch, seed, opset, force):
         arr = v.detach().cpu().numpy().astype(np.float32)
         np.save(os.path.join(d, "weights", k + ".npy"), arr)
         params.append({"name": k, "shape": list(arr.shape)})
+    for layout in ("NCHW", "NHWC"):
+        write_tessel_params(tessel_params(name, model.net, layout),
+                            os.path.join(d, "tessel_%s.params" % layout.lower()))
     np.save(os.path.join(d, "input.npy"), x.numpy().astype(np.float32))
     np.save(os.path.join(d, "output.npy"), y.numpy().astype(np.float32))
     np.save(os.path.join(d, "logits.npy"), logits.numpy().astype(np.float32))
