@@ -11,6 +11,7 @@
 #include "common/ErrorText.h"
 #include "graph/ModelZoo.h"
 #include "graph/TaskExtraction.h"
+#include "support/TempDir.h"
 
 using namespace tessel;
 using namespace tessel::graph;
@@ -169,6 +170,21 @@ TEST(ModelZoo, DeepNetworksHaveTorchvisionsLayersAndParameters) {
     EXPECT_EQ(s.params - classifier(w), v.params - classifier(4096)) << v.name;
     EXPECT_EQ(s.macs - classifierMacs(w), v.macs - classifierMacs(4096)) << v.name;
   }
+}
+
+// The peers time the same networks by the same names: bench/peers/export_models.py's MODELS.
+TEST(ModelZoo, PeerExportScriptListsTheZoosNames) {
+  std::string script = readFile(std::string(TESSEL_SOURCE_DIR) + "/bench/peers/export_models.py");
+  size_t begin = script.find("MODELS = [");
+  ASSERT_NE(begin, std::string::npos);
+  size_t end = script.find(']', begin);
+  std::vector<std::string> listed;
+  for (size_t q = script.find('"', begin); q < end; q = script.find('"', q + 1)) {
+    size_t close = script.find('"', q + 1);
+    listed.push_back(script.substr(q + 1, close - q - 1));
+    q = close;
+  }
+  EXPECT_EQ(listed, modelNames());
 }
 
 TEST(ModelZoo, UnknownNamesAndBadOptionsAreErrors) {
