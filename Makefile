@@ -34,9 +34,14 @@ test-asan: build-asan
 
 test: test-release test-asan
 
+# The main job on the local CPU: tune resnet-18's tasks with a small budget, build it with the
+# best records, time it against the untuned build. A second run resumes from the same log.
+DEMO_DIR ?= $(BUILD)/demo
+DEMO_TRIALS ?= 24
 demo: build
-	./$(BUILD)/src/cli/tessel lower --op conv2d_bias_relu --shape 1,3,16,16,8,3,3,1,1 | head -20
-	./$(BUILD)/src/cli/tessel run-op --op matmul --shape 256,256,256
+	mkdir -p $(DEMO_DIR)
+	./$(BUILD)/src/cli/tessel tune --model resnet-18 --target cpu --tuner xgb --n-trial $(DEMO_TRIALS) \
+	  --early-stopping 16 --log $(DEMO_DIR)/resnet-18.cpu.log --resume -o $(DEMO_DIR)/resnet-18.tuned
 
 bench-core: build
 	./$(BUILD)/bench/core/bench_core
