@@ -140,6 +140,17 @@ void propagateExtents(Stage& stage) {
 
 }  // namespace
 
+void assignWholeShapeExtents(Stage& stage) {
+  const auto& op = *stage.op;
+  size_t spatial = op.axes.size();
+  for (int r = 0; r < stage.rootCount; ++r) {
+    size_t d = size_t(r);
+    stage.iterator(r).extent = d < spatial ? op.shape[d] : op.reduction()->axes[d - spatial].extent;
+    stage.iterator(r).exactExtent = true;
+  }
+  propagateExtents(stage);
+}
+
 BoundsResult inferBounds(State& state) {
   BoundsResult result;
   auto& stages = state.stages();

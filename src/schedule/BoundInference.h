@@ -33,6 +33,10 @@ struct BoundsResult {
 /// Infers regions and sets the iterator extents of `state` accordingly.
 BoundsResult inferBounds(State& state);
 
+/// What inferBounds assigns to a stage that covers its whole shape (one not computed inside
+/// another): root extents from the shape and reduction, leaf extents through the relations.
+void assignWholeShapeExtents(Stage& stage);
+
 /// Root-axis values of a stage in terms of its iterator variables (without region mins).
 std::vector<ir::Expr> rootAxisValues(const Stage& stage, const std::vector<ir::Var>& iteratorVars);
 /// The value of every iterator of a stage (by id: roots, split and fused ones, leaves) in terms

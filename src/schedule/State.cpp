@@ -127,7 +127,17 @@ bool State::isWithin(const std::string& stageName, const std::string& ancestor) 
 void State::insertStage(int index, Stage stage) { stages_.insert(stages_.begin() + index, std::move(stage)); }
 
 void State::inferBounds() {
-  schedule::inferBounds(*this);
+  // Without attached stages every stage covers its whole shape: its leaf extents follow from
+  // the split and fuse relations alone, and the full analysis (inlining, region relaxation)
+  // would find exactly that. Template tuning replays thousands of step lists; most of their
+  // steps come before the first compute_at.
+  bool attached = false;
+  for (const auto& s : stages_) attached = attached || s.attach == AttachKind::At;
+  if (attached) {
+    schedule::inferBounds(*this);
+  } else {
+    for (auto& s : stages_) assignWholeShapeExtents(s);
+  }
   // A step that makes a vectorized loop's extent vary (compute_at into a tile whose region
   // changes size) is the step at fault: say so there, not later when lowering refuses.
   for (auto& s : stages_)
