@@ -216,6 +216,7 @@ TEST(ModelZoo, UnknownNamesAndBadOptionsAreErrors) {
 
 #include "graph/Build.h"
 #include "graph/Interpreter.h"
+#include "graph/passes/PassManager.h"
 #include "ops/Schedules.h"
 #include "runtime/GraphExecutor.h"
 #include "support/TempDir.h"
@@ -287,9 +288,11 @@ class ZooNumerics : public ::testing::TestWithParam<NumericCase> {};
 // classifier (ModelOptions::classifierWidth) instead of 25088 x 4096 weights. vgg-13/16/19
 // differ from vgg-11 only in how often each stage repeats the same 3x3 layer (the structure
 // test counts them), so vgg-11 stands for them. The reference is the interpreter on the NCHW
-// graph; two builds with the default CPU schedule cover both layouts and both fusion modes —
-// NHWC fused (what a CPU network runs) and NCHW unfused — each against the reference, so they
-// also agree with each other. The NHWC graph holds the same weights permuted.
+// graph; three builds with the default CPU schedule cover both layouts, both fusion modes and
+// the graph passes — the NCHW network through the standard pipeline (converted to NHWC, batch
+// norms folded into the weights: what `tessel compile` builds), the NHWC network through the
+// same passes, fused, and the NCHW network as built, unfused — each against the reference, so
+// they also agree with each other. The NHWC graph holds the same weights permuted.
 TEST_P(ZooNumerics, CompiledNetworkMatchesTheInterpreterInBothLayoutsFusedOrNot) {
   const NumericCase& c = GetParam();
   ModelOptions o;
@@ -301,10 +304,13 @@ TEST_P(ZooNumerics, CompiledNetworkMatchesTheInterpreterInBothLayoutsFusedOrNot)
   Graph nhwc = withLogits(buildModel(c.name, o));
   auto image = uniformImage({1, 3, c.imageSize, c.imageSize}, 9);
   auto reference = interpretGraph(nchw, {{"data", image}});
-  auto fusedNhwc = runCompiled(nhwc, toNhwc(image), true);
+  // What `tessel compile` builds: the standard passes, the NCHW network converted to NHWC.
+  auto converted = runCompiled(optimizeGraph(nchw), image, true);
+  auto fusedNhwc = runCompiled(optimizeGraph(nhwc), toNhwc(image), true);
   auto unfusedNchw = runCompiled(nchw, image, false);
   for (size_t i = 0; i < 2; ++i) {
     const char* what = i == 0 ? "softmax" : "logits";
+    EXPECT_LT(relativeDifference(converted[i], reference[i]), 1e-4) << c.name << " NCHW converted to NHWC, fused, " << what;
     EXPECT_LT(relativeDifference(fusedNhwc[i], reference[i]), 1e-4) << c.name << " NHWC fused, " << what;
     EXPECT_LT(relativeDifference(unfusedNchw[i], reference[i]), 1e-4) << c.name << " NCHW unfused, " << what;
   }

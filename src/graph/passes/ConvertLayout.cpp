@@ -11,8 +11,8 @@ namespace {
 
 
 /// Operators with a layout attribute that run in either layout.
-const std::set<std::string> kLayoutOps{"conv2d",     "depthwise_conv2d",  "max_pool2d",        "avg_pool2d",
-                                       "global_avg_pool2d", "global_max_pool2d", "resize2d"};
+const std::set<std::string> kLayoutOps{"conv2d",           "depthwise_conv2d",  "max_pool2d",          "avg_pool2d",
+                                       "global_avg_pool2d", "global_max_pool2d", "adaptive_avg_pool2d", "resize2d"};
 const std::set<std::string> kBroadcastBinary{"add", "subtract", "multiply", "divide", "maximum", "minimum"};
 
 /// Every old value may exist in the new graph in its own layout (`original`), transposed to
