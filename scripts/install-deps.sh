@@ -8,6 +8,7 @@ packages=(
   nlohmann-json3-dev libfmt-dev libcli11-dev
   libdnnl-dev
   libxgboost-dev xgboost
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
 )
 missing=()
 for p in "${packages[@]}"; do
