@@ -4,7 +4,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_GEN  := $(shell command -v ninja >/dev/null 2>&1 && echo -G Ninja)
 
-.PHONY: all deps build build-asan test test-release test-asan demo bench-core bench-vta bench bench-models clean
+.PHONY: all deps build build-asan test test-release test-asan demo bench-core bench-vta bench bench-models bench-tune clean
 
 all: build
 
@@ -52,6 +52,13 @@ bench-vta: build
 # Batch-1 latency of the zoo networks in tessel, ONNX Runtime and PyTorch, one run (MODELS=... to pick).
 bench-models: build
 	TESSEL=./$(BUILD)/src/cli/tessel PEERS_OUT=$(BUILD)/peers bash bench/peers/run.sh $(MODELS)
+
+# Tuning end to end: resnet-18 and mobilenet tuned with xgb (BENCH_TUNE_TRIALS per task, default
+# 64) vs untuned, ONNX Runtime and PyTorch; resnet-18's convs vs oneDNN; xgb/ga/random search
+# efficiency. Long (BENCH_TUNE_* in bench/tune/bench_tune.cpp shorten it); logs in $(BUILD)/bench-tune.
+bench-tune: build
+	BENCH_TUNE_BIN=./$(BUILD)/bench/tune/bench_tune TESSEL=./$(BUILD)/src/cli/tessel BENCH_TUNE_OUT=$(BUILD)/bench-tune \
+	  PEERS_OUT=$(BUILD)/peers bash bench/tune/run.sh
 
 bench: bench-core bench-vta
 

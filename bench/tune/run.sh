@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# `make bench-tune`: tuning end to end on the local CPU, all figures from this one run.
+#   1. bench_tune: tunes the networks (resnet-18, mobilenet; xgb, BENCH_TUNE_TRIALS per task),
+#      times them tuned and untuned, compares resnet-18's convs with oneDNN and measures the
+#      search efficiency of xgb / ga / random (see bench_tune.cpp for every BENCH_TUNE_* knob).
+#   2. the peers: per network, bench/peers/run.sh times ONNX Runtime, PyTorch and tessel's
+#      untuned build on the same network, then the tuned module bench_tune left is timed with
+#      the same harness (`tessel benchmark`), right after, and the ratios are printed.
+#
+#   bench/tune/run.sh            (environment: BENCH_TUNE_*, BENCH_TUNE_BIN, TESSEL, PEERS_OUT)
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+cd "$root"
+
+bench_bin="${BENCH_TUNE_BIN:-build/bench/tune/bench_tune}"
+tessel="${TESSEL:-build/src/cli/tessel}"
+out="${BENCH_TUNE_OUT:-build/bench-tune}"
+export BENCH_TUNE_OUT="$out"
+models="${BENCH_TUNE_MODELS:-resnet-18,mobilenet}"
+mkdir -p "$out"
+
+# On a machine busier than its cores, OpenMP threads that spin while they wait hold a core
+# that a preempted sibling needs: resnet-18 then ran in 413 ms instead of 24 ms. Every party
+# (the tuner's measurements, oneDNN, the peers, tessel benchmark) waits passively then, the
+# same rule bench/peers/run.sh applies to the peers (PEERS_NO_SPIN=0/1 to force either way).
+load1="$(cut -d' ' -f1 /proc/loadavg)"
+if [ "${PEERS_NO_SPIN:-}" = 1 ] || { [ "${PEERS_NO_SPIN:-}" != 0 ] &&
+     awk -v l="$load1" -v n="$(nproc)" 'BEGIN { exit !(l >= n) }'; }; then
+  export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}" PEERS_NO_SPIN=1
+  echo "# busy machine (load $load1 on $(nproc) cores): every OpenMP pool waits passively (OMP_WAIT_POLICY=$OMP_WAIT_POLICY)"
+fi
+export TESSEL_NUM_THREADS="${TESSEL_NUM_THREADS:-2}"
+
+# The parts run in this order: networks and convs, then the peers on the tuned networks, then
+# the long search-efficiency part, so the network figures come first.
+parts=",${BENCH_TUNE_PARTS:-networks,convs,search},"
+has() { [[ "$parts" == *",$1,"* ]]; }
+run_bench() {  # PARTS
+  BENCH_TUNE_PARTS="$1" "$bench_bin" 2>&1 | tee -a "$out/bench_tune.out"
+  local rc=${PIPESTATUS[0]}
+  ((rc == 0)) || { echo "run.sh: bench_tune failed ($rc)" >&2; exit "$rc"; }
+}
+start=$(date +%s)
+: >"$out/bench_tune.out"
+first=""
+has networks && first="networks"
+has convs && first="${first:+$first,}convs"
+[ -n "$first" ] && run_bench "$first"
+
+install=(--no-install)
+if [ ! -f bench/peers/node_modules/onnxruntime-node/package.json ] ||
+   ! /usr/bin/python3 -c 'import torch, torchvision' 2>/dev/null; then
+  install=()  # let the peer harness install what is missing
+fi
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.3f", a / b; else print "nan" }'; }
+value() { sed -n "s/^BENCH $1 \([^ ]*\) .*/\1/p" <<<"$2" | tail -1; }
+
+summary=()
+failed=0
+has networks || models=""  # the peers are only timed for networks this run tuned
+for m in ${models//,/ }; do
+  echo
+  echo "== $m: ONNX Runtime, PyTorch and tessel (untuned, then tuned) on the same network =="
+  peers="$(TESSEL="$tessel" bash bench/peers/run.sh "${install[@]}" "$m" 2>&1)" || failed=1
+  echo "$peers"
+  install=(--no-install)
+  ort="$(value "${m}_ort_ms" "$peers")" torch="$(value "${m}_torch_ms" "$peers")"
+  untuned="$(value "${m}_tessel_ms" "$peers")" tuned=""
+  if [ -d "$out/$m.tuned" ]; then
+    b="$("$tessel" benchmark "$out/$m.tuned" 2>&1)" || { echo "run.sh: tessel benchmark $out/$m.tuned failed: $b" >&2; failed=1; }
+    tuned="$(sed -n 's/.*Mean inference time (std dev): *\([0-9.eE+-]*\) *ms.*/\1/p' <<<"$b" | tail -1)"
+    [ -n "$tuned" ] && echo "BENCH ${m}_tessel_tuned_ms $tuned ms"
+  fi
+  if [ -n "$tuned" ]; then
+    [ -n "$ort" ] && echo "BENCH ${m}_tessel_tuned_vs_ort $(ratio "$tuned" "$ort") ratio"
+    [ -n "$torch" ] && echo "BENCH ${m}_tessel_tuned_vs_torch $(ratio "$tuned" "$torch") ratio"
+    [ -n "$untuned" ] && echo "BENCH ${m}_tessel_tuned_vs_untuned $(ratio "$tuned" "$untuned") ratio"
+  fi
+  summary+=("$(printf '%-12s %9s %9s %14s %12s %14s' "$m" "${ort:--}" "${torch:--}" "${untuned:--}" "${tuned:--}" \
+    "$(ratio "${tuned:-0}" "${ort:-0}")")")
+done
+
+print_summary() {
+  ((${#summary[@]})) || return 0
+  echo
+  echo "== tessel vs peers, batch 1, ${TESSEL_NUM_THREADS} threads (ms; this run) =="
+  printf '%-12s %9s %9s %14s %12s %14s\n' model ORT PyTorch "tessel untuned" "tessel tuned" "tuned / ORT"
+  printf '%s\n' "${summary[@]}"
+}
+print_summary
+if has search; then
+  run_bench search
+  print_summary  # again, so that the network figures end the output too
+fi
+echo "# bench-tune took $(($(date +%s) - start)) s; load average now $(cut -d' ' -f1-3 /proc/loadavg); logs and modules in $out"
+exit "$failed"
