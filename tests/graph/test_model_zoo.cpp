@@ -11,6 +11,7 @@
 #include "common/ErrorText.h"
 #include "graph/ModelZoo.h"
 #include "graph/TaskExtraction.h"
+#include "graph/passes/PassManager.h"
 #include "support/TempDir.h"
 
 using namespace tessel;
@@ -30,10 +31,14 @@ std::vector<std::string> convolutionsOf(const te::ComputeDAG& dag) {
   return convs;
 }
 
+// As built, and after the standard passes (what `tessel tasks` prints).
 TEST(ModelZoo, MobilenetNhwcHasTheTwentyTwoWorkloadsOfSeed001) {
   ModelOptions o;
   o.layout = ops::Layout::NHWC;
-  auto tasks = extractTasks(buildModel("mobilenet", o));
+  for (bool optimized : {false, true}) {
+  SCOPED_TRACE(optimized ? "after the standard passes" : "as built");
+  Graph g = buildModel("mobilenet", o);
+  auto tasks = extractTasks(optimized ? optimizeGraph(g) : g);
   ASSERT_EQ(tasks.size(), 22u) << formatTasks(tasks);
   std::map<std::string, int> kinds;
   int pointwise14x14x512 = 0, depthwise14x14x512 = 0;
@@ -61,10 +66,18 @@ TEST(ModelZoo, MobilenetNhwcHasTheTwentyTwoWorkloadsOfSeed001) {
   EXPECT_EQ(kinds["global_pool"], 1);
   EXPECT_EQ(pointwise14x14x512, 5);
   EXPECT_EQ(depthwise14x14x512, 5);
+  }
 }
 
 TEST(ModelZoo, Resnet18NchwHasElevenConvolutionShapesOverTwentyLayers) {
-  auto tasks = extractTasks(buildModel("resnet-18"));
+  // As built, and after the standard passes keeping NCHW (`tessel tasks --desired-layout keep`);
+  // the default conversion to NHWC keeps the count (StandardPipelineKeepsTheConvolutionShapes).
+  OptimizeOptions keep;
+  keep.desiredLayout = std::nullopt;
+  for (bool optimized : {false, true}) {
+  SCOPED_TRACE(optimized ? "after the standard passes" : "as built");
+  Graph g = buildModel("resnet-18");
+  auto tasks = extractTasks(optimized ? optimizeGraph(g, keep) : g);
   std::set<std::string> shapes;
   int convLayers = 0;
   for (const auto& t : tasks) {
@@ -80,6 +93,22 @@ TEST(ModelZoo, Resnet18NchwHasElevenConvolutionShapesOverTwentyLayers) {
   // stride-2 projection beside it.
   EXPECT_TRUE(shapes.count("conv2d_nchw [1, 64, 58, 58] [128, 64, 3, 3] -> [1, 128, 28, 28]")) << fmt::format("{}", fmt::join(shapes, "\n"));
   EXPECT_TRUE(shapes.count("conv2d_nchw [1, 64, 56, 56] [128, 64, 1, 1] -> [1, 128, 28, 28]")) << fmt::format("{}", fmt::join(shapes, "\n"));
+  }
+}
+
+TEST(ModelZoo, StandardPipelineKeepsTheConvolutionShapes) {
+  auto tasks = extractTasks(optimizeGraph(buildModel("resnet-18")));
+  std::set<std::string> shapes;
+  int convLayers = 0;
+  for (const auto& t : tasks) {
+    auto convs = convolutionsOf(t.dag);
+    if (convs.empty()) continue;
+    shapes.insert(convs[0]);
+    convLayers += t.weight;
+  }
+  EXPECT_EQ(shapes.size(), 11u);
+  EXPECT_EQ(convLayers, 20);
+  EXPECT_TRUE(shapes.count("conv2d_nhwc [1, 58, 58, 64] [3, 3, 64, 128] -> [1, 28, 28, 128]")) << fmt::format("{}", fmt::join(shapes, "\n"));
 }
 
 /// What a network is made of, counted as torchvision counts: convolution and dense layers,
@@ -216,7 +245,6 @@ TEST(ModelZoo, UnknownNamesAndBadOptionsAreErrors) {
 
 #include "graph/Build.h"
 #include "graph/Interpreter.h"
-#include "graph/passes/PassManager.h"
 #include "ops/Schedules.h"
 #include "runtime/GraphExecutor.h"
 #include "support/TempDir.h"
