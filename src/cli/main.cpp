@@ -10,6 +10,7 @@
 #include "cli/ModelCommand.h"
 #include "cli/ModuleCommand.h"
 #include "cli/RecordsCommand.h"
+#include "cli/RpcCommands.h"
 #include "cli/TuneCommand.h"
 #include "cli/VtaCommand.h"
 #include "codegen/CSource.h"
@@ -87,6 +88,7 @@ int main(int argc, char** argv) {
   cli::addModelCommands(app);
   cli::addRecordsCommands(app);
   cli::addTuneCommand(app);
+  cli::addRpcCommands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

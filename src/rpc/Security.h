@@ -15,6 +15,12 @@ struct RpcSecurity {
   /// Overrides the host name checked against the certificate (tests on 127.0.0.1).
   std::string tlsTargetName;
 
+  /// Only a token (no TLS).
+  static RpcSecurity withToken(std::string token) {
+    RpcSecurity s;
+    s.token = std::move(token);
+    return s;
+  }
   /// `token` if given, else $TESSEL_RPC_TOKEN (empty when unset).
   static std::string tokenOrEnvironment(const std::string& token);
 };

@@ -1,0 +1,167 @@
+#include "cli/RpcCommands.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <thread>
+
+#include "cli/ReportErrors.h"
+#include "rpc/DeviceServer.h"
+#include "rpc/Tracker.h"
+#include "rpc/TrackerClient.h"
+#include "support/Error.h"
+
+namespace tessel::cli {
+
+namespace {
+
+void printLine(const std::string& line) {
+  fmt::print("{}\n", line);
+  std::fflush(stdout);
+}
+
+/// Blocks SIGINT and SIGTERM in this thread (and so in every thread started after: gRPC's)
+/// and starts a thread that waits for them and calls `stop`.
+std::thread stopOnSignal(std::function<void()> stop) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return std::thread([set, stop = std::move(stop)] {
+    int signal = 0;
+    sigwait(&set, &signal);
+    stop();
+  });
+}
+
+/// "HOST:PORT", or "HOST" with the tracker's default port.
+std::string withDefaultPort(const std::string& address, int port) {
+  TESSEL_CHECK(!address.empty(), "--tracker: empty address (expected HOST:PORT)");
+  bool hasPort = address.rfind(':') != std::string::npos && address.back() != ']';
+  return hasPort ? address : fmt::format("{}:{}", address, port);
+}
+
+struct SecurityArgs {
+  std::string token, tlsCert, tlsKey, tlsCa, tlsTargetName;
+  rpc::RpcSecurity security() const {
+    return {rpc::RpcSecurity::tokenOrEnvironment(token), tlsCert, tlsKey, tlsCa, tlsTargetName};
+  }
+};
+
+void addSecurityOptions(CLI::App* c, SecurityArgs& s, bool serves, bool connects) {
+  c->add_option("--token", s.token, "shared secret every call carries and every service checks (default: $TESSEL_RPC_TOKEN)");
+  if (serves) {
+    c->add_option("--tls-cert", s.tlsCert, "serve over TLS with this PEM certificate");
+    c->add_option("--tls-key", s.tlsKey, "the PEM private key of --tls-cert");
+  }
+  if (connects) {
+    c->add_option("--tls-ca", s.tlsCa, "connect over TLS, trusting this PEM CA certificate");
+    c->add_option("--tls-target-name", s.tlsTargetName, "host name to check the certificate against (default: the host)");
+  }
+}
+
+struct TrackerArgs {
+  rpc::TrackerOptions options;
+  SecurityArgs security;
+};
+
+void runTracker(TrackerArgs& a) {
+  a.options.security = a.security.security();
+  rpc::TrackerServer tracker(a.options);
+  printLine(fmt::format("bind to {}", tracker.address()));
+  auto signals = stopOnSignal([&tracker] { tracker.shutdown(); });
+  signals.detach();
+  tracker.wait();
+}
+
+struct ServerArgs {
+  rpc::DeviceServerOptions options;
+  double maxUploadMb = 64;
+  SecurityArgs security;
+};
+
+void runServer(ServerArgs& a) {
+  if (!a.options.tracker.empty()) a.options.tracker = withDefaultPort(a.options.tracker, 9190);
+  TESSEL_CHECK(a.maxUploadMb > 0 && a.maxUploadMb < 2000, "--max-upload-mb must be between 0 and 2000, got {}",
+               a.maxUploadMb);
+  a.options.maxUploadBytes = int64_t(a.maxUploadMb * (1 << 20));
+  a.options.security = a.security.security();
+  a.options.log = printLine;
+  rpc::DeviceServer server(a.options);
+  auto signals = stopOnSignal([&server] { server.shutdown(); });
+  signals.detach();
+  server.wait();
+  std::string fatal = server.fatalError();
+  if (!fatal.empty()) throw Error(fatal);
+}
+
+struct QueryArgs {
+  std::string host = "127.0.0.1";
+  int port = 9190;
+  bool devices = false;
+  SecurityArgs security;
+};
+
+void runQuery(const QueryArgs& a) {
+  std::string address = fmt::format("{}:{}", a.host, a.port);
+  rpc::TrackerClient client(address, a.security.security());
+  std::vector<rpc::DeviceSummary> devices;
+  auto keys = client.summary(&devices);
+  size_t keyWidth = 13;
+  for (const auto& k : keys) keyWidth = std::max(keyWidth, k.key.size() + 2);
+  std::string rule(keyWidth + 21, '-');
+  if (a.devices) {
+    size_t addressWidth = 22;
+    for (const auto& d : devices) addressWidth = std::max(addressWidth, d.address.size() + 2);
+    std::string deviceRule(addressWidth + keyWidth + 8, '-');
+    fmt::print("Tracker address {}\n\nServer List\n{}\n{:<{}}{:<{}}state\n{}\n", address, deviceRule, "server-address",
+               addressWidth, "key", keyWidth, deviceRule);
+    for (const auto& d : devices) fmt::print("{:<{}}{:<{}}{}\n", d.address, addressWidth, d.key, keyWidth, d.state);
+    fmt::print("{}\n\n", deviceRule);
+  }
+  fmt::print("Queue Status\n{}\n{:<{}}total  free  pending\n{}\n", rule, "key", keyWidth, rule);
+  for (const auto& k : keys) fmt::print("{:<{}}{:<7}{:<6}{}\n", k.key, keyWidth, k.total, k.free, k.pending);
+  fmt::print("{}\n", rule);
+}
+
+}  // namespace
+
+void addRpcCommands(CLI::App& app) {
+  auto tracker = std::make_shared<TrackerArgs>();
+  CLI::App* t = app.add_subcommand("tracker", "run the RPC tracker: device servers register with it, tuners lease devices from it");
+  t->add_option("--host", tracker->options.host, "address to listen on");
+  t->add_option("--port", tracker->options.port, "port to listen on (0: any free port)");
+  t->add_option("--device-timeout", tracker->options.deviceTimeoutSeconds, "drop a server silent for this many seconds");
+  t->add_option("--heartbeat-interval", tracker->options.heartbeatSeconds, "seconds between a server's heartbeats");
+  addSecurityOptions(t, tracker->security, true, false);
+  t->callback([tracker] { reportingErrors([&] { runTracker(*tracker); }); });
+
+  auto server = std::make_shared<ServerArgs>();
+  CLI::App* s = app.add_subcommand("server", "run a device server: measures uploaded candidates for tuners, registered with a tracker");
+  s->add_option("--tracker", server->options.tracker, "the tracker's HOST:PORT (without it: a standalone server)");
+  s->add_option("--key", server->options.key, "the device key to register under (e.g. rk3399, aarch64-qemu)");
+  s->add_option("--host", server->options.host, "address to listen on");
+  s->add_option("--port", server->options.port, "first port to try (0: any free port)");
+  s->add_option("--port-end", server->options.portEnd, "last port to try");
+  s->add_option("--custom-addr", server->options.customAddress, "HOST:PORT clients should connect to (default: as the tracker sees this server)");
+  s->add_option("--name", server->options.name, "a name shown by `tessel query --devices`");
+  s->add_option("--max-upload-mb", server->maxUploadMb, "largest file a client may upload, in MiB");
+  s->add_option("--session-timeout", server->options.sessionTimeoutSeconds, "close a session idle for this many seconds");
+  s->add_option("--worker", server->options.workerPath, "the measurement worker program (or a wrapper, e.g. one running it under qemu)");
+  s->add_option("--arch", server->options.arch, "architecture to report (default: this machine's)");
+  addSecurityOptions(s, server->security, true, true);
+  s->callback([server] { reportingErrors([&] { runServer(*server); }); });
+
+  auto query = std::make_shared<QueryArgs>();
+  CLI::App* q = app.add_subcommand("query", "print the tracker's queue status: devices per key, free, pending requests");
+  q->add_option("--host", query->host, "the tracker's host");
+  q->add_option("--port", query->port, "the tracker's port");
+  q->add_flag("--devices", query->devices, "also list every registered server");
+  addSecurityOptions(q, query->security, false, true);
+  q->callback([query] { reportingErrors([&] { runQuery(*query); }); });
+}
+
+}  // namespace tessel::cli

@@ -1,0 +1,411 @@
+#include "rpc/DeviceServer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <climits>
+#include <cmath>
+#include <condition_variable>
+#include <optional>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "rpc/DeviceQueues.h"
+#include "rpc/GrpcSupport.h"
+#include "rpc/Validate.h"
+#include "support/Error.h"
+#include "support/TempDir.h"
+#include "tessel_rpc.grpc.pb.h"
+#include "tune/LocalRunner.h"
+
+namespace tessel::rpc {
+
+namespace {
+
+constexpr std::chrono::milliseconds kTrackerCallTimeout{3000};
+constexpr std::chrono::milliseconds kRetryInterval{500};
+constexpr double kMaxTimeoutSeconds = 24 * 3600;
+
+uint64_t randomSessionId() {
+  std::random_device device;
+  return ((uint64_t(device()) << 32 | device()) & ((uint64_t(1) << 62) - 1)) | 1;
+}
+
+bool sameRunnerOptions(const tune::LocalRunnerOptions& a, const tune::LocalRunnerOptions& b) {
+  return a.number == b.number && a.repeat == b.repeat && a.minRepeatMs == b.minRepeatMs &&
+         a.timeoutSeconds == b.timeoutSeconds && a.cooldownIntervalSeconds == b.cooldownIntervalSeconds &&
+         a.enableCpuCacheFlush == b.enableCpuCacheFlush && a.checkCorrectness == b.checkCorrectness &&
+         a.tolerance == b.tolerance && a.seed == b.seed;
+}
+
+bool finiteIn(double v, double low, double high) { return std::isfinite(v) && v >= low && v <= high; }
+
+}  // namespace
+
+struct DeviceServer::Impl final : proto::DeviceServer::Service {
+  DeviceServerOptions options;
+  HardwareInfo hardware;
+  std::unique_ptr<grpc::Server> server;
+  int port = 0;
+
+  // The session (one at a time).
+  struct Session {
+    uint64_t id = 0;
+    std::string client;
+    std::unique_ptr<TempDir> dir;
+    std::set<std::string> files;
+    Clock::time_point opened, lastActivity;
+    int callsInProgress = 0;
+  };
+  std::mutex mutex;  ///< guards session, stopping, the tracker link's state
+  std::condition_variable wake;
+  std::optional<Session> session;
+  bool busyChanged = false;
+  bool stopping = false;
+  std::string fatal;
+
+  // Measurement: one at a time, in a long-lived worker.
+  std::mutex measureMutex;
+  std::unique_ptr<tune::LocalRunner> runner;
+
+  std::thread housekeeping;
+
+  void log(const std::string& line) {
+    if (options.log) options.log(line);
+  }
+
+  // ---- sessions ----
+
+  /// Finds the open session `id` and counts a call in progress on it (release with endCall).
+  grpc::Status beginCall(uint64_t id, std::string& dir, const std::vector<std::string>& needed = {}) {
+    std::lock_guard lock(mutex);
+    if (!session || session->id != id)
+      return {grpc::FAILED_PRECONDITION,
+              fmt::format("session {} is not open on this device server (never opened, closed, or closed after "
+                          "being idle for {:.0f} s)", id, options.sessionTimeoutSeconds)};
+    for (const std::string& name : needed)
+      if (!name.empty() && !session->files.count(name))
+        return {grpc::NOT_FOUND, fmt::format("'{}' was not uploaded in this session", name)};
+    session->lastActivity = Clock::now();
+    ++session->callsInProgress;
+    dir = session->dir->path();
+    return grpc::Status::OK;
+  }
+  void endCall(uint64_t id) {
+    std::lock_guard lock(mutex);
+    if (session && session->id == id) {
+      session->lastActivity = Clock::now();
+      --session->callsInProgress;
+    }
+  }
+  void closeSessionLocked(const char* why) {
+    if (!session) return;
+    log(fmt::format("session {} of {} closed ({})", session->id, session->client, why));
+    session.reset();
+    busyChanged = true;
+    wake.notify_all();
+  }
+
+  grpc::Status OpenSession(grpc::ServerContext* context, const proto::OpenSessionRequest* request,
+                           proto::SessionReply* reply) override {
+    if (auto s = checkToken(*context, options.security.token, "device server"); !s.ok()) return s;
+    std::lock_guard lock(mutex);
+    if (session) {
+      double age = std::chrono::duration<double>(Clock::now() - session->opened).count();
+      return {grpc::RESOURCE_EXHAUSTED,
+              fmt::format("the device server is busy: a session of {} has been open for {:.1f} s (one session at a "
+                          "time)", session->client, age)};
+    }
+    Session s;
+    s.id = randomSessionId();
+    s.client = request->client().empty() ? context->peer() : request->client().substr(0, 200);
+    try {
+      s.dir = std::make_unique<TempDir>("tessel-server-session");
+    } catch (const Error& e) {
+      return {grpc::INTERNAL, fmt::format("cannot create the session's directory: {}", e.what())};
+    }
+    s.opened = s.lastActivity = Clock::now();
+    reply->set_session_id(s.id);
+    reply->set_max_upload_bytes(options.maxUploadBytes);
+    session = std::move(s);
+    busyChanged = true;
+    wake.notify_all();
+    return grpc::Status::OK;
+  }
+
+  grpc::Status CloseSession(grpc::ServerContext* context, const proto::SessionRef* request,
+                            proto::SessionReply* reply) override {
+    if (auto s = checkToken(*context, options.security.token, "device server"); !s.ok()) return s;
+    std::lock_guard lock(mutex);
+    if (!session || session->id != request->session_id())
+      return {grpc::FAILED_PRECONDITION, fmt::format("session {} is not open", request->session_id())};
+    reply->set_session_id(session->id);
+    closeSessionLocked("closed by its client");
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Upload(grpc::ServerContext* context, const proto::UploadRequest* request,
+                      proto::UploadReply* reply) override {
+    if (auto s = checkToken(*context, options.security.token, "device server"); !s.ok()) return s;
+    if (auto s = validFileName(request->name(), "name"); !s.ok()) return s;
+    if (int64_t(request->data().size()) > options.maxUploadBytes)
+      return {grpc::RESOURCE_EXHAUSTED,
+              fmt::format("upload '{}' is {} bytes, over this server's limit of {} bytes (--max-upload-mb)",
+                          request->name(), request->data().size(), options.maxUploadBytes)};
+    std::string dir;
+    if (auto s = beginCall(request->session_id(), dir); !s.ok()) return s;
+    std::string path = dir + "/" + request->name();
+    // O_NOFOLLOW: a name can never be made to write through a link out of the directory.
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    grpc::Status status = grpc::Status::OK;
+    if (fd < 0) {
+      status = {grpc::INTERNAL, fmt::format("cannot create '{}' in the session's directory: {}", request->name(),
+                                            std::strerror(errno))};
+    } else {
+      const std::string& data = request->data();
+      size_t done = 0;
+      while (done < data.size()) {
+        ssize_t n = write(fd, data.data() + done, data.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        done += size_t(n);
+      }
+      close(fd);
+      if (done != data.size())
+        status = {grpc::INTERNAL, fmt::format("cannot write '{}' ({} bytes) in the session's directory: {}",
+                                              request->name(), data.size(), std::strerror(errno))};
+    }
+    if (status.ok()) {
+      std::lock_guard lock(mutex);
+      if (session && session->id == request->session_id()) session->files.insert(request->name());
+      reply->set_bytes(int64_t(request->data().size()));
+    }
+    endCall(request->session_id());
+    return status;
+  }
+
+  grpc::Status Measure(grpc::ServerContext* context, const proto::MeasureRequest* request,
+                       proto::MeasureReply* reply) override {
+    if (auto s = checkToken(*context, options.security.token, "device server"); !s.ok()) return s;
+    if (auto s = validFileName(request->library(), "library"); !s.ok()) return s;
+    if (request->kernel().empty()) return invalid("kernel", "is empty");
+    if (request->num_inputs() < 0) return invalid("num_inputs", "is negative");
+    if (request->number() < 1) return invalid("number", fmt::format("must be at least 1, got {}", request->number()));
+    if (request->repeat() < 1) return invalid("repeat", fmt::format("must be at least 1, got {}", request->repeat()));
+    if (!finiteIn(request->min_repeat_ms(), 0, kMaxTimeoutSeconds * 1000))
+      return invalid("min_repeat_ms", "must be a non-negative number of milliseconds below a day");
+    if (!finiteIn(request->timeout_s(), 1e-3, kMaxTimeoutSeconds))
+      return invalid("timeout_s", "must be a positive number of seconds below a day");
+    if (!finiteIn(request->cooldown_s(), 0, 3600)) return invalid("cooldown_s", "must be between 0 and 3600 seconds");
+    if (!finiteIn(request->tolerance(), 0, 1e30)) return invalid("tolerance", "must be a non-negative number");
+    bool checking = !request->reference_library().empty();
+    if (checking) {
+      if (auto s = validFileName(request->reference_library(), "reference_library"); !s.ok()) return s;
+      if (request->reference_kernel().empty()) return invalid("reference_kernel", "is empty");
+    }
+    std::string dir;
+    if (auto s = beginCall(request->session_id(), dir, {request->library(), request->reference_library()}); !s.ok())
+      return s;
+
+    tune::LocalRunnerOptions o;
+    o.number = request->number();
+    o.repeat = request->repeat();
+    o.minRepeatMs = request->min_repeat_ms();
+    o.timeoutSeconds = request->timeout_s();
+    o.cooldownIntervalSeconds = request->cooldown_s();
+    o.enableCpuCacheFlush = request->flush_cache();
+    o.checkCorrectness = checking;
+    o.tolerance = request->tolerance();
+    o.seed = request->seed();
+    o.workerPath = options.workerPath;
+    grpc::Status status = grpc::Status::OK;
+    {
+      std::lock_guard measuring(measureMutex);
+      try {
+        if (!runner || !sameRunnerOptions(runner->options(), o)) runner = std::make_unique<tune::LocalRunner>(o);
+        auto task = std::make_shared<tune::MeasureTask>();
+        task->name = request->task_name().empty() ? request->kernel() : request->task_name();
+        // References are per session and file: a later session's file of the same name is another.
+        task->workloadKey = fmt::format("session {} {}", request->session_id(), request->reference_library());
+        tune::BuildResult build;
+        build.libraryPath = dir + "/" + request->library();
+        build.kernelName = request->kernel();
+        build.numInputs = request->num_inputs();
+        if (checking && runner->needsReference(*task)) {
+          tune::BuildResult reference = build;
+          reference.libraryPath = dir + "/" + request->reference_library();
+          reference.kernelName = request->reference_kernel();
+          runner->setReference(*task, reference);
+        }
+        tune::MeasureResult result = runner->runOne(tune::MeasureInput{task, {}, ""}, build);
+        reply->set_error_no(int(result.errorNo));
+        reply->set_message(result.errorMessage);
+        for (double c : result.costs) reply->add_costs(c);
+        reply->set_number(result.callsPerRepeat);
+        reply->set_run_seconds(result.runSeconds);
+      } catch (const Error& e) {
+        status = {grpc::INVALID_ARGUMENT, e.what()};
+      }
+    }
+    endCall(request->session_id());
+    return status;
+  }
+
+  grpc::Status GetHardwareInfo(grpc::ServerContext* context, const proto::SessionRef*,
+                               proto::HardwareInfo* reply) override {
+    if (auto s = checkToken(*context, options.security.token, "device server"); !s.ok()) return s;
+    reply->set_arch(hardware.arch);
+    reply->set_cores(hardware.cores);
+    reply->set_vector_bits(hardware.vectorBits);
+    reply->set_l1_cache_bytes(hardware.l1CacheBytes);
+    reply->set_l2_cache_bytes(hardware.l2CacheBytes);
+    reply->set_l3_cache_bytes(hardware.l3CacheBytes);
+    reply->set_worker(hardware.worker);
+    return grpc::Status::OK;
+  }
+
+  // ---- the tracker link and idle sessions ----
+
+  void housekeepingLoop() {
+    std::unique_ptr<proto::Tracker::Stub> tracker;
+    if (!options.tracker.empty()) tracker = proto::Tracker::NewStub(makeChannel(options.tracker, options.security));
+    std::string address = options.customAddress.empty() ? fmt::format(":{}", port) : options.customAddress;
+    uint64_t deviceId = 0;
+    bool everRegistered = false, reportedLoss = false;
+    auto heartbeatEvery = std::chrono::milliseconds(1000);
+    auto nextContact = Clock::now();
+    std::unique_lock lock(mutex);
+    while (!stopping) {
+      // Close a session whose client has gone quiet.
+      if (session && session->callsInProgress == 0 &&
+          Clock::now() - session->lastActivity > std::chrono::duration<double>(options.sessionTimeoutSeconds))
+        closeSessionLocked("idle for too long");
+      if (tracker && (busyChanged || Clock::now() >= nextContact)) {
+        bool busy = session.has_value();
+        busyChanged = false;
+        lock.unlock();
+        grpc::ClientContext context;
+        prepareCall(context, options.security, kTrackerCallTimeout);
+        grpc::Status status;
+        bool known = true;
+        if (deviceId == 0) {
+          proto::RegisterRequest request;
+          request.set_key(options.key);
+          request.set_address(address);
+          request.set_busy(busy);
+          request.set_name(options.name);
+          proto::RegisterReply reply;
+          status = tracker->Register(&context, request, &reply);
+          if (status.ok()) {
+            deviceId = reply.device_id();
+            heartbeatEvery = std::chrono::milliseconds(std::max<int64_t>(20, reply.heartbeat_ms()));
+            log(fmt::format("{} with the tracker at {} as key '{}'", everRegistered ? "registered again" : "registered",
+                            options.tracker, options.key));
+            everRegistered = true;
+            reportedLoss = false;
+          }
+        } else {
+          proto::HeartbeatRequest request;
+          request.set_device_id(deviceId);
+          request.set_busy(busy);
+          proto::HeartbeatReply reply;
+          status = tracker->Heartbeat(&context, request, &reply);
+          known = !status.ok() || reply.known();
+        }
+        lock.lock();
+        if (!status.ok()) {
+          auto code = status.error_code();
+          if (code == grpc::UNAUTHENTICATED || code == grpc::INVALID_ARGUMENT || code == grpc::PERMISSION_DENIED) {
+            fatal = fmt::format("the tracker at {} refused the registration: {}", options.tracker, statusText(status));
+            log(fatal);
+            break;
+          }
+          if (!reportedLoss) {
+            log(fmt::format("cannot reach the tracker at {} ({}); retrying", options.tracker, statusText(status)));
+            reportedLoss = true;
+          }
+          // A heartbeat that fails leaves the registration to be confirmed by the next one;
+          // a busy state change must still be reported.
+          nextContact = Clock::now() + std::min<Clock::duration>(heartbeatEvery, kRetryInterval);
+          busyChanged = busyChanged || deviceId == 0;
+        } else if (!known) {
+          log(fmt::format("the tracker at {} no longer knows this device (it restarted or dropped it); registering again",
+                          options.tracker));
+          deviceId = 0;
+          nextContact = Clock::now();
+          continue;
+        } else {
+          nextContact = Clock::now() + heartbeatEvery;
+        }
+      }
+      wake.wait_for(lock, std::chrono::milliseconds(50));
+    }
+    bool fatalStop = !fatal.empty();
+    lock.unlock();
+    if (fatalStop) server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+  }
+};
+
+DeviceServer::DeviceServer(DeviceServerOptions options) : impl_(std::make_unique<Impl>()) {
+  auto& o = impl_->options;
+  o = std::move(options);
+  TESSEL_CHECK(o.tracker.empty() || !o.key.empty(), "device server: --key is required with --tracker");
+  if (!o.key.empty()) {
+    auto s = validKey(o.key, "key");
+    TESSEL_CHECK(s.ok(), "device server: {}", s.error_message());
+  }
+  TESSEL_CHECK(o.maxUploadBytes > 0 && o.maxUploadBytes < (int64_t(1) << 31) - (2 << 20),
+               "device server: the upload limit must be between 1 byte and 2 GiB, got {}", o.maxUploadBytes);
+  TESSEL_CHECK(finiteIn(o.sessionTimeoutSeconds, 0.01, kMaxTimeoutSeconds),
+               "device server: the session timeout must be a positive number of seconds, got {}", o.sessionTimeoutSeconds);
+  if (o.workerPath.empty()) o.workerPath = tune::findMeasureWorker();
+  TESSEL_CHECK(access(o.workerPath.c_str(), X_OK) == 0, "device server: the measurement worker '{}' is not executable",
+               o.workerPath);
+  impl_->hardware = queryHostHardware();
+  impl_->hardware.worker = o.workerPath;
+  if (!o.arch.empty()) impl_->hardware.arch = o.arch;
+
+  int maxReceive = int(o.maxUploadBytes + (1 << 20));
+  int first = o.port, last = o.port == 0 ? 0 : std::max(o.port, o.portEnd);
+  std::string lastError;
+  for (int p = first; p <= last && !impl_->server; ++p) {
+    try {
+      impl_->server = startServer({impl_.get()}, o.host, p, o.security, maxReceive, &impl_->port, "device server");
+    } catch (const Error& e) {
+      lastError = e.what();
+    }
+  }
+  TESSEL_CHECK(impl_->server, "{}{}", lastError,
+               first == last ? "" : fmt::format(" (tried every port from {} to {})", first, last));
+  impl_->log(fmt::format("bind to {}:{}", o.host, impl_->port));
+  impl_->housekeeping = std::thread([impl = impl_.get()] { impl->housekeepingLoop(); });
+}
+
+DeviceServer::~DeviceServer() {
+  shutdown();
+  if (impl_->housekeeping.joinable()) impl_->housekeeping.join();
+  impl_->server->Wait();
+}
+
+int DeviceServer::port() const { return impl_->port; }
+
+void DeviceServer::wait() { impl_->server->Wait(); }
+
+void DeviceServer::shutdown() {
+  {
+    std::lock_guard lock(impl_->mutex);
+    if (impl_->stopping) return;
+    impl_->stopping = true;
+  }
+  impl_->wake.notify_all();
+  impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+}
+
+std::string DeviceServer::fatalError() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->fatal;
+}
+
+}  // namespace tessel::rpc

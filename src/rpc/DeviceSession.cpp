@@ -1,0 +1,148 @@
+#include "rpc/DeviceSession.h"
+
+#include <cmath>
+
+#include "rpc/GrpcSupport.h"
+#include "support/TempDir.h"
+#include "tessel_rpc.grpc.pb.h"
+
+namespace tessel::rpc {
+
+namespace {
+
+constexpr std::chrono::milliseconds kShortCall{10000};
+constexpr std::chrono::milliseconds kUploadCall{120000};
+
+/// How long a measurement may take on the server before the client gives up on the device:
+/// the server's own run deadline (LocalRunner's) plus the cooldown and a generous margin.
+std::chrono::milliseconds measureDeadline(const tune::LocalRunnerOptions& o) {
+  double measuring = (o.repeat + 3) * o.minRepeatMs / 1000.0 * 1.5 + (o.enableCpuCacheFlush ? 0.2 * (o.repeat + 3) : 0);
+  double seconds = o.timeoutSeconds + measuring + o.cooldownIntervalSeconds + 30;
+  return std::chrono::milliseconds(int64_t(std::ceil(seconds * 1000)));
+}
+
+}  // namespace
+
+struct DeviceSession::Impl {
+  RpcSecurity security;
+  std::unique_ptr<proto::DeviceServer::Stub> stub;
+};
+
+DeviceSession::DeviceSession(const std::string& address, const RpcSecurity& security, const std::string& clientName,
+                             uint64_t leaseId)
+    : address_(address), impl_(std::make_unique<Impl>()) {
+  impl_->security = security;
+  impl_->stub = proto::DeviceServer::NewStub(makeChannel(address, security));
+  grpc::ClientContext context;
+  prepareCall(context, security, kShortCall);
+  proto::OpenSessionRequest request;
+  request.set_client(clientName);
+  request.set_lease_id(leaseId);
+  proto::SessionReply reply;
+  auto status = impl_->stub->OpenSession(&context, request, &reply);
+  if (!status.ok()) {
+    std::string message = fmt::format("cannot open a session on the device server at {}: {}", address, statusText(status));
+    if (isConnectionFailure(status) || status.error_code() == grpc::RESOURCE_EXHAUSTED) throw DeviceUnavailable(message);
+    throw Error(message);
+  }
+  sessionId_ = reply.session_id();
+  maxUploadBytes_ = reply.max_upload_bytes();
+}
+
+DeviceSession::~DeviceSession() { close(); }
+
+void DeviceSession::close() {
+  if (sessionId_ == 0) return;
+  grpc::ClientContext context;
+  prepareCall(context, impl_->security, std::chrono::milliseconds(2000));
+  proto::SessionRef request;
+  request.set_session_id(sessionId_);
+  proto::SessionReply reply;
+  (void)impl_->stub->CloseSession(&context, request, &reply);
+  sessionId_ = 0;
+}
+
+void DeviceSession::upload(const std::string& name, const std::string& data) {
+  grpc::ClientContext context;
+  prepareCall(context, impl_->security, kUploadCall);
+  proto::UploadRequest request;
+  request.set_session_id(sessionId_);
+  request.set_name(name);
+  request.set_data(data);
+  proto::UploadReply reply;
+  auto status = impl_->stub->Upload(&context, request, &reply);
+  if (status.ok()) return;
+  std::string message = fmt::format("upload of '{}' ({} bytes) to the device server at {} failed: {}", name,
+                                    data.size(), address_, statusText(status));
+  // gRPC's own size check answers RESOURCE_EXHAUSTED too: both are refusals of this file.
+  if (isConnectionFailure(status)) throw DeviceUnavailable(message);
+  throw Error(message);
+}
+
+void DeviceSession::uploadFile(const std::string& name, const std::string& path) { upload(name, readFile(path)); }
+
+tune::MeasureResult DeviceSession::measure(const RemoteKernel& kernel, const tune::LocalRunnerOptions& o) {
+  grpc::ClientContext context;
+  prepareCall(context, impl_->security, measureDeadline(o));
+  proto::MeasureRequest request;
+  request.set_session_id(sessionId_);
+  request.set_library(kernel.library);
+  request.set_kernel(kernel.kernel);
+  request.set_num_inputs(kernel.numInputs);
+  request.set_task_name(kernel.taskName);
+  request.set_seed(o.seed);
+  request.set_number(o.number);
+  request.set_repeat(o.repeat);
+  request.set_min_repeat_ms(o.minRepeatMs);
+  request.set_timeout_s(o.timeoutSeconds);
+  request.set_cooldown_s(o.cooldownIntervalSeconds);
+  request.set_flush_cache(o.enableCpuCacheFlush);
+  request.set_tolerance(o.tolerance);
+  request.set_reference_library(kernel.referenceLibrary);
+  request.set_reference_kernel(kernel.referenceKernel);
+  proto::MeasureReply reply;
+  auto status = impl_->stub->Measure(&context, request, &reply);
+  if (!status.ok()) {
+    std::string message = fmt::format("measuring '{}' on the device server at {} failed: {}", kernel.library, address_,
+                                      statusText(status));
+    if (isConnectionFailure(status) || status.error_code() == grpc::FAILED_PRECONDITION) throw DeviceUnavailable(message);
+    throw Error(message);
+  }
+  tune::MeasureResult result;
+  result.errorNo = tune::measureErrorFromNumber(reply.error_no());
+  result.errorMessage = reply.message();
+  result.costs.assign(reply.costs().begin(), reply.costs().end());
+  result.callsPerRepeat = reply.number();
+  result.runSeconds = reply.run_seconds();
+  if (result.ok() && result.costs.empty()) {
+    result.errorNo = tune::MeasureErrorNo::UnknownError;
+    result.errorMessage = fmt::format("the device server at {} answered without costs", address_);
+  }
+  return result;
+}
+
+HardwareInfo DeviceSession::hardwareInfo() {
+  grpc::ClientContext context;
+  prepareCall(context, impl_->security, kShortCall);
+  proto::SessionRef request;
+  request.set_session_id(sessionId_);
+  proto::HardwareInfo reply;
+  auto status = impl_->stub->GetHardwareInfo(&context, request, &reply);
+  if (!status.ok()) {
+    std::string message = fmt::format("cannot read the hardware parameters of the device server at {}: {}", address_,
+                                      statusText(status));
+    if (isConnectionFailure(status)) throw DeviceUnavailable(message);
+    throw Error(message);
+  }
+  HardwareInfo info;
+  info.arch = reply.arch();
+  info.cores = reply.cores();
+  info.vectorBits = reply.vector_bits();
+  info.l1CacheBytes = reply.l1_cache_bytes();
+  info.l2CacheBytes = reply.l2_cache_bytes();
+  info.l3CacheBytes = reply.l3_cache_bytes();
+  info.worker = reply.worker();
+  return info;
+}
+
+}  // namespace tessel::rpc

@@ -1,0 +1,26 @@
+/// The hardware parameters a device server reports when asked (the seeds read them over RPC
+/// before choosing schedules): architecture, cores, SIMD vector width and cache sizes, read
+/// from this machine's /proc and /sys. A server whose worker runs under emulation (qemu-user)
+/// reports the emulated architecture by option; see DeviceServerOptions.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace tessel::rpc {
+
+struct HardwareInfo {
+  std::string arch;           ///< "x86_64", "aarch64"
+  int cores = 0;              ///< online logical cores
+  int vectorBits = 0;         ///< widest SIMD register: 512 (AVX-512), 256 (AVX), 128 (SSE, NEON)
+  int64_t l1CacheBytes = 0;   ///< per core, data; 0 when unknown
+  int64_t l2CacheBytes = 0;
+  int64_t l3CacheBytes = 0;   ///< shared last level; 0 when there is none or it is unknown
+  std::string worker;         ///< the server's measurement worker command
+  /// "x86_64, 16 cores, 512-bit vectors, L1 48 KiB, L2 2048 KiB, L3 107520 KiB".
+  std::string toString() const;
+};
+
+/// This machine's parameters.
+HardwareInfo queryHostHardware();
+
+}  // namespace tessel::rpc

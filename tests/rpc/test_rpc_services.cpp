@@ -1,0 +1,232 @@
+// The tracker and device servers as real processes on loopback: `tessel query` totals and
+// pending counts, the token, a busy port, the device server's limits (upload size, names
+// confined to its directory, one session at a time), and malformed requests answered with
+// errors instead of crashes.
+#include <gtest/gtest.h>
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <future>
+#include <thread>
+
+#include "RpcTestSupport.h"
+#include "common/ErrorText.h"
+#include "rpc/DeviceSession.h"
+#include "rpc/TrackerClient.h"
+#include "support/Subprocess.h"
+#include "tessel_rpc.grpc.pb.h"
+
+using namespace tessel;
+using namespace tessel::rpc;
+using namespace tessel::rpctest;
+using namespace std::chrono_literals;
+using testsupport::errorOf;
+using testsupport::expectContains;
+
+namespace {
+
+SubprocessResult query(const Cluster& c, const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> argv = {TESSEL_CLI, "query", "--host", "127.0.0.1", "--port", std::to_string(c.trackerPort())};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  SubprocessOptions o;
+  o.timeout = 20s;
+  return runSubprocess(argv, o);
+}
+
+/// Waits (bounded) until `tessel query` prints `line`.
+void expectQueryLine(const Cluster& c, const std::string& line) {
+  std::string last;
+  for (int i = 0; i < 100; ++i) {
+    last = query(c).output;
+    if (last.find(line) != std::string::npos) return;
+    std::this_thread::sleep_for(50ms);
+  }
+  ADD_FAILURE() << "'" << line << "' never shown; last output:\n" << last;
+}
+
+}  // namespace
+
+TEST(RpcServices, QueryShowsTotalsFreeAndPending) {
+  Cluster c;
+  c.startTracker();
+  expectContains(c.tracker().output(), "bind to 127.0.0.1:");
+  for (int i = 0; i < 3; ++i) c.startServer("cpu3");
+  ASSERT_TRUE(c.waitForDevices("cpu3", 3, 3));
+  auto out = query(c);
+  ASSERT_TRUE(out.ok()) << out.output;
+  expectContains(out.output,
+                 "Queue Status\n----------------------------------\nkey          total  free  pending\n"
+                 "----------------------------------\ncpu3         3      3     0\n----------------------------------\n");
+
+  // Lease all three; two more clients wait, one for a key nobody serves.
+  TrackerClient client(c.trackerAddress(), {});
+  std::vector<GrantedLease> leases;
+  for (int i = 0; i < 3; ++i) {
+    auto o = client.requestDevice("cpu3", 0, 5s, 60s);
+    ASSERT_EQ(o.status, DeviceRequestOutcome::Status::Granted) << o.message;
+    leases.push_back(o.lease);
+  }
+  RequestCanceller cancelFourth, cancelOther;
+  auto fourth = std::async(std::launch::async, [&] { return client.requestDevice("cpu3", 0, 30s, 60s, &cancelFourth); });
+  auto other = std::async(std::launch::async, [&] { return client.requestDevice("rpi3b", 0, 30s, 60s, &cancelOther); });
+  expectQueryLine(c, "cpu3         3      0     1\n");
+  expectQueryLine(c, "rpi3b        0      0     1\n");
+  // Releasing one serves the waiting client at once.
+  client.release(leases[0].leaseId);
+  auto granted = fourth.get();
+  EXPECT_EQ(granted.status, DeviceRequestOutcome::Status::Granted);
+  EXPECT_EQ(granted.lease.deviceId, leases[0].deviceId);
+  cancelOther.cancel();
+  EXPECT_EQ(other.get().status, DeviceRequestOutcome::Status::Cancelled);
+  // Nobody waits for rpi3b any more and nobody serves it: the key leaves the table.
+  for (int i = 0; i < 100 && query(c).output.find("rpi3b") != std::string::npos; ++i) std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(query(c).output.find("rpi3b"), std::string::npos);
+  auto devices = query(c, {"--devices"});
+  expectContains(devices.output, "Server List");
+  expectContains(devices.output, "leased");
+}
+
+TEST(RpcServices, ASecondTrackerOnABusyPortFailsClearly) {
+  Cluster c;
+  c.startTracker();
+  SubprocessOptions o;
+  o.timeout = 20s;
+  auto r = runSubprocess({TESSEL_CLI, "tracker", "--host", "127.0.0.1", "--port", std::to_string(c.trackerPort())}, o);
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  expectContains(r.output, fmt::format("cannot listen on 127.0.0.1:{}", c.trackerPort()));
+}
+
+TEST(RpcServices, AWrongTokenIsRefusedClearly) {
+  Cluster c;
+  c.token = "s3cret";
+  c.startTracker();
+  c.startServer("secure");
+  ASSERT_TRUE(c.waitForDevices("secure", 1));
+  auto none = query(c);
+  EXPECT_EQ(none.exitCode, 1);
+  expectContains(none.output, "the tracker requires a token and the call carried none");
+  auto wrong = query(c, {"--token", "guess"});
+  EXPECT_EQ(wrong.exitCode, 1);
+  expectContains(wrong.output, "the tracker refused the call: wrong token");
+  auto right = query(c, {"--token", "s3cret"});
+  EXPECT_TRUE(right.ok()) << right.output;
+  expectContains(right.output, "secure       1      1     0");
+  // A server with the wrong token is refused and says so.
+  ChildProcess bad({TESSEL_CLI, "server", "--tracker", c.trackerAddress(), "--key", "secure", "--host", "127.0.0.1",
+                    "--port", "0", "--token", "guess"},
+                   c.dir() + "/bad_server.log");
+  EXPECT_EQ(bad.wait(), 1);
+  expectContains(bad.output(), "refused the registration");
+  expectContains(bad.output(), "wrong token");
+  // The device server checks the token too.
+  std::string address = fmt::format("127.0.0.1:{}", c.serverPort(0));
+  expectContains(errorOf([&] { DeviceSession s(address, RpcSecurity::withToken("guess"), "test"); }), "wrong token");
+  DeviceSession ok(address, RpcSecurity::withToken("s3cret"), "test");
+  EXPECT_GT(ok.hardwareInfo().cores, 0);
+}
+
+TEST(RpcServices, TheDeviceServerConfinesUploadsAndServesOneSessionAtATime) {
+  Cluster c;
+  ChildProcess server({TESSEL_CLI, "server", "--host", "127.0.0.1", "--port", "0", "--max-upload-mb", "0.01"},
+                      c.dir() + "/server.log");
+  ASSERT_TRUE(server.waitForOutput("bind to")) << server.output();
+  std::string address = fmt::format("127.0.0.1:{}", boundPort(server.output()));
+  DeviceSession session(address, {}, "test");
+  EXPECT_EQ(session.maxUploadBytes(), 10485);
+  session.upload("small.so", std::string(1000, 'x'));
+  auto tooBig = errorOf([&] { session.upload("big.so", std::string(20000, 'x')); });
+  expectContains(tooBig, "upload of 'big.so' (20000 bytes)");
+  expectContains(tooBig, "over this server's limit of 10485 bytes");
+  // Far over the limit: gRPC's own message-size check refuses it before the service sees it.
+  expectContains(errorOf([&] { session.upload("huge.so", std::string(3 << 20, 'x')); }), "RESOURCE_EXHAUSTED");
+  std::string escape = "tessel-escape-" + std::to_string(getpid()) + ".so";
+  expectContains(errorOf([&] { session.upload("../" + escape, "x"); }), "is a path");
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::temp_directory_path() / escape));
+  expectContains(errorOf([&] { session.upload("..", "x"); }), "'..' is not a file name");
+  expectContains(errorOf([&] { session.upload("", "x"); }), "'name' is empty");
+  // Measuring a file that was never uploaded.
+  tune::LocalRunnerOptions o;
+  RemoteKernel k{"missing.so", "matmul", 2, "matmul", "", ""};
+  expectContains(errorOf([&] { session.measure(k, o); }), "'missing.so' was not uploaded in this session");
+  // Measuring an uploaded file that is not a library: the worker says so, the server lives on.
+  auto garbage = session.measure(RemoteKernel{"small.so", "matmul", 2, "matmul", "", ""}, o);
+  EXPECT_EQ(garbage.errorNo, tune::MeasureErrorNo::RuntimeDeviceError) << garbage.errorMessage;
+  // One session at a time.
+  auto busy = errorOf([&] { DeviceSession second(address, {}, "intruder"); });
+  expectContains(busy, "the device server is busy: a session of test has been open for");
+  auto info = session.hardwareInfo();
+  EXPECT_GT(info.cores, 0);
+  EXPECT_FALSE(info.arch.empty());
+  EXPECT_GE(info.vectorBits, 128);
+  session.close();
+  DeviceSession next(address, {}, "next");  // free again
+  EXPECT_TRUE(server.running());
+}
+
+TEST(RpcServices, MalformedRequestsGetErrorsNotCrashes) {
+  Cluster c;
+  c.startTracker();
+  auto channel = grpc::CreateChannel(c.trackerAddress(), grpc::InsecureChannelCredentials());
+  auto stub = proto::Tracker::NewStub(channel);
+  auto call = [&](auto method, const auto& request, auto* reply) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 10s);
+    return (stub.get()->*method)(&context, request, reply);
+  };
+  proto::RegisterReply registered;
+  proto::RegisterRequest reg;
+  auto s = call(&proto::Tracker::Stub::Register, reg, &registered);
+  EXPECT_EQ(s.error_code(), grpc::INVALID_ARGUMENT);
+  expectContains(s.error_message(), "malformed request: 'key' is empty");
+  reg.set_key("bad key!");
+  reg.set_address(":9000");
+  expectContains(call(&proto::Tracker::Stub::Register, reg, &registered).error_message(), "may hold only letters");
+  reg.set_key("k");
+  reg.set_address("nohost");
+  expectContains(call(&proto::Tracker::Stub::Register, reg, &registered).error_message(), "'nohost' is not host:port");
+  reg.set_address("h:99999");
+  expectContains(call(&proto::Tracker::Stub::Register, reg, &registered).error_message(), "no valid port");
+  proto::DeviceRequest request;
+  request.set_key("k");
+  request.set_timeout_ms(-5);
+  proto::Lease lease;
+  expectContains(call(&proto::Tracker::Stub::RequestDevice, request, &lease).error_message(), "'timeout_ms' must be between");
+  // Bytes that are no protobuf message at all.
+  grpc::GenericStub generic(channel);
+  grpc::Slice slice(std::string("\xff\xff\xff\xff garbage", 12));
+  grpc::ByteBuffer garbage(&slice, 1), response;
+  grpc::ClientContext context;
+  std::promise<grpc::Status> done;
+  generic.UnaryCall(&context, "/tessel.rpc.proto.Tracker/Register", {}, &garbage, &response,
+                    [&](grpc::Status status) { done.set_value(status); });
+  auto status = done.get_future().get();
+  EXPECT_FALSE(status.ok());
+  // Still serving.
+  EXPECT_TRUE(query(c).ok());
+  EXPECT_TRUE(c.tracker().running());
+
+  // The device server's checks.
+  size_t i = c.startServer("k2");
+  auto device = proto::DeviceServer::NewStub(
+      grpc::CreateChannel(fmt::format("127.0.0.1:{}", c.serverPort(i)), grpc::InsecureChannelCredentials()));
+  proto::MeasureRequest measure;
+  measure.set_library("x.so");
+  measure.set_kernel("k");
+  measure.set_number(0);
+  proto::MeasureReply measured;
+  grpc::ClientContext m1;
+  auto ms = device->Measure(&m1, measure, &measured);
+  EXPECT_EQ(ms.error_code(), grpc::INVALID_ARGUMENT);
+  expectContains(ms.error_message(), "'number' must be at least 1");
+  measure.set_number(1);
+  measure.set_repeat(1);
+  measure.set_timeout_s(1);
+  measure.set_session_id(42);
+  grpc::ClientContext m2;
+  ms = device->Measure(&m2, measure, &measured);
+  EXPECT_EQ(ms.error_code(), grpc::FAILED_PRECONDITION);
+  expectContains(ms.error_message(), "session 42 is not open");
+  EXPECT_TRUE(c.server(i).running());
+}
