@@ -10,6 +10,7 @@
 #include "common/ErrorText.h"
 #include "graph/Interpreter.h"
 #include "graph/Operators.h"
+#include "graph/passes/ConstantEvaluation.h"
 #include "graph/passes/GraphPasses.h"
 #include "graph/passes/PassManager.h"
 #include "support/Error.h"
@@ -116,6 +117,44 @@ TEST_F(GraphPasses, FoldConstantsEvaluatesConstantSubgraphsOnly) {
   EXPECT_EQ(f.params().size(), 1u);
   EXPECT_EQ(f.params().count("squashed"), 1u);
   EXPECT_LT(outputDifference(g, f), 1e-6);
+}
+
+// The native folding paths (transpose, reshape, float broadcast arithmetic) against the
+// reference interpreter, which folds every other operator.
+TEST_F(GraphPasses, NativeConstantEvaluationMatchesTheInterpreter) {
+  struct Case {
+    std::string op;
+    Attrs attrs;
+    std::vector<std::vector<int64_t>> shapes;
+  };
+  std::vector<Case> cases = {
+      {"transpose", {{"axes", {2, 3, 1, 0}}}, {{5, 3, 2, 4}}},
+      {"transpose", {{"axes", {1, 0, 2}}}, {{1, 6, 7}}},
+      {"transpose", Attrs::object(), {{2, 3, 4}}},
+      {"reshape", {{"shape", {6, -1}}}, {{2, 3, 4}}},
+      {"flatten", Attrs::object(), {{2, 3, 2, 2}}},
+      {"multiply", Attrs::object(), {{2, 3, 4, 5}, {3, 1, 1}}},
+      {"add", Attrs::object(), {{4, 1}, {3}}},
+      {"subtract", Attrs::object(), {{1}, {2, 3}}},
+      {"divide", Attrs::object(), {{2, 1, 5}, {2, 3, 1}}},
+  };
+  uint32_t seed = 1;
+  for (const Case& c : cases) {
+    Graph g;
+    std::vector<int> inputs;
+    std::vector<runtime::Tensor> values;
+    for (const auto& shape : c.shapes) {
+      values.push_back(randomTensor(shape, seed++, 0.5f, 2.0f));
+      inputs.push_back(g.addConstant("c" + std::to_string(inputs.size()), values.back()));
+    }
+    int op = g.addOp(c.op, inputs, c.attrs, "result");
+    g.markOutput(op);
+    runtime::Tensor native = evaluateOnConstants(c.op, c.attrs, values, g.node(op).type);
+    runtime::Tensor reference = interpretGraph(g, {}).at(0);
+    ASSERT_EQ(native.shape(), reference.shape()) << c.op;
+    for (int64_t i = 0; i < native.numel(); ++i)
+      ASSERT_NEAR(native.dataAs<float>()[i], reference.dataAs<float>()[i], 1e-6) << c.op << " element " << i;
+  }
 }
 
 TEST_F(GraphPasses, FoldScaleAxisMovesPerChannelScalesIntoWeights) {
