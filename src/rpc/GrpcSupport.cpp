@@ -66,7 +66,10 @@ std::shared_ptr<grpc::Channel> makeChannel(const std::string& address, const Rpc
   // Reconnect quickly after a tracker or server restart (gRPC's default backoff grows to 2 min).
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 1000);  // also the shortest connect timeout
+  // After a failed connection the channel resolves the name again, by default at most every
+  // 30 s: a channel that first tried while the tracker was down stayed down for seconds.
+  args.SetInt(GRPC_ARG_DNS_MIN_TIME_BETWEEN_RESOLUTIONS_MS, 200);
   std::shared_ptr<grpc::ChannelCredentials> credentials;
   if (!security.tlsCa.empty()) {
     grpc::SslCredentialsOptions ssl;

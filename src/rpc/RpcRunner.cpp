@@ -237,8 +237,10 @@ void RpcRunner::deviceLoop(Batch& batch) {
     }
 
     // 2. A session on it; then candidates until the queue is empty or the device is lost.
-    auto releaseDevice = [&] {
-      batch.tracker.release(lease.leaseId);
+    // A device that failed is not given back: its lease keeps the tracker from handing it to
+    // the next request until the tracker drops it (silent) or the lease runs out.
+    auto releaseDevice = [&](bool giveBack) {
+      if (giveBack) batch.tracker.release(lease.leaseId);
       std::lock_guard lock(batch.mutex);
       --batch.devicesHeld;
     };
@@ -247,7 +249,7 @@ void RpcRunner::deviceLoop(Batch& batch) {
       session = std::make_unique<DeviceSession>(lease.address, o.security,
                                                 fmt::format("{} batch {}", o.clientName, batch.id), lease.leaseId);
     } catch (const DeviceUnavailable&) {
-      releaseDevice();
+      releaseDevice(false);
       if (++sessionFailures >= kSessionFailuresPerThread) {
         std::lock_guard lock(batch.mutex);
         if (batch.devicesHeld > 0) return;
@@ -255,7 +257,7 @@ void RpcRunner::deviceLoop(Batch& batch) {
       std::this_thread::sleep_for(kTrackerRetry);
       continue;
     } catch (const Error& e) {
-      releaseDevice();
+      releaseDevice(true);
       std::lock_guard lock(batch.mutex);
       batch.failQueued(tune::MeasureErrorNo::UnknownError, e.what());
       batch.cancelWaiters();
@@ -327,7 +329,7 @@ void RpcRunner::deviceLoop(Batch& batch) {
     }
     if (!lost) session->close();
     session.reset();
-    releaseDevice();
+    releaseDevice(!lost);
   }
 }
 
