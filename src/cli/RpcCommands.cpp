@@ -9,6 +9,7 @@
 
 #include "cli/ReportErrors.h"
 #include "rpc/DeviceServer.h"
+#include "rpc/RpcRunner.h"
 #include "rpc/Tracker.h"
 #include "rpc/TrackerClient.h"
 #include "support/Error.h"
@@ -128,6 +129,37 @@ void runQuery(const QueryArgs& a) {
 }
 
 }  // namespace
+
+void addRunnerOptions(CLI::App* c, RunnerArgs& a) {
+  c->add_option("--runner", a.runner, "where candidates are measured: local (this machine) or rpc (devices behind a tracker)");
+  c->add_option("--key", a.key, "rpc: the device key to measure on");
+  c->add_option("--tracker", a.tracker, "rpc: the tracker's HOST:PORT");
+  c->add_option("--priority", a.priority, "rpc: priority of the requests for devices (higher first)");
+  c->add_option("--device-wait", a.deviceWait, "rpc: seconds to wait for a free device before failing candidates");
+  c->add_option("--max-devices", a.maxDevices, "rpc: devices used at once (0: every device of the key)");
+  c->add_option("--max-attempts", a.maxAttempts, "rpc: measurements of a candidate whose device is lost, in all");
+  c->add_option("--rpc-token", a.token, "rpc: the tracker's and servers' token (default: $TESSEL_RPC_TOKEN)");
+  c->add_option("--tls-ca", a.tlsCa, "rpc: connect over TLS, trusting this PEM CA certificate");
+  c->add_option("--tls-target-name", a.tlsTargetName, "rpc: host name to check the certificates against");
+}
+
+std::unique_ptr<tune::Runner> makeRunner(const RunnerArgs& a, const tune::LocalRunnerOptions& measure) {
+  if (a.runner == "local") return std::make_unique<tune::LocalRunner>(measure);
+  TESSEL_CHECK(a.runner == "rpc", "--runner: unknown runner '{}' (local, rpc)", a.runner);
+  TESSEL_CHECK(!a.key.empty(), "--runner rpc needs --key: the device key to measure on (see `tessel query`)");
+  rpc::RpcRunnerOptions o;
+  o.tracker = withDefaultPort(a.tracker, 9190);
+  o.key = a.key;
+  o.priority = a.priority;
+  o.deviceWaitSeconds = a.deviceWait;
+  o.maxDevices = a.maxDevices;
+  o.maxAttempts = a.maxAttempts;
+  o.measure = measure;
+  o.security.token = rpc::RpcSecurity::tokenOrEnvironment(a.token);
+  o.security.tlsCa = a.tlsCa;
+  o.security.tlsTargetName = a.tlsTargetName;
+  return std::make_unique<rpc::RpcRunner>(o);
+}
 
 void addRpcCommands(CLI::App& app) {
   auto tracker = std::make_shared<TrackerArgs>();

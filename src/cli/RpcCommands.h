@@ -4,11 +4,33 @@
 ///   tessel query --host HOST --port 9190                 (the "Queue Status" table)
 /// Each runs until SIGINT or SIGTERM (tracker, server) and shares the security options
 /// --token (or $TESSEL_RPC_TOKEN) and --tls-cert/--tls-key (serving) or --tls-ca (connecting).
+///
+/// Also the runner choice of the commands that measure (`tessel tune`):
+///   --runner local|rpc  --key KEY  --tracker HOST:PORT  [--priority N] [--device-wait S] ...
 #pragma once
 #include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+
+#include "tune/LocalRunner.h"
+#include "tune/MeasureBatch.h"
 
 namespace tessel::cli {
 
 void addRpcCommands(CLI::App& app);
+
+/// Where candidates are measured: this machine's worker, or devices behind a tracker.
+struct RunnerArgs {
+  std::string runner = "local";
+  std::string key, tracker = "127.0.0.1:9190", token, tlsCa, tlsTargetName;
+  int priority = 1, maxDevices = 0, maxAttempts = 3;
+  double deviceWait = 60;
+};
+/// Adds --runner, --key, --tracker and the rpc runner's options to a command.
+void addRunnerOptions(CLI::App* command, RunnerArgs& args);
+/// The runner the options ask for, measuring with `measure`'s timing options. Throws Error for
+/// an unknown runner or a missing --key.
+std::unique_ptr<tune::Runner> makeRunner(const RunnerArgs& args, const tune::LocalRunnerOptions& measure);
 
 }  // namespace tessel::cli

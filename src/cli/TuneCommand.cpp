@@ -10,6 +10,7 @@
 
 #include "cli/ModelArgs.h"
 #include "cli/ReportErrors.h"
+#include "cli/RpcCommands.h"
 #include "graph/Build.h"
 #include "graph/TaskExtraction.h"
 #include "ops/Schedules.h"
@@ -37,6 +38,7 @@ struct TuneArgs : ModelArgs {
   size_t batchSize = 8;
   double minRepeatMs = 0, timeout = 10, buildTimeout = 10, cooldown = 0.1;
   uint64_t seed = 0;
+  RunnerArgs runnerArgs;  ///< --runner local|rpc and the rpc runner's options
 };
 
 /// Whether a task's anchor is one of the operator kinds --ops names. "conv2d" covers every
@@ -143,7 +145,7 @@ void tune(const TuneArgs& a) {
   runnerOptions.cooldownIntervalSeconds = a.cooldown;
   runnerOptions.enableCpuCacheFlush = a.cacheFlush;
   runnerOptions.checkCorrectness = a.checkCorrectness;
-  tune::LocalRunner runner(runnerOptions);
+  auto runner = makeRunner(a.runnerArgs, runnerOptions);
   tune::RecordLogWriter log(a.log);
 
   fmt::print("Tuning...\n");
@@ -163,7 +165,7 @@ void tune(const TuneArgs& a) {
     o.progressPrefix = fmt::format("[Task {:>2}/{:>2}] ", i + 1, tasks.size());
     o.liveProgress = isatty(fileno(stdout));
     std::vector<tune::autotvm::Trial> trials = resumed;
-    auto result = tune::autotvm::tuneTask(task, *tuner, builder, runner, o, resumed,
+    auto result = tune::autotvm::tuneTask(task, *tuner, builder, *runner, o, resumed,
                                           [&](const tune::autotvm::ConfigEntity& config, const tune::MeasureInput& input,
                                               const tune::MeasureResult& r) {
                                             tune::RecordConfig rc{int64_t(config.index()), config.toJson()["entity"]};
@@ -232,6 +234,7 @@ void addTuneCommand(CLI::App& app) {
   c->add_flag("--check-correctness", args->checkCorrectness, "compare each candidate's output with the naive schedule's");
   c->add_flag("--no-evaluate", args->noEvaluate, "build with the best records but do not time the network");
   c->add_option("--seed", args->seed, "seed of the tuners");
+  addRunnerOptions(c, args->runnerArgs);
   c->callback([args] { reportingErrors([&] { tune(*args); }); });
 }
 

@@ -1,0 +1,57 @@
+// `tessel tune --runner rpc` as a user runs it: a tracker and three servers on loopback, a
+// small tuning run measured on them, every trial in the log; and the runner's options checked.
+#include <gtest/gtest.h>
+
+#include "RpcTestSupport.h"
+#include "common/ErrorText.h"
+#include "support/Subprocess.h"
+#include "tune/RecordLog.h"
+
+using namespace tessel;
+using namespace tessel::rpctest;
+using namespace std::chrono_literals;
+using testsupport::expectContains;
+
+namespace {
+
+std::vector<std::string> tuneCommand(const std::string& log, const std::vector<std::string>& runner) {
+  std::vector<std::string> argv = {TESSEL_CLI, "tune", "--model", "resnet-18", "--tasks", "2", "--tuner", "random",
+                                   "--n-trial", "6", "--batch-size", "3", "--number", "1", "--repeat", "1",
+                                   "--cooldown-interval", "0", "--log", log, "--no-evaluate"};
+  argv.insert(argv.end(), runner.begin(), runner.end());
+  return argv;
+}
+
+}  // namespace
+
+TEST(RpcTuneCli, TunesThroughTheTrackerOnThreeServers) {
+  Cluster c;
+  c.startTracker();
+  for (int i = 0; i < 3; ++i) c.startServer("tune3");
+  ASSERT_TRUE(c.waitForDevices("tune3", 3, 3));
+  std::string log = c.dir() + "/tune.log";
+  SubprocessOptions o;
+  o.timeout = 120s;
+  auto r = runSubprocess(tuneCommand(log, {"--runner", "rpc", "--key", "tune3", "--tracker", c.trackerAddress()}), o);
+  ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
+  expectContains(r.output, "Progress: (6/6)");
+  auto records = tune::readRecords(log);
+  ASSERT_EQ(records.records.size(), 6u);
+  for (const auto& record : records.records) EXPECT_TRUE(record.ok()) << record.result.errorMessage;
+  int serversUsed = 0;
+  for (int i = 0; i < 3; ++i) serversUsed += c.server(i).output().find("closed by its client") != std::string::npos;
+  EXPECT_GE(serversUsed, 2) << "the batches spread over the servers";
+  ASSERT_TRUE(c.waitForDevices("tune3", 3, 3)) << "every device is free after the run";
+}
+
+TEST(RpcTuneCli, BadRunnerOptionsFailClearly) {
+  TempDir dir;
+  SubprocessOptions o;
+  o.timeout = 60s;
+  auto unknown = runSubprocess(tuneCommand(dir.path() + "/a.log", {"--runner", "remote"}), o);
+  EXPECT_EQ(unknown.exitCode, 1);
+  expectContains(unknown.output, "--runner: unknown runner 'remote' (local, rpc)");
+  auto noKey = runSubprocess(tuneCommand(dir.path() + "/b.log", {"--runner", "rpc"}), o);
+  EXPECT_EQ(noKey.exitCode, 1);
+  expectContains(noKey.output, "--runner rpc needs --key");
+}
