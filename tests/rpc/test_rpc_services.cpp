@@ -230,3 +230,36 @@ TEST(RpcServices, MalformedRequestsGetErrorsNotCrashes) {
   expectContains(ms.error_message(), "session 42 is not open");
   EXPECT_TRUE(c.server(i).running());
 }
+
+TEST(RpcServices, TlsLinksWorkAndPlainClientsAreTurnedAway) {
+  Cluster c;
+  std::string cert = c.dir() + "/cert.pem", key = c.dir() + "/key.pem";
+  SubprocessOptions o;
+  o.timeout = 60s;
+  auto made = runSubprocess({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                             "-days", "1", "-subj", "/CN=localhost", "-addext",
+                             "subjectAltName=DNS:localhost,IP:127.0.0.1"},
+                            o);
+  ASSERT_TRUE(made.ok()) << made.output;
+  std::vector<std::string> serve = {"--tls-cert", cert, "--tls-key", key};
+  c.startTracker(0, serve);
+  std::vector<std::string> server = serve;
+  server.insert(server.end(), {"--tls-ca", cert});
+  size_t i = c.startServer("tls", server);
+  auto secure = query(c, {"--tls-ca", cert});
+  ASSERT_TRUE(secure.ok()) << secure.output;
+  expectContains(secure.output, "tls          1      1     0");
+  auto plain = query(c);
+  EXPECT_EQ(plain.exitCode, 1);
+  expectContains(plain.output, "cannot query the tracker");
+  RpcSecurity tls;
+  tls.tlsCa = cert;
+  DeviceSession session(fmt::format("127.0.0.1:{}", c.serverPort(i)), tls, "tls-test");
+  EXPECT_GT(session.hardwareInfo().cores, 0);
+  expectContains(errorOf([&] { DeviceSession s(fmt::format("127.0.0.1:{}", c.serverPort(i)), {}, "plain"); }),
+                 "cannot open a session");
+  // A certificate file that is not one.
+  auto bad = runSubprocess({TESSEL_CLI, "tracker", "--port", "0", "--tls-cert", c.dir() + "/tracker_1.log", "--tls-key", key}, o);
+  EXPECT_EQ(bad.exitCode, 1);
+  expectContains(bad.output, "is not in PEM format");
+}
