@@ -4,7 +4,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_GEN  := $(shell command -v ninja >/dev/null 2>&1 && echo -G Ninja)
 
-.PHONY: all deps build build-asan test test-release test-asan demo bench-core bench-vta bench bench-models bench-tune clean
+.PHONY: all deps build build-asan test test-release test-asan demo bench-core bench-vta bench bench-models bench-tune bench-rpc clean
 
 all: build
 
@@ -48,6 +48,10 @@ bench-core: build
 
 bench-vta: build
 	./$(BUILD)/bench/vta/bench_vta
+
+# Candidates per second through a tracker with 1 and 3 loopback device servers; remote vs local cost.
+bench-rpc: build
+	./$(BUILD)/bench/rpc/bench_rpc
 
 # Batch-1 latency of the zoo networks in tessel, ONNX Runtime and PyTorch, one run (MODELS=... to pick).
 bench-models: build
