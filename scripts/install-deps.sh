@@ -9,6 +9,7 @@ packages=(
   libdnnl-dev
   libxgboost-dev xgboost
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -67,6 +67,23 @@ const DirectLink& directLinkFor(const std::string& compiler) {
   fail("{} failed on {} ({}):\n{}", tool, sourcePath, r.describe(), message);
 }
 
+/// -mtriple=T: Debian's cross compiler T-gcc (gcc-aarch64-linux-gnu for aarch64-linux-gnu) and
+/// the architecture's baseline instead of -march=native. The host's own triple changes nothing.
+void applyTriple(const std::string& triple, const std::string& target, CompileOptions& options) {
+  TESSEL_CHECK(!triple.empty() && triple.find_first_of(" /") == std::string::npos,
+               "target '{}': -mtriple needs a triple such as aarch64-linux-gnu", target);
+#if defined(__x86_64__)
+  if (triple == "x86_64-linux-gnu") return;
+#elif defined(__aarch64__)
+  if (triple == "aarch64-linux-gnu") return;
+#endif
+  options.compiler = triple + "-gcc";
+  if (triple.rfind("aarch64", 0) == 0) options.flags[1] = "-march=armv8-a";
+  else if (triple.rfind("x86_64", 0) == 0) options.flags[1] = "-march=x86-64-v2";
+  else if (triple.rfind("arm", 0) == 0) options.flags[1] = "-march=armv7-a";
+  else fail("target '{}': -mtriple={} names an architecture tessel cannot cross-compile for (aarch64, arm, x86_64)", target, triple);
+}
+
 }  // namespace
 
 void compileSharedLibrary(const std::string& source, const std::string& outputPath, const CompileOptions& options) {
@@ -116,9 +133,9 @@ CompileOptions compileOptionsForTarget(const std::string& target) {
     } else if (word.rfind("-cc=", 0) == 0) {
       options.compiler = word.substr(4);
     } else if (word.rfind("-mtriple=", 0) == 0) {
-      fail("target '{}': cross compilation (-mtriple) is not supported yet", target);
+      applyTriple(word.substr(9), target, options);
     } else {
-      fail("target '{}': unknown option '{}' (known: -mcpu=, -mattr=, -opt-level=, -cc=)", target, word);
+      fail("target '{}': unknown option '{}' (known: -mcpu=, -mattr=, -mtriple=, -opt-level=, -cc=)", target, word);
     }
   }
   return options;

@@ -22,7 +22,8 @@ struct CompileOptions {
 void compileSharedLibrary(const std::string& source, const std::string& outputPath, const CompileOptions& options = {});
 
 /// Options from a target string's flags: `-mcpu=X` (-march=X), `-mattr=+avx2,...`, `-opt-level=N`
-/// (-ON, default 2), `-cc=clang++`.
+/// (-ON, default 2), `-cc=clang++`, `-mtriple=aarch64-linux-gnu` (cross-compiles with
+/// aarch64-linux-gnu-gcc for the architecture's baseline; the kernels run on a remote device).
 CompileOptions compileOptionsForTarget(const std::string& target);
 
 }  // namespace tessel::codegen

@@ -1,0 +1,74 @@
+// The remote-board flow on any machine: a device server registered as aarch64-qemu measures
+// with the aarch64 build of the measurement worker under qemu-user; `tessel tune --target
+// "cpu -mtriple=aarch64-linux-gnu" --runner rpc` cross-compiles candidates, measures them there
+// through the tracker, logs them, and builds the network for aarch64 with the best record.
+// Timings under emulation mean nothing; the flow is what is tested.
+#include <gtest/gtest.h>
+
+#include <elf.h>
+
+#include <fstream>
+
+#include "RpcTestSupport.h"
+#include "codegen/Toolchain.h"
+#include "common/ErrorText.h"
+#include "rpc/DeviceSession.h"
+#include "support/Subprocess.h"
+#include "tune/RecordLog.h"
+
+using namespace tessel;
+using namespace tessel::rpctest;
+using namespace std::chrono_literals;
+using testsupport::errorOf;
+using testsupport::expectContains;
+
+namespace {
+
+/// e_machine of an ELF file (EM_AARCH64 = 183), or -1.
+int elfMachine(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  Elf64_Ehdr header{};
+  if (!in.read(reinterpret_cast<char*>(&header), sizeof header)) return -1;
+  return header.e_machine;
+}
+
+}  // namespace
+
+TEST(RpcCross, TheTargetTripleSelectsTheCrossCompiler) {
+  auto o = codegen::compileOptionsForTarget("cpu -mtriple=aarch64-linux-gnu");
+  EXPECT_EQ(o.compiler, "aarch64-linux-gnu-gcc");
+  EXPECT_EQ(o.flags[1], "-march=armv8-a");
+  expectContains(errorOf([] { codegen::compileOptionsForTarget("cpu -mtriple=riscv64-linux-gnu"); }),
+                 "-mtriple=riscv64-linux-gnu names an architecture tessel cannot cross-compile for");
+}
+
+#ifdef TESSEL_AARCH64_WORKER
+TEST(RpcCross, TunesADenseTaskOnAnEmulatedAarch64BoardThroughTheTracker) {
+  Cluster c;
+  c.startTracker();
+  size_t s = c.startServer("aarch64-qemu", {"--worker", TESSEL_AARCH64_WORKER, "--arch", "aarch64"});
+  {
+    rpc::DeviceSession session(fmt::format("127.0.0.1:{}", c.serverPort(s)), {}, "test");
+    EXPECT_EQ(session.hardwareInfo().arch, "aarch64");
+  }
+  std::string log = c.dir() + "/aarch64.log", module = c.dir() + "/module";
+  SubprocessOptions o;
+  o.timeout = 300s;
+  auto r = runSubprocess({TESSEL_CLI, "tune", "--model", "resnet-18", "--ops", "dense", "--target",
+                          "cpu -mtriple=aarch64-linux-gnu", "--tuner", "random", "--n-trial", "3", "--batch-size", "3",
+                          "--number", "1", "--repeat", "1", "--cooldown-interval", "0", "--runner", "rpc", "--key",
+                          "aarch64-qemu", "--tracker", c.trackerAddress(), "--log", log, "--no-evaluate", "-o", module},
+                         o);
+  ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
+  expectContains(r.output, "Progress: (3/3)");
+  auto records = tune::readRecords(log);
+  ASSERT_EQ(records.records.size(), 3u);
+  for (const auto& record : records.records) {
+    EXPECT_TRUE(record.ok()) << record.result.errorMessage;
+    EXPECT_EQ(record.target, "cpu -mtriple=aarch64-linux-gnu");
+  }
+  // The build replayed the best record and cross-compiled the whole network.
+  expectContains(r.output, "applied tuned records to 1 of");
+  EXPECT_EQ(elfMachine(module + "/kernels.so"), EM_AARCH64);
+}
+#endif
