@@ -310,12 +310,11 @@ void PrintTo(const NumericCase& c, std::ostream* out) { *out << c.name << " at "
 
 class ZooNumerics : public ::testing::TestWithParam<NumericCase> {};
 
-// Every network at a reduced image size and 10 classes, so that the double-precision
-// interpreter (about 0.1 us a multiply-add) stays quick: 32x32 (16 for resnet-50, whose cost at
-// small sizes is its weights), 75x75 for inception_v3 (its minimum); VGG with a 16-wide
-// classifier (ModelOptions::classifierWidth) instead of 25088 x 4096 weights. vgg-13/16/19
-// differ from vgg-11 only in how often each stage repeats the same 3x3 layer (the structure
-// test counts them), so vgg-11 stands for them. The reference is the interpreter on the NCHW
+// Every zoo network at a reduced image size and 10 classes, so that the double-precision
+// interpreter stays quick: 32x32 (16 for resnet-50/101/152, whose cost at small sizes is their
+// weights), 75x75 for inception_v3 (its minimum); VGG with a 16-wide classifier
+// (ModelOptions::classifierWidth) instead of 25088 x 4096 weights. The slowest run first, so
+// that ctest's parallel jobs end together. The reference is the interpreter on the NCHW
 // graph; three builds with the default CPU schedule cover both layouts, both fusion modes and
 // the graph passes — the NCHW network through the standard pipeline (converted to NHWC, batch
 // norms folded into the weights: what `tessel compile` builds), the NHWC network through the
@@ -352,9 +351,12 @@ std::string caseName(const ::testing::TestParamInfo<NumericCase>& info) {
 
 // The slowest first, so that a parallel ctest does not start them last.
 INSTANTIATE_TEST_SUITE_P(Zoo, ZooNumerics,
-                         ::testing::Values(NumericCase{"inception_v3", 75}, NumericCase{"vgg-11", 32}, NumericCase{"resnet-50", 16},
-                                           NumericCase{"resnet-18", 32}, NumericCase{"mobilenet", 32}, NumericCase{"mobilenet-v2", 32},
-                                           NumericCase{"squeezenet_v1.0", 32}, NumericCase{"squeezenet_v1.1", 32}),
+                         ::testing::Values(NumericCase{"inception_v3", 75}, NumericCase{"resnet-152", 16},
+                                           NumericCase{"resnet-101", 16}, NumericCase{"vgg-19", 32}, NumericCase{"vgg-16", 32},
+                                           NumericCase{"resnet-50", 16}, NumericCase{"vgg-13", 32}, NumericCase{"vgg-11", 32},
+                                           NumericCase{"resnet-34", 32}, NumericCase{"resnet-18", 32}, NumericCase{"mobilenet", 32},
+                                           NumericCase{"mobilenet-v2", 32}, NumericCase{"squeezenet_v1.0", 32},
+                                           NumericCase{"squeezenet_v1.1", 32}),
                          caseName);
 
 }  // namespace

@@ -1,0 +1,127 @@
+#include "graph/NaiveKernels.h"
+
+#include <array>
+
+#include "support/Error.h"
+
+namespace tessel::graph {
+
+namespace {
+
+std::array<int64_t, 2> pair(const Attrs& attrs, const char* key, int64_t fallback) {
+  auto v = attrs.value(key, std::vector<int64_t>{fallback, fallback});
+  TESSEL_CHECK(v.size() == 2, "naive kernel: attribute '{}' needs 2 values", key);
+  return {v[0], v[1]};
+}
+
+/// top, left, bottom, right.
+std::array<int64_t, 4> padding(const Attrs& attrs) {
+  auto v = attrs.value("padding", std::vector<int64_t>{0, 0, 0, 0});
+  if (v.size() == 2) v = {v[0], v[1], v[0], v[1]};
+  TESSEL_CHECK(v.size() == 4, "naive kernel: padding needs 2 or 4 values");
+  return {v[0], v[1], v[2], v[3]};
+}
+
+/// Reads element (n, c, y, x) of an image in either layout.
+struct Image {
+  const std::vector<double>& v;
+  int64_t c, h, w;
+  bool nhwc;
+  double at(int64_t n, int64_t ch, int64_t y, int64_t x) const {
+    return nhwc ? v[size_t(((n * h + y) * w + x) * c + ch)] : v[size_t(((n * c + ch) * h + y) * w + x)];
+  }
+};
+
+/// conv2d and depthwise conv2d: out[n, k, oy, ox] = sum over the filter window and the input
+/// channels of k's group of in[n, c, oy * sh - pt + ky * dh, ox * sw - pl + kx * dw] * w(k, c, ky, kx).
+std::vector<double> convolution(const Node& node, const std::vector<double>& data, const TensorType& dataType,
+                                const std::vector<double>& weight, const TensorType& weightType) {
+  bool nhwc = node.attrs.value("layout", std::string("NCHW")) == "NHWC";
+  bool depthwise = node.op == "depthwise_conv2d";
+  const auto& ds = dataType.shape;
+  const auto& ws = weightType.shape;
+  const auto& os = node.type.shape;
+  int64_t batch = ds[0], channels = nhwc ? ds[3] : ds[1], height = nhwc ? ds[1] : ds[2], width = nhwc ? ds[2] : ds[3];
+  int64_t outChannels = nhwc ? os[3] : os[1], outHeight = nhwc ? os[1] : os[2], outWidth = nhwc ? os[2] : os[3];
+  // Weight as (k, c-in-group, ky, kx) whatever its layout.
+  int64_t kh, kw, perGroup, groups, multiplier = 1;
+  if (depthwise) {
+    kh = nhwc ? ws[0] : ws[2];
+    kw = nhwc ? ws[1] : ws[3];
+    multiplier = nhwc ? ws[3] : ws[1];
+    perGroup = 1;
+    groups = channels;
+  } else {
+    kh = nhwc ? ws[0] : ws[2];
+    kw = nhwc ? ws[1] : ws[3];
+    perGroup = nhwc ? ws[2] : ws[1];
+    groups = node.attrs.value("groups", int64_t(1));
+  }
+  auto weightAt = [&](int64_t k, int64_t c, int64_t ky, int64_t kx) {
+    if (depthwise) {  // k = channel * multiplier + m
+      int64_t ch = k / multiplier, m = k % multiplier;
+      return nhwc ? weight[size_t(((ky * kw + kx) * channels + ch) * multiplier + m)]
+                  : weight[size_t(((ch * multiplier + m) * kh + ky) * kw + kx)];
+    }
+    return nhwc ? weight[size_t(((ky * kw + kx) * perGroup + c) * outChannels + k)]
+                : weight[size_t(((k * perGroup + c) * kh + ky) * kw + kx)];
+  };
+  auto [sh, sw] = pair(node.attrs, "strides", 1);
+  auto [dh, dw] = pair(node.attrs, "dilation", 1);
+  auto pad = padding(node.attrs);
+  Image in{data, channels, height, width, nhwc};
+  int64_t outPerGroup = outChannels / groups;
+  std::vector<double> out(size_t(batch * outChannels * outHeight * outWidth));
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t k = 0; k < outChannels; ++k) {
+      int64_t firstChannel = depthwise ? k / multiplier : (k / outPerGroup) * perGroup;
+      for (int64_t oy = 0; oy < outHeight; ++oy)
+        for (int64_t ox = 0; ox < outWidth; ++ox) {
+          double sum = 0;
+          for (int64_t c = 0; c < perGroup; ++c)
+            for (int64_t ky = 0; ky < kh; ++ky) {
+              int64_t y = oy * sh - pad[0] + ky * dh;
+              if (y < 0 || y >= height) continue;
+              for (int64_t kx = 0; kx < kw; ++kx) {
+                int64_t x = ox * sw - pad[1] + kx * dw;
+                if (x < 0 || x >= width) continue;
+                sum += in.at(n, firstChannel + c, y, x) * weightAt(k, c, ky, kx);
+              }
+            }
+          size_t o = nhwc ? size_t(((n * outHeight + oy) * outWidth + ox) * outChannels + k)
+                          : size_t(((n * outChannels + k) * outHeight + oy) * outWidth + ox);
+          out[o] = sum;
+        }
+    }
+  return out;
+}
+
+/// dense: out[i, j] = sum_k data[i, k] * weight[j, k].
+std::vector<double> dense(const std::vector<double>& data, const TensorType& dataType, const std::vector<double>& weight,
+                          const TensorType& weightType) {
+  int64_t rows = dataType.shape[0], features = dataType.shape[1], units = weightType.shape[0];
+  std::vector<double> out(size_t(rows * units));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < units; ++j) {
+      double sum = 0;
+      for (int64_t k = 0; k < features; ++k) sum += data[size_t(i * features + k)] * weight[size_t(j * features + k)];
+      out[size_t(i * units + j)] = sum;
+    }
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::vector<double>> evaluateNaively(const Node& node, const std::vector<const std::vector<double>*>& inputs,
+                                                   const std::vector<TensorType>& inputTypes) {
+  bool floats = node.type.dtype == DataType::float32() || node.type.dtype == DataType::float64();
+  for (const auto& t : inputTypes) floats = floats && (t.dtype == DataType::float32() || t.dtype == DataType::float64());
+  if (!floats || inputs.size() != 2) return std::nullopt;
+  if ((node.op == "conv2d" || node.op == "depthwise_conv2d") && node.type.shape.size() == 4)
+    return convolution(node, *inputs[0], inputTypes[0], *inputs[1], inputTypes[1]);
+  if (node.op == "dense" && node.type.shape.size() == 2 && inputTypes[0].shape.size() == 2)
+    return dense(*inputs[0], inputTypes[0], *inputs[1], inputTypes[1]);
+  return std::nullopt;
+}
+
+}  // namespace tessel::graph
