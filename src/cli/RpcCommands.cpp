@@ -23,19 +23,25 @@ void printLine(const std::string& line) {
   std::fflush(stdout);
 }
 
-/// Blocks SIGINT and SIGTERM in this thread (and so in every thread started after: gRPC's)
-/// and starts a thread that waits for them and calls `stop`.
-std::thread stopOnSignal(std::function<void()> stop) {
+/// Blocks SIGINT and SIGTERM in this thread, and so in every thread started after it (gRPC's):
+/// call before starting a server, or a signal may land on one of its threads and kill the
+/// process without a clean shutdown.
+sigset_t blockStopSignals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  return std::thread([set, stop = std::move(stop)] {
+  return set;
+}
+
+/// A thread that waits for SIGINT or SIGTERM (blocked by blockStopSignals) and calls `stop`.
+void stopOnSignal(sigset_t set, std::function<void()> stop) {
+  std::thread([set, stop = std::move(stop)] {
     int signal = 0;
     sigwait(&set, &signal);
     stop();
-  });
+  }).detach();
 }
 
 /// "HOST:PORT", or "HOST" with the tracker's default port.
@@ -71,10 +77,10 @@ struct TrackerArgs {
 
 void runTracker(TrackerArgs& a) {
   a.options.security = a.security.security();
+  auto signals = blockStopSignals();
   rpc::TrackerServer tracker(a.options);
   printLine(fmt::format("bind to {}", tracker.address()));
-  auto signals = stopOnSignal([&tracker] { tracker.shutdown(); });
-  signals.detach();
+  stopOnSignal(signals, [&tracker] { tracker.shutdown(); });
   tracker.wait();
 }
 
@@ -91,9 +97,9 @@ void runServer(ServerArgs& a) {
   a.options.maxUploadBytes = int64_t(a.maxUploadMb * (1 << 20));
   a.options.security = a.security.security();
   a.options.log = printLine;
+  auto signals = blockStopSignals();
   rpc::DeviceServer server(a.options);
-  auto signals = stopOnSignal([&server] { server.shutdown(); });
-  signals.detach();
+  stopOnSignal(signals, [&server] { server.shutdown(); });
   server.wait();
   std::string fatal = server.fatalError();
   if (!fatal.empty()) throw Error(fatal);
@@ -131,7 +137,8 @@ void runQuery(const QueryArgs& a) {
 }  // namespace
 
 void addRunnerOptions(CLI::App* c, RunnerArgs& a) {
-  c->add_option("--runner", a.runner, "where candidates are measured: local (this machine) or rpc (devices behind a tracker)");
+  c->add_option("--runner", a.runner, "where candidates are measured: local (this machine) or rpc (devices behind a tracker)")
+      ->check(CLI::IsMember({"local", "rpc"}));
   c->add_option("--key", a.key, "rpc: the device key to measure on");
   c->add_option("--tracker", a.tracker, "rpc: the tracker's HOST:PORT");
   c->add_option("--priority", a.priority, "rpc: priority of the requests for devices (higher first)");
@@ -141,6 +148,11 @@ void addRunnerOptions(CLI::App* c, RunnerArgs& a) {
   c->add_option("--rpc-token", a.token, "rpc: the tracker's and servers' token (default: $TESSEL_RPC_TOKEN)");
   c->add_option("--tls-ca", a.tlsCa, "rpc: connect over TLS, trusting this PEM CA certificate");
   c->add_option("--tls-target-name", a.tlsTargetName, "rpc: host name to check the certificates against");
+  // Checked when the command line is read, before any work.
+  c->parse_complete_callback([&a] {
+    if (a.runner == "rpc" && a.key.empty())
+      throw CLI::ValidationError("--runner rpc", "needs --key: the device key to measure on (see `tessel query`)");
+  });
 }
 
 std::unique_ptr<tune::Runner> makeRunner(const RunnerArgs& a, const tune::LocalRunnerOptions& measure) {

@@ -58,6 +58,14 @@ bool DeviceQueues::heartbeat(uint64_t deviceId, bool busy, Clock::time_point now
   return true;
 }
 
+bool DeviceQueues::unregisterDevice(uint64_t deviceId) {
+  std::lock_guard lock(mutex_);
+  auto it = devices_.find(deviceId);
+  if (it == devices_.end()) return false;
+  dropDevice(it, fmt::format("the device '{}' at {} shut down", it->second.key, it->second.address));
+  return true;
+}
+
 std::optional<GrantedLease> DeviceQueues::request(const std::string& key, int priority,
                                                   std::chrono::milliseconds duration, Clock::time_point deadline,
                                                   const std::function<bool()>& cancelled) {

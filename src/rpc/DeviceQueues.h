@@ -62,6 +62,8 @@ class DeviceQueues {
   /// Records that the device is alive and whether a session is open on it. False when the id
   /// is unknown (dropped, or registered with a tracker that has since restarted).
   bool heartbeat(uint64_t deviceId, bool busy, Clock::time_point now);
+  /// Removes a device whose server is shutting down (its holder is told why). False when unknown.
+  bool unregisterDevice(uint64_t deviceId);
 
   /// Waits until a device of `key` is free and leases it for `duration`. Returns nothing when
   /// `deadline` passes or `cancelled()` (polled every few tens of milliseconds) says so.

@@ -344,6 +344,14 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
     }
     bool fatalStop = !fatal.empty();
     lock.unlock();
+    if (tracker && deviceId != 0 && !fatalStop) {
+      grpc::ClientContext context;
+      prepareCall(context, options.security, std::chrono::milliseconds(1000));
+      proto::HeartbeatRequest request;
+      request.set_device_id(deviceId);
+      proto::HeartbeatReply reply;
+      (void)tracker->Unregister(&context, request, &reply);
+    }
     if (fatalStop) server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   }
 };

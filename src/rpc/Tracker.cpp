@@ -46,6 +46,13 @@ class TrackerService final : public proto::Tracker::Service {
     return grpc::Status::OK;
   }
 
+  grpc::Status Unregister(grpc::ServerContext* context, const proto::HeartbeatRequest* request,
+                          proto::HeartbeatReply* reply) override {
+    if (auto s = checkToken(*context, options_.security.token, "tracker"); !s.ok()) return s;
+    reply->set_known(queues_.unregisterDevice(request->device_id()));
+    return grpc::Status::OK;
+  }
+
   grpc::Status RequestDevice(grpc::ServerContext* context, const proto::DeviceRequest* request,
                              proto::Lease* reply) override {
     if (auto s = checkToken(*context, options_.security.token, "tracker"); !s.ok()) return s;

@@ -89,7 +89,8 @@ Cluster::Cluster() : dir_("tessel-rpc-test") {}
 
 void Cluster::startTracker(int port, const std::vector<std::string>& extra) {
   std::vector<std::string> argv = {TESSEL_CLI, "tracker", "--host", "127.0.0.1", "--port", std::to_string(port),
-                                   "--heartbeat-interval", "0.2", "--device-timeout", "1.5"};
+                                   "--heartbeat-interval", "0.2", "--device-timeout",
+                                   fmt::format("{}", deviceTimeout)};
   if (!token.empty()) argv.insert(argv.end(), {"--token", token});
   argv.insert(argv.end(), extra.begin(), extra.end());
   tracker_ = std::make_unique<ChildProcess>(argv, fmt::format("{}/tracker_{}.log", dir(), ++trackerStarts_));

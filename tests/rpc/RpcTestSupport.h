@@ -51,6 +51,7 @@ class Cluster {
   int serverPort(size_t i) const { return serverPorts_.at(i); }
   const std::string& dir() const { return dir_.path(); }
   std::string token;  ///< passed to every process started and to the clients
+  double deviceTimeout = 1.5;  ///< the tracker's, in seconds
 
  private:
   TempDir dir_;

@@ -152,6 +152,19 @@ TEST(DeviceQueues, ARestartedServerReplacesItsOldEntry) {
   EXPECT_NE(state.reason.find("registered again"), std::string::npos) << state.reason;
 }
 
+TEST(DeviceQueues, AServerShuttingDownLeavesAtOnce) {
+  DeviceQueues q;
+  auto id = q.registerDevice("k", "h:1", "", false, Clock::now());
+  auto lease = q.request("k", 0, 60s, Clock::now() + 1s);
+  ASSERT_TRUE(lease);
+  EXPECT_TRUE(q.unregisterDevice(id));
+  EXPECT_EQ(summaryOf(q, "k").total, 0);
+  auto state = q.renew(lease->leaseId, Clock::now());
+  EXPECT_FALSE(state.alive);
+  EXPECT_NE(state.reason.find("shut down"), std::string::npos) << state.reason;
+  EXPECT_FALSE(q.unregisterDevice(id));
+}
+
 TEST(DeviceQueues, UnknownIdsAndCancelledRequests) {
   DeviceQueues q;
   EXPECT_FALSE(q.heartbeat(12345, false, Clock::now()));

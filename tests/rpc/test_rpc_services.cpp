@@ -88,6 +88,18 @@ TEST(RpcServices, QueryShowsTotalsFreeAndPending) {
   expectContains(devices.output, "leased");
 }
 
+TEST(RpcServices, AServerStoppedWithSigtermLeavesTheQueueAtOnce) {
+  Cluster c;
+  c.deviceTimeout = 60;  // so that only the server's own goodbye can remove it in time
+  c.startTracker();
+  c.startServer("bye");
+  c.startServer("bye");
+  ASSERT_TRUE(c.waitForDevices("bye", 2));
+  c.server(0).signal(SIGTERM);
+  EXPECT_EQ(c.server(0).wait(), 0);
+  EXPECT_TRUE(c.waitForDevices("bye", 1, -1, 10s));
+}
+
 TEST(RpcServices, ASecondTrackerOnABusyPortFailsClearly) {
   Cluster c;
   c.startTracker();
