@@ -32,7 +32,7 @@ XGBTuner::XGBTuner(TuningTaskPtr task, const XGBTunerOptions& options, uint64_t 
       features_(task, parseFeatureType(options.featureType), options.numThreads),
       model_(costModelOptions(options, seed)),
       annealing_(options.annealing, seed * 0x9E3779B97F4A7C15ull + 1),
-      nextFitAt_(size_t(std::max(1, options.planSize))) {
+      nextFitAt_(size_t(std::max(1, std::min(options.planSize, std::max(1, options.firstFit))))) {
   TESSEL_CHECK(options_.planSize >= 1, "xgb tuner: plan size must be positive, got {}", options_.planSize);
   TESSEL_CHECK(options_.epsilon >= 0 && options_.epsilon <= 1, "xgb tuner: epsilon must be in [0, 1], got {}",
                options_.epsilon);
@@ -97,7 +97,8 @@ void XGBTuner::fitAndPlan() {
   if (!informative) return;
   model_.fit(features_.matrix(measured_), features_.length(), throughput_);
   ++fits_;
-  nextFitAt_ = measured_.size() + size_t(options_.planSize);
+  // Refit after as many new trials as there are now (16, 32, 64, ...), then every planSize.
+  nextFitAt_ = measured_.size() + std::min(measured_.size(), size_t(options_.planSize));
   replan();
 }
 

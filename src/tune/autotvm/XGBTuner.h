@@ -1,9 +1,9 @@
 /// The `xgb` tuner: AutoTVM's model-based tuner. It proposes random configs until it has
-/// measured `planSize` of them, then fits an XGBoost cost model on (features, throughput),
+/// measured `firstFit` of them, then fits an XGBoost cost model on (features, throughput),
 /// runs simulated annealing over the model for a plan of the best-predicted unmeasured
 /// configs, and proposes from that plan — each pick, with probability `epsilon`, a random
-/// unmeasured config instead, so that a wrong model cannot lock the search in. Every
-/// `planSize` new trials it refits and replans. With `diversityFilterRatio` r > 0 (r >= 1)
+/// unmeasured config instead, so that a wrong model cannot lock the search in. It refits and
+/// replans after as many new trials as it has (doubling), then every `planSize` new trials. With `diversityFilterRatio` r > 0 (r >= 1)
 /// the annealer returns r * planSize candidates and the plan is picked greedily from them,
 /// trading predicted score against knob values not yet in the plan (a submodular pick), so a
 /// batch does not spend all its trials on one neighbourhood.
@@ -29,6 +29,10 @@ struct XGBTunerOptions {
   std::string featureType = "itervar";  ///< knob, itervar, curve
   std::string lossType = "rank";        ///< rank, reg
   int planSize = 64;
+  /// The first fit comes after this many trials (not after planSize), and the next ones after
+  /// twice as many, until planSize apart: a small budget (a demo's 24 trials per task) then
+  /// still gets a model instead of spending every trial at random.
+  int firstFit = 16;
   double epsilon = 0.05;                ///< chance that a pick is a random unmeasured config
   double diversityFilterRatio = 0;      ///< 0: off; else >= 1
   int numThreads = 0;                   ///< feature extraction and xgboost; 0: every core
