@@ -170,7 +170,9 @@ std::unique_ptr<tune::Runner> makeRunner(const RunnerArgs& a, const tune::LocalR
   o.security.token = rpc::RpcSecurity::tokenOrEnvironment(a.token);
   o.security.tlsCa = a.tlsCa;
   o.security.tlsTargetName = a.tlsTargetName;
-  return std::make_unique<rpc::RpcRunner>(o);
+  auto runner = std::make_unique<rpc::RpcRunner>(o);
+  runner->checkDevicesRegistered();
+  return runner;
 }
 
 void addRpcCommands(CLI::App& app) {

@@ -1,6 +1,8 @@
 #include "rpc/DeviceServer.h"
 
 #include <fcntl.h>
+#include <netdb.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -41,6 +43,27 @@ bool sameRunnerOptions(const tune::LocalRunnerOptions& a, const tune::LocalRunne
 }
 
 bool finiteIn(double v, double low, double high) { return std::isfinite(v) && v >= low && v <= high; }
+
+/// Whether host:port can be bound now. Probing first keeps gRPC from logging a screenful of
+/// "Address already in use" for every taken port of the range.
+bool portLooksFree(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0 || !found) return true;
+  bool free = true;
+  int fd = socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, 0);
+  if (fd >= 0) {
+    int yes = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    free = bind(fd, found->ai_addr, found->ai_addrlen) == 0;
+    close(fd);
+  }
+  freeaddrinfo(found);
+  return free;
+}
 
 }  // namespace
 
@@ -379,6 +402,7 @@ DeviceServer::DeviceServer(DeviceServerOptions options) : impl_(std::make_unique
   int first = o.port, last = o.port == 0 ? 0 : std::max(o.port, o.portEnd);
   std::string lastError;
   for (int p = first; p <= last && !impl_->server; ++p) {
+    if (p != 0 && p != last && !portLooksFree(o.host, p)) continue;
     try {
       impl_->server = startServer({impl_.get()}, o.host, p, o.security, maxReceive, &impl_->port, "device server");
     } catch (const Error& e) {

@@ -92,6 +92,31 @@ RpcRunner::RpcRunner(RpcRunnerOptions options) : options_(std::move(options)), d
 
 RpcRunner::~RpcRunner() = default;
 
+void RpcRunner::checkDevicesRegistered() const {
+  TrackerClient tracker(options_.tracker, options_.security);
+  auto deadline = Clock::now() + millis(options_.deviceWaitSeconds);
+  for (;;) {
+    std::vector<KeySummary> keys;
+    try {
+      keys = tracker.summary(nullptr, std::chrono::seconds(5));
+    } catch (const Error&) {
+      if (Clock::now() >= deadline) throw;
+      std::this_thread::sleep_for(kTrackerRetry);
+      continue;
+    }
+    std::vector<std::string> others;
+    for (const auto& k : keys) {
+      if (k.key == options_.key && k.total > 0) return;
+      if (k.total > 0) others.push_back(fmt::format("{} ({})", k.key, k.total));
+    }
+    if (Clock::now() >= deadline)
+      fail("no device of key '{}' is registered with the tracker at {} (it has {}); start one with `tessel server "
+           "--tracker {} --key {}`", options_.key, options_.tracker, others.empty() ? "none" : fmt::format("{}", fmt::join(others, ", ")),
+           options_.tracker, options_.key);
+    std::this_thread::sleep_for(kTrackerRetry);
+  }
+}
+
 bool RpcRunner::needsReference(const tune::MeasureTask& task) const {
   return options_.measure.checkCorrectness && !references_.count(task.key());
 }

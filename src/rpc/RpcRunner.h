@@ -48,6 +48,11 @@ class RpcRunner : public tune::Runner {
   bool needsReference(const tune::MeasureTask& task) const override;
   void setReference(const tune::MeasureTask& task, const tune::BuildResult& reference) override;
 
+  /// Waits up to the device wait until the tracker has a device of the key (free or not);
+  /// throws Error naming the key, the tracker and the keys it does have, or why the tracker
+  /// cannot be asked. Commands call it before any work (TVM's RPCRunner checks the same).
+  void checkDevicesRegistered() const;
+
   const RpcRunnerOptions& options() const { return options_; }
   /// Candidates measured per device address (results from a device, errors included).
   std::map<std::string, int64_t> measuredPerDevice() const;

@@ -239,6 +239,7 @@ TEST(RpcRunner, ATrackerRestartMidRunIsSurvived) {
 TEST(RpcRunner, NoDeviceOfTheKeyEndsEveryCandidateInOneError) {
   Cluster c;
   c.startTracker();
+  c.startServer("somebody");
   auto options = runnerOptions(c, "nobody", 0);
   options.deviceWaitSeconds = 0.5;
   RpcRunner runner(options);
@@ -249,6 +250,13 @@ TEST(RpcRunner, NoDeviceOfTheKeyEndsEveryCandidateInOneError) {
     EXPECT_EQ(r.errorNo, tune::MeasureErrorNo::RunTimeoutError);
     expectContains(r.errorMessage, "no device of key 'nobody'");
   }
+  // Asked before any work, the runner says which keys the tracker does have.
+  auto message = testsupport::errorOf([&] { runner.checkDevicesRegistered(); });
+  expectContains(message, "no device of key 'nobody' is registered with the tracker at");
+  expectContains(message, "(it has somebody (1))");
+  auto ok = options;
+  ok.key = "somebody";
+  RpcRunner(ok).checkDevicesRegistered();
 }
 
 TEST(RpcRunner, AWrongTokenEndsEveryCandidateInOneClearError) {
