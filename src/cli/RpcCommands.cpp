@@ -9,6 +9,7 @@
 
 #include "cli/ReportErrors.h"
 #include "rpc/DeviceServer.h"
+#include "rpc/RemoteHardware.h"
 #include "rpc/RpcRunner.h"
 #include "rpc/Tracker.h"
 #include "rpc/TrackerClient.h"
@@ -109,11 +110,23 @@ struct QueryArgs {
   std::string host = "127.0.0.1";
   int port = 9190;
   bool devices = false;
+  std::string hardwareKey;
+  double wait = 10;
   SecurityArgs security;
 };
 
 void runQuery(const QueryArgs& a) {
   std::string address = fmt::format("{}:{}", a.host, a.port);
+  if (!a.hardwareKey.empty()) {
+    std::string device;
+    auto info = rpc::queryRemoteHardware(address, a.hardwareKey, a.security.security(),
+                                         std::chrono::milliseconds(int64_t(a.wait * 1000)), &device);
+    fmt::print("Hardware of a '{}' device ({})\n  arch           {}\n  cores          {}\n  vector bits    {}\n"
+               "  L1 data cache  {} KiB\n  L2 cache       {} KiB\n  L3 cache       {} KiB\n  worker         {}\n",
+               a.hardwareKey, device, info.arch, info.cores, info.vectorBits, info.l1CacheBytes >> 10,
+               info.l2CacheBytes >> 10, info.l3CacheBytes >> 10, info.worker);
+    return;
+  }
   rpc::TrackerClient client(address, a.security.security());
   std::vector<rpc::DeviceSummary> devices;
   auto keys = client.summary(&devices);
@@ -206,6 +219,8 @@ void addRpcCommands(CLI::App& app) {
   q->add_option("--host", query->host, "the tracker's host");
   q->add_option("--port", query->port, "the tracker's port");
   q->add_flag("--devices", query->devices, "also list every registered server");
+  q->add_option("--hardware", query->hardwareKey, "instead, print the hardware parameters of a free device of this key");
+  q->add_option("--wait", query->wait, "--hardware: seconds to wait for a free device");
   addSecurityOptions(q, query->security, false, true);
   q->callback([query] { reportingErrors([&] { runQuery(*query); }); });
 }

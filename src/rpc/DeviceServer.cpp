@@ -395,8 +395,8 @@ DeviceServer::DeviceServer(DeviceServerOptions options) : impl_(std::make_unique
   TESSEL_CHECK(access(o.workerPath.c_str(), X_OK) == 0, "device server: the measurement worker '{}' is not executable",
                o.workerPath);
   impl_->hardware = queryHostHardware();
+  if (!o.arch.empty() && o.arch != impl_->hardware.arch) impl_->hardware = emulatedHardware(o.arch);
   impl_->hardware.worker = o.workerPath;
-  if (!o.arch.empty()) impl_->hardware.arch = o.arch;
 
   int maxReceive = int(o.maxUploadBytes + (1 << 20));
   int first = o.port, last = o.port == 0 ? 0 : std::max(o.port, o.portEnd);

@@ -28,7 +28,7 @@ struct DeviceServerOptions {
   int64_t maxUploadBytes = 64 << 20; ///< the largest file a client may upload
   double sessionTimeoutSeconds = 60; ///< an idle session is closed after this long
   std::string workerPath;            ///< the measurement worker (a program or a wrapper script); empty: the default
-  std::string arch;                  ///< reported architecture; empty: this machine's (set for an emulated worker)
+  std::string arch;                  ///< reported architecture; empty: this machine's (another: an emulated worker)
   RpcSecurity security;              ///< token (checked and sent), TLS cert/key (served), TLS CA (for the tracker)
   /// Progress lines ("bind to ...", "registered with ..."); null: silent.
   std::function<void(const std::string&)> log;

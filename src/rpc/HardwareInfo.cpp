@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -59,6 +60,14 @@ std::string HardwareInfo::toString() const {
                      l1CacheBytes >> 10, l2CacheBytes >> 10, l3CacheBytes >> 10);
 }
 
+HardwareInfo emulatedHardware(const std::string& arch) {
+  HardwareInfo info;
+  info.arch = arch;
+  info.cores = int(sysconf(_SC_NPROCESSORS_ONLN));
+  info.vectorBits = arch == "aarch64" || arch.rfind("arm", 0) == 0 || arch == "x86_64" ? 128 : 0;
+  return info;
+}
+
 HardwareInfo queryHostHardware() {
   HardwareInfo info;
   utsname name{};
@@ -75,6 +84,12 @@ HardwareInfo queryHostHardware() {
     if (level == "2") info.l2CacheBytes = size;
     if (level == "3") info.l3CacheBytes = size;
   }
+  // Containers often hide /sys/devices/system/cpu/*/cache; glibc reads the sizes from CPUID.
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+  if (info.l1CacheBytes == 0) info.l1CacheBytes = std::max<long>(0, sysconf(_SC_LEVEL1_DCACHE_SIZE));
+  if (info.l2CacheBytes == 0) info.l2CacheBytes = std::max<long>(0, sysconf(_SC_LEVEL2_CACHE_SIZE));
+  if (info.l3CacheBytes == 0) info.l3CacheBytes = std::max<long>(0, sysconf(_SC_LEVEL3_CACHE_SIZE));
+#endif
   return info;
 }
 

@@ -23,4 +23,9 @@ struct HardwareInfo {
 /// This machine's parameters.
 HardwareInfo queryHostHardware();
 
+/// What can be said of an emulated `arch` (qemu-user) on this machine: the host's cores (the
+/// emulator runs its threads on them), the architecture's baseline vector width (aarch64,
+/// arm: 128-bit NEON), caches unknown (0).
+HardwareInfo emulatedHardware(const std::string& arch);
+
 }  // namespace tessel::rpc

@@ -47,10 +47,15 @@ TEST(RpcCross, TunesADenseTaskOnAnEmulatedAarch64BoardThroughTheTracker) {
   Cluster c;
   c.startTracker();
   size_t s = c.startServer("aarch64-qemu", {"--worker", TESSEL_AARCH64_WORKER, "--arch", "aarch64"});
-  {
-    rpc::DeviceSession session(fmt::format("127.0.0.1:{}", c.serverPort(s)), {}, "test");
-    EXPECT_EQ(session.hardwareInfo().arch, "aarch64");
-  }
+  SubprocessOptions quick;
+  quick.timeout = 30s;
+  auto hardware = runSubprocess({TESSEL_CLI, "query", "--port", std::to_string(c.trackerPort()), "--hardware",
+                                 "aarch64-qemu"}, quick);
+  ASSERT_TRUE(hardware.ok()) << hardware.output;
+  expectContains(hardware.output, fmt::format("Hardware of a 'aarch64-qemu' device (127.0.0.1:{})", c.serverPort(s)));
+  expectContains(hardware.output, "  arch           aarch64\n");
+  expectContains(hardware.output, "  vector bits    128\n");
+  expectContains(hardware.output, "tessel-measure-worker-qemu");
   std::string log = c.dir() + "/aarch64.log", module = c.dir() + "/module";
   SubprocessOptions o;
   o.timeout = 300s;

@@ -14,6 +14,7 @@
 #include "RpcTestSupport.h"
 #include "common/ErrorText.h"
 #include "rpc/DeviceSession.h"
+#include "rpc/HardwareInfo.h"
 #include "rpc/TrackerClient.h"
 #include "support/Subprocess.h"
 #include "tessel_rpc.grpc.pb.h"
@@ -274,4 +275,24 @@ TEST(RpcServices, TlsLinksWorkAndPlainClientsAreTurnedAway) {
   auto bad = runSubprocess({TESSEL_CLI, "tracker", "--port", "0", "--tls-cert", c.dir() + "/tracker_1.log", "--tls-key", key}, o);
   EXPECT_EQ(bad.exitCode, 1);
   expectContains(bad.output, "is not in PEM format");
+}
+
+TEST(RpcServices, QueryPrintsAServersHardware) {
+  Cluster c;
+  c.startTracker();
+  size_t i = c.startServer("hw");
+  SubprocessOptions o;
+  o.timeout = 30s;
+  auto r = runSubprocess({TESSEL_CLI, "query", "--port", std::to_string(c.trackerPort()), "--hardware", "hw"}, o);
+  ASSERT_TRUE(r.ok()) << r.output;
+  expectContains(r.output, fmt::format("Hardware of a 'hw' device (127.0.0.1:{})", c.serverPort(i)));
+  auto host = queryHostHardware();
+  expectContains(r.output, fmt::format("  cores          {}\n", host.cores));
+  EXPECT_GT(host.cores, 0);
+  EXPECT_GE(host.vectorBits, 128);
+  EXPECT_GT(host.l1CacheBytes, 0);
+  auto none = runSubprocess({TESSEL_CLI, "query", "--port", std::to_string(c.trackerPort()), "--hardware", "none",
+                             "--wait", "0.2"}, o);
+  EXPECT_EQ(none.exitCode, 1);
+  expectContains(none.output, "no device of key 'none' became free within 0.2 s");
 }
