@@ -142,10 +142,10 @@ TEST(Features, UnknownFeatureTypeFails) {
   EXPECT_THROW(parseFeatureType("loops"), Error);
 }
 
-// The real conv2d template on resnet's 56x56x64 -> 64 3x3 layer: features tell configs apart
-// and are extracted at a rate the annealer can use (the speed is printed; the bar is loose
-// because the machine is shared).
-TEST(Features, Conv2dTemplateSpeedAndDistinctness) {
+// The real conv2d template on resnet's 56x56x64 -> 64 3x3 layer: features tell configs apart.
+// The extraction speed is printed for information only: timings are never a test's verdict
+// (the machines are shared; under the sanitizers it is several times slower).
+TEST(Features, Conv2dTemplateFeaturesTellConfigsApart) {
   TuningTaskPtr task = resnetConvTask();
   std::mt19937_64 rng(7);
   std::uniform_int_distribution<uint64_t> pick(0, task->space->size() - 1);
@@ -168,11 +168,12 @@ TEST(Features, Conv2dTemplateSpeedAndDistinctness) {
                 double(cache.size()) / seconds, distinct.size(), valid);
     EXPECT_EQ(valid, cache.size());
     EXPECT_GT(distinct.size(), cache.size() * 8 / 10);
-    EXPECT_GT(double(cache.size()) / seconds, 300.0);
-    // Cached: a second pass costs nothing.
-    start = std::chrono::steady_clock::now();
-    cache.matrix(sample);
-    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 0.05);
+    // Cached: a second pass extracts nothing new and gives the same rows.
+    size_t before = cache.size();
+    auto matrix = cache.matrix(sample);
+    EXPECT_EQ(cache.size(), before);
+    ASSERT_EQ(matrix.size(), sample.size() * cache.length());
+    EXPECT_TRUE(std::equal(cache.features(sample[0]).begin(), cache.features(sample[0]).end(), matrix.begin()));
   }
 }
 
