@@ -10,6 +10,7 @@
 #include "runtime/GraphExecutor.h"
 #include "runtime/Npy.h"
 #include "cli/ReportErrors.h"
+#include "cli/RpcCommands.h"
 #include "support/Error.h"
 
 namespace tessel::cli {
@@ -27,6 +28,7 @@ struct BenchmarkOptions {
   int repeat = 10, number = 1;
   double minRepeatMs = 100;
   bool profile = false;
+  RunnerArgs runnerArgs;  ///< --runner rpc: time it on a remote device
 };
 
 /// Runs `body`, turning a tessel Error into a message and exit code 1 (CLI11's way to fail).
@@ -58,6 +60,7 @@ void run(const RunOptions& o) {
 }
 
 void benchmark(const BenchmarkOptions& o) {
+  if (o.runnerArgs.runner == "rpc") return benchmarkOnRemoteDevice(o.runnerArgs, o.directory, o.number, o.repeat, o.minRepeatMs);
   auto executor = runtime::GraphExecutor::load(o.directory);
   for (int i = 0; i < executor.numInputs(); ++i) {
     auto t = runtime::Tensor::empty(executor.inputShape(i), executor.inputDtype(i));
@@ -101,6 +104,7 @@ void addModuleCommands(CLI::App& app) {
   benchCommand->add_option("--number", benchOptions->number, "runs per measurement (raised to reach --min-repeat-ms)");
   benchCommand->add_option("--min-repeat-ms", benchOptions->minRepeatMs, "minimum length of one measurement");
   benchCommand->add_flag("--profile", benchOptions->profile, "also time every call on its own");
+  addRunnerOptions(benchCommand, benchOptions->runnerArgs);
   benchCommand->callback([benchOptions] { reportingErrors([&] { benchmark(*benchOptions); }); });
 }
 

@@ -9,7 +9,7 @@
 
 #include "cli/ReportErrors.h"
 #include "rpc/DeviceServer.h"
-#include "rpc/RemoteHardware.h"
+#include "rpc/RemoteDevice.h"
 #include "rpc/RpcRunner.h"
 #include "rpc/Tracker.h"
 #include "rpc/TrackerClient.h"
@@ -186,6 +186,24 @@ std::unique_ptr<tune::Runner> makeRunner(const RunnerArgs& a, const tune::LocalR
   auto runner = std::make_unique<rpc::RpcRunner>(o);
   runner->checkDevicesRegistered();
   return runner;
+}
+
+void benchmarkOnRemoteDevice(const RunnerArgs& a, const std::string& directory, int number, int repeat,
+                             double minRepeatMs) {
+  rpc::RpcSecurity security;
+  security.token = rpc::RpcSecurity::tokenOrEnvironment(a.token);
+  security.tlsCa = a.tlsCa;
+  security.tlsTargetName = a.tlsTargetName;
+  runtime::TimeEvaluatorOptions timing;
+  timing.number = number;
+  timing.repeat = repeat;
+  timing.minRepeatMs = minRepeatMs;
+  std::string address;
+  auto r = rpc::benchmarkRemoteModule(withDefaultPort(a.tracker, 9190), a.key, security, directory, timing, 600,
+                                      std::chrono::milliseconds(int64_t(a.deviceWait * 1000)), &address);
+  fmt::print("Mean inference time (std dev): {:.2f} ms ({:.2f} ms)\n", r.mean * 1e3, r.stddev * 1e3);
+  fmt::print("median {:.2f} ms, min {:.2f} ms over {} measurements of {} runs, on the '{}' device at {}\n",
+             r.median * 1e3, r.min * 1e3, r.costs.size(), r.number, a.key, address);
 }
 
 void addRpcCommands(CLI::App& app) {

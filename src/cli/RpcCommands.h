@@ -33,4 +33,9 @@ void addRunnerOptions(CLI::App* command, RunnerArgs& args);
 /// an unknown runner or a missing --key.
 std::unique_ptr<tune::Runner> makeRunner(const RunnerArgs& args, const tune::LocalRunnerOptions& measure);
 
+/// `tessel benchmark DIR --runner rpc`: times the compiled module on a free device of the key
+/// and prints the seeds' "Mean inference time (std dev)" line and the device.
+void benchmarkOnRemoteDevice(const RunnerArgs& args, const std::string& directory, int number, int repeat,
+                             double minRepeatMs);
+
 }  // namespace tessel::cli

@@ -21,6 +21,11 @@
 #include "support/TempDir.h"
 #include "tessel_rpc.grpc.pb.h"
 #include "tune/LocalRunner.h"
+#include "tune/WorkerProcess.h"
+
+#ifndef TESSEL_DEVICE_WORKER_PATH
+#define TESSEL_DEVICE_WORKER_PATH ""
+#endif
 
 namespace tessel::rpc {
 
@@ -63,6 +68,22 @@ bool portLooksFree(const std::string& host, int port) {
   }
   freeaddrinfo(found);
   return free;
+}
+
+/// tessel-device-worker: $TESSEL_DEVICE_WORKER, beside the running program, or in the build
+/// tree; else the plain measurement worker (kernels only, no module benchmarks).
+std::string findDeviceWorker() {
+  if (const char* env = std::getenv("TESSEL_DEVICE_WORKER"); env && access(env, X_OK) == 0) return env;
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    std::string path(self, size_t(n));
+    std::string beside = path.substr(0, path.rfind('/') + 1) + "tessel-device-worker";
+    if (access(beside.c_str(), X_OK) == 0) return beside;
+  }
+  std::string built = TESSEL_DEVICE_WORKER_PATH;
+  if (!built.empty() && access(built.c_str(), X_OK) == 0) return built;
+  return tune::findMeasureWorker();
 }
 
 }  // namespace
@@ -276,6 +297,86 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
     return status;
   }
 
+  grpc::Status BenchmarkModule(grpc::ServerContext* context, const proto::ModuleRequest* request,
+                               proto::MeasureReply* reply) override {
+    if (auto s = checkToken(*context, options.security.token, "device server"); !s.ok()) return s;
+    if (request->number() < 1) return invalid("number", fmt::format("must be at least 1, got {}", request->number()));
+    if (request->repeat() < 1) return invalid("repeat", fmt::format("must be at least 1, got {}", request->repeat()));
+    if (!finiteIn(request->min_repeat_ms(), 0, kMaxTimeoutSeconds * 1000))
+      return invalid("min_repeat_ms", "must be a non-negative number of milliseconds below a day");
+    if (!finiteIn(request->timeout_s(), 1e-3, kMaxTimeoutSeconds))
+      return invalid("timeout_s", "must be a positive number of seconds below a day");
+    std::string dir;
+    if (auto s = beginCall(request->session_id(), dir, {"graph.json", "kernels.so", "params.bin"}); !s.ok()) return s;
+    {
+      std::lock_guard measuring(measureMutex);
+      auto result = benchmarkInWorker(dir, *request);
+      reply->set_error_no(int(result.errorNo));
+      reply->set_message(result.errorMessage);
+      for (double c : result.costs) reply->add_costs(c);
+      reply->set_number(result.callsPerRepeat);
+      reply->set_run_seconds(result.runSeconds);
+    }
+    endCall(request->session_id());
+    return grpc::Status::OK;
+  }
+
+  /// Times the module in `dir` in a fresh worker process, so that a module that crashes or
+  /// hangs takes only that process down.
+  tune::MeasureResult benchmarkInWorker(const std::string& dir, const proto::ModuleRequest& request) {
+    using Status = tune::WorkerProcess::Reply::Status;
+    auto start = Clock::now();
+    auto finish = [&](tune::MeasureResult r) {
+      r.runSeconds = std::chrono::duration<double>(Clock::now() - start).count();
+      return r;
+    };
+    std::unique_ptr<tune::WorkerProcess> worker;
+    try {
+      worker = std::make_unique<tune::WorkerProcess>(std::vector<std::string>{options.workerPath},
+                                                     dir + "/module_worker.stderr");
+    } catch (const Error& e) {
+      return finish(tune::errorResult(tune::MeasureErrorNo::UnknownError, e.what()));
+    }
+    auto ready = worker->receive(std::chrono::seconds(60));
+    auto hello = ready.status == Status::Line ? nlohmann::json::parse(ready.line, nullptr, false) : nlohmann::json();
+    if (!hello.is_object() || !hello.value("modules", false))
+      return finish(tune::errorResult(
+          tune::MeasureErrorNo::UnknownError,
+          fmt::format("the worker '{}' cannot time modules (a device server needs tessel-device-worker){}",
+                      options.workerPath, ready.status == Status::Line ? "" : ": " + ready.describe(60))));
+    nlohmann::json line = {{"id", 1},
+                           {"module", dir},
+                           {"number", request.number()},
+                           {"repeat", request.repeat()},
+                           {"min_repeat_ms", request.min_repeat_ms()}};
+    if (!worker->send(line.dump()))
+      return finish(tune::errorResult(tune::MeasureErrorNo::RuntimeDeviceError, "the device worker quit before the request"));
+    auto timeout = std::chrono::milliseconds(int64_t(std::ceil(request.timeout_s() * 1000)));
+    auto answer = worker->receive(timeout);
+    if (answer.status == Status::TimedOut) {
+      worker->kill();
+      return finish(tune::errorResult(tune::MeasureErrorNo::RunTimeoutError,
+                                      fmt::format("the module ran past the timeout of {:.1f} s; its worker was killed",
+                                                  request.timeout_s())));
+    }
+    if (answer.status == Status::Died) {
+      std::string err = worker->stderrTail();
+      return finish(tune::errorResult(tune::MeasureErrorNo::RuntimeDeviceError,
+                                      fmt::format("the device worker was {} while running the module{}",
+                                                  answer.describe(0), err.empty() ? "" : "; its stderr: " + err)));
+    }
+    auto j = nlohmann::json::parse(answer.line, nullptr, false);
+    if (!j.is_object())
+      return finish(tune::errorResult(tune::MeasureErrorNo::UnknownError,
+                                      fmt::format("the device worker answered '{}'", answer.line.substr(0, 300))));
+    tune::MeasureResult result;
+    result.errorNo = tune::measureErrorFromNumber(j.value("error_no", int(tune::MeasureErrorNo::UnknownError)));
+    result.errorMessage = j.value("message", std::string());
+    result.costs = j.value("costs", std::vector<double>{});
+    result.callsPerRepeat = j.value("number", 0);
+    return finish(result);
+  }
+
   grpc::Status GetHardwareInfo(grpc::ServerContext* context, const proto::SessionRef*,
                                proto::HardwareInfo* reply) override {
     if (auto s = checkToken(*context, options.security.token, "device server"); !s.ok()) return s;
@@ -391,7 +492,7 @@ DeviceServer::DeviceServer(DeviceServerOptions options) : impl_(std::make_unique
                "device server: the upload limit must be between 1 byte and 2 GiB, got {}", o.maxUploadBytes);
   TESSEL_CHECK(finiteIn(o.sessionTimeoutSeconds, 0.01, kMaxTimeoutSeconds),
                "device server: the session timeout must be a positive number of seconds, got {}", o.sessionTimeoutSeconds);
-  if (o.workerPath.empty()) o.workerPath = tune::findMeasureWorker();
+  if (o.workerPath.empty()) o.workerPath = findDeviceWorker();
   TESSEL_CHECK(access(o.workerPath.c_str(), X_OK) == 0, "device server: the measurement worker '{}' is not executable",
                o.workerPath);
   impl_->hardware = queryHostHardware();

@@ -121,6 +121,36 @@ tune::MeasureResult DeviceSession::measure(const RemoteKernel& kernel, const tun
   return result;
 }
 
+runtime::TimingResult DeviceSession::benchmarkModule(const std::string& directory,
+                                                     const runtime::TimeEvaluatorOptions& timing,
+                                                     double timeoutSeconds) {
+  for (const char* name : {"graph.json", "kernels.so", "params.bin"})
+    uploadFile(name, directory + "/" + name);
+  grpc::ClientContext context;
+  prepareCall(context, impl_->security, std::chrono::milliseconds(int64_t(std::ceil(timeoutSeconds * 1000)) + 30000));
+  proto::ModuleRequest request;
+  request.set_session_id(sessionId_);
+  request.set_number(timing.number);
+  request.set_repeat(timing.repeat);
+  request.set_min_repeat_ms(timing.minRepeatMs);
+  request.set_timeout_s(timeoutSeconds);
+  proto::MeasureReply reply;
+  auto status = impl_->stub->BenchmarkModule(&context, request, &reply);
+  if (!status.ok()) {
+    std::string message = fmt::format("benchmarking the module '{}' on the device server at {} failed: {}", directory,
+                                      address_, statusText(status));
+    if (isConnectionFailure(status)) throw DeviceUnavailable(message);
+    throw Error(message);
+  }
+  TESSEL_CHECK(reply.error_no() == 0 && reply.costs_size() > 0, "the module '{}' failed on the device server at {}: {}",
+               directory, address_, reply.message().empty() ? "no costs" : reply.message());
+  runtime::TimingResult result;
+  result.costs.assign(reply.costs().begin(), reply.costs().end());
+  result.number = reply.number();
+  runtime::computeStatistics(result);
+  return result;
+}
+
 HardwareInfo DeviceSession::hardwareInfo() {
   grpc::ClientContext context;
   prepareCall(context, impl_->security, kShortCall);

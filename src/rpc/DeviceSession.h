@@ -10,6 +10,7 @@
 
 #include "rpc/HardwareInfo.h"
 #include "rpc/Security.h"
+#include "runtime/TimeEvaluator.h"
 #include "support/Error.h"
 #include "tune/LocalRunner.h"
 #include "tune/Measure.h"
@@ -56,6 +57,11 @@ class DeviceSession {
   tune::MeasureResult measure(const RemoteKernel& kernel, const tune::LocalRunnerOptions& options);
 
   HardwareInfo hardwareInfo();
+
+  /// Uploads a compiled module directory (graph.json, kernels.so, params.bin) and times its
+  /// run() on the device. Throws Error with the device's message when it fails there.
+  runtime::TimingResult benchmarkModule(const std::string& directory, const runtime::TimeEvaluatorOptions& timing,
+                                        double timeoutSeconds);
   /// Closes now (the destructor then does nothing).
   void close();
 

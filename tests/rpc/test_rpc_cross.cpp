@@ -15,6 +15,7 @@
 #include "rpc/DeviceSession.h"
 #include "support/Subprocess.h"
 #include "tune/RecordLog.h"
+#include "tune/WorkerProcess.h"
 
 using namespace tessel;
 using namespace tessel::rpctest;
@@ -55,7 +56,7 @@ TEST(RpcCross, TunesADenseTaskOnAnEmulatedAarch64BoardThroughTheTracker) {
   expectContains(hardware.output, fmt::format("Hardware of a 'aarch64-qemu' device (127.0.0.1:{})", c.serverPort(s)));
   expectContains(hardware.output, "  arch           aarch64\n");
   expectContains(hardware.output, "  vector bits    128\n");
-  expectContains(hardware.output, "tessel-measure-worker-qemu");
+  expectContains(hardware.output, "tessel-device-worker-qemu");
   std::string log = c.dir() + "/aarch64.log", module = c.dir() + "/module";
   SubprocessOptions o;
   o.timeout = 300s;
@@ -75,5 +76,20 @@ TEST(RpcCross, TunesADenseTaskOnAnEmulatedAarch64BoardThroughTheTracker) {
   // The build replayed the best record and cross-compiled the whole network.
   expectContains(r.output, "applied tuned records to 1 of");
   EXPECT_EQ(elfMachine(module + "/kernels.so"), EM_AARCH64);
+}
+
+TEST(RpcCross, TheAarch64DeviceWorkerAlsoTimesModules) {
+  // A whole network under emulation takes seconds per run; checking that the emulated worker
+  // takes module requests and reports a bad module is enough here.
+  TempDir dir;
+  tune::WorkerProcess worker({TESSEL_AARCH64_WORKER}, dir.path() + "/stderr");
+  auto ready = worker.receive(60s);
+  ASSERT_EQ(ready.status, tune::WorkerProcess::Reply::Status::Line) << worker.stderrTail();
+  expectContains(ready.line, "\"modules\":true");
+  ASSERT_TRUE(worker.send(R"({"id": 5, "module": "/nonexistent", "number": 1, "repeat": 1})"));
+  auto reply = worker.receive(60s);
+  ASSERT_EQ(reply.status, tune::WorkerProcess::Reply::Status::Line);
+  expectContains(reply.line, "\"error_no\":4");
+  expectContains(reply.line, "/nonexistent/graph.json");
 }
 #endif

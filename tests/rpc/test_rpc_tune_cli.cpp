@@ -1,5 +1,6 @@
 // `tessel tune --runner rpc` as a user runs it: a tracker and three servers on loopback, a
-// small tuning run measured on them, every trial in the log; and the runner's options checked.
+// small tuning run measured on them, every trial in the log, and the tuned module timed on a
+// remote device with `tessel benchmark --runner rpc`; and the runner's options checked.
 #include <gtest/gtest.h>
 
 #include "RpcTestSupport.h"
@@ -32,7 +33,9 @@ TEST(RpcTuneCli, TunesThroughTheTrackerOnThreeServers) {
   std::string log = c.dir() + "/tune.log";
   SubprocessOptions o;
   o.timeout = 120s;
-  auto r = runSubprocess(tuneCommand(log, {"--runner", "rpc", "--key", "tune3", "--tracker", c.trackerAddress()}), o);
+  std::string module = c.dir() + "/module";
+  auto r = runSubprocess(
+      tuneCommand(log, {"--runner", "rpc", "--key", "tune3", "--tracker", c.trackerAddress(), "-o", module}), o);
   ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
   expectContains(r.output, "Progress: (6/6)");
   auto records = tune::readRecords(log);
@@ -42,6 +45,23 @@ TEST(RpcTuneCli, TunesThroughTheTrackerOnThreeServers) {
   for (int i = 0; i < 3; ++i) serversUsed += c.server(i).output().find("closed by its client") != std::string::npos;
   EXPECT_GE(serversUsed, 2) << "the batches spread over the servers";
   ASSERT_TRUE(c.waitForDevices("tune3", 3, 3)) << "every device is free after the run";
+
+  // The tuned network, timed on one of the devices.
+  auto bench = runSubprocess({TESSEL_CLI, "benchmark", module, "--repeat", "3", "--min-repeat-ms", "0", "--runner", "rpc",
+                              "--key", "tune3", "--tracker", c.trackerAddress()},
+                             o);
+  ASSERT_TRUE(bench.ok()) << bench.output;
+  expectContains(bench.output, "Mean inference time (std dev): ");
+  expectContains(bench.output, "over 3 measurements of 1 runs, on the 'tune3' device at 127.0.0.1:");
+  // A module whose kernels are garbage fails on the device, which says why; the server lives on.
+  writeFile(module + "/kernels.so", "not a shared library");
+  auto broken = runSubprocess({TESSEL_CLI, "benchmark", module, "--repeat", "1", "--runner", "rpc", "--key", "tune3",
+                               "--tracker", c.trackerAddress()},
+                              o);
+  EXPECT_EQ(broken.exitCode, 1);
+  expectContains(broken.output, "failed on the device server at 127.0.0.1:");
+  expectContains(broken.output, "kernels.so");
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(c.server(i).running());
 }
 
 TEST(RpcTuneCli, BadRunnerOptionsFailClearly) {
