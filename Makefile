@@ -53,6 +53,7 @@ bench-vta: build
 
 # Candidates per second through a tracker with 1 and 3 loopback device servers; remote vs local cost.
 bench-rpc: build
+	cmake --build $(BUILD) -j $(JOBS) --target bench_rpc
 	./$(BUILD)/bench/rpc/bench_rpc
 
 # Batch-1 latency of the zoo networks in tessel, ONNX Runtime and PyTorch, one run (MODELS=... to pick).
