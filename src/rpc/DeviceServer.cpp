@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <optional>
 #include <random>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -34,6 +35,7 @@ namespace {
 constexpr std::chrono::milliseconds kTrackerCallTimeout{3000};
 constexpr std::chrono::milliseconds kRetryInterval{500};
 constexpr double kMaxTimeoutSeconds = 24 * 3600;
+constexpr int64_t kSessionUploadFactor = 16;  ///< a session holds at most this many maximal uploads
 
 uint64_t randomSessionId() {
   std::random_device device;
@@ -99,7 +101,7 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
     uint64_t id = 0;
     std::string client;
     std::unique_ptr<TempDir> dir;
-    std::set<std::string> files;
+    std::map<std::string, int64_t> files;  ///< uploaded name -> bytes
     Clock::time_point opened, lastActivity;
     int callsInProgress = 0;
   };
@@ -200,6 +202,21 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
                           request->name(), request->data().size(), options.maxUploadBytes)};
     std::string dir;
     if (auto s = beginCall(request->session_id(), dir); !s.ok()) return s;
+    {
+      // A session may hold a few modules' worth, not fill the disk.
+      std::lock_guard lock(mutex);
+      int64_t held = 0;
+      for (const auto& [name, bytes] : session->files)
+        if (name != request->name()) held += bytes;
+      int64_t limit = kSessionUploadFactor * options.maxUploadBytes;
+      if (held + int64_t(request->data().size()) > limit) {
+        --session->callsInProgress;
+        return {grpc::RESOURCE_EXHAUSTED,
+                fmt::format("upload '{}' would bring the session's files to {} bytes, over its limit of {} bytes "
+                            "({} x --max-upload-mb)", request->name(), held + int64_t(request->data().size()), limit,
+                            kSessionUploadFactor)};
+      }
+    }
     std::string path = dir + "/" + request->name();
     // O_NOFOLLOW: a name can never be made to write through a link out of the directory.
     int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -223,7 +240,7 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
     }
     if (status.ok()) {
       std::lock_guard lock(mutex);
-      if (session && session->id == request->session_id()) session->files.insert(request->name());
+      if (session && session->id == request->session_id()) session->files[request->name()] = int64_t(request->data().size());
       reply->set_bytes(int64_t(request->data().size()));
     }
     endCall(request->session_id());

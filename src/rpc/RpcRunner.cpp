@@ -273,11 +273,19 @@ void RpcRunner::deviceLoop(Batch& batch) {
     try {
       session = std::make_unique<DeviceSession>(lease.address, o.security,
                                                 fmt::format("{} batch {}", o.clientName, batch.id), lease.leaseId);
-    } catch (const DeviceUnavailable&) {
+    } catch (const DeviceUnavailable& e) {
       releaseDevice(false);
       if (++sessionFailures >= kSessionFailuresPerThread) {
+        // Devices the tracker hands out keep refusing sessions: leave the queue to threads
+        // that hold a device, or, alone, give up on it.
         std::lock_guard lock(batch.mutex);
-        if (batch.devicesHeld > 0) return;
+        if (batch.devicesHeld == 0) {
+          batch.failQueued(tune::MeasureErrorNo::RuntimeDeviceError,
+                           fmt::format("{} devices of key '{}' in a row could not take a session; the last: {}",
+                                       sessionFailures, o.key, e.what()));
+          batch.cancelWaiters();
+        }
+        return;
       }
       std::this_thread::sleep_for(kTrackerRetry);
       continue;

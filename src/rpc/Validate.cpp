@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 namespace tessel::rpc {
 
 grpc::Status invalid(const std::string& field, const std::string& problem) {

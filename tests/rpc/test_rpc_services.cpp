@@ -159,6 +159,11 @@ TEST(RpcServices, TheDeviceServerConfinesUploadsAndServesOneSessionAtATime) {
   EXPECT_FALSE(std::filesystem::exists(std::filesystem::temp_directory_path() / escape));
   expectContains(errorOf([&] { session.upload("..", "x"); }), "'..' is not a file name");
   expectContains(errorOf([&] { session.upload("", "x"); }), "'name' is empty");
+  // The session as a whole holds at most 16 maximal uploads; overwriting a file does not add up.
+  for (int i = 0; i < 3; ++i) session.upload("same.so", std::string(10000, 'x'));
+  for (int i = 0; i < 15; ++i) session.upload(fmt::format("part{}.so", i), std::string(10000, 'x'));
+  expectContains(errorOf([&] { session.upload("one-too-many.so", std::string(10000, 'x')); }),
+                 "over its limit of 167760 bytes (16 x --max-upload-mb)");
   // Measuring a file that was never uploaded.
   tune::LocalRunnerOptions o;
   RemoteKernel k{"missing.so", "matmul", 2, "matmul", "", ""};
