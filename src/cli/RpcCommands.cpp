@@ -184,7 +184,8 @@ std::unique_ptr<tune::Runner> makeRunner(const RunnerArgs& a, const tune::LocalR
   o.security.tlsCa = a.tlsCa;
   o.security.tlsTargetName = a.tlsTargetName;
   auto runner = std::make_unique<rpc::RpcRunner>(o);
-  runner->checkDevicesRegistered();
+  int devices = runner->checkDevicesRegistered();
+  fmt::print("Measuring on the devices of key '{}' at the tracker {} ({} registered now)\n", o.key, o.tracker, devices);
   return runner;
 }
 

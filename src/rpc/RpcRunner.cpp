@@ -92,7 +92,7 @@ RpcRunner::RpcRunner(RpcRunnerOptions options) : options_(std::move(options)), d
 
 RpcRunner::~RpcRunner() = default;
 
-void RpcRunner::checkDevicesRegistered() const {
+int RpcRunner::checkDevicesRegistered() const {
   TrackerClient tracker(options_.tracker, options_.security);
   auto deadline = Clock::now() + millis(options_.deviceWaitSeconds);
   for (;;) {
@@ -106,7 +106,7 @@ void RpcRunner::checkDevicesRegistered() const {
     }
     std::vector<std::string> others;
     for (const auto& k : keys) {
-      if (k.key == options_.key && k.total > 0) return;
+      if (k.key == options_.key && k.total > 0) return k.total;
       if (k.total > 0) others.push_back(fmt::format("{} ({})", k.key, k.total));
     }
     if (Clock::now() >= deadline)

@@ -51,7 +51,8 @@ class RpcRunner : public tune::Runner {
   /// Waits up to the device wait until the tracker has a device of the key (free or not);
   /// throws Error naming the key, the tracker and the keys it does have, or why the tracker
   /// cannot be asked. Commands call it before any work (TVM's RPCRunner checks the same).
-  void checkDevicesRegistered() const;
+  /// Returns how many devices of the key there are.
+  int checkDevicesRegistered() const;
 
   const RpcRunnerOptions& options() const { return options_; }
   /// Candidates measured per device address (results from a device, errors included).
