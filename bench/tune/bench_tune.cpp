@@ -226,11 +226,7 @@ struct Latency {
 /// As `tessel tune` evaluates: zero inputs, 10 measurements of at least 100 ms each.
 Latency timeModule(const std::string& directory) {
   auto executor = runtime::GraphExecutor::load(directory);
-  for (int i = 0; i < executor.numInputs(); ++i) {
-    auto t = runtime::Tensor::empty(executor.inputShape(i), executor.inputDtype(i));
-    std::memset(t.data(), 0, t.nbytes());
-    executor.setInput(i, t);
-  }
+  executor.setZeroInputs();
   runtime::TimeEvaluatorOptions timing;
   timing.number = 1;
   timing.repeat = 10;

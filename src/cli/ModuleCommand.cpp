@@ -62,11 +62,7 @@ void run(const RunOptions& o) {
 void benchmark(const BenchmarkOptions& o) {
   if (o.runnerArgs.runner == "rpc") return benchmarkOnRemoteDevice(o.runnerArgs, o.directory, o.number, o.repeat, o.minRepeatMs);
   auto executor = runtime::GraphExecutor::load(o.directory);
-  for (int i = 0; i < executor.numInputs(); ++i) {
-    auto t = runtime::Tensor::empty(executor.inputShape(i), executor.inputDtype(i));
-    std::memset(t.data(), 0, t.nbytes());
-    executor.setInput(i, t);
-  }
+  executor.setZeroInputs();
   runtime::TimeEvaluatorOptions timing;
   timing.repeat = o.repeat;
   timing.number = o.number;

@@ -72,11 +72,7 @@ struct Evaluation {
 
 Evaluation evaluate(const std::string& directory) {
   auto executor = runtime::GraphExecutor::load(directory);
-  for (int i = 0; i < executor.numInputs(); ++i) {
-    auto t = runtime::Tensor::empty(executor.inputShape(i), executor.inputDtype(i));
-    std::memset(t.data(), 0, t.nbytes());
-    executor.setInput(i, t);
-  }
+  executor.setZeroInputs();
   runtime::TimeEvaluatorOptions timing;
   timing.number = 1;
   timing.repeat = 10;

@@ -173,6 +173,14 @@ Tensor GraphExecutor::getOutput(int index) const {
   return out;
 }
 
+void GraphExecutor::setZeroInputs() {
+  for (int i = 0; i < numInputs(); ++i) {
+    auto t = Tensor::empty(inputShape(i), inputDtype(i));
+    std::memset(t.data(), 0, t.nbytes());
+    setInput(i, t);
+  }
+}
+
 TimingResult GraphExecutor::benchmark(const TimeEvaluatorOptions& options) {
   return timeFunction([this] { run(); }, options);
 }

@@ -41,6 +41,8 @@ class GraphExecutor {
   /// Copies `value` into the named input; Error on an unknown name or a dtype/shape mismatch.
   void setInput(const std::string& name, const Tensor& value);
   void setInput(int index, const Tensor& value);
+  /// Every input set to zeros of its shape and dtype (timing a module needs no real data).
+  void setZeroInputs();
   /// Runs every call in order; a kernel's error becomes an Error naming the call.
   void run();
   /// A copy of output `index` after run().

@@ -25,11 +25,7 @@ nlohmann::json benchmarkModule(const nlohmann::json& request) {
     TESSEL_CHECK(timing.number >= 1 && timing.repeat >= 1 && timing.minRepeatMs >= 0,
                  "bad module request: number and repeat must be at least 1 and min_repeat_ms non-negative");
     auto executor = runtime::GraphExecutor::load(request["module"].get<std::string>());
-    for (int i = 0; i < executor.numInputs(); ++i) {
-      auto t = runtime::Tensor::empty(executor.inputShape(i), executor.inputDtype(i));
-      std::memset(t.data(), 0, t.nbytes());
-      executor.setInput(i, t);
-    }
+    executor.setZeroInputs();
     auto result = executor.benchmark(timing);
     reply["costs"] = result.costs;
     reply["number"] = result.number;
