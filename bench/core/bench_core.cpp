@@ -27,6 +27,8 @@
 #include "runtime/TimeEvaluator.h"
 #include "schedule/Steps.h"
 #include "support/Error.h"
+#include "support/Files.h"
+#include "support/Json.h"
 #include "support/TempDir.h"
 
 namespace tessel::bench {
@@ -44,9 +46,9 @@ double millisecondsSince(std::chrono::steady_clock::time_point start) {
 std::vector<schedule::StepPtr> loadSchedule(const std::string& file) {
   std::string path = std::string(TESSEL_BENCH_SCHEDULES) + "/" + file;
   try {
-    return schedule::stepsFromJson(nlohmann::json::parse(readFile(path)));
-  } catch (const nlohmann::json::exception& e) {
-    fail("{}: {}", path, e.what());
+    return schedule::stepsFromJson(parseJson(readFile(path, file_kinds::kStepList), path));
+  } catch (const Error& e) {
+    throw e.withContext(path);
   }
 }
 

@@ -10,7 +10,6 @@
 #include "graph/ModelZoo.h"
 #include "graph/TaskExtraction.h"
 #include "ops/Schedules.h"
-#include "cli/ReportErrors.h"
 #include "support/Error.h"
 
 namespace tessel::cli {
@@ -67,7 +66,7 @@ void addModelCommands(CLI::App& app) {
   auto tasksArgs = std::make_shared<ModelArgs>();
   CLI::App* tasks = app.add_subcommand("tasks", "list the tuning tasks of a zoo network");
   addModelOptions(tasks, *tasksArgs);
-  tasks->callback([tasksArgs] { reportingErrors([&] { listTasks(*tasksArgs); }); });
+  tasks->callback([tasksArgs] { listTasks(*tasksArgs); });
 
   auto compileArgs = std::make_shared<CompileArgs>();
   CLI::App* compileCommand = app.add_subcommand("compile", "compile a zoo network into a deployable module directory");
@@ -78,7 +77,7 @@ void addModelCommands(CLI::App& app) {
   compileCommand->add_option("--params", compileArgs->params,
                               "a params file (tessel params) with the network's weights, for the same --layout; default: "
                               "random weights");
-  compileCommand->callback([compileArgs] { reportingErrors([&] { compile(*compileArgs); }); });
+  compileCommand->callback([compileArgs] { compile(*compileArgs); });
 
   auto paramsArgs = std::make_shared<ParamsArgs>();
   CLI::App* params = app.add_subcommand("params", "write the parameters of a zoo network to a params file");
@@ -86,7 +85,7 @@ void addModelCommands(CLI::App& app) {
   params->add_option("--layout", paramsArgs->layout, "NCHW or NHWC: a params file is layout-specific (NHWC convolution weights are HWIO)");
   params->add_option("--batch", paramsArgs->batch, "batch size (the parameters do not depend on it)");
   params->add_option("-o,--output", paramsArgs->output, "the params file to write")->required();
-  params->callback([paramsArgs] { reportingErrors([&] { writeParams(*paramsArgs); }); });
+  params->callback([paramsArgs] { writeParams(*paramsArgs); });
 }
 
 }  // namespace tessel::cli

@@ -9,7 +9,6 @@
 
 #include "runtime/GraphExecutor.h"
 #include "runtime/Npy.h"
-#include "cli/ReportErrors.h"
 #include "cli/RpcCommands.h"
 #include "support/Error.h"
 
@@ -31,7 +30,6 @@ struct BenchmarkOptions {
   RunnerArgs runnerArgs;  ///< --runner rpc: time it on a remote device
 };
 
-/// Runs `body`, turning a tessel Error into a message and exit code 1 (CLI11's way to fail).
 runtime::Tensor randomInput(const runtime::GraphExecutor& executor, uint32_t seed) {
   auto t = runtime::Tensor::empty(executor.inputShape(0), executor.inputDtype(0));
   TESSEL_CHECK(t.dtype() == DataType::float32(), "--random fills float32 inputs only; input '{}' is {}",
@@ -91,7 +89,7 @@ void addModuleCommands(CLI::App& app) {
   runCommand->add_option("--input", runOptions->input, "an input tensor as .npy");
   runCommand->add_flag("--random", runOptions->random, "a uniform random input in [0, 1) (the default)");
   runCommand->add_option("--seed", runOptions->seed, "seed of the random input");
-  runCommand->callback([runOptions] { reportingErrors([&] { run(*runOptions); }); });
+  runCommand->callback([runOptions] { run(*runOptions); });
 
   auto benchOptions = std::make_shared<BenchmarkOptions>();
   CLI::App* benchCommand = app.add_subcommand("benchmark", "time a compiled module directory");
@@ -101,7 +99,7 @@ void addModuleCommands(CLI::App& app) {
   benchCommand->add_option("--min-repeat-ms", benchOptions->minRepeatMs, "minimum length of one measurement");
   benchCommand->add_flag("--profile", benchOptions->profile, "also time every call on its own");
   addRunnerOptions(benchCommand, benchOptions->runnerArgs);
-  benchCommand->callback([benchOptions] { reportingErrors([&] { benchmark(*benchOptions); }); });
+  benchCommand->callback([benchOptions] { benchmark(*benchOptions); });
 }
 
 }  // namespace tessel::cli

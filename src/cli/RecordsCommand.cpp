@@ -6,7 +6,6 @@
 #include <map>
 #include <unordered_map>
 
-#include "cli/ReportErrors.h"
 #include "support/Error.h"
 #include "tune/RecordLog.h"
 #include "tune/RecordQueries.h"
@@ -133,14 +132,14 @@ void addRecordsCommands(CLI::App& app) {
   CLI::App* showCommand = records->add_subcommand("show", "summarize a log per task: trials, errors, best GFLOPS and config");
   showCommand->add_option("log", showArgs->log, "the records log")->required();
   showCommand->add_flag("--steps", showArgs->steps, "print the step list of every best record");
-  showCommand->callback([showArgs] { reportingErrors([&] { show(*showArgs); }); });
+  showCommand->callback([showArgs] { show(*showArgs); });
 
   auto bestArgs = std::make_shared<RecordsArgs>();
   CLI::App* best = records->add_subcommand("best", "write a log with the best record of each task");
   best->add_option("log", bestArgs->log, "the records log")->required();
   best->add_option("-o,--output", bestArgs->output, "the log to write")->required();
   best->add_flag("--force", bestArgs->force, "replace the output if it exists");
-  best->callback([bestArgs] { reportingErrors([&] { writeKept(*bestArgs, 1); }); });
+  best->callback([bestArgs] { writeKept(*bestArgs, 1); });
 
   auto distillArgs = std::make_shared<RecordsArgs>();
   CLI::App* distill = records->add_subcommand("distill", "write a log with the K best records of each task");
@@ -148,7 +147,7 @@ void addRecordsCommands(CLI::App& app) {
   distill->add_option("-o,--output", distillArgs->output, "the log to write")->required();
   distill->add_option("--top", distillArgs->top, "records to keep per task")->check(CLI::PositiveNumber);
   distill->add_flag("--force", distillArgs->force, "replace the output if it exists");
-  distill->callback([distillArgs] { reportingErrors([&] { writeKept(*distillArgs, distillArgs->top); }); });
+  distill->callback([distillArgs] { writeKept(*distillArgs, distillArgs->top); });
 }
 
 }  // namespace tessel::cli

@@ -1,21 +1,17 @@
-/// How a subcommand's callback fails: a tessel Error is printed as `error: ...` on stderr and
-/// becomes exit code 1 through CLI11 (an uncaught exception from a callback would abort).
+/// The one error path of the `tessel` command: whatever a subcommand throws ends here as one
+/// `error: ...` line on stderr and exit code 1, never as an abort. main() catches everything
+/// around parsing (CLI11 runs the subcommands' callbacks inside parse) and calls this.
 #pragma once
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
-
-#include "support/Error.h"
 
 namespace tessel::cli {
 
-template <class Body>
-void reportingErrors(Body&& body) {
-  try {
-    body();
-  } catch (const Error& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    throw CLI::RuntimeError(1);
-  }
-}
+/// Exit code of a command that failed with an error of its own (bad input, a failed step).
+inline constexpr int kExitError = 1;
+
+/// Prints the exception in flight (call only inside a catch block) and returns the exit code.
+/// A tessel Error is printed as it is: its message already names the problem and the place.
+/// Exceptions from libraries (std::filesystem, JSON, allocation) are translated into the same
+/// form; only an exception nobody could name is reported as an internal error.
+int reportCurrentException();
 
 }  // namespace tessel::cli

@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <thread>
 
-#include "cli/ReportErrors.h"
 #include "rpc/DeviceServer.h"
 #include "rpc/RemoteDevice.h"
 #include "rpc/RpcRunner.h"
@@ -215,7 +214,7 @@ void addRpcCommands(CLI::App& app) {
   t->add_option("--device-timeout", tracker->options.deviceTimeoutSeconds, "drop a server silent for this many seconds");
   t->add_option("--heartbeat-interval", tracker->options.heartbeatSeconds, "seconds between a server's heartbeats");
   addSecurityOptions(t, tracker->security, true, false);
-  t->callback([tracker] { reportingErrors([&] { runTracker(*tracker); }); });
+  t->callback([tracker] { runTracker(*tracker); });
 
   auto server = std::make_shared<ServerArgs>();
   CLI::App* s = app.add_subcommand("server", "run a device server: measures uploaded candidates for tuners, registered with a tracker");
@@ -231,7 +230,7 @@ void addRpcCommands(CLI::App& app) {
   s->add_option("--worker", server->options.workerPath, "the measurement worker program (or a wrapper, e.g. one running it under qemu)");
   s->add_option("--arch", server->options.arch, "architecture to report (default: this machine's)");
   addSecurityOptions(s, server->security, true, true);
-  s->callback([server] { reportingErrors([&] { runServer(*server); }); });
+  s->callback([server] { runServer(*server); });
 
   auto query = std::make_shared<QueryArgs>();
   CLI::App* q = app.add_subcommand("query", "print the tracker's queue status: devices per key, free, pending requests");
@@ -241,7 +240,7 @@ void addRpcCommands(CLI::App& app) {
   q->add_option("--hardware", query->hardwareKey, "instead, print the hardware parameters of a free device of this key");
   q->add_option("--wait", query->wait, "--hardware: seconds to wait for a free device");
   addSecurityOptions(q, query->security, false, true);
-  q->callback([query] { reportingErrors([&] { runQuery(*query); }); });
+  q->callback([query] { runQuery(*query); });
 }
 
 }  // namespace tessel::cli

@@ -9,7 +9,6 @@
 #include <sstream>
 
 #include "cli/ModelArgs.h"
-#include "cli/ReportErrors.h"
 #include "cli/RpcCommands.h"
 #include "graph/Build.h"
 #include "graph/TaskExtraction.h"
@@ -231,7 +230,7 @@ void addTuneCommand(CLI::App& app) {
   c->add_flag("--no-evaluate", args->noEvaluate, "build with the best records but do not time the network");
   c->add_option("--seed", args->seed, "seed of the tuners");
   addRunnerOptions(c, args->runnerArgs);
-  c->callback([args] { reportingErrors([&] { tune(*args); }); });
+  c->callback([args] { tune(*args); });
 }
 
 }  // namespace tessel::cli

@@ -10,6 +10,7 @@
 #include "cli/ModelCommand.h"
 #include "cli/ModuleCommand.h"
 #include "cli/RecordsCommand.h"
+#include "cli/ReportErrors.h"
 #include "cli/RpcCommands.h"
 #include "cli/TuneCommand.h"
 #include "cli/VtaCommand.h"
@@ -22,6 +23,8 @@
 #include "runtime/TimeEvaluator.h"
 #include "schedule/Steps.h"
 #include "support/Error.h"
+#include "support/Files.h"
+#include "support/Json.h"
 #include "support/TempDir.h"
 
 using namespace tessel;
@@ -45,12 +48,7 @@ std::vector<int64_t> parseShape(const std::string& text) {
 schedule::State loadState(const te::ComputeDAG& dag, const std::string& stepsFile) {
   std::vector<schedule::StepPtr> steps;
   if (!stepsFile.empty()) {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(readFile(stepsFile));
-    } catch (const nlohmann::json::parse_error& e) {
-      fail("{}: not valid JSON: {}", stepsFile, e.what());
-    }
+    nlohmann::json j = parseJson(readFile(stepsFile, file_kinds::kStepList), stepsFile);
     try {
       steps = schedule::stepsFromJson(j);
     } catch (const Error& e) {
@@ -89,12 +87,9 @@ int main(int argc, char** argv) {
   cli::addRecordsCommands(app);
   cli::addTuneCommand(app);
   cli::addRpcCommands(app);
+  // The one error path: the subcommands' callbacks run inside parse().
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
-  try {
     if (version->parsed()) {
       fmt::print("tessel 0.1.0\n");
       return 0;
@@ -130,9 +125,10 @@ int main(int argc, char** argv) {
                  result.stddev * 1e3, result.median * 1e3, dag.flopCount() / result.median / 1e9);
       return 0;
     }
-  } catch (const Error& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 1;
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (...) {
+    return cli::reportCurrentException();
   }
   return 0;
 }

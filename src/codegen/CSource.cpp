@@ -606,7 +606,9 @@ std::string manifestJson(const std::vector<LoweredFunction>& functions) {
   for (auto& f : functions) {
     nlohmann::json args = nlohmann::json::array();
     for (auto& b : f.args) args.push_back({{"name", b->name}, {"dtype", b->dtype.str()}, {"shape", b->shape}});
-    kernels.push_back({{"name", f.name}, {"args", args}});
+    nlohmann::json kernel = {{"name", f.name}, {"args", args}};
+    if (f.numOutputs > 0) kernel["outputs"] = f.numOutputs;
+    kernels.push_back(kernel);
   }
   return nlohmann::json{{"kernels", kernels}}.dump();
 }

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "support/Error.h"
+#include "support/Files.h"
 #include "support/Subprocess.h"
 #include "support/TempDir.h"
 

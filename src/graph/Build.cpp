@@ -13,6 +13,7 @@
 #include "passes/Lower.h"
 #include "runtime/Params.h"
 #include "support/Error.h"
+#include "support/Files.h"
 #include "support/TempDir.h"
 
 namespace tessel::graph {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "rpc/GrpcSupport.h"
+#include "support/Files.h"
 #include "support/TempDir.h"
 #include "tessel_rpc.grpc.pb.h"
 

@@ -7,28 +7,22 @@
 #include <cstring>
 
 #include "support/Error.h"
+#include "support/Json.h"
+#include "support/Files.h"
+#include "support/Json.h"
 #include "support/TempDir.h"
 
 namespace tessel::runtime {
 
 namespace {
 
-size_t bytesOf(DataType dtype, const std::vector<int64_t>& shape) {
-  size_t n = size_t(dtype.storageBytes());
-  for (int64_t d : shape) n *= size_t(d);
-  return n;
-}
+int64_t dtypeBytes(DataType dtype) { return int64_t(dtype.storageBytes()); }
 
 }  // namespace
 
 GraphExecutor GraphExecutor::load(const std::string& directory) {
   std::string planPath = directory + "/graph.json";
-  nlohmann::json plan;
-  try {
-    plan = nlohmann::json::parse(readFile(planPath));
-  } catch (const nlohmann::json::exception& e) {
-    fail("{}: not valid JSON: {}", planPath, e.what());
-  }
+  nlohmann::json plan = parseJson(readFile(planPath, file_kinds::kGraphPlan), planPath);
   Module module = Module::load(directory + "/kernels.so");
   return GraphExecutor(module, plan, loadParams(directory + "/params.bin"), planPath);
 }
@@ -36,75 +30,171 @@ GraphExecutor GraphExecutor::load(const std::string& directory) {
 GraphExecutor::GraphExecutor(Module kernels, const nlohmann::json& plan, const NamedTensors& params,
                              const std::string& origin)
     : module_(std::move(kernels)) {
-  auto where = [&](const std::string& what) { return fmt::format("{}: {}", origin, what); };
   try {
-    TESSEL_CHECK(plan.value("format", "") == "tessel.graph_executor", "{}", where("not a tessel graph executor plan"));
-    TESSEL_CHECK(plan.value("version", 0) == 1, "{}", where(fmt::format("plan version {} is not supported", plan.value("version", 0))));
-    for (const auto& bytes : plan.at("storages")) {
-      int64_t n = bytes.get<int64_t>();
-      TESSEL_CHECK(n >= 0, "{}", where(fmt::format("negative storage size {}", n)));
-      storages_.push_back(Tensor::empty({std::max<int64_t>(n, 1)}, DataType::uint8()));
-      std::memset(storages_.back().data(), 0, size_t(std::max<int64_t>(n, 1)));
-    }
-    const auto& tensors = plan.at("tensors");
-    for (size_t i = 0; i < tensors.size(); ++i) {
-      const auto& t = tensors[i];
-      TensorEntry e;
-      e.name = t.at("name").get<std::string>();
-      e.dtype = DataType::parse(t.at("dtype").get<std::string>());
-      e.shape = t.at("shape").get<std::vector<int64_t>>();
-      size_t bytes = bytesOf(e.dtype, e.shape);
-      if (t.contains("param")) {
-        std::string p = t.at("param").get<std::string>();
-        auto it = params.find(p);
-        TESSEL_CHECK(it != params.end(), "{}", where(fmt::format("tensor '{}' needs parameter '{}', which the parameters lack", e.name, p)));
-        TESSEL_CHECK(it->second.dtype() == e.dtype && it->second.shape() == e.shape, "{}",
-                     where(fmt::format("parameter '{}' is {} {}, the plan expects {} {}", p, it->second.dtype().str(),
-                                       formatShape(it->second.shape()), e.dtype.str(), formatShape(e.shape))));
-        e.storage = it->second.to(Device::cpu());
-      } else {
-        int64_t s = t.at("storage").get<int64_t>();
-        TESSEL_CHECK(s >= 0 && s < int64_t(storages_.size()), "{}", where(fmt::format("tensor '{}': storage {} does not exist", e.name, s)));
-        TESSEL_CHECK(storages_[size_t(s)].nbytes() >= bytes, "{}",
-                     where(fmt::format("tensor '{}' needs {} bytes, storage {} has {}", e.name, bytes, s, storages_[size_t(s)].nbytes())));
-        e.storage = storages_[size_t(s)];
-        unplannedBytes_ += bytes;
-      }
-      tensors_.push_back(std::move(e));
-    }
-    auto tensorId = [&](const nlohmann::json& j, const std::string& what) {
-      int64_t id = j.get<int64_t>();
-      TESSEL_CHECK(id >= 0 && id < int64_t(tensors_.size()), "{}", where(fmt::format("{}: tensor {} does not exist", what, id)));
-      return int(id);
-    };
-    for (const auto& i : plan.at("inputs")) inputs_.push_back(tensorId(i, "inputs"));
-    for (const auto& o : plan.at("outputs")) outputs_.push_back(tensorId(o, "outputs"));
-    for (const auto& c : plan.at("calls")) {
-      Call call;
-      std::string name = c.at("kernel").get<std::string>();
-      call.kernel = module_.kernel(name);
-      for (const auto& a : c.at("args")) {
-        const TensorEntry& t = tensors_[size_t(tensorId(a, "call of " + name))];
-        call.args.push_back(descriptor(t));
-      }
-      TESSEL_CHECK(call.args.size() == call.kernel.argSpecs().size(), "{}",
-                   where(fmt::format("call of '{}' passes {} arguments, the kernel takes {}", name, call.args.size(),
-                                     call.kernel.argSpecs().size())));
-      for (size_t a = 0; a < call.args.size(); ++a) {
-        const ArgSpec& spec = call.kernel.argSpecs()[a];
-        const TesselTensor& d = call.args[a];
-        std::vector<int64_t> shape(d.shape, d.shape + d.ndim);
-        bool shapeOk = shape.size() == spec.shape.size();
-        for (size_t k = 0; shapeOk && k < shape.size(); ++k) shapeOk = spec.shape[k] == -1 || spec.shape[k] == shape[k];
-        TESSEL_CHECK(shapeOk && DataType(DataType::Code(d.dtype_code), d.dtype_bits) == spec.dtype, "{}",
-                     where(fmt::format("call of '{}', argument '{}': the plan gives {} {}, the kernel expects {} {}", name,
-                                       spec.name, DataType(DataType::Code(d.dtype_code), d.dtype_bits).str(),
-                                       formatShape(shape), spec.dtype.str(), formatShape(spec.shape))));
-      }
-      calls_.push_back(std::move(call));
-    }
+    loadPlan(plan, params);
+  } catch (const Error& e) {
+    throw e.withContext(origin);
   } catch (const nlohmann::json::exception& e) {
-    fail("{}", where(fmt::format("malformed plan: {}", e.what())));
+    fail("{}: malformed plan: {}", origin, e.what());
+  }
+}
+
+void GraphExecutor::loadPlan(const nlohmann::json& plan, const NamedTensors& params) {
+  // Limits far above any real network, so that a corrupt number is an error, not an
+  // allocation of exabytes or an extent that wraps a byte count around.
+  constexpr int64_t kMaxBytes = int64_t(1) << 40;
+  constexpr int64_t kMaxExtent = int64_t(1) << 32;
+  TESSEL_CHECK(plan.is_object() && plan.value("format", "") == "tessel.graph_executor", "not a tessel graph executor plan");
+  int64_t version = jsonInteger(jsonMember(plan, "", "version"), "version");
+  TESSEL_CHECK(version == 1, "plan version {} is not supported (this runtime reads version 1)", version);
+
+  std::vector<int64_t> storageBytes = jsonIntegers(jsonMember(plan, "", "storages"), "storages", 0, kMaxBytes);
+  for (size_t i = 0; i < storageBytes.size(); ++i) {
+    size_t n = size_t(std::max<int64_t>(storageBytes[i], 1));
+    try {
+      storages_.push_back(Tensor::empty({int64_t(n)}, DataType::uint8()));
+    } catch (const std::bad_alloc&) {
+      fail("storages[{}]: cannot allocate {} bytes", i, n);
+    }
+    std::memset(storages_.back().data(), 0, n);
+  }
+
+  const nlohmann::json& tensors = jsonMember(plan, "", "tensors");
+  TESSEL_CHECK(tensors.is_array(), "tensors: expected an array");
+  std::vector<int> storageOfTensor;  // -1 for a parameter
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const auto& t = tensors[i];
+    std::string where = fmt::format("tensors[{}]", i);
+    TensorEntry e;
+    e.name = jsonString(jsonMember(t, where, "name"), where + ".name");
+    where = fmt::format("tensor '{}'", e.name);
+    try {
+      e.dtype = DataType::parse(jsonString(jsonMember(t, where, "dtype"), where + ".dtype"));
+    } catch (const Error& error) {
+      throw error.withContext(where);
+    }
+    e.shape = jsonIntegers(jsonMember(t, where, "shape"), where + ".shape", 0, kMaxExtent);
+    int64_t bytes = dtypeBytes(e.dtype);
+    for (int64_t extent : e.shape) {
+      TESSEL_CHECK(extent == 0 || bytes <= kMaxBytes / extent, "{}: shape {} is more than {} bytes", where, formatShape(e.shape),
+                   kMaxBytes);
+      bytes *= extent;
+    }
+    TESSEL_CHECK(t.contains("param") != t.contains("storage"), "{}: needs exactly one of 'param' and 'storage'", where);
+    if (t.contains("param")) {
+      std::string p = jsonString(t.at("param"), where + ".param");
+      auto it = params.find(p);
+      TESSEL_CHECK(it != params.end(), "tensor '{}' needs parameter '{}', which the parameters lack", e.name, p);
+      TESSEL_CHECK(it->second.dtype() == e.dtype && it->second.shape() == e.shape, "parameter '{}' is {} {}, the plan expects {} {}", p,
+                   it->second.dtype().str(), formatShape(it->second.shape()), e.dtype.str(), formatShape(e.shape));
+      e.storage = it->second.to(Device::cpu());
+      storageOfTensor.push_back(-1);
+    } else {
+      int64_t s = jsonInteger(t.at("storage"), where + ".storage");
+      TESSEL_CHECK(s >= 0 && s < int64_t(storages_.size()), "tensor '{}': storage {} does not exist", e.name, s);
+      TESSEL_CHECK(int64_t(storages_[size_t(s)].nbytes()) >= bytes, "tensor '{}' needs {} bytes, storage {} has {}", e.name, bytes, s,
+                   storages_[size_t(s)].nbytes());
+      e.storage = storages_[size_t(s)];
+      storageOfTensor.push_back(int(s));
+      unplannedBytes_ += size_t(bytes);
+    }
+    tensors_.push_back(std::move(e));
+  }
+  auto tensorId = [&](const nlohmann::json& j, const std::string& what) {
+    return int(jsonInteger(j, what, 0, int64_t(tensors_.size()) - 1));
+  };
+  const nlohmann::json& inputs = jsonMember(plan, "", "inputs");
+  TESSEL_CHECK(inputs.is_array(), "inputs: expected an array");
+  for (size_t i = 0; i < inputs.size(); ++i) inputs_.push_back(tensorId(inputs[i], fmt::format("inputs[{}]", i)));
+  const nlohmann::json& outputs = jsonMember(plan, "", "outputs");
+  TESSEL_CHECK(outputs.is_array(), "outputs: expected an array");
+  for (size_t i = 0; i < outputs.size(); ++i) outputs_.push_back(tensorId(outputs[i], fmt::format("outputs[{}]", i)));
+
+  // Values must be defined before they are used. A storage holds one value at a time: the
+  // value last written there; reading any other tensor of that storage reads garbage.
+  std::vector<int> occupant(storages_.size(), -1);  // tensor whose value a storage holds now
+  std::vector<int> writer(tensors_.size(), -1);      // call that wrote a tensor (-1: none yet)
+  std::vector<int> overwrittenBy(tensors_.size(), -1);
+  auto place = [&](int tensor, int call) {
+    int s = storageOfTensor[size_t(tensor)];
+    if (occupant[size_t(s)] >= 0 && occupant[size_t(s)] != tensor) overwrittenBy[size_t(occupant[size_t(s)])] = call;
+    occupant[size_t(s)] = tensor;
+    overwrittenBy[size_t(tensor)] = -1;
+  };
+  for (int in : inputs_) {
+    const TensorEntry& t = tensors_[size_t(in)];
+    TESSEL_CHECK(storageOfTensor[size_t(in)] >= 0, "input '{}' is a parameter, not a value the caller sets", t.name);
+    TESSEL_CHECK(occupant[size_t(storageOfTensor[size_t(in)])] < 0, "input '{}' shares storage {} with input '{}'", t.name,
+                 storageOfTensor[size_t(in)], tensors_[size_t(occupant[size_t(storageOfTensor[size_t(in)])])].name);
+    place(in, -1);
+  }
+  std::vector<bool> isInput(tensors_.size(), false);
+  for (int in : inputs_) isInput[size_t(in)] = true;
+
+  const nlohmann::json& calls = jsonMember(plan, "", "calls");
+  TESSEL_CHECK(calls.is_array(), "calls: expected an array");
+  for (size_t c = 0; c < calls.size(); ++c) {
+    const auto& entry = calls[c];
+    std::string where = fmt::format("calls[{}]", c);
+    Call call;
+    std::string name = jsonString(jsonMember(entry, where, "kernel"), where + ".kernel");
+    where = fmt::format("call {} ({})", c + 1, name);
+    try {
+      call.kernel = module_.kernel(name);
+    } catch (const Error& error) {
+      throw error.withContext(where);
+    }
+    const nlohmann::json& args = jsonMember(entry, where, "args");
+    TESSEL_CHECK(args.is_array(), "{}: 'args' must be an array", where);
+    std::vector<int> ids;
+    for (size_t a = 0; a < args.size(); ++a) ids.push_back(tensorId(args[a], fmt::format("{}, args[{}]", where, a)));
+    const auto& specs = call.kernel.argSpecs();
+    TESSEL_CHECK(ids.size() == specs.size(), "{} passes {} arguments, the kernel takes {}", where, ids.size(), specs.size());
+    for (size_t a = 0; a < ids.size(); ++a) {
+      const ArgSpec& spec = specs[a];
+      const TensorEntry& t = tensors_[size_t(ids[a])];
+      bool shapeOk = t.shape.size() == spec.shape.size();
+      for (size_t k = 0; shapeOk && k < t.shape.size(); ++k) shapeOk = spec.shape[k] == -1 || spec.shape[k] == t.shape[k];
+      TESSEL_CHECK(shapeOk && t.dtype == spec.dtype, "{}, argument '{}': the plan gives {} {}, the kernel expects {} {}", where, spec.name,
+                   t.dtype.str(), formatShape(t.shape), spec.dtype.str(), formatShape(spec.shape));
+      call.args.push_back(descriptor(t));
+    }
+    // Modules written before kernels declared their outputs have one, the last argument.
+    size_t numOutputs = call.kernel.spec().numOutputs >= 0 ? size_t(call.kernel.spec().numOutputs) : std::min<size_t>(1, ids.size());
+    size_t firstOutput = ids.size() - numOutputs;
+    for (size_t a = 0; a < firstOutput; ++a) {
+      int id = ids[a];
+      const TensorEntry& t = tensors_[size_t(id)];
+      int s = storageOfTensor[size_t(id)];
+      if (s < 0) continue;  // a parameter
+      TESSEL_CHECK(isInput[size_t(id)] || writer[size_t(id)] >= 0, "{} reads '{}' before any call computes it", where, t.name);
+      if (overwrittenBy[size_t(id)] >= 0 || occupant[size_t(s)] != id) {
+        int by = overwrittenBy[size_t(id)];
+        fail("{} reads '{}', but {} overwrote its storage {} with '{}' first", where, t.name,
+             by >= 0 ? fmt::format("call {}", by + 1) : std::string("a later value"), s,
+             occupant[size_t(s)] >= 0 ? tensors_[size_t(occupant[size_t(s)])].name : "?");
+      }
+    }
+    for (size_t a = firstOutput; a < ids.size(); ++a) {
+      int id = ids[a];
+      const TensorEntry& t = tensors_[size_t(id)];
+      int s = storageOfTensor[size_t(id)];
+      TESSEL_CHECK(s >= 0, "{} writes parameter '{}'", where, t.name);
+      TESSEL_CHECK(!isInput[size_t(id)], "{} writes graph input '{}'", where, t.name);
+      for (size_t r = 0; r < firstOutput; ++r)
+        TESSEL_CHECK(storageOfTensor[size_t(ids[r])] != s, "{} reads '{}' and writes '{}' in the same storage {}", where,
+                     tensors_[size_t(ids[r])].name, t.name, s);
+      writer[size_t(id)] = int(c);
+      place(id, int(c));
+    }
+    calls_.push_back(std::move(call));
+  }
+  for (int out : outputs_) {
+    const TensorEntry& t = tensors_[size_t(out)];
+    if (isInput[size_t(out)] || storageOfTensor[size_t(out)] < 0) continue;  // passed through
+    TESSEL_CHECK(writer[size_t(out)] >= 0, "output '{}' is never computed by any call", t.name);
+    TESSEL_CHECK(overwrittenBy[size_t(out)] < 0, "output '{}' is overwritten by call {} before the run ends", t.name,
+                 overwrittenBy[size_t(out)] + 1);
   }
 }
 

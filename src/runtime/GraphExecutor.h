@@ -11,6 +11,10 @@
 ///              | {..., "param": "conv1_weight"}],       // a weight from params.bin
 ///    "inputs": [tensor ids], "outputs": [tensor ids],
 ///    "calls": [{"kernel": "fused_conv2d_0", "args": [tensor ids]}]}  // in execution order
+/// A call's arguments are the kernel's: inputs, then its outputs (the manifest's "outputs" says
+/// how many; one when it does not). Loading checks that every value is defined before it is
+/// used: a call reads graph inputs, parameters or values earlier calls wrote and that no later
+/// write has replaced in their storage.
 /// Every buffer is allocated once, when the executor is created, so running it touches no new
 /// memory; argument descriptors are prebuilt so one call costs one indirect function call.
 #pragma once
@@ -76,6 +80,9 @@ class GraphExecutor {
     std::vector<TesselTensor> args;
   };
   TesselTensor descriptor(const TensorEntry& t) const;
+  /// Reads and validates the plan: every number in range, every value defined before it is
+  /// read and not overwritten in its storage until its last read.
+  void loadPlan(const nlohmann::json& plan, const NamedTensors& params);
 
   std::vector<Tensor> storages_;
   std::vector<TensorEntry> tensors_;

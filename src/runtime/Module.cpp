@@ -1,4 +1,5 @@
 #include "runtime/Module.h"
+#include "runtime/ElfCheck.h"
 #include "runtime/Threading.h"
 
 #include <dlfcn.h>
@@ -10,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "support/Error.h"
+#include "support/Files.h"
+#include "support/Json.h"
 
 namespace tessel::runtime {
 
@@ -107,6 +110,8 @@ std::vector<KernelSpec> parseManifest(const std::string& text) {
       }
       spec.args.push_back(std::move(argSpec));
     }
+    if (entry.contains("outputs"))
+      spec.numOutputs = int(jsonInteger(entry["outputs"], where + ", 'outputs'", 0, int64_t(spec.args.size())));
     kernels.push_back(std::move(spec));
   }
   return kernels;
@@ -205,6 +210,7 @@ Module Module::load(const std::string& sharedLibraryPath) {
   if (path.find('/') == std::string::npos) path = "./" + path;
   std::error_code ec;
   TESSEL_CHECK(std::filesystem::exists(path, ec), "cannot load module '{}': no such file", sharedLibraryPath);
+  checkLoadableElf(path);
 
   // The process, not the kernel library, must own the OpenMP runtime (see Threading.h).
   (void)kernelThreadCount();

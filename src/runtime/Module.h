@@ -34,6 +34,7 @@ struct KernelSpec {
   std::string name;
   std::string symbol;          ///< the exported function
   std::vector<ArgSpec> args;
+  int numOutputs = -1;         ///< the last numOutputs args are written; -1: the manifest does not say
   Device device;               ///< where its arguments must live
   bool anyDeviceId = true;     ///< true when the manifest named only the kind ("cuda")
 };

@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "support/Error.h"
+#include "support/Files.h"
 #include "support/TempDir.h"
 
 namespace tessel::runtime {
@@ -186,7 +187,7 @@ DataType dtypeOfDescriptor(const std::string& descr, const std::string& path) {
 }  // namespace
 
 Tensor loadNpy(const std::string& path) {
-  std::string file = readFile(path);
+  std::string file = readFile(path, file_kinds::kTensor);
   auto truncated = [&](const std::string& what) -> Error {
     return Error(fmt::format("cannot load '{}': file is truncated ({}; the file has {} bytes)", path, what,
                              file.size()));

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "support/Error.h"
+#include "support/Files.h"
 #include "support/TempDir.h"
 
 namespace tessel::runtime {
@@ -126,6 +127,6 @@ NamedTensors parseParams(const std::string& bytes, const std::string& origin) {
   return params;
 }
 
-NamedTensors loadParams(const std::string& path) { return parseParams(readFile(path), path); }
+NamedTensors loadParams(const std::string& path) { return parseParams(readFile(path, file_kinds::kParams), path); }
 
 }  // namespace tessel::runtime

@@ -40,6 +40,7 @@ class Builder {
     const auto& dag = state.dag();
     for (auto& in : dag.inputNames()) f.args.push_back(globalBuffer(in));
     for (auto& out : dag.outputNames()) f.args.push_back(globalBuffer(out));
+    f.numOutputs = int(dag.outputNames().size());
     // Intermediate root stages get whole-tensor buffers for the function's lifetime.
     std::vector<Buffer> rootBuffers;
     for (auto& s : state.stages()) {

@@ -15,6 +15,7 @@ namespace tessel::schedule {
 struct LoopNestFunction {
   std::string name;
   std::vector<ir::Buffer> args;  ///< inputs, then outputs, as in the DAG
+  int numOutputs = 0;            ///< the last numOutputs args are written, the others only read
   ir::Stmt body;
 };
 

@@ -6,6 +6,7 @@
 
 #include "schedule/Steps.h"
 #include "support/Error.h"
+#include "support/Json.h"
 
 namespace tessel::schedule {
 
@@ -107,8 +108,12 @@ json SplitStep::toJson() const {
 }
 
 StepPtr SplitStep::fromJson(const json& j) {
-  return std::make_shared<SplitStep>(j.at("stage").get<std::string>(), j.at("iterator").get<std::string>(),
-                                     j.value("factors", std::vector<int64_t>{}), j.value("nparts", int64_t(0)));
+  // Factors and nparts must be integers as written: 8.5 or 1e23 is an error here, not a
+  // truncated or wrapped-around factor later.
+  std::vector<int64_t> factors = j.contains("factors") ? jsonIntegers(j["factors"], "factors") : std::vector<int64_t>{};
+  int64_t nparts = j.contains("nparts") ? jsonInteger(j["nparts"], "nparts") : 0;
+  return std::make_shared<SplitStep>(j.at("stage").get<std::string>(), j.at("iterator").get<std::string>(), std::move(factors),
+                                     nparts);
 }
 
 // ---- fuse ------------------------------------------------------------------------------------
@@ -259,7 +264,7 @@ json StorageAlignStep::toJson() const {
 }
 StepPtr StorageAlignStep::fromJson(const json& j) {
   return std::make_shared<StorageAlignStep>(j.at("stage").get<std::string>(), j.at("axis").get<std::string>(),
-                                            j.at("factor").get<int64_t>(), j.at("offset").get<int64_t>());
+                                            jsonInteger(j.at("factor"), "factor"), jsonInteger(j.at("offset"), "offset"));
 }
 
 }  // namespace tessel::schedule

@@ -28,6 +28,8 @@ StepPtr stepFromJson(const json& j) {
     return it->second(j);
   } catch (const json::exception& e) {
     fail("malformed {} step: {}", kind, e.what());
+  } catch (const Error& e) {
+    throw e.withContext(fmt::format("malformed {} step", kind));
   }
 }
 

@@ -26,20 +26,4 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ignored);
 }
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  TESSEL_CHECK(in.good(), "cannot read {}: {}", path, strerror(errno));
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void writeFile(const std::string& path, const std::string& contents) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  TESSEL_CHECK(out.good(), "cannot write {}: {}", path, strerror(errno));
-  out << contents;
-  out.flush();
-  TESSEL_CHECK(out.good(), "cannot write {}: {}", path, strerror(errno));
-}
-
 }  // namespace tessel

@@ -3,6 +3,7 @@
 #pragma once
 #include <string>
 
+
 namespace tessel {
 
 class TempDir {
@@ -18,10 +19,5 @@ class TempDir {
   std::string path_;
   bool keep_ = false;
 };
-
-/// Reads a whole file; throws Error naming the path when it cannot.
-std::string readFile(const std::string& path);
-/// Writes a whole file (replacing it); throws Error naming the path when it cannot.
-void writeFile(const std::string& path, const std::string& contents);
 
 }  // namespace tessel

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "support/Error.h"
+#include "support/Json.h"
 
 namespace tessel::tune {
 
@@ -29,21 +30,14 @@ std::string stringField(const json& object, const std::string& path, const char*
   return value.get<std::string>();
 }
 
-double numberAt(const json& value, const std::string& where) {
-  TESSEL_CHECK(value.is_number(), "{}: expected a number", where);
-  double d = value.get<double>();
-  TESSEL_CHECK(std::isfinite(d), "{}: expected a finite number", where);
-  return d;
-}
+double numberAt(const json& value, const std::string& where) { return jsonNumber(value, where); }
 
 double numberField(const json& object, const std::string& path, const char* name) {
   return numberAt(field(object, path, name), path + "." + name);
 }
 
 int64_t integerField(const json& object, const std::string& path, const char* name) {
-  const json& value = field(object, path, name);
-  TESSEL_CHECK(value.is_number_integer(), "{}.{}: expected an integer", path, name);
-  return value.get<int64_t>();
+  return jsonInteger(field(object, path, name), path + "." + name);
 }
 
 // ---- writing --------------------------------------------------------------------------------
@@ -189,9 +183,8 @@ json recordToJson(const TuningRecord& record) { return json(orderedRecordJson(re
 TuningRecord recordFromJson(const json& j) {
   TESSEL_CHECK(j.is_object(), "a record must be a JSON object");
   const json& version = field(j, "", "version");
-  TESSEL_CHECK(version.is_number_integer(), "version: expected an integer");
   // Only version 1 exists so far; an older version would be upgraded here, field by field.
-  TESSEL_CHECK(version.get<int64_t>() == kRecordVersion, "version: record format version {} is not one this tessel reads (it reads {})",
+  TESSEL_CHECK(jsonInteger(version, "version") == kRecordVersion, "version: record format version {} is not one this tessel reads (it reads {})",
                version.dump(), kRecordVersion);
   TuningRecord record;
   record.version = kRecordVersion;
@@ -216,13 +209,7 @@ std::string recordToLine(const TuningRecord& record) {
 }
 
 TuningRecord recordFromLine(const std::string& line) {
-  json j;
-  try {
-    j = json::parse(line);
-  } catch (const json::parse_error& e) {
-    fail("not JSON ({})", e.what());
-  }
-  return recordFromJson(j);
+  return recordFromJson(parseJson(line, ""));
 }
 
 }  // namespace tessel::tune

@@ -8,10 +8,13 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <limits>
+#include <string_view>
 #include <fstream>
 #include <sstream>
 
 #include "support/Error.h"
+#include "support/Files.h"
 
 namespace tessel::tune {
 
@@ -91,37 +94,90 @@ void writeRecordLog(const std::string& path, const std::vector<TuningRecord>& re
 
 // ---- reading --------------------------------------------------------------------------------
 
+namespace {
+
+/// Turns lines into records, skipping (and noting) the ones that are not.
+class RecordLineReader {
+ public:
+  void line(std::string_view text, bool complete) {
+    ++number_;
+    if (text.find_first_not_of(" \t\r") == std::string_view::npos) return;
+    try {
+      file_.records.push_back(recordFromLine(std::string(text)));
+    } catch (const Error& e) {
+      file_.report.skipped.push_back({number_, !complete, e.what()});
+    }
+  }
+  void overlong(uint64_t bytes, bool complete) {
+    ++number_;
+    file_.report.skipped.push_back(
+        {number_, !complete, fmt::format("the line is {} bytes long, more than a record may have ({})", bytes, kMaxRecordLineBytes)});
+  }
+  RecordFile finish() {
+    file_.report.lines = number_;
+    file_.report.good = int(file_.records.size());
+    return std::move(file_);
+  }
+
+ private:
+  RecordFile file_;
+  int number_ = 0;
+};
+
+}  // namespace
+
 RecordFile parseRecords(const std::string& text) {
-  RecordFile file;
+  RecordLineReader reader;
   size_t start = 0;
-  int number = 0;
   while (start < text.size()) {
     size_t end = text.find('\n', start);
     bool complete = end != std::string::npos;
     if (!complete) end = text.size();
-    std::string line = text.substr(start, end - start);
+    if (end - start > kMaxRecordLineBytes) reader.overlong(end - start, complete);
+    else reader.line(std::string_view(text).substr(start, end - start), complete);
     start = end + 1;
-    ++number;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    try {
-      file.records.push_back(recordFromLine(line));
-    } catch (const Error& e) {
-      file.report.skipped.push_back({number, !complete, e.what()});
-    }
   }
-  file.report.lines = number;
-  file.report.good = int(file.records.size());
-  return file;
+  return reader.finish();
 }
 
 RecordFile readRecords(const std::string& path) {
-  TESSEL_CHECK(!std::filesystem::is_directory(path), "cannot read records log {}: it is a directory", path);
-  std::ifstream in(path, std::ios::binary);
-  TESSEL_CHECK(in, "cannot read records log {}: {}", path, systemError());
-  std::ostringstream text;
-  text << in.rdbuf();
-  TESSEL_CHECK(!in.bad(), "cannot read records log {}: {}", path, systemError());
-  return parseRecords(text.str());
+  // A log can be far larger than memory would like as text: it is read in blocks, a line at a
+  // time, and a line longer than any record is skipped without being held.
+  checkReadableFile(path, {"records log", std::numeric_limits<uint64_t>::max()});
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  TESSEL_CHECK(fd >= 0, "cannot read records log {}: {}", path, systemError());
+  RecordLineReader reader;
+  std::string line;
+  uint64_t lineBytes = 0;  // the current line's length, also past the limit
+  std::vector<char> block(size_t(1) << 16);
+  for (;;) {
+    ssize_t n = ::read(fd, block.data(), block.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      std::string reason = systemError();
+      ::close(fd);
+      fail("cannot read records log {}: {}", path, reason);
+    }
+    if (n == 0) break;
+    std::string_view chunk(block.data(), size_t(n));
+    while (!chunk.empty()) {
+      size_t newline = chunk.find('\n');
+      std::string_view piece = chunk.substr(0, newline);
+      lineBytes += piece.size();
+      if (lineBytes <= kMaxRecordLineBytes) line.append(piece);
+      else std::string().swap(line);
+      if (newline == std::string_view::npos) break;
+      if (lineBytes > kMaxRecordLineBytes) reader.overlong(lineBytes, true);
+      else reader.line(line, true);
+      line.clear();
+      lineBytes = 0;
+      chunk.remove_prefix(newline + 1);
+    }
+  }
+  ::close(fd);
+  if (lineBytes > kMaxRecordLineBytes) reader.overlong(lineBytes, false);
+  else if (lineBytes > 0) reader.line(line, false);
+  return reader.finish();
 }
 
 std::string RecordReadReport::describeSkipped(int maxListed) const {

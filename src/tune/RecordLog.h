@@ -4,6 +4,7 @@
 /// too). The reader never fails on a damaged line: a line torn by a kill, or garbage, is
 /// skipped and reported with its line number, and the rest of the log is used.
 #pragma once
+#include <cstdint>
 #include <cstdio>
 #include <mutex>
 #include <string>
@@ -65,7 +66,12 @@ struct RecordFile {
   RecordReadReport report;
 };
 
-/// Reads a log. A missing or unreadable file is an Error naming it; damaged lines are not.
+/// The longest line a reader accepts as a record: a record with a step list of thousands of
+/// steps is far below it; a longer line is skipped without being held in memory.
+inline constexpr uint64_t kMaxRecordLineBytes = uint64_t(16) << 20;
+
+/// Reads a log, streamed line by line. A missing or unreadable file, a directory or a device is
+/// an Error naming it; damaged lines are not.
 RecordFile readRecords(const std::string& path);
 /// Reads log text (the body of readRecords, for callers that have the text already).
 RecordFile parseRecords(const std::string& text);

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "support/Error.h"
+#include "support/Files.h"
+#include "support/Json.h"
 #include "support/TempDir.h"
 #include "vta/InstructionSet.h"
 
@@ -127,12 +129,7 @@ HardwareConfig HardwareConfig::fromJson(const nlohmann::json& json) {
 }
 
 HardwareConfig HardwareConfig::fromFile(const std::string& path) {
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(readFile(path));
-  } catch (const nlohmann::json::exception& error) {
-    fail("VTA config {}: not valid JSON: {}", path, error.what());
-  }
+  nlohmann::json json = parseJson(readFile(path, file_kinds::kVtaConfig), fmt::format("VTA config {}", path));
   try {
     return fromJson(json);
   } catch (const Error& error) {

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "support/Error.h"
+#include "support/Files.h"
+#include "support/Json.h"
 #include "support/TempDir.h"
 #include "vta/Simulator.h"
 
@@ -113,12 +115,7 @@ Program Program::fromJson(const nlohmann::json& json) {
 void Program::save(const std::string& path) const { writeFile(path, toJson().dump(1) + "\n"); }
 
 Program Program::load(const std::string& path) {
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(readFile(path));
-  } catch (const nlohmann::json::exception& error) {
-    fail("VTA program {}: not valid JSON: {}", path, error.what());
-  }
+  nlohmann::json json = parseJson(readFile(path, file_kinds::kVtaProgram), fmt::format("VTA program {}", path));
   try {
     return fromJson(json);
   } catch (const Error& error) {

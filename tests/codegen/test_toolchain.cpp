@@ -7,6 +7,7 @@
 
 #include "codegen/Toolchain.h"
 #include "common/ErrorText.h"
+#include "support/Files.h"
 #include "support/TempDir.h"
 
 using namespace tessel;

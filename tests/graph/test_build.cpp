@@ -11,6 +11,7 @@
 #include "graph/MemoryPlan.h"
 #include "graph/TestOps.h"
 #include "runtime/GraphExecutor.h"
+#include "support/Files.h"
 #include "support/TempDir.h"
 
 using namespace tessel;

@@ -10,6 +10,7 @@
 #include "graph/GraphParams.h"
 #include "graph/ModelZoo.h"
 #include "runtime/Params.h"
+#include "support/Files.h"
 #include "support/TempDir.h"
 
 using namespace tessel;

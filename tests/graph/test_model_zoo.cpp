@@ -12,6 +12,7 @@
 #include "graph/ModelZoo.h"
 #include "graph/TaskExtraction.h"
 #include "graph/passes/PassManager.h"
+#include "support/Files.h"
 #include "support/TempDir.h"
 
 using namespace tessel;

@@ -7,6 +7,7 @@
 #include "graph/GraphParams.h"
 #include "graph/ModelZoo.h"
 #include "runtime/Params.h"
+#include "support/Files.h"
 #include "support/Subprocess.h"
 #include "support/TempDir.h"
 

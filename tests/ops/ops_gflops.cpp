@@ -23,6 +23,7 @@
 #include "runtime/Tensor.h"
 #include "runtime/Threading.h"
 #include "runtime/TimeEvaluator.h"
+#include "support/Files.h"
 #include "support/TempDir.h"
 
 using namespace tessel;

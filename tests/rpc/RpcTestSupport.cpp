@@ -12,6 +12,7 @@
 
 #include "rpc/TrackerClient.h"
 #include "support/Error.h"
+#include "support/Files.h"
 
 namespace tessel::rpctest {
 

@@ -5,6 +5,7 @@
 
 #include "RpcTestSupport.h"
 #include "common/ErrorText.h"
+#include "support/Files.h"
 #include "support/Subprocess.h"
 #include "tune/RecordLog.h"
 

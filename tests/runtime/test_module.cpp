@@ -7,6 +7,7 @@
 #include "runtime/Module.h"
 #include "common/ErrorText.h"
 #include "support/Error.h"
+#include "support/Files.h"
 #include "support/Subprocess.h"
 #include "support/TempDir.h"
 
@@ -313,6 +314,36 @@ TEST_F(ModuleTest, LoadErrorsNameTheFileAndTheProblem) {
   std::string garbage = dir_->path() + "/libgarbage.so";
   writeFile(garbage, "this is not an ELF file");
   message = errorOf([&] { Module::load(garbage); });
-  expectContains(message, "cannot load module '" + garbage + "': ");
-  expectContains(message, garbage + ":");  // dlerror names the file and says why
+  EXPECT_EQ(message, "cannot load module '" + garbage + "': not a shared library (it does not start with the ELF magic \\x7fELF)");
+}
+
+// dlopen maps segments straight from the file: a library cut short used to die of SIGBUS
+// on first touch, with no message. The headers are checked before dlopen sees the file.
+TEST_F(ModuleTest, DamagedLibrariesAreRefusedBeforeDlopen) {
+  std::string good = readFile(kernels_, file_kinds::kSharedLibrary);
+  ASSERT_GT(good.size(), 10000u);
+  auto variant = [&](const std::string& name, std::string bytes) {
+    std::string path = dir_->path() + "/" + name;
+    writeFile(path, bytes);
+    return path;
+  };
+  for (size_t length : {size_t(10), size_t(63), size_t(200), good.size() / 2, good.size() - 1}) {
+    std::string cut = variant("libcut" + std::to_string(length) + ".so", good.substr(0, length));
+    std::string message = errorOf([&] { Module::load(cut); });
+    expectContains(message, "cannot load module '" + cut + "': ");
+    expectContains(message, length < 64 ? "bytes" : "truncated");
+  }
+#if defined(__x86_64__)
+  std::string arm = good;
+  arm[18] = char(183);  // e_machine = EM_AARCH64
+  arm[19] = 0;
+  expectContains(errorOf([&] { Module::load(variant("libarm.so", arm)); }), "built for aarch64, but this machine is x86-64");
+#endif
+  std::string thirtyTwo = good;
+  thirtyTwo[4] = 1;  // EI_CLASS = ELFCLASS32
+  expectContains(errorOf([&] { Module::load(variant("lib32.so", thirtyTwo)); }), "a 32-bit ELF file");
+  expectContains(errorOf([&] { Module::load(dir_->path()); }), "it is a directory");
+  expectContains(errorOf([&] { Module::load("/dev/zero"); }), "it is a character device, not a regular file");
+  // The intact library still loads.
+  EXPECT_NO_THROW(Module::load(variant("libcopy.so", good)));
 }

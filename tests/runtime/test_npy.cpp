@@ -7,6 +7,7 @@
 #include "runtime/Npy.h"
 #include "common/ErrorText.h"
 #include "support/Error.h"
+#include "support/Files.h"
 #include "support/TempDir.h"
 
 using namespace tessel;

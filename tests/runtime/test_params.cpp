@@ -4,6 +4,7 @@
 
 #include "common/ErrorText.h"
 #include "runtime/Params.h"
+#include "support/Files.h"
 #include "support/TempDir.h"
 
 using namespace tessel;

@@ -5,6 +5,7 @@
 
 #include "support/DataType.h"
 #include "support/Error.h"
+#include "support/Files.h"
 #include "support/Hash.h"
 #include "support/Subprocess.h"
 #include "support/TempDir.h"

@@ -107,8 +107,9 @@ TEST(Reduction, CombineMatchesTheOperator) {
 TEST(Reduction, SumMaxMinBuildReduceNodes) {
   auto A = placeholder({4, 6}, DataType::float32(), "A");
   auto k = reduceAxis(6, "k");
-  for (auto [build, op] : {std::pair{&te::sum, ir::ReduceOp::Sum}, std::pair{&te::max, ir::ReduceOp::Max},
-                           std::pair{&te::min, ir::ReduceOp::Min}}) {
+  for (auto [buildReduce, op] : {std::pair{&te::sum, ir::ReduceOp::Sum}, std::pair{&te::max, ir::ReduceOp::Max},
+                                 std::pair{&te::min, ir::ReduceOp::Min}}) {
+    auto build = buildReduce;  // a lambda cannot capture a structured binding before clang 16
     auto R = compute({4}, [&](const std::vector<Var>& i) { return build(A(i[0], k.var), {k}, Expr()); }, "R");
     ASSERT_NE(R.op()->reduction(), nullptr);
     EXPECT_EQ(R.op()->reduction()->op, op);

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "support/Files.h"
 #include "support/TempDir.h"
 #include "tune/LocalBuilder.h"
 #include "tune/TuneTestSupport.h"

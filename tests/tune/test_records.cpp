@@ -14,6 +14,7 @@
 #include "common/ErrorText.h"
 #include "ops/Examples.h"
 #include "passes/Lower.h"
+#include "support/Files.h"
 #include "support/Subprocess.h"
 #include "support/TempDir.h"
 #include "tune/HistoryBest.h"
@@ -178,7 +179,7 @@ TEST(Records, StrictReadingNamesTheField) {
   expectContains(with("/schedule/config", nullptr), "schedule.config: missing for a task of template 'dense_pack.x86'");
   expectContains(with("/task/template", nullptr), "for a task without a template");
   expectContains(with("/schedule/steps/0/step", "teleport"), "schedule.steps: step 1: unknown step kind 'teleport'");
-  expectContains(errorOf([] { recordFromLine("{\"version\": 1,"); }), "not JSON");
+  expectContains(errorOf([] { recordFromLine("{\"version\": 1,"); }), "not valid JSON");
   expectContains(errorOf([] { recordFromLine("[1, 2]"); }), "a record must be a JSON object");
 
   // JSON has no infinity: a record that cannot be written faithfully is refused.
@@ -227,13 +228,13 @@ TEST(RecordLog, TornLastLineAndGarbageAreSkippedAndCounted) {
   ASSERT_EQ(file.report.skipped.size(), 3u);
   EXPECT_EQ(file.report.skipped[0].lineNumber, 2);
   EXPECT_FALSE(file.report.skipped[0].torn);
-  expectContains(file.report.skipped[0].reason, "not JSON");
+  expectContains(file.report.skipped[0].reason, "not valid JSON");
   EXPECT_EQ(file.report.skipped[1].lineNumber, 5);
   expectContains(file.report.skipped[1].reason, "missing field 'version'");
   EXPECT_EQ(file.report.skipped[2].lineNumber, 7);
   EXPECT_TRUE(file.report.skipped[2].torn);
   std::string warning = file.report.describeSkipped();
-  expectContains(warning, "skipped 3 of 7 lines: line 2: not JSON");
+  expectContains(warning, "skipped 3 of 7 lines: line 2: not valid JSON");
   expectContains(warning, "line 7 (torn last line)");
 
   // A complete last record that lost only its newline is kept.

@@ -8,6 +8,7 @@
 #include "BlockedMatmul.h"
 #include "cli/VtaCommand.h"
 #include "support/Error.h"
+#include "support/Files.h"
 #include "support/TempDir.h"
 
 using namespace tessel;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "support/Error.h"
+#include "support/Files.h"
 #include "support/TempDir.h"
 #include "vta/Disassembler.h"
 #include "vta/HardwareConfig.h"
