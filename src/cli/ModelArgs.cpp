@@ -5,6 +5,7 @@
 
 #include <iostream>
 
+#include "cli/OptionChecks.h"
 #include "graph/GraphParams.h"
 #include "graph/passes/PassManager.h"
 #include "support/Error.h"
@@ -21,7 +22,7 @@ graph::ModelOptions ModelArgs::options() const {
 void addModelOptions(CLI::App* c, ModelArgs& a) {
   c->add_option("--model", a.model, fmt::format("the network: {}", fmt::join(graph::modelNames(), ", ")))->required();
   c->add_option("--layout", a.layout, "NCHW or NHWC");
-  c->add_option("--batch", a.batch, "batch size");
+  c->add_option("--batch", a.batch, "batch size")->check(integerIn(1, 65536));
   c->add_option("--target", a.target, "target string, e.g. \"cpu -mcpu=native\"");
   c->add_option("--desired-layout", a.desiredLayout,
                 "layout the image operators are converted to before building: NHWC (default: the CPU "

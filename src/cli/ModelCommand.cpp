@@ -1,9 +1,12 @@
 #include "cli/ModelCommand.h"
 
 #include "cli/ModelArgs.h"
+#include "cli/OptionChecks.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <filesystem>
 
 #include "graph/Build.h"
 #include "graph/GraphParams.h"
@@ -11,6 +14,7 @@
 #include "graph/TaskExtraction.h"
 #include "ops/Schedules.h"
 #include "support/Error.h"
+#include "support/Files.h"
 
 namespace tessel::cli {
 
@@ -30,6 +34,7 @@ void listTasks(const ModelArgs& a) {
 
 void compile(const CompileArgs& a) {
   checkCpuTarget(a.target);
+  prepareOutputDirectory(a.output, "--output");
   auto g = preparedModel(a);
   graph::BuildOptions options;
   options.target = a.target;
@@ -47,9 +52,12 @@ void compile(const CompileArgs& a) {
 struct ParamsArgs {
   std::string model, layout = "NCHW", output;
   int64_t batch = 1;
+  bool force = false;
 };
 
 void writeParams(const ParamsArgs& a) {
+  checkWritableFilePath(a.output, "--output");
+  TESSEL_CHECK(a.force || !std::filesystem::exists(a.output), "--output {}: the file exists; pass --force to replace it", a.output);
   graph::ModelOptions o;
   o.batch = a.batch;
   o.layout = ops::parseLayout(a.layout);
@@ -83,8 +91,10 @@ void addModelCommands(CLI::App& app) {
   CLI::App* params = app.add_subcommand("params", "write the parameters of a zoo network to a params file");
   params->add_option("--model", paramsArgs->model, fmt::format("the network: {}", fmt::join(graph::modelNames(), ", ")))->required();
   params->add_option("--layout", paramsArgs->layout, "NCHW or NHWC: a params file is layout-specific (NHWC convolution weights are HWIO)");
-  params->add_option("--batch", paramsArgs->batch, "batch size (the parameters do not depend on it)");
+  params->add_option("--batch", paramsArgs->batch, "batch size (the parameters do not depend on it)")
+      ->check(integerIn(1, 65536));
   params->add_option("-o,--output", paramsArgs->output, "the params file to write")->required();
+  params->add_flag("--force", paramsArgs->force, "replace the output if it exists");
   params->callback([paramsArgs] { writeParams(*paramsArgs); });
 }
 

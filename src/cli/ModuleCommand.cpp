@@ -7,6 +7,7 @@
 #include <numeric>
 #include <random>
 
+#include "cli/OptionChecks.h"
 #include "runtime/GraphExecutor.h"
 #include "runtime/Npy.h"
 #include "cli/RpcCommands.h"
@@ -88,15 +89,16 @@ void addModuleCommands(CLI::App& app) {
   runCommand->add_option("dir", runOptions->directory, "the module directory (tessel compile -o DIR)")->required();
   runCommand->add_option("--input", runOptions->input, "an input tensor as .npy");
   runCommand->add_flag("--random", runOptions->random, "a uniform random input in [0, 1) (the default)");
-  runCommand->add_option("--seed", runOptions->seed, "seed of the random input");
+  runCommand->add_option("--seed", runOptions->seed, "seed of the random input")->check(integerIn(0, UINT32_MAX));
   runCommand->callback([runOptions] { run(*runOptions); });
 
   auto benchOptions = std::make_shared<BenchmarkOptions>();
   CLI::App* benchCommand = app.add_subcommand("benchmark", "time a compiled module directory");
   benchCommand->add_option("dir", benchOptions->directory, "the module directory")->required();
-  benchCommand->add_option("--repeat", benchOptions->repeat, "measurements");
-  benchCommand->add_option("--number", benchOptions->number, "runs per measurement (raised to reach --min-repeat-ms)");
-  benchCommand->add_option("--min-repeat-ms", benchOptions->minRepeatMs, "minimum length of one measurement");
+  benchCommand->add_option("--repeat", benchOptions->repeat, "measurements")->check(integerIn(1, 100000));
+  benchCommand->add_option("--number", benchOptions->number, "runs per measurement (raised to reach --min-repeat-ms)")
+      ->check(integerIn(1, 1000000));
+  benchCommand->add_option("--min-repeat-ms", benchOptions->minRepeatMs, "minimum length of one measurement")->check(numberIn(0.0, 60000.0));
   benchCommand->add_flag("--profile", benchOptions->profile, "also time every call on its own");
   addRunnerOptions(benchCommand, benchOptions->runnerArgs);
   benchCommand->callback([benchOptions] { benchmark(*benchOptions); });

@@ -6,6 +6,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "cli/OptionChecks.h"
 #include "support/Error.h"
 #include "tune/RecordLog.h"
 #include "tune/RecordQueries.h"
@@ -57,8 +58,17 @@ std::string indented(const std::string& text, const std::string& indent) {
   return out;
 }
 
+/// Warns about records left out of a ranking because they do not replay.
+void warnRejected(const std::vector<tune::RejectedRecord>& rejected) {
+  for (const auto& r : rejected) fmt::print(stderr, "warning: {}; it is not ranked\n", r.describe());
+}
+
 void show(const RecordsArgs& a) {
   auto file = readLog(a.log);
+  std::vector<tune::RejectedRecord> rejected;
+  std::unordered_map<std::string, tune::TuningRecord> bestOfTask;
+  for (auto& r : tune::bestRecords(file.records, &rejected)) bestOfTask.emplace(r.taskKey(), std::move(r));
+  warnRejected(rejected);
   std::vector<TaskSummary> tasks;
   std::unordered_map<std::string, size_t> slot;
   for (const auto& r : file.records) {
@@ -67,9 +77,9 @@ void show(const RecordsArgs& a) {
     TaskSummary& t = tasks[it->second];
     ++t.trials;
     if (!r.ok()) ++t.errors[int(r.result.errorNo)];
-    // Strictly better only: the earliest of equal records is the best, as in bestRecords.
-    else if (!t.best || r.meanCost() < t.best->meanCost()) t.best = &r;
   }
+  for (auto& t : tasks)
+    if (auto it = bestOfTask.find(t.first->taskKey()); it != bestOfTask.end()) t.best = &it->second;
   fmt::print("{}: {} of {}{}\n", a.log, counted(file.records.size(), "record"), counted(tasks.size(), "task"),
              file.report.skipped.empty() ? "" : fmt::format(" ({} skipped)", counted(file.report.skipped.size(), "line")));
   if (tasks.empty()) return;
@@ -106,7 +116,9 @@ void show(const RecordsArgs& a) {
 void writeKept(const RecordsArgs& a, int perTask) {
   TESSEL_CHECK(a.force || !std::filesystem::exists(a.output), "{} exists; pass --force to replace it", a.output);
   auto file = readLog(a.log);
-  auto kept = tune::topRecords(file.records, perTask);
+  std::vector<tune::RejectedRecord> rejected;
+  auto kept = tune::topRecords(file.records, perTask, &rejected);
+  warnRejected(rejected);
   std::map<std::string, int> keptOfTask;
   for (const auto& r : kept) ++keptOfTask[r.taskKey()];
   std::vector<std::string> withoutValid;
@@ -145,7 +157,7 @@ void addRecordsCommands(CLI::App& app) {
   CLI::App* distill = records->add_subcommand("distill", "write a log with the K best records of each task");
   distill->add_option("log", distillArgs->log, "the records log")->required();
   distill->add_option("-o,--output", distillArgs->output, "the log to write")->required();
-  distill->add_option("--top", distillArgs->top, "records to keep per task")->check(CLI::PositiveNumber);
+  distill->add_option("--top", distillArgs->top, "records to keep per task")->check(integerIn(1, 1000000));
   distill->add_flag("--force", distillArgs->force, "replace the output if it exists");
   distill->callback([distillArgs] { writeKept(*distillArgs, distillArgs->top); });
 }

@@ -7,6 +7,9 @@ namespace tessel::cli {
 
 /// Exit code of a command that failed with an error of its own (bad input, a failed step).
 inline constexpr int kExitError = 1;
+/// Exit code of a command line that cannot be run as written (an unknown option, a value out
+/// of its range).
+inline constexpr int kExitUsage = 2;
 
 /// Prints the exception in flight (call only inside a catch block) and returns the exit code.
 /// A tessel Error is printed as it is: its message already names the problem and the place.

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "cli/OptionChecks.h"
 #include "rpc/DeviceServer.h"
 #include "rpc/RemoteDevice.h"
 #include "rpc/RpcRunner.h"
@@ -44,11 +45,20 @@ void stopOnSignal(sigset_t set, std::function<void()> stop) {
   }).detach();
 }
 
-/// "HOST:PORT", or "HOST" with the tracker's default port.
-std::string withDefaultPort(const std::string& address, int port) {
-  TESSEL_CHECK(!address.empty(), "--tracker: empty address (expected HOST:PORT)");
-  bool hasPort = address.rfind(':') != std::string::npos && address.back() != ']';
-  return hasPort ? address : fmt::format("{}:{}", address, port);
+/// "HOST:PORT", or "HOST" with the tracker's default port. The port must be a number in
+/// [1, 65535]: gRPC would wrap 70000 around to another port and contact another server.
+std::string withDefaultPort(const std::string& address, int port, const char* option = "--tracker") {
+  TESSEL_CHECK(!address.empty(), "{}: empty address (expected HOST:PORT)", option);
+  size_t colon = address.rfind(':');
+  bool hasPort = colon != std::string::npos && address.back() != ']' && (address[0] != '[' || address.find(']') < colon);
+  if (!hasPort) return fmt::format("{}:{}", address, port);
+  std::string host = address.substr(0, colon), text = address.substr(colon + 1);
+  TESSEL_CHECK(!host.empty(), "{} '{}': no host before the port", option, address);
+  TESSEL_CHECK(!text.empty() && text.size() <= 5 && text.find_first_not_of("0123456789") == std::string::npos,
+               "{} '{}': the port '{}' is not a number in [1, 65535]", option, address, text);
+  int number = std::stoi(text);
+  TESSEL_CHECK(number >= 1 && number <= 65535, "{} '{}': port {} is out of range [1, 65535]", option, address, text);
+  return address;
 }
 
 struct SecurityArgs {
@@ -92,6 +102,9 @@ struct ServerArgs {
 
 void runServer(ServerArgs& a) {
   if (!a.options.tracker.empty()) a.options.tracker = withDefaultPort(a.options.tracker, 9190);
+  if (!a.options.customAddress.empty()) withDefaultPort(a.options.customAddress, a.options.port, "--custom-addr");
+  TESSEL_CHECK(a.options.port == 0 || a.options.portEnd >= a.options.port, "--port-end {} is below --port {}", a.options.portEnd,
+               a.options.port);
   TESSEL_CHECK(a.maxUploadMb > 0 && a.maxUploadMb < 2000, "--max-upload-mb must be between 0 and 2000, got {}",
                a.maxUploadMb);
   a.options.maxUploadBytes = int64_t(a.maxUploadMb * (1 << 20));
@@ -153,10 +166,12 @@ void addRunnerOptions(CLI::App* c, RunnerArgs& a) {
       ->check(CLI::IsMember({"local", "rpc"}));
   c->add_option("--key", a.key, "rpc: the device key to measure on");
   c->add_option("--tracker", a.tracker, "rpc: the tracker's HOST:PORT");
-  c->add_option("--priority", a.priority, "rpc: priority of the requests for devices (higher first)");
-  c->add_option("--device-wait", a.deviceWait, "rpc: seconds to wait for a free device before failing candidates");
-  c->add_option("--max-devices", a.maxDevices, "rpc: devices used at once (0: every device of the key)");
-  c->add_option("--max-attempts", a.maxAttempts, "rpc: measurements of a candidate whose device is lost, in all");
+  c->add_option("--priority", a.priority, "rpc: priority of the requests for devices (higher first)")->check(integerIn(-1000000, 1000000));
+  c->add_option("--device-wait", a.deviceWait, "rpc: seconds to wait for a free device before failing candidates")
+      ->check(numberIn(0.0, 86400.0));
+  c->add_option("--max-devices", a.maxDevices, "rpc: devices used at once (0: every device of the key)")->check(integerIn(0, 100000));
+  c->add_option("--max-attempts", a.maxAttempts, "rpc: measurements of a candidate whose device is lost, in all")
+      ->check(integerIn(1, 100));
   c->add_option("--rpc-token", a.token, "rpc: the tracker's and servers' token (default: $TESSEL_RPC_TOKEN)");
   c->add_option("--tls-ca", a.tlsCa, "rpc: connect over TLS, trusting this PEM CA certificate");
   c->add_option("--tls-target-name", a.tlsTargetName, "rpc: host name to check the certificates against");
@@ -164,6 +179,11 @@ void addRunnerOptions(CLI::App* c, RunnerArgs& a) {
   c->parse_complete_callback([&a] {
     if (a.runner == "rpc" && a.key.empty())
       throw CLI::ValidationError("--runner rpc", "needs --key: the device key to measure on (see `tessel query`)");
+    try {
+      if (a.runner == "rpc") withDefaultPort(a.tracker, 9190);
+    } catch (const Error& e) {
+      throw CLI::ValidationError(e.what());
+    }
   });
 }
 
@@ -210,9 +230,11 @@ void addRpcCommands(CLI::App& app) {
   auto tracker = std::make_shared<TrackerArgs>();
   CLI::App* t = app.add_subcommand("tracker", "run the RPC tracker: device servers register with it, tuners lease devices from it");
   t->add_option("--host", tracker->options.host, "address to listen on");
-  t->add_option("--port", tracker->options.port, "port to listen on (0: any free port)");
-  t->add_option("--device-timeout", tracker->options.deviceTimeoutSeconds, "drop a server silent for this many seconds");
-  t->add_option("--heartbeat-interval", tracker->options.heartbeatSeconds, "seconds between a server's heartbeats");
+  t->add_option("--port", tracker->options.port, "port to listen on (0: any free port)")->check(integerIn(0, 65535));
+  t->add_option("--device-timeout", tracker->options.deviceTimeoutSeconds, "drop a server silent for this many seconds")
+      ->check(numberIn(0.1, 86400.0));
+  t->add_option("--heartbeat-interval", tracker->options.heartbeatSeconds, "seconds between a server's heartbeats")
+      ->check(numberIn(0.01, 3600.0));
   addSecurityOptions(t, tracker->security, true, false);
   t->callback([tracker] { runTracker(*tracker); });
 
@@ -221,12 +243,13 @@ void addRpcCommands(CLI::App& app) {
   s->add_option("--tracker", server->options.tracker, "the tracker's HOST:PORT (without it: a standalone server)");
   s->add_option("--key", server->options.key, "the device key to register under (e.g. rk3399, aarch64-qemu)");
   s->add_option("--host", server->options.host, "address to listen on");
-  s->add_option("--port", server->options.port, "first port to try (0: any free port)");
-  s->add_option("--port-end", server->options.portEnd, "last port to try");
+  s->add_option("--port", server->options.port, "first port to try (0: any free port)")->check(integerIn(0, 65535));
+  s->add_option("--port-end", server->options.portEnd, "last port to try")->check(integerIn(0, 65535));
   s->add_option("--custom-addr", server->options.customAddress, "HOST:PORT clients should connect to (default: as the tracker sees this server)");
   s->add_option("--name", server->options.name, "a name shown by `tessel query --devices`");
-  s->add_option("--max-upload-mb", server->maxUploadMb, "largest file a client may upload, in MiB");
-  s->add_option("--session-timeout", server->options.sessionTimeoutSeconds, "close a session idle for this many seconds");
+  s->add_option("--max-upload-mb", server->maxUploadMb, "largest file a client may upload, in MiB")->check(numberIn(0.001, 2000.0));
+  s->add_option("--session-timeout", server->options.sessionTimeoutSeconds, "close a session idle for this many seconds")
+      ->check(numberIn(0.1, 86400.0));
   s->add_option("--worker", server->options.workerPath, "the measurement worker program (or a wrapper, e.g. one running it under qemu)");
   s->add_option("--arch", server->options.arch, "architecture to report (default: this machine's)");
   addSecurityOptions(s, server->security, true, true);
@@ -235,10 +258,10 @@ void addRpcCommands(CLI::App& app) {
   auto query = std::make_shared<QueryArgs>();
   CLI::App* q = app.add_subcommand("query", "print the tracker's queue status: devices per key, free, pending requests");
   q->add_option("--host", query->host, "the tracker's host");
-  q->add_option("--port", query->port, "the tracker's port");
+  q->add_option("--port", query->port, "the tracker's port")->check(integerIn(1, 65535));
   q->add_flag("--devices", query->devices, "also list every registered server");
   q->add_option("--hardware", query->hardwareKey, "instead, print the hardware parameters of a free device of this key");
-  q->add_option("--wait", query->wait, "--hardware: seconds to wait for a free device");
+  q->add_option("--wait", query->wait, "--hardware: seconds to wait for a free device")->check(numberIn(0.0, 86400.0));
   addSecurityOptions(q, query->security, false, true);
   q->callback([query] { runQuery(*query); });
 }

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "cli/OptionChecks.h"
 #include "cli/ModelArgs.h"
 #include "cli/RpcCommands.h"
 #include "graph/Build.h"
@@ -15,6 +16,7 @@
 #include "ops/Schedules.h"
 #include "runtime/GraphExecutor.h"
 #include "support/Error.h"
+#include "support/Files.h"
 #include "support/TempDir.h"
 #include "tune/HistoryBest.h"
 #include "tune/LocalBuilder.h"
@@ -32,7 +34,7 @@ struct TuneArgs : ModelArgs {
   std::string tuner = "xgb", log, output, ops;
   std::vector<size_t> onlyTasks;  ///< 1-based task numbers to tune (empty: all)
   int64_t nTrial = 1000, earlyStopping = 0;
-  bool resume = false, transferLearning = false, checkCorrectness = false, cacheFlush = false, noEvaluate = false;
+  bool resume = false, transferLearning = false, checkCorrectness = false, cacheFlush = false, noEvaluate = false, force = false;
   int nParallel = 0, number = 4, repeat = 3;
   size_t batchSize = 8;
   double minRepeatMs = 0, timeout = 10, buildTimeout = 10, cooldown = 0.1;
@@ -87,7 +89,39 @@ void tune(const TuneArgs& a) {
   TESSEL_CHECK(a.earlyStopping >= 0, "--early-stopping must not be negative, got {}", a.earlyStopping);
   auto ops = parseOps(a.ops);
   tune::autotvm::checkTunerName(a.tuner);  // before any work
+  // Where the results go is checked before any work: a run must not tune for hours and then
+  // fail to write its module or its log.
+  if (!a.output.empty()) prepareOutputDirectory(a.output, "--output");
+  checkWritableFilePath(a.log, "--log");
+  // The earlier trials (resumed, or history for transfer learning), and the check that an
+  // existing --log is a records log: appending JSON lines to a params file would ruin it.
+  std::vector<tune::TuningRecord> earlier;
+  if (std::filesystem::exists(a.log)) {
+    auto file = tune::readRecords(a.log);
+    if (!a.force && !tune::looksLikeRecordsLog(file))
+      fail("--log {}: the file exists and is not a records log ({}); pass --force to append to it anyway", a.log,
+           file.report.describeSkipped(1));
+    tune::warnSkippedLines(file, a.log);
+    earlier = std::move(file.records);
+    if (a.resume) fmt::print("Resuming from {}: {} records\n", a.log, earlier.size());
+  } else if (a.resume) {
+    fmt::print("Nothing to resume: {} does not exist yet\n", a.log);
+  }
 
+  tune::LocalBuilderOptions builderOptions;
+  builderOptions.nParallel = a.nParallel;
+  builderOptions.timeout = std::chrono::milliseconds(int64_t(a.buildTimeout * 1000));
+  tune::LocalBuilder builder(builderOptions);
+  tune::LocalRunnerOptions runnerOptions;
+  runnerOptions.number = a.number;
+  runnerOptions.repeat = a.repeat;
+  runnerOptions.minRepeatMs = a.minRepeatMs;
+  runnerOptions.timeoutSeconds = a.timeout;
+  runnerOptions.cooldownIntervalSeconds = a.cooldown;
+  runnerOptions.enableCpuCacheFlush = a.cacheFlush;
+  runnerOptions.checkCorrectness = a.checkCorrectness;
+  // A remote runner checks the tracker and the key here, before any work.
+  auto runner = makeRunner(a.runnerArgs, runnerOptions);
   fmt::print("Extract tasks...\n");
   graph::Graph g = preparedModel(a);
   std::vector<tune::autotvm::TuningTaskPtr> tasks;
@@ -109,16 +143,6 @@ void tune(const TuneArgs& a) {
     fmt::print("  {:>2}  {:<28} {:<26} {:>10.1f} MFLOP  {:>6} configs\n", i + 1, tasks[i]->name, tasks[i]->templateName,
                tasks[i]->flops / 1e6, tasks[i]->space->size());
 
-  // Earlier trials: resumed (this run continues them) and, with transfer learning, history.
-  std::vector<tune::TuningRecord> earlier;
-  if (std::filesystem::exists(a.log)) {
-    auto file = tune::readRecords(a.log);
-    tune::warnSkippedLines(file, a.log);
-    earlier = std::move(file.records);
-    if (a.resume) fmt::print("Resuming from {}: {} records\n", a.log, earlier.size());
-  } else if (a.resume) {
-    fmt::print("Nothing to resume: {} does not exist yet\n", a.log);
-  }
   auto trialsOf = [&](const tune::autotvm::TuningTask& task) {
     std::vector<tune::autotvm::Trial> trials;
     for (const auto& r : tune::recordsOfTask(earlier, task.measure->workloadKey, task.measure->target))
@@ -128,19 +152,6 @@ void tune(const TuneArgs& a) {
     return trials;
   };
 
-  tune::LocalBuilderOptions builderOptions;
-  builderOptions.nParallel = a.nParallel;
-  builderOptions.timeout = std::chrono::milliseconds(int64_t(a.buildTimeout * 1000));
-  tune::LocalBuilder builder(builderOptions);
-  tune::LocalRunnerOptions runnerOptions;
-  runnerOptions.number = a.number;
-  runnerOptions.repeat = a.repeat;
-  runnerOptions.minRepeatMs = a.minRepeatMs;
-  runnerOptions.timeoutSeconds = a.timeout;
-  runnerOptions.cooldownIntervalSeconds = a.cooldown;
-  runnerOptions.enableCpuCacheFlush = a.cacheFlush;
-  runnerOptions.checkCorrectness = a.checkCorrectness;
-  auto runner = makeRunner(a.runnerArgs, runnerOptions);
   tune::RecordLogWriter log(a.log);
 
   fmt::print("Tuning...\n");
@@ -209,26 +220,29 @@ void addTuneCommand(CLI::App& app) {
   CLI::App* c = app.add_subcommand("tune", "tune a zoo network's tasks, log every trial, build and time it with the best");
   addModelOptions(c, *args);
   c->add_option("--tuner", args->tuner, "random, gridsearch, ga, xgb (xgb_knob, xgb_itervar, xgb_curve, xgb-rank, xgb-reg)");
-  c->add_option("--n-trial", args->nTrial, "trials per task (capped by its config space)");
-  c->add_option("--early-stopping", args->earlyStopping, "stop a task after this many trials without improvement (0: never)");
+  c->add_option("--n-trial", args->nTrial, "trials per task (capped by its config space)")->check(integerIn(1, int64_t(1) << 40));
+  c->add_option("--early-stopping", args->earlyStopping, "stop a task after this many trials without improvement (0: never)")
+      ->check(integerIn(0, int64_t(1) << 40));
   c->add_option("--log", args->log, "the records log (JSON lines; appended to)")->required();
   c->add_flag("--resume", args->resume, "continue a run from its log: logged trials count and are not measured again");
   c->add_flag("--transfer-learning", args->transferLearning, "model-based tuners learn from the tasks tuned before");
   c->add_option("--ops", args->ops, "tune only these operators, comma-separated: conv2d, depthwise_conv2d, dense");
   c->add_option("--tasks", args->onlyTasks, "tune only these tasks (1-based numbers as listed)")->delimiter(',');
   c->add_option("-o,--output", args->output, "also write the tuned module directory here");
-  c->add_option("--n-parallel", args->nParallel, "parallel builds (0: the number of cores)");
-  c->add_option("--batch-size", args->batchSize, "candidates measured per round");
-  c->add_option("--number", args->number, "calls per measurement");
-  c->add_option("--repeat", args->repeat, "measurements per candidate");
-  c->add_option("--min-repeat-ms", args->minRepeatMs, "raise --number until a measurement lasts this long");
-  c->add_option("--timeout", args->timeout, "seconds a candidate may run");
-  c->add_option("--build-timeout", args->buildTimeout, "seconds a candidate may take to build");
-  c->add_option("--cooldown-interval", args->cooldown, "seconds between two candidates' measurements");
+  c->add_option("--n-parallel", args->nParallel, "parallel builds (0: the number of cores)")->check(integerIn(0, 1024));
+  c->add_option("--batch-size", args->batchSize, "candidates measured per round")->check(integerIn(1, 4096));
+  c->add_option("--number", args->number, "calls per measurement")->check(integerIn(1, 1000000));
+  c->add_option("--repeat", args->repeat, "measurements per candidate")->check(integerIn(1, 10000));
+  c->add_option("--min-repeat-ms", args->minRepeatMs, "raise --number until a measurement lasts this long")
+      ->check(numberIn(0.0, 60000.0));
+  c->add_option("--timeout", args->timeout, "seconds a candidate may run")->check(numberIn(0.001, 86400.0));
+  c->add_option("--build-timeout", args->buildTimeout, "seconds a candidate may take to build")->check(numberIn(0.001, 86400.0));
+  c->add_option("--cooldown-interval", args->cooldown, "seconds between two candidates' measurements")->check(numberIn(0.0, 3600.0));
   c->add_flag("--enable-cpu-cache-flush", args->cacheFlush, "flush the last-level cache before each measurement");
   c->add_flag("--check-correctness", args->checkCorrectness, "compare each candidate's output with the naive schedule's");
   c->add_flag("--no-evaluate", args->noEvaluate, "build with the best records but do not time the network");
-  c->add_option("--seed", args->seed, "seed of the tuners");
+  c->add_flag("--force", args->force, "append to --log even when the existing file is not a records log");
+  c->add_option("--seed", args->seed, "seed of the tuners")->check(integerIn(0, INT64_MAX));
   addRunnerOptions(c, args->runnerArgs);
   c->callback([args] { tune(*args); });
 }

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/OptionChecks.h"
 #include "support/Error.h"
 #include "vta/Disassembler.h"
 #include "vta/HardwareConfig.h"
@@ -91,10 +92,10 @@ void addVtaCommands(CLI::App& app) {
       ->required();
   run->add_option("--order", runOptions->order,
                   "module interleaving: timed (the cycle model's order) or random (seeded)");
-  run->add_option("--seed", runOptions->seed, "seed of the random interleaving");
-  run->add_option("--clock-mhz", runOptions->clockMegahertz, "accelerator clock in MHz");
-  run->add_option("--dram-bytes-per-cycle", runOptions->dramBytesPerCycle, "DRAM bandwidth");
-  run->add_option("--dram-latency", runOptions->dramLatencyCycles, "DRAM latency in cycles");
+  run->add_option("--seed", runOptions->seed, "seed of the random interleaving")->check(integerIn(0, INT64_MAX));
+  run->add_option("--clock-mhz", runOptions->clockMegahertz, "accelerator clock in MHz")->check(numberIn(0.001, 1e6));
+  run->add_option("--dram-bytes-per-cycle", runOptions->dramBytesPerCycle, "DRAM bandwidth")->check(integerIn(1, int64_t(1) << 20));
+  run->add_option("--dram-latency", runOptions->dramLatencyCycles, "DRAM latency in cycles")->check(integerIn(0, int64_t(1) << 30));
   run->add_flag("--disassemble", runOptions->disassemble, "print the instruction stream first");
   run->add_flag("--print-outputs", runOptions->printOutputs,
                 "print the program's labelled output buffers after the run");

@@ -7,8 +7,10 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/OptionChecks.h"
 #include "cli/ModelCommand.h"
 #include "cli/ModuleCommand.h"
+#include "cli/OptionChecks.h"
 #include "cli/RecordsCommand.h"
 #include "cli/ReportErrors.h"
 #include "cli/RpcCommands.h"
@@ -79,8 +81,8 @@ int main(int argc, char** argv) {
   }
   int repeat = 5;
   double minRepeatMs = 50;
-  runOp->add_option("--repeat", repeat, "timed repeats");
-  runOp->add_option("--min-repeat-ms", minRepeatMs, "minimum time of one repeat");
+  runOp->add_option("--repeat", repeat, "timed repeats")->check(cli::integerIn(1, 100000));
+  runOp->add_option("--min-repeat-ms", minRepeatMs, "minimum time of one repeat")->check(cli::numberIn(0.0, 60000.0));
   cli::addVtaCommands(app);
   cli::addModuleCommands(app);
   cli::addModelCommands(app);
@@ -126,7 +128,10 @@ int main(int argc, char** argv) {
       return 0;
     }
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version succeed; every other mistake in the command line is exit code 2,
+    // the usage-error code of POSIX utilities, apart from the 1 of a failed command.
+    int code = app.exit(e);
+    return code == 0 ? 0 : cli::kExitUsage;
   } catch (...) {
     return cli::reportCurrentException();
   }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <unordered_map>
 
 #include "ir/Equality.h"
 #include "ir/Mutator.h"
@@ -21,57 +22,69 @@ int64_t floorDivInt(int64_t a, int64_t c) {
 int64_t floorModInt(int64_t a, int64_t c) { return a - floorDivInt(a, c) * c; }
 bool divisionFolds(int64_t a, int64_t c) { return c != 0 && !(c == -1 && a == std::numeric_limits<int64_t>::min()); }
 
-/// sum(coef * atom) + constant over int64.
+// Index arithmetic wraps around as the generated int64 code does (and without the undefined
+// behaviour of signed overflow in the simplifier itself).
+int64_t wrappingAdd(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
+int64_t wrappingMul(int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); }
+
+/// sum(coef * atom) + constant over int64. Like terms are found through a hash consistent
+/// with structural equality, so collecting the terms of an index expression is linear in its
+/// size: a step list with hundreds of nested splits makes index sums of hundreds of terms,
+/// and comparing each new term with every earlier one made lowering take minutes.
 struct LinearForm {
-  std::vector<std::pair<Expr, int64_t>> terms;
+  std::vector<std::pair<Expr, int64_t>> terms;  ///< in order of first appearance; no zero coefficients after finish()
   int64_t constant = 0;
 
   void addTerm(const Expr& atom, int64_t coef) {
     if (coef == 0) return;
-    for (auto& t : terms) {
-      if (structurallyEqual(t.first, atom)) {
-        t.second += coef;
+    uint64_t hash = structuralHash(atom);
+    auto [first, last] = index_.equal_range(hash);
+    for (auto it = first; it != last; ++it) {
+      auto& term = terms[it->second];
+      if (term.first.sameAs(atom) || structurallyEqual(term.first, atom)) {
+        term.second = wrappingAdd(term.second, coef);
         return;
       }
     }
+    index_.emplace(hash, terms.size());
     terms.emplace_back(atom, coef);
   }
-  void add(const LinearForm& o, int64_t scale) {
-    for (auto& t : o.terms) addTerm(t.first, t.second * scale);
-    constant += o.constant * scale;
+  /// Adds scale * e, taking sums and products by constants apart.
+  void accumulate(const Expr& e, int64_t scale) {
+    if (scale == 0) return;
+    if (auto i = e.as<IntImmNode>()) {
+      constant = wrappingAdd(constant, wrappingMul(i->value, scale));
+      return;
+    }
+    if (e.kind() == ExprKind::Add || e.kind() == ExprKind::Sub) {
+      auto b = static_cast<const BinaryNode*>(e.get());
+      accumulate(b->a, scale);
+      accumulate(b->b, e.kind() == ExprKind::Add ? scale : wrappingMul(scale, -1));
+      return;
+    }
+    if (e.kind() == ExprKind::Mul) {
+      auto b = static_cast<const BinaryNode*>(e.get());
+      if (auto c = b->b.as<IntImmNode>()) return accumulate(b->a, wrappingMul(scale, c->value));
+      if (auto c = b->a.as<IntImmNode>()) return accumulate(b->b, wrappingMul(scale, c->value));
+    }
+    addTerm(e, scale);
   }
-  void dropZeros() {
+  /// Drops the terms that cancelled out.
+  LinearForm& finish() {
     std::erase_if(terms, [](auto& t) { return t.second == 0; });
+    index_.clear();
+    for (size_t i = 0; i < terms.size(); ++i) index_.emplace(structuralHash(terms[i].first), i);
+    return *this;
   }
+
+ private:
+  std::unordered_multimap<uint64_t, size_t> index_;  ///< structural hash -> position in terms
 };
 
 LinearForm toLinear(const Expr& e) {
   LinearForm f;
-  if (auto i = e.as<IntImmNode>()) {
-    f.constant = i->value;
-    return f;
-  }
-  if (e.kind() == ExprKind::Add || e.kind() == ExprKind::Sub) {
-    auto b = static_cast<const BinaryNode*>(e.get());
-    f.add(toLinear(b->a), 1);
-    f.add(toLinear(b->b), e.kind() == ExprKind::Add ? 1 : -1);
-    f.dropZeros();
-    return f;
-  }
-  if (e.kind() == ExprKind::Mul) {
-    auto b = static_cast<const BinaryNode*>(e.get());
-    if (auto c = b->b.as<IntImmNode>()) {
-      f.add(toLinear(b->a), c->value);
-      f.dropZeros();
-      return f;
-    }
-    if (auto c = b->a.as<IntImmNode>()) {
-      f.add(toLinear(b->b), c->value);
-      f.dropZeros();
-      return f;
-    }
-  }
-  f.addTerm(e, 1);
+  f.accumulate(e, 1);
+  f.finish();
   return f;
 }
 
@@ -100,6 +113,14 @@ class Simplifier : public IRMutator {
   explicit Simplifier(VarBounds bounds) : bounds_(std::move(bounds)) {}
 
   Expr visitBinary(const Expr& e, const BinaryNode* n) override {
+    // A sum of index terms is collected in one pass from its top: simplifying it bottom-up
+    // would linearize every partial sum again, quadratic in the number of terms per index
+    // expression (split chains of a few hundred steps made lowering take minutes).
+    if (isIndexType(e.type()) && isLinearNode(e)) {
+      LinearForm f;
+      collectLinear(e, 1, f);
+      return fromLinear(f.finish());
+    }
     Expr a = mutate(n->a), b = mutate(n->b);
     Expr folded = foldConstants(e.kind(), a, b);
     if (folded.defined()) return folded;
@@ -165,7 +186,15 @@ class Simplifier : public IRMutator {
     auto extentBounds = constBounds(ext, bounds_);
     if (extentBounds.max <= 0) return makeBlock({});
     if (extentBounds.isPoint() && extentBounds.min == 1 && n->forKind != ForKind::Parallel) {
-      return mutate(substitute(n->body, {{n->var.node(), m}}));
+      // The loop goes; its variable is its minimum. Replaced during this same traversal:
+      // substituting first and simplifying after would rewrite the whole body once per
+      // such loop (cubic for a nest of hundreds of them).
+      replacements_[n->var.node()] = m;
+      bounds_[n->var.node()] = constBounds(m, bounds_);
+      Stmt body = mutate(n->body);
+      replacements_.erase(n->var.node());
+      bounds_.erase(n->var.node());
+      return body;
     }
     auto minBounds = constBounds(m, bounds_);
     Interval range{minBounds.min, minBounds.max};
@@ -197,6 +226,31 @@ class Simplifier : public IRMutator {
     int64_t lo = type.isUInt() ? 0 : -(int64_t(1) << (type.bits - 1));
     int64_t hi = type.isUInt() ? (int64_t(1) << type.bits) - 1 : (int64_t(1) << (type.bits - 1)) - 1;
     return b.min >= lo && b.max <= hi;
+  }
+
+  /// Add, Sub, or a product with a literal constant: a node of a linear index sum.
+  static bool isLinearNode(const Expr& e) {
+    if (e.kind() == ExprKind::Add || e.kind() == ExprKind::Sub) return true;
+    if (e.kind() != ExprKind::Mul) return false;
+    auto b = static_cast<const BinaryNode*>(e.get());
+    return b->a.as<IntImmNode>() || b->b.as<IntImmNode>();
+  }
+
+  /// Adds scale * e to f: sums and literal products are taken apart as they are, every other
+  /// node is simplified first and then added (a simplified atom may itself be a sum).
+  void collectLinear(const Expr& e, int64_t scale, LinearForm& f) {
+    if (isIndexType(e.type()) && isLinearNode(e)) {
+      auto b = static_cast<const BinaryNode*>(e.get());
+      if (e.kind() == ExprKind::Mul) {
+        auto c = b->a.as<IntImmNode>() ? b->a.as<IntImmNode>() : b->b.as<IntImmNode>();
+        collectLinear(b->a.as<IntImmNode>() ? b->b : b->a, wrappingMul(scale, c->value), f);
+        return;
+      }
+      collectLinear(b->a, scale, f);
+      collectLinear(b->b, e.kind() == ExprKind::Add ? scale : wrappingMul(scale, -1), f);
+      return;
+    }
+    f.accumulate(mutate(e), scale);
   }
 
   static bool isZero(const Expr& e) { return e.as<FloatImmNode>() && floatValue(e) == 0.0; }
@@ -371,13 +425,24 @@ class Simplifier : public IRMutator {
     return fromLinear(quotient);
   }
 
+  Expr visitVar(const Expr& e, const VarNode* n) override {
+    auto it = replacements_.find(n);
+    return it == replacements_.end() ? e : it->second;
+  }
+
   VarBounds bounds_;
+  std::unordered_map<const VarNode*, Expr> replacements_;  ///< variables of removed one-iteration loops
 };
 
 }  // namespace
 
 Expr simplify(const Expr& e, const VarBounds& bounds) { return Simplifier(bounds).mutate(e); }
 Stmt simplify(const Stmt& s, const VarBounds& bounds) { return Simplifier(bounds).mutate(s); }
+
+LinearSum linearSum(const Expr& e) {
+  LinearForm f = toLinear(e);
+  return {std::move(f.terms), f.constant};
+}
 
 bool proveTrue(const Expr& condition, const VarBounds& bounds) {
   Expr s = simplify(condition, bounds);

@@ -14,4 +14,14 @@ Stmt simplify(const Stmt& s, const VarBounds& bounds = {});
 /// True if the bool expression holds for every value the bounds allow.
 bool proveTrue(const Expr& condition, const VarBounds& bounds = {});
 
+/// An int64 expression as sum(coefficient * atom) + constant, as the simplifier sees it: sums,
+/// differences and products by literal constants taken apart, like terms collected (in order
+/// of first appearance) and cancelled ones dropped. Atoms are what remains: variables,
+/// divisions, products of two non-constants. Linear in the size of `e` (not simplified here).
+struct LinearSum {
+  std::vector<std::pair<Expr, int64_t>> terms;
+  int64_t constant = 0;
+};
+LinearSum linearSum(const Expr& e);
+
 }  // namespace tessel::ir

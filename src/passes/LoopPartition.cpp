@@ -4,6 +4,8 @@
 // boundary ranges, which keep them.
 #include <map>
 #include <optional>
+#include <unordered_map>
+#include <vector>
 
 #include "ir/Mutator.h"
 #include "ir/Simplify.h"
@@ -21,21 +23,39 @@ int64_t floorDiv(int64_t a, int64_t b) {
 }
 int64_t ceilDiv(int64_t a, int64_t b) { return -floorDiv(-a, b); }
 
-/// The coefficient of `var` if e = coef * var + rest with rest free of var.
-std::optional<std::pair<int64_t, Expr>> linearIn(const Expr& e, const VarNode* var) {
-  Expr atZero = simplify(substitute(e, {{var, Expr(int64_t(0))}}));
-  Expr atOne = simplify(substitute(e, {{var, Expr(int64_t(1))}}));
-  Expr slope = simplify(atOne - atZero);  // kept alive: asConstInt points into it
-  auto coef = asConstInt(slope);
-  if (!coef) return std::nullopt;
-  // Check linearity at another point: f(2) - f(0) == 2 * coef.
-  Expr atTwo = simplify(substitute(e, {{var, Expr(int64_t(2))}}));
-  Expr doubleSlope = simplify(atTwo - atZero);
-  auto twice = asConstInt(doubleSlope);
-  if (!twice || *twice != 2 * *coef) return std::nullopt;
-  if (usesVar(atZero, var)) return std::nullopt;
-  return std::make_pair(*coef, atZero);
+// Saturating interval arithmetic for the bounds of a guard's other terms.
+int64_t saturate(__int128 v) {
+  if (v <= Interval::kNegInf) return Interval::kNegInf;
+  if (v >= Interval::kPosInf) return Interval::kPosInf;
+  return int64_t(v);
 }
+
+/// coefficient * [b.min, b.max]; unbounded ends stay unbounded.
+Interval scaled(Interval b, int64_t coefficient) {
+  auto end = [&](int64_t x) -> __int128 {
+    if (x == Interval::kNegInf || x == Interval::kPosInf)
+      return ((x > 0) == (coefficient > 0)) ? __int128(Interval::kPosInf) : __int128(Interval::kNegInf);
+    return __int128(x) * coefficient;
+  };
+  __int128 a = end(b.min), c = end(b.max);
+  return {saturate(std::min(a, c)), saturate(std::max(a, c))};
+}
+
+Interval plus(Interval a, Interval b) {
+  auto add = [](int64_t x, int64_t y, int64_t infinity) {
+    if (x == infinity || y == infinity) return infinity;
+    return saturate(__int128(x) + y);
+  };
+  return {add(a.min, b.min, Interval::kNegInf), add(a.max, b.max, Interval::kPosInf)};
+}
+
+/// A guard `a OP b` over int64 as d = a - b in linear form, computed once per guard: every
+/// loop around the guard asks it again, and with hundreds of nested loops (long split chains)
+/// recomputing it made partitioning cubic.
+struct GuardForm {
+  bool usable = false;
+  LinearSum difference;
+};
 
 /// A copy of a statement whose allocations are fresh buffers. The pieces of a partitioned loop
 /// must not share one: a piece of one iteration loses its loop, and code generation would
@@ -60,6 +80,32 @@ class FreshAllocations : public IRMutator {
   std::map<const BufferNode*, Buffer> fresh;
 };
 
+/// Real kernels partition loops with a handful of loops inside; far beyond any of them.
+constexpr int kMaxLoopsInPartitionedBody = 32;
+
+/// The number of loops in `s`, counting no further than `limit` + 1.
+int loopsWithin(const Stmt& s, int limit) {
+  int count = 0;
+  std::vector<Stmt> pending{s};
+  while (!pending.empty() && count <= limit) {
+    Stmt x = pending.back();
+    pending.pop_back();
+    if (!x.defined()) continue;
+    switch (x.kind()) {
+      case StmtKind::For: ++count; pending.push_back(x.as<ForNode>()->body); break;
+      case StmtKind::Block: for (auto& y : x.as<BlockNode>()->stmts) pending.push_back(y); break;
+      case StmtKind::Allocate: pending.push_back(x.as<AllocateNode>()->body); break;
+      case StmtKind::Pragma: pending.push_back(x.as<PragmaNode>()->body); break;
+      case StmtKind::IfThenElse:
+        pending.push_back(x.as<IfThenElseNode>()->thenCase);
+        pending.push_back(x.as<IfThenElseNode>()->elseCase);
+        break;
+      default: break;
+    }
+  }
+  return count;
+}
+
 struct SafeRange {
   int64_t lo, hi;  // inclusive
 };
@@ -69,6 +115,10 @@ class Partitioner : public IRMutator {
   Stmt visitFor(const Stmt& s, const ForNode* n) override {
     auto minC = asConstInt(n->min), extC = asConstInt(n->extent);
     if (!minC || !extC || n->forKind == ForKind::Vectorized || *extC < 2) return descend(s, n);
+    // Each partition copies the loop's body up to twice. Around a deep nest (a step list of
+    // hundreds of splits) that multiplies the program, and its compile time, by the depth;
+    // such a loop keeps its guards instead.
+    if (loopsWithin(n->body, kMaxLoopsInPartitionedBody) > kMaxLoopsInPartitionedBody) return descend(s, n);
     int64_t lo = *minC, hi = *minC + *extC - 1;
     SafeRange safe{lo, hi};
     bool any = false;
@@ -136,16 +186,23 @@ class Partitioner : public IRMutator {
       constrain(b->b, var, inner, safe, any);
       return;
     }
-    if (!usesVar(c, var)) return;
     ExprKind k = c.kind();
     if (k != ExprKind::LT && k != ExprKind::LE && k != ExprKind::GE && k != ExprKind::GT) return;
-    auto b = static_cast<const BinaryNode*>(c.get());
-    if (b->a.type() != DataType::int64()) return;
-    // Normalize to d >= 0 (GE/GT) or d < 0 (LT/LE) with d = a - b.
-    auto lin = linearIn(simplify(b->a - b->b), var);
-    if (!lin || lin->first == 0) return;
-    auto [coef, rest] = *lin;
-    auto rb = constBounds(rest, inner);
+    const GuardForm& form = formOf(c);
+    if (!form.usable) return;
+    // Normalize to d >= 0 (GE/GT) or d < 0 (LT/LE) with d = a - b = coef * var + rest, rest
+    // free of var.
+    int64_t coef = 0;
+    Interval rb = Interval::point(form.difference.constant);
+    for (const auto& [atom, coefficient] : form.difference.terms) {
+      if (atom.as<VarNode>() == var) {
+        coef = coefficient;
+        continue;
+      }
+      if (!atom.as<VarNode>() && usesVar(atom, var)) return;  // var inside a division, a product...
+      rb = plus(rb, scaled(constBounds(atom, inner), coefficient));
+    }
+    if (coef == 0) return;
     int64_t bias = (k == ExprKind::LE || k == ExprKind::GT) ? 1 : 0;  // a <= b  <=>  a - b < 1
     if (k == ExprKind::LT || k == ExprKind::LE) {
       // coef * v + rest < bias for every rest: coef * v < bias - rest.max
@@ -163,7 +220,22 @@ class Partitioner : public IRMutator {
     any = true;
   }
 
+  const GuardForm& formOf(const Expr& guard) {
+    auto [it, inserted] = guardForms.try_emplace(guard.get());
+    if (inserted) {
+      keepAlive.push_back(guard);  // the node's address is the key
+      auto b = static_cast<const BinaryNode*>(guard.get());
+      if (b->a.type() == DataType::int64()) {
+        it->second.usable = true;
+        it->second.difference = linearSum(simplify(b->a - b->b));
+      }
+    }
+    return it->second;
+  }
+
   VarBounds bounds;
+  std::unordered_map<const ExprNode*, GuardForm> guardForms;
+  std::vector<Expr> keepAlive;
 };
 
 }  // namespace

@@ -18,6 +18,7 @@ namespace {
 
 using std::chrono::duration;
 constexpr std::chrono::milliseconds kTrackerRetry{200};
+constexpr std::chrono::milliseconds kRegistrationGrace{3000};
 constexpr int kSessionFailuresPerThread = 5;
 
 std::chrono::milliseconds millis(double seconds) { return std::chrono::milliseconds(int64_t(std::llround(seconds * 1000))); }
@@ -94,11 +95,14 @@ RpcRunner::~RpcRunner() = default;
 
 int RpcRunner::checkDevicesRegistered() const {
   TrackerClient tracker(options_.tracker, options_.security);
-  auto deadline = Clock::now() + millis(options_.deviceWaitSeconds);
+  // A short grace, not --device-wait: that is how long a *busy* key's candidates wait for a
+  // free device. A dead tracker or a key nobody serves is a mistake to report at once; the
+  // grace only covers servers started a moment before the tuner (a script starting both).
+  auto deadline = Clock::now() + std::min(millis(options_.deviceWaitSeconds), kRegistrationGrace);
   for (;;) {
     std::vector<KeySummary> keys;
     try {
-      keys = tracker.summary(nullptr, std::chrono::seconds(5));
+      keys = tracker.summary(nullptr, std::chrono::seconds(2));
     } catch (const Error&) {
       if (Clock::now() >= deadline) throw;
       std::this_thread::sleep_for(kTrackerRetry);

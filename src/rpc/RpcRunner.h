@@ -48,9 +48,9 @@ class RpcRunner : public tune::Runner {
   bool needsReference(const tune::MeasureTask& task) const override;
   void setReference(const tune::MeasureTask& task, const tune::BuildResult& reference) override;
 
-  /// Waits up to the device wait until the tracker has a device of the key (free or not);
-  /// throws Error naming the key, the tracker and the keys it does have, or why the tracker
-  /// cannot be asked. Commands call it before any work (TVM's RPCRunner checks the same).
+  /// Asks the tracker whether it has a device of the key (free or not), for at most 3 seconds
+  /// (servers started just before the tuner have that long to register); throws Error naming
+  /// the key, the tracker and the keys it does have, or why the tracker cannot be asked. Commands call it before any work (TVM's RPCRunner checks the same).
   /// Returns how many devices of the key there are.
   int checkDevicesRegistered() const;
 

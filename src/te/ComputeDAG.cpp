@@ -128,6 +128,43 @@ ComputeDAG::ComputeDAG(const std::vector<Tensor>& outputs, const std::vector<Ten
   }
 }
 
+ComputeDAG ComputeDAG::fromParts(std::vector<Operation> ops, std::vector<std::string> inputs, std::vector<std::string> outputs) {
+  TESSEL_CHECK(!outputs.empty(), "a compute DAG needs at least one output tensor");
+  std::unordered_map<std::string, size_t> index;
+  std::vector<bool> read(ops.size(), false);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    TESSEL_CHECK(index.emplace(ops[i]->name, i).second, "op '{}' is defined twice", ops[i]->name);
+    for (const TensorAccess& a : accesses(*ops[i])) {
+      auto it = index.find(a.producer);
+      TESSEL_CHECK(it != index.end() && it->second < i, "op '{}' reads '{}', which is not defined before it", ops[i]->name, a.producer);
+      read[it->second] = true;
+    }
+  }
+  std::set<std::string> inputSet(inputs.begin(), inputs.end()), outputSet(outputs.begin(), outputs.end());
+  TESSEL_CHECK(inputSet.size() == inputs.size(), "an input is listed twice");
+  TESSEL_CHECK(outputSet.size() == outputs.size(), "an output is listed twice");
+  for (const std::string& name : inputs) {
+    auto it = index.find(name);
+    TESSEL_CHECK(it != index.end() && ops[it->second]->isPlaceholder(), "input '{}' is not a placeholder of the DAG", name);
+  }
+  for (const std::string& name : outputs) {
+    auto it = index.find(name);
+    TESSEL_CHECK(it != index.end() && !ops[it->second]->isPlaceholder(), "output '{}' is not a computation of the DAG", name);
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i]->isPlaceholder()) {
+      TESSEL_CHECK(inputSet.count(ops[i]->name), "placeholder '{}' is not listed as an input", ops[i]->name);
+    } else {
+      TESSEL_CHECK(read[i] || outputSet.count(ops[i]->name), "op '{}' is neither an output nor read by another op", ops[i]->name);
+    }
+  }
+  ComputeDAG dag;
+  dag.ops_ = std::move(ops);
+  dag.inputs_ = std::move(inputs);
+  dag.outputs_ = std::move(outputs);
+  return dag;
+}
+
 int ComputeDAG::opIndex(const std::string& name) const {
   for (size_t i = 0; i < ops_.size(); ++i)
     if (ops_[i]->name == name) return int(i);

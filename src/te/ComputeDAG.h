@@ -23,6 +23,11 @@ class ComputeDAG {
   /// Collects the operations the outputs depend on. Placeholders become the kernel's inputs
   /// in the order of `inputs` if given (else in order of first use); outputs follow.
   explicit ComputeDAG(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs = {});
+  /// A DAG from its parts as another DAG holds them (ops in topological order, unique names,
+  /// reads by name): how a serialized DAG comes back exactly. Checks that every read names an
+  /// earlier op, the inputs are exactly the placeholders, and every other op is an output or
+  /// read by a later one.
+  static ComputeDAG fromParts(std::vector<Operation> ops, std::vector<std::string> inputs, std::vector<std::string> outputs);
 
   const std::vector<Operation>& ops() const { return ops_; }
   int opIndex(const std::string& name) const;  ///< -1 if absent

@@ -1,7 +1,9 @@
 #include "tune/HistoryBest.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -14,7 +16,10 @@ namespace tessel::tune {
 
 struct HistoryBest::Shared {
   std::string target;
-  std::map<std::string, TuningRecord> best;  ///< by workload key
+  /// By workload key: the valid records of this target kind, in the order they are tried
+  /// (measured on exactly the target first, then by cost). The first that replays on the
+  /// build's DAG is applied: a broken record cannot take its task's valid ones down with it.
+  std::map<std::string, std::vector<TuningRecord>> candidates;
   std::mutex mutex;                          ///< guards the rest: a build may ask from threads
   std::vector<DispatchUse> uses;
   std::map<std::string, size_t> useOfKey;
@@ -36,18 +41,16 @@ std::string targetKind(const std::string& target) {
 HistoryBest::HistoryBest(const std::vector<TuningRecord>& records, const std::string& target) : shared_(std::make_shared<Shared>()) {
   shared_->target = target;
   std::string kind = targetKind(target);
-  // bestRecords picks per (workload, target string); among the records of this kind, one
-  // measured on exactly this target wins over a faster one measured on another.
-  for (auto& record : bestRecords(records)) {
-    if (targetKind(record.target) != kind) continue;
-    auto it = shared_->best.find(record.task.workloadKey);
-    if (it == shared_->best.end()) {
-      shared_->best.emplace(record.task.workloadKey, std::move(record));
-      continue;
-    }
-    bool exact = record.target == target, oldExact = it->second.target == target;
-    if ((exact && !oldExact) || (exact == oldExact && record.meanCost() < it->second.meanCost())) it->second = std::move(record);
-  }
+  for (const auto& record : records)
+    if (record.ok() && targetKind(record.target) == kind) shared_->candidates[record.task.workloadKey].push_back(record);
+  // Among the records of this kind, one measured on exactly this target wins over a faster one
+  // measured on another; stable, so of equal costs the earlier record is tried first.
+  for (auto& [key, list] : shared_->candidates)
+    std::stable_sort(list.begin(), list.end(), [&](const TuningRecord& a, const TuningRecord& b) {
+      bool exactA = a.target == target, exactB = b.target == target;
+      if (exactA != exactB) return exactA;
+      return a.meanCost() < b.meanCost();
+    });
 }
 
 HistoryBest HistoryBest::fromLog(const std::string& path, const std::string& target) {
@@ -56,38 +59,47 @@ HistoryBest HistoryBest::fromLog(const std::string& path, const std::string& tar
   return HistoryBest(file.records, target);
 }
 
-size_t HistoryBest::size() const { return shared_->best.size(); }
+size_t HistoryBest::size() const { return shared_->candidates.size(); }
 
 const TuningRecord* HistoryBest::find(const std::string& workloadKey) const {
-  auto it = shared_->best.find(workloadKey);
-  return it == shared_->best.end() ? nullptr : &it->second;
+  auto it = shared_->candidates.find(workloadKey);
+  return it == shared_->candidates.end() ? nullptr : &it->second.front();
 }
 
 ScheduleFunction HistoryBest::provider(ScheduleFunction fallback) const {
   auto shared = shared_;
   return [shared, fallback](const te::ComputeDAG& dag) -> std::vector<schedule::StepPtr> {
     std::string key = dag.workloadKey();
-    auto it = shared->best.find(key);
+    auto it = shared->candidates.find(key);
     std::string note;
-    if (it != shared->best.end()) {
-      const TuningRecord& record = it->second;
+    if (it != shared->candidates.end()) {
       // A record names stages and loops; a DAG with the same structure but other names (a
-      // different fusion, another frontend) would fail in the build, so check it here and
-      // fall back with the reason instead.
-      try {
-        schedule::replay(dag, record.steps);
+      // different fusion, another frontend) would fail in the build, and a damaged record
+      // names what does not exist: each is checked here, and the next best record tried.
+      int skipped = 0;
+      std::string firstFailure;
+      for (const TuningRecord& record : it->second) {
+        try {
+          schedule::replay(dag, record.steps);
+        } catch (const Error& e) {
+          if (skipped++ == 0) firstFailure = e.what();
+          continue;
+        }
         std::lock_guard lock(shared->mutex);
         DispatchUse& use = shared->use(key);
         use.name = record.task.name;
         use.fromRecord = true;
         use.cost = record.meanCost();
         use.gflops = record.gflops();
-        if (record.target != shared->target) use.note = fmt::format("measured on target '{}'", record.target);
+        std::vector<std::string> notes;
+        if (record.target != shared->target) notes.push_back(fmt::format("measured on target '{}'", record.target));
+        if (skipped > 0)
+          notes.push_back(fmt::format("{} preferred record{} did not replay: {}", skipped, skipped == 1 ? "" : "s", firstFailure));
+        use.note = fmt::format("{}", fmt::join(notes, "; "));
         ++use.requests;
         return record.steps;
-      } catch (const Error& e) {
-        note = fmt::format("its record does not replay: {}", e.what());
       }
+      note = fmt::format("{} record{} and none replays: {}", skipped, skipped == 1 ? "" : "s", firstFailure);
     } else {
       note = "no record";
     }

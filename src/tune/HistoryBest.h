@@ -38,13 +38,14 @@ class HistoryBest {
   /// Reads the log (skipped lines are warned about on stderr) and picks as above.
   static HistoryBest fromLog(const std::string& path, const std::string& target);
 
-  /// Workloads that have a record to apply.
+  /// Workloads that have a valid record of this target kind.
   size_t size() const;
-  /// The record applied to a workload, or nullptr.
+  /// The first record tried for a workload (the best measured on the target), or nullptr;
+  /// provider() applies it if it replays on the build's DAG, else the next best that does.
   const TuningRecord* find(const std::string& workloadKey) const;
 
-  /// The dispatch function: the best record's steps for a DAG whose workload has one (and
-  /// whose steps replay on it), else `fallback(dag)`; an empty fallback means no steps.
+  /// The dispatch function: the steps of the best record of a DAG's workload whose steps
+  /// replay on that DAG, else `fallback(dag)`; an empty fallback means no steps.
   /// Every call is noted in uses(). The function shares state with this object.
   ScheduleFunction provider(ScheduleFunction fallback = {}) const;
 

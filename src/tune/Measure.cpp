@@ -1,5 +1,7 @@
 #include "tune/Measure.h"
 
+#include "te/DagJson.h"
+
 #include <chrono>
 #include <limits>
 #include <numeric>
@@ -10,6 +12,7 @@ MeasureTaskPtr makeMeasureTask(std::string name, te::ComputeDAG dag, std::string
   auto task = std::make_shared<MeasureTask>();
   task->name = std::move(name);
   task->workloadKey = dag.workloadKey();
+  task->dagJson = std::make_shared<const std::string>(te::dagToJson(dag).dump());
   task->dag = std::move(dag);
   task->target = std::move(target);
   return task;

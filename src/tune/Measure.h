@@ -20,6 +20,9 @@ struct MeasureTask {
   te::ComputeDAG dag;
   std::string target = "cpu";
   std::string workloadKey;  ///< dag.workloadKey(), computed once by makeMeasureTask
+  /// te::dagToJson(dag) as compact text, computed once by makeMeasureTask: every record of the
+  /// task carries it (null for tasks made by hand, whose records then do not).
+  std::shared_ptr<const std::string> dagJson;
   /// Identifies the task across networks and runs: the workload key and the target.
   std::string key() const { return workloadKey + " @ " + target; }
 };

@@ -57,6 +57,8 @@ ordered taskToJson(const RecordTask& task) {
   } else {
     j["template"] = nullptr;
   }
+  // Optional (readers of the first records ignore it): written only when known.
+  if (task.dag) j["dag"] = ordered::parse(*task.dag);
   return j;
 }
 
@@ -108,6 +110,10 @@ RecordTask taskFromJson(const json& j) {
     task.templateName = stringField(templ, "task.template", "name");
     TESSEL_CHECK(!task.templateName.empty(), "task.template.name: must not be empty");
     task.templateArgs = field(templ, "task.template", "args");
+  }
+  if (auto it = j.find("dag"); it != j.end() && !it->is_null()) {
+    TESSEL_CHECK(it->is_object(), "task.dag: expected an object");
+    task.dag = std::make_shared<const std::string>(it->dump());
   }
   return task;
 }
@@ -172,6 +178,7 @@ TuningRecord makeRecord(const MeasureInput& input, const MeasureResult& result, 
   record.task.flops = input.task->dag.flopCount();
   record.task.templateName = templateName;
   record.task.templateArgs = templateName.empty() ? json(nullptr) : templateArgs;
+  record.task.dag = input.task->dagJson;
   record.steps = input.steps;
   record.config = std::move(config);
   record.result = result;

@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ struct RecordTask {
   /// ...) as the template defines them. Empty name and null args otherwise.
   std::string templateName;
   nlohmann::json templateArgs;
+  /// The task's compute DAG as compact te/DagJson text: what the steps replay on, so a record
+  /// can be checked with the log alone. Null in records written before records carried it.
+  std::shared_ptr<const std::string> dag;
   bool fromTemplate() const { return !templateName.empty(); }
 };
 

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <set>
 #include <string_view>
 #include <fstream>
 #include <sstream>
@@ -104,14 +105,19 @@ class RecordLineReader {
     if (text.find_first_not_of(" \t\r") == std::string_view::npos) return;
     try {
       file_.records.push_back(recordFromLine(std::string(text)));
+      // The records of one task carry the same DAG text: keep one copy of it.
+      auto& dag = file_.records.back().task.dag;
+      if (dag) dag = *dags_.emplace(dag).first;
     } catch (const Error& e) {
-      file_.report.skipped.push_back({number_, !complete, e.what()});
+      size_t first = text.find_first_not_of(" \t");
+      bool startsLikeRecord = first != std::string_view::npos && text.substr(first).starts_with("{\"version\"");
+      file_.report.skipped.push_back({number_, !complete, e.what(), startsLikeRecord});
     }
   }
   void overlong(uint64_t bytes, bool complete) {
     ++number_;
     file_.report.skipped.push_back(
-        {number_, !complete, fmt::format("the line is {} bytes long, more than a record may have ({})", bytes, kMaxRecordLineBytes)});
+        {number_, !complete, fmt::format("the line is {} bytes long, more than a record may have ({})", bytes, kMaxRecordLineBytes), false});
   }
   RecordFile finish() {
     file_.report.lines = number_;
@@ -120,8 +126,12 @@ class RecordLineReader {
   }
 
  private:
+  struct SameText {
+    bool operator()(const std::shared_ptr<const std::string>& a, const std::shared_ptr<const std::string>& b) const { return *a < *b; }
+  };
   RecordFile file_;
   int number_ = 0;
+  std::set<std::shared_ptr<const std::string>, SameText> dags_;
 };
 
 }  // namespace
@@ -191,6 +201,13 @@ std::string RecordReadReport::describeSkipped(int maxListed) const {
   }
   if (int(skipped.size()) > maxListed) text += fmt::format("; and {} more", int(skipped.size()) - maxListed);
   return text;
+}
+
+bool looksLikeRecordsLog(const RecordFile& file) {
+  if (!file.records.empty() || file.report.skipped.empty()) return true;
+  for (const auto& s : file.report.skipped)
+    if (s.startsLikeRecord) return true;
+  return false;
 }
 
 bool warnSkippedLines(const RecordFile& file, const std::string& path, std::FILE* out) {

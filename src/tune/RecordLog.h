@@ -50,6 +50,7 @@ struct SkippedLine {
   int lineNumber = 0;   ///< 1-based
   bool torn = false;    ///< the last line, without its newline: a write cut short by a kill
   std::string reason;   ///< why it could not be read
+  bool startsLikeRecord = false;  ///< begins as a record line does ({"version"...)
 };
 
 struct RecordReadReport {
@@ -75,6 +76,9 @@ inline constexpr uint64_t kMaxRecordLineBytes = uint64_t(16) << 20;
 RecordFile readRecords(const std::string& path);
 /// Reads log text (the body of readRecords, for callers that have the text already).
 RecordFile parseRecords(const std::string& text);
+/// Whether a file read as a log is one: empty, or with at least one record or a line that
+/// starts as a record does (a log whose only line was torn by a kill is still a log).
+bool looksLikeRecordsLog(const RecordFile& file);
 /// Prints `warning: PATH: skipped ...` to `out` when lines were skipped; returns whether it did.
 bool warnSkippedLines(const RecordFile& file, const std::string& path, std::FILE* out = stderr);
 

@@ -1,9 +1,12 @@
 #include "tune/RecordQueries.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "support/Error.h"
+#include "support/Json.h"
+#include "te/DagJson.h"
 
 namespace tessel::tune {
 
@@ -24,18 +27,64 @@ std::vector<std::vector<const TuningRecord*>> validByTask(const std::vector<Tuni
 
 }  // namespace
 
-std::vector<TuningRecord> topRecords(const std::vector<TuningRecord>& records, int k) {
+struct ReplayCheck::ParsedDag {
+  std::optional<te::ComputeDAG> dag;
+  std::string error;  ///< why the text is not a DAG (then dag is empty)
+  std::string workloadKey;
+};
+
+std::string ReplayCheck::failure(const TuningRecord& record) {
+  if (!record.task.dag) return "";
+  auto& parsed = dags_[*record.task.dag];
+  if (!parsed) {
+    auto p = std::make_shared<ParsedDag>();
+    try {
+      p->dag = te::dagFromJson(parseJson(*record.task.dag, "task.dag"));
+      p->workloadKey = p->dag->workloadKey();
+    } catch (const Error& e) {
+      p->error = fmt::format("task.dag: {}", e.what());
+    }
+    parsed = p;
+  }
+  if (!parsed->dag) return parsed->error;
+  if (parsed->workloadKey != record.task.workloadKey)
+    return fmt::format("task.dag is not the DAG of workload key {} (its key is {})", record.task.workloadKey, parsed->workloadKey);
+  try {
+    schedule::replay(*parsed->dag, record.steps);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string RejectedRecord::describe() const {
+  return fmt::format("task {} ({}): a record of {:.4f} ms does not replay: {}", taskName, workloadKey, cost * 1e3, reason);
+}
+
+std::vector<TuningRecord> topRecords(const std::vector<TuningRecord>& records, int k, std::vector<RejectedRecord>* rejected) {
   TESSEL_CHECK(k >= 1, "the number of records to keep per task must be at least 1, got {}", k);
+  ReplayCheck check;
   std::vector<TuningRecord> kept;
   for (auto& task : validByTask(records)) {
     // Stable: of equal costs the earlier record stays ahead, so re-running gives the same pick.
     std::stable_sort(task.begin(), task.end(), [](auto* a, auto* b) { return a->meanCost() < b->meanCost(); });
-    for (size_t i = 0; i < task.size() && int(i) < k; ++i) kept.push_back(*task[i]);
+    int taken = 0;
+    for (size_t i = 0; i < task.size() && taken < k; ++i) {
+      std::string why = check.failure(*task[i]);
+      if (!why.empty()) {
+        if (rejected) rejected->push_back({task[i]->task.name, task[i]->task.workloadKey, task[i]->meanCost(), why});
+        continue;
+      }
+      kept.push_back(*task[i]);
+      ++taken;
+    }
   }
   return kept;
 }
 
-std::vector<TuningRecord> bestRecords(const std::vector<TuningRecord>& records) { return topRecords(records, 1); }
+std::vector<TuningRecord> bestRecords(const std::vector<TuningRecord>& records, std::vector<RejectedRecord>* rejected) {
+  return topRecords(records, 1, rejected);
+}
 
 std::vector<TuningRecord> recordsOfTask(const std::vector<TuningRecord>& records, const std::string& workloadKey,
                                         const std::string& target) {

@@ -5,6 +5,7 @@
 /// trials without error, the earliest record winning a tie.
 #pragma once
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -13,13 +14,38 @@
 
 namespace tessel::tune {
 
+/// Whether a record's steps replay on the DAG its task carries (Record.h: task.dag). A record
+/// that does not replay must not be ranked at all: with a tiny cost it would otherwise push the
+/// valid records of its task out of `records best` and leave the build without any. DAGs are
+/// parsed once per distinct text.
+class ReplayCheck {
+ public:
+  /// Empty if the record replays, or carries no DAG (older records: the build checks them on
+  /// its own DAG); otherwise why it does not replay.
+  std::string failure(const TuningRecord& record);
+
+ private:
+  struct ParsedDag;
+  std::map<std::string, std::shared_ptr<const ParsedDag>> dags_;  ///< by DAG text
+};
+
+/// A valid (error-free) record left out of a ranking because it does not replay.
+struct RejectedRecord {
+  std::string taskName, workloadKey;
+  double cost = 0;     ///< its mean cost in seconds
+  std::string reason;
+  /// "task conv2d (key ...): a record of 0.0012 ms does not replay: step 3 (split): ..."
+  std::string describe() const;
+};
+
 /// The best valid record of each task, tasks in order of their first record. Tasks with no
-/// valid record have no entry.
-std::vector<TuningRecord> bestRecords(const std::vector<TuningRecord>& records);
+/// valid record have no entry. Records that do not replay are not ranked (see ReplayCheck);
+/// they are listed in `rejected` when given.
+std::vector<TuningRecord> bestRecords(const std::vector<TuningRecord>& records, std::vector<RejectedRecord>* rejected = nullptr);
 
 /// Up to `k` best valid records of each task, best first within a task, tasks in order of
-/// their first record.
-std::vector<TuningRecord> topRecords(const std::vector<TuningRecord>& records, int k);
+/// their first record; records that do not replay are left out as by bestRecords.
+std::vector<TuningRecord> topRecords(const std::vector<TuningRecord>& records, int k, std::vector<RejectedRecord>* rejected = nullptr);
 
 /// The records (valid or not) of one task, in order.
 std::vector<TuningRecord> recordsOfTask(const std::vector<TuningRecord>& records, const std::string& workloadKey,

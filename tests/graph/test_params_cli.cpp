@@ -84,8 +84,8 @@ TEST(ParamsCli, BadFilesAndOptionsAreErrors) {
   expectIn(unknown.output, "unknown model 'alexnet' (known: resnet-18");
   expectIn(unknown.output, "inception_v3");
   auto batch = runSubprocess({TESSEL_CLI, "params", "--model", "vgg-11", "--batch", "0", "-o", dir.path() + "/x.params"});
-  EXPECT_EQ(batch.exitCode, 1);
-  expectIn(batch.output, "batch must be at least 1, got 0");
+  EXPECT_EQ(batch.exitCode, 2);  // a usage error: refused where the command line is read
+  expectIn(batch.output, "--batch: 0 is out of range [1, 65536]");
   auto layout = runSubprocess({TESSEL_CLI, "params", "--model", "vgg-11", "--layout", "NCWH", "-o", dir.path() + "/x.params"});
   EXPECT_EQ(layout.exitCode, 1);
   expectIn(layout.output, "unknown layout 'NCWH'");

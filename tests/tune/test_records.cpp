@@ -418,8 +418,9 @@ TEST(HistoryBest, DispatchesTheBestRecordOrTheFallback) {
   EXPECT_EQ(targetKind("cpu -mcpu=native"), "cpu");
   EXPECT_EQ(targetKind("cuda -arch=sm_90"), "cuda");
 
-  // A record whose steps do not replay on the DAG (same structure, other loop names) falls
-  // back with the reason instead of failing the build.
+  // Records whose steps do not replay on the DAG (same structure, other loop names) are
+  // passed over for the next best record that does, with the reason; with none, the build
+  // falls back instead of failing.
   auto a = te::placeholder({32, 32}, DataType::float32(), "X");
   auto b = te::placeholder({32, 32}, DataType::float32(), "Y");
   auto rk = te::reduceAxis(32, "r");
@@ -428,11 +429,16 @@ TEST(HistoryBest, DispatchesTheBestRecordOrTheFallback) {
   te::ComputeDAG renamed({z}, {a, b});
   ASSERT_EQ(renamed.workloadKey(), task->workloadKey);
   HistoryBest again(records, "cpu");
-  auto naive = again.provider()(renamed);
-  EXPECT_TRUE(naive.empty());  // no fallback given: no steps
+  auto next = again.provider()(renamed);
+  EXPECT_TRUE(next.empty());  // the 1e-7 record measured on -mcpu=native: an empty step list replays anywhere
   ASSERT_EQ(again.uses().size(), 1u);
-  EXPECT_FALSE(again.uses()[0].fromRecord);
-  expectContains(again.uses()[0].note, "its record does not replay: step 1 (cache_write)");
+  EXPECT_TRUE(again.uses()[0].fromRecord);
+  EXPECT_EQ(again.uses()[0].cost, 1e-7);
+  expectContains(again.uses()[0].note, "2 preferred records did not replay: step 1 (cache_write)");
+  HistoryBest none({records[0], records[1]}, "cpu");
+  EXPECT_TRUE(none.provider()(renamed).empty());  // no fallback given: no steps
+  EXPECT_FALSE(none.uses()[0].fromRecord);
+  expectContains(none.uses()[0].note, "2 records and none replays: step 1 (cache_write)");
 }
 
 #ifdef TESSEL_CLI

@@ -1,0 +1,58 @@
+// Step lists of hundreds of steps, as the auto-scheduler generates them, lower in time linear
+// or quadratic in their length: nested splits used to make the simplifier compare every index
+// term with every other (100 chained splits took 1.8 s, 300 did not finish in two minutes).
+// The timing itself is in bench/core (lower_split_chain_300_ms); here the long lists must
+// lower at all within the test's timeout, and shorter ones compute the right result.
+#include <gtest/gtest.h>
+
+#include "common/KernelCheck.h"
+#include "ops/Examples.h"
+#include "passes/Lower.h"
+#include "schedule/Steps.h"
+
+using namespace tessel;
+
+namespace {
+
+/// `count` splits of i, each of the inner part of the previous one (factor 1: i.1, i.1.1, ...).
+std::vector<schedule::StepPtr> innerChain(int count) {
+  std::vector<schedule::StepPtr> steps;
+  std::string iterator = "i";
+  for (int k = 0; k < count; ++k) {
+    steps.push_back(std::make_shared<schedule::SplitStep>("C", iterator, std::vector<int64_t>{1}));
+    iterator += ".1";
+  }
+  return steps;
+}
+
+/// `count` splits of j, each of the outer part of the previous one, with factors 1, 2, 3: most
+/// do not divide, so every level keeps a guard. (Once the outer extent is 1, every further
+/// split by 2 or 3 multiplies the guarded iterations: run only short ones.)
+std::vector<schedule::StepPtr> outerChain(int count) {
+  std::vector<schedule::StepPtr> steps;
+  std::string iterator = "j";
+  for (int k = 0; k < count; ++k) {
+    steps.push_back(std::make_shared<schedule::SplitStep>("C", iterator, std::vector<int64_t>{1 + k % 3}));
+    iterator += ".0";
+  }
+  return steps;
+}
+
+TEST(LongStepLists, ThreeHundredChainedSplitsLower) {
+  auto dag = ops::matmul(64, 64, 64);
+  for (auto steps : {innerChain(300), outerChain(300)}) {
+    auto state = schedule::replay(dag, steps);
+    auto function = passes::lower(state, "chain");
+    EXPECT_TRUE(function.body.defined());
+  }
+}
+
+TEST(LongStepLists, SplitChainsComputeTheReference) {
+  auto dag = ops::matmul(24, 36, 8);
+  for (auto steps : {innerChain(40), outerChain(12)}) {
+    auto result = kernelcheck::checkAgainstReference(schedule::replay(dag, steps), 7);
+    EXPECT_LT(result.maxRelativeError, 1e-5);
+  }
+}
+
+}  // namespace
