@@ -6,10 +6,12 @@
 namespace tessel::bench {
 
 /// GFLOPS (one FMA lane = 2 FLOPs) reached by `threads` threads running at once, each for
-/// about `seconds`; the best of a few rounds.
+/// about `seconds`; the best of a few rounds, and of the vector widths the CPU has (some
+/// CPUs run 256-bit FMAs faster than 512-bit ones).
 double measureFmaPeakGflops(int threads, double seconds = 0.3);
 
-/// The vector ISA the peak loop was compiled for ("avx512", "avx2+fma" or "scalar").
+/// The loop that reached the peak of the last measureFmaPeakGflops call ("avx512 x16 chains",
+/// "avx2 x12 chains" or "scalar").
 const char* fmaPeakIsa();
 
 }  // namespace tessel::bench

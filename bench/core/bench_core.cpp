@@ -4,7 +4,9 @@
 //   sgemm1024_1t / _2t_gflops    SGEMM 1024^3 with the step list in schedules/sgemm1024.json
 //   conv_res2_gflops (+ _1t)     ResNet-18 conv 56x56 64->64 3x3 s1 p1, schedules/conv_res2_nhwc.json
 //   conv_res2_onednn_gflops      oneDNN on the same conv, same run, same threads
+//   sgemm1024_onednn_*           oneDNN's SGEMM on the same matrices, same run, as a check of the peak
 //   build_ms_median              step list -> loaded, callable conv kernel
+//   lower_split_chain_300_ms     lowering 300 chained splits (was cubic in the list's length)
 // Every timed kernel is first checked against an independent result, so a fast wrong kernel
 // cannot post a number.
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include <random>
 
 #include <fmt/format.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include "FmaPeak.h"
 #include "OneDnnConv.h"
@@ -133,6 +136,49 @@ void benchSgemm(double peak1, double peak2) {
   report("sgemm1024_1t_fraction_of_peak", g1 / peak1, "ratio");
   report("sgemm1024_2t_gflops", g2, "GFLOPS");
   report("sgemm1024_2t_fraction_of_peak", g2 / peak2, "ratio");
+
+  // oneDNN's SGEMM on the same matrices, same run: an independent reference next to the peak
+  // loop (a peak that a real kernel exceeds is no peak).
+  auto peer = runtime::Tensor::empty({n, n}, DataType::float32());
+  auto onednn = [&] {
+    if (dnnl_sgemm('N', 'N', n, n, n, 1.0f, pa, n, pb, n, 0.0f, peer.dataAs<float>(), n) != dnnl_success)
+      fail("oneDNN's sgemm failed");
+  };
+  double o[3] = {};
+  for (int threads : {1, 2}) {
+    runtime::setKernelThreadCount(threads);
+    onednn();
+    for (int64_t i = 0; i < n * n; i += 997)
+      if (relativeDifference(peer.dataAs<float>()[i], pc[i]) > 1e-3)
+        fail("sgemm1024: oneDNN and tessel differ at element {} ({} vs {})", i, peer.dataAs<float>()[i], pc[i]);
+    o[threads] = flops / medianSeconds(onednn) / 1e9;
+  }
+  report("sgemm1024_onednn_1t_gflops", o[1], "GFLOPS");
+  report("sgemm1024_onednn_1t_fraction_of_peak", o[1] / peak1, "ratio");
+  report("sgemm1024_onednn_2t_gflops", o[2], "GFLOPS");
+  report("sgemm1024_onednn_2t_fraction_of_peak", o[2] / peak2, "ratio");
+  report("sgemm1024_1t_vs_onednn", g1 / o[1], "ratio");
+  report("sgemm1024_2t_vs_onednn", g2 / o[2], "ratio");
+}
+
+/// Lowering time of a long step list (300 chained splits), as an auto-scheduler produces
+/// them: it was cubic in the list's length.
+void benchLongStepList() {
+  auto dag = ops::matmul(64, 64, 64);
+  std::vector<schedule::StepPtr> steps;
+  std::string iterator = "i";
+  for (int k = 0; k < 300; ++k) {
+    steps.push_back(std::make_shared<schedule::SplitStep>("C", iterator, std::vector<int64_t>{1}));
+    iterator += ".1";
+  }
+  std::vector<double> ms;
+  for (int i = 0; i < 5; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    passes::lower(schedule::replay(dag, steps), "chain");
+    ms.push_back(millisecondsSince(start));
+  }
+  std::sort(ms.begin(), ms.end());
+  report("lower_split_chain_300_ms", ms[ms.size() / 2], "ms");
 }
 
 void benchConv() {
@@ -193,10 +239,16 @@ void benchConv() {
 int main() {
   using namespace tessel::bench;
   try {
+    if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
+      char load[64] = {};
+      if (std::fgets(load, sizeof load, f)) fmt::print("# load average at the start: {}", load);
+      std::fclose(f);
+    }
     double peak1 = 0, peak2 = 0;
     benchPeak(peak1, peak2);
     benchSgemm(peak1, peak2);
     benchConv();
+    benchLongStepList();
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench_core: {}\n", e.what());
     return 1;

@@ -7,6 +7,7 @@
 
 #include "cli/OptionChecks.h"
 #include "graph/GraphParams.h"
+#include "runtime/Tensor.h"
 #include "graph/passes/PassManager.h"
 #include "support/Error.h"
 
@@ -39,7 +40,12 @@ graph::Graph preparedModel(const ModelArgs& a) {
   run.printAfter = {a.printAfter.begin(), a.printAfter.end()};
   run.printTo = &std::cout;
   graph::Graph model = graph::buildModel(a.model, a.options());
-  if (!a.params.empty()) graph::loadGraphParams(model, a.params);
+  if (!a.params.empty()) {
+    graph::loadGraphParams(model, a.params);
+    for (const auto& [name, value] : model.params())
+      if (auto bad = runtime::countNonFinite(value); bad.any())
+        fmt::print(stderr, "warning: {}: parameter '{}' has {}\n", a.params, name, bad.describe());
+  }
   return graph::optimizeGraph(std::move(model), options, run);
 }
 

@@ -44,9 +44,13 @@ runtime::Tensor randomInput(const runtime::GraphExecutor& executor, uint32_t see
 void run(const RunOptions& o) {
   auto executor = runtime::GraphExecutor::load(o.directory);
   TESSEL_CHECK(o.input.empty() || !o.random, "give either --input or --random, not both");
-  executor.setInput(0, o.input.empty() ? randomInput(executor, o.seed) : runtime::loadNpy(o.input));
+  runtime::Tensor input = o.input.empty() ? randomInput(executor, o.seed) : runtime::loadNpy(o.input);
+  if (auto bad = runtime::countNonFinite(input); bad.any())
+    fmt::print(stderr, "warning: input '{}' from {} has {}\n", executor.inputName(0), o.input, bad.describe());
+  executor.setInput(0, input);
   executor.run();
   runtime::Tensor out = executor.getOutput(0);
+  if (auto bad = runtime::countNonFinite(out); bad.any()) fmt::print(stderr, "warning: the output has {}\n", bad.describe());
   TESSEL_CHECK(out.dtype() == DataType::float32(), "the first output is {}, not float32 scores", out.dtype().str());
   const float* scores = out.dataAs<float>();
   std::vector<int64_t> order(size_t(out.numel()));

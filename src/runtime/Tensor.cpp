@@ -142,4 +142,33 @@ TesselTensor Tensor::abi() const {
   return t;
 }
 
+NonFiniteCount countNonFinite(const Tensor& tensor) {
+  NonFiniteCount count;
+  DataType t = tensor.dtype();
+  if (!t.isFloat()) return count;
+  Tensor host = tensor.to(Device::cpu());
+  // By the bits, for every float width: all exponent bits set is infinity (zero mantissa) or NaN.
+  auto scan = [&](auto word, uint64_t exponentMask, uint64_t mantissaMask) {
+    using Word = decltype(word);
+    const Word* p = static_cast<const Word*>(host.data());
+    for (int64_t i = 0; i < host.numel(); ++i) {
+      uint64_t bits = uint64_t(p[i]);
+      if ((bits & exponentMask) != exponentMask) continue;
+      if (bits & mantissaMask) ++count.nan;
+      else ++count.infinite;
+    }
+  };
+  if (t.bits == 16) scan(uint16_t(0), 0x7c00, 0x03ff);
+  else if (t.bits == 32) scan(uint32_t(0), 0x7f800000, 0x007fffff);
+  else if (t.bits == 64) scan(uint64_t(0), 0x7ff0000000000000ULL, 0x000fffffffffffffULL);
+  return count;
+}
+
+std::string NonFiniteCount::describe() const {
+  std::vector<std::string> parts;
+  if (nan) parts.push_back(fmt::format("{} NaN", nan));
+  if (infinite) parts.push_back(fmt::format("{} infinite", infinite));
+  return fmt::format("{} value{}", fmt::join(parts, " and "), nan + infinite == 1 ? "" : "s");
+}
+
 }  // namespace tessel::runtime

@@ -91,4 +91,15 @@ class Tensor {
   std::shared_ptr<Storage> storage_;
 };
 
+/// How many elements of a floating-point tensor are NaN or infinite (zero for other dtypes).
+/// Commands warn with it: a NaN in the weights or the input does not always show in the
+/// output (max-based operators such as ReLU and max-pool turn it into a number).
+struct NonFiniteCount {
+  int64_t nan = 0, infinite = 0;
+  bool any() const { return nan + infinite > 0; }
+  /// "3 NaN and 1 infinite values"
+  std::string describe() const;
+};
+NonFiniteCount countNonFinite(const Tensor& tensor);
+
 }  // namespace tessel::runtime

@@ -23,6 +23,9 @@ json parseJson(std::string_view text, const std::string& where) {
 }
 
 std::string jsonEcho(const json& value) {
+  // fmt writes the shortest text that reads back as the same double (1e+23, 8.5), which is
+  // what a person typed far more often than nlohmann's 9.999999999999999e+22.
+  if (value.is_number_float()) return fmt::format("{}", value.get<double>());
   std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
   return text.size() > 80 ? text.substr(0, 77) + "..." : text;
 }

@@ -1,0 +1,242 @@
+// The `tessel` command used as a hostile but realistic user would: bad files, bad numbers,
+// wrong paths, damaged modules and logs. Each case runs the real binary and checks that it
+// ends with a clear message and a non-zero exit code, never an abort, a hang or lost data
+// (issue 11's reproductions, one test each).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "graph/Build.h"
+#include "graph/TestOps.h"
+#include "runtime/Npy.h"
+#include "support/Files.h"
+#include "support/Json.h"
+#include "support/Subprocess.h"
+#include "support/TempDir.h"
+#include "vta/Program.h"
+
+using namespace tessel;
+
+namespace {
+
+SubprocessResult tessel(std::vector<std::string> arguments, int timeoutSeconds = 300) {
+  arguments.insert(arguments.begin(), TESSEL_CLI);
+  SubprocessOptions options;
+  options.timeout = std::chrono::seconds(timeoutSeconds);
+  return runSubprocess(arguments, options);
+}
+
+/// A failure as the one error path reports it: exit code 1 (not a signal, not an abort) and
+/// one "error: " line with `part` in it.
+void expectError(const SubprocessResult& r, const std::string& part, int exitCode = 1) {
+  EXPECT_EQ(r.signal, 0) << r.describe() << "\n" << r.output;
+  EXPECT_FALSE(r.timedOut) << r.output;
+  EXPECT_EQ(r.exitCode, exitCode) << r.output;
+  EXPECT_NE(r.output.find(part), std::string::npos) << "'" << part << "' not in:\n" << r.output;
+  EXPECT_EQ(r.output.find("terminate called"), std::string::npos) << r.output;
+}
+
+class HostileInput : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = std::make_unique<TempDir>("tessel-hostile");
+    // A small module: out = relu(x . w), built by the graph layer.
+    graph::testops::registerFusionTestOps();
+    graph::Graph g;
+    int x = g.addInput("data", {{1, 8}, DataType::float32()});
+    auto w = runtime::Tensor::empty({8, 8}, DataType::float32());
+    for (int i = 0; i < 64; ++i) w.dataAs<float>()[i] = float(i % 7) - 3.0f;
+    int product = g.addOp("fz_matmul", {x, g.addConstant("w", w)});
+    g.markOutput(g.addOp("fz_relu", {g.addOp("fz_add", {product, product})}));
+    graph::BuildOptions options;
+    options.fuse = false;  // three calls, so that the plan has an order to get wrong
+    graph::buildGraph(g, module(), options);
+  }
+  static void TearDownTestSuite() { dir_.reset(); }
+
+  static std::string path(const std::string& name) { return dir_->path() + "/" + name; }
+  static std::string module() { return path("module"); }
+
+  /// A copy of the module directory with graph.json edited by `edit`.
+  static std::string withPlan(const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
+    std::string copy = path(name);
+    std::filesystem::copy(module(), copy, std::filesystem::copy_options::recursive);
+    nlohmann::json plan = parseJson(readFile(copy + "/graph.json"), "plan");
+    edit(plan);
+    writeFile(copy + "/graph.json", plan.dump(1));
+    return copy;
+  }
+
+  static inline std::unique_ptr<TempDir> dir_;
+};
+
+// 1. Every `tessel vta` error used to escape as an uncaught exception (exit 134).
+TEST_F(HostileInput, VtaErrorsEndAsMessages) {
+  expectError(tessel({"vta", "config", "/nonexistent.json"}), "error: cannot read VTA configuration /nonexistent.json: no such file");
+  expectError(tessel({"vta", "config", dir_->path()}), "it is a directory");
+  expectError(tessel({"vta", "run", "/dev/urandom"}), "cannot read VTA program /dev/urandom: it is a character device");
+
+  vta::HardwareConfig config;
+  vta::InstructionCodec codec(config);
+  auto programFile = [&](const std::string& name, const std::vector<vta::Instruction>& instructions) {
+    vta::Program program;
+    program.config = config;
+    for (const auto& i : instructions) program.instructions.push_back(codec.encode(i));
+    program.save(path(name));
+    return path(name);
+  };
+  vta::Instruction noOp;
+  noOp.opcode = vta::Opcode::Load;
+  noOp.memoryType = vta::MemoryType::MicroOp;
+  vta::Instruction finish;
+  vta::Instruction gemm;
+  gemm.opcode = vta::Opcode::Gemm;
+  gemm.resetAccumulator = true;
+  gemm.microOpEnd = 1;
+  gemm.iterationsOuter = gemm.iterationsInner = 1;
+  gemm.dependencies.popPrevious = true;  // nothing ever pushes: a deadlock
+  expectError(tessel({"vta", "run", programFile("deadlock.json", {noOp, gemm, finish})}), "deadlock");
+  expectError(tessel({"vta", "run", programFile("nofinish.json", {noOp})}), "ended without FINISH");
+  // An opcode no VTA has, written straight into the file.
+  std::string badOpcode = programFile("opcode.json", {noOp, finish});
+  nlohmann::json json = parseJson(readFile(badOpcode), "program");
+  json["instructions"][1] = "00000000000000000000000000000007";
+  writeFile(badOpcode, json.dump());
+  expectError(tessel({"vta", "run", badOpcode}), "unknown opcode 7");
+}
+
+// 2. Exceptions other than tessel's own (std::filesystem) aborted; tune -o checked its output
+// only after tuning for the whole budget.
+TEST_F(HostileInput, OutputPathsAreCheckedBeforeAnyWork) {
+  writeFile(path("afile"), "x\n");
+  expectError(tessel({"compile", "--model", "resnet-18", "-o", path("afile")}), "--output " + path("afile") + ": it exists and is not a directory");
+  expectError(tessel({"compile", "--model", "resnet-18", "-o", path("afile") + "/sub"}), "is not a directory");
+  auto tune = tessel({"tune", "--model", "resnet-18", "--tasks", "16", "--n-trial", "2", "--log", path("p.log"), "-o", "/proc/tessel-x"});
+  expectError(tune, "--output /proc/tessel-x");
+  EXPECT_EQ(tune.output.find("Tuning..."), std::string::npos) << tune.output;
+  EXPECT_FALSE(std::filesystem::exists(path("p.log")));
+}
+
+// 3. A number beyond a double in any line killed every records command.
+TEST_F(HostileInput, ALineWithAHugeNumberIsSkipped) {
+  std::string log = path("huge.log");
+  writeFile(log, "{\"version\":1e999}\n");
+  auto show = tessel({"records", "show", log});
+  EXPECT_EQ(show.exitCode, 0) << show.output;
+  EXPECT_NE(show.output.find("skipped 1 of 1 lines: line 1: not valid JSON"), std::string::npos) << show.output;
+  EXPECT_NE(show.output.find("0 records of 0 tasks (1 line skipped)"), std::string::npos) << show.output;
+  EXPECT_EQ(tessel({"records", "best", log, "-o", path("huge.best")}).exitCode, 0);
+  EXPECT_EQ(tessel({"records", "distill", log, "-o", path("huge.top")}).exitCode, 0);
+  // The same inside a step list given to `lower`, and integers that are not integers.
+  writeFile(path("huge.json"), R"([{"step":"split","stage":"C","iterator":"i","factors":[1e999]}])");
+  expectError(tessel({"lower", "--op", "matmul", "--shape", "8,8,8", "--steps", path("huge.json")}), "not valid JSON");
+  writeFile(path("big.json"), R"([{"step":"split","stage":"C","iterator":"i","factors":[1e23]}])");
+  expectError(tessel({"lower", "--op", "matmul", "--shape", "8,8,8", "--steps", path("big.json")}),
+              "step 1: malformed split step: factors[0]: expected an integer, got 1e+23");
+  writeFile(path("half.json"), R"([{"step":"split","stage":"C","iterator":"i","factors":[8.5]}])");
+  expectError(tessel({"lower", "--op", "matmul", "--shape", "8,8,8", "--steps", path("half.json")}),
+              "factors[0]: expected an integer, got 8.5");
+}
+
+// 4. A truncated kernels.so died with SIGBUS and no message.
+TEST_F(HostileInput, ATruncatedModuleIsRefused) {
+  std::string copy = withPlan("truncated", [](nlohmann::json&) {});
+  std::filesystem::resize_file(copy + "/kernels.so", 10000);
+  expectError(tessel({"run", copy}), "truncated");
+  expectError(tessel({"benchmark", copy}), "truncated");
+}
+
+// 5. A record that does not replay won "best" and pushed the valid ones out of the build.
+TEST_F(HostileInput, ARecordThatDoesNotReplayIsNeverRanked) {
+  std::string log = path("dense.log");
+  auto tuned = tessel({"tune", "--model", "resnet-18", "--tasks", "16", "--n-trial", "4", "--log", log, "--no-evaluate"});
+  ASSERT_EQ(tuned.exitCode, 0) << tuned.output;
+  // A copy of a real record, made the fastest ever measured, with a step naming no stage.
+  std::string text = readFile(log);
+  nlohmann::json record = parseJson(text.substr(0, text.find('\n')), "record");
+  ASSERT_FALSE(record["schedule"]["steps"].empty());
+  record["schedule"]["steps"][0]["stage"] = "no_such_stage";
+  record["result"]["costs"] = nlohmann::json::array({1e-12});
+  std::ofstream(log, std::ios::app) << record.dump() << "\n";
+
+  auto best = tessel({"records", "best", log, "-o", path("dense.best")});
+  ASSERT_EQ(best.exitCode, 0) << best.output;
+  EXPECT_NE(best.output.find("does not replay: step 1 (" + record["schedule"]["steps"][0]["step"].get<std::string>() + ")"),
+            std::string::npos)
+      << best.output;
+  std::string kept = readFile(path("dense.best"));
+  EXPECT_EQ(std::count(kept.begin(), kept.end(), '\n'), 1);
+  EXPECT_EQ(kept.find("no_such_stage"), std::string::npos) << kept;
+
+  auto resumed = tessel({"tune", "--model", "resnet-18", "--tasks", "16", "--n-trial", "4", "--log", log, "--resume", "--no-evaluate"});
+  ASSERT_EQ(resumed.exitCode, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("applied tuned records to 1 of"), std::string::npos) << resumed.output;
+}
+
+// 9. A plan whose calls were reversed or emptied ran and printed garbage scores.
+TEST_F(HostileInput, APlanMustDefineValuesBeforeUse) {
+  std::string reversed = withPlan("reversed", [](nlohmann::json& plan) {
+    std::reverse(plan["calls"].begin(), plan["calls"].end());
+  });
+  expectError(tessel({"run", reversed}), "before any call computes it");
+  std::string empty = withPlan("empty", [](nlohmann::json& plan) { plan["calls"] = nlohmann::json::array(); });
+  expectError(tessel({"run", empty}), "is never computed by any call");
+  std::string negative = withPlan("negative", [](nlohmann::json& plan) { plan["tensors"][0]["shape"][1] = -8; });
+  expectError(tessel({"run", negative}), "shape[1]: -8 is out of range");
+  EXPECT_EQ(tessel({"run", module()}).exitCode, 0);
+}
+
+// 6. and 7. `tune --log` appended to any file, and read /dev/full until the kernel killed it.
+TEST_F(HostileInput, TuneAppendsOnlyToARecordsLog) {
+  std::string params = path("weights.params");
+  ASSERT_EQ(tessel({"params", "--model", "squeezenet_v1.1", "-o", params}).exitCode, 0);
+  std::string before = readFile(params, file_kinds::kParams);
+  expectError(tessel({"tune", "--model", "resnet-18", "--tasks", "16", "--n-trial", "2", "--log", params}),
+              "is not a records log");
+  EXPECT_EQ(readFile(params, file_kinds::kParams), before);  // not a byte written
+  expectError(tessel({"tune", "--model", "resnet-18", "--log", "/dev/full"}), "/dev/full: it is a character device");
+  expectError(tessel({"records", "show", "/dev/zero"}), "it is a character device");
+  expectError(tessel({"records", "show", dir_->path()}), "it is a directory");
+  // params -o replaces a file only when asked.
+  expectError(tessel({"params", "--model", "squeezenet_v1.1", "-o", params}), "the file exists; pass --force");
+  EXPECT_EQ(tessel({"params", "--model", "squeezenet_v1.1", "-o", params, "--force"}).exitCode, 0);
+  expectError(tessel({"run", module(), "--input", dir_->path()}), "it is a directory");
+}
+
+// 10. Numbers were not range-checked where they were read.
+TEST_F(HostileInput, NumbersOutOfRangeAreRefusedAsWritten) {
+  expectError(tessel({"query", "--port", "70000"}), "--port: 70000 is out of range [1, 65535]", 2);
+  expectError(tessel({"tune", "--model", "resnet-18", "--log", path("n.log"), "--min-repeat-ms", "1e300"}),
+              "--min-repeat-ms: 1e300 is out of range", 2);
+  expectError(tessel({"tune", "--model", "resnet-18", "--log", path("n.log"), "--number", "8.5"}), "--number: 8.5 is not an integer", 2);
+  expectError(tessel({"tune", "--model", "resnet-18", "--log", path("n.log"), "--runner", "rpc", "--key", "k", "--tracker",
+                      "127.0.0.1:70000"}),
+              "port 70000 is out of range [1, 65535]", 2);
+  expectError(tessel({"benchmark", module(), "--repeat", "0"}), "--repeat: 0 is out of range", 2);
+}
+
+// 11. --runner rpc with a tracker nobody runs waited the whole --device-wait (60 s).
+TEST_F(HostileInput, ADeadTrackerFailsAtOnce) {
+  auto start = std::chrono::steady_clock::now();
+  auto r = tessel({"tune", "--model", "resnet-18", "--tasks", "16", "--log", path("rpc.log"), "--runner", "rpc", "--key", "k",
+                   "--tracker", "127.0.0.1:1"});
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  expectError(r, "cannot query the tracker at 127.0.0.1:1");
+  EXPECT_LT(seconds, 30) << "waited for the device wait instead of failing at once";
+  EXPECT_EQ(r.output.find("Extract tasks"), std::string::npos) << r.output;
+}
+
+// 13. NaN in an input is worth a warning: a ReLU turns it into a number in the scores.
+TEST_F(HostileInput, NaNInputsAreWarnedAbout) {
+  auto input = runtime::Tensor::empty({1, 8}, DataType::float32());
+  for (int i = 0; i < 8; ++i) input.dataAs<float>()[i] = i == 3 ? std::numeric_limits<float>::quiet_NaN() : 1.0f;
+  runtime::saveNpy(input, path("nan.npy"));
+  auto r = tessel({"run", module(), "--input", path("nan.npy")});
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: input 'data' from " + path("nan.npy") + " has 1 NaN value"), std::string::npos) << r.output;
+}
+
+}  // namespace
