@@ -10,6 +10,7 @@ packages=(
   libxgboost-dev xgboost
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user
+  clang libclang-rt-14-dev libomp-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do

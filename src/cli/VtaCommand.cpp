@@ -26,6 +26,7 @@ struct VtaRunOptions {
   uint32_t dramLatencyCycles = vta::TimingParameters{}.dramLatencyCycles;
   bool disassemble = false;
   bool printOutputs = false;
+  uint64_t maxWork = vta::SimulatorOptions{}.maxWork;
 };
 
 void runConfig(const std::string& path) {
@@ -43,6 +44,7 @@ void runProgram(const VtaRunOptions& options) {
   simulatorOptions.order =
       options.order == "random" ? vta::ExecutionOrder::Random : vta::ExecutionOrder::Timed;
   simulatorOptions.seed = options.seed;
+  simulatorOptions.maxWork = options.maxWork;
   simulatorOptions.timing.clockMegahertz = options.clockMegahertz;
   simulatorOptions.timing.dramBytesPerCycle = options.dramBytesPerCycle;
   simulatorOptions.timing.dramLatencyCycles = options.dramLatencyCycles;
@@ -97,6 +99,8 @@ void addVtaCommands(CLI::App& app) {
   run->add_option("--dram-bytes-per-cycle", runOptions->dramBytesPerCycle, "DRAM bandwidth")->check(integerIn(1, int64_t(1) << 20));
   run->add_option("--dram-latency", runOptions->dramLatencyCycles, "DRAM latency in cycles")->check(integerIn(0, int64_t(1) << 30));
   run->add_flag("--disassemble", runOptions->disassemble, "print the instruction stream first");
+  run->add_option("--max-work", runOptions->maxWork, "stop a program that would execute more element operations than this")
+      ->check(integerIn(1, INT64_MAX));
   run->add_flag("--print-outputs", runOptions->printOutputs,
                 "print the program's labelled output buffers after the run");
   run->callback([runOptions] { runProgram(*runOptions); });

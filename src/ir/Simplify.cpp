@@ -92,7 +92,9 @@ Expr fromLinear(const LinearForm& f) {
   Expr result;
   for (auto& [atom, coef] : f.terms) {
     if (coef == 0) continue;
-    int64_t magnitude = coef < 0 ? -coef : coef;
+    // As unsigned: the magnitude of INT64_MIN does not fit int64 (the term wraps as the
+    // generated code's arithmetic does).
+    int64_t magnitude = int64_t(coef < 0 ? 0 - uint64_t(coef) : uint64_t(coef));
     Expr term = magnitude == 1 ? atom : binary(ExprKind::Mul, atom, intImm(DataType::int64(), magnitude));
     if (!result.defined()) {
       result = coef < 0 ? binary(ExprKind::Sub, intImm(DataType::int64(), 0), term) : term;
@@ -102,7 +104,7 @@ Expr fromLinear(const LinearForm& f) {
   }
   if (!result.defined()) return intImm(DataType::int64(), f.constant);
   if (f.constant > 0) result = binary(ExprKind::Add, result, intImm(DataType::int64(), f.constant));
-  if (f.constant < 0) result = binary(ExprKind::Sub, result, intImm(DataType::int64(), -f.constant));
+  if (f.constant < 0) result = binary(ExprKind::Sub, result, intImm(DataType::int64(), int64_t(0 - uint64_t(f.constant))));
   return result;
 }
 

@@ -186,8 +186,9 @@ DataType dtypeOfDescriptor(const std::string& descr, const std::string& path) {
 
 }  // namespace
 
-Tensor loadNpy(const std::string& path) {
-  std::string file = readFile(path, file_kinds::kTensor);
+Tensor loadNpy(const std::string& path) { return parseNpy(readFile(path, file_kinds::kTensor), path); }
+
+Tensor parseNpy(const std::string& file, const std::string& path) {
   auto truncated = [&](const std::string& what) -> Error {
     return Error(fmt::format("cannot load '{}': file is truncated ({}; the file has {} bytes)", path, what,
                              file.size()));

@@ -12,6 +12,8 @@ namespace tessel::runtime {
 /// Loads a .npy file into a new CPU tensor. Throws Error naming the file and the problem for a
 /// missing or truncated file, a bad header, a Fortran-order array, a big-endian or unknown dtype.
 Tensor loadNpy(const std::string& path);
+/// The same from the file's bytes; `origin` names them in errors.
+Tensor parseNpy(const std::string& bytes, const std::string& origin);
 
 /// Writes a tensor (copied to the host first when it lives on a device) as a .npy file.
 void saveNpy(const Tensor& tensor, const std::string& path);

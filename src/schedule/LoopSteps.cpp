@@ -93,6 +93,15 @@ void SplitStep::apply(State& state) const {
   s.leaves.insert(s.leaves.begin() + position, created.begin(), created.end());
   moveAttachments(state, stage, parent, created.back());
   state.inferBounds();
+  // Splitting a loop by a factor larger than its extent adds iterations that guards skip.
+  // Chained, that multiplies: a stage must not be asked to iterate an absurd number of times
+  // (its index arithmetic would overflow int64 long before it finished).
+  constexpr double kMaxIterations = double(int64_t(1) << 48);
+  double iterations = 1;
+  const Stage& after = state.stage(stage);
+  for (int leaf : after.leaves) iterations *= double(std::max<int64_t>(after.iterator(leaf).extent, 1));
+  TESSEL_CHECK(iterations <= kMaxIterations, "split of {}.{}: the stage's loops would run {:.3g} iterations, more than 2^48",
+               stage, iterator, iterations);
 }
 
 std::string SplitStep::print() const {

@@ -72,6 +72,9 @@ nlohmann::json Program::toJson() const {
   return json;
 }
 
+// A board's DRAM; far above any program's image, and a bound on what a file can make us allocate.
+constexpr int64_t kMaxImageBytes = int64_t(4) << 30;
+
 Program Program::fromJson(const nlohmann::json& json) {
   try {
     TESSEL_CHECK(json.is_object() && json.value("format", "") == kFormatName,
@@ -89,10 +92,14 @@ Program Program::fromJson(const nlohmann::json& json) {
       for (int i = 0; i < 16; ++i) bits[1 - i / 8] = (bits[1 - i / 8] << 8) | bytes[i];
       program.instructions.push_back(bits);
     }
+    uint64_t imageBytes = 0;
     for (const auto& entry : json.at("memory")) {
       Segment segment;
-      segment.address = entry.at("address").get<uint64_t>();
-      segment.bytes = entry.at("bytes").get<uint64_t>();
+      std::string where = fmt::format("memory[{}]", program.memory.size());
+      segment.address = uint64_t(jsonInteger(entry.at("address"), where + ".address", 0, INT64_MAX));
+      segment.bytes = uint64_t(jsonInteger(entry.at("bytes"), where + ".bytes", 1, kMaxImageBytes));
+      imageBytes += segment.bytes;
+      TESSEL_CHECK(imageBytes <= kMaxImageBytes, "{}: the memory image passes {} bytes", where, kMaxImageBytes);
       segment.data = fromHex(entry.value("hex", ""), fmt::format("memory at {:#x}", segment.address));
       TESSEL_CHECK(segment.data.size() <= segment.bytes,
                    "memory at {:#x}: {} bytes of data for a {}-byte allocation", segment.address,
@@ -102,8 +109,8 @@ Program Program::fromJson(const nlohmann::json& json) {
     if (json.contains("outputs"))
       for (const auto& entry : json.at("outputs"))
         program.outputs.push_back({entry.at("name").get<std::string>(),
-                                   entry.at("address").get<uint64_t>(),
-                                   entry.at("bytes").get<uint64_t>()});
+                                   uint64_t(jsonInteger(entry.at("address"), "outputs: address", 0, INT64_MAX)),
+                                   uint64_t(jsonInteger(entry.at("bytes"), "outputs: bytes", 0, kMaxImageBytes))});
     return program;
   } catch (const nlohmann::json::exception& error) {
     fail("VTA program: malformed: {}", error.what());

@@ -77,6 +77,31 @@ struct Module {
 
 }  // namespace
 
+uint64_t instructionWork(const Instruction& in, const HardwareConfig& config) {
+  auto product = [](std::initializer_list<uint64_t> factors) {
+    unsigned __int128 p = 1;
+    for (uint64_t f : factors) {
+      p *= f;
+      if (p > UINT64_MAX) return UINT64_MAX;
+    }
+    return uint64_t(p);
+  };
+  const uint64_t microOps = in.microOpEnd > in.microOpBegin ? in.microOpEnd - in.microOpBegin : 0;
+  switch (in.opcode) {
+    case Opcode::Gemm:
+      return product({in.iterationsOuter, in.iterationsInner, microOps, uint64_t(config.batch()), uint64_t(config.blockIn()),
+                      uint64_t(config.blockOut())});
+    case Opcode::Alu:
+      return product({in.iterationsOuter, in.iterationsInner, microOps, uint64_t(config.accumulatorLanes())});
+    case Opcode::Load:
+    case Opcode::Store:
+      // Padded rows and columns are written too; one unit per element, whatever its width.
+      return product({uint64_t(in.ySize) + in.yPadBefore + in.yPadAfter, uint64_t(in.xSize) + in.xPadBefore + in.xPadAfter,
+                      uint64_t(config.accumulatorLanes())});
+    default: return 1;
+  }
+}
+
 Simulator::Simulator(const HardwareConfig& config, const SimulatorOptions& options)
     : config_((config.validate(), config)),
       options_(options),
@@ -125,6 +150,7 @@ void Simulator::run(std::span<const Instruction> program) {
   // Each queue holds the completion times of the instructions that pushed its tokens.
   std::array<std::deque<uint64_t>, kQueueCount> queues;
   cycleModel_.reset();
+  uint64_t work = 0;
 
   auto canStart = [&](const Module& module) {
     if (!module.pending()) return false;
@@ -185,6 +211,12 @@ void Simulator::run(std::span<const Instruction> program) {
     const TokenUse& use = tokens[index];
     const uint64_t start = startTime(module);
     for (int i = 0; i < use.popCount; ++i) queues[use.pops[i]].pop_front();
+    const uint64_t cost = instructionWork(in, config_);
+    if (cost > options_.maxWork - std::min(work, options_.maxWork))
+      fail("VTA run: {} would bring the run past its work budget of {} element operations ({} so far, {} for it); "
+           "a program this large is not simulated (SimulatorOptions::maxWork, tessel vta run --max-work)",
+           describe(program, index), options_.maxWork, work, cost);
+    work += cost;
     try {
       datapath_->execute(in);
     } catch (const Error& error) {

@@ -36,7 +36,17 @@ struct SimulatorOptions {
   uint64_t seed = 0;
   /// "auto", or one of availableGemmKernels() by name (tests compare them).
   std::string gemmKernel = "auto";
+  /// The most element operations (multiply-adds, ALU lanes, bytes moved) one run may take: a
+  /// GEMM's loops can ask for 2^41 of them, which would simulate for days. A run that would go
+  /// past the budget stops before the instruction that would, with an error naming it. About
+  /// a minute of simulation by default (ResNet-18 takes a few times 10^9).
+  uint64_t maxWork = uint64_t(1) << 38;
 };
+
+/// The element operations one instruction takes in the simulator's datapath (GEMM: products;
+/// ALU: lanes; LOAD/STORE: bytes), as the work budget counts them; saturates instead of
+/// overflowing.
+uint64_t instructionWork(const Instruction& instruction, const HardwareConfig& config);
 
 class Simulator {
  public:

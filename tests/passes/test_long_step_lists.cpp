@@ -9,6 +9,7 @@
 #include "ops/Examples.h"
 #include "passes/Lower.h"
 #include "schedule/Steps.h"
+#include "support/Error.h"
 
 using namespace tessel;
 
@@ -40,10 +41,24 @@ std::vector<schedule::StepPtr> outerChain(int count) {
 
 TEST(LongStepLists, ThreeHundredChainedSplitsLower) {
   auto dag = ops::matmul(64, 64, 64);
-  for (auto steps : {innerChain(300), outerChain(300)}) {
+  auto mixed = innerChain(260);
+  for (auto& step : outerChain(40)) mixed.push_back(step);
+  for (auto steps : {innerChain(300), mixed}) {
     auto state = schedule::replay(dag, steps);
     auto function = passes::lower(state, "chain");
     EXPECT_TRUE(function.body.defined());
+  }
+}
+
+TEST(LongStepLists, SplitsThatMultiplyTheIterationsPastReasonAreRefused) {
+  // Past the outer extent of 1, every split by 3 triples the (guarded) iterations: by 300
+  // splits the index arithmetic would have overflowed int64 many times over.
+  auto dag = ops::matmul(64, 64, 64);
+  try {
+    schedule::replay(dag, outerChain(300));
+    FAIL() << "replayed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("iterations, more than 2^48"), std::string::npos) << e.what();
   }
 }
 

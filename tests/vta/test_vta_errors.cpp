@@ -167,3 +167,19 @@ TEST(VtaErrors, ForgottenTokenIsCaughtByRandomInterleavings) {
   EXPECT_GT(wrong, 0);
   // With the tokens, every interleaving is right (AnyInterleavingGivesIdenticalResults).
 }
+
+TEST(VtaErrors, AProgramPastTheWorkBudgetStopsBeforeIt) {
+  SimulatorOptions options;
+  options.maxWork = 1 << 20;
+  Simulator simulator(HardwareConfig{}, options);
+  Instruction gemm;
+  gemm.opcode = Opcode::Gemm;
+  gemm.resetAccumulator = true;
+  gemm.microOpEnd = 1;
+  gemm.iterationsOuter = gemm.iterationsInner = 1 << 13;  // 2^26 micro-op runs of 256 products: days to simulate
+  const std::vector<Instruction> program{noOp(Stage::Load), gemm, finish()};
+  const std::string message = errorOf([&] { simulator.run(program); });
+  EXPECT_CONTAINS(message, "instruction #1 (GEMM");
+  EXPECT_CONTAINS(message, "past its work budget of 1048576 element operations");
+  EXPECT_EQ(instructionWork(gemm, HardwareConfig{}), uint64_t(1) << 34);
+}

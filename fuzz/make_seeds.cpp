@@ -1,0 +1,153 @@
+// tessel-fuzz-seeds DIR: writes one valid input per fuzzer into DIR/<fuzzer>/, made by the
+// current code (a record line from a real task, a step list, a params file, a .npy file, a
+// graph plan, a VTA program and configuration, one call of each RPC method), so that the seeds
+// keep up with the formats. The inputs the fuzzers found are kept apart, in fuzz/corpus/.
+#include <filesystem>
+#include <fmt/format.h>
+
+#include "../tests/vta/BlockedMatmul.h"
+#include "ops/Examples.h"
+#include "runtime/Npy.h"
+#include "runtime/Params.h"
+#include "schedule/Steps.h"
+#include "support/Error.h"
+#include "support/Files.h"
+#include "tessel_rpc.pb.h"
+#include "tune/Record.h"
+#include "vta/CommandStream.h"
+#include "vta/Program.h"
+#include "vta/Simulator.h"
+
+using namespace tessel;
+
+namespace {
+
+std::string root;
+
+void seed(const std::string& fuzzer, const std::string& name, const std::string& bytes) {
+  std::filesystem::create_directories(root + "/" + fuzzer);
+  writeFile(root + "/" + fuzzer + "/" + name, bytes);
+}
+
+std::vector<schedule::StepPtr> matmulSteps() {
+  return {std::make_shared<schedule::CacheWriteStep>("C", "local"),
+          std::make_shared<schedule::SplitStep>("C", "i", std::vector<int64_t>{4}),
+          std::make_shared<schedule::SplitStep>("C", "j", std::vector<int64_t>{8}),
+          std::make_shared<schedule::ReorderStep>("C", std::vector<std::string>{"i.0", "j.0", "i.1", "j.1"}),
+          std::make_shared<schedule::AnnotateStep>("C", "i.0", schedule::Annotation::Parallel),
+          std::make_shared<schedule::ComputeAtStep>("C.local", "C", "j.0"),
+          std::make_shared<schedule::AnnotateStep>("C", "j.1", schedule::Annotation::Vectorize)};
+}
+
+void recordsSeeds() {
+  auto task = tune::makeMeasureTask("matmul", ops::exampleByName("matmul", {16, 16, 16}));
+  tune::MeasureResult ok;
+  ok.costs = {1e-5, 1.2e-5};
+  ok.callsPerRepeat = 4;
+  ok.timestamp = 1.7e9;
+  tune::TuningRecord record = tune::makeRecord(tune::MeasureInput{task, matmulSteps(), ""}, ok);
+  std::string line = tune::recordToLine(record);
+  tune::TuningRecord failed = tune::makeRecord(tune::MeasureInput{task, {}, ""}, tune::errorResult(tune::MeasureErrorNo::RuntimeDeviceError, "x"));
+  seed("records_fuzzer", "log", line + "\n" + tune::recordToLine(failed) + "\n" + line.substr(0, line.size() / 2));
+  record.task.dag.reset();  // as records were written before they carried their DAG
+  seed("records_fuzzer", "old_record", tune::recordToLine(record) + "\n");
+}
+
+void stepsSeeds() {
+  seed("step_list_fuzzer", "matmul", schedule::stepsToJson(matmulSteps()).dump());
+  std::vector<schedule::StepPtr> conv = {
+      std::make_shared<schedule::ComputeInlineStep>("pad_temp"),
+      std::make_shared<schedule::FuseStep>("T_relu", std::vector<std::string>{"i0", "i1"}),
+      std::make_shared<schedule::SplitStep>("conv", "ff", std::vector<int64_t>{2, 2}),
+      std::make_shared<schedule::PragmaStep>("conv", "nn", "auto_unroll_max_step", "16")};
+  seed("step_list_fuzzer", "conv", schedule::stepsToJson(conv).dump());
+}
+
+void tensorsSeeds() {
+  auto t = runtime::Tensor::empty({2, 3}, DataType::float32());
+  for (int i = 0; i < 6; ++i) t.dataAs<float>()[i] = float(i) - 2.5f;
+  auto b = runtime::Tensor::empty({4}, DataType::int8());
+  for (int i = 0; i < 4; ++i) b.dataAs<int8_t>()[i] = int8_t(i * 40);
+  runtime::saveParams({{"weight", t}, {"bias", b}}, root + "/params");
+  seed("params_fuzzer", "two", readFile(root + "/params"));
+  runtime::saveNpy(t, root + "/npy");
+  seed("npy_fuzzer", "float32", readFile(root + "/npy"));
+  runtime::saveNpy(b, root + "/npy");
+  seed("npy_fuzzer", "int8", readFile(root + "/npy"));
+}
+
+void plansSeeds() {
+  // The plan of the graph_plan_fuzzer's module: data -> matmul(w) -> add(itself) -> relu.
+  nlohmann::json plan = {
+      {"format", "tessel.graph_executor"}, {"version", 1}, {"storages", {32, 32, 32}},
+      {"tensors",
+       {{{"name", "data"}, {"dtype", "float32"}, {"shape", {2, 4}}, {"storage", 0}},
+        {{"name", "w"}, {"dtype", "float32"}, {"shape", {4, 4}}, {"param", "w"}},
+        {{"name", "product"}, {"dtype", "float32"}, {"shape", {2, 4}}, {"storage", 1}},
+        {{"name", "sum"}, {"dtype", "float32"}, {"shape", {2, 4}}, {"storage", 2}},
+        {{"name", "out"}, {"dtype", "float32"}, {"shape", {2, 4}}, {"storage", 1}}}},
+      {"inputs", {0}}, {"outputs", {4}},
+      {"calls",
+       {{{"kernel", "fused_fuzz_matmul_0"}, {"args", {0, 1, 2}}},
+        {{"kernel", "fused_fuzz_add_1"}, {"args", {2, 2, 3}}},
+        {{"kernel", "fused_fuzz_relu_2"}, {"args", {3, 4}}}}}};
+  seed("graph_plan_fuzzer", "three_calls", plan.dump(1));
+}
+
+void vtaSeeds() {
+  seed("vta_config_fuzzer", "default", vta::HardwareConfig{}.toJson().dump(1));
+  vta::Simulator recorder;
+  vta::CommandStream stream(recorder);
+  vta::testing::MatmulShape shape{.m = 16, .n = 16, .k = 32, .tileM = 1, .tileN = 1, .tileK = 1, .epilogue = true};
+  vta::testing::recordMatmul(stream, shape, vta::testing::randomMatmulData(shape, 1));
+  seed("vta_program_fuzzer", "matmul", stream.finishProgram().toJson().dump());
+}
+
+void rpcSeeds() {
+  auto message = [](int method, const google::protobuf::Message& m) { return std::string(1, char(method)) + m.SerializeAsString(); };
+  rpc::proto::RegisterRequest reg;
+  reg.set_key("cpu");
+  reg.set_address("127.0.0.1:9091");
+  seed("rpc_fuzzer", "register", message(0, reg));
+  rpc::proto::DeviceRequest request;
+  request.set_key("cpu");
+  request.set_timeout_ms(10);
+  seed("rpc_fuzzer", "request_device", message(3, request));
+  rpc::proto::OpenSessionRequest open;
+  open.set_client("fuzz");
+  seed("rpc_fuzzer", "open_session", message(7, open));
+  rpc::proto::UploadRequest upload;
+  upload.set_session_id(1);
+  upload.set_name("kernel.so");
+  upload.set_data("\x7f" "ELF");
+  seed("rpc_fuzzer", "upload", message(9, upload));
+  rpc::proto::MeasureRequest measure;
+  measure.set_library("kernel.so");
+  measure.set_kernel("k");
+  measure.set_number(1);
+  measure.set_repeat(1);
+  measure.set_timeout_s(1);
+  seed("rpc_fuzzer", "measure", message(10, measure));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    fmt::print(stderr, "usage: tessel-fuzz-seeds DIR\n");
+    return 2;
+  }
+  root = argv[1];
+  try {
+    recordsSeeds();
+    stepsSeeds();
+    tensorsSeeds();
+    plansSeeds();
+    vtaSeeds();
+    rpcSeeds();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "tessel-fuzz-seeds: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}
