@@ -5,69 +5,64 @@
 #include <algorithm>
 #include <chrono>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace tessel::bench {
 
 namespace {
 
-// Each loop keeps its accumulators in named registers, written out, and feeds every FMA the
-// result of the same chain's previous one: as many independent chains as FMA latency times
-// FMA ports (4 cycles x 2 ports on Skylake-X, Zen 4 and Zen 5) keeps every port busy; 16 zmm
-// chains (of 32 registers) and 12 ymm chains (of 16) leave room for longer latencies. An
-// earlier version kept them in an array that GCC at -O2 did not unroll: it measured the store
-// forwarding latency (a "peak" of 44.8 GFLOPS that SGEMM then beat by 2.5x on Zen 4).
-#define TESSEL_FMA_CHAINS_16(FMA) \
-  FMA(0) FMA(1) FMA(2) FMA(3) FMA(4) FMA(5) FMA(6) FMA(7) FMA(8) FMA(9) FMA(10) FMA(11) FMA(12) FMA(13) FMA(14) FMA(15)
-#define TESSEL_FMA_CHAINS_12(FMA) FMA(0) FMA(1) FMA(2) FMA(3) FMA(4) FMA(5) FMA(6) FMA(7) FMA(8) FMA(9) FMA(10) FMA(11)
+// Each loop keeps its accumulators in registers and feeds every FMA the result of the same
+// chain's previous one: as many independent chains as FMA latency times FMA ports (4 cycles x
+// 2 ports on Skylake-X, Zen 4 and Zen 5) keeps every port busy; 16 zmm chains (of 32
+// registers) and 12 ymm chains (of 16) leave room for longer latencies. The chains are a fold
+// over constant indices, so every access is to a known element and the compiler keeps each in a
+// register. An earlier version looped over an array that GCC at -O2 did not unroll: it measured
+// store forwarding (a "peak" of 44.8 GFLOPS that SGEMM then beat by 2.5x on Zen 4).
+template <class Width, size_t... Chain>
+float fmaChains(long iterations, float seed, std::index_sequence<Chain...>) {
+  typename Width::Vector acc[] = {Width::set1(seed + float(Chain))...};
+  const auto a = Width::set1(0.999999f), b = Width::set1(1e-7f);
+  for (long n = 0; n < iterations; ++n) ((acc[Chain] = Width::fma(acc[Chain], a, b)), ...);
+  return (Width::sum(acc[Chain]) + ...);
+}
+
+template <class Width>
+float fmaLoop(long iterations, float seed) {
+  return fmaChains<Width>(iterations, seed, std::make_index_sequence<Width::kChains>());
+}
 
 #if defined(__AVX512F__)
-constexpr int kChains512 = 16;
-float fmaLoop512(long iterations, float seed) {
-#define DECLARE(i) __m512 acc##i = _mm512_set1_ps(seed + float(i));
-  TESSEL_FMA_CHAINS_16(DECLARE)
-#undef DECLARE
-  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
-  for (long n = 0; n < iterations; ++n) {
-#define STEP(i) acc##i = _mm512_fmadd_ps(acc##i, a, b);
-    TESSEL_FMA_CHAINS_16(STEP)
-#undef STEP
-  }
-  __m512 total = _mm512_setzero_ps();
-#define SUM(i) total = _mm512_add_ps(total, acc##i);
-  TESSEL_FMA_CHAINS_16(SUM)
-#undef SUM
+struct Zmm {
+  using Vector = __m512;
+  static constexpr int kChains = 16, kLanes = 16;
+  static Vector set1(float x) { return _mm512_set1_ps(x); }
+  static Vector fma(Vector x, Vector a, Vector b) { return _mm512_fmadd_ps(x, a, b); }
   // Summed by hand: GCC 12's _mm512_reduce_add_ps trips its own -Wuninitialized.
-  alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, total);
-  float sum = 0;
-  for (float l : lanes) sum += l;
-  return sum;
-}
+  static float sum(Vector v) {
+    alignas(64) float lanes[kLanes];
+    _mm512_store_ps(lanes, v);
+    float total = 0;
+    for (float l : lanes) total += l;
+    return total;
+  }
+};
 #endif
 
 #if defined(__AVX2__) && defined(__FMA__)
-constexpr int kChains256 = 12;
-float fmaLoop256(long iterations, float seed) {
-#define DECLARE(i) __m256 acc##i = _mm256_set1_ps(seed + float(i));
-  TESSEL_FMA_CHAINS_12(DECLARE)
-#undef DECLARE
-  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
-  for (long n = 0; n < iterations; ++n) {
-#define STEP(i) acc##i = _mm256_fmadd_ps(acc##i, a, b);
-    TESSEL_FMA_CHAINS_12(STEP)
-#undef STEP
+struct Ymm {
+  using Vector = __m256;
+  static constexpr int kChains = 12, kLanes = 8;
+  static Vector set1(float x) { return _mm256_set1_ps(x); }
+  static Vector fma(Vector x, Vector a, Vector b) { return _mm256_fmadd_ps(x, a, b); }
+  static float sum(Vector v) {
+    alignas(32) float lanes[kLanes];
+    _mm256_store_ps(lanes, v);
+    float total = 0;
+    for (float l : lanes) total += l;
+    return total;
   }
-  __m256 total = _mm256_setzero_ps();
-#define SUM(i) total = _mm256_add_ps(total, acc##i);
-  TESSEL_FMA_CHAINS_12(SUM)
-#undef SUM
-  alignas(32) float lanes[8];
-  _mm256_store_ps(lanes, total);
-  float sum = 0;
-  for (float l : lanes) sum += l;
-  return sum;
-}
+};
 #endif
 
 float fmaLoopScalar(long iterations, float seed) {
@@ -90,10 +85,10 @@ struct PeakLoop {
 std::vector<PeakLoop> peakLoops() {
   std::vector<PeakLoop> loops;
 #if defined(__AVX512F__)
-  loops.push_back({"avx512 x16 chains", fmaLoop512, 2.0 * 16 * kChains512});
+  loops.push_back({"avx512 x16 chains", fmaLoop<Zmm>, 2.0 * Zmm::kLanes * Zmm::kChains});
 #endif
 #if defined(__AVX2__) && defined(__FMA__)
-  loops.push_back({"avx2 x12 chains", fmaLoop256, 2.0 * 8 * kChains256});
+  loops.push_back({"avx2 x12 chains", fmaLoop<Ymm>, 2.0 * Ymm::kLanes * Ymm::kChains});
 #endif
   if (loops.empty()) loops.push_back({"scalar", fmaLoopScalar, 2.0 * 8});
   return loops;
