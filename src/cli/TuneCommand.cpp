@@ -37,7 +37,7 @@ struct TuneArgs : ModelArgs {
   bool resume = false, transferLearning = false, checkCorrectness = false, cacheFlush = false, noEvaluate = false, force = false;
   int nParallel = 0, number = 4, repeat = 3;
   size_t batchSize = 8;
-  double minRepeatMs = 0, timeout = 10, buildTimeout = 10, cooldown = 0.1;
+  double minRepeatMs = 0, timeout = 10, buildTimeout = 10, cooldown = 0;
   uint64_t seed = 0;
   RunnerArgs runnerArgs;  ///< --runner local|rpc and the rpc runner's options
 };

@@ -43,10 +43,7 @@ uint64_t randomSessionId() {
 }
 
 bool sameRunnerOptions(const tune::LocalRunnerOptions& a, const tune::LocalRunnerOptions& b) {
-  return a.number == b.number && a.repeat == b.repeat && a.minRepeatMs == b.minRepeatMs &&
-         a.timeoutSeconds == b.timeoutSeconds && a.cooldownIntervalSeconds == b.cooldownIntervalSeconds &&
-         a.enableCpuCacheFlush == b.enableCpuCacheFlush && a.checkCorrectness == b.checkCorrectness &&
-         a.tolerance == b.tolerance && a.seed == b.seed;
+  return static_cast<const tune::MeasureOptions&>(a) == static_cast<const tune::MeasureOptions&>(b);
 }
 
 bool finiteIn(double v, double low, double high) { return std::isfinite(v) && v >= low && v <= high; }
@@ -253,14 +250,21 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
     if (auto s = validFileName(request->library(), "library"); !s.ok()) return s;
     if (request->kernel().empty()) return invalid("kernel", "is empty");
     if (request->num_inputs() < 0) return invalid("num_inputs", "is negative");
-    if (request->number() < 1) return invalid("number", fmt::format("must be at least 1, got {}", request->number()));
-    if (request->repeat() < 1) return invalid("repeat", fmt::format("must be at least 1, got {}", request->repeat()));
-    if (!finiteIn(request->min_repeat_ms(), 0, kMaxTimeoutSeconds * 1000))
-      return invalid("min_repeat_ms", "must be a non-negative number of milliseconds below a day");
-    if (!finiteIn(request->timeout_s(), 1e-3, kMaxTimeoutSeconds))
-      return invalid("timeout_s", "must be a positive number of seconds below a day");
-    if (!finiteIn(request->cooldown_s(), 0, 3600)) return invalid("cooldown_s", "must be between 0 and 3600 seconds");
-    if (!finiteIn(request->tolerance(), 0, 1e30)) return invalid("tolerance", "must be a non-negative number");
+    tune::LocalRunnerOptions o;
+    o.number = request->number();
+    o.repeat = request->repeat();
+    o.minRepeatMs = request->min_repeat_ms();
+    o.timeoutSeconds = request->timeout_s();
+    o.cooldownIntervalSeconds = request->cooldown_s();
+    o.enableCpuCacheFlush = request->flush_cache();
+    o.tolerance = request->tolerance();
+    o.seed = request->seed();
+    o.workerPath = options.workerPath;
+    try {
+      o.validate("measure request");
+    } catch (const Error& e) {
+      return {grpc::INVALID_ARGUMENT, e.what()};
+    }
     bool checking = !request->reference_library().empty();
     if (checking) {
       if (auto s = validFileName(request->reference_library(), "reference_library"); !s.ok()) return s;
@@ -270,17 +274,7 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
     if (auto s = beginCall(request->session_id(), dir, {request->library(), request->reference_library()}); !s.ok())
       return s;
 
-    tune::LocalRunnerOptions o;
-    o.number = request->number();
-    o.repeat = request->repeat();
-    o.minRepeatMs = request->min_repeat_ms();
-    o.timeoutSeconds = request->timeout_s();
-    o.cooldownIntervalSeconds = request->cooldown_s();
-    o.enableCpuCacheFlush = request->flush_cache();
     o.checkCorrectness = checking;
-    o.tolerance = request->tolerance();
-    o.seed = request->seed();
-    o.workerPath = options.workerPath;
     grpc::Status status = grpc::Status::OK;
     {
       std::lock_guard measuring(measureMutex);
@@ -317,12 +311,16 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
   grpc::Status BenchmarkModule(grpc::ServerContext* context, const proto::ModuleRequest* request,
                                proto::MeasureReply* reply) override {
     if (auto s = checkToken(*context, options.security.token, "device server"); !s.ok()) return s;
-    if (request->number() < 1) return invalid("number", fmt::format("must be at least 1, got {}", request->number()));
-    if (request->repeat() < 1) return invalid("repeat", fmt::format("must be at least 1, got {}", request->repeat()));
-    if (!finiteIn(request->min_repeat_ms(), 0, kMaxTimeoutSeconds * 1000))
-      return invalid("min_repeat_ms", "must be a non-negative number of milliseconds below a day");
-    if (!finiteIn(request->timeout_s(), 1e-3, kMaxTimeoutSeconds))
-      return invalid("timeout_s", "must be a positive number of seconds below a day");
+    tune::MeasureOptions timing;
+    timing.number = request->number();
+    timing.repeat = request->repeat();
+    timing.minRepeatMs = request->min_repeat_ms();
+    timing.timeoutSeconds = request->timeout_s();
+    try {
+      timing.validate("benchmark request");
+    } catch (const Error& e) {
+      return {grpc::INVALID_ARGUMENT, e.what()};
+    }
     std::string dir;
     if (auto s = beginCall(request->session_id(), dir, {"graph.json", "kernels.so", "params.bin"}); !s.ok()) return s;
     {

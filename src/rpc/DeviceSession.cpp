@@ -15,11 +15,9 @@ constexpr std::chrono::milliseconds kShortCall{10000};
 constexpr std::chrono::milliseconds kUploadCall{120000};
 
 /// How long a measurement may take on the server before the client gives up on the device:
-/// the server's own run deadline (LocalRunner's) plus the cooldown and a generous margin.
-std::chrono::milliseconds measureDeadline(const tune::LocalRunnerOptions& o) {
-  double measuring = (o.repeat + 3) * o.minRepeatMs / 1000.0 * 1.5 + (o.enableCpuCacheFlush ? 0.2 * (o.repeat + 3) : 0);
-  double seconds = o.timeoutSeconds + measuring + o.cooldownIntervalSeconds + 30;
-  return std::chrono::milliseconds(int64_t(std::ceil(seconds * 1000)));
+/// the server's own run deadline plus the cooldown and a generous margin.
+std::chrono::milliseconds measureDeadline(const tune::MeasureOptions& o) {
+  return o.runDeadline() + std::chrono::milliseconds(int64_t(std::ceil((o.cooldownIntervalSeconds + 30) * 1000)));
 }
 
 }  // namespace
@@ -82,7 +80,7 @@ void DeviceSession::upload(const std::string& name, const std::string& data) {
 
 void DeviceSession::uploadFile(const std::string& name, const std::string& path) { upload(name, readFile(path)); }
 
-tune::MeasureResult DeviceSession::measure(const RemoteKernel& kernel, const tune::LocalRunnerOptions& o) {
+tune::MeasureResult DeviceSession::measure(const RemoteKernel& kernel, const tune::MeasureOptions& o) {
   grpc::ClientContext context;
   prepareCall(context, impl_->security, measureDeadline(o));
   proto::MeasureRequest request;

@@ -54,7 +54,7 @@ class DeviceSession {
   /// Measures with the timing options of `options` (number, repeat, min_repeat_ms, timeout,
   /// cooldown, cache flush, tolerance, seed). A bad candidate comes back as a result with its
   /// error; a lost device throws DeviceUnavailable. The result's runSeconds is the device's.
-  tune::MeasureResult measure(const RemoteKernel& kernel, const tune::LocalRunnerOptions& options);
+  tune::MeasureResult measure(const RemoteKernel& kernel, const tune::MeasureOptions& options);
 
   HardwareInfo hardwareInfo();
 

@@ -80,15 +80,7 @@ RpcRunner::RpcRunner(RpcRunnerOptions options) : options_(std::move(options)), d
                "rpc runner: the lease must last at least 1 s, got {}", o.leaseSeconds);
   TESSEL_CHECK(o.maxDevices >= 0, "rpc runner: max devices must not be negative, got {}", o.maxDevices);
   TESSEL_CHECK(o.maxAttempts >= 1, "rpc runner: max attempts must be at least 1, got {}", o.maxAttempts);
-  const auto& m = o.measure;
-  TESSEL_CHECK(m.number >= 1, "rpc runner: number must be at least 1, got {}", m.number);
-  TESSEL_CHECK(m.repeat >= 1, "rpc runner: repeat must be at least 1, got {}", m.repeat);
-  TESSEL_CHECK(std::isfinite(m.minRepeatMs) && m.minRepeatMs >= 0,
-               "rpc runner: min_repeat_ms must be a non-negative number, got {}", m.minRepeatMs);
-  TESSEL_CHECK(std::isfinite(m.timeoutSeconds) && m.timeoutSeconds > 0,
-               "rpc runner: timeout must be a positive number of seconds, got {}", m.timeoutSeconds);
-  TESSEL_CHECK(std::isfinite(m.cooldownIntervalSeconds) && m.cooldownIntervalSeconds >= 0,
-               "rpc runner: cooldown_interval must be a non-negative number of seconds, got {}", m.cooldownIntervalSeconds);
+  o.measure.validate("rpc runner");
 }
 
 RpcRunner::~RpcRunner() = default;

@@ -17,7 +17,7 @@
 
 #include "rpc/Security.h"
 #include "support/TempDir.h"
-#include "tune/LocalRunner.h"
+#include "tune/MeasureOptions.h"
 #include "tune/MeasureBatch.h"
 
 namespace tessel::rpc {
@@ -32,7 +32,7 @@ struct RpcRunnerOptions {
   int maxAttempts = 3;                     ///< measurements of a candidate whose devices are lost, in all
   /// number, repeat, min_repeat_ms, timeout, cooldown, cache flush, check_correctness,
   /// tolerance, seed: as for a local run (workerPath is the server's business).
-  tune::LocalRunnerOptions measure;
+  tune::MeasureOptions measure;
   RpcSecurity security;
   std::string clientName = "tessel-tune";
 };

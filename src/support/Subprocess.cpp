@@ -19,35 +19,87 @@ std::string SubprocessResult::describe() const {
   return fmt::format("exit code {}", exitCode);
 }
 
-SubprocessResult runSubprocess(const std::vector<std::string>& argv, const SubprocessOptions& options) {
-  TESSEL_CHECK(!argv.empty(), "runSubprocess: empty command line");
-  int outPipe[2], inPipe[2], errPipe[2];
-  TESSEL_CHECK(pipe2(outPipe, O_CLOEXEC) == 0 && pipe2(inPipe, O_CLOEXEC) == 0 && pipe2(errPipe, O_CLOEXEC) == 0,
-               "cannot create pipes for '{}': {}", argv[0], strerror(errno));
+pid_t spawnProcess(const std::vector<std::string>& argv, const SpawnOptions& options) {
+  TESSEL_CHECK(!argv.empty(), "spawnProcess: empty command line");
   std::vector<char*> args;
   for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // The environment, built before fork: the child may only call async-signal-safe functions.
+  std::vector<std::string> environment;
+  for (char** e = environ; *e; ++e) {
+    std::string entry = *e;
+    bool replaced = false;
+    for (const auto& [name, value] : options.environment) replaced |= entry.rfind(name + "=", 0) == 0;
+    if (!replaced) environment.push_back(entry);
+  }
+  for (const auto& [name, value] : options.environment) environment.push_back(name + "=" + value);
+  std::vector<char*> envp;
+  for (auto& e : environment) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  int execPipe[2];
+  TESSEL_CHECK(pipe2(execPipe, O_CLOEXEC) == 0, "cannot create a pipe to start '{}': {}", argv[0], strerror(errno));
 
-  auto start = std::chrono::steady_clock::now();
   pid_t pid = fork();
-  TESSEL_CHECK(pid >= 0, "cannot fork to run '{}': {}", argv[0], strerror(errno));
+  if (pid < 0) {
+    int e = errno;
+    close(execPipe[0]);
+    close(execPipe[1]);
+    fail("cannot fork to run '{}': {}", argv[0], strerror(e));
+  }
   if (pid == 0) {
     setpgid(0, 0);
-    dup2(inPipe[0], 0);
-    dup2(outPipe[1], 1);
-    dup2(outPipe[1], 2);
-    if (!options.workingDirectory.empty() && chdir(options.workingDirectory.c_str()) != 0) _exit(126);
-    execvp(args[0], args.data());
-    // Report exec failure through the dedicated pipe so the parent can tell it from an exit code.
+    if (options.standardInput >= 0) dup2(options.standardInput, 0);
+    if (options.standardOutput >= 0) dup2(options.standardOutput, 1);
+    if (options.standardError >= 0) dup2(options.standardError, 2);
+    if (!options.workingDirectory.empty() && chdir(options.workingDirectory.c_str()) != 0) {
+      int e = errno;
+      ssize_t ignored = write(execPipe[1], &e, sizeof e);
+      (void)ignored;
+      _exit(126);
+    }
+    if (options.searchPath) execvpe(args[0], args.data(), envp.data());
+    else execve(args[0], args.data(), envp.data());
     int e = errno;
-    ssize_t ignored = write(errPipe[1], &e, sizeof e);
+    ssize_t ignored = write(execPipe[1], &e, sizeof e);
     (void)ignored;
     _exit(127);
   }
   setpgid(pid, pid);
+  close(execPipe[1]);
+  int execErrno = 0;
+  ssize_t n;
+  while ((n = read(execPipe[0], &execErrno, sizeof execErrno)) < 0 && errno == EINTR) {
+  }
+  close(execPipe[0]);
+  if (n == sizeof execErrno) {
+    kill(-pid, SIGKILL);
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    fail("cannot run '{}': {}", argv[0], strerror(execErrno));
+  }
+  return pid;
+}
+
+SubprocessResult runSubprocess(const std::vector<std::string>& argv, const SubprocessOptions& options) {
+  TESSEL_CHECK(!argv.empty(), "runSubprocess: empty command line");
+  int outPipe[2], inPipe[2];
+  TESSEL_CHECK(pipe2(outPipe, O_CLOEXEC) == 0 && pipe2(inPipe, O_CLOEXEC) == 0, "cannot create pipes for '{}': {}", argv[0],
+               strerror(errno));
+  auto start = std::chrono::steady_clock::now();
+  SpawnOptions spawn;
+  spawn.standardInput = inPipe[0];
+  spawn.standardOutput = outPipe[1];
+  spawn.standardError = outPipe[1];
+  spawn.workingDirectory = options.workingDirectory;
+  pid_t pid;
+  try {
+    pid = spawnProcess(argv, spawn);
+  } catch (...) {
+    for (int fd : {outPipe[0], outPipe[1], inPipe[0], inPipe[1]}) close(fd);
+    throw;
+  }
   close(outPipe[1]);
   close(inPipe[0]);
-  close(errPipe[1]);
   if (!options.standardInput.empty()) {
     ssize_t ignored = write(inPipe[1], options.standardInput.data(), options.standardInput.size());
     (void)ignored;
@@ -85,10 +137,6 @@ SubprocessResult runSubprocess(const std::vector<std::string>& argv, const Subpr
   }
   // Reap anything the child left behind in its group.
   kill(-pid, SIGKILL);
-  int execErrno = 0;
-  bool execFailed = read(errPipe[0], &execErrno, sizeof execErrno) == sizeof execErrno;
-  close(errPipe[0]);
-  TESSEL_CHECK(!execFailed, "cannot run '{}': {}", argv[0], strerror(execErrno));
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!result.timedOut) {
     if (WIFEXITED(status)) result.exitCode = WEXITSTATUS(status);

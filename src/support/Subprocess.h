@@ -2,8 +2,11 @@
 /// capturing its combined output. A timeout kills the whole process group, so a hung child
 /// never hangs tessel.
 #pragma once
+#include <sys/types.h>
+
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tessel {
@@ -28,5 +31,20 @@ struct SubprocessOptions {
 /// Runs argv[0] (searched in PATH) with the arguments; never throws for a failing child,
 /// only when the program cannot be started at all.
 SubprocessResult runSubprocess(const std::vector<std::string>& argv, const SubprocessOptions& options = {});
+
+/// How spawnProcess connects a child.
+struct SpawnOptions {
+  int standardInput = -1, standardOutput = -1, standardError = -1;  ///< dup2'ed in the child; -1: inherited
+  std::string workingDirectory;                                      ///< empty: inherited
+  std::vector<std::pair<std::string, std::string>> environment;     ///< set (or replaced) in the child's environment
+  bool searchPath = true;                                            ///< look argv[0] up in PATH (else a path)
+};
+
+/// The one fork/exec of tessel: starts argv as the leader of a new process group (so that
+/// killing the group kills whatever the child starts) and returns its pid. Throws Error naming
+/// the program when it cannot start: a failed exec is reported back through a close-on-exec
+/// pipe, so a missing program is an error here, never an exit code to guess at. Everything the
+/// child needs is prepared before fork (the parent may have threads).
+pid_t spawnProcess(const std::vector<std::string>& argv, const SpawnOptions& options);
 
 }  // namespace tessel

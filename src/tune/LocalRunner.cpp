@@ -49,32 +49,13 @@ std::string findMeasureWorker() {
 }
 
 LocalRunner::LocalRunner(LocalRunnerOptions options) : options_(std::move(options)), dir_("tessel-run") {
-  TESSEL_CHECK(options_.number >= 1, "LocalRunner: number must be at least 1, got {}", options_.number);
-  TESSEL_CHECK(options_.repeat >= 1, "LocalRunner: repeat must be at least 1, got {}", options_.repeat);
-  TESSEL_CHECK(std::isfinite(options_.minRepeatMs) && options_.minRepeatMs >= 0,
-               "LocalRunner: min_repeat_ms must be a non-negative number, got {}", options_.minRepeatMs);
-  TESSEL_CHECK(std::isfinite(options_.timeoutSeconds) && options_.timeoutSeconds > 0,
-               "LocalRunner: timeout must be a positive number of seconds, got {}", options_.timeoutSeconds);
-  TESSEL_CHECK(std::isfinite(options_.cooldownIntervalSeconds) && options_.cooldownIntervalSeconds >= 0,
-               "LocalRunner: cooldown_interval must be a non-negative number of seconds, got {}",
-               options_.cooldownIntervalSeconds);
-  TESSEL_CHECK(std::isfinite(options_.tolerance) && options_.tolerance >= 0,
-               "LocalRunner: tolerance must be a non-negative number, got {}", options_.tolerance);
+  options_.validate("LocalRunner");
   if (options_.workerPath.empty()) options_.workerPath = findMeasureWorker();
   TESSEL_CHECK(isExecutable(options_.workerPath), "LocalRunner: the measurement worker '{}' is not an executable file",
                options_.workerPath);
 }
 
 LocalRunner::~LocalRunner() = default;
-
-std::chrono::milliseconds LocalRunner::runDeadline() const {
-  // What the requested measurement needs on its own: calibration (less than about three
-  // min_repeat_ms in all) and `repeat` measurements that may overshoot min_repeat_ms, plus a
-  // generous 0.2 s per cache flush.
-  double measuring = (options_.repeat + 3) * options_.minRepeatMs / 1000.0 * 1.5;
-  if (options_.enableCpuCacheFlush) measuring += 0.2 * (options_.repeat + 3);
-  return std::chrono::milliseconds(int64_t(std::ceil((options_.timeoutSeconds + measuring) * 1000)));
-}
 
 std::string LocalRunner::ensureWorker() {
   if (worker_ && worker_->running()) return "";
@@ -190,7 +171,7 @@ MeasureResult LocalRunner::runOne(const MeasureInput& input, const BuildResult& 
     return finish(errorResult(MeasureErrorNo::UnknownError,
                               fmt::format("the measurement worker '{}' quits before taking requests", options_.workerPath)),
                   start);
-  auto limit = runDeadline();
+  auto limit = options_.runDeadline();
   MeasureResult result;
   auto reply = worker_->receive(limit);
   measuredBefore_ = true;

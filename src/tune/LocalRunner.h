@@ -20,24 +20,13 @@
 
 #include "support/TempDir.h"
 #include "tune/MeasureBatch.h"
+#include "tune/MeasureOptions.h"
 #include "tune/WorkerProcess.h"
 
 namespace tessel::tune {
 
-struct LocalRunnerOptions {
-  int number = 4;                 ///< calls per measurement (a starting value when min_repeat_ms > 0)
-  int repeat = 3;                 ///< measurements, one cost each
-  double minRepeatMs = 0;         ///< raise `number` until one measurement lasts this long
-  /// Seconds one candidate may take to load, check and run. The time the measurement itself
-  /// asks for (repeat measurements of min_repeat_ms, the cache flushes) is added on top, so a
-  /// large min_repeat_ms never turns a fast kernel into a false RunTimeoutError.
-  double timeoutSeconds = 10;
-  double cooldownIntervalSeconds = 0.1;  ///< at least this long between two candidates' measurements
-  bool enableCpuCacheFlush = false;      ///< flush the last-level cache before every measurement
-  bool checkCorrectness = false;         ///< compare outputs with the task's reference
-  double tolerance = 1e-4;               ///< relative error allowed for float outputs (integers: exact)
-  uint64_t seed = 1;                     ///< of the random inputs
-  std::string workerPath;                ///< empty: findMeasureWorker()
+struct LocalRunnerOptions : MeasureOptions {
+  std::string workerPath;  ///< empty: findMeasureWorker()
 };
 
 class LocalRunner : public Runner {
@@ -71,7 +60,6 @@ class LocalRunner : public Runner {
   };
   /// Starts a worker if none runs; returns an error message when it cannot.
   std::string ensureWorker();
-  std::chrono::milliseconds runDeadline() const;
 
   LocalRunnerOptions options_;
   TempDir dir_;

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "support/Error.h"
+#include "support/Subprocess.h"
 
 namespace tessel::tune {
 
@@ -27,63 +28,37 @@ std::string WorkerProcess::Reply::describe(double timeoutSeconds) const {
   return "unknown";
 }
 
-WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, const std::string& stderrPath)
+WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, const std::string& stderrPath,
+                             const std::vector<std::pair<std::string, std::string>>& environment)
     : stderrPath_(stderrPath) {
   TESSEL_CHECK(!argv.empty(), "worker process: empty command line");
   const std::string& program = argv[0];
   TESSEL_CHECK(access(program.c_str(), X_OK) == 0, "cannot start the measurement worker '{}': {}", program,
                strerror(errno));
-  int pair[2], execPipe[2];
+  int pair[2];
   TESSEL_CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0,
                "cannot create a socket pair for the worker '{}': {}", program, strerror(errno));
-  if (pipe2(execPipe, O_CLOEXEC) != 0) {
-    int e = errno;
-    close(pair[0]);
-    close(pair[1]);
-    fail("cannot create a pipe for the worker '{}': {}", program, strerror(e));
-  }
   int errFd = open(stderrPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (errFd < 0) {
     int e = errno;
-    for (int fd : {pair[0], pair[1], execPipe[0], execPipe[1]}) close(fd);
+    close(pair[0]);
+    close(pair[1]);
     fail("cannot create the worker's log '{}': {}", stderrPath, strerror(e));
   }
-  std::vector<char*> args;
-  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-
-  pid_t pid = fork();
-  if (pid < 0) {
-    int e = errno;
-    for (int fd : {pair[0], pair[1], execPipe[0], execPipe[1], errFd}) close(fd);
-    fail("cannot fork to start the worker '{}': {}", program, strerror(e));
+  SpawnOptions spawn;
+  spawn.standardInput = spawn.standardOutput = pair[1];
+  spawn.standardError = errFd;
+  spawn.environment = environment;
+  spawn.searchPath = false;
+  try {
+    pid_ = spawnProcess(argv, spawn);
+  } catch (const Error& e) {
+    for (int fd : {pair[0], pair[1], errFd}) close(fd);
+    fail("cannot start the measurement worker '{}': {}", program, e.what());
   }
-  if (pid == 0) {
-    setpgid(0, 0);
-    dup2(pair[1], 0);
-    dup2(pair[1], 1);
-    dup2(errFd, 2);
-    execv(args[0], args.data());
-    int e = errno;
-    ssize_t ignored = write(execPipe[1], &e, sizeof e);
-    (void)ignored;
-    _exit(127);
-  }
-  setpgid(pid, pid);
   close(pair[1]);
   close(errFd);
-  close(execPipe[1]);
-  pid_ = pid;
   socket_ = pair[0];
-  int execErrno = 0;
-  ssize_t n;
-  while ((n = read(execPipe[0], &execErrno, sizeof execErrno)) < 0 && errno == EINTR) {
-  }
-  close(execPipe[0]);
-  if (n == sizeof execErrno) {
-    kill();
-    fail("cannot start the measurement worker '{}': {}", program, strerror(execErrno));
-  }
 }
 
 WorkerProcess::~WorkerProcess() { kill(); }

@@ -1,12 +1,14 @@
 /// A long-lived child process spoken to in lines: the runner's handle on a measurement worker.
 /// The child's stdin and stdout are one end of a socket pair (so writing to a dead child is an
 /// error, not a SIGPIPE), its stderr goes to a file, and it leads its own process group, so
-/// that killing it also kills anything it started. Every read has a deadline.
+/// that killing it also kills anything it started (support's spawnProcess starts it). Every
+/// read has a deadline.
 #pragma once
 #include <sys/types.h>
 
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tessel::tune {
@@ -15,7 +17,8 @@ class WorkerProcess {
  public:
   /// Starts argv[0] (a path) with the arguments. Throws Error naming the program when it cannot
   /// be started (missing, not executable).
-  WorkerProcess(const std::vector<std::string>& argv, const std::string& stderrPath);
+  WorkerProcess(const std::vector<std::string>& argv, const std::string& stderrPath,
+                const std::vector<std::pair<std::string, std::string>>& environment = {});
   ~WorkerProcess();  ///< kills the child's process group and reaps it
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
