@@ -469,7 +469,7 @@ void searchEfficiency(const Settings& settings, MeasurementCache& cache) {
         tune::autotvm::tuneTask(task, *tuner, cache.builder(), cache.runner(), o, {},
                                 [&](const tune::autotvm::ConfigEntity& config, const tune::MeasureInput& input,
                                     const tune::MeasureResult& m) {
-                                  double g = m.ok() ? task->flops / m.meanCost() / 1e9 : 0;
+                                  double g = m.ok() ? task->flops / m.cost() / 1e9 : 0;
                                   bestAfter.push_back(std::max(g, bestAfter.empty() ? 0.0 : bestAfter.back()));
                                   tune::RecordConfig rc{int64_t(config.index()), config.toJson()["entity"]};
                                   log.append(tune::makeRecord(input, m, task->templateName,

@@ -90,7 +90,7 @@ void show(const RecordsArgs& a) {
   for (size_t i = 0; i < tasks.size(); ++i) {
     const TaskSummary& t = tasks[i];
     std::string gflops = t.best ? fmt::format("{:.2f}", t.best->gflops()) : "-";
-    std::string latency = t.best ? fmt::format("{:.4f} ms", t.best->meanCost() * 1e3) : "-";
+    std::string latency = t.best ? fmt::format("{:.4f} ms", t.best->cost() * 1e3) : "-";
     fmt::print("{:>3}  {:<{}}  {:>6}  {:>11}  {:>12}  {:<32}  {:<8}  {}\n", i + 1, t.first->task.name, nameWidth, t.trials, gflops,
                latency, t.first->task.workloadKey, t.first->target, errorsText(t.errors));
   }

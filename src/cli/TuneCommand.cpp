@@ -35,7 +35,7 @@ struct TuneArgs : ModelArgs {
   std::vector<size_t> onlyTasks;  ///< 1-based task numbers to tune (empty: all)
   int64_t nTrial = 1000, earlyStopping = 0;
   bool resume = false, transferLearning = false, checkCorrectness = false, cacheFlush = false, noEvaluate = false, force = false;
-  int nParallel = 0, number = 4, repeat = 3;
+  int nParallel = 0, number = 4, repeat = 3, confirmTop = 5, confirmRounds = 5;
   size_t batchSize = 8;
   double minRepeatMs = 0, timeout = 10, buildTimeout = 10, cooldown = 0;
   uint64_t seed = 0;
@@ -159,6 +159,8 @@ void tune(const TuneArgs& a) {
   std::vector<std::pair<tune::autotvm::TuningTaskPtr, std::vector<tune::autotvm::Trial>>> history;
   int64_t measured = 0;
   double tuningSeconds = 0;
+  tune::autotvm::TuneTaskResult totals;  // the parts' wall times, summed over the tasks
+  int keptDefault = 0, confirmedTasks = 0;
   for (size_t i = 0; i < tasks.size(); ++i) {
     const auto& task = tasks[i];
     auto tuner = tune::autotvm::makeTuner(a.tuner, task, a.seed + i);
@@ -168,6 +170,9 @@ void tune(const TuneArgs& a) {
     o.nTrial = a.nTrial;
     o.earlyStopping = a.earlyStopping;
     o.batchSize = a.batchSize;
+    o.confirmTop = a.confirmTop;
+    o.confirmRounds = a.confirmRounds;
+    o.seed = a.seed + i;
     o.progressPrefix = fmt::format("[Task {:>2}/{:>2}] ", i + 1, tasks.size());
     o.liveProgress = isatty(fileno(stdout));
     std::vector<tune::autotvm::Trial> trials = resumed;
@@ -177,15 +182,30 @@ void tune(const TuneArgs& a) {
                                             tune::RecordConfig rc{int64_t(config.index()), config.toJson()["entity"]};
                                             log.append(tune::makeRecord(input, r, task->templateName,
                                                                         nlohmann::json{{"task", task->name}}, rc));
-                                            trials.push_back({config.index(), r.ok() ? task->flops / r.meanCost() : 0.0});
+                                            trials.push_back({config.index(), r.ok() ? task->flops / r.cost() : 0.0});
                                           });
     measured += result.trials;
     tuningSeconds += result.seconds;
+    totals.tunerSeconds += result.tunerSeconds;
+    totals.instantiateSeconds += result.instantiateSeconds;
+    totals.buildSeconds += result.buildSeconds;
+    totals.runSeconds += result.runSeconds;
+    if (result.confirmedIndex) {
+      ++confirmedTasks;
+      keptDefault += result.keptFallback;
+    }
     history.emplace_back(task, std::move(trials));
   }
-  if (tuningSeconds > 0)
+  if (tuningSeconds > 0) {
     fmt::print("Tuned {} tasks: {} trials in {:.1f} s ({:.2f} trials per second); log: {}\n", tasks.size(), measured, tuningSeconds,
                double(measured) / tuningSeconds, a.log);
+    double other = std::max(0.0, tuningSeconds - totals.tunerSeconds - totals.instantiateSeconds - totals.buildSeconds - totals.runSeconds);
+    fmt::print("Wall time: build {:.1f} s, run {:.1f} s, tuner {:.1f} s, instantiation {:.1f} s, other {:.1f} s\n", totals.buildSeconds,
+               totals.runSeconds, totals.tunerSeconds, totals.instantiateSeconds, other);
+    if (confirmedTasks > 0)
+      fmt::print("Confirmed {} tasks by interleaved re-measurement: {} kept the default schedule, {} a tuned one\n", confirmedTasks,
+                 keptDefault, confirmedTasks - keptDefault);
+  }
 
   fmt::print("Compile...\n");
   std::fflush(stdout);
@@ -237,7 +257,13 @@ void addTuneCommand(CLI::App& app) {
       ->check(numberIn(0.0, 60000.0));
   c->add_option("--timeout", args->timeout, "seconds a candidate may run")->check(numberIn(0.001, 86400.0));
   c->add_option("--build-timeout", args->buildTimeout, "seconds a candidate may take to build")->check(numberIn(0.001, 86400.0));
-  c->add_option("--cooldown-interval", args->cooldown, "seconds between two candidates' measurements")->check(numberIn(0.0, 3600.0));
+  c->add_option("--cooldown-interval", args->cooldown, "seconds between two candidates' measurements (default 0)")
+      ->check(numberIn(0.0, 3600.0));
+  c->add_option("--confirm-top", args->confirmTop,
+                "after each task, re-measure this many best candidates and the default schedule interleaved; a candidate "
+                "replaces the default only if it beats it there (0: no confirmation; default 5)")
+      ->check(integerIn(0, 64));
+  c->add_option("--confirm-rounds", args->confirmRounds, "rounds of that re-measurement (default 5)")->check(integerIn(1, 100));
   c->add_flag("--enable-cpu-cache-flush", args->cacheFlush, "flush the last-level cache before each measurement");
   c->add_flag("--check-correctness", args->checkCorrectness, "compare each candidate's output with the naive schedule's");
   c->add_flag("--no-evaluate", args->noEvaluate, "build with the best records but do not time the network");

@@ -41,16 +41,17 @@ std::string targetKind(const std::string& target) {
 HistoryBest::HistoryBest(const std::vector<TuningRecord>& records, const std::string& target) : shared_(std::make_shared<Shared>()) {
   shared_->target = target;
   std::string kind = targetKind(target);
+  std::map<std::string, std::vector<const TuningRecord*>> byKey;
   for (const auto& record : records)
-    if (record.ok() && targetKind(record.target) == kind) shared_->candidates[record.task.workloadKey].push_back(record);
-  // Among the records of this kind, one measured on exactly this target wins over a faster one
-  // measured on another; stable, so of equal costs the earlier record is tried first.
-  for (auto& [key, list] : shared_->candidates)
-    std::stable_sort(list.begin(), list.end(), [&](const TuningRecord& a, const TuningRecord& b) {
-      bool exactA = a.target == target, exactB = b.target == target;
-      if (exactA != exactB) return exactA;
-      return a.meanCost() < b.meanCost();
-    });
+    if (record.ok() && targetKind(record.target) == kind) byKey[record.task.workloadKey].push_back(&record);
+  // Among the records of this kind, those measured on exactly this target come first; within
+  // each group the order of rankedRecords (confirmed decisions first, then by cost).
+  for (auto& [key, list] : byKey) {
+    std::vector<const TuningRecord*> ranked = rankedRecords(list);
+    std::stable_partition(ranked.begin(), ranked.end(), [&](const TuningRecord* r) { return r->target == target; });
+    auto& candidates = shared_->candidates[key];
+    for (const TuningRecord* r : ranked) candidates.push_back(*r);
+  }
 }
 
 HistoryBest HistoryBest::fromLog(const std::string& path, const std::string& target) {
@@ -89,7 +90,7 @@ ScheduleFunction HistoryBest::provider(ScheduleFunction fallback) const {
         DispatchUse& use = shared->use(key);
         use.name = record.task.name;
         use.fromRecord = true;
-        use.cost = record.meanCost();
+        use.cost = record.cost();
         use.gflops = record.gflops();
         std::vector<std::string> notes;
         if (record.target != shared->target) notes.push_back(fmt::format("measured on target '{}'", record.target));

@@ -2,6 +2,7 @@
 
 #include "te/DagJson.h"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <numeric>
@@ -18,9 +19,12 @@ MeasureTaskPtr makeMeasureTask(std::string name, te::ComputeDAG dag, std::string
   return task;
 }
 
-double MeasureResult::meanCost() const {
+double MeasureResult::cost() const {
   if (!ok() || costs.empty()) return std::numeric_limits<double>::infinity();
-  return std::accumulate(costs.begin(), costs.end(), 0.0) / double(costs.size());
+  std::vector<double> sorted = costs;
+  std::sort(sorted.begin(), sorted.end());
+  size_t n = sorted.size();
+  return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
 }
 
 MeasureResult errorResult(MeasureErrorNo errorNo, std::string message) {

@@ -4,6 +4,7 @@
 /// MeasureResult, whatever goes wrong; the records log writes these fields.
 #pragma once
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -60,9 +61,15 @@ struct MeasureResult {
   double runSeconds = 0;      ///< wall time of the run, worker restarts included
   double allCost = 0;         ///< buildSeconds + runSeconds: what the trial cost the tuner
   double timestamp = 0;       ///< Unix time (seconds) when the trial ended
+  /// The costs come from the interleaved re-measurement at the end of a task that decided its
+  /// schedule (tune/autotvm/TuneTask.h); `confirmation` says against what.
+  bool confirmed = false;
+  nlohmann::json confirmation;  ///< null unless confirmed
+  bool underLoad = false;       ///< measured while the machine was busy (see LoadMonitor.h)
   bool ok() const { return errorNo == MeasureErrorNo::NoError; }
-  /// The mean of `costs`, or +infinity for a failed trial (so that min() never picks one).
-  double meanCost() const;
+  /// The candidate's cost: the median of `costs` (robust to the odd slow repeat that a mean
+  /// or a single sample would make the verdict), +infinity for a failed trial.
+  double cost() const;
 };
 
 /// A result carrying an error (timestamped now).

@@ -1,12 +1,13 @@
 #include "tune/MeasureBatch.h"
 
+#include <chrono>
 #include <set>
 
 #include "support/Error.h"
 
 namespace tessel::tune {
 
-std::vector<MeasureResult> measureBatch(Builder& builder, Runner& runner, const std::vector<MeasureInput>& inputs) {
+std::vector<BuildResult> buildBatch(Builder& builder, Runner& runner, const std::vector<MeasureInput>& inputs) {
   // The references of tasks seen for the first time travel with the candidates.
   std::vector<MeasureInput> toBuild = inputs;
   std::vector<MeasureTaskPtr> referenceTasks;
@@ -27,11 +28,22 @@ std::vector<MeasureResult> measureBatch(Builder& builder, Runner& runner, const 
     builder.discard(reference);
   }
   builds.resize(inputs.size());
+  return builds;
+}
 
+std::vector<MeasureResult> measureBatch(Builder& builder, Runner& runner, const std::vector<MeasureInput>& inputs,
+                                        BatchTiming* timing) {
+  auto start = std::chrono::steady_clock::now();
+  std::vector<BuildResult> builds = buildBatch(builder, runner, inputs);
+  auto built = std::chrono::steady_clock::now();
   std::vector<MeasureResult> results = runner.run(inputs, builds);
   TESSEL_CHECK(results.size() == inputs.size(), "measureBatch: the runner returned {} results for {} inputs",
                results.size(), inputs.size());
   for (const auto& build : builds) builder.discard(build);
+  if (timing) {
+    timing->buildSeconds += std::chrono::duration<double>(built - start).count();
+    timing->runSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - built).count();
+  }
   return results;
 }
 

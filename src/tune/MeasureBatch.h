@@ -28,9 +28,19 @@ class Runner {
   virtual void setReference(const MeasureTask& task, const BuildResult& reference) = 0;
 };
 
+/// Wall time of a batch's two halves.
+struct BatchTiming {
+  double buildSeconds = 0, runSeconds = 0;
+};
+
 /// Builds the inputs (and, when the runner checks correctness, the naive schedule of each task
-/// it has no reference for yet, in the same parallel batch), runs them, discards the builds.
-/// Every input ends in exactly one result, in input order.
-std::vector<MeasureResult> measureBatch(Builder& builder, Runner& runner, const std::vector<MeasureInput>& inputs);
+/// it has no reference for yet, in the same parallel batch, registered with the runner).
+/// One build per input, in order; the caller discards them.
+std::vector<BuildResult> buildBatch(Builder& builder, Runner& runner, const std::vector<MeasureInput>& inputs);
+
+/// buildBatch, then runs them and discards the builds. Every input ends in exactly one result,
+/// in input order. `timing` (optional) receives the wall time of both halves.
+std::vector<MeasureResult> measureBatch(Builder& builder, Runner& runner, const std::vector<MeasureInput>& inputs,
+                                        BatchTiming* timing = nullptr);
 
 }  // namespace tessel::tune

@@ -75,6 +75,12 @@ ordered resultToJson(const MeasureResult& r) {
   j["run_seconds"] = finite(r.runSeconds, "result.run_seconds");
   j["all_cost"] = finite(r.allCost, "result.all_cost");
   j["timestamp"] = finite(r.timestamp, "result.timestamp");
+  // Written only when set: readers of the first records ignore them, and older records lack them.
+  if (r.confirmed) {
+    j["confirmed"] = true;
+    j["confirmation"] = r.confirmation;
+  }
+  if (r.underLoad) j["under_load"] = true;
   return j;
 }
 
@@ -158,13 +164,22 @@ MeasureResult resultFromJson(const json& j) {
   r.runSeconds = numberField(j, "result", "run_seconds");
   r.allCost = numberField(j, "result", "all_cost");
   r.timestamp = numberField(j, "result", "timestamp");
+  if (auto it = j.find("confirmed"); it != j.end()) {
+    TESSEL_CHECK(it->is_boolean(), "result.confirmed: expected true or false");
+    r.confirmed = it->get<bool>();
+    if (r.confirmed) r.confirmation = j.value("confirmation", json(nullptr));
+  }
+  if (auto it = j.find("under_load"); it != j.end()) {
+    TESSEL_CHECK(it->is_boolean(), "result.under_load: expected true or false");
+    r.underLoad = it->get<bool>();
+  }
   return r;
 }
 
 }  // namespace
 
 double TuningRecord::gflops() const {
-  double cost = meanCost();
+  double cost = this->cost();
   return std::isfinite(cost) && cost > 0 ? task.flops / cost / 1e9 : 0.0;
 }
 

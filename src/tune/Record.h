@@ -51,9 +51,9 @@ struct TuningRecord {
   MeasureResult result;
 
   bool ok() const { return result.ok(); }
-  /// Mean cost in seconds; +infinity for a failed trial.
-  double meanCost() const { return result.meanCost(); }
-  /// GFLOPS at the mean cost; 0 for a failed trial.
+  /// The cost in seconds (the median of the costs); +infinity for a failed trial.
+  double cost() const { return result.cost(); }
+  /// GFLOPS at that cost; 0 for a failed trial.
   double gflops() const;
   /// The task's identity across runs: workload key and target, as MeasureTask::key().
   std::string taskKey() const { return task.workloadKey + " @ " + target; }

@@ -61,18 +61,27 @@ std::string RejectedRecord::describe() const {
   return fmt::format("task {} ({}): a record of {:.4f} ms does not replay: {}", taskName, workloadKey, cost * 1e3, reason);
 }
 
+std::vector<const TuningRecord*> rankedRecords(std::vector<const TuningRecord*> records) {
+  std::vector<const TuningRecord*> confirmed, measured;
+  for (const TuningRecord* r : records) (r->result.confirmed ? confirmed : measured).push_back(r);
+  std::reverse(confirmed.begin(), confirmed.end());
+  // Stable: of equal costs the earlier record stays ahead, so re-running gives the same pick.
+  std::stable_sort(measured.begin(), measured.end(), [](auto* a, auto* b) { return a->cost() < b->cost(); });
+  confirmed.insert(confirmed.end(), measured.begin(), measured.end());
+  return confirmed;
+}
+
 std::vector<TuningRecord> topRecords(const std::vector<TuningRecord>& records, int k, std::vector<RejectedRecord>* rejected) {
   TESSEL_CHECK(k >= 1, "the number of records to keep per task must be at least 1, got {}", k);
   ReplayCheck check;
   std::vector<TuningRecord> kept;
-  for (auto& task : validByTask(records)) {
-    // Stable: of equal costs the earlier record stays ahead, so re-running gives the same pick.
-    std::stable_sort(task.begin(), task.end(), [](auto* a, auto* b) { return a->meanCost() < b->meanCost(); });
+  for (auto& valid : validByTask(records)) {
+    std::vector<const TuningRecord*> task = rankedRecords(valid);
     int taken = 0;
     for (size_t i = 0; i < task.size() && taken < k; ++i) {
       std::string why = check.failure(*task[i]);
       if (!why.empty()) {
-        if (rejected) rejected->push_back({task[i]->task.name, task[i]->task.workloadKey, task[i]->meanCost(), why});
+        if (rejected) rejected->push_back({task[i]->task.name, task[i]->task.workloadKey, task[i]->cost(), why});
         continue;
       }
       kept.push_back(*task[i]);

@@ -2,7 +2,7 @@
 /// best (distill), the records of one task, and which candidates of a task were already
 /// measured (so that `--resume` never measures one twice). A task is identified by its
 /// workload key and target (TuningRecord::taskKey); "best" is the lowest mean cost among
-/// trials without error, the earliest record winning a tie.
+/// trials without error (see rankedRecords: confirmed records first), the earliest winning a tie.
 #pragma once
 #include <map>
 #include <memory>
@@ -37,6 +37,11 @@ struct RejectedRecord {
   /// "task conv2d (key ...): a record of 0.0012 ms does not replay: step 3 (split): ..."
   std::string describe() const;
 };
+
+/// The order in which a task's valid records are preferred: the confirmed ones first (the
+/// decisions of interleaved re-measurements, the latest first), then the others by cost
+/// (median), the earlier winning a tie. `records` are one task's, in file order.
+std::vector<const TuningRecord*> rankedRecords(std::vector<const TuningRecord*> records);
 
 /// The best valid record of each task, tasks in order of their first record. Tasks with no
 /// valid record have no entry. Records that do not replay are not ranked (see ReplayCheck);

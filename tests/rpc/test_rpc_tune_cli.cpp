@@ -40,7 +40,8 @@ TEST(RpcTuneCli, TunesThroughTheTrackerOnThreeServers) {
   ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
   expectContains(r.output, "Progress: (6/6)");
   auto records = tune::readRecords(log);
-  ASSERT_EQ(records.records.size(), 6u);
+  ASSERT_EQ(records.records.size(), 7u);  // six trials and the confirmation's decision
+  EXPECT_TRUE(records.records.back().result.confirmed);
   for (const auto& record : records.records) EXPECT_TRUE(record.ok()) << record.result.errorMessage;
   int serversUsed = 0;
   for (int i = 0; i < 3; ++i) serversUsed += c.server(i).output().find("closed by its client") != std::string::npos;

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
+#include <random>
 #include <set>
 
 #include "common/ErrorText.h"
@@ -280,6 +282,7 @@ TEST(TuneLoop, RespectsBudgetEarlyStoppingAndResumedTrials) {
   SyntheticMeasurer measurer(*task);
   TuneTaskOptions o;
   o.progressTo = nullptr;
+  o.confirmTop = 0;  // the confirmation has its own tests
 
   // The budget is capped by the space; every config is measured once, the best is the optimum.
   o.nTrial = 100000;
@@ -322,6 +325,7 @@ TEST(TuneLoop, TheFallbackConfigIsMeasuredFirstSoTuningNeverLosesToTheDefault) {
   TuneTaskOptions o;
   o.nTrial = 5;
   o.progressTo = nullptr;
+  o.confirmTop = 0;
   auto tuner = makeTuner("random", task, 4);
   std::vector<uint64_t> order;
   auto r = tuneTask(task, *tuner, measurer, measurer, o, {},
@@ -355,6 +359,118 @@ TEST(TuneLoop, ConfigsThatDoNotInstantiateAreErrorRecords) {
   EXPECT_EQ(errors, 20);
   EXPECT_EQ(r.errors, 20);
   EXPECT_EQ(r.bestIndex.value() % 2, 0u);
+}
+
+
+// ---- confirmation under noise ------------------------------------------------------------------
+
+/// Measures with the noise of a busy machine: every repeat is the true cost times 1 + 2%
+/// Gaussian noise, and one repeat in twenty is a 10x outlier (a preemption, a page fault storm).
+class NoisyMeasurer : public Builder, public Runner {
+ public:
+  NoisyMeasurer(const TuningTask& task, uint64_t seed) : task_(task), rng_(seed) {}
+  double trueCost(uint64_t index) const { return task_.flops / syntheticFlops(*task_.space, index); }
+  std::vector<BuildResult> build(const std::vector<MeasureInput>& inputs) override { return std::vector<BuildResult>(inputs.size()); }
+  void discard(const BuildResult&) override {}
+  std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs, const std::vector<BuildResult>&) override {
+    std::vector<MeasureResult> out;
+    std::normal_distribution<double> jitter(0.0, 0.02);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    for (auto& in : inputs) {
+      uint64_t index = nlohmann::json::parse(in.config)["index"].get<uint64_t>();
+      MeasureResult r;
+      for (int repeat = 0; repeat < 3; ++repeat)
+        r.costs.push_back(trueCost(index) * (1 + jitter(rng_)) * (unit(rng_) < 0.05 ? 10.0 : 1.0));
+      out.push_back(r);
+    }
+    return out;
+  }
+  bool needsReference(const MeasureTask&) const override { return false; }
+  void setReference(const MeasureTask&, const BuildResult&) override {}
+
+ private:
+  const TuningTask& task_;
+  std::mt19937_64 rng_;
+};
+
+struct Decision {
+  uint64_t index = 0;
+  double bestMeasuredTrueCost = 0;
+  bool confirmed = false;
+};
+
+Decision tuneNoisily(const TuningTaskPtr& task, uint64_t seed) {
+  NoisyMeasurer measurer(*task, seed);
+  TuneTaskOptions o;
+  o.nTrial = 40;
+  o.progressTo = nullptr;
+  o.seed = seed;
+  auto tuner = makeTuner("random", task, seed);
+  Decision d;
+  d.bestMeasuredTrueCost = std::numeric_limits<double>::infinity();
+  tuneTask(task, *tuner, measurer, measurer, o, {}, [&](const ConfigEntity& c, const MeasureInput&, const MeasureResult& r) {
+    if (r.confirmed) {
+      d.confirmed = true;
+      d.index = c.index();
+    } else {
+      d.bestMeasuredTrueCost = std::min(d.bestMeasuredTrueCost, measurer.trueCost(c.index()));
+    }
+  });
+  return d;
+}
+
+TEST(TuneLoop, TheConfirmedBestSurvivesHeavyTailedNoise) {
+  auto task = syntheticTask();
+  NoisyMeasurer truth(*task, 0);
+  int close = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    Decision d = tuneNoisily(task, seed);
+    ASSERT_TRUE(d.confirmed) << "seed " << seed;
+    if (truth.trueCost(d.index) <= 1.05 * d.bestMeasuredTrueCost) ++close;
+  }
+  EXPECT_GE(close, 19) << "the confirmed best was within 5% of the best measured candidate in only " << close << " of 20 seeds";
+}
+
+TEST(TuneLoop, ADefaultThatIsTrulyBestIsNeverReplaced) {
+  auto task = std::make_shared<TuningTask>(*syntheticTask());
+  NoisyMeasurer truth(*task, 0);
+  for (uint64_t i = 0; i < task->space->size(); ++i)
+    if (truth.trueCost(i) < truth.trueCost(task->fallbackIndex)) task->fallbackIndex = i;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    Decision d = tuneNoisily(task, seed);
+    ASSERT_TRUE(d.confirmed) << "seed " << seed;
+    EXPECT_EQ(d.index, task->fallbackIndex) << "seed " << seed << ": the true optimum, the default, was replaced";
+  }
+}
+
+TEST(TuneLoop, TheConfirmationIsOneRecordThatNamesWhatItBeat) {
+  auto task = syntheticTask();
+  SyntheticMeasurer measurer(*task);
+  TuneTaskOptions o;
+  o.nTrial = 16;
+  o.progressTo = nullptr;
+  o.confirmTop = 3;
+  o.confirmRounds = 4;
+  auto tuner = makeTuner("random", task, 9);
+  std::vector<MeasureResult> confirmed;
+  auto r = tuneTask(task, *tuner, measurer, measurer, o, {}, [&](const ConfigEntity&, const MeasureInput&, const MeasureResult& m) {
+    if (m.confirmed) confirmed.push_back(m);
+  });
+  ASSERT_EQ(confirmed.size(), 1u);
+  ASSERT_TRUE(r.confirmedIndex.has_value());
+  EXPECT_EQ(confirmed[0].costs.size(), 4u);  // one cost per round
+  EXPECT_EQ(confirmed[0].confirmation["rounds"], 4);
+  EXPECT_EQ(confirmed[0].confirmation["fallback_index"], task->fallbackIndex);
+  EXPECT_EQ(confirmed[0].confirmation["candidates"].size(), 3u);
+  // Noise-free: the decision is the best measured config, unless that was the default.
+  EXPECT_EQ(*r.confirmedIndex, *r.bestIndex);
+  EXPECT_FALSE(r.confirmationSummary.empty());
+  // A run that only resumes measures nothing and confirms nothing.
+  std::vector<Trial> resumed;
+  for (uint64_t i = 0; i < 16; ++i) resumed.push_back({i, syntheticFlops(*task->space, i)});
+  auto again = makeTuner("random", task, 9);
+  auto none = tuneTask(task, *again, measurer, measurer, o, resumed);
+  EXPECT_FALSE(none.confirmedIndex.has_value());
 }
 
 }  // namespace

@@ -86,7 +86,7 @@ TEST_F(LocalRunnerTest, MeasuresACorrectCandidate) {
   EXPECT_GT(r.buildSeconds, 0);
   EXPECT_DOUBLE_EQ(r.allCost, r.buildSeconds + r.runSeconds);
   EXPECT_GT(r.timestamp, 1.6e9);
-  EXPECT_LT(r.meanCost(), 1.0);
+  EXPECT_LT(r.cost(), 1.0);
   EXPECT_EQ(runner.workersStarted(), 1);
   // The worker lives on for the next candidate.
   EXPECT_TRUE(run(runner, "").ok());
@@ -116,7 +116,7 @@ TEST_F(LocalRunnerTest, ASegfaultIsARuntimeDeviceErrorAndTheWorkerIsReplaced) {
   expectContains(r.errorMessage, "signal 11");
   expectContains(r.errorMessage, "matmul");
   EXPECT_TRUE(r.costs.empty());
-  EXPECT_TRUE(std::isinf(r.meanCost()));
+  EXPECT_TRUE(std::isinf(r.cost()));
   auto after = run(runner, "");
   EXPECT_TRUE(after.ok()) << after.errorMessage;
   EXPECT_EQ(runner.workersStarted(), 2);

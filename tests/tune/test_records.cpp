@@ -126,7 +126,21 @@ TEST(Records, EveryFieldRoundTrips) {
   EXPECT_EQ(back.result.allCost, 0.625);
   EXPECT_EQ(back.result.timestamp, 1700000000.25);
   EXPECT_EQ(recordToLine(back), line);
-  EXPECT_DOUBLE_EQ(back.gflops(), 2.0 * 32 * 32 * 32 / 1.5833333333333333e-5 / 1e9);
+  EXPECT_DOUBLE_EQ(back.cost(), 1.5e-5);  // the median: one slow repeat does not move it
+  EXPECT_DOUBLE_EQ(back.gflops(), 2.0 * 32 * 32 * 32 / 1.5e-5 / 1e9);
+  EXPECT_FALSE(back.result.confirmed);
+
+  // A confirmed decision keeps its flag and what it was compared with.
+  TuningRecord decided = r;
+  decided.result.confirmed = true;
+  decided.result.underLoad = true;
+  decided.result.confirmation = {{"rounds", 5}, {"fallback_index", 7}, {"kept_fallback", false}};
+  TuningRecord decidedBack = recordFromLine(recordToLine(decided));
+  EXPECT_TRUE(decidedBack.result.confirmed);
+  EXPECT_TRUE(decidedBack.result.underLoad);
+  EXPECT_EQ(decidedBack.result.confirmation, decided.result.confirmation);
+  // A line written before these fields existed reads as unconfirmed.
+  EXPECT_EQ(line.find("confirmed"), std::string::npos);
 
   // A record without a template, with an error, on another target.
   TuningRecord e = stepsRecord(matmulTask(32, "cpu -mcpu=native"), {}, failedResult(MeasureErrorNo::RunTimeoutError, "timed out"));
@@ -138,7 +152,7 @@ TEST(Records, EveryFieldRoundTrips) {
   EXPECT_TRUE(eBack.steps.empty());
   EXPECT_EQ(eBack.result.errorNo, MeasureErrorNo::RunTimeoutError);
   EXPECT_EQ(recordToJson(e)["result"]["error_name"], "RunTimeoutError");
-  EXPECT_TRUE(std::isinf(eBack.meanCost()));
+  EXPECT_TRUE(std::isinf(eBack.cost()));
   EXPECT_EQ(eBack.gflops(), 0.0);
   EXPECT_EQ(recordToLine(eBack), recordToLine(e));
 }
@@ -332,14 +346,40 @@ TEST(RecordLog, AWriterKilledWithSigkillLosesNothingWritten) {
 
 // ---- queries ---------------------------------------------------------------------------------
 
+TEST(RecordQueries, TheLatestConfirmedDecisionRanksFirst) {
+  auto t32 = matmulTask(32);
+  auto confirmedRecord = [&](int64_t index, double cost) {
+    TuningRecord r = templateRecord(t32, index, {cost, cost});
+    r.result.confirmed = true;
+    return r;
+  };
+  std::vector<TuningRecord> records = {
+      templateRecord(t32, 0, {4e-5}),
+      confirmedRecord(1, 3e-5),
+      templateRecord(t32, 2, {1e-5}),  // fastest once, but never confirmed: a lucky sample
+      confirmedRecord(3, 3.5e-5),      // the latest decision wins, though slower than the first one
+      templateRecord(t32, 4, {2e-5, 9e-5, 2e-5}),
+  };
+  auto best = bestRecords(records);
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_EQ(best[0].config->index, 3);
+  auto top = topRecords(records, 5);
+  ASSERT_EQ(top.size(), 5u);
+  std::vector<int64_t> order;
+  for (auto& r : top) order.push_back(r.config->index);
+  EXPECT_EQ(order, (std::vector<int64_t>{3, 1, 2, 4, 0}));  // decisions, then by median cost
+  HistoryBest history(records, "cpu");
+  EXPECT_EQ(history.find(t32->workloadKey)->config->index, 3);
+}
+
 TEST(RecordQueries, BestPerTaskIgnoresErrorsAndKeepsTheEarliestOfATie) {
   auto t32 = matmulTask(32), t16 = matmulTask(16), t32native = matmulTask(32, "cpu -mcpu=native");
   std::vector<TuningRecord> records = {
       templateRecord(t32, 0, {5e-5, 5e-5}),
       stepsRecord(t32, {}, failedResult(MeasureErrorNo::WrongAnswerError, "wrong")),  // would be "fastest"
       templateRecord(t16, 0, {9e-6}),
-      templateRecord(t32, 1, {1e-5, 3e-5}),    // mean 2e-5: the best of t32
-      templateRecord(t32, 2, {2.5e-5, 1.5e-5}),  // mean 2e-5 as well: later, so not picked
+      templateRecord(t32, 1, {1e-5, 3e-5}),    // median 2e-5: the best of t32
+      templateRecord(t32, 2, {2.5e-5, 1.5e-5}),  // median 2e-5 as well: later, so not picked
       templateRecord(t32native, 7, {1e-6}),
       templateRecord(t16, 1, {8e-6}),
       stepsRecord(matmulTask(8), {}, failedResult(MeasureErrorNo::CompileHostError, "no")),

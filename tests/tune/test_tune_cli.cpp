@@ -82,10 +82,14 @@ TEST(TuneCli, AKilledRunResumesKeepingEveryLoggedTrial) {
   expectContains(resumed.output, "Compile...");
 
   auto after = tune::readRecords(log);
-  ASSERT_EQ(after.records.size(), 12u) << after.report.describeSkipped();
+  // Twelve trials, then the confirmation's decision (one record, a config measured before).
+  ASSERT_EQ(after.records.size(), 13u) << after.report.describeSkipped();
+  EXPECT_TRUE(after.records.back().result.confirmed);
+  after.records.pop_back();
   std::set<int64_t> configs;
   for (size_t i = 0; i < after.records.size(); ++i) {
     ASSERT_TRUE(after.records[i].config.has_value());
+    EXPECT_FALSE(after.records[i].result.confirmed);
     configs.insert(after.records[i].config->index);
     if (i < before.records.size()) {
       EXPECT_EQ(tune::recordToLine(after.records[i]), tune::recordToLine(before.records[i])) << "record " << i << " changed";

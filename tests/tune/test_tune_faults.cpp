@@ -70,9 +70,17 @@ TEST(TuneFaults, EveryMisbehavingCandidateIsAnErrorRecordAndTheBestIsValid) {
   o.progressTo = nullptr;
   auto tuner = makeTuner("gridsearch", task);
   std::map<std::string, std::vector<MeasureErrorNo>> errorsByFault;
+  int confirmations = 0;
   auto result = tuneTask(task, *tuner, builder, runner, o, {}, [&](const ConfigEntity& c, const MeasureInput&, const MeasureResult& m) {
+    if (m.confirmed) {
+      ++confirmations;  // the decision: the one valid config (the fallback), re-measured
+      EXPECT_EQ(c.value("fault").get<std::string>(), "");
+      EXPECT_TRUE(m.ok());
+      return;
+    }
     errorsByFault[c.value("fault").get<std::string>()].push_back(m.errorNo);
   });
+  EXPECT_EQ(confirmations, 1);
 
   EXPECT_EQ(result.trials, int64_t(task->space->size()));
   const std::map<std::string, MeasureErrorNo> expected = {

@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
 
 #include "support/Error.h"
 
@@ -18,10 +22,139 @@ std::optional<MeasureInput> instantiateConfig(const TuningTask& task, const Conf
   }
 }
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+/// The confirmation (see TuneTaskOptions::confirmTop): re-measures the best candidates and the
+/// fallback interleaved, decides, and hands the decision to onTrial as a confirmed result.
+void confirm(const TuningTask& task, Builder& builder, Runner& runner, const TuneTaskOptions& options,
+             const std::vector<Trial>& measured, const TrialCallback& onTrial, TuneTaskResult& result) {
+  // The best distinct configs by their search-time throughput, then the fallback.
+  std::vector<Trial> ranked;
+  for (const Trial& t : measured)
+    if (t.flopsPerSecond > 0 && t.index != task.fallbackIndex) ranked.push_back(t);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Trial& a, const Trial& b) { return a.flopsPerSecond > b.flopsPerSecond; });
+  std::vector<uint64_t> indices;
+  for (const Trial& t : ranked) {
+    if (int(indices.size()) >= options.confirmTop) break;
+    if (std::find(indices.begin(), indices.end(), t.index) == indices.end()) indices.push_back(t.index);
+  }
+  if (indices.empty()) return;  // nothing to compare the fallback with
+  indices.push_back(task.fallbackIndex);
+  const size_t fallback = indices.size() - 1;
+
+  auto start = Clock::now();
+  std::vector<MeasureInput> inputs;
+  std::vector<size_t> instantiated;  // positions in `indices`
+  for (size_t i = 0; i < indices.size(); ++i)
+    if (auto input = instantiateConfig(task, task.space->get(indices[i]), nullptr)) {
+      inputs.push_back(std::move(*input));
+      instantiated.push_back(i);
+    }
+  result.instantiateSeconds += secondsSince(start);
+  if (instantiated.empty() || instantiated.back() != fallback) return;  // the fallback always instantiates
+  start = Clock::now();
+  std::vector<BuildResult> builds = buildBatch(builder, runner, inputs);
+  result.buildSeconds += secondsSince(start);
+
+  // Rounds: every candidate once, in a fresh shuffled order each round.
+  start = Clock::now();
+  std::mt19937_64 rng(options.seed ^ (task.fallbackIndex * 0x9e3779b97f4a7c15ULL));
+  std::vector<std::vector<double>> costs(inputs.size());  // per candidate, per round (inf: failed)
+  bool anyUnderLoad = false;
+  for (int round = 0; round < options.confirmRounds; ++round) {
+    std::vector<size_t> order(inputs.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<MeasureInput> roundInputs;
+    std::vector<BuildResult> roundBuilds;
+    for (size_t k : order) {
+      roundInputs.push_back(inputs[k]);
+      roundBuilds.push_back(builds[k]);
+    }
+    std::vector<MeasureResult> measuredRound = runner.run(roundInputs, roundBuilds);
+    for (size_t k = 0; k < order.size(); ++k) {
+      costs[order[k]].push_back(measuredRound[k].cost());
+      anyUnderLoad |= measuredRound[k].underLoad;
+    }
+  }
+  result.runSeconds += secondsSince(start);
+  for (const BuildResult& b : builds) builder.discard(b);
+
+  // Round by round against the fallback: a drift in the machine's speed cancels in the ratio.
+  const std::vector<double>& base = costs.back();
+  size_t winner = inputs.size() - 1;
+  double winnerRatio = 1;
+  nlohmann::json candidates = nlohmann::json::array();
+  for (size_t k = 0; k + 1 < inputs.size(); ++k) {
+    std::vector<double> ratios;
+    int wins = 0;
+    for (int r = 0; r < options.confirmRounds; ++r) {
+      if (!std::isfinite(costs[k][size_t(r)]) || !std::isfinite(base[size_t(r)])) continue;
+      ratios.push_back(costs[k][size_t(r)] / base[size_t(r)]);
+      wins += ratios.back() < 1;
+    }
+    double ratio = ratios.empty() ? std::numeric_limits<double>::infinity() : median(ratios);
+    candidates.push_back({{"index", indices[instantiated[k]]}, {"ratio_to_fallback", std::isfinite(ratio) ? nlohmann::json(ratio) : nlohmann::json(nullptr)}});
+    bool beats = 2 * wins > options.confirmRounds && ratio < 1 - options.confirmMargin;
+    if (beats && ratio < winnerRatio) {
+      winner = k;
+      winnerRatio = ratio;
+    }
+  }
+  std::vector<double> winnerCosts;
+  for (double c : costs[winner])
+    if (std::isfinite(c)) winnerCosts.push_back(c);
+  std::vector<double> fallbackCosts;
+  for (double c : base)
+    if (std::isfinite(c)) fallbackCosts.push_back(c);
+  if (winnerCosts.empty()) return;  // even the fallback failed every round: nothing to decide
+
+  uint64_t decided = indices[instantiated[winner]];
+  result.confirmedIndex = decided;
+  result.keptFallback = decided == task.fallbackIndex;
+  result.confirmedCost = median(winnerCosts);
+  result.fallbackCost = fallbackCosts.empty() ? 0 : median(fallbackCosts);
+  result.confirmationSummary =
+      result.keptFallback
+          ? fmt::format("no candidate beat the default schedule in {} interleaved rounds: the default stays ({:.4f} ms)",
+                        options.confirmRounds, result.confirmedCost * 1e3)
+          : fmt::format("config {} confirmed: {:.4f} ms against the default's {:.4f} ms ({:.1f}% faster) in {} interleaved rounds",
+                        decided, result.confirmedCost * 1e3, result.fallbackCost * 1e3, 100 * (1 - winnerRatio),
+                        options.confirmRounds);
+  if (onTrial) {
+    MeasureResult decision;
+    decision.costs = winnerCosts;
+    decision.callsPerRepeat = 0;
+    decision.runSeconds = secondsSince(start);
+    decision.allCost = decision.runSeconds;
+    decision.timestamp = unixTimeSeconds();
+    decision.confirmed = true;
+    decision.underLoad = anyUnderLoad;
+    decision.confirmation = {{"rounds", options.confirmRounds},
+                             {"fallback_index", task.fallbackIndex},
+                             {"fallback_cost", result.fallbackCost},
+                             {"kept_fallback", result.keptFallback},
+                             {"candidates", candidates}};
+    onTrial(task.space->get(decided), inputs[winner], decision);
+  }
+}
+
+}  // namespace
+
 TuneTaskResult tuneTask(const TuningTaskPtr& task, Tuner& tuner, Builder& builder, Runner& runner,
                         const TuneTaskOptions& options, const std::vector<Trial>& resumed, const TrialCallback& onTrial) {
   TESSEL_CHECK(options.nTrial >= 0, "tuning: n_trial must not be negative, got {}", options.nTrial);
   TESSEL_CHECK(options.batchSize >= 1, "tuning: the batch size must be at least 1");
+  TESSEL_CHECK(options.confirmTop >= 0 && options.confirmRounds >= 1, "tuning: confirm_top must not be negative and confirm_rounds must be at least 1");
   auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   const ConfigSpace& space = *task->space;
@@ -39,6 +172,7 @@ TuneTaskResult tuneTask(const TuningTaskPtr& task, Tuner& tuner, Builder& builde
       bestAt = done;
     }
   };
+  std::vector<Trial> measuredTrials = resumed;  // every measured config, for the confirmation
   for (const Trial& t : resumed) {
     tuner.markProposed(t.index);
     consider(t);
@@ -61,6 +195,7 @@ TuneTaskResult tuneTask(const TuningTaskPtr& task, Tuner& tuner, Builder& builde
       result.stoppedEarly = true;
       break;
     }
+    auto chooseStart = Clock::now();
     std::vector<uint64_t> indices;
     // The fallback config (the default schedule) goes first: the best a run reports is then
     // never worse than the untuned build, however few trials it had.
@@ -70,8 +205,10 @@ TuneTaskResult tuneTask(const TuningTaskPtr& task, Tuner& tuner, Builder& builde
     }
     for (uint64_t i : tuner.nextBatch(std::min<size_t>(options.batchSize, size_t(budget - done)) - indices.size()))
       indices.push_back(i);
+    result.tunerSeconds += secondsSince(chooseStart);
     if (indices.empty()) break;
     // Configs that do not instantiate are errors without a build.
+    auto instantiateStart = Clock::now();
     std::vector<MeasureInput> inputs;
     std::vector<size_t> measuredAt;
     std::vector<MeasureResult> results(indices.size());
@@ -85,14 +222,19 @@ TuneTaskResult tuneTask(const TuningTaskPtr& task, Tuner& tuner, Builder& builde
         results[i] = errorResult(MeasureErrorNo::InstantiationError, error);
       }
     }
-    auto measured = measureBatch(builder, runner, inputs);
+    result.instantiateSeconds += secondsSince(instantiateStart);
+    BatchTiming timing;
+    auto measured = measureBatch(builder, runner, inputs, &timing);
+    result.buildSeconds += timing.buildSeconds;
+    result.runSeconds += timing.runSeconds;
     for (size_t k = 0; k < measuredAt.size(); ++k) results[measuredAt[k]] = std::move(measured[k]);
 
     std::vector<Trial> trials;
     size_t next = 0;
     for (size_t i = 0; i < indices.size(); ++i) {
       const MeasureResult& r = results[i];
-      Trial t{indices[i], r.ok() && r.meanCost() > 0 ? task->flops / r.meanCost() : 0.0};
+      Trial t{indices[i], r.ok() && r.cost() > 0 ? task->flops / r.cost() : 0.0};
+      measuredTrials.push_back(t);
       if (!r.ok()) ++result.errors;
       ++result.trials;
       if (onTrial) {
@@ -103,11 +245,20 @@ TuneTaskResult tuneTask(const TuningTaskPtr& task, Tuner& tuner, Builder& builde
       consider(t);
       trials.push_back(t);
     }
+    auto learnStart = Clock::now();
     tuner.update(trials);
+    result.tunerSeconds += secondsSince(learnStart);
     printProgress(false);
   }
+  // The decision is re-measured when this run measured something new (a resumed run that
+  // only reads its log keeps the decision the log holds).
+  if (options.confirmTop > 0 && result.trials > 0) confirm(*task, builder, runner, options, measuredTrials, onTrial, result);
   result.seconds = elapsed();
   printProgress(true);
+  if (!result.confirmationSummary.empty() && !options.progressPrefix.empty() && options.progressTo) {
+    std::fprintf(options.progressTo, "%s%s\n", options.progressPrefix.c_str(), result.confirmationSummary.c_str());
+    std::fflush(options.progressTo);
+  }
   return result;
 }
 

@@ -25,9 +25,21 @@ struct TuneTaskOptions {
   bool liveProgress = false;
   /// Measure the task's fallback config in the first batch (unless already measured).
   bool measureFallbackFirst = true;
+  /// Confirmation, after the search: the `confirmTop` best candidates (by their median cost)
+  /// and the fallback config are built once and measured again `confirmRounds` times,
+  /// interleaved in a shuffled order each round, so that drifts in the machine's speed hit
+  /// them alike. A candidate replaces the fallback only if, compared round by round with it, it
+  /// is faster in most rounds and its median ratio to it is below 1 - confirmMargin; the
+  /// fastest such candidate is the task's decision, logged as one record with
+  /// `result.confirmed` (which ranks before every unconfirmed record). 0: no confirmation.
+  int confirmTop = 5;
+  int confirmRounds = 5;
+  double confirmMargin = 0.01;
+  uint64_t seed = 0;  ///< of the confirmation's shuffled orders
 };
 
-/// Called once per measured config, in measurement order, before the tuner learns of it.
+/// Called once per measured config, in measurement order, before the tuner learns of it; and
+/// once more for the confirmation's decision (its result has `confirmed` set).
 using TrialCallback = std::function<void(const ConfigEntity& config, const MeasureInput& input, const MeasureResult& result)>;
 
 struct TuneTaskResult {
@@ -37,6 +49,15 @@ struct TuneTaskResult {
   double bestFlopsPerSecond = 0;  ///< over resumed and new trials
   double seconds = 0;
   bool stoppedEarly = false;
+  /// The confirmation's decision (unset when there was none): the config, its median cost in
+  /// the re-measurement, the fallback's, and whether the fallback stayed.
+  std::optional<uint64_t> confirmedIndex;
+  double confirmedCost = 0, fallbackCost = 0;
+  bool keptFallback = false;
+  std::string confirmationSummary;  ///< one line, also printed with the progress
+  /// Wall time of the loop's parts: the tuner choosing and learning, instantiating configs,
+  /// building, running (the confirmation's included).
+  double tunerSeconds = 0, instantiateSeconds = 0, buildSeconds = 0, runSeconds = 0;
 };
 
 /// `resumed`: trials of this task already in the log (a resumed run): they count towards the
