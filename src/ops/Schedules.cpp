@@ -246,7 +246,7 @@ class Planner {
  public:
   Planner(const te::ComputeDAG& d, const CpuScheduleOptions& o) : dag(d), options(o), rec(d) {}
 
-  std::vector<StepPtr> run(bool anchorRules) {
+  std::vector<StepPtr> run(bool anchorRules, schedule::State* finalState = nullptr) {
     inlineInjective();
     if (anchorRules)
       if (auto anchor = findAnchor()) scheduleAnchor(*anchor);
@@ -254,7 +254,8 @@ class Planner {
     scheduleRootStages();
     // Lowering re-checks what the steps cannot (vector extents after attachment): fail here,
     // where a fallback is still possible, rather than when the network is built.
-    buildLoopNest(rec.state, "default_schedule_check");
+    if (options.checkLowering) buildLoopNest(rec.state, "default_schedule_check");
+    if (finalState) *finalState = rec.state;
     return rec.steps;
   }
 
@@ -669,18 +670,19 @@ std::optional<std::pair<std::string, std::string>> findAnchorStage(const te::Com
   return std::make_pair(*name, dag.op(*name)->tag);
 }
 
-std::vector<StepPtr> defaultCpuSchedule(const te::ComputeDAG& dag, const CpuScheduleOptions& options) {
+std::vector<StepPtr> defaultCpuSchedule(const te::ComputeDAG& dag, const CpuScheduleOptions& options, schedule::State* finalState) {
   // A template's tile either works or is an error the tuner records: no silent fallback.
-  if (!options.allowFallback || options.anchorTile) return Planner(dag, options).run(true);
+  if (!options.allowFallback || options.anchorTile) return Planner(dag, options).run(true, finalState);
   // Each rule set is tried on a fresh state; a failure falls back to the next, simpler one.
   try {
-    return Planner(dag, options).run(true);
+    return Planner(dag, options).run(true, finalState);
   } catch (const Error&) {
   }
   try {
-    return Planner(dag, options).run(false);
+    return Planner(dag, options).run(false, finalState);
   } catch (const Error&) {
   }
+  if (finalState) *finalState = schedule::replay(dag, {});
   return {};
 }
 

@@ -61,9 +61,16 @@ struct CpuScheduleOptions {
   bool allowFallback = true;
   /// Set by tuning templates: the anchor's tile (the rest of the function follows the rules).
   std::optional<AnchorTile> anchorTile;
+  /// Build the loop nest at the end, so that a schedule lowering would refuse fails here (where
+  /// a fallback is still possible). A tuner's feature extraction, which only needs the state,
+  /// turns it off: lowering every config the search visits doubled its cost.
+  bool checkLowering = true;
 };
 
-std::vector<schedule::StepPtr> defaultCpuSchedule(const te::ComputeDAG& dag, const CpuScheduleOptions& options = {});
+/// The default schedule's steps; `finalState`, when given, receives the state they replay to
+/// (the schedule is recorded on one, so a caller that needs it saves the replay).
+std::vector<schedule::StepPtr> defaultCpuSchedule(const te::ComputeDAG& dag, const CpuScheduleOptions& options = {},
+                                                  schedule::State* finalState = nullptr);
 
 /// The tile the rules choose for the DAG's anchor (the conv2d / depthwise / dense / matmul with
 /// the most FLOPs), or nothing when the DAG has no anchor or the anchor rule does not apply.

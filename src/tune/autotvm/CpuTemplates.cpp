@@ -63,7 +63,7 @@ SplitOptions vectorTileOptions(int64_t maxLanes, bool exact) {
 struct Template {
   std::shared_ptr<ConfigSpace> space;
   uint64_t fallback = 0;
-  std::function<std::vector<schedule::StepPtr>(const ConfigEntity&)> instantiate;
+  std::function<ops::AnchorTile(const ConfigEntity&)> tile;  ///< the anchor tile of a config
 };
 
 Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, const ops::CpuScheduleOptions& options) {
@@ -115,7 +115,7 @@ Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, co
   Template t;
   t.fallback = space->fromChoices(choices).index();
   t.space = space;
-  t.instantiate = [dag, options, hasChannels, hasKernelWidth](const ConfigEntity& config) {
+  t.tile = [hasChannels, hasKernelWidth](const ConfigEntity& config) {
     ops::AnchorTile tile;
     auto tv = config.split("tile_v");
     tile.vectors = tv[1];
@@ -125,9 +125,7 @@ Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, co
     tile.reduceOrder = config.order("reorder_reduce");
     tile.unrollKernelWidth = hasKernelWidth && config.value("unroll_kw").get<bool>();
     tile.weightsOuter = config.value("weights_outer").get<bool>() ? 1 : 0;
-    ops::CpuScheduleOptions o = options;
-    o.anchorTile = tile;
-    return ops::defaultCpuSchedule(dag, o);
+    return tile;
   };
   return t;
 }
@@ -144,14 +142,12 @@ Template denseTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, const ops
   Template t;
   t.space = space;
   t.fallback = space->fromChoices({*space->optionIndex("tile_k", tileK.include[0])}).index();
-  t.instantiate = [dag, options](const ConfigEntity& config) {
+  t.tile = [](const ConfigEntity& config) {
     ops::AnchorTile tile;
     auto tk = config.split("tile_k");
     tile.vectors = tk[1];
     tile.lanes = tk[2];
-    ops::CpuScheduleOptions o = options;
-    o.anchorTile = tile;
-    return ops::defaultCpuSchedule(dag, o);
+    return tile;
   };
   return t;
 }
@@ -189,7 +185,21 @@ TuningTaskPtr makeCpuTuningTask(const std::string& name, const te::ComputeDAG& d
   task->measure = makeMeasureTask(name, dag, target);
   task->flops = dag.flopCount();
   task->space = t.space;
-  task->instantiate = t.instantiate;
+  // Both go through the default schedule's rules with the config's tile, so the fallback config
+  // is exactly the untuned schedule.
+  task->instantiate = [dag, options, tile = t.tile](const ConfigEntity& config) {
+    ops::CpuScheduleOptions o = options;
+    o.anchorTile = tile(config);
+    return ops::defaultCpuSchedule(dag, o);
+  };
+  task->instantiateState = [dag, options, tile = t.tile](const ConfigEntity& config) {
+    ops::CpuScheduleOptions o = options;
+    o.anchorTile = tile(config);
+    o.checkLowering = false;
+    schedule::State state;
+    ops::defaultCpuSchedule(dag, o, &state);
+    return state;
+  };
   task->fallbackIndex = t.fallback;
   return task;
 }

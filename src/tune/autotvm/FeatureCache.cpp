@@ -26,7 +26,7 @@ FeatureCache::Entry FeatureCache::extract(uint64_t index) const {
   if (type_ == FeatureType::Knob) return {knobFeatures(config, *task_->space), true};
   schedule::State state;
   try {
-    state = schedule::replay(task_->measure->dag, task_->instantiate(config));
+    state = task_->instantiateState ? task_->instantiateState(config) : schedule::replay(task_->measure->dag, task_->instantiate(config));
   } catch (const Error&) {
     // An invalid config is a fact about the space, not a failure of the tuner.
     return {std::vector<float>(length_, 0.f), false};

@@ -22,6 +22,9 @@ struct TuningTask {
   std::shared_ptr<const ConfigSpace> space;
   /// The steps of a config; throws Error when the config cannot be instantiated.
   std::function<std::vector<schedule::StepPtr>(const ConfigEntity&)> instantiate;
+  /// Optional: the state a config's steps replay to, made without replaying them and without
+  /// the lowering check (what a cost model's features need, for thousands of configs).
+  std::function<schedule::State(const ConfigEntity&)> instantiateState;
   /// The config used when no record exists: at least as fast as the default schedule.
   uint64_t fallbackIndex = 0;
 };

@@ -42,8 +42,16 @@ class MeasureSession {
   };
   const ReferenceRun& referenceRun(const std::string& library, const std::string& kernel, int numInputs, uint64_t seed);
   nlohmann::json measure(const nlohmann::json& request);
+  /// A copy of randomTensor(spec, seed): the candidates of a task share their inputs, and
+  /// drawing a million random numbers for each cost more than running it (about 20 ms).
+  runtime::Tensor randomInput(const runtime::ArgSpec& spec, uint64_t seed);
 
   std::deque<ReferenceRun> references_;  ///< most recent first, a few at most
+  struct CachedInput {
+    std::string key;
+    runtime::Tensor tensor;
+  };
+  std::deque<CachedInput> inputs_;  ///< most recent first, a few at most
 };
 
 /// One output of a wrong answer: where it is most wrong. Exposed for tests.
