@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include <filesystem>
+#include <optional>
 
 #include "graph/Build.h"
 #include "graph/GraphParams.h"
@@ -15,6 +16,7 @@
 #include "ops/Schedules.h"
 #include "support/Error.h"
 #include "support/Files.h"
+#include "tune/HistoryBest.h"
 
 namespace tessel::cli {
 
@@ -22,7 +24,7 @@ namespace {
 
 /// compile's own options beside the shared ones.
 struct CompileArgs : ModelArgs {
-  std::string output;
+  std::string output, records;
   bool noFuse = false, naive = false;
 };
 
@@ -35,12 +37,19 @@ void listTasks(const ModelArgs& a) {
 void compile(const CompileArgs& a) {
   checkCpuTarget(a.target);
   prepareOutputDirectory(a.output, "--output");
+  TESSEL_CHECK(a.records.empty() || !a.naive, "--records and --naive exclude each other");
+  // The log is read before the network is prepared: a bad log fails before any work.
+  std::optional<tune::HistoryBest> best;
+  if (!a.records.empty()) best = tune::HistoryBest::fromLog(a.records, a.target);
   auto g = preparedModel(a);
   graph::BuildOptions options;
   options.target = a.target;
   options.fuse = !a.noFuse;
-  if (!a.naive) options.schedule = [](const te::ComputeDAG& dag) { return ops::defaultCpuSchedule(dag); };
+  auto fallback = [](const te::ComputeDAG& dag) { return ops::defaultCpuSchedule(dag); };
+  if (best) options.schedule = best->provider(fallback);
+  else if (!a.naive) options.schedule = fallback;
   auto report = graph::buildGraph(g, a.output, options);
+  if (best) fmt::print("{}: {}\n", a.records, best->summary());
   if (!a.params.empty()) fmt::print("weights from {}\n", a.params);
   fmt::print("compiled {} into {}: {} fused functions, {} distinct kernels (compiled in {:.1f} s); activations {:.1f} MiB planned, {:.1f} MiB without reuse\n",
              a.model, a.output, report.functions, report.distinctKernels, report.compileSeconds, report.plannedBytes / 1048576.0,
@@ -82,6 +91,9 @@ void addModelCommands(CLI::App& app) {
   compileCommand->add_option("-o,--output", compileArgs->output, "the module directory to write")->required();
   compileCommand->add_flag("--no-fuse", compileArgs->noFuse, "one function per operator");
   compileCommand->add_flag("--naive", compileArgs->naive, "no schedule at all (debugging)");
+  compileCommand->add_option("--records", compileArgs->records,
+                             "a records log (tessel tune --log): each kernel takes the best record of its workload that "
+                             "replays (apply-history-best), the others the default schedule; says which and why");
   compileCommand->add_option("--params", compileArgs->params,
                               "a params file (tessel params) with the network's weights, for the same --layout; default: "
                               "random weights");

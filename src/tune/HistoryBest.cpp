@@ -123,13 +123,27 @@ std::vector<DispatchUse> HistoryBest::uses() const {
 
 std::string HistoryBest::summary() const {
   auto all = uses();
-  std::vector<std::string> fallbacks;
-  for (const auto& u : all)
-    if (!u.fromRecord) fallbacks.push_back(fmt::format("{} ({})", u.name, u.note));
-  std::string text = fmt::format("applied tuned records to {} of {} workloads", all.size() - fallbacks.size(), all.size());
-  if (!fallbacks.empty()) {
-    text += fmt::format("; fallback for {}: ", fallbacks.size());
-    for (size_t i = 0; i < fallbacks.size(); ++i) text += (i ? ", " : "") + fallbacks[i];
+  // Fallbacks grouped by reason, and names repeated within a reason counted: a network's
+  // dozen ReLUs without a record are one entry, not twelve.
+  std::vector<std::string> reasons;
+  std::map<std::string, std::vector<std::pair<std::string, int>>> namesOf;
+  size_t fallbacks = 0;
+  for (const auto& u : all) {
+    if (u.fromRecord) continue;
+    ++fallbacks;
+    auto [it, inserted] = namesOf.try_emplace(u.note);
+    if (inserted) reasons.push_back(u.note);
+    auto named = std::find_if(it->second.begin(), it->second.end(), [&](const auto& n) { return n.first == u.name; });
+    if (named == it->second.end()) it->second.emplace_back(u.name, 1);
+    else ++named->second;
+  }
+  std::string text = fmt::format("applied tuned records to {} of {} workloads", all.size() - fallbacks, all.size());
+  if (fallbacks == 0) return text;
+  text += fmt::format("; fallback for {}: ", fallbacks);
+  for (size_t r = 0; r < reasons.size(); ++r) {
+    std::vector<std::string> names;
+    for (const auto& [name, count] : namesOf[reasons[r]]) names.push_back(count == 1 ? name : fmt::format("{} x{}", name, count));
+    text += fmt::format("{}{} ({})", r ? "; " : "", fmt::join(names, ", "), reasons[r]);
   }
   return text;
 }

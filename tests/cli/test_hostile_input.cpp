@@ -177,6 +177,14 @@ TEST_F(HostileInput, ARecordThatDoesNotReplayIsNeverRanked) {
                          "--confirm-top", "0"});
   ASSERT_EQ(resumed.exitCode, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("applied tuned records to 1 of"), std::string::npos) << resumed.output;
+
+  // The log builds a module without tuning again (apply-history-best), and says what it did.
+  auto compiled = tessel({"compile", "--model", "resnet-18", "--records", log, "-o", path("dense.module")});
+  ASSERT_EQ(compiled.exitCode, 0) << compiled.output;
+  EXPECT_NE(compiled.output.find(log + ": applied tuned records to 1 of"), std::string::npos) << compiled.output;
+  EXPECT_NE(compiled.output.find("T_relu x"), std::string::npos) << compiled.output;  // fallbacks counted, not listed one by one
+  EXPECT_EQ(tessel({"run", path("dense.module")}).exitCode, 0);
+  expectError(tessel({"compile", "--model", "resnet-18", "--records", path("none.log"), "-o", path("x")}), "no such file");
 }
 
 // 9. A plan whose calls were reversed or emptied ran and printed garbage scores.
