@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/GraphExecutor.h"
+#include "runtime/MachineLoad.h"
 #include "runtime/Npy.h"
 #include "support/Error.h"
 
@@ -22,6 +23,8 @@ int main(int argc, char** argv) {
   }
   try {
     auto executor = runtime::GraphExecutor::load(argv[1]);
+    // Kernels run on the cores other programs leave free (the runtime's thread policy).
+    runtime::useFreeCores();
     runtime::Tensor input;
     if (argc == 3) {
       input = runtime::loadNpy(argv[2]);

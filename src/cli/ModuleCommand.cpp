@@ -9,6 +9,8 @@
 
 #include "cli/OptionChecks.h"
 #include "runtime/GraphExecutor.h"
+#include "runtime/MachineLoad.h"
+#include "runtime/Threading.h"
 #include "runtime/Npy.h"
 #include "cli/RpcCommands.h"
 #include "support/Error.h"
@@ -66,6 +68,9 @@ void benchmark(const BenchmarkOptions& o) {
   if (o.runnerArgs.runner == "rpc") return benchmarkOnRemoteDevice(o.runnerArgs, o.directory, o.number, o.repeat, o.minRepeatMs);
   auto executor = runtime::GraphExecutor::load(o.directory);
   executor.setZeroInputs();
+  if (auto load = runtime::useFreeCores(); runtime::kernelThreadCount() < load.cores)
+    fmt::print("machine busy: {}; timing with {} thread{}\n", load.describe(), runtime::kernelThreadCount(),
+               runtime::kernelThreadCount() == 1 ? "" : "s");
   runtime::TimeEvaluatorOptions timing;
   timing.repeat = o.repeat;
   timing.number = o.number;

@@ -17,6 +17,9 @@
 #include "runtime/GraphExecutor.h"
 #include "support/Error.h"
 #include "support/Files.h"
+#include "runtime/MachineLoad.h"
+#include "runtime/Threading.h"
+#include "tune/LoadMonitor.h"
 #include "support/TempDir.h"
 #include "tune/HistoryBest.h"
 #include "tune/LocalBuilder.h"
@@ -35,7 +38,8 @@ struct TuneArgs : ModelArgs {
   std::vector<size_t> onlyTasks;  ///< 1-based task numbers to tune (empty: all)
   int64_t nTrial = 1000, earlyStopping = 0;
   bool resume = false, transferLearning = false, checkCorrectness = false, cacheFlush = false, noEvaluate = false, force = false;
-  int nParallel = 0, number = 4, repeat = 3, confirmTop = 5, confirmRounds = 5;
+  int nParallel = 0, number = 4, repeat = 3, confirmTop = 5, confirmRounds = 5, threads = 0;
+  double busyPause = 10;
   size_t batchSize = 8;
   double minRepeatMs = 0, timeout = 10, buildTimeout = 10, cooldown = 0;
   uint64_t seed = 0;
@@ -71,15 +75,19 @@ struct Evaluation {
   double mean = 0, stddev = 0;
 };
 
-Evaluation evaluate(const std::string& directory) {
-  auto executor = runtime::GraphExecutor::load(directory);
-  executor.setZeroInputs();
+/// The tuned and the untuned module, timed in alternation (10 rounds of at least 100 ms each):
+/// the speedup printed is a same-run ratio.
+std::pair<Evaluation, Evaluation> evaluate(const std::string& tunedDirectory, const std::string& untunedDirectory) {
+  auto tuned = runtime::GraphExecutor::load(tunedDirectory);
+  auto untuned = runtime::GraphExecutor::load(untunedDirectory);
+  tuned.setZeroInputs();
+  untuned.setZeroInputs();
   runtime::TimeEvaluatorOptions timing;
   timing.number = 1;
   timing.repeat = 10;
   timing.minRepeatMs = 100;
-  auto r = executor.benchmark(timing);
-  return {r.mean * 1e3, r.stddev * 1e3};
+  auto r = runtime::timeInterleaved({[&] { tuned.run(); }, [&] { untuned.run(); }}, timing);
+  return {{r[0].mean * 1e3, r[0].stddev * 1e3}, {r[1].mean * 1e3, r[1].stddev * 1e3}};
 }
 
 void tune(const TuneArgs& a) {
@@ -120,8 +128,26 @@ void tune(const TuneArgs& a) {
   runnerOptions.cooldownIntervalSeconds = a.cooldown;
   runnerOptions.enableCpuCacheFlush = a.cacheFlush;
   runnerOptions.checkCorrectness = a.checkCorrectness;
+  // Kernel threads from the cores other programs leave free: a 2-thread kernel sharing a core
+  // with another program measures that program, not itself.
+  bool local = a.runnerArgs.runner == "local";
+  if (local) {
+    runtime::MachineLoad load = runtime::sampleMachineLoad(std::chrono::milliseconds(300));
+    runnerOptions.threads = a.threads > 0 ? a.threads : runtime::kernelThreadsFor(load);
+    runnerOptions.passiveWait = runnerOptions.threads < load.cores;
+    if (runnerOptions.threads < load.cores)
+      fmt::print("machine busy: {}; candidates are measured with {} thread{} and results may be noisy\n", load.describe(),
+                 runnerOptions.threads, runnerOptions.threads == 1 ? "" : "s");
+  }
   // A remote runner checks the tracker and the key here, before any work.
   auto runner = makeRunner(a.runnerArgs, runnerOptions);
+  std::optional<tune::LoadMonitor> monitor;
+  if (local) {
+    tune::LoadMonitorOptions m;
+    m.pauseSeconds = a.busyPause;
+    m.warnTo = stdout;
+    monitor.emplace(*runner, m);
+  }
   fmt::print("Extract tasks...\n");
   graph::Graph g = preparedModel(a);
   std::vector<tune::autotvm::TuningTaskPtr> tasks;
@@ -173,6 +199,7 @@ void tune(const TuneArgs& a) {
     o.confirmTop = a.confirmTop;
     o.confirmRounds = a.confirmRounds;
     o.seed = a.seed + i;
+    if (monitor) o.loadMonitor = &*monitor;
     o.progressPrefix = fmt::format("[Task {:>2}/{:>2}] ", i + 1, tasks.size());
     o.liveProgress = isatty(fileno(stdout));
     std::vector<tune::autotvm::Trial> trials = resumed;
@@ -202,6 +229,7 @@ void tune(const TuneArgs& a) {
     double other = std::max(0.0, tuningSeconds - totals.tunerSeconds - totals.instantiateSeconds - totals.buildSeconds - totals.runSeconds);
     fmt::print("Wall time: build {:.1f} s, run {:.1f} s, tuner {:.1f} s, instantiation {:.1f} s, other {:.1f} s\n", totals.buildSeconds,
                totals.runSeconds, totals.tunerSeconds, totals.instantiateSeconds, other);
+    if (monitor) fmt::print("{}\n", monitor->summary());
     if (confirmedTasks > 0)
       fmt::print("Confirmed {} tasks by interleaved re-measurement: {} kept the default schedule, {} a tuned one\n", confirmedTasks,
                  keptDefault, confirmedTasks - keptDefault);
@@ -222,15 +250,20 @@ void tune(const TuneArgs& a) {
 
   fmt::print("Evaluate inference time cost...\n");
   std::fflush(stdout);
-  Evaluation tuned = evaluate(tunedDir);
-  fmt::print("Mean inference time (std dev): {:.2f} ms ({:.2f} ms)\n", tuned.mean, tuned.stddev);
   graph::BuildOptions untunedBuild;
   untunedBuild.target = a.target;
   untunedBuild.schedule = [](const te::ComputeDAG& dag) { return ops::defaultCpuSchedule(dag); };
   graph::buildGraph(g, scratch.path() + "/untuned", untunedBuild);
-  Evaluation untuned = evaluate(scratch.path() + "/untuned");
-  fmt::print("Untuned (default schedules): {:.2f} ms ({:.2f} ms); speedup {:.2f}x\n", untuned.mean, untuned.stddev,
-             untuned.mean / tuned.mean);
+  // As many threads as the machine has free cores now (not at the start of the tuning).
+  runtime::MachineLoad now = runtime::sampleMachineLoad(std::chrono::milliseconds(150));
+  runtime::setKernelThreadCount(a.threads > 0 ? a.threads : runtime::kernelThreadsFor(now));
+  if (runtime::kernelThreadCount() < now.cores)
+    fmt::print("machine busy: {}; timing with {} thread{}\n", now.describe(), runtime::kernelThreadCount(),
+               runtime::kernelThreadCount() == 1 ? "" : "s");
+  auto [tuned, untuned] = evaluate(tunedDir, scratch.path() + "/untuned");
+  fmt::print("Mean inference time (std dev): {:.2f} ms ({:.2f} ms)\n", tuned.mean, tuned.stddev);
+  fmt::print("Untuned (default schedules): {:.2f} ms ({:.2f} ms); speedup {:.2f}x (timed in alternation)\n", untuned.mean,
+             untuned.stddev, untuned.mean / tuned.mean);
 }
 
 }  // namespace
@@ -264,6 +297,12 @@ void addTuneCommand(CLI::App& app) {
                 "replaces the default only if it beats it there (0: no confirmation; default 5)")
       ->check(integerIn(0, 64));
   c->add_option("--confirm-rounds", args->confirmRounds, "rounds of that re-measurement (default 5)")->check(integerIn(1, 100));
+  c->add_option("--threads", args->threads,
+                "kernel threads for measurements and the final timing (default 0: the cores other programs leave free)")
+      ->check(integerIn(0, 1024));
+  c->add_option("--busy-pause", args->busyPause,
+                "seconds to wait for a busy machine to calm down before measuring anyway, under load (default 10)")
+      ->check(numberIn(0.0, 3600.0));
   c->add_flag("--enable-cpu-cache-flush", args->cacheFlush, "flush the last-level cache before each measurement");
   c->add_flag("--check-correctness", args->checkCorrectness, "compare each candidate's output with the naive schedule's");
   c->add_flag("--no-evaluate", args->noEvaluate, "build with the best records but do not time the network");

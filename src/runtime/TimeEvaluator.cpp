@@ -167,4 +167,29 @@ TimingResult timeFunction(const std::function<void()>& call, const TimeEvaluator
   return result;
 }
 
+std::vector<TimingResult> timeInterleaved(const std::vector<std::function<void()>>& calls, const TimeEvaluatorOptions& options) {
+  // Each function's `number`, from a calibration of its own (one measurement of it).
+  std::vector<int> numbers;
+  for (const auto& call : calls) {
+    TimeEvaluatorOptions calibrate = options;
+    calibrate.repeat = 1;
+    numbers.push_back(timeFunction(call, calibrate).number);
+  }
+  std::vector<TimingResult> results(calls.size());
+  for (int round = 0; round < options.repeat; ++round)
+    for (size_t i = 0; i < calls.size(); ++i) {
+      TimeEvaluatorOptions once = options;
+      once.repeat = 1;
+      once.number = numbers[i];
+      once.minRepeatMs = 0;
+      once.warmup = options.warmup;
+      TimingResult r = timeFunction(calls[i], once);
+      results[i].costs.push_back(r.costs.front());
+      results[i].number = numbers[i];
+      results[i].totalCalls += r.totalCalls;
+    }
+  for (auto& r : results) computeStatistics(r);
+  return results;
+}
+
 }  // namespace tessel::runtime

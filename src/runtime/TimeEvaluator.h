@@ -46,6 +46,11 @@ TimingResult timeFunction(const std::function<void()>& call, const TimeEvaluator
 TimingResult timeFunction(const std::function<void()>& call, const TimeEvaluatorOptions& options,
                           const SecondsClock& clock);
 
+/// Times several functions in alternation: `repeat` rounds, each measuring every function once
+/// (number calibrated per function first, as timeFunction does). A change in the machine's
+/// speed hits them alike, so their ratio is the same-run comparison a speedup claims to be.
+std::vector<TimingResult> timeInterleaved(const std::vector<std::function<void()>>& calls, const TimeEvaluatorOptions& options);
+
 /// Fills the statistics of a result from its costs.
 void computeStatistics(TimingResult& result);
 

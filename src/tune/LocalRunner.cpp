@@ -62,7 +62,10 @@ std::string LocalRunner::ensureWorker() {
   worker_.reset();
   std::string log = fmt::format("{}/worker_{}.stderr", dir_.path(), workersStarted_ + 1);
   try {
-    worker_ = std::make_unique<WorkerProcess>(std::vector<std::string>{options_.workerPath}, log);
+    std::vector<std::pair<std::string, std::string>> environment;
+    if (options_.threads > 0) environment.emplace_back("TESSEL_NUM_THREADS", std::to_string(options_.threads));
+    if (options_.passiveWait) environment.emplace_back("OMP_WAIT_POLICY", "PASSIVE");
+    worker_ = std::make_unique<WorkerProcess>(std::vector<std::string>{options_.workerPath}, log, environment);
   } catch (const Error& e) {
     return e.what();
   }
@@ -79,6 +82,23 @@ std::string LocalRunner::ensureWorker() {
   worker_.reset();
   return fmt::format("the measurement worker '{}' did not start: {}{}", options_.workerPath, why,
                      err.empty() ? "" : "; its stderr: " + err);
+}
+
+std::optional<double> LocalRunner::probeSeconds() {
+  if (!ensureWorker().empty()) return std::nullopt;
+  int64_t id = nextRequestId_++;
+  if (!worker_->send(nlohmann::json{{"probe", true}, {"id", id}}.dump())) {
+    worker_.reset();
+    return std::nullopt;
+  }
+  auto reply = worker_->receive(std::chrono::seconds(10));
+  if (reply.status != WorkerProcess::Reply::Status::Line) {
+    worker_.reset();
+    return std::nullopt;
+  }
+  auto j = nlohmann::json::parse(reply.line, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || j.value("id", int64_t(-1)) != id || !j.contains("probe_seconds")) return std::nullopt;
+  return j["probe_seconds"].get<double>();
 }
 
 bool LocalRunner::needsReference(const MeasureTask& task) const {

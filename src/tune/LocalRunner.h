@@ -27,6 +27,11 @@ namespace tessel::tune {
 
 struct LocalRunnerOptions : MeasureOptions {
   std::string workerPath;  ///< empty: findMeasureWorker()
+  /// Kernel threads of the worker (TESSEL_NUM_THREADS in its environment); 0: its default.
+  int threads = 0;
+  /// Threads that wait for work sleep at once (OMP_WAIT_POLICY=PASSIVE) instead of spinning
+  /// first: on a busy machine a spinning thread holds a core a preempted sibling needs.
+  bool passiveWait = false;
 };
 
 class LocalRunner : public Runner {
@@ -46,6 +51,7 @@ class LocalRunner : public Runner {
 
   /// Whether candidates of `task` need a reference that has not been registered yet.
   bool needsReference(const MeasureTask& task) const override;
+  std::optional<double> probeSeconds() override;
   /// Registers the build of a task's naive schedule as its reference (the library is copied,
   /// so the builder may discard it). A failed build is registered too: its candidates then end
   /// in UnknownError naming the reference's error, instead of being rebuilt each batch.

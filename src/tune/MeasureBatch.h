@@ -2,6 +2,7 @@
 /// Builder and Runner are the two halves, as interfaces, so that a remote runner (RPC) or a
 /// synthetic one (tests of the search) plugs in where LocalBuilder and LocalRunner do.
 #pragma once
+#include <optional>
 #include <vector>
 
 #include "tune/Measure.h"
@@ -26,6 +27,9 @@ class Runner {
   virtual bool needsReference(const MeasureTask& task) const = 0;
   /// Registers the build of a task's naive schedule (no steps) as its reference.
   virtual void setReference(const MeasureTask& task, const BuildResult& reference) = 0;
+  /// Seconds runtime::probeKernelThreads takes where candidates run, when the runner can tell
+  /// (a remote device cannot be compared with this machine: nothing).
+  virtual std::optional<double> probeSeconds() { return std::nullopt; }
 };
 
 /// Wall time of a batch's two halves.

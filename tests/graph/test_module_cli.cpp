@@ -33,7 +33,8 @@ TEST(ModuleCli, RunAndBenchmark) {
   EXPECT_TRUE(random.ok()) << random.output;
   auto bench = runSubprocess({TESSEL_CLI, "benchmark", dir.path() + "/m", "--repeat", "3", "--min-repeat-ms", "5"});
   ASSERT_TRUE(bench.ok()) << bench.output;
-  EXPECT_EQ(bench.output.rfind("Mean inference time (std dev): ", 0), 0u) << bench.output;
+  // (A busy machine adds a line before it saying so.)
+  EXPECT_NE(bench.output.find("Mean inference time (std dev): "), std::string::npos) << bench.output;
 
   auto wrongInput = runSubprocess({TESSEL_CLI, "run", dir.path() + "/m", "--input", dir.path() + "/m/params.bin"});
   EXPECT_EQ(wrongInput.exitCode, 1);

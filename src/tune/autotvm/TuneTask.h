@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tune/LoadMonitor.h"
 #include "tune/MeasureBatch.h"
 #include "tune/autotvm/Tuner.h"
 
@@ -36,6 +37,9 @@ struct TuneTaskOptions {
   int confirmRounds = 5;
   double confirmMargin = 0.01;
   uint64_t seed = 0;  ///< of the confirmation's shuffled orders
+  /// Asked before every batch runs (after it is built): pauses on a busy machine and flags
+  /// results measured under load. Null: no monitoring.
+  LoadMonitor* loadMonitor = nullptr;
 };
 
 /// Called once per measured config, in measurement order, before the tuner learns of it; and

@@ -1,5 +1,8 @@
 #include "tune/worker/MeasureSession.h"
 
+#include "runtime/MachineLoad.h"
+#include "runtime/Threading.h"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -282,7 +285,10 @@ nlohmann::json MeasureSession::measure(const nlohmann::json& request) {
 nlohmann::json MeasureSession::handle(const nlohmann::json& request) {
   nlohmann::json reply;
   try {
-    reply = measure(request);
+    // The machine's state, as the kernels see it: the probe on this worker's kernel threads.
+    if (request.is_object() && request.value("probe", false))
+      reply = {{"error_no", 0}, {"probe_seconds", runtime::probeKernelThreads()}, {"threads", runtime::kernelThreadCount()}};
+    else reply = measure(request);
   } catch (const CandidateFailure& f) {
     reply = {{"error_no", int(f.errorNo)}, {"message", f.message}, {"costs", nlohmann::json::array()}};
   } catch (const std::exception& e) {

@@ -1,0 +1,110 @@
+#include "runtime/MachineLoad.h"
+
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "runtime/Threading.h"
+
+namespace tessel::runtime {
+
+namespace {
+
+struct CpuTimes {
+  bool valid = false;
+  double busySeconds = 0;  ///< all processes' user, nice, system, irq and softirq time
+  double ownSeconds = 0;   ///< this process's user and system time
+};
+
+CpuTimes readCpuTimes() {
+  CpuTimes t;
+  const double tick = double(sysconf(_SC_CLK_TCK));
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  unsigned long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  if (!(stat >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal) || cpu != "cpu") return t;
+  t.busySeconds = double(user + nice + system + irq + softirq) / tick;
+  std::ifstream self("/proc/self/stat");
+  std::string line;
+  std::getline(self, line);
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and
+  // 13th of them.
+  size_t close = line.rfind(')');
+  if (close == std::string::npos) return t;
+  std::istringstream rest(line.substr(close + 2));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 1; i <= 13 && rest >> field; ++i) {
+    if (i == 12) utime = std::strtoull(field.c_str(), nullptr, 10);
+    if (i == 13) stime = std::strtoull(field.c_str(), nullptr, 10);
+  }
+  t.ownSeconds = double(utime + stime) / tick;
+  t.valid = true;
+  return t;
+}
+
+}  // namespace
+
+// A core counts as taken from a third of it on: a program that sleeps now and then (a build, a
+// writer to a pipe) still preempts a kernel thread at every wake-up.
+int MachineLoad::freeCores() const { return std::max(1, cores - int(std::ceil(otherBusyCores - 0.3))); }
+
+std::string MachineLoad::describe() const {
+  return fmt::format("other processes keep {:.1f} of {} core{} busy", otherBusyCores, cores, cores == 1 ? "" : "s");
+}
+
+MachineLoad sampleMachineLoad(std::chrono::milliseconds window) {
+  MachineLoad load;
+  load.cores = int(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  CpuTimes before = readCpuTimes();
+  auto start = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(window);
+  CpuTimes after = readCpuTimes();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!before.valid || !after.valid || seconds <= 0) return load;
+  double others = (after.busySeconds - before.busySeconds) - (after.ownSeconds - before.ownSeconds);
+  load.otherBusyCores = std::clamp(others / seconds, 0.0, double(load.cores));
+  return load;
+}
+
+int kernelThreadsFor(const MachineLoad& load) {
+  if (const char* env = std::getenv("TESSEL_NUM_THREADS"); env && std::atoi(env) > 0) return std::atoi(env);
+  return load.freeCores();
+}
+
+MachineLoad useFreeCores() {
+  MachineLoad load = sampleMachineLoad(std::chrono::milliseconds(100));
+  setKernelThreadCount(kernelThreadsFor(load));
+  return load;
+}
+
+double probeKernelThreads(int runs) {
+  double best = 1e30;
+  for (int r = 0; r < std::max(1, runs); ++r) {
+    double slowest = 0;
+    int threads = kernelThreadCount();
+#pragma omp parallel num_threads(threads) reduction(max : slowest)
+    {
+      auto start = std::chrono::steady_clock::now();
+      // Eight independent chains keep the FMA units busy without being a memory test.
+      float a[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+      for (int i = 0; i < 200000; ++i)
+        for (float& x : a) x = x * 0.9999999f + 1e-7f;
+      volatile float sink = a[0] + a[7];
+      (void)sink;
+      slowest = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    best = std::min(best, slowest);
+  }
+  return best;
+}
+
+}  // namespace tessel::runtime

@@ -1,0 +1,75 @@
+// The machine's load and the kernel thread policy that follows from it (runtime/MachineLoad.h),
+// and timing several functions in alternation (runtime/TimeEvaluator.h).
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "runtime/MachineLoad.h"
+#include "runtime/Threading.h"
+#include "runtime/TimeEvaluator.h"
+
+using namespace tessel::runtime;
+
+namespace {
+
+TEST(MachineLoad, FreeCoresLeaveAThirdOfACoreOfSlack) {
+  MachineLoad load;
+  load.cores = 2;
+  load.otherBusyCores = 0;
+  EXPECT_EQ(load.freeCores(), 2);
+  load.otherBusyCores = 0.25;  // a little background noise
+  EXPECT_EQ(load.freeCores(), 2);
+  load.otherBusyCores = 0.45;  // a program that sleeps now and then still preempts a kernel thread
+  EXPECT_EQ(load.freeCores(), 1);
+  load.otherBusyCores = 1.0;
+  EXPECT_EQ(load.freeCores(), 1);
+  load.otherBusyCores = 2.0;
+  EXPECT_EQ(load.freeCores(), 1);  // never fewer than one
+  EXPECT_EQ(load.describe(), "other processes keep 2.0 of 2 cores busy");
+}
+
+TEST(MachineLoad, AProcessSpinningOnACoreIsSeen) {
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(20);  // never outlives the test
+    for (volatile unsigned long i = 0;; ++i) {
+    }
+  }
+  MachineLoad load = sampleMachineLoad(std::chrono::milliseconds(300));
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  EXPECT_GE(load.cores, 1);
+  EXPECT_LE(load.otherBusyCores, double(load.cores));
+  EXPECT_GE(load.otherBusyCores, 0.6) << "a child spinning on a core for the whole sample";
+  if (load.cores >= 2) {
+    EXPECT_LT(load.freeCores(), load.cores);
+  }
+}
+
+TEST(MachineLoad, TheProbeTimesTheKernelThreads) {
+  double seconds = probeKernelThreads(2);
+  EXPECT_GT(seconds, 0);
+  EXPECT_LT(seconds, 5);
+}
+
+TEST(TimeEvaluator, InterleavedTimingAlternatesTheFunctions) {
+  std::vector<char> order;
+  TimeEvaluatorOptions options;
+  options.repeat = 4;
+  options.warmup = 0;
+  auto results = timeInterleaved({[&] { order.push_back('a'); }, [&] { order.push_back('b'); }}, options);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].costs.size(), 4u);
+  EXPECT_EQ(results[1].costs.size(), 4u);
+  // After the calibration of each, the rounds alternate: ...a, b, a, b.
+  std::string text(order.begin(), order.end());
+  EXPECT_NE(text.find("abababab"), std::string::npos) << text;
+}
+
+}  // namespace
