@@ -12,9 +12,11 @@
 #include "cli/ModelArgs.h"
 #include "cli/RpcCommands.h"
 #include "graph/Build.h"
+#include "graph/Fusion.h"
 #include "graph/TaskExtraction.h"
 #include "ops/Schedules.h"
 #include "runtime/GraphExecutor.h"
+#include "runtime/TimeEvaluator.h"
 #include "support/Error.h"
 #include "support/Files.h"
 #include "runtime/MachineLoad.h"
@@ -34,7 +36,7 @@ namespace tessel::cli {
 namespace {
 
 struct TuneArgs : ModelArgs {
-  std::string tuner = "xgb", log, output, ops;
+  std::string tuner = "xgb", log, output, ops, coldCache = "auto";
   std::vector<size_t> onlyTasks;  ///< 1-based task numbers to tune (empty: all)
   int64_t nTrial = 1000, earlyStopping = 0;
   bool resume = false, transferLearning = false, checkCorrectness = false, cacheFlush = false, noEvaluate = false, force = false;
@@ -70,6 +72,42 @@ std::vector<std::string> parseOps(const std::string& text) {
   }
   return ops;
 }
+
+/// Which tasks are measured with cold caches (--cold-cache auto|always|never). A network's
+/// weights stream through the caches once per inference: when they are more than the last-level
+/// cache holds, a layer's weights were evicted by the layers in between by the time it runs
+/// again, and come from DRAM. `auto` measures cold the tasks whose weights are more than the
+/// per-core L2 (smaller ones stay near the core in any case), in such networks only.
+class ColdCachePolicy {
+ public:
+  ColdCachePolicy(const graph::Graph& graph, const std::string& mode) : graph_(graph), mode_(mode) {
+    TESSEL_CHECK(mode == "auto" || mode == "always" || mode == "never", "--cold-cache: '{}' is not auto, always or never", mode);
+    for (const auto& [name, value] : graph.params()) paramBytes_ += value.nbytes();
+    llc_ = runtime::lastLevelCacheBytes();
+    l2_ = runtime::cacheBytes(2);
+    if (l2_ == 0) l2_ = size_t(1) << 20;
+    groups_ = graph::fuseOperators(graph);
+    if (mode_ == "auto" && paramBytes_ > llc_)
+      reason_ = fmt::format("The network's weights ({:.1f} MiB) are more than the last-level cache ({:.1f} MiB): tasks whose "
+                            "weights exceed the L2 ({:.1f} MiB) are measured with cold caches, as they run in the network",
+                            paramBytes_ / 1048576.0, llc_ / 1048576.0, l2_ / 1048576.0);
+  }
+  bool measureCold(const graph::Task& task) const {
+    if (mode_ != "auto") return mode_ == "always";
+    if (paramBytes_ <= llc_ || task.groups.empty()) return false;
+    size_t weights = 0;
+    for (int input : groups_[size_t(task.groups.front())].inputs)
+      if (graph_.node(input).kind == graph::NodeKind::Constant) weights += graph_.constant(input).nbytes();
+    return weights > l2_;
+  }
+  const std::string& reason() const { return reason_; }
+
+ private:
+  const graph::Graph& graph_;
+  std::string mode_, reason_;
+  size_t paramBytes_ = 0, llc_ = 0, l2_ = 0;
+  std::vector<graph::FusedGroup> groups_;
+};
 
 struct Evaluation {
   double mean = 0, stddev = 0;
@@ -151,10 +189,19 @@ void tune(const TuneArgs& a) {
   fmt::print("Extract tasks...\n");
   graph::Graph g = preparedModel(a);
   std::vector<tune::autotvm::TuningTaskPtr> tasks;
+  ColdCachePolicy cold(g, a.coldCache);
   for (const graph::Task& t : graph::extractTasks(g)) {
     auto templateName = tune::autotvm::cpuTemplateFor(t.dag);
     if (!templateName || !selectedByOps(*templateName, ops)) continue;
-    tasks.push_back(tune::autotvm::makeCpuTuningTask(t.name, t.dag, a.target, *templateName));
+    auto task = tune::autotvm::makeCpuTuningTask(t.name, t.dag, a.target, *templateName);
+    if (cold.measureCold(t)) {
+      auto measure = std::make_shared<tune::MeasureTask>(*task->measure);
+      measure->coldCache = true;
+      auto copy = std::make_shared<tune::autotvm::TuningTask>(*task);
+      copy->measure = measure;
+      task = copy;
+    }
+    tasks.push_back(task);
   }
   if (!a.onlyTasks.empty()) {
     std::vector<tune::autotvm::TuningTaskPtr> chosen;
@@ -166,8 +213,9 @@ void tune(const TuneArgs& a) {
   }
   fmt::print("Extracted {} tasks:\n", tasks.size());
   for (size_t i = 0; i < tasks.size(); ++i)
-    fmt::print("  {:>2}  {:<28} {:<26} {:>10.1f} MFLOP  {:>6} configs\n", i + 1, tasks[i]->name, tasks[i]->templateName,
-               tasks[i]->flops / 1e6, tasks[i]->space->size());
+    fmt::print("  {:>2}  {:<28} {:<26} {:>10.1f} MFLOP  {:>6} configs{}\n", i + 1, tasks[i]->name, tasks[i]->templateName,
+               tasks[i]->flops / 1e6, tasks[i]->space->size(), tasks[i]->measure->coldCache ? "  measured cold" : "");
+  if (!cold.reason().empty()) fmt::print("{}\n", cold.reason());
 
   auto trialsOf = [&](const tune::autotvm::TuningTask& task) {
     std::vector<tune::autotvm::Trial> trials;
@@ -304,6 +352,10 @@ void addTuneCommand(CLI::App& app) {
                 "seconds to wait for a busy machine to calm down before measuring anyway, under load (default 10)")
       ->check(numberIn(0.0, 3600.0));
   c->add_flag("--enable-cpu-cache-flush", args->cacheFlush, "flush the last-level cache before each measurement");
+  c->add_option("--cold-cache", args->coldCache,
+                "measure tasks with cold caches (their arguments rotate through copies larger than the last-level cache): "
+                "auto (the tasks whose weights come from DRAM in the network), always, never (default auto)")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
   c->add_flag("--check-correctness", args->checkCorrectness, "compare each candidate's output with the naive schedule's");
   c->add_flag("--no-evaluate", args->noEvaluate, "build with the best records but do not time the network");
   c->add_flag("--force", args->force, "append to --log even when the existing file is not a records log");

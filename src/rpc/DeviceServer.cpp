@@ -282,6 +282,7 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
         if (!runner || !sameRunnerOptions(runner->options(), o)) runner = std::make_unique<tune::LocalRunner>(o);
         auto task = std::make_shared<tune::MeasureTask>();
         task->name = request->task_name().empty() ? request->kernel() : request->task_name();
+        task->coldCache = request->cold();
         // References are per session and file: a later session's file of the same name is another.
         task->workloadKey = fmt::format("session {} {}", request->session_id(), request->reference_library());
         tune::BuildResult build;

@@ -29,6 +29,7 @@ struct RemoteKernel {
   std::string kernel;
   int numInputs = 0;
   std::string taskName;          ///< for messages
+  bool cold = false;             ///< measure with cold caches (MeasureTask::coldCache)
   std::string referenceLibrary;  ///< uploaded file; empty: no correctness check
   std::string referenceKernel;
 };

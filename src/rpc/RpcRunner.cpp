@@ -318,6 +318,7 @@ void RpcRunner::deviceLoop(Batch& batch) {
         kernel.kernel = build.kernelName;
         kernel.numInputs = build.numInputs;
         kernel.taskName = input.task->name;
+        kernel.cold = input.task->coldCache;
         if (o.measure.checkCorrectness) {
           const tune::BuildResult& ref = references_.at(input.task->key());
           kernel.referenceLibrary = std::filesystem::path(ref.libraryPath).filename().string();

@@ -68,6 +68,22 @@ size_t lastLevelCacheBytes() {
   return cached;
 }
 
+size_t cacheBytes(int level) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::directory_iterator it("/sys/devices/system/cpu/cpu0/cache", ec);
+  if (ec) return 0;
+  for (const auto& entry : it) {
+    if (entry.path().filename().string().rfind("index", 0) != 0) continue;
+    std::ifstream levelFile(entry.path() / "level"), typeFile(entry.path() / "type"), sizeFile(entry.path() / "size");
+    int found = -1;
+    std::string type, sizeText;
+    if (!(levelFile >> found) || !(typeFile >> type) || !(sizeFile >> sizeText)) continue;
+    if (found == level && type != "Instruction") return parseCacheSize(sizeText);
+  }
+  return 0;
+}
+
 namespace {
 
 /// A buffer of twice the last-level cache, allocated once per timing run.

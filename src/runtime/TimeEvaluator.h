@@ -58,6 +58,9 @@ void computeStatistics(TimingResult& result);
 /// or 64 MiB when it cannot be read.
 size_t lastLevelCacheBytes();
 
+/// The size of cpu0's data (or unified) cache of `level` (1, 2, 3), or 0 when it cannot be read.
+size_t cacheBytes(int level);
+
 /// Evicts the caches by writing and reading a buffer of twice the last-level cache size.
 void flushLastLevelCache();
 

@@ -151,6 +151,7 @@ MeasureResult LocalRunner::runOne(const MeasureInput& input, const BuildResult& 
                             {"repeat", options_.repeat},
                             {"min_repeat_ms", options_.minRepeatMs},
                             {"flush_cache", options_.enableCpuCacheFlush},
+                            {"cold", task.coldCache},
                             {"tolerance", options_.tolerance}};
   if (options_.checkCorrectness) {
     auto it = references_.find(task.key());

@@ -24,6 +24,9 @@ struct MeasureTask {
   /// te::dagToJson(dag) as compact text, computed once by makeMeasureTask: every record of the
   /// task carries it (null for tasks made by hand, whose records then do not).
   std::shared_ptr<const std::string> dagJson;
+  /// Measure with cold caches: the arguments rotate through copies larger than the last-level
+  /// cache, as a layer whose weights come from DRAM meets them in the network.
+  bool coldCache = false;
   /// Identifies the task across networks and runs: the workload key and the target.
   std::string key() const { return workloadKey + " @ " + target; }
 };
