@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "codegen/CSource.h"
 #include "codegen/Toolchain.h"
 #include "common/ErrorText.h"
@@ -11,6 +13,7 @@
 #include "passes/Lower.h"
 #include "schedule/Steps.h"
 #include "support/KernelAbi.h"
+#include "runtime/Module.h"
 #include "support/TempDir.h"
 
 using namespace tessel;
@@ -35,6 +38,30 @@ TEST(CodegenCpu, HeapBufferInsideParallelLoopCompilesAndRuns) {
   EXPECT_LT(r.maxRelativeError, 1e-5);
   EXPECT_NE(r.source.find("aligned_alloc(64, 524288)"), std::string::npos) << r.source;
   EXPECT_NE(r.source.find("out of memory for a buffer in a parallel loop"), std::string::npos);
+}
+
+TEST(CodegenCpu, AWholeCallBufferIsAWorkspaceKeptBetweenCalls) {
+  // The padded input of a 64x64x64 NHWC conv (66*66*64 floats, over 1 MiB) is computed once per
+  // call, outside any parallel loop: the library's workspace, not an allocation per call.
+  auto dag = ops::conv2dNHWC(1, 64, 64, 64, 8, 3, 3, 1, 1);
+  auto state = replay(dag, {std::make_shared<AnnotateStep>("conv2d_nhwc", "yy", Annotation::Parallel)});
+  auto r = kernelcheck::checkAgainstReference(state, 13);
+  EXPECT_LT(r.maxRelativeError, 1e-5);
+  EXPECT_NE(r.source.find("static void* tessel_workspace_0 = 0;"), std::string::npos) << r.source;
+  EXPECT_NE(r.source.find("tessel_free_workspaces"), std::string::npos) << r.source;
+  // Called again, and from two threads at once (one of them allocates its own), it stays right.
+  TempDir dir;
+  codegen::compileSharedLibrary(codegen::generateCSource({passes::lower(state, "conv")}), dir.path() + "/conv.so");
+  auto module = runtime::Module::load(dir.path() + "/conv.so");
+  auto data = kernelcheck::makeReferenceData(dag, 13);
+  auto kernel = module.kernel("conv");
+  for (int i = 0; i < 2; ++i) EXPECT_LT(kernelcheck::runAndCompare(kernel, data), 1e-5);
+  double errors[2] = {1, 1};
+  std::thread other([&] { errors[1] = kernelcheck::runAndCompare(kernel, data); });
+  errors[0] = kernelcheck::runAndCompare(kernel, data);
+  other.join();
+  EXPECT_LT(errors[0], 1e-5);
+  EXPECT_LT(errors[1], 1e-5);
 }
 
 TEST(CodegenCpu, SmallBufferInsideParallelLoopStaysOnTheStack) {
