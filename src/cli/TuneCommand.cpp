@@ -261,10 +261,7 @@ void tune(const TuneArgs& a) {
                                           });
     measured += result.trials;
     tuningSeconds += result.seconds;
-    totals.tunerSeconds += result.tunerSeconds;
-    totals.instantiateSeconds += result.instantiateSeconds;
-    totals.buildSeconds += result.buildSeconds;
-    totals.runSeconds += result.runSeconds;
+    totals.accumulate(result);
     if (result.confirmedIndex) {
       ++confirmedTasks;
       keptDefault += result.keptFallback;
@@ -275,8 +272,13 @@ void tune(const TuneArgs& a) {
     fmt::print("Tuned {} tasks: {} trials in {:.1f} s ({:.2f} trials per second); log: {}\n", tasks.size(), measured, tuningSeconds,
                double(measured) / tuningSeconds, a.log);
     double other = std::max(0.0, tuningSeconds - totals.tunerSeconds - totals.instantiateSeconds - totals.buildSeconds - totals.runSeconds);
-    fmt::print("Wall time: build {:.1f} s, run {:.1f} s, tuner {:.1f} s, instantiation {:.1f} s, other {:.1f} s\n", totals.buildSeconds,
-               totals.runSeconds, totals.tunerSeconds, totals.instantiateSeconds, other);
+    double n = double(std::max<int64_t>(measured, 1));
+    fmt::print("Per trial: {:.3f} s = build {:.3f} s + run {:.3f} s + tuner {:.3f} s + other {:.3f} s (wall; the confirmation "
+               "included); inside the builds, CPU time per trial: lowering {:.3f} s, compile {:.3f} s, link {:.3f} s; "
+               "inside the runs: load {:.3f} s\n",
+               tuningSeconds / n, totals.buildSeconds / n, totals.runSeconds / n, totals.tunerSeconds / n,
+               (other + totals.instantiateSeconds) / n, totals.lowerCpuSeconds / n, totals.compileCpuSeconds / n,
+               totals.linkCpuSeconds / n, totals.loadSeconds / n);
     if (monitor) fmt::print("{}\n", monitor->summary());
     if (confirmedTasks > 0)
       fmt::print("Confirmed {} tasks by interleaved re-measurement: {} kept the default schedule, {} a tuned one\n", confirmedTasks,

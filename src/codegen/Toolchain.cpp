@@ -87,7 +87,8 @@ void applyTriple(const std::string& triple, const std::string& target, CompileOp
 
 }  // namespace
 
-void compileSharedLibrary(const std::string& source, const std::string& outputPath, const CompileOptions& options) {
+void compileSharedLibrary(const std::string& source, const std::string& outputPath, const CompileOptions& options,
+                          CompileTimes* times) {
   std::string sourcePath = outputPath + ".cpp";
   writeFile(sourcePath, source);
   std::vector<std::string> argv = {options.compiler, "-x", "c++", "-std=gnu++17", "-fPIC", "-pipe",
@@ -97,15 +98,18 @@ void compileSharedLibrary(const std::string& source, const std::string& outputPa
   if (!link.usable) {
     argv.insert(argv.end(), {"-shared", "-o", outputPath, sourcePath, "-lm"});
     auto r = runTool(argv, options.timeout, "compiling " + sourcePath);
+    if (times) times->compileSeconds = r.seconds;
     if (!r.ok()) toolFailed("the C++ compiler", sourcePath, r);
     return;
   }
   std::string objectPath = outputPath + ".o";
   argv.insert(argv.end(), {"-c", "-o", objectPath, sourcePath});
   auto compiled = runTool(argv, options.timeout, "compiling " + sourcePath);
+  if (times) times->compileSeconds = compiled.seconds;
   if (!compiled.ok()) toolFailed("the C++ compiler", sourcePath, compiled);
   auto linked = runTool({link.linker, "-shared", "-o", outputPath, objectPath, link.openmp}, options.timeout,
                         "linking " + objectPath);
+  if (times) times->linkSeconds = linked.seconds;
   std::error_code ignored;
   std::filesystem::remove(objectPath, ignored);
   if (!linked.ok()) toolFailed("the linker", sourcePath, linked);

@@ -18,8 +18,16 @@ struct CompileOptions {
   std::chrono::milliseconds timeout{120000};
 };
 
-/// Writes `source` to `<outputPath>.cpp` and compiles it to `outputPath`.
-void compileSharedLibrary(const std::string& source, const std::string& outputPath, const CompileOptions& options = {});
+/// Where a build's time went.
+struct CompileTimes {
+  double compileSeconds = 0;  ///< the compiler (to an object file)
+  double linkSeconds = 0;     ///< the linker (0 when the compiler links in the same call)
+};
+
+/// Writes `source` to `<outputPath>.cpp` and compiles it to `outputPath`; `times`, when given,
+/// receives where the time went.
+void compileSharedLibrary(const std::string& source, const std::string& outputPath, const CompileOptions& options = {},
+                          CompileTimes* times = nullptr);
 
 /// Options from a target string's flags: `-mcpu=X` (-march=X), `-mattr=+avx2,...`, `-opt-level=N`
 /// (-ON, default 2), `-cc=clang++`, `-mtriple=aarch64-linux-gnu` (cross-compiles with

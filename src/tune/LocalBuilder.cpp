@@ -98,6 +98,7 @@ BuildResult LocalBuilder::buildOne(const MeasureInput& input, int id) {
   // Replay, lower and generate code in a child process: a crash or hang there ends only the child.
   SourceGenerator generate = options_.sourceGenerator ? options_.sourceGenerator : &LocalBuilder::generateSource;
   auto isolated = runIsolated([&] { return generate(input, kernel); }, options_.timeout);
+  double lowerSeconds = secondsSince(start);
   using Status = IsolatedCallResult::Status;
   if (isolated.status == Status::TimedOut)
     return buildError(MeasureErrorNo::BuildTimeoutError,
@@ -119,8 +120,9 @@ BuildResult LocalBuilder::buildOne(const MeasureInput& input, int id) {
                       start);
   compile.timeout = remaining;
   std::string library = fmt::format("{}/candidate_{}.so", dir_.path(), id);
+  codegen::CompileTimes times;
   try {
-    codegen::compileSharedLibrary(isolated.output, library, compile);
+    codegen::compileSharedLibrary(isolated.output, library, compile, &times);
   } catch (const Error& e) {
     bool late = Clock::now() >= deadline;
     return buildError(late ? MeasureErrorNo::BuildTimeoutError : MeasureErrorNo::CompileHostError,
@@ -135,6 +137,9 @@ BuildResult LocalBuilder::buildOne(const MeasureInput& input, int id) {
   result.args = argumentSpecs(task.dag);
   result.numInputs = int(task.dag.inputNames().size());
   result.buildSeconds = secondsSince(start);
+  result.lowerSeconds = lowerSeconds;
+  result.compileSeconds = times.compileSeconds;
+  result.linkSeconds = times.linkSeconds;
   return result;
 }
 

@@ -230,6 +230,7 @@ MeasureResult LocalRunner::runOne(const MeasureInput& input, const BuildResult& 
   if (result.ok()) {
     result.costs = j.value("costs", std::vector<double>{});
     result.callsPerRepeat = j.value("number", 0);
+    result.loadSeconds = j.value("load_seconds", 0.0);
   } else {
     result.errorMessage = fmt::format("task '{}' ({}): {}", task.name, build.libraryPath, result.errorMessage);
     // A kernel that computed garbage may have written it outside its outputs too: the next

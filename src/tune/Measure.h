@@ -49,6 +49,8 @@ struct BuildResult {
   std::vector<runtime::ArgSpec> args;  ///< the kernel's arguments: inputs, then outputs
   int numInputs = 0;                   ///< how many of `args` are inputs
   double buildSeconds = 0;             ///< instantiation + code generation + compilation
+  double lowerSeconds = 0;             ///< of which replaying, lowering and generating code
+  double compileSeconds = 0, linkSeconds = 0;  ///< of which the compiler and the linker
   MeasureErrorNo errorNo = MeasureErrorNo::NoError;
   std::string errorMessage;
   bool ok() const { return errorNo == MeasureErrorNo::NoError; }
@@ -62,6 +64,7 @@ struct MeasureResult {
   int callsPerRepeat = 0;     ///< `number` as finally used (raised by min_repeat_ms)
   double buildSeconds = 0;
   double runSeconds = 0;      ///< wall time of the run, worker restarts included
+  double loadSeconds = 0;     ///< of which loading the library (not recorded in logs)
   double allCost = 0;         ///< buildSeconds + runSeconds: what the trial cost the tuner
   double timestamp = 0;       ///< Unix time (seconds) when the trial ended
   /// The costs come from the interleaved re-measurement at the end of a task that decided its

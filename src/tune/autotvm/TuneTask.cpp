@@ -22,9 +22,31 @@ std::optional<MeasureInput> instantiateConfig(const TuningTask& task, const Conf
   }
 }
 
+void TuneTaskResult::accumulate(const TuneTaskResult& o) {
+  trials += o.trials;
+  errors += o.errors;
+  seconds += o.seconds;
+  tunerSeconds += o.tunerSeconds;
+  instantiateSeconds += o.instantiateSeconds;
+  buildSeconds += o.buildSeconds;
+  runSeconds += o.runSeconds;
+  lowerCpuSeconds += o.lowerCpuSeconds;
+  compileCpuSeconds += o.compileCpuSeconds;
+  linkCpuSeconds += o.linkCpuSeconds;
+  loadSeconds += o.loadSeconds;
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+void addBuildTimes(const std::vector<BuildResult>& builds, TuneTaskResult& result) {
+  for (const BuildResult& b : builds) {
+    result.lowerCpuSeconds += b.lowerSeconds;
+    result.compileCpuSeconds += b.compileSeconds;
+    result.linkCpuSeconds += b.linkSeconds;
+  }
+}
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 double median(std::vector<double> values) {
@@ -64,6 +86,7 @@ void confirm(const TuningTask& task, Builder& builder, Runner& runner, const Tun
   start = Clock::now();
   std::vector<BuildResult> builds = buildBatch(builder, runner, inputs);
   result.buildSeconds += secondsSince(start);
+  addBuildTimes(builds, result);
 
   // Rounds: every candidate once, in a fresh shuffled order each round.
   start = Clock::now();
@@ -82,7 +105,10 @@ void confirm(const TuningTask& task, Builder& builder, Runner& runner, const Tun
     }
     bool loaded = options.loadMonitor && options.loadMonitor->beforeRun(int(roundInputs.size()));
     std::vector<MeasureResult> measuredRound = runner.run(roundInputs, roundBuilds);
-    for (MeasureResult& m : measuredRound) m.underLoad = m.underLoad || loaded;
+    for (MeasureResult& m : measuredRound) {
+      m.underLoad = m.underLoad || loaded;
+      result.loadSeconds += m.loadSeconds;
+    }
     for (size_t k = 0; k < order.size(); ++k) {
       costs[order[k]].push_back(measuredRound[k].cost());
       anyUnderLoad |= measuredRound[k].underLoad;
@@ -229,6 +255,7 @@ TuneTaskResult tuneTask(const TuningTaskPtr& task, Tuner& tuner, Builder& builde
     auto buildStart = Clock::now();
     std::vector<BuildResult> builds = buildBatch(builder, runner, inputs);
     result.buildSeconds += secondsSince(buildStart);
+    addBuildTimes(builds, result);
     bool loaded = !inputs.empty() && options.loadMonitor && options.loadMonitor->beforeRun(int(inputs.size()));
     auto runStart = Clock::now();
     std::vector<MeasureResult> measured = inputs.empty() ? std::vector<MeasureResult>{} : runner.run(inputs, builds);
@@ -236,7 +263,10 @@ TuneTaskResult tuneTask(const TuningTaskPtr& task, Tuner& tuner, Builder& builde
     TESSEL_CHECK(measured.size() == inputs.size(), "tuning: the runner returned {} results for {} candidates", measured.size(),
                  inputs.size());
     for (const BuildResult& b : builds) builder.discard(b);
-    for (MeasureResult& m : measured) m.underLoad = m.underLoad || loaded;
+    for (MeasureResult& m : measured) {
+      m.underLoad = m.underLoad || loaded;
+      result.loadSeconds += m.loadSeconds;
+    }
     for (size_t k = 0; k < measuredAt.size(); ++k) results[measuredAt[k]] = std::move(measured[k]);
 
     std::vector<Trial> trials;

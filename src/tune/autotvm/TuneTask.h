@@ -62,6 +62,12 @@ struct TuneTaskResult {
   /// Wall time of the loop's parts: the tuner choosing and learning, instantiating configs,
   /// building, running (the confirmation's included).
   double tunerSeconds = 0, instantiateSeconds = 0, buildSeconds = 0, runSeconds = 0;
+  /// Inside the builds (summed over candidates; builds run in parallel, so these exceed the
+  /// build's wall time): replaying, lowering and generating code, the compiler, the linker;
+  /// and inside the runs, loading the libraries.
+  double lowerCpuSeconds = 0, compileCpuSeconds = 0, linkCpuSeconds = 0, loadSeconds = 0;
+  /// Adds another task's times and counts (for a run's totals).
+  void accumulate(const TuneTaskResult& other);
 };
 
 /// `resumed`: trials of this task already in the log (a resumed run): they count towards the

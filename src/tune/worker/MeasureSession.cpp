@@ -226,12 +226,14 @@ nlohmann::json MeasureSession::measure(const nlohmann::json& request) {
 
   runtime::Module module;
   runtime::Kernel kernel;
+  double loadStart = runtime::steadySeconds();
   try {
     module = runtime::Module::load(library);
     kernel = module.kernel(kernelName);
   } catch (const Error& e) {
     throw CandidateFailure{MeasureErrorNo::RuntimeDeviceError, fmt::format("cannot load the candidate: {}", e.what())};
   }
+  double loadSeconds = runtime::steadySeconds() - loadStart;
   const auto& specs = kernel.argSpecs();
   if (numInputs < 0 || size_t(numInputs) > specs.size())
     fail("num_inputs {} is out of range for kernel '{}' with {} arguments", numInputs, kernelName, specs.size());
@@ -298,7 +300,7 @@ nlohmann::json MeasureSession::measure(const nlohmann::json& request) {
   } catch (const Error& e) {
     throw CandidateFailure{MeasureErrorNo::RuntimeDeviceError, e.what()};
   }
-  return {{"error_no", 0}, {"message", ""}, {"costs", timed.costs}, {"number", timed.number}};
+  return {{"error_no", 0}, {"message", ""}, {"costs", timed.costs}, {"number", timed.number}, {"load_seconds", loadSeconds}};
 }
 
 nlohmann::json MeasureSession::handle(const nlohmann::json& request) {
