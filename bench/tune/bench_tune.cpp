@@ -2,20 +2,27 @@
 // Three parts, all measured in this one run, printed as `BENCH <name> <value> <unit>` lines
 // and readable tables:
 //
-//   networks  tune each network's tasks with one tuner (xgb) under a fixed trial budget, build
-//             it with the best records and time it tuned and untuned; the tuning wall time,
-//             trials per second and where a trial's time goes (build / run / tuner). The
-//             tuned modules are left in OUT/<model>.tuned for the peer comparison (run.sh).
-//   convs     for every conv2d task of resnet-18, the best GFLOPS the tuning found (from its
-//             records log) next to oneDNN's on the same convolution in the same layout (NHWC,
-//             what tessel builds after its layout conversion), 2 threads both.
+//   networks  `tessel tune` on each network (as a user runs it: thread policy, load monitor,
+//             cold caches, confirmation) with one tuner (xgb) under a fixed trial budget; its
+//             printed figures: trials per second (tune_trials_per_s over all networks), where a
+//             trial's time goes (build, run, tuner wall; lowering, compile, link CPU; load),
+//             tuned and untuned latency. The tuned modules are left in OUT/<model>.tuned for
+//             the peer comparison (run.sh).
+//   convs     for every conv2d task of resnet-18, the kernel of its best record timed warm
+//             (the same buffers every call) and cold (buffers rotating through twice the
+//             last-level cache) next to oneDNN's on the same convolution in the same layout and
+//             cache state (NHWC, what tessel builds after its layout conversion).
+//   busy      resnet-18 tuned with a CPU-bound program on core 0 for the whole tuning; the
+//             program stopped, the tuned and untuned networks timed in alternation:
+//             busy_tuned_vs_untuned (must not exceed 1).
 //   search    search efficiency: on three resnet-18 convs, the best GFLOPS after N trials for
 //             xgb, ga and random, mean of several seeds. The fallback config is NOT measured
 //             first here (tessel tune does), so the curves compare the search alone.
 //
 // Environment (defaults are the issue's numbers):
 //   BENCH_TUNE_OUT          output folder for logs and modules (build/bench-tune)
-//   BENCH_TUNE_PARTS        networks,convs,search
+//   BENCH_TUNE_PARTS        networks,convs,busy,search
+//   TESSEL                  the tessel command (build/src/cli/tessel)
 //   BENCH_TUNE_MODELS       resnet-18,mobilenet
 //   BENCH_TUNE_TUNER        xgb (the networks' tuner)
 //   BENCH_TUNE_TRIALS       64 trials per task for the networks
@@ -40,22 +47,34 @@
 #include <random>
 #include <sstream>
 #include <thread>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <regex>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "MeasurementCache.h"
 #include "OneDnnConv.h"
+#include "codegen/CSource.h"
+#include "codegen/Toolchain.h"
 #include "graph/Build.h"
 #include "graph/ModelZoo.h"
 #include "graph/TaskExtraction.h"
 #include "graph/passes/PassManager.h"
 #include "ops/Schedules.h"
+#include "passes/Lower.h"
 #include "runtime/GraphExecutor.h"
+#include "runtime/MachineLoad.h"
 #include "runtime/Tensor.h"
 #include "runtime/Threading.h"
 #include "runtime/TimeEvaluator.h"
 #include "support/Error.h"
+#include "support/Subprocess.h"
+#include "support/TempDir.h"
 #include "tune/HistoryBest.h"
 #include "tune/LocalBuilder.h"
 #include "tune/LocalRunner.h"
@@ -112,7 +131,8 @@ std::vector<int64_t> envInts(const char* name, const std::string& fallback) {
 
 struct Settings {
   std::string out = envString("BENCH_TUNE_OUT", "build/bench-tune");
-  std::vector<std::string> parts = splitList(envString("BENCH_TUNE_PARTS", "networks,convs,search"));
+  std::vector<std::string> parts = splitList(envString("BENCH_TUNE_PARTS", "networks,convs,busy,search"));
+  std::string tessel = envString("TESSEL", "build/src/cli/tessel");
   std::vector<std::string> models = splitList(envString("BENCH_TUNE_MODELS", "resnet-18,mobilenet"));
   std::string tuner = envString("BENCH_TUNE_TUNER", "xgb");
   int64_t trials = envInt("BENCH_TUNE_TRIALS", 64);
@@ -223,120 +243,147 @@ struct Latency {
   double mean = 0, stddev = 0;  ///< milliseconds
 };
 
-/// As `tessel tune` evaluates: zero inputs, 10 measurements of at least 100 ms each.
-Latency timeModule(const std::string& directory) {
-  auto executor = runtime::GraphExecutor::load(directory);
-  executor.setZeroInputs();
-  runtime::TimeEvaluatorOptions timing;
-  timing.number = 1;
-  timing.repeat = 10;
-  timing.minRepeatMs = 100;
-  auto r = executor.benchmark(timing);
-  return {r.mean * 1e3, r.stddev * 1e3};
-}
-
 // ---------------------------------------------------------------------------------------
 // Part 1: networks
 // ---------------------------------------------------------------------------------------
 
 struct NetworkResult {
   std::string model;
-  size_t tasks = 0;
-  int64_t trials = 0, errors = 0;
-  double tuneSeconds = 0, buildWall = 0, runWall = 0;
-  double trialBuildSeconds = 0, trialRunSeconds = 0;  ///< sums of the records' build/run seconds
+  int64_t tasks = 0, trials = 0;
+  double tuneSeconds = 0, trialsPerSecond = 0;
+  std::string perTrial;  ///< the CLI's "Per trial: ..." line
   Latency tuned, untuned;
 };
 
-NetworkResult tuneNetwork(const std::string& model, const Settings& settings, MeasurementCache& cache, int buildParallelism) {
+/// Runs `tessel ARGS`, its output passed through as it comes, and returns the output.
+std::string runTessel(const Settings& settings, std::vector<std::string> args) {
+  args.insert(args.begin(), settings.tessel);
+  int pipeFds[2];
+  TESSEL_CHECK(pipe2(pipeFds, O_CLOEXEC) == 0, "cannot create a pipe for {}", settings.tessel);
+  SpawnOptions spawn;
+  spawn.standardOutput = spawn.standardError = pipeFds[1];
+  spawn.searchPath = false;
+  pid_t pid = spawnProcess(args, spawn);
+  close(pipeFds[1]);
+  std::string output;
+  char buffer[4096];
+  for (ssize_t n; (n = read(pipeFds[0], buffer, sizeof buffer)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    output.append(buffer, size_t(n));
+    std::fwrite(buffer, 1, size_t(n), stdout);
+    std::fflush(stdout);
+  }
+  close(pipeFds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  TESSEL_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "{} failed (status {})", fmt::join(args, " "), status);
+  return output;
+}
+
+/// The groups of the first match of `pattern` in `text` (whole match first), or an Error
+/// naming what is missing.
+std::vector<std::string> find(const std::string& text, const std::string& pattern, const std::string& what) {
+  std::smatch m;
+  TESSEL_CHECK(std::regex_search(text, m, std::regex(pattern)), "the tune output has no {} line", what);
+  return std::vector<std::string>(m.begin(), m.end());
+}
+
+/// `tessel tune` on a network, as a user runs it (the thread policy, the load monitor, cold
+/// caches and the confirmation included), its figures read from what it prints.
+NetworkResult tuneNetwork(const std::string& model, const Settings& settings, bool evaluate = true, const std::string& suffix = "") {
   NetworkResult result;
   result.model = model;
-  fmt::print("\n== {}: tune every task with {} ({} trials per task{}) ==\n", model, settings.tuner, settings.trials,
+  fmt::print("\n== {}{}: tessel tune with {} ({} trials per task{}) ==\n", model, suffix, settings.tuner, settings.trials,
              settings.earlyStopping > 0 ? fmt::format(", early stopping {}", settings.earlyStopping) : "");
-  graph::Graph g = preparedModel(model);
-  std::vector<TuningTaskPtr> tasks = tuningTasks(g);
-  result.tasks = tasks.size();
-  for (size_t i = 0; i < tasks.size(); ++i)
-    fmt::print("  {:>2}  {:<28} {:<26} {:>8.1f} MFLOP {:>7} configs\n", i + 1, tasks[i]->name, tasks[i]->templateName,
-               tasks[i]->flops / 1e6, tasks[i]->space->size());
-
-  // A fresh log: the figures must come from this run's trials only.
-  std::string logPath = settings.logOf(model);
-  std::filesystem::remove(logPath);
-  tune::RecordLogWriter log(logPath);
-  cache.resetCounters();
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    const auto& task = tasks[i];
-    auto tuner = tune::autotvm::makeTuner(settings.tuner, task, i);
-    tune::autotvm::TuneTaskOptions o;
-    o.nTrial = settings.trials;
-    o.earlyStopping = settings.earlyStopping;
-    o.batchSize = settings.batch;
-    o.progressPrefix = fmt::format("[Task {:>2}/{:>2}] ", i + 1, tasks.size());
-    auto r = tune::autotvm::tuneTask(task, *tuner, cache.builder(), cache.runner(), o, {},
-                                     [&](const tune::autotvm::ConfigEntity& config, const tune::MeasureInput& input,
-                                         const tune::MeasureResult& m) {
-                                       result.trialBuildSeconds += m.buildSeconds;
-                                       result.trialRunSeconds += m.runSeconds;
-                                       tune::RecordConfig rc{int64_t(config.index()), config.toJson()["entity"]};
-                                       log.append(tune::makeRecord(input, m, task->templateName,
-                                                                   nlohmann::json{{"task", task->name}}, rc));
-                                     });
-    result.trials += r.trials;
-    result.errors += r.errors;
-    result.tuneSeconds += r.seconds;
+  std::string log = settings.logOf(model + suffix), tunedDir = settings.out + "/" + model + suffix + ".tuned";
+  std::filesystem::remove(log);  // the figures must come from this run's trials only
+  std::vector<std::string> args = {"tune", "--model", model, "--tuner", settings.tuner, "--n-trial", std::to_string(settings.trials),
+                                   "--log", log, "-o", tunedDir};
+  if (settings.earlyStopping > 0) args.insert(args.end(), {"--early-stopping", std::to_string(settings.earlyStopping)});
+  if (!evaluate) args.push_back("--no-evaluate");
+  std::string out = runTessel(settings, args);
+  auto tuned = find(out, R"(Tuned (\d+) tasks: (\d+) trials in ([0-9.]+) s \(([0-9.]+) trials per second\))", "Tuned");
+  result.tasks = std::stoll(tuned[1]);
+  result.trials = std::stoll(tuned[2]);
+  result.tuneSeconds = std::stod(tuned[3]);
+  result.trialsPerSecond = std::stod(tuned[4]);
+  result.perTrial = find(out, R"(Per trial: [^\n]*)", "Per trial")[0];
+  if (evaluate) {
+    auto mean = find(out, R"(Mean inference time \(std dev\): ([0-9.]+) ms \(([0-9.]+) ms\))", "Mean inference time");
+    auto untuned = find(out, R"(Untuned \(default schedules\): ([0-9.]+) ms \(([0-9.]+) ms\))", "Untuned");
+    result.tuned = {std::stod(mean[1]), std::stod(mean[2])};
+    result.untuned = {std::stod(untuned[1]), std::stod(untuned[2])};
   }
-  result.buildWall = cache.counters().buildSeconds;
-  result.runWall = cache.counters().runSeconds;
-
-  fmt::print("Compile...\n");
-  std::fflush(stdout);
-  auto best = tune::HistoryBest::fromLog(logPath, "cpu");
-  auto fallback = [](const te::ComputeDAG& dag) { return ops::defaultCpuSchedule(dag); };
-  graph::BuildOptions tunedBuild;
-  tunedBuild.schedule = best.provider(fallback);
-  std::string tunedDir = settings.out + "/" + model + ".tuned", untunedDir = settings.out + "/" + model + ".untuned";
-  graph::buildGraph(g, tunedDir, tunedBuild);
-  fmt::print("{}\n", best.summary());
-  graph::BuildOptions untunedBuild;
-  untunedBuild.schedule = fallback;
-  graph::buildGraph(g, untunedDir, untunedBuild);
-
-  fmt::print("Evaluate inference time cost...\n");
-  std::fflush(stdout);
-  result.tuned = timeModule(tunedDir);
-  result.untuned = timeModule(untunedDir);
-  fmt::print("Mean inference time (std dev): {:.2f} ms ({:.2f} ms)\n", result.tuned.mean, result.tuned.stddev);
-  fmt::print("Untuned (default schedules): {:.2f} ms ({:.2f} ms); speedup {:.2f}x\n", result.untuned.mean,
-             result.untuned.stddev, result.untuned.mean / result.tuned.mean);
-
-  // Where a trial's time goes. The builder compiles a round's candidates in parallel, so its
-  // wall time is less than the sum of the records' build_seconds; the tuner's share is the
-  // loop's wall time outside building and running (model training, search, features).
-  double tunerWall = std::max(0.0, result.tuneSeconds - result.buildWall - result.runWall);
-  double trials = double(std::max<int64_t>(result.trials, 1));
-  double perTrial = result.tuneSeconds / trials;
-  fmt::print("Tuned {} tasks: {} trials ({} failed) in {:.1f} s ({:.2f} trials per second)\n", result.tasks, result.trials,
-             result.errors, result.tuneSeconds, result.trials / std::max(result.tuneSeconds, 1e-9));
-  fmt::print("Per trial {:.3f} s of wall time: build {:.3f} s ({:.0f}%), run {:.3f} s ({:.0f}%), tuner {:.3f} s ({:.0f}%); "
-             "records: build_seconds {:.3f} s, run_seconds {:.3f} s per trial (builds run {} at a time)\n",
-             perTrial, result.buildWall / trials, 100 * result.buildWall / result.tuneSeconds,
-             result.runWall / trials, 100 * result.runWall / result.tuneSeconds, tunerWall / trials,
-             100 * tunerWall / result.tuneSeconds, result.trialBuildSeconds / trials,
-             result.trialRunSeconds / trials, buildParallelism);
-
-  std::string n = benchName(model);
-  report(n + "_tuned_ms", result.tuned.mean, "ms");
-  report(n + "_untuned_ms", result.untuned.mean, "ms");
-  report(n + "_tuning_speedup", result.untuned.mean / result.tuned.mean, "x");
+  std::string n = benchName(model + suffix);
   report(n + "_tune_tasks", double(result.tasks), "tasks");
   report(n + "_tune_trials", double(result.trials), "trials");
   report(n + "_tune_seconds", result.tuneSeconds, "s");
-  report(n + "_trials_per_second", result.trials / std::max(result.tuneSeconds, 1e-9), "trials/s");
-  report(n + "_trial_build_wall_s", result.buildWall / trials, "s");
-  report(n + "_trial_run_wall_s", result.runWall / trials, "s");
-  report(n + "_trial_tuner_wall_s", tunerWall / trials, "s");
+  report(n + "_trials_per_second", result.trialsPerSecond, "trials/s");
+  auto split = find(out, R"(Per trial: ([0-9.]+) s = build ([0-9.]+) s \+ run ([0-9.]+) s \+ tuner ([0-9.]+) s \+ other ([0-9.]+) s.*lowering ([0-9.]+) s, compile ([0-9.]+) s, link ([0-9.]+) s.*load ([0-9.]+) s)", "Per trial");
+  const char* names[] = {"trial_s", "trial_build_wall_s", "trial_run_wall_s", "trial_tuner_wall_s", "trial_other_wall_s",
+                         "trial_lower_cpu_s", "trial_compile_cpu_s", "trial_link_cpu_s", "trial_load_s"};
+  for (size_t i = 0; i < std::size(names); ++i) report(n + "_" + names[i], std::stod(split[i + 1]), "s");
+  if (evaluate) {
+    report(n + "_tuned_ms", result.tuned.mean, "ms");
+    report(n + "_untuned_ms", result.untuned.mean, "ms");
+    report(n + "_tuning_speedup", result.untuned.mean / result.tuned.mean, "x");
+  }
   return result;
+}
+
+/// A process that keeps CPU 0 busy until killed: the competitor of the busy-machine part.
+pid_t startCompetitor() {
+  pid_t pid = fork();
+  TESSEL_CHECK(pid >= 0, "cannot fork the competitor");
+  if (pid == 0) {
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    CPU_SET(0, &cpus);
+    sched_setaffinity(0, sizeof cpus, &cpus);
+    alarm(4 * 3600);  // never outlives a forgotten bench
+    volatile uint64_t spins = 0;
+    for (;;) spins = spins + 1;
+  }
+  return pid;
+}
+
+/// Tuning on a busy machine: resnet-18 tuned while a CPU-bound program holds a core for the
+/// whole tuning; then, the program stopped, the tuned and untuned networks timed in
+/// alternation on the quiet machine. The ratio must not exceed 1.
+void busyTuning(const Settings& settings) {
+  const std::string model = "resnet-18";
+  pid_t competitor = startCompetitor();
+  NetworkResult tuned;
+  try {
+    tuned = tuneNetwork(model, settings, false, "-busy");
+  } catch (...) {
+    kill(competitor, SIGKILL);
+    waitpid(competitor, nullptr, 0);
+    throw;
+  }
+  kill(competitor, SIGKILL);
+  waitpid(competitor, nullptr, 0);
+  std::string untunedDir = settings.out + "/" + model + "-busy.untuned";
+  graph::BuildOptions untunedBuild;
+  untunedBuild.schedule = [](const te::ComputeDAG& dag) { return ops::defaultCpuSchedule(dag); };
+  graph::buildGraph(preparedModel(model), untunedDir, untunedBuild);
+  runtime::useFreeCores();
+  auto a = runtime::GraphExecutor::load(settings.out + "/" + model + "-busy.tuned");
+  auto b = runtime::GraphExecutor::load(untunedDir);
+  a.setZeroInputs();
+  b.setZeroInputs();
+  runtime::TimeEvaluatorOptions timing;
+  timing.repeat = 10;
+  timing.minRepeatMs = 100;
+  auto r = runtime::timeInterleaved({[&] { a.run(); }, [&] { b.run(); }}, timing);
+  fmt::print("busy-machine tuning: tuned {:.2f} ms ({:.2f}), untuned {:.2f} ms ({:.2f}), timed in alternation after the "
+             "competitor stopped ({} threads, load average {})\n",
+             r[0].mean * 1e3, r[0].stddev * 1e3, r[1].mean * 1e3, r[1].stddev * 1e3, runtime::kernelThreadCount(), machineLoad());
+  report("busy_tuned_ms", r[0].mean * 1e3, "ms");
+  report("busy_untuned_ms", r[1].mean * 1e3, "ms");
+  report("busy_tuned_vs_untuned", r[0].mean / r[1].mean, "ratio");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -350,68 +397,130 @@ void fillRandom(runtime::Tensor& t, uint32_t seed) {
   for (int64_t i = 0; i < t.numel(); ++i) p[i] = dist(rng);
 }
 
-double oneDnnGflops(const Conv2dShape& s) {
-  auto data = runtime::Tensor::empty({s.batch, s.height, s.width, s.inChannels}, DataType::float32());
-  auto weight = runtime::Tensor::empty({s.kernel, s.kernel, s.inChannels, s.outChannels}, DataType::float32());
-  auto output = runtime::Tensor::empty({s.batch, s.outHeight(), s.outWidth(), s.outChannels}, DataType::float32());
-  fillRandom(data, 1);
-  fillRandom(weight, 2);
-  OneDnnConv2d conv(s, data.dataAs<float>(), weight.dataAs<float>(), output.dataAs<float>());
+/// Copies of a call's buffers that together are twice the last-level cache: rotating through
+/// them, every call meets its data cold, as a layer whose weights come from DRAM does.
+size_t coldCopies(size_t bytesPerCall) {
+  return std::clamp<size_t>((2 * runtime::lastLevelCacheBytes() + bytesPerCall - 1) / std::max<size_t>(bytesPerCall, 1), 2, 64);
+}
+
+/// Median seconds of a call, warm (the same buffers every time) or cold (rotating through
+/// `calls`, one per set of buffers).
+double medianSeconds(const std::vector<std::function<void()>>& calls) {
   runtime::TimeEvaluatorOptions options;
   options.repeat = 7;
   options.minRepeatMs = 100;
-  options.warmup = 2;
-  return s.flops() / runtime::timeFunction([&] { conv.run(); }, options).median / 1e9;
+  options.warmup = int(calls.size());
+  size_t turn = 0;
+  return runtime::timeFunction([&] { calls[turn++ % calls.size()](); }, options).median;
+}
+
+struct ConvFigures {
+  double warm = 0, cold = 0;  ///< GFLOPS
+};
+
+ConvFigures oneDnnGflops(const Conv2dShape& s) {
+  struct Buffers {
+    runtime::Tensor data, weight, output;
+    std::unique_ptr<OneDnnConv2d> conv;
+  };
+  auto make = [&](uint32_t seed) {
+    Buffers b;
+    b.data = runtime::Tensor::empty({s.batch, s.height, s.width, s.inChannels}, DataType::float32());
+    b.weight = runtime::Tensor::empty({s.kernel, s.kernel, s.inChannels, s.outChannels}, DataType::float32());
+    b.output = runtime::Tensor::empty({s.batch, s.outHeight(), s.outWidth(), s.outChannels}, DataType::float32());
+    fillRandom(b.data, seed);
+    fillRandom(b.weight, seed + 1);
+    b.conv = std::make_unique<OneDnnConv2d>(s, b.data.dataAs<float>(), b.weight.dataAs<float>(), b.output.dataAs<float>());
+    return b;
+  };
+  std::vector<Buffers> sets;
+  sets.push_back(make(1));
+  size_t bytes = sets[0].data.nbytes() + sets[0].weight.nbytes() + sets[0].output.nbytes();
+  for (size_t c = 1; c < coldCopies(bytes); ++c) sets.push_back(make(uint32_t(2 * c + 1)));
+  std::vector<std::function<void()>> calls;
+  for (auto& b : sets) calls.push_back([&b] { b.conv->run(); });
+  return {s.flops() / medianSeconds({calls[0]}) / 1e9, s.flops() / medianSeconds(calls) / 1e9};
+}
+
+/// The kernel of `steps` for a task, warm and cold.
+ConvFigures tunedGflops(const TuningTaskPtr& task, const std::vector<schedule::StepPtr>& steps) {
+  const te::ComputeDAG& dag = task->measure->dag;
+  TempDir dir("tessel-bench-conv");
+  codegen::compileSharedLibrary(codegen::generateCSource({passes::lower(schedule::replay(dag, steps), "conv")}),
+                                dir.path() + "/conv.so");
+  auto module = runtime::Module::load(dir.path() + "/conv.so");
+  auto kernel = module.kernel("conv");
+  auto arguments = [&](uint32_t seed) {
+    std::vector<runtime::Tensor> args;
+    for (const auto* names : {&dag.inputNames(), &dag.outputNames()})
+      for (const auto& name : *names) {
+        args.push_back(runtime::Tensor::empty(dag.op(name)->shape, dag.op(name)->dtype));
+        fillRandom(args.back(), seed++);
+      }
+    return args;
+  };
+  std::vector<std::vector<runtime::Tensor>> sets{arguments(1)};
+  size_t bytes = 0;
+  for (const auto& t : sets[0]) bytes += t.nbytes();
+  for (size_t c = 1; c < coldCopies(bytes); ++c) sets.push_back(arguments(uint32_t(10 * c)));
+  std::vector<std::function<void()>> calls;
+  for (const auto& args : sets) calls.push_back(kernel.bind(args));
+  return {task->flops / medianSeconds({calls[0]}) / 1e9, task->flops / medianSeconds(calls) / 1e9};
 }
 
 void compareConvs(const Settings& settings) {
   const std::string model = "resnet-18";
   std::string logPath = settings.logOf(model);
-  fmt::print("\n== {}'s conv2d tasks: best tuned GFLOPS ({}) vs oneDNN, NHWC, {} threads ==\n", model, logPath,
-             runtime::kernelThreadCount());
+  runtime::useFreeCores();
+  fmt::print("\n== {}'s conv2d tasks: the best record of {} and oneDNN, NHWC, {} threads, warm (the same buffers every call) "
+             "and cold (buffers rotating through twice the last-level cache) ==\n",
+             model, logPath, runtime::kernelThreadCount());
   if (!std::filesystem::exists(logPath)) {
     fmt::print("no log {}: run the networks part first (BENCH_TUNE_PARTS=networks,convs)\n", logPath);
     return;
   }
   auto file = tune::readRecords(logPath);
   tune::warnSkippedLines(file, logPath);
-  std::map<std::string, double> best, fallback;
-  for (const auto& r : tune::bestRecords(file.records)) best[r.task.workloadKey] = r.gflops();
+  std::map<std::string, tune::TuningRecord> best;
+  for (auto& r : tune::bestRecords(file.records)) best.emplace(r.task.workloadKey, r);
   std::vector<TuningTaskPtr> tasks = tuningTasks(preparedModel(model));
-  for (const auto& task : tasks)
-    for (const auto& r : tune::recordsOfTask(file.records, task->measure->workloadKey, "cpu"))
-      if (r.config && r.config->index == int64_t(task->fallbackIndex)) fallback[task->measure->workloadKey] = r.gflops();
 
-  fmt::print("{:>3}  {:<26} {:<22} {:>10} {:>10} {:>10} {:>8}\n", "#", "task", "conv (NHWC)", "default", "tuned", "oneDNN",
-             "tuned/1DNN");
+  fmt::print("{:>3}  {:<22} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "#", "conv (NHWC)", "tuned", "oneDNN", "ratio", "tuned",
+             "oneDNN", "ratio");
+  fmt::print("{:>3}  {:<22} {:>29} {:>29}\n", "", "", "---------- warm ----------", "---------- cold ----------");
   DeferredReports reports;
-  double logSum = 0;
+  double logWarm = 0, logCold = 0;
   int counted = 0, index = 0;
   for (const auto& task : tasks) {
     if (task->templateName != "conv2d_nhwc.x86") continue;
     auto shape = convShapeOf(task->measure->dag);
     ++index;
-    if (!shape) {
-      fmt::print("{:>3}  {:<26} (shape not recognized)\n", index, task->name);
+    auto record = best.find(task->measure->workloadKey);
+    if (!shape || record == best.end()) {
+      fmt::print("{:>3}  {:<22} ({})\n", index, task->name, shape ? "no record" : "shape not recognized");
       continue;
     }
-    double tuned = best.count(task->measure->workloadKey) ? best[task->measure->workloadKey] : 0;
-    double byDefault = fallback.count(task->measure->workloadKey) ? fallback[task->measure->workloadKey] : 0;
-    double peer = oneDnnGflops(*shape);
-    double ratio = tuned / peer;
-    fmt::print("{:>3}  {:<26} {:<22} {:>10.1f} {:>10.1f} {:>10.1f} {:>8.2f}\n", index, task->name, describe(*shape), byDefault,
-               tuned, peer, ratio);
+    ConvFigures tuned = tunedGflops(task, record->second.steps);
+    ConvFigures peer = oneDnnGflops(*shape);
+    fmt::print("{:>3}  {:<22} {:>9.1f} {:>9.1f} {:>9.2f} {:>9.1f} {:>9.1f} {:>9.2f}{}\n", index, describe(*shape), tuned.warm,
+               peer.warm, tuned.warm / peer.warm, tuned.cold, peer.cold, tuned.cold / peer.cold,
+               record->second.result.confirmed ? "" : "  (unconfirmed record)");
     std::string n = fmt::format("resnet_18_conv{}_{}", index, shortName(*shape));
-    reports.add(n + "_tuned_gflops", tuned, "GFLOPS");
-    reports.add(n + "_onednn_gflops", peer, "GFLOPS");
-    reports.add(n + "_tuned_vs_onednn", ratio, "ratio");
-    if (tuned > 0) {
-      logSum += std::log(ratio);
-      ++counted;
-    }
+    reports.add(n + "_tuned_warm_gflops", tuned.warm, "GFLOPS");
+    reports.add(n + "_onednn_warm_gflops", peer.warm, "GFLOPS");
+    reports.add(n + "_tuned_cold_gflops", tuned.cold, "GFLOPS");
+    reports.add(n + "_onednn_cold_gflops", peer.cold, "GFLOPS");
+    reports.add(n + "_tuned_vs_onednn_warm", tuned.warm / peer.warm, "ratio");
+    reports.add(n + "_tuned_vs_onednn_cold", tuned.cold / peer.cold, "ratio");
+    logWarm += std::log(tuned.warm / peer.warm);
+    logCold += std::log(tuned.cold / peer.cold);
+    ++counted;
   }
   reports.flush();
-  if (counted) report("resnet_18_convs_tuned_vs_onednn_geomean", std::exp(logSum / counted), "ratio");
+  if (counted) {
+    report("resnet_18_convs_tuned_vs_onednn_warm_geomean", std::exp(logWarm / counted), "ratio");
+    report("resnet_18_convs_tuned_vs_onednn_cold_geomean", std::exp(logCold / counted), "ratio");
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -464,6 +573,7 @@ void searchEfficiency(const Settings& settings, MeasurementCache& cache) {
         o.nTrial = maxTrials;
         o.batchSize = settings.batch;
         o.measureFallbackFirst = false;  // the search alone, not the default schedule's floor
+        o.confirmTop = 0;                // nor the confirmation
         o.progressPrefix = fmt::format("[{} {:<6} seed {}] ", conv, tunerName, seed);
         std::vector<double> bestAfter;  // best GFLOPS after each trial
         tune::autotvm::tuneTask(task, *tuner, cache.builder(), cache.runner(), o, {},
@@ -534,7 +644,8 @@ int run() {
   TESSEL_CHECK(settings.seeds >= 1, "BENCH_TUNE_SEEDS must be at least 1");
   TESSEL_CHECK(!settings.checkpoints.empty(), "BENCH_TUNE_CHECKPOINTS: no trial counts");
   for (const auto& part : settings.parts)
-    TESSEL_CHECK(part == "networks" || part == "convs" || part == "search", "BENCH_TUNE_PARTS: unknown part '{}'", part);
+    TESSEL_CHECK(part == "networks" || part == "convs" || part == "busy" || part == "search", "BENCH_TUNE_PARTS: unknown part '{}'",
+                 part);
   tune::autotvm::checkTunerName(settings.tuner);
   for (const auto& t : settings.searchTuners) tune::autotvm::checkTunerName(t);
   std::filesystem::create_directories(settings.out);
@@ -550,8 +661,19 @@ int run() {
 
   std::vector<NetworkResult> networks;
   if (settings.runs("networks"))
-    for (const auto& model : settings.models) networks.push_back(tuneNetwork(model, settings, cache, builder.parallelism()));
+    for (const auto& model : settings.models) networks.push_back(tuneNetwork(model, settings));
+  if (settings.runs("networks") && !networks.empty()) {
+    // The trial rate of the whole run's networks, the figure of the trial-rate goal.
+    int64_t trials = 0;
+    double seconds = 0;
+    for (const auto& n : networks) {
+      trials += n.trials;
+      seconds += n.tuneSeconds;
+    }
+    report("tune_trials_per_s", double(trials) / std::max(seconds, 1e-9), "trials/s");
+  }
   if (settings.runs("convs")) compareConvs(settings);
+  if (settings.runs("busy")) busyTuning(settings);
   if (settings.runs("search")) searchEfficiency(settings, cache);
 
   if (!networks.empty()) {
@@ -559,9 +681,8 @@ int run() {
     fmt::print("{:<12} {:>6} {:>7} {:>9} {:>9} {:>11} {:>11} {:>8}\n", "model", "tasks", "trials", "tune s", "trials/s",
                "untuned ms", "tuned ms", "speedup");
     for (const auto& n : networks)
-      fmt::print("{:<12} {:>6} {:>7} {:>9.1f} {:>9.2f} {:>11.2f} {:>11.2f} {:>7.2f}x\n", n.model, n.tasks, n.trials,
-                 n.tuneSeconds, n.trials / std::max(n.tuneSeconds, 1e-9), n.untuned.mean, n.tuned.mean,
-                 n.untuned.mean / n.tuned.mean);
+      fmt::print("{:<12} {:>6} {:>7} {:>9.1f} {:>9.2f} {:>11.2f} {:>11.2f} {:>7.2f}x\n{}\n", n.model, n.tasks, n.trials,
+                 n.tuneSeconds, n.trialsPerSecond, n.untuned.mean, n.tuned.mean, n.untuned.mean / n.tuned.mean, n.perTrial);
   }
   fmt::print("# bench_tune took {:.1f} s; load average now {}\n", secondsSince(start), machineLoad());
   return 0;

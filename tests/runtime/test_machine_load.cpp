@@ -38,8 +38,8 @@ TEST(MachineLoad, AProcessSpinningOnACoreIsSeen) {
   ASSERT_GE(child, 0);
   if (child == 0) {
     alarm(20);  // never outlives the test
-    for (volatile unsigned long i = 0;; ++i) {
-    }
+    volatile uint64_t spins = 0;
+    for (;;) spins = spins + 1;
   }
   MachineLoad load = sampleMachineLoad(std::chrono::milliseconds(300));
   kill(child, SIGKILL);
