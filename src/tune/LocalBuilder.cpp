@@ -1,5 +1,7 @@
 #include "tune/LocalBuilder.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cctype>
 #include <filesystem>
 #include <thread>
@@ -62,10 +64,15 @@ std::string LocalBuilder::generateSource(const MeasureInput& input, const std::s
   return codegen::generateCSource({function});
 }
 
+codegen::CFunctionSource LocalBuilder::generateFunction(const MeasureInput& input, const std::string& kernelName) {
+  return codegen::generateCFunction(passes::lower(schedule::replay(input.task->dag, input.steps), kernelName));
+}
+
 std::vector<BuildResult> LocalBuilder::build(const std::vector<MeasureInput>& inputs) {
   std::vector<BuildResult> results(inputs.size());
   if (inputs.empty()) return results;
   int64_t firstId = nextId_.fetch_add(int64_t(inputs.size()));
+  if (options_.shareTranslationUnits && !options_.sourceGenerator && inputs.size() > 1) return buildShared(inputs, firstId);
   ThreadPool pool(std::min<int>(parallelism_, int(inputs.size())));
   pool.parallelFor(int(inputs.size()), [&](int i) {
     try {
@@ -143,8 +150,136 @@ BuildResult LocalBuilder::buildOne(const MeasureInput& input, int id) {
   return result;
 }
 
+std::vector<BuildResult> LocalBuilder::buildShared(const std::vector<MeasureInput>& inputs, int64_t firstId) {
+  std::vector<BuildResult> results(inputs.size());
+  // 1. Each candidate's function, generated in an isolated child as buildOne does, with a
+  //    kernel name of its own (they will share a translation unit).
+  struct Generated {
+    codegen::CFunctionSource function;
+    codegen::CompileOptions compile;
+    Clock::time_point start;
+    double lowerSeconds = 0;
+  };
+  std::vector<std::optional<Generated>> generated(inputs.size());
+  ThreadPool pool(std::min<int>(parallelism_, int(inputs.size())));
+  pool.parallelFor(int(inputs.size()), [&](int i) {
+    const MeasureInput& input = inputs[size_t(i)];
+    auto start = Clock::now();
+    try {
+      TESSEL_CHECK(input.task != nullptr, "LocalBuilder: candidate {} has no task", firstId + i);
+      Generated g;
+      g.start = start;
+      try {
+        g.compile = options_.compileOptions ? *options_.compileOptions : codegen::compileOptionsForTarget(input.task->target);
+      } catch (const Error& e) {
+        results[size_t(i)] = buildError(MeasureErrorNo::InstantiationError, e.what(), start);
+        return;
+      }
+      std::string kernel = fmt::format("{}_c{}", kernelName(*input.task), firstId + i);
+      FunctionGenerator generate = options_.functionGenerator ? options_.functionGenerator : &LocalBuilder::generateFunction;
+      auto isolated = runIsolated([&] { return generate(input, kernel).toJson().dump(); }, options_.timeout);
+      using Status = IsolatedCallResult::Status;
+      if (isolated.status == Status::TimedOut) {
+        results[size_t(i)] = buildError(MeasureErrorNo::BuildTimeoutError,
+                                        fmt::format("build timed out after {:.1f} s while lowering and generating code for task '{}'",
+                                                    isolated.seconds, input.task->name),
+                                        start);
+      } else if (isolated.status == Status::Threw) {
+        results[size_t(i)] = buildError(MeasureErrorNo::InstantiationError, isolated.output, start);
+      } else if (isolated.status == Status::Crashed) {
+        results[size_t(i)] = buildError(MeasureErrorNo::InstantiationError,
+                                        fmt::format("lowering task '{}' crashed the build process: {}", input.task->name,
+                                                    isolated.describe()),
+                                        start);
+      } else {
+        g.function = codegen::CFunctionSource::fromJson(nlohmann::json::parse(isolated.output));
+        g.lowerSeconds = secondsSince(start);
+        generated[size_t(i)] = std::move(g);
+      }
+    } catch (const std::exception& e) {
+      BuildResult r;
+      r.errorNo = MeasureErrorNo::UnknownError;
+      r.errorMessage = std::string("builder: ") + e.what();
+      results[size_t(i)] = r;
+    }
+  });
+
+  // 2. Units: the generated candidates of each set of compile options (one target per batch
+  //    in practice), dealt round-robin into as many units as builds run at once.
+  std::map<std::pair<std::string, std::vector<std::string>>, std::vector<size_t>> byOptions;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (generated[i]) byOptions[{generated[i]->compile.compiler, generated[i]->compile.flags}].push_back(i);
+  std::vector<std::vector<size_t>> units;
+  for (const auto& [flags, members] : byOptions) {
+    size_t first = units.size(), count = std::min(members.size(), size_t(parallelism_));
+    units.resize(first + count);
+    for (size_t k = 0; k < members.size(); ++k) units[first + k % count].push_back(members[k]);
+  }
+  auto finish = [&](size_t i, const std::string& library, double compileSeconds, double linkSeconds) {
+    BuildResult r;
+    r.libraryPath = library;
+    r.kernelName = generated[i]->function.name;
+    r.args = argumentSpecs(inputs[i].task->dag);
+    r.numInputs = int(inputs[i].task->dag.inputNames().size());
+    r.lowerSeconds = generated[i]->lowerSeconds;
+    r.compileSeconds = compileSeconds;
+    r.linkSeconds = linkSeconds;
+    r.buildSeconds = secondsSince(generated[i]->start);
+    results[i] = r;
+  };
+  pool.parallelFor(int(units.size()), [&](int u) {
+    const std::vector<size_t>& unit = units[size_t(u)];
+    std::vector<codegen::CFunctionSource> functions;
+    for (size_t i : unit) functions.push_back(generated[i]->function);
+    codegen::CompileOptions compile = generated[unit.front()]->compile;
+    compile.timeout = options_.timeout * int(unit.size());
+    std::string library = fmt::format("{}/unit_{}_{}.so", dir_.path(), firstId, u);
+    codegen::CompileTimes times;
+    try {
+      codegen::compileSharedLibrary(codegen::assembleCSource(functions), library, compile, &times);
+      {
+        std::lock_guard lock(libraryMutex_);
+        libraryUsers_[library] = int(unit.size());
+      }
+      // The unit's time, shared out: what each candidate cost the builder.
+      for (size_t i : unit) finish(i, library, times.compileSeconds / double(unit.size()), times.linkSeconds / double(unit.size()));
+      return;
+    } catch (const Error&) {
+      // 3. A unit that fails to compile: candidate by candidate, so that only the guilty fail.
+    }
+    for (size_t i : unit) {
+      auto start = Clock::now();
+      std::string own = fmt::format("{}/candidate_{}.so", dir_.path(), firstId + int64_t(i));
+      codegen::CompileOptions alone = generated[i]->compile;
+      alone.timeout = std::max(std::chrono::milliseconds(1), std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                                 options_.timeout - (Clock::now() - generated[i]->start)));
+      codegen::CompileTimes t;
+      try {
+        codegen::compileSharedLibrary(codegen::assembleCSource({generated[i]->function}), own, alone, &t);
+        finish(i, own, t.compileSeconds, t.linkSeconds);
+      } catch (const Error& e) {
+        bool late = Clock::now() - generated[i]->start >= options_.timeout;
+        results[i] = buildError(late ? MeasureErrorNo::BuildTimeoutError : MeasureErrorNo::CompileHostError,
+                                late ? fmt::format("build timed out after {:.1f} s while compiling: {}",
+                                                   secondsSince(generated[i]->start), e.what())
+                                     : std::string(e.what()),
+                                start);
+      }
+    }
+  });
+  return results;
+}
+
 void LocalBuilder::discard(const BuildResult& result) {
   if (!result.ok() || result.libraryPath.empty() || options_.keepFiles) return;
+  {
+    std::lock_guard lock(libraryMutex_);
+    auto it = libraryUsers_.find(result.libraryPath);
+    if (it != libraryUsers_.end()) {
+      if (--it->second > 0) return;  // another candidate of the unit still needs it
+      libraryUsers_.erase(it);
+    }
+  }
   std::error_code ignored;
   std::filesystem::remove(result.libraryPath, ignored);
   std::filesystem::remove(result.libraryPath + ".cpp", ignored);

@@ -47,7 +47,7 @@ TEST(CodegenCpu, AWholeCallBufferIsAWorkspaceKeptBetweenCalls) {
   auto state = replay(dag, {std::make_shared<AnnotateStep>("conv2d_nhwc", "yy", Annotation::Parallel)});
   auto r = kernelcheck::checkAgainstReference(state, 13);
   EXPECT_LT(r.maxRelativeError, 1e-5);
-  EXPECT_NE(r.source.find("static void* tessel_workspace_0 = 0;"), std::string::npos) << r.source;
+  EXPECT_NE(r.source.find("static void* tessel_workspace_kernel_0 = 0;"), std::string::npos) << r.source;
   EXPECT_NE(r.source.find("tessel_free_workspaces"), std::string::npos) << r.source;
   // Called again, and from two threads at once (one of them allocates its own), it stays right.
   TempDir dir;

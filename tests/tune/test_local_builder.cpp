@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 
 #include "support/Files.h"
@@ -127,4 +130,50 @@ TEST(LocalBuilder, KernelNamesAreCIdentifiers) {
   EXPECT_EQ(LocalBuilder::kernelName(*makeMeasureTask("conv2d nchw/1", smallMatmul()->dag)), "conv2d_nchw_1");
   EXPECT_EQ(LocalBuilder::kernelName(*makeMeasureTask("", smallMatmul()->dag)), "default_function");
   EXPECT_EQ(LocalBuilder::kernelName(*makeMeasureTask("3x3", smallMatmul()->dag)), "k_3x3");
+}
+
+namespace {
+
+// Faults for candidates that share a translation unit: the same configs as faultySource.
+codegen::CFunctionSource faultyFunction(const MeasureInput& input, const std::string& kernelName) {
+  if (input.config == "lower_crash") raise(SIGSEGV);
+  auto function = LocalBuilder::generateFunction(input, kernelName);
+  if (input.config == "syntax") function.text += "\nthis is not C++;\n";
+  return function;
+}
+
+}  // namespace
+
+TEST(LocalBuilder, ABatchSharesTranslationUnitsAndOnlyTheGuiltyFail) {
+  LocalBuilderOptions options;
+  options.nParallel = 2;
+  options.functionGenerator = faultyFunction;
+  LocalBuilder builder(options);
+  // 4 fails before compiling; the rest are dealt round-robin over two units: {0, 2} and {1, 3}.
+  auto r = builder.build({MeasureInput{smallMatmul(), tiledMatmulSteps(), ""}, MeasureInput{smallMatmul(), {}, ""},
+                          MeasureInput{smallMatmul(), {}, "syntax"}, MeasureInput{smallMatmul(), tiledMatmulSteps(), ""},
+                          MeasureInput{smallMatmul(), {}, "lower_crash"}});
+  ASSERT_EQ(r.size(), 5u);
+  EXPECT_EQ(r[2].errorNo, MeasureErrorNo::CompileHostError);
+  expectContains(r[2].errorMessage, "this is not C++");
+  EXPECT_EQ(r[4].errorNo, MeasureErrorNo::InstantiationError);
+  expectContains(r[4].errorMessage, "signal 11");
+  for (int i : {0, 1, 3}) ASSERT_TRUE(r[size_t(i)].ok()) << i << ": " << r[size_t(i)].errorMessage;
+  // The unit with the syntax error was compiled again without it; the other stayed shared.
+  EXPECT_EQ(r[1].libraryPath, r[3].libraryPath);
+  EXPECT_NE(r[0].libraryPath, r[1].libraryPath);
+  EXPECT_NE(r[1].kernelName, r[3].kernelName);
+  for (int i : {0, 1, 3}) {
+    void* handle = dlopen(r[size_t(i)].libraryPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(handle, nullptr) << dlerror();
+    EXPECT_NE(dlsym(handle, r[size_t(i)].kernelName.c_str()), nullptr) << r[size_t(i)].kernelName;
+    dlclose(handle);
+  }
+  // A shared library goes with the last candidate that uses it.
+  builder.discard(r[1]);
+  EXPECT_TRUE(std::filesystem::exists(r[3].libraryPath));
+  builder.discard(r[3]);
+  EXPECT_FALSE(std::filesystem::exists(r[3].libraryPath));
+  builder.discard(r[0]);
+  EXPECT_FALSE(std::filesystem::exists(r[0].libraryPath));
 }
