@@ -107,10 +107,8 @@ int64_t elementCount(const std::vector<int64_t>& shape) {
 
 /// Every read in a stage's body after the inlined stages are substituted (as lowering sees it).
 std::vector<te::TensorAccess> inlinedReads(const State& state, const std::string& name) {
-  State copy = state;
-  auto bounds = inferBounds(copy);
   te::OperationNode op = *state.stage(name).op;
-  op.body = bounds.stages.at(name).body;
+  op.body = schedule::inlinedBody(state, name);
   return te::ComputeDAG::accesses(op);
 }
 

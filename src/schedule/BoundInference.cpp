@@ -13,10 +13,10 @@ using namespace ir;
 
 namespace {
 
-/// Replaces reads of inlined stages by their bodies.
+/// Replaces reads of inlined stages by their bodies (themselves inlined, each once).
 class Inliner : public IRMutator {
  public:
-  Inliner(const State& s, const std::map<std::string, StageBounds>& b) : state(s), bounds(b) {}
+  explicit Inliner(const State& s) : state(s) {}
   Expr visitProducerLoad(const Expr& e, const ProducerLoadNode* n) override {
     std::vector<Expr> idx;
     for (auto& i : n->indices) idx.push_back(mutate(i));
@@ -25,12 +25,19 @@ class Inliner : public IRMutator {
       auto& op = *state.stages()[size_t(si)].op;
       VarMap m;
       for (size_t d = 0; d < op.axes.size(); ++d) m[op.axes[d].var.node()] = idx[d];
-      return substitute(bounds.at(op.name).body, m);
+      return substitute(body(op), m);
     }
     return producerLoad(n->producer, e.type(), idx);
   }
+  /// The op's body with its inlined producers substituted.
+  const Expr& body(const te::OperationNode& op) {
+    auto it = bodies.find(op.name);
+    if (it != bodies.end()) return it->second;
+    Expr inlined = mutate(op.body);
+    return bodies[op.name] = inlined;
+  }
   const State& state;
-  const std::map<std::string, StageBounds>& bounds;
+  std::map<std::string, Expr> bodies;
 };
 
 struct Range {
@@ -95,7 +102,10 @@ Range relax(const Expr& e, const VarBounds& relaxed) {
 
 }  // namespace
 
-std::vector<Expr> iteratorValues(const Stage& stage, const std::vector<Var>& vars) {
+namespace {
+
+/// iteratorValues before simplification: each value built from its children's.
+std::vector<Expr> unsimplifiedIteratorValues(const Stage& stage, const std::vector<Var>& vars) {
   std::vector<Expr> value(stage.iterators.size());
   for (int leaf : stage.leaves) value[size_t(leaf)] = vars[size_t(leaf)];
   for (auto it = stage.relations.rbegin(); it != stage.relations.rend(); ++it) {
@@ -108,13 +118,22 @@ std::vector<Expr> iteratorValues(const Stage& stage, const std::vector<Var>& var
       value[size_t(it->inner)] = floormod(value[size_t(it->fused)], Expr(innerExtent));
     }
   }
+  return value;
+}
+
+}  // namespace
+
+std::vector<Expr> iteratorValues(const Stage& stage, const std::vector<Var>& vars) {
+  auto value = unsimplifiedIteratorValues(stage, vars);
   for (auto& v : value) v = simplify(v);
   return value;
 }
 
 std::vector<Expr> rootAxisValues(const Stage& stage, const std::vector<Var>& vars) {
-  auto value = iteratorValues(stage, vars);
+  // Only the roots are simplified: a tiled stage has several times as many iterators.
+  auto value = unsimplifiedIteratorValues(stage, vars);
   value.resize(size_t(stage.rootCount));
+  for (auto& v : value) v = simplify(v);
   return value;
 }
 
@@ -151,17 +170,24 @@ void assignWholeShapeExtents(Stage& stage) {
   propagateExtents(stage);
 }
 
-BoundsResult inferBounds(State& state) {
+Expr inlinedBody(const State& state, const std::string& stageName) {
+  const Stage& stage = state.stage(stageName);
+  TESSEL_CHECK(!stage.isPlaceholder(), "stage '{}' is a placeholder: it has no body", stageName);
+  return Inliner(state).body(*stage.op);
+}
+
+BoundsResult inferBounds(State& state, BoundsDetail detail) {
   BoundsResult result;
   auto& stages = state.stages();
-  // Loop variables for every iterator, and inlined bodies, in topological order.
+  // Loop variables for every iterator, and inlined bodies.
+  Inliner inliner(state);
   for (auto& s : stages) {
     StageBounds b;
     for (auto& it : s.iterators) {
       std::string name = it.name;
       b.iteratorVars.emplace_back(name);
     }
-    if (!s.isPlaceholder()) b.body = Inliner(state, result.stages).mutate(s.op->body);
+    if (!s.isPlaceholder()) b.body = inliner.body(*s.op);
     result.stages[s.name()] = std::move(b);
   }
   // Which stages read which, after inlining.
@@ -177,6 +203,12 @@ BoundsResult inferBounds(State& state) {
       readsBy[a.producer + "\n" + s.name()].push_back(a.indices);
     }
   }
+  // With extents only, a stage's root values matter only where an attached stage's region
+  // is read from them.
+  std::set<std::string> readsAnAttachedStage;
+  for (auto& s : stages)
+    if (s.attach == AttachKind::At)
+      for (auto& consumer : consumersOf[s.name()]) readsAnAttachedStage.insert(consumer);
   // The variables fixed at each stage's attach point (its scope).
   std::map<std::string, std::set<const VarNode*>> scope;
 
@@ -278,8 +310,10 @@ BoundsResult inferBounds(State& state) {
     propagateExtents(s);
     for (int leaf : s.leaves)
       result.varRanges[b.iteratorVars[size_t(leaf)].node()] = Interval{0, s.iterator(leaf).extent - 1};
-    auto values = rootAxisValues(s, b.iteratorVars);
     b.rootValues.clear();
+    if (detail == BoundsDetail::Extents && !readsAnAttachedStage.count(s.name())) continue;
+    // Simplified once, with the region's start.
+    auto values = unsimplifiedIteratorValues(s, b.iteratorVars);
     for (int r = 0; r < s.rootCount; ++r) b.rootValues.push_back(simplify(b.regionMin[size_t(r)] + values[size_t(r)]));
   }
   return result;

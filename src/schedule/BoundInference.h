@@ -30,12 +30,21 @@ struct BoundsResult {
   ir::VarBounds varRanges;  ///< every leaf variable: [0, extent - 1]
 };
 
+enum class BoundsDetail {
+  Full,     ///< everything lowering needs
+  Extents,  ///< the iterator extents alone (root values only where a region depends on them)
+};
+
 /// Infers regions and sets the iterator extents of `state` accordingly.
-BoundsResult inferBounds(State& state);
+BoundsResult inferBounds(State& state, BoundsDetail detail = BoundsDetail::Full);
 
 /// What inferBounds assigns to a stage that covers its whole shape (one not computed inside
 /// another): root extents from the shape and reduction, leaf extents through the relations.
 void assignWholeShapeExtents(Stage& stage);
+
+/// A stage's body with the bodies of the inlined stages it reads substituted (as lowering sees
+/// it); needs no bounds.
+ir::Expr inlinedBody(const State& state, const std::string& stageName);
 
 /// Root-axis values of a stage in terms of its iterator variables (without region mins).
 std::vector<ir::Expr> rootAxisValues(const Stage& stage, const std::vector<ir::Var>& iteratorVars);

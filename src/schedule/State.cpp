@@ -134,7 +134,7 @@ void State::inferBounds() {
   bool attached = false;
   for (const auto& s : stages_) attached = attached || s.attach == AttachKind::At;
   if (attached) {
-    schedule::inferBounds(*this);
+    schedule::inferBounds(*this, BoundsDetail::Extents);
   } else {
     for (auto& s : stages_) assignWholeShapeExtents(s);
   }

@@ -235,6 +235,40 @@ TEST(BoundInference, ProducerAtASplitLoopComputesOneTile) {
   EXPECT_EQ(loops(root, "P"), "i0:16 i1:8");
 }
 
+TEST(BoundInference, ExtentsAloneMatchTheFullAnalysis) {
+  // conv2d + bias + relu, tiled: bias inlined, the convolution and its padded input attached
+  // inside the relu's tile. What steps ask for (extents) must not differ from what lowering gets.
+  auto state = replay(ops::conv2dBiasReluNCHW(1, 5, 13, 11, 6, 3, 3, 2, 1), {
+      step<ComputeInlineStep>("T_add"),
+      step<SplitStep>("T_relu", "ax2", Factors{2}),
+      step<SplitStep>("T_relu", "ax3", Factors{3}),
+      step<ReorderStep>("T_relu", Names{"ax0", "ax1", "ax2.0", "ax3.0", "ax2.1", "ax3.1"}),
+      step<ComputeAtStep>("conv2d_nchw", "T_relu", "ax3.0"),
+      step<SplitStep>("conv2d_nchw", "xx", Factors{2}),
+      step<ComputeAtStep>("pad_temp", "conv2d_nchw", "rc"),
+  });
+  State full = state, extents = state;
+  for (auto& s : full.stages())
+    for (auto& it : s.iterators) it.extent = -1;
+  for (auto& s : extents.stages())
+    for (auto& it : s.iterators) it.extent = -1;
+  auto fullBounds = inferBounds(full);
+  auto extentBounds = inferBounds(extents, BoundsDetail::Extents);
+  for (const Stage& s : state.stages()) {
+    for (size_t i = 0; i < s.iterators.size(); ++i) {
+      EXPECT_EQ(extents.stage(s.name()).iterators[i].extent, s.iterators[i].extent) << s.name() << "." << s.iterators[i].name;
+      EXPECT_EQ(full.stage(s.name()).iterators[i].extent, s.iterators[i].extent) << s.name() << "." << s.iterators[i].name;
+    }
+    if (!s.isPlaceholder())
+      EXPECT_EQ(ir::toString(inlinedBody(state, s.name())), ir::toString(fullBounds.stages.at(s.name()).body)) << s.name();
+  }
+  EXPECT_EQ(loops(state, "pad_temp"), loops(full, "pad_temp"));
+  // The relu's root values feed the convolution's region; the inlined bias add's are not needed.
+  EXPECT_FALSE(extentBounds.stages.at("T_relu").rootValues.empty());
+  EXPECT_TRUE(extentBounds.stages.at("T_add").rootValues.empty());
+  EXPECT_FALSE(fullBounds.stages.at("T_add").rootValues.empty());
+}
+
 TEST(BoundInference, RegionOfVaryingSizeGetsItsBoundAndIsMarkedInexact) {
   // C reads A[min(i, 12)]: the tile of 4 that i.0 covers shrinks at the end. Bounds cannot
   // give a constant size, so A's loop runs to a bound and is guarded.

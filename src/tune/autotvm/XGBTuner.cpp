@@ -61,7 +61,13 @@ uint64_t XGBTuner::randomUnproposed() {
   fail("xgb tuner: no unproposed config left in a space of {}", size);
 }
 
+const std::vector<uint64_t>& XGBTuner::plan() {
+  fitIfDue();
+  return plan_;
+}
+
 std::vector<uint64_t> XGBTuner::nextBatch(size_t batchSize) {
+  fitIfDue();
   std::vector<uint64_t> batch;
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
   while (batch.size() < batchSize && hasNext()) {
@@ -88,6 +94,9 @@ void XGBTuner::update(const std::vector<Trial>& trials) {
     measured_.push_back(trial.index);
     throughput_.push_back(usableThroughput(trial.flopsPerSecond));
   }
+}
+
+void XGBTuner::fitIfDue() {
   if (measured_.size() >= nextFitAt_) fitAndPlan();
 }
 

@@ -3,7 +3,9 @@
 /// runs simulated annealing over the model for a plan of the best-predicted unmeasured
 /// configs, and proposes from that plan — each pick, with probability `epsilon`, a random
 /// unmeasured config instead, so that a wrong model cannot lock the search in. It refits and
-/// replans after as many new trials as it has (doubling), then every `planSize` new trials. With `diversityFilterRatio` r > 0 (r >= 1)
+/// replans after as many new trials as it has (doubling), then every `planSize` new trials; a
+/// fit that is due happens when the next batch is asked for, so the last batch of a budget
+/// costs no fit and no annealing that nothing would use. With `diversityFilterRatio` r > 0 (r >= 1)
 /// the annealer returns r * planSize candidates and the plan is picked greedily from them,
 /// trading predicted score against knob values not yet in the plan (a submodular pick), so a
 /// batch does not spend all its trials on one neighbourhood.
@@ -50,7 +52,8 @@ class XGBTuner : public Tuner {
 
   /// The model's scores of configs (-infinity for those that fail to instantiate).
   std::vector<double> predict(const std::vector<uint64_t>& indices);
-  const std::vector<uint64_t>& plan() const { return plan_; }
+  /// The plan the next picks come from (after the fit that is due, if one is).
+  const std::vector<uint64_t>& plan();
   int fits() const { return fits_; }
   size_t randomPicks() const { return randomPicks_; }
   size_t modelPicks() const { return modelPicks_; }
@@ -58,6 +61,7 @@ class XGBTuner : public Tuner {
   const XGBoostCostModel& model() const { return model_; }
 
  private:
+  void fitIfDue();
   void fitAndPlan();
   void replan();
   uint64_t randomUnproposed();
