@@ -1,10 +1,16 @@
 // The worker's measuring logic, in process: inputs, comparison, error replies.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "runtime/Tensor.h"
+#include "runtime/TimeEvaluator.h"
+#include "support/Files.h"
+#include "support/Subprocess.h"
+#include "support/TempDir.h"
 #include "tune/MeasureErrorNo.h"
 #include "tune/worker/MeasureSession.h"
 
@@ -79,4 +85,79 @@ TEST(MeasureSession, BadRequestsGetErrorReplies) {
   EXPECT_EQ(noLibrary["error_no"], int(MeasureErrorNo::RuntimeDeviceError));
   EXPECT_NE(noLibrary["message"].get<std::string>().find("/nonexistent/candidate.so"), std::string::npos)
       << noLibrary.dump();
+}
+
+namespace {
+
+// A kernel that remembers the address of every input it was called with: which copies of the
+// arguments a measurement's calls read.
+const char* kAddressRecorder = R"C(
+#include "support/KernelAbi.h"
+static const void* seen[4096];
+static int count;
+int32_t touch(const TesselTensor* args, int32_t num_args, char* error, int32_t error_capacity) {
+  (void)num_args; (void)error; (void)error_capacity;
+  if (count < 4096) seen[count++] = args[0].data;
+  ((float*)args[1].data)[0] = ((const float*)args[0].data)[0];
+  return 0;
+}
+int recorded_count(void) { return count; }
+const void* recorded(int i) { return seen[i]; }
+void forget(void) { count = 0; }
+const char* tessel_module_manifest(void) {
+  return "{\"kernels\": [{\"name\": \"touch\", \"args\": ["
+         "{\"name\": \"X\", \"dtype\": \"float32\", \"shape\": [1048576]},"
+         "{\"name\": \"Y\", \"dtype\": \"float32\", \"shape\": [1]}]}]}";
+}
+)C";
+
+class ColdMeasurement : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    library_ = dir_.path() + "/librecorder.so";
+    writeFile(dir_.path() + "/recorder.c", kAddressRecorder);
+    auto built = runSubprocess({"cc", "-shared", "-fPIC", "-O2", "-I" TESSEL_SOURCE_DIR "/src", dir_.path() + "/recorder.c",
+                                "-o", library_});
+    ASSERT_TRUE(built.ok()) << built.output;
+    // Held open so that the recorder's memory outlives the session's own load and unload.
+    handle_ = dlopen(library_.c_str(), RTLD_NOW);
+    ASSERT_NE(handle_, nullptr) << dlerror();
+  }
+  void TearDown() override {
+    if (handle_) dlclose(handle_);
+  }
+  /// The distinct input addresses the calls of one measurement read.
+  std::set<const void*> measure(MeasureSession& session, bool cold) {
+    reinterpret_cast<void (*)()>(dlsym(handle_, "forget"))();
+    auto reply = session.handle({{"id", 1}, {"library", library_}, {"kernel", "touch"}, {"num_inputs", 1}, {"number", 8},
+                                 {"repeat", 4}, {"cold", cold}});
+    EXPECT_EQ(reply.value("error_no", -1), 0) << reply.dump();
+    auto count = reinterpret_cast<int (*)()>(dlsym(handle_, "recorded_count"));
+    auto recorded = reinterpret_cast<const void* (*)(int)>(dlsym(handle_, "recorded"));
+    std::set<const void*> out;
+    for (int i = 0; i < count(); ++i) out.insert(recorded(i));
+    return out;
+  }
+  TempDir dir_;
+  std::string library_;
+  void* handle_ = nullptr;
+};
+
+}  // namespace
+
+TEST_F(ColdMeasurement, CallsRotateThroughCopiesLargerThanTheLastLevelCache) {
+  MeasureSession session;
+  EXPECT_EQ(measure(session, false).size(), 1u);  // warm: every call reads the same input
+  // Cold: 4 MiB of input, in copies that together pass twice the last-level cache (at least
+  // two); the 32 calls visit each of them.
+  size_t expected = std::clamp<size_t>((2 * runtime::lastLevelCacheBytes() + (4u << 20)) / ((4u << 20) + 4), 2, 32);
+  std::set<const void*> first = measure(session, true);
+  EXPECT_GE(first.size(), expected);
+  // The next candidate of the task rotates through the same copies (copying them again for
+  // each candidate cost more than most measurements): only its own arguments are new.
+  std::set<const void*> second = measure(session, true);
+  size_t shared = 0;
+  for (const void* p : second) shared += first.count(p);
+  EXPECT_GE(shared + 1, second.size());
+  EXPECT_GE(second.size(), expected);
 }

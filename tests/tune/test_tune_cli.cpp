@@ -98,4 +98,29 @@ TEST(TuneCli, AKilledRunResumesKeepingEveryLoggedTrial) {
   EXPECT_EQ(configs.size(), 12u) << "a config was measured twice";
 }
 
+TEST(TuneCli, ColdCacheSaysWhichTasksAreMeasuredCold) {
+  TempDir dir;
+  SubprocessOptions limit;
+  limit.timeout = std::chrono::milliseconds(120000);
+  auto always = tuneCommand(dir.path() + "/always.log", "2");
+  always.insert(always.end(), {"--cold-cache", "always"});
+  auto r = runSubprocess(always, limit);
+  ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
+  expectContains(r.output, "configs  measured cold");
+  EXPECT_EQ(tune::readRecords(dir.path() + "/always.log").records.size(), 3u);  // two trials and the decision
+
+  auto never = tuneCommand(dir.path() + "/never.log", "2");
+  never.insert(never.end(), {"--cold-cache", "never"});
+  r = runSubprocess(never, limit);
+  ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
+  EXPECT_EQ(r.output.find("measured cold"), std::string::npos) << r.output;
+
+  auto bad = tuneCommand(dir.path() + "/bad.log", "2");
+  bad.insert(bad.end(), {"--cold-cache", "sometimes"});
+  r = runSubprocess(bad, limit);
+  EXPECT_NE(r.exitCode, 0);
+  expectContains(r.output, "--cold-cache: sometimes not in {auto,always,never}");
+  EXPECT_EQ(r.exitCode, 2);  // a usage error
+}
+
 }  // namespace

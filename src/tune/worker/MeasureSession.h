@@ -52,6 +52,15 @@ class MeasureSession {
     runtime::Tensor tensor;
   };
   std::deque<CachedInput> inputs_;  ///< most recent first, a few at most
+  /// The further argument sets a cold measurement rotates through (copies of `args`), kept for
+  /// the task's next candidates: cloning twice the last-level cache for each candidate cost
+  /// about 25 ms, more than measuring most of them.
+  const std::vector<std::vector<runtime::Tensor>>& coldCopies(const std::vector<runtime::Tensor>& args, uint64_t seed);
+  struct ColdCopies {
+    std::string key;
+    std::vector<std::vector<runtime::Tensor>> sets;
+  };
+  ColdCopies cold_;  ///< the last task's only: they may take up to a GiB
 };
 
 /// One output of a wrong answer: where it is most wrong. Exposed for tests.
