@@ -443,6 +443,49 @@ TEST(TuneLoop, ADefaultThatIsTrulyBestIsNeverReplaced) {
   }
 }
 
+/// The search measures the landscape as it is; the confirmation's rounds then drift (each
+/// slower than the last), with the candidate winning three rounds of five by 10% but losing
+/// the two slowest: its per-round ratio is 0.9, its median cost higher than the default's.
+class DriftingMeasurer : public SyntheticMeasurer {
+ public:
+  using SyntheticMeasurer::SyntheticMeasurer;
+  std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs, const std::vector<BuildResult>& builds) override {
+    if (calls_++ == 0) return SyntheticMeasurer::run(inputs, builds);  // the search: one batch
+    const int round = calls_ - 2;
+    const double fallback[] = {1, 2, 3, 4, 5}, candidate[] = {0.9, 1.8, 3.3, 4.4, 4.5};
+    std::vector<MeasureResult> out;
+    for (auto& in : inputs) {
+      bool isFallback = nlohmann::json::parse(in.config)["index"].get<uint64_t>() == fallbackIndex;
+      MeasureResult r;
+      r.costs = {(isFallback ? fallback : candidate)[round] * 1e-3};
+      out.push_back(r);
+    }
+    return out;
+  }
+  uint64_t fallbackIndex = 0;
+
+ private:
+  int calls_ = 0;
+};
+
+TEST(TuneLoop, AWinnerMustAlsoHaveTheLowerMedianCost) {
+  auto task = syntheticTask();
+  DriftingMeasurer measurer(*task);
+  measurer.fallbackIndex = task->fallbackIndex;
+  TuneTaskOptions o;
+  o.nTrial = 4;
+  o.batchSize = 4;
+  o.progressTo = nullptr;
+  o.confirmTop = 1;
+  o.confirmRounds = 5;
+  auto tuner = makeTuner("random", task, 3);
+  auto r = tuneTask(task, *tuner, measurer, measurer, o);
+  ASSERT_TRUE(r.confirmedIndex.has_value());
+  EXPECT_TRUE(r.keptFallback) << r.confirmationSummary;
+  EXPECT_EQ(*r.confirmedIndex, task->fallbackIndex);
+  expectContains(r.confirmationSummary, "the default stays (3.0000 ms)");
+}
+
 TEST(TuneLoop, TheConfirmationIsOneRecordThatNamesWhatItBeat) {
   auto task = syntheticTask();
   SyntheticMeasurer measurer(*task);

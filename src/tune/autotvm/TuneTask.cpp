@@ -118,7 +118,16 @@ void confirm(const TuningTask& task, Builder& builder, Runner& runner, const Tun
   for (const BuildResult& b : builds) builder.discard(b);
 
   // Round by round against the fallback: a drift in the machine's speed cancels in the ratio.
+  // A winner must also have the lower median cost: under drift the two can disagree, and a
+  // "faster" candidate whose typical cost is higher is no win (nor a message to print).
+  auto finiteMedian = [](const std::vector<double>& values) {
+    std::vector<double> finite;
+    for (double c : values)
+      if (std::isfinite(c)) finite.push_back(c);
+    return finite.empty() ? std::numeric_limits<double>::infinity() : median(finite);
+  };
   const std::vector<double>& base = costs.back();
+  const double baseMedian = finiteMedian(base);
   size_t winner = inputs.size() - 1;
   double winnerRatio = 1;
   nlohmann::json candidates = nlohmann::json::array();
@@ -132,7 +141,7 @@ void confirm(const TuningTask& task, Builder& builder, Runner& runner, const Tun
     }
     double ratio = ratios.empty() ? std::numeric_limits<double>::infinity() : median(ratios);
     candidates.push_back({{"index", indices[instantiated[k]]}, {"ratio_to_fallback", std::isfinite(ratio) ? nlohmann::json(ratio) : nlohmann::json(nullptr)}});
-    bool beats = 2 * wins > options.confirmRounds && ratio < 1 - options.confirmMargin;
+    bool beats = 2 * wins > options.confirmRounds && ratio < 1 - options.confirmMargin && finiteMedian(costs[k]) < baseMedian;
     if (beats && ratio < winnerRatio) {
       winner = k;
       winnerRatio = ratio;
@@ -155,7 +164,8 @@ void confirm(const TuningTask& task, Builder& builder, Runner& runner, const Tun
       result.keptFallback
           ? fmt::format("no candidate beat the default schedule in {} interleaved rounds: the default stays ({:.4f} ms)",
                         options.confirmRounds, result.confirmedCost * 1e3)
-          : fmt::format("config {} confirmed: {:.4f} ms against the default's {:.4f} ms ({:.1f}% faster) in {} interleaved rounds",
+          : fmt::format("config {} confirmed: {:.4f} ms against the default's {:.4f} ms ({:.1f}% faster round by round) in {} "
+                        "interleaved rounds",
                         decided, result.confirmedCost * 1e3, result.fallbackCost * 1e3, 100 * (1 - winnerRatio),
                         options.confirmRounds);
   if (onTrial) {
