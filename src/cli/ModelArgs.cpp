@@ -7,7 +7,9 @@
 
 #include "cli/OptionChecks.h"
 #include "graph/GraphParams.h"
+#include "ops/Winograd.h"
 #include "runtime/Tensor.h"
+#include "runtime/TimeEvaluator.h"
 #include "graph/passes/PassManager.h"
 #include "support/Error.h"
 
@@ -28,14 +30,31 @@ void addModelOptions(CLI::App* c, ModelArgs& a) {
   c->add_option("--desired-layout", a.desiredLayout,
                 "layout the image operators are converted to before building: NHWC (default: the CPU "
                 "schedules' fastest), NCHW, or keep");
+  c->add_option("--winograd", a.winograd,
+                "stride-1 3x3 NHWC convolutions as Winograd F(m x m, 3 x 3): auto (F(4x4) while its weights fit "
+                "the L2 cache, else F(2x2); direct below 16 channels), never, 2 or 4 (every one)")
+      ->check(CLI::IsMember({"auto", "never", "2", "4"}));
   c->add_flag("--no-optimize", a.noOptimize, "skip the graph passes (batch-norm folding, layout conversion, ...)");
   c->add_option("--print-after", a.printAfter, "print the graph after this pass (repeatable; 'all': after every one)");
+}
+
+graph::WinogradChoice winogradChoice(const std::string& mode) {
+  if (mode == "never") return {};
+  if (mode == "2" || mode == "4") return [m = std::stoi(mode)](const graph::Graph&, int) { return m; };
+  TESSEL_CHECK(mode == "auto", "--winograd: '{}' is not auto, never, 2 or 4", mode);
+  size_t l2 = runtime::cacheBytes(2);
+  if (l2 == 0) l2 = size_t(1) << 20;  // unreadable: the smallest L2 of the x86 server cores we run on
+  return [l2](const graph::Graph& g, int id) {
+    const auto& weight = g.node(g.node(id).inputs[1]).type.shape;  // HWIO
+    return ops::defaultWinogradTileSize(weight[2], weight[3], l2);
+  };
 }
 
 graph::Graph preparedModel(const ModelArgs& a) {
   graph::OptimizeOptions options;
   options.desiredLayout = graph::parseDesiredLayout(a.desiredLayout);
   options.simplify = !a.noOptimize;
+  options.winograd = winogradChoice(a.winograd);
   graph::PassRunOptions run;
   run.printAfter = {a.printAfter.begin(), a.printAfter.end()};
   run.printTo = &std::cout;

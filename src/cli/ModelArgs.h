@@ -8,6 +8,7 @@
 
 #include "graph/Graph.h"
 #include "graph/ModelZoo.h"
+#include "graph/passes/GraphPasses.h"
 
 namespace tessel::cli {
 
@@ -16,6 +17,9 @@ struct ModelArgs {
   int64_t batch = 1;
   bool noOptimize = false;
   std::string desiredLayout = "NHWC";
+  /// Winograd for stride-1 3x3 convolutions: "auto" (the default rules:
+  /// ops::defaultWinogradTileSize), "never", "2" or "4" (every candidate, F(m x m)).
+  std::string winograd = "auto";
   std::vector<std::string> printAfter;
   /// A params file whose weights replace the zoo's random ones before the passes (compile
   /// --params); empty: the random weights.
@@ -24,6 +28,9 @@ struct ModelArgs {
 };
 
 void addModelOptions(CLI::App* command, ModelArgs& args);
+
+/// The Winograd choice of a --winograd value; Error naming a value that is none of them.
+graph::WinogradChoice winogradChoice(const std::string& mode);
 
 /// The zoo network after the standard graph passes: what gets extracted, tuned and built.
 graph::Graph preparedModel(const ModelArgs& args);

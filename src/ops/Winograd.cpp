@@ -85,6 +85,12 @@ bool winogradApplies(const Conv2dAttrs& attrs, const std::vector<int64_t>& weigh
          dtype == DataType::float32() && (!attrs.outDtype || *attrs.outDtype == dtype);
 }
 
+int defaultWinogradTileSize(int64_t channels, int64_t outChannels, size_t l2Bytes) {
+  if (channels < 16 || outChannels < 16) return 0;
+  double f4Bytes = 36.0 * double(channels) * double(outChannels) * 4;
+  return f4Bytes <= double(l2Bytes) ? 4 : 2;
+}
+
 Tensor winogradWeightTransform(const Tensor& weight, int m) {
   const auto& w = winogradMatrices(m);
   checkRank("winograd_weight_transform", "weight", weight, 4);
