@@ -10,6 +10,7 @@
 #include "ops/Winograd.h"
 #include "runtime/Tensor.h"
 #include "runtime/TimeEvaluator.h"
+#include "graph/TaskExtraction.h"
 #include "graph/passes/PassManager.h"
 #include "support/Error.h"
 
@@ -50,11 +51,10 @@ graph::WinogradChoice winogradChoice(const std::string& mode) {
   };
 }
 
-graph::Graph preparedModel(const ModelArgs& a) {
+PreparedModel prepareModel(const ModelArgs& a) {
   graph::OptimizeOptions options;
   options.desiredLayout = graph::parseDesiredLayout(a.desiredLayout);
   options.simplify = !a.noOptimize;
-  options.winograd = winogradChoice(a.winograd);
   graph::PassRunOptions run;
   run.printAfter = {a.printAfter.begin(), a.printAfter.end()};
   run.printTo = &std::cout;
@@ -65,7 +65,53 @@ graph::Graph preparedModel(const ModelArgs& a) {
       if (auto bad = runtime::countNonFinite(value); bad.any())
         fmt::print(stderr, "warning: {}: parameter '{}' has {}\n", a.params, name, bad.describe());
   }
-  return graph::optimizeGraph(std::move(model), options, run);
+  PreparedModel prepared;
+  prepared.direct = graph::optimizeGraph(std::move(model), options, run);
+  prepared.chosen = a.noOptimize ? prepared.direct : graph::applyWinograd(prepared.direct, winogradChoice(a.winograd), run);
+  prepared.variants = a.winograd == "auto" && !a.noOptimize;
+  return prepared;
+}
+
+graph::Graph preparedModel(const ModelArgs& a) { return prepareModel(a).chosen; }
+
+std::string winogradSummary(const PreparedModel& prepared, const graph::Graph& built) {
+  int candidates = 0, f4 = 0, f2 = 0;
+  for (size_t i = 0; i < prepared.direct.nodes().size(); ++i) candidates += graph::winogradCandidate(prepared.direct, int(i));
+  for (const graph::Node& n : built.nodes())
+    if (n.op == "conv2d_winograd") (n.attrs.value("tile_size", 4) == 4 ? f4 : f2) += 1;
+  if (candidates == 0) return "";
+  return fmt::format("Winograd for {} of {} stride-1 3x3 convolutions (F(4x4): {}, F(2x2): {})", f4 + f2, candidates, f4, f2);
+}
+
+RecordsChoice chooseByRecords(const PreparedModel& prepared, const tune::HistoryBest& best) {
+  if (!prepared.variants) return {prepared.chosen, winogradSummary(prepared, prepared.chosen)};
+  auto directKeys = graph::workloadKeysByNode(prepared.direct), winogradKeys = graph::workloadKeysByNode(prepared.chosen);
+  const graph::Graph& rules = prepared.chosen;
+  int fasterWinograd = 0, fasterDirect = 0, byRules = 0;
+  auto choice = [&](const graph::Graph& g, int id) {
+    const std::string& name = g.node(id).name;
+    int w = rules.findNode(name);
+    if (w < 0 || rules.node(w).op != "conv2d_winograd") return 0;
+    int m = rules.node(w).attrs.value("tile_size", 4);
+    auto direct = directKeys.find(name), winograd = winogradKeys.find(name);
+    const tune::TuningRecord* directBest = direct == directKeys.end() ? nullptr : best.find(direct->second);
+    const tune::TuningRecord* winogradBest = winograd == winogradKeys.end() ? nullptr : best.find(winograd->second);
+    // Measured both ways: the faster one; else the rules' choice.
+    if (!directBest || !winogradBest) {
+      ++byRules;
+      return m;
+    }
+    bool useWinograd = winogradBest->cost() < directBest->cost();
+    ++(useWinograd ? fasterWinograd : fasterDirect);
+    return useWinograd ? m : 0;
+  };
+  RecordsChoice result;
+  result.graph = graph::applyWinograd(prepared.direct, choice);
+  result.summary = winogradSummary(prepared, result.graph);
+  if (!result.summary.empty())
+    result.summary += fmt::format("; measured both ways: {} faster as Winograd, {} faster direct; by the rules: {}",
+                                  fasterWinograd, fasterDirect, byRules);
+  return result;
 }
 
 void checkCpuTarget(const std::string& target) {

@@ -71,15 +71,21 @@ std::optional<ops::Layout> parseDesiredLayout(const std::string& text) {
 
 Graph optimizeGraph(const Graph& graph, const OptimizeOptions& options, const PassRunOptions& run) {
   Graph optimized = runPasses(graph, standardPipeline(options), run);
-  if (!options.simplify || !options.winograd) return optimized;
+  if (!options.simplify) return optimized;
+  return applyWinograd(optimized, options.winograd, run);
+}
+
+Graph applyWinograd(const Graph& optimized, const WinogradChoice& choice, const PassRunOptions& run) {
+  if (!choice) return optimized;
+  Graph rewritten;
   try {
-    optimized = useWinograd(optimized, options.winograd);
+    rewritten = useWinograd(optimized, choice);
   } catch (const Error& e) {
     throw e.withContext("graph pass use_winograd");
   }
   if (run.printAfter.count("use_winograd") || run.printAfter.count("all"))
-    *run.printTo << "// after use_winograd\n" << optimized.toString() << "\n";
-  return runPasses(optimized, {"fold_constants", "eliminate_dead_code"}, run);
+    *run.printTo << "// after use_winograd\n" << rewritten.toString() << "\n";
+  return runPasses(rewritten, {"fold_constants", "eliminate_dead_code"}, run);
 }
 
 }  // namespace tessel::graph

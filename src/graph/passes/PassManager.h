@@ -52,7 +52,11 @@ std::vector<std::string> standardPipeline(const OptimizeOptions& options = {});
 /// "NHWC", "NCHW" or "keep" (no conversion); Error naming the text otherwise.
 std::optional<ops::Layout> parseDesiredLayout(const std::string& text);
 
-/// runPasses(graph, standardPipeline(options), run), then the Winograd choice.
+/// runPasses(graph, standardPipeline(options), run), then applyWinograd with options.winograd.
 Graph optimizeGraph(const Graph& graph, const OptimizeOptions& options = {}, const PassRunOptions& run = {});
+
+/// use_winograd with `choice` on a graph the standard passes made, then the transformed weights
+/// folded; the graph itself when the choice is empty.
+Graph applyWinograd(const Graph& optimized, const WinogradChoice& choice, const PassRunOptions& run = {});
 
 }  // namespace tessel::graph
