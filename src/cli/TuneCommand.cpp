@@ -312,11 +312,13 @@ void tune(const TuneArgs& a) {
   auto best = tune::HistoryBest::fromLog(a.log, a.target);
   graph::BuildOptions build;
   build.target = a.target;
-  build.schedule = best.provider([](const te::ComputeDAG& dag) { return ops::defaultCpuSchedule(dag); });
+  DefaultSchedules defaults;
+  build.schedule = best.provider(defaults.provider());
   RecordsChoice chosen = chooseByRecords(prepared, best);
   graph::buildGraph(chosen.graph, tunedDir, build);
   fmt::print("{}\n", best.summary());
   if (!chosen.summary.empty()) fmt::print("{}\n", chosen.summary);
+  fmt::print("{}\n", defaults.summary());
   if (!a.output.empty()) fmt::print("wrote the tuned module to {}\n", a.output);
   if (a.noEvaluate) return;
 

@@ -767,18 +767,27 @@ std::optional<std::pair<std::string, std::string>> findAnchorStage(const te::Com
   return std::make_pair(*name, dag.op(*name)->tag);
 }
 
-std::vector<StepPtr> defaultCpuSchedule(const te::ComputeDAG& dag, const CpuScheduleOptions& options, schedule::State* finalState) {
+std::vector<StepPtr> defaultCpuSchedule(const te::ComputeDAG& dag, const CpuScheduleOptions& options, schedule::State* finalState,
+                                        std::string* fallback) {
+  if (fallback) fallback->clear();
   // A template's tile either works or is an error the tuner records: no silent fallback.
   if (!options.allowFallback || options.anchorTile) return Planner(dag, options).run(true, finalState);
-  // Each rule set is tried on a fresh state; a failure falls back to the next, simpler one.
+  // Each rule set is tried on a fresh state; a failure falls back to the next, simpler one,
+  // and says so.
+  std::string anchorError, loopError;
   try {
     return Planner(dag, options).run(true, finalState);
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    anchorError = e.what();
   }
   try {
-    return Planner(dag, options).run(false, finalState);
-  } catch (const Error&) {
+    auto steps = Planner(dag, options).run(false, finalState);
+    if (fallback) *fallback = fmt::format("without the register tile rule ({})", anchorError);
+    return steps;
+  } catch (const Error& e) {
+    loopError = e.what();
   }
+  if (fallback) *fallback = fmt::format("naive loops ({}; then {})", anchorError, loopError);
   if (finalState) *finalState = schedule::replay(dag, {});
   return {};
 }

@@ -68,9 +68,11 @@ struct CpuScheduleOptions {
 };
 
 /// The default schedule's steps; `finalState`, when given, receives the state they replay to
-/// (the schedule is recorded on one, so a caller that needs it saves the replay).
+/// (the schedule is recorded on one, so a caller that needs it saves the replay). When a rule
+/// fails and a simpler schedule is used instead, `fallback` (if given) receives which schedule
+/// was used and the rule's error; it is cleared when every rule applied.
 std::vector<schedule::StepPtr> defaultCpuSchedule(const te::ComputeDAG& dag, const CpuScheduleOptions& options = {},
-                                                  schedule::State* finalState = nullptr);
+                                                  schedule::State* finalState = nullptr, std::string* fallback = nullptr);
 
 /// The tile the rules choose for the DAG's anchor (the conv2d / depthwise / dense / matmul with
 /// the most FLOPs), or nothing when the DAG has no anchor or the anchor rule does not apply.
