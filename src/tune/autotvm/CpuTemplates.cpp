@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "ops/OpTraits.h"
 #include "ops/Schedules.h"
 #include "support/Error.h"
 
@@ -12,23 +13,12 @@ namespace tessel::tune::autotvm {
 
 namespace {
 
-const std::map<std::string, std::string> kTemplateOfTag = {
-    {"conv2d_nhwc", "conv2d_nhwc.x86"},
-    {"conv2d_nchw", "conv2d_nchw.x86"},
-    {"group_conv2d_nhwc", "group_conv2d_nhwc.x86"},
-    {"group_conv2d_nchw", "group_conv2d_nchw.x86"},
-    {"depthwise_conv2d_nhwc", "depthwise_conv2d_nhwc.x86"},
-    {"depthwise_conv2d_nchw", "depthwise_conv2d_nchw.x86"},
-    {"dense", "dense.x86"},
-    {"matmul", "matmul.x86"},
-    {"winograd_gemm", "conv2d_nhwc_winograd.x86"},
-};
-
 bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 /// What the template needs to know of the anchor.
 struct AnchorInfo {
-  std::string stage, tag;
+  std::string stage;
+  const ops::OpTraits* traits = nullptr;
   std::vector<int64_t> shape;
   std::vector<std::string> reduceNames;
   std::vector<int64_t> reduceExtents;
@@ -38,8 +28,8 @@ struct AnchorInfo {
 AnchorInfo describeAnchor(const te::ComputeDAG& dag, const ops::CpuScheduleOptions& options) {
   auto anchor = ops::findAnchorStage(dag);
   TESSEL_CHECK(anchor.has_value(), "no conv2d, depthwise conv2d, dense or matmul to tune in this function");
-  const auto& op = *dag.op(anchor->first);
-  AnchorInfo info{anchor->first, anchor->second, op.shape, {}, {}, 16};
+  const auto& op = *dag.op(*anchor);
+  AnchorInfo info{*anchor, &ops::traitsOf(op), op.shape, {}, {}, 16};
   for (const auto& axis : op.reduction()->axes) {
     info.reduceNames.push_back(axis.var.name());
     info.reduceExtents.push_back(axis.extent);
@@ -68,10 +58,11 @@ struct Template {
 };
 
 Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, const ops::CpuScheduleOptions& options) {
-  auto axes = ops::registerTileAxes(a.tag, a.shape.size());
-  TESSEL_CHECK(axes.has_value(), "anchor '{}' ({}) has no register tile", a.stage, a.tag);
+  auto axes = ops::registerTileAxes(*a.traits, a.shape.size());
+  TESSEL_CHECK(axes.has_value(), "anchor '{}' ({}) has no register tile", a.stage, a.traits->tag);
   auto fallbackTile = ops::defaultAnchorTile(dag, options);
-  TESSEL_CHECK(fallbackTile.has_value(), "the default schedule has no register tile for anchor '{}' ({})", a.stage, a.tag);
+  TESSEL_CHECK(fallbackTile.has_value(), "the default schedule has no register tile for anchor '{}' ({})", a.stage,
+               a.traits->tag);
   int64_t v = a.shape[size_t(axes->vectorAxis)], r = a.shape[size_t(axes->rowAxis)];
   auto ceilDiv = [](int64_t x, int64_t y) { return (x + y - 1) / y; };
 
@@ -98,6 +89,8 @@ Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, co
     hasKernelWidth = hasKernelWidth || ((a.reduceNames[i] == "rx" || a.reduceNames[i] == "dj") && a.reduceExtents[i] > 1);
   if (hasKernelWidth) space->defineKnob("unroll_kw", {false, true});
   space->defineKnob("weights_outer", {false, true});
+  bool hasPadding = fallbackTile->inlinePadding >= 0;
+  if (hasPadding) space->defineKnob("inline_pad", {false, true});
 
   // The fallback: the rules' own tile, reduction as defined.
   std::vector<size_t> choices;
@@ -108,6 +101,7 @@ Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, co
     else if (k.name == "tile_ic") value = std::vector<int64_t>{a.reduceExtents[size_t(rc - a.reduceNames.begin())], 1};
     else if (k.name == "reorder_reduce") value = k.options[0];  // identity comes first
     else if (k.name == "unroll_kw") value = false;
+    else if (k.name == "inline_pad") value = fallbackTile->inlinePadding == 1;
     else value = fallbackTile->weightsOuter == 1;
     auto index = space->optionIndex(k.name, value);
     TESSEL_CHECK(index.has_value(), "template: the default tile's {} = {} is not in the space", k.name, value.dump());
@@ -116,7 +110,7 @@ Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, co
   Template t;
   t.fallback = space->fromChoices(choices).index();
   t.space = space;
-  t.tile = [hasChannels, hasKernelWidth](const ConfigEntity& config) {
+  t.tile = [hasChannels, hasKernelWidth, hasPadding](const ConfigEntity& config) {
     ops::AnchorTile tile;
     auto tv = config.split("tile_v");
     tile.vectors = tv[1];
@@ -126,6 +120,7 @@ Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, co
     tile.reduceOrder = config.order("reorder_reduce");
     tile.unrollKernelWidth = hasKernelWidth && config.value("unroll_kw").get<bool>();
     tile.weightsOuter = config.value("weights_outer").get<bool>() ? 1 : 0;
+    if (hasPadding) tile.inlinePadding = config.value("inline_pad").get<bool>() ? 1 : 0;
     return tile;
   };
   return t;
@@ -157,16 +152,17 @@ Template denseTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, const ops
 
 std::vector<std::string> cpuTemplateNames() {
   std::vector<std::string> names;
-  for (const auto& [tag, name] : kTemplateOfTag) names.push_back(name);
+  for (const auto& t : ops::allOpTraits())
+    if (!t.cpuTemplate.empty()) names.push_back(t.cpuTemplate);
   return names;
 }
 
 std::optional<std::string> cpuTemplateFor(const te::ComputeDAG& dag) {
   auto anchor = ops::findAnchorStage(dag);
   if (!anchor) return std::nullopt;
-  auto it = kTemplateOfTag.find(anchor->second);
-  if (it == kTemplateOfTag.end()) return std::nullopt;
-  return it->second;
+  const auto& traits = ops::traitsOf(*dag.op(*anchor));
+  if (traits.cpuTemplate.empty()) return std::nullopt;
+  return traits.cpuTemplate;
 }
 
 TuningTaskPtr makeCpuTuningTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
@@ -175,11 +171,11 @@ TuningTaskPtr makeCpuTuningTask(const std::string& name, const te::ComputeDAG& d
   TESSEL_CHECK(!chosen.empty(), "task '{}': no CPU template applies (templates: {})", name, fmt::join(cpuTemplateNames(), ", "));
   ops::CpuScheduleOptions options;
   AnchorInfo anchor = describeAnchor(dag, options);
-  auto expected = kTemplateOfTag.find(anchor.tag);
-  TESSEL_CHECK(expected != kTemplateOfTag.end() && expected->second == chosen,
+  TESSEL_CHECK(!anchor.traits->cpuTemplate.empty() && anchor.traits->cpuTemplate == chosen,
                "task '{}': template '{}' does not fit its anchor '{}' ({}); known templates: {}", name, chosen, anchor.stage,
-               anchor.tag, fmt::join(cpuTemplateNames(), ", "));
-  Template t = anchor.tag == "dense" ? denseTemplate(dag, anchor, options) : registerTileTemplate(dag, anchor, options);
+               anchor.traits->tag, fmt::join(cpuTemplateNames(), ", "));
+  Template t = anchor.traits->kind == ops::OpKind::Dense ? denseTemplate(dag, anchor, options)
+                                                         : registerTileTemplate(dag, anchor, options);
   auto task = std::make_shared<TuningTask>();
   task->name = name;
   task->templateName = chosen;
