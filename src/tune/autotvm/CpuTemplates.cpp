@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "ops/OpTraits.h"
@@ -54,6 +56,7 @@ SplitOptions vectorTileOptions(int64_t maxLanes, bool exact) {
 struct Template {
   std::shared_ptr<ConfigSpace> space;
   uint64_t fallback = 0;
+  uint64_t unprunedSize = 0;  ///< the space's size before pruning (0: not pruned)
   std::function<ops::AnchorTile(const ConfigEntity&)> tile;  ///< the anchor tile of a config
 };
 
@@ -66,10 +69,17 @@ Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, co
   int64_t v = a.shape[size_t(axes->vectorAxis)], r = a.shape[size_t(axes->rowAxis)];
   auto ceilDiv = [](int64_t x, int64_t y) { return (x + y - 1) / y; };
 
+  // Pruned, what cannot win: vectors narrower than the machine's where the widest divide the
+  // axis (narrow vectors pay only on awkward extents), and reduction orders that differ only
+  // in where unit loops (a 1x1 kernel's ry and rx) stand. `unprunedSize` counts without.
   auto space = std::make_shared<ConfigSpace>();
   SplitOptions tileV = vectorTileOptions(a.maxLanes, false);
   tileV.include = {{ceilDiv(v, fallbackTile->vectors * fallbackTile->lanes), fallbackTile->vectors, fallbackTile->lanes}};
+  double unpruned = double(splitCandidates(v, tileV).size());
+  if (v % a.maxLanes == 0)
+    tileV.filter = [widest = a.maxLanes, all = tileV.filter](const std::vector<int64_t>& p) { return all(p) && p[2] == widest; };
   space->defineSplit("tile_v", v, tileV);
+  unpruned /= double(space->knob("tile_v").options.size());
   SplitOptions tileR;
   tileR.policy = SplitPolicy::Verbose;
   tileR.maxFactor = 16;
@@ -83,7 +93,21 @@ Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, co
     space->defineSplit("tile_ic", a.reduceExtents[size_t(rc - a.reduceNames.begin())], tileIc);
   }
   int reduceLoops = int(a.reduceNames.size());
-  space->defineReorder("reorder_reduce", reduceLoops, reduceLoops > 1 ? "all" : "identity");
+  std::vector<int> moving, order(static_cast<size_t>(reduceLoops), 0);  // the non-unit loops; the identity order
+  for (int i = 0; i < reduceLoops; ++i) {
+    order[size_t(i)] = i;
+    if (a.reduceExtents[size_t(i)] > 1) moving.push_back(i);
+  }
+  std::vector<std::vector<int>> orders;  // unit loops in place, the others in every order
+  std::vector<int> permuted = moving;
+  do {
+    std::vector<int> o = order;
+    for (size_t j = 0; j < moving.size(); ++j) o[size_t(moving[j])] = permuted[j];
+    orders.push_back(o);
+  } while (std::next_permutation(permuted.begin(), permuted.end()));
+  space->defineReorder("reorder_reduce", reduceLoops, "candidate", orders);
+  for (int i = 2; i <= reduceLoops; ++i) unpruned *= i;
+  unpruned /= double(orders.size());
   bool hasKernelWidth = false;
   for (size_t i = 0; i < a.reduceNames.size(); ++i)
     hasKernelWidth = hasKernelWidth || ((a.reduceNames[i] == "rx" || a.reduceNames[i] == "dj") && a.reduceExtents[i] > 1);
@@ -110,6 +134,7 @@ Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, co
   Template t;
   t.fallback = space->fromChoices(choices).index();
   t.space = space;
+  t.unprunedSize = uint64_t(std::llround(unpruned * double(space->size())));
   t.tile = [hasChannels, hasKernelWidth, hasPadding](const ConfigEntity& config) {
     ops::AnchorTile tile;
     auto tv = config.split("tile_v");
@@ -198,6 +223,7 @@ TuningTaskPtr makeCpuTuningTask(const std::string& name, const te::ComputeDAG& d
     return state;
   };
   task->fallbackIndex = t.fallback;
+  task->unprunedSize = t.unprunedSize ? t.unprunedSize : t.space->size();
   return task;
 }
 
