@@ -106,7 +106,7 @@ TEST(TuneCli, ColdCacheSaysWhichTasksAreMeasuredCold) {
   always.insert(always.end(), {"--cold-cache", "always"});
   auto r = runSubprocess(always, limit);
   ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
-  expectContains(r.output, "configs  measured cold");
+  expectContains(r.output, ")  measured cold");  // after "N configs (of M)"
   EXPECT_EQ(tune::readRecords(dir.path() + "/always.log").records.size(), 3u);  // two trials and the decision
 
   auto never = tuneCommand(dir.path() + "/never.log", "2");
