@@ -2,6 +2,7 @@
 
 #include <onnx/checker.h>
 
+#include <cctype>
 #include <limits>
 
 #include "support/Error.h"
@@ -24,6 +25,19 @@ int64_t defaultDomainOpset(const onnx::ModelProto& model, const std::string& ori
   return opset;
 }
 
+/// The checker's message on one line (it spreads node dumps over several): tessel's errors are
+/// one line each.
+std::string oneLine(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    bool space = std::isspace(static_cast<unsigned char>(c));
+    if (space && (out.empty() || out.back() == ' ')) continue;
+    out += space ? ' ' : c;
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
 }  // namespace
 
 LoadedModel parseModel(const std::string& bytes, const std::string& origin) {
@@ -41,9 +55,9 @@ LoadedModel parseModel(const std::string& bytes, const std::string& origin) {
   try {
     onnx::checker::check_model(model.proto);
   } catch (const onnx::checker::ValidationError& e) {
-    fail("{}: the ONNX checker rejects the model: {}", origin, e.what());
+    fail("{}: the ONNX checker rejects the model: {}", origin, oneLine(e.what()));
   } catch (const std::exception& e) {
-    fail("{}: the ONNX checker failed on the model: {}", origin, e.what());
+    fail("{}: the ONNX checker failed on the model: {}", origin, oneLine(e.what()));
   }
   model.opset = defaultDomainOpset(model.proto, origin);
   return model;

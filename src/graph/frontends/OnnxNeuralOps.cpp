@@ -73,8 +73,11 @@ std::vector<Value> conv(Importer& im, const NodeView& node) {
   auto strides = pair(node, "strides", {1, 1}), dilations = pair(node, "dilations", {1, 1});
   auto pads = windowPadding(node, {x.shape[2], x.shape[3]}, kernel, strides, dilations);
   int64_t groups = node.getInt("group", 1), channels = x.shape[1];
-  if (groups < 1 || channels % groups != 0 || w.shape[1] * groups != channels || w.shape[0] % groups != 0)
-    node.unsupported("group", fmt::format("{} groups do not fit input {} and weight {}", groups, x.str(), w.str()));
+  if (groups < 1 || channels % groups != 0 || w.shape[0] % groups != 0)
+    node.unsupported("group", fmt::format("{} groups do not divide input {} and weight {}", groups, x.str(), w.str()));
+  if (w.shape[1] * groups != channels)
+    node.error(fmt::format("the weight {} reads {} input channels in each of {} groups, the input {} has {} channels", w.str(),
+                           w.shape[1], groups, x.str(), channels));
   Attrs attrs = {{"strides", strides}, {"padding", pads}, {"dilation", dilations}, {"layout", "NCHW"}};
   int data = im.inputNode(node, 0);
   std::string suffix = node.hasInput(2) ? "conv" : "";
