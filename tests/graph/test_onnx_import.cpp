@@ -5,6 +5,7 @@
 // output's largest magnitude.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "common/ErrorText.h"
