@@ -63,13 +63,25 @@ Value withBias(Importer& im, const NodeView& node, int y) {
   return im.fromNode(im.addOp(node, "bias_add", {y, im.inputNode(node, 2)}, {{"axis", 1}}, ""));
 }
 
+/// The data and weight of Conv and ConvTranspose (both 4-D) and the kernel_shape, which must
+/// agree with the weight.
+struct ConvOperands {
+  TensorType x, w;
+  std::vector<int64_t> kernel;
+};
+
+ConvOperands convOperands(Importer& im, const NodeView& node) {
+  ConvOperands c{im.inputType(node, 0), im.inputType(node, 1), {}};
+  requireImage(node, c.x, "the input");
+  requireImage(node, c.w, "the weight");
+  c.kernel = pair(node, "kernel_shape", {c.w.shape[2], c.w.shape[3]});
+  if (c.kernel[0] != c.w.shape[2] || c.kernel[1] != c.w.shape[3])
+    node.unsupported("kernel_shape", fmt::format("[{}] differs from the weight's {}", fmt::join(c.kernel, ", "), c.w.str()));
+  return c;
+}
+
 std::vector<Value> conv(Importer& im, const NodeView& node) {
-  TensorType x = im.inputType(node, 0), w = im.inputType(node, 1);
-  requireImage(node, x, "the input");
-  requireImage(node, w, "the weight");
-  auto kernel = pair(node, "kernel_shape", {w.shape[2], w.shape[3]});
-  if (kernel[0] != w.shape[2] || kernel[1] != w.shape[3])
-    node.unsupported("kernel_shape", fmt::format("[{}] differs from the weight's {}", fmt::join(kernel, ", "), w.str()));
+  auto [x, w, kernel] = convOperands(im, node);
   auto strides = pair(node, "strides", {1, 1}), dilations = pair(node, "dilations", {1, 1});
   auto pads = windowPadding(node, {x.shape[2], x.shape[3]}, kernel, strides, dilations);
   int64_t groups = node.getInt("group", 1), channels = x.shape[1];
@@ -95,12 +107,7 @@ std::vector<Value> conv(Importer& im, const NodeView& node) {
 }
 
 std::vector<Value> convTranspose(Importer& im, const NodeView& node) {
-  TensorType x = im.inputType(node, 0), w = im.inputType(node, 1);
-  requireImage(node, x, "the input");
-  requireImage(node, w, "the weight");
-  auto kernel = pair(node, "kernel_shape", {w.shape[2], w.shape[3]});
-  if (kernel[0] != w.shape[2] || kernel[1] != w.shape[3])
-    node.unsupported("kernel_shape", fmt::format("[{}] differs from the weight's {}", fmt::join(kernel, ", "), w.str()));
+  auto [x, w, kernel] = convOperands(im, node);
   if (node.has("output_shape")) node.unsupported("output_shape", "give pads and output_padding instead");
   std::string autoPad = node.getString("auto_pad", "NOTSET");
   if (autoPad != "NOTSET" && autoPad != "VALID") node.unsupported("auto_pad", fmt::format("'{}' (NOTSET and VALID are)", autoPad));
