@@ -232,6 +232,18 @@ def two_inputs():
         opset=13)
 
 
+def classifier():
+    """1000 class scores from an image: the first three are the mean of R, G and B (tessel
+    classify's test reads a red, a green and a blue picture with it)."""
+    w = np.zeros((1000, 3), np.float32)
+    w[0, 0] = w[1, 1] = w[2, 2] = 1
+    save("rgb_classifier", [
+        helper.make_node("GlobalAveragePool", ["image"], ["p"]),
+        helper.make_node("Flatten", ["p"], ["f"]),
+        helper.make_node("Gemm", ["f", "w"], ["scores"], transB=1)],
+        [("image", [1, 3, 16, 16])], ["scores"], [init("w", w)], opset=13)
+
+
 def bad_models():
     os.makedirs(BAD, exist_ok=True)
 
@@ -274,4 +286,5 @@ if __name__ == "__main__":
     shape_models()
     resize_models()
     two_inputs()
+    classifier()
     bad_models()
