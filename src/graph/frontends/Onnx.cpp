@@ -18,6 +18,16 @@ namespace {
 
 using namespace onnx_import;
 
+/// Inputs beyond 2^32 elements are refused: no network input is that large, and a damaged
+/// extent must not make shape computations overflow further on.
+void checkInputSize(const std::string& name, const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    TESSEL_CHECK(d > 0 && d <= (int64_t(1) << 32) / n, "input '{}': the shape {} is too large", name, runtime::formatShape(shape));
+    n *= d;
+  }
+}
+
 /// The shape of graph input `input`: the model's, with --input-shape's extents where given.
 std::vector<int64_t> inputShape(const onnx::ValueInfoProto& input, const OnnxImportOptions& options) {
   const std::string& name = input.name();
@@ -34,6 +44,7 @@ std::vector<int64_t> inputShape(const onnx::ValueInfoProto& input, const OnnxImp
         TESSEL_CHECK(dims[int(i)].dim_value() == shape[i], "--input-shape {}: dimension {} is {} in the model, {} given", name,
                      i, dims[int(i)].dim_value(), shape[i]);
     }
+    checkInputSize(name, shape);
     return shape;
   }
   TESSEL_CHECK(input.type().tensor_type().has_shape(), "input '{}' has no shape in the model: give --input-shape {}:D0,D1,...",
@@ -47,6 +58,7 @@ std::vector<int64_t> inputShape(const onnx::ValueInfoProto& input, const OnnxImp
     std::string symbol = dims[i].has_dim_param() ? fmt::format("symbolic ('{}')", dims[i].dim_param()) : "unknown";
     fail("input '{}': dimension {} is {}: give its shape with --input-shape {}:D0,D1,...", name, i, symbol, name);
   }
+  checkInputSize(name, shape);
   return shape;
 }
 

@@ -55,9 +55,19 @@ std::vector<int64_t> stridesOf(const std::vector<int64_t>& shape) {
   return strides;
 }
 
+void checkConstantSize(const std::vector<int64_t>& shape) {
+  TESSEL_CHECK(elementsOf(shape) <= kMaxConstantElements, "a constant of shape {} is too large to compute while importing",
+               runtime::formatShape(shape));
+}
+
 int64_t elementsOf(const std::vector<int64_t>& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    // A hostile shape must not overflow: 2^40 elements is far beyond any model tessel builds.
+    TESSEL_CHECK(d >= 0 && (d == 0 || n <= (int64_t(1) << 40) / d), "the shape {} is too large",
+                 runtime::formatShape(shape));
+    n *= d;
+  }
   return n;
 }
 
@@ -87,6 +97,7 @@ runtime::Tensor int64Tensor(const std::vector<int64_t>& values) {
 }
 
 runtime::Tensor tensorFromValues(const std::vector<int64_t>& shape, DataType dtype, const std::vector<double>& values) {
+  checkConstantSize(shape);
   auto t = runtime::Tensor::empty(shape, dtype);
   TESSEL_ICHECK(int64_t(values.size()) == t.numel());
   if (dtype == DataType::float32()) writeFrom<float>(t, values);
@@ -108,6 +119,7 @@ runtime::Tensor reshaped(const runtime::Tensor& t, const std::vector<int64_t>& s
 
 runtime::Tensor moved(const runtime::Tensor& t, const std::vector<int64_t>& shape,
                       const std::function<int64_t(const std::vector<int64_t>&)>& source) {
+  checkConstantSize(shape);
   auto out = runtime::Tensor::empty(shape, t.dtype());
   size_t bytes = size_t(t.dtype().storageBytes());
   auto* dst = static_cast<char*>(out.data());

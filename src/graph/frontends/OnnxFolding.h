@@ -35,8 +35,13 @@ runtime::Tensor converted(const runtime::Tensor& t, DataType dtype);
 runtime::Tensor broadcastArithmetic(const runtime::Tensor& a, const runtime::Tensor& b,
                                     const std::function<double(double, double)>& op, const std::string& what);
 
-/// Row-major strides of a shape and the product of its extents.
+/// Row-major strides of a shape and the product of its extents (an Error past 2^40).
 std::vector<int64_t> stridesOf(const std::vector<int64_t>& shape);
 int64_t elementsOf(const std::vector<int64_t>& shape);
+
+/// Constants computed during import (ConstantOfShape, a folded Gather) are bounded: 2^28
+/// elements is beyond any weight, and a hostile shape must not exhaust memory.
+inline constexpr int64_t kMaxConstantElements = int64_t(1) << 28;
+void checkConstantSize(const std::vector<int64_t>& shape);
 
 }  // namespace tessel::graph::onnx_import

@@ -117,6 +117,9 @@ const Value& Importer::input(const NodeView& node, size_t i) {
 int Importer::inputNode(const NodeView& node, size_t i) {
   input(node, i);
   Value& v = values_.at(node.input(i));
+  // Operators compute on non-empty tensors; an empty one only ever serves shape arithmetic.
+  for (int64_t d : v.type.shape)
+    if (d == 0) node.error(fmt::format("input '{}' is empty ({}): operators on empty tensors are not supported", node.input(i), v.type.str()));
   if (v.node < 0) v.node = graph_.addConstant(freshName(node.input(i)), *v.constant);
   return v.node;
 }

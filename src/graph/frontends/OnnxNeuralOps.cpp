@@ -24,12 +24,16 @@ void requireImage(const NodeView& node, const TensorType& t, const char* what) {
     node.error(fmt::format("{} is {}: only 2-D images (4-D NCHW tensors) are supported", what, t.str()));
 }
 
+/// Windows, strides, dilations and paddings beyond this are damage, not models; bounding them
+/// keeps the operators' size arithmetic far from overflow.
+constexpr int64_t kMaxWindow = int64_t(1) << 20;
+
 /// A two-value attribute (strides, dilations, kernel_shape) of a 2-D window.
 std::vector<int64_t> pair(const NodeView& node, const std::string& attribute, std::vector<int64_t> fallback) {
   auto v = node.getInts(attribute, fallback);
   if (v.size() != 2) node.unsupported(attribute, fmt::format("{} values given, 2-D windows take 2", v.size()));
   for (int64_t x : v)
-    if (x < 1) node.unsupported(attribute, fmt::format("value {} is not positive", x));
+    if (x < 1 || x > kMaxWindow) node.unsupported(attribute, fmt::format("value {} is out of range [1, {}]", x, kMaxWindow));
   return v;
 }
 
@@ -40,7 +44,7 @@ std::vector<int64_t> windowPadding(const NodeView& node, const std::vector<int64
   std::vector<int64_t> pads = node.getInts("pads", {0, 0, 0, 0});
   if (pads.size() != 4) node.unsupported("pads", fmt::format("{} values given, 2-D windows take 4", pads.size()));
   for (int64_t p : pads)
-    if (p < 0) node.unsupported("pads", fmt::format("negative padding {}", p));
+    if (p < 0 || p > kMaxWindow) node.unsupported("pads", fmt::format("padding {} is out of range [0, {}]", p, kMaxWindow));
   if (autoPad == "NOTSET") return pads;
   if (autoPad == "VALID") return {0, 0, 0, 0};
   if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER") node.unsupported("auto_pad", fmt::format("unknown value '{}'", autoPad));
@@ -115,8 +119,13 @@ std::vector<Value> convTranspose(Importer& im, const NodeView& node) {
   auto pads = node.getInts("pads", {0, 0, 0, 0});
   if (autoPad == "VALID") pads = {0, 0, 0, 0};
   if (pads.size() != 4) node.unsupported("pads", fmt::format("{} values given, 2-D windows take 4", pads.size()));
+  for (int64_t p : pads)
+    if (p < 0 || p > kMaxWindow) node.unsupported("pads", fmt::format("padding {} is out of range [0, {}]", p, kMaxWindow));
   auto outputPadding = node.getInts("output_padding", {0, 0});
   if (outputPadding.size() != 2) node.unsupported("output_padding", "2-D windows take 2 values");
+  for (size_t d = 0; d < 2; ++d)
+    if (outputPadding[d] < 0 || outputPadding[d] >= std::max(strides[d], dilations[d]))
+      node.unsupported("output_padding", fmt::format("{} must be below the stride or the dilation", outputPadding[d]));
   int64_t groups = node.getInt("group", 1);
   Attrs attrs = {{"strides", strides},   {"padding", pads},  {"output_padding", outputPadding},
                  {"dilation", dilations}, {"groups", groups}};
@@ -202,7 +211,9 @@ std::vector<Value> matMul(Importer& im, const NodeView& node) {
     node.error(fmt::format("operands {} and {}: only a matrix or a stack of rows times a matrix is supported", a.str(), b.str()));
   if (a.shape.size() == 2) return {im.fromNode(im.addOp(node, "matmul", {im.inputNode(node, 0), im.inputNode(node, 1)}))};
   // [..., M, K] x [K, N]: the leading dimensions are rows of one matrix product.
-  int64_t k = a.shape.back(), rows = elementsOf(a.shape) / k;
+  int64_t k = a.shape.back();
+  if (k <= 0 || elementsOf(a.shape) == 0) node.error(fmt::format("operand {} is empty", a.str()));
+  int64_t rows = elementsOf(a.shape) / k;
   int flat = im.addOp(node, "reshape", {im.inputNode(node, 0)}, {{"shape", {rows, k}}}, "rows");
   int product = im.addOp(node, "matmul", {flat, im.inputNode(node, 1)}, Attrs::object(), "matmul");
   std::vector<int64_t> shape = a.shape;
@@ -220,6 +231,7 @@ std::vector<Value> softmax(Importer& im, const NodeView& node) {
     return {im.fromNode(im.addOp(node, "softmax", {im.inputNode(node, 0)}, {{"axis", axis}}))};
   // Before opset 13 the input is read as a matrix [outer, inner] split at the axis.
   int64_t outer = elementsOf({x.shape.begin(), x.shape.begin() + axis});
+  if (outer <= 0 || elementsOf(x.shape) == 0) node.error(fmt::format("the input {} is empty", x.str()));
   int flat = im.addOp(node, "reshape", {im.inputNode(node, 0)}, {{"shape", {outer, elementsOf(x.shape) / outer}}}, "rows");
   int y = im.addOp(node, "softmax", {flat}, {{"axis", 1}}, "softmax");
   return {im.fromNode(im.addOp(node, "reshape", {y}, {{"shape", x.shape}}))};
@@ -230,7 +242,7 @@ std::vector<Value> softmax(Importer& im, const NodeView& node) {
 /// ratio; the two agree exactly when the product is whole).
 int64_t scaledExtent(const NodeView& node, int64_t in, double scale, size_t axis) {
   double out = double(in) * scale;
-  if (!(scale > 0) || std::abs(out - std::round(out)) > 1e-6 * std::max(1.0, out) || std::round(out) < 1)
+  if (!(scale > 0) || !(out <= double(kMaxWindow)) || std::abs(out - std::round(out)) > 1e-6 * std::max(1.0, out) || std::round(out) < 1)
     node.error(fmt::format("scale {} of axis {} gives {} elements from {}: only whole output extents are supported", scale,
                            axis, out, in));
   return int64_t(std::round(out));
@@ -260,6 +272,8 @@ std::vector<Value> resize(Importer& im, const NodeView& node) {
     for (size_t d = 0; d < 4; ++d) out.push_back(scaledExtent(node, x.shape[d], scales[d], d));
   }
   if (out[0] != x.shape[0] || out[1] != x.shape[1]) node.error("only the height and width can be resized");
+  if (out[2] < 1 || out[3] < 1 || out[2] > kMaxWindow || out[3] > kMaxWindow)
+    node.error(fmt::format("output size {}x{} is out of range [1, {}]", out[2], out[3], kMaxWindow));
   std::string mode = node.getString("mode", "nearest");
   if (mode != "nearest" && mode != "linear") node.unsupported("mode", fmt::format("'{}' (nearest and linear are)", mode));
   Attrs attrs = {{"size", {out[2], out[3]}}, {"method", mode == "nearest" ? "nearest" : "bilinear"}, {"layout", "NCHW"}};

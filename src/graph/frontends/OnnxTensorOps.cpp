@@ -157,6 +157,7 @@ std::vector<Value> slice(Importer& im, const NodeView& node) {
     int64_t a = axisOf(node, axes[k], rank, "axes");
     int64_t dim = in.shape()[size_t(a)], s = steps[k];
     if (s == 0) node.error("a step of 0");
+    if (dim == 0) s = 1;  // an empty axis: every slice of it is empty (and the clamps below need dim > 0)
     // Clamped as ONNX says: negative values count from the end, then into the valid range.
     auto resolve = [&](int64_t v, int64_t lo, int64_t hi) {
       if (v < 0) v = v < -dim ? -dim - 1 : v + dim;  // avoids overflow of INT64_MIN + dim
@@ -164,7 +165,9 @@ std::vector<Value> slice(Importer& im, const NodeView& node) {
     };
     int64_t b = s > 0 ? resolve(starts[k], 0, dim) : resolve(starts[k], 0, dim - 1);
     int64_t e = s > 0 ? resolve(ends[k], 0, dim) : resolve(ends[k], -1, dim - 1);
-    int64_t count = s > 0 ? (e > b ? (e - b + s - 1) / s : 0) : (b > e ? (b - e + (-s) - 1) / (-s) : 0);
+    // Steps beyond the extent take one element; bounding them keeps -s and the sums in range.
+    s = std::clamp(s, -dim - 1, dim + 1);
+    int64_t count = s > 0 ? (e > b ? (e - b - 1) / s + 1 : 0) : (b > e ? (b - e - 1) / (-s) + 1 : 0);
     first[size_t(a)] = b;
     step[size_t(a)] = s;
     outShape[size_t(a)] = count;
