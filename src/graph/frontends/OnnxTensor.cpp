@@ -58,25 +58,34 @@ runtime::Tensor tensorFromProto(const onnx::TensorProto& proto, const std::strin
   DataType dtype = dtypeOf(proto.data_type(), what);
   int64_t count = elementCount(proto, what);
   std::vector<int64_t> shape(proto.dims().begin(), proto.dims().end());
-  auto t = runtime::Tensor::empty(shape, dtype);
   size_t bytes = size_t(count) * size_t(dtype.storageBytes());
+  // The data must be there before anything is allocated: a damaged shape can claim terabytes.
   if (proto.has_raw_data()) {
     TESSEL_CHECK(proto.raw_data().size() == bytes, "{}: {} bytes of raw data for shape {} of {} ({} bytes expected)", what,
                  proto.raw_data().size(), runtime::formatShape(shape), dtype.str(), bytes);
+  } else {
+    int64_t given = 0;
+    switch (proto.data_type()) {
+      case Proto::FLOAT: given = proto.float_data_size(); break;
+      case Proto::DOUBLE: given = proto.double_data_size(); break;
+      case Proto::INT64: given = proto.int64_data_size(); break;
+      default: given = proto.int32_data_size(); break;  // int32, int8, uint8 and bool travel in int32_data
+    }
+    TESSEL_CHECK(given == count, "{}: {} values for shape {} ({} expected)", what, given, runtime::formatShape(shape), count);
+  }
+  auto t = runtime::Tensor::empty(shape, dtype);
+  if (proto.has_raw_data()) {
     if (bytes) std::memcpy(t.data(), proto.raw_data().data(), bytes);
     return t;
   }
-  auto expectCount = [&](int64_t given) {
-    TESSEL_CHECK(given == count, "{}: {} values for shape {} ({} expected)", what, given, runtime::formatShape(shape), count);
-  };
   switch (proto.data_type()) {
-    case Proto::FLOAT: expectCount(proto.float_data_size()); copyField<float>(t, proto.float_data()); break;
-    case Proto::DOUBLE: expectCount(proto.double_data_size()); copyField<double>(t, proto.double_data()); break;
-    case Proto::INT64: expectCount(proto.int64_data_size()); copyField<int64_t>(t, proto.int64_data()); break;
-    case Proto::INT32: expectCount(proto.int32_data_size()); copyField<int32_t>(t, proto.int32_data()); break;
-    case Proto::INT8: expectCount(proto.int32_data_size()); copyField<int8_t>(t, proto.int32_data()); break;
-    case Proto::UINT8: expectCount(proto.int32_data_size()); copyField<uint8_t>(t, proto.int32_data()); break;
-    case Proto::BOOL: expectCount(proto.int32_data_size()); copyField<uint8_t>(t, proto.int32_data()); break;
+    case Proto::FLOAT: copyField<float>(t, proto.float_data()); break;
+    case Proto::DOUBLE: copyField<double>(t, proto.double_data()); break;
+    case Proto::INT64: copyField<int64_t>(t, proto.int64_data()); break;
+    case Proto::INT32: copyField<int32_t>(t, proto.int32_data()); break;
+    case Proto::INT8: copyField<int8_t>(t, proto.int32_data()); break;
+    case Proto::UINT8: copyField<uint8_t>(t, proto.int32_data()); break;
+    case Proto::BOOL: copyField<uint8_t>(t, proto.int32_data()); break;
     default: fail("{}: element type {} is not supported", what, onnxTypeName(proto.data_type()));
   }
   return t;
