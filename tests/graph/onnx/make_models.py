@@ -232,6 +232,25 @@ def two_inputs():
         opset=13)
 
 
+def opset17():
+    """Opset 17: BatchNormalization 15, Shape 15 with start and end (one result unused), Reshape 14,
+    Softmax 13."""
+    save("opset17", [
+        helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["n"]),
+        helper.make_node("HardSwish", ["n"], ["h"]),
+        helper.make_node("Shape", ["h"], ["batch"], start=0, end=1),
+        helper.make_node("Shape", ["h"], ["hw"], start=-2),
+        helper.make_node("Identity", ["hw"], ["hw2"]),
+        helper.make_node("Concat", ["batch", "minus1"], ["target"], axis=0),
+        helper.make_node("Reshape", ["h", "target"], ["r"]),
+        helper.make_node("Softmax", ["r"], ["y"], axis=-1)],
+        [("x", [1, 3, 6, 6])], ["y"],
+        [init("w", weights("o17w", (4, 3, 3, 3))), init("s", 1 + weights("o17s", (4,), 0.1)), init("b", weights("o17b", (4,))),
+         init("m", weights("o17m", (4,))), init("v", 0.5 + np.abs(weights("o17v", (4,)))), init("minus1", np.array([-1], np.int64))],
+        opset=17, output_shapes={"y": [1, 144]})
+
+
 def classifier():
     """1000 class scores from an image: the first three are the mean of R, G and B (tessel
     classify's test reads a red, a green and a blue picture with it)."""
@@ -286,5 +305,6 @@ if __name__ == "__main__":
     shape_models()
     resize_models()
     two_inputs()
+    opset17()
     classifier()
     bad_models()
