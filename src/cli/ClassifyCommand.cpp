@@ -20,6 +20,8 @@ extern const char* const kImageNetClasses;
 
 namespace {
 
+constexpr FileKind kLabelsFile{"labels file", uint64_t(16) << 20};
+
 struct ClassifyOptions {
   std::string module, image, labels;
   int top = 5;
@@ -39,7 +41,7 @@ std::vector<std::string> splitLines(const std::string& text) {
 /// Class names for `classes` outputs: --labels, else ImageNet's for 1000 classes, else none.
 std::vector<std::string> classNames(const ClassifyOptions& o, int64_t classes) {
   if (!o.labels.empty()) {
-    auto names = splitLines(readFile(o.labels, file_kinds::kJson));
+    auto names = splitLines(readFile(o.labels, kLabelsFile));
     TESSEL_CHECK(int64_t(names.size()) == classes, "--labels {}: {} names for the module's {} classes", o.labels, names.size(),
                  classes);
     return names;

@@ -83,7 +83,8 @@ TEST_P(OnnxModels, InterpreterAndCompiledModuleMatchOnnxRuntime) {
 const std::vector<std::string> kCases = {"conv_bn_relu", "conv_groups",         "conv_transpose", "pools",
                                          "maxpool_same", "activations",         "clip_attrs",     "gemm_matmul_softmax",
                                          "softmax13",    "shape_chain",         "shape_attrs",    "resize",
-                                         "upsample9",    "resize10",            "two_inputs",     "rgb_classifier", "opset17"};
+                                         "upsample9",    "resize10",            "two_inputs",     "rgb_classifier", "opset17",
+                                         "resize13",     "upsample7",           "avgpool_ceil"};
 
 INSTANTIATE_TEST_SUITE_P(Onnx, OnnxModels, testing::ValuesIn(kCases));
 

@@ -251,6 +251,25 @@ def opset17():
         opset=17, output_shapes={"y": [1, 144]})
 
 
+def more_resizing_and_pooling():
+    """Opset 13 Resize with omitted roi and scales, opset 7 Upsample, and average pooling whose
+    last window (ceil_mode) overhangs the padding, with and without the padding counted."""
+    save("resize13", [
+        helper.make_node("Resize", ["x", "", "", "size"], ["a"], mode="linear",
+                         coordinate_transformation_mode="pytorch_half_pixel"),
+        helper.make_node("Resize", ["x", "", "s"], ["b"], mode="nearest", nearest_mode="ceil",
+                         coordinate_transformation_mode="half_pixel")],
+        [("x", [1, 2, 5, 4])], ["a", "b"], [init("size", np.array([1, 2, 1, 9], np.int64)),
+                                            init("s", np.array([1, 1, 0.6, 2.5], np.float32))], opset=13)
+    save("upsample7", [helper.make_node("Upsample", ["x"], ["y"], mode="linear", scales=[1.0, 1.0, 2.0, 3.0])],
+         [("x", [1, 2, 3, 3])], ["y"], opset=7)
+    save("avgpool_ceil", [
+        helper.make_node("AveragePool", ["x"], ["a"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1,
+                         count_include_pad=1),
+        helper.make_node("AveragePool", ["x"], ["b"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1)],
+        [("x", [1, 2, 8, 7])], ["a", "b"], opset=12)
+
+
 def classifier():
     """1000 class scores from an image: the first three are the mean of R, G and B (tessel
     classify's test reads a red, a green and a blue picture with it)."""
@@ -306,5 +325,6 @@ if __name__ == "__main__":
     resize_models()
     two_inputs()
     opset17()
+    more_resizing_and_pooling()
     classifier()
     bad_models()
