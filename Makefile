@@ -65,8 +65,9 @@ bench-rpc: build
 bench-models: build
 	TESSEL=./$(BUILD)/src/cli/tessel PEERS_OUT=$(BUILD)/peers bash bench/peers/run.sh $(MODELS)
 
-# Tuning end to end: resnet-18 and mobilenet tuned with xgb (BENCH_TUNE_TRIALS per task, default
-# 64) vs untuned, ONNX Runtime and PyTorch; resnet-18's convs vs oneDNN; xgb/ga/random search
+# Tuning end to end: resnet-18, resnet-50, mobilenet and mobilenet-v2 tuned with xgb
+# (BENCH_TUNE_TRIALS per task, default 64) vs untuned, ONNX Runtime and PyTorch; resnet-18's
+# convs (direct and Winograd) vs oneDNN; xgb/ga/random search
 # efficiency. Long (BENCH_TUNE_* in bench/tune/bench_tune.cpp shorten it); logs in $(BUILD)/bench-tune.
 bench-tune: build
 	BENCH_TUNE_BIN=./$(BUILD)/bench/tune/bench_tune TESSEL=./$(BUILD)/src/cli/tessel BENCH_TUNE_OUT=$(BUILD)/bench-tune \

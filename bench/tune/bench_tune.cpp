@@ -23,7 +23,7 @@
 //   BENCH_TUNE_OUT          output folder for logs and modules (build/bench-tune)
 //   BENCH_TUNE_PARTS        networks,convs,busy,search
 //   TESSEL                  the tessel command (build/src/cli/tessel)
-//   BENCH_TUNE_MODELS       resnet-18,mobilenet
+//   BENCH_TUNE_MODELS       resnet-18,resnet-50,mobilenet,mobilenet-v2
 //   BENCH_TUNE_TUNER        xgb (the networks' tuner)
 //   BENCH_TUNE_TRIALS       64 trials per task for the networks
 //   BENCH_TUNE_EARLY_STOPPING  0 (never)
@@ -65,6 +65,7 @@
 #include "graph/ModelZoo.h"
 #include "graph/TaskExtraction.h"
 #include "graph/passes/PassManager.h"
+#include "ops/Winograd.h"
 #include "ops/Schedules.h"
 #include "passes/Lower.h"
 #include "runtime/GraphExecutor.h"
@@ -133,7 +134,7 @@ struct Settings {
   std::string out = envString("BENCH_TUNE_OUT", "build/bench-tune");
   std::vector<std::string> parts = splitList(envString("BENCH_TUNE_PARTS", "networks,convs,busy,search"));
   std::string tessel = envString("TESSEL", "build/src/cli/tessel");
-  std::vector<std::string> models = splitList(envString("BENCH_TUNE_MODELS", "resnet-18,mobilenet"));
+  std::vector<std::string> models = splitList(envString("BENCH_TUNE_MODELS", "resnet-18,resnet-50,mobilenet,mobilenet-v2"));
   std::string tuner = envString("BENCH_TUNE_TUNER", "xgb");
   int64_t trials = envInt("BENCH_TUNE_TRIALS", 64);
   int64_t earlyStopping = envInt("BENCH_TUNE_EARLY_STOPPING", 0);
@@ -198,8 +199,22 @@ std::string benchName(std::string text) {
 // passes converting to NHWC, tasks with a CPU template).
 // ---------------------------------------------------------------------------------------
 
-graph::Graph preparedModel(const std::string& model) {
-  return graph::optimizeGraph(graph::buildModel(model, graph::ModelOptions{}), graph::OptimizeOptions{});
+/// The network as `tessel tune` prepares it: every convolution direct, and with Winograd
+/// where the default rules (--winograd auto) put it.
+struct Variants {
+  graph::Graph direct, winograd;
+};
+
+Variants preparedModel(const std::string& model) {
+  Variants v;
+  v.direct = graph::optimizeGraph(graph::buildModel(model, graph::ModelOptions{}), graph::OptimizeOptions{});
+  size_t l2 = runtime::cacheBytes(2);
+  if (l2 == 0) l2 = size_t(1) << 20;
+  v.winograd = graph::applyWinograd(v.direct, [l2](const graph::Graph& g, int id) {
+    const auto& weight = g.node(g.node(id).inputs[1]).type.shape;  // HWIO
+    return ops::defaultWinogradTileSize(weight[2], weight[3], l2);
+  });
+  return v;
 }
 
 std::vector<TuningTaskPtr> tuningTasks(const graph::Graph& g) {
@@ -213,10 +228,20 @@ std::vector<TuningTaskPtr> tuningTasks(const graph::Graph& g) {
 
 /// The shape of a conv2d_nhwc task's convolution, read from its DAG: the data placeholder
 /// [N, H, W, CI], the anchor's output [N, OH, OW, CO] and its reductions (KH, KW, CI). The
-/// zoo pads "same" ((K-1)/2); the stride is the one that gives OH.
+/// zoo pads "same" ((K-1)/2); the stride is the one that gives OH. A Winograd task's
+/// convolution: 3x3, stride 1, from the data and the output stage.
 std::optional<Conv2dShape> convShapeOf(const te::ComputeDAG& dag) {
   auto anchor = ops::findAnchorStage(dag);
   if (!anchor || dag.inputNames().empty()) return std::nullopt;
+  if (anchor->second == "winograd_gemm") {
+    for (const auto& op : dag.ops())
+      if (op->tag == "conv2d_winograd_nhwc") {
+        const auto& data = dag.op(dag.inputNames()[0])->shape;
+        Conv2dShape s{data[0], data[3], data[1], data[2], op->shape[3], 3, 1, 1};
+        if (s.outHeight() == op->shape[1] && s.outWidth() == op->shape[2]) return s;
+      }
+    return std::nullopt;
+  }
   const te::OperationNode& conv = *dag.op(anchor->first);
   const te::OperationNode& data = *dag.op(dag.inputNames()[0]);
   if (conv.shape.size() != 4 || data.shape.size() != 4 || !conv.reduction() || conv.reduction()->axes.size() != 3)
@@ -368,7 +393,7 @@ void busyTuning(const Settings& settings) {
   std::string untunedDir = settings.out + "/" + model + "-busy.untuned";
   graph::BuildOptions untunedBuild;
   untunedBuild.schedule = [](const te::ComputeDAG& dag) { return ops::defaultCpuSchedule(dag); };
-  graph::buildGraph(preparedModel(model), untunedDir, untunedBuild);
+  graph::buildGraph(preparedModel(model).winograd, untunedDir, untunedBuild);  // what tessel compile builds
   runtime::useFreeCores();
   auto a = runtime::GraphExecutor::load(settings.out + "/" + model + "-busy.tuned");
   auto b = runtime::GraphExecutor::load(untunedDir);
@@ -442,8 +467,9 @@ ConvFigures oneDnnGflops(const Conv2dShape& s) {
   return {s.flops() / medianSeconds({calls[0]}) / 1e9, s.flops() / medianSeconds(calls) / 1e9};
 }
 
-/// The kernel of `steps` for a task, warm and cold.
-ConvFigures tunedGflops(const TuningTaskPtr& task, const std::vector<schedule::StepPtr>& steps) {
+/// The kernel of `steps` for a task, warm and cold, in GFLOPS of `flops` per call (a Winograd
+/// task's are those of the direct convolution it replaces).
+ConvFigures tunedGflops(const TuningTaskPtr& task, const std::vector<schedule::StepPtr>& steps, double flops) {
   const te::ComputeDAG& dag = task->measure->dag;
   TempDir dir("tessel-bench-conv");
   codegen::compileSharedLibrary(codegen::generateCSource({passes::lower(schedule::replay(dag, steps), "conv")}),
@@ -465,7 +491,7 @@ ConvFigures tunedGflops(const TuningTaskPtr& task, const std::vector<schedule::S
   for (size_t c = 1; c < coldCopies(bytes); ++c) sets.push_back(arguments(uint32_t(10 * c)));
   std::vector<std::function<void()>> calls;
   for (const auto& args : sets) calls.push_back(kernel.bind(args));
-  return {task->flops / medianSeconds({calls[0]}) / 1e9, task->flops / medianSeconds(calls) / 1e9};
+  return {flops / medianSeconds({calls[0]}) / 1e9, flops / medianSeconds(calls) / 1e9};
 }
 
 void compareConvs(const Settings& settings) {
@@ -483,14 +509,20 @@ void compareConvs(const Settings& settings) {
   tune::warnSkippedLines(file, logPath);
   std::map<std::string, tune::TuningRecord> best;
   for (auto& r : tune::bestRecords(file.records)) best.emplace(r.task.workloadKey, r);
-  std::vector<TuningTaskPtr> tasks = tuningTasks(preparedModel(model));
+  Variants variants = preparedModel(model);
+  std::vector<TuningTaskPtr> tasks = tuningTasks(variants.direct);
+  std::map<std::string, TuningTaskPtr> winogradOf;  // by task name: the same layer as Winograd
+  for (const auto& t : tuningTasks(variants.winograd))
+    if (t->templateName == "conv2d_nhwc_winograd.x86") winogradOf[t->name] = t;
 
-  fmt::print("{:>3}  {:<22} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "#", "conv (NHWC)", "tuned", "oneDNN", "ratio", "tuned",
-             "oneDNN", "ratio");
-  fmt::print("{:>3}  {:<22} {:>29} {:>29}\n", "", "", "---------- warm ----------", "---------- cold ----------");
+  fmt::print("Winograd columns: the layer's Winograd task (F(4x4) or F(2x2) by the default rules), in GFLOPS of the direct "
+             "convolution; 'best/oneDNN' takes the faster variant of this cache state\n");
+  fmt::print("{:>3}  {:<22} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "#", "conv (NHWC)", "direct", "winograd",
+             "oneDNN", "best/1DNN", "direct", "winograd", "oneDNN", "best/1DNN");
+  fmt::print("{:>3}  {:<22} {:>35} {:>35}\n", "", "", "-------------- warm --------------", "-------------- cold --------------");
   DeferredReports reports;
-  double logWarm = 0, logCold = 0;
-  int counted = 0, index = 0;
+  double logWarm = 0, logCold = 0, logWinogradWarm = 0, logWinogradCold = 0;
+  int counted = 0, winogradCounted = 0, index = 0;
   for (const auto& task : tasks) {
     if (task->templateName != "conv2d_nhwc.x86") continue;
     auto shape = convShapeOf(task->measure->dag);
@@ -500,26 +532,52 @@ void compareConvs(const Settings& settings) {
       fmt::print("{:>3}  {:<22} ({})\n", index, task->name, shape ? "no record" : "shape not recognized");
       continue;
     }
-    ConvFigures tuned = tunedGflops(task, record->second.steps);
+    ConvFigures direct = tunedGflops(task, record->second.steps, shape->flops());
+    std::optional<ConvFigures> winograd;
+    bool winogradConfirmed = true;
+    if (auto w = winogradOf.find(task->name); w != winogradOf.end()) {
+      auto wRecord = best.find(w->second->measure->workloadKey);
+      if (wRecord != best.end()) {
+        winograd = tunedGflops(w->second, wRecord->second.steps, shape->flops());
+        winogradConfirmed = wRecord->second.result.confirmed;
+      }
+    }
     ConvFigures peer = oneDnnGflops(*shape);
-    fmt::print("{:>3}  {:<22} {:>9.1f} {:>9.1f} {:>9.2f} {:>9.1f} {:>9.1f} {:>9.2f}{}\n", index, describe(*shape), tuned.warm,
-               peer.warm, tuned.warm / peer.warm, tuned.cold, peer.cold, tuned.cold / peer.cold,
-               record->second.result.confirmed ? "" : "  (unconfirmed record)");
+    double bestWarm = std::max(direct.warm, winograd ? winograd->warm : 0.0);
+    double bestCold = std::max(direct.cold, winograd ? winograd->cold : 0.0);
+    auto cell = [&](double v) { return winograd ? fmt::format("{:.1f}", v) : std::string("-"); };
+    fmt::print("{:>3}  {:<22} {:>8.1f} {:>8} {:>8.1f} {:>8.2f} {:>8.1f} {:>8} {:>8.1f} {:>8.2f}{}\n", index, describe(*shape),
+               direct.warm, cell(winograd ? winograd->warm : 0), peer.warm, bestWarm / peer.warm, direct.cold,
+               cell(winograd ? winograd->cold : 0), peer.cold, bestCold / peer.cold,
+               record->second.result.confirmed && winogradConfirmed ? "" : "  (unconfirmed record)");
     std::string n = fmt::format("resnet_18_conv{}_{}", index, shortName(*shape));
-    reports.add(n + "_tuned_warm_gflops", tuned.warm, "GFLOPS");
+    reports.add(n + "_tuned_warm_gflops", direct.warm, "GFLOPS");
     reports.add(n + "_onednn_warm_gflops", peer.warm, "GFLOPS");
-    reports.add(n + "_tuned_cold_gflops", tuned.cold, "GFLOPS");
+    reports.add(n + "_tuned_cold_gflops", direct.cold, "GFLOPS");
     reports.add(n + "_onednn_cold_gflops", peer.cold, "GFLOPS");
-    reports.add(n + "_tuned_vs_onednn_warm", tuned.warm / peer.warm, "ratio");
-    reports.add(n + "_tuned_vs_onednn_cold", tuned.cold / peer.cold, "ratio");
-    logWarm += std::log(tuned.warm / peer.warm);
-    logCold += std::log(tuned.cold / peer.cold);
+    reports.add(n + "_tuned_vs_onednn_warm", direct.warm / peer.warm, "ratio");
+    reports.add(n + "_tuned_vs_onednn_cold", direct.cold / peer.cold, "ratio");
+    logWarm += std::log(direct.warm / peer.warm);
+    logCold += std::log(direct.cold / peer.cold);
     ++counted;
+    if (winograd) {
+      reports.add(n + "_winograd_warm_gflops", winograd->warm, "GFLOPS");
+      reports.add(n + "_winograd_cold_gflops", winograd->cold, "GFLOPS");
+      reports.add(n + "_winograd_vs_onednn_warm", winograd->warm / peer.warm, "ratio");
+      reports.add(n + "_winograd_vs_onednn_cold", winograd->cold / peer.cold, "ratio");
+      logWinogradWarm += std::log(winograd->warm / peer.warm);
+      logWinogradCold += std::log(winograd->cold / peer.cold);
+      ++winogradCounted;
+    }
   }
   reports.flush();
   if (counted) {
     report("resnet_18_convs_tuned_vs_onednn_warm_geomean", std::exp(logWarm / counted), "ratio");
     report("resnet_18_convs_tuned_vs_onednn_cold_geomean", std::exp(logCold / counted), "ratio");
+  }
+  if (winogradCounted) {
+    report("resnet_18_convs_winograd_vs_onednn_warm_geomean", std::exp(logWinogradWarm / winogradCounted), "ratio");
+    report("resnet_18_convs_winograd_vs_onednn_cold_geomean", std::exp(logWinogradCold / winogradCounted), "ratio");
   }
 }
 
@@ -549,7 +607,7 @@ void searchEfficiency(const Settings& settings, MeasurementCache& cache) {
   fmt::print("\n== search efficiency on resnet-18 convs: best GFLOPS after {} trials, mean of {} seeds; {} ==\n",
              fmt::join(checkpoints, "/"), settings.seeds,
              settings.share ? "a candidate measured once is not measured again (BENCH_TUNE_SHARE=1)" : "every trial measured");
-  std::vector<TuningTaskPtr> all = tuningTasks(preparedModel("resnet-18"));
+  std::vector<TuningTaskPtr> all = tuningTasks(preparedModel("resnet-18").direct);
   std::vector<TuningTaskPtr> tasks;
   for (const auto& spec : settings.searchConvs) tasks.push_back(findConvTask(all, spec));
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make bench-tune`: tuning end to end on the local CPU, all figures from this one run.
-#   1. bench_tune: tunes the networks with `tessel tune` (resnet-18, mobilenet; xgb,
+#   1. bench_tune: tunes the networks with `tessel tune` (resnet-18, resnet-50, mobilenet,
+#      mobilenet-v2; xgb,
 #      BENCH_TUNE_TRIALS per task): trials per second and where a trial's time goes, tuned and
 #      untuned latency; compares resnet-18's convs with oneDNN warm and cold; tunes resnet-18
 #      again with a CPU-bound program on one core (busy_tuned_vs_untuned); measures the search
@@ -19,7 +20,7 @@ bench_bin="${BENCH_TUNE_BIN:-build/bench/tune/bench_tune}"
 tessel="${TESSEL:-build/src/cli/tessel}"
 out="${BENCH_TUNE_OUT:-build/bench-tune}"
 export BENCH_TUNE_OUT="$out"
-models="${BENCH_TUNE_MODELS:-resnet-18,mobilenet}"
+models="${BENCH_TUNE_MODELS:-resnet-18,resnet-50,mobilenet,mobilenet-v2}"
 mkdir -p "$out"
 
 # On a machine busier than its cores, OpenMP threads that spin while they wait hold a core
@@ -90,7 +91,7 @@ done
 print_summary() {
   ((${#summary[@]})) || return 0
   echo
-  echo "== tessel vs peers, batch 1, ${TESSEL_NUM_THREADS} threads (ms; this run) =="
+  echo "== tessel vs peers, batch 1, ${TESSEL_NUM_THREADS} threads (ms; this run); tuned: ${BENCH_TUNE_TUNER:-xgb}, ${BENCH_TUNE_TRIALS:-64} trials per task =="
   printf '%-12s %9s %9s %14s %12s %14s\n' model ORT PyTorch "tessel untuned" "tessel tuned" "tuned / ORT"
   printf '%s\n' "${summary[@]}"
 }

@@ -8,7 +8,10 @@
 #include "cli/OptionChecks.h"
 #include "graph/GraphParams.h"
 #include "graph/frontends/Onnx.h"
+#include "ops/Winograd.h"
 #include "runtime/Tensor.h"
+#include "runtime/TimeEvaluator.h"
+#include "graph/TaskExtraction.h"
 #include "graph/passes/PassManager.h"
 #include "support/Error.h"
 
@@ -53,11 +56,27 @@ void addModelOptions(CLI::App* c, ModelArgs& a) {
   c->add_option("--desired-layout", a.desiredLayout,
                 "layout the image operators are converted to before building: NHWC (default: the CPU "
                 "schedules' fastest), NCHW, or keep");
+  c->add_option("--winograd", a.winograd,
+                "stride-1 3x3 NHWC convolutions as Winograd F(m x m, 3 x 3): auto (F(4x4) while its weights fit "
+                "the L2 cache, else F(2x2); direct below 16 channels), never, 2 or 4 (every one)")
+      ->check(CLI::IsMember({"auto", "never", "2", "4"}));
   c->add_flag("--no-optimize", a.noOptimize, "skip the graph passes (batch-norm folding, layout conversion, ...)");
   c->add_option("--print-after", a.printAfter, "print the graph after this pass (repeatable; 'all': after every one)");
 }
 
-graph::Graph preparedModel(const ModelArgs& a) {
+graph::WinogradChoice winogradChoice(const std::string& mode) {
+  if (mode == "never") return {};
+  if (mode == "2" || mode == "4") return [m = std::stoi(mode)](const graph::Graph&, int) { return m; };
+  TESSEL_CHECK(mode == "auto", "--winograd: '{}' is not auto, never, 2 or 4", mode);
+  size_t l2 = runtime::cacheBytes(2);
+  if (l2 == 0) l2 = size_t(1) << 20;  // unreadable: the smallest L2 of the x86 server cores we run on
+  return [l2](const graph::Graph& g, int id) {
+    const auto& weight = g.node(g.node(id).inputs[1]).type.shape;  // HWIO
+    return ops::defaultWinogradTileSize(weight[2], weight[3], l2);
+  };
+}
+
+PreparedModel prepareModel(const ModelArgs& a) {
   graph::OptimizeOptions options;
   options.desiredLayout = graph::parseDesiredLayout(a.desiredLayout);
   options.simplify = !a.noOptimize;
@@ -71,7 +90,53 @@ graph::Graph preparedModel(const ModelArgs& a) {
       if (auto bad = runtime::countNonFinite(value); bad.any())
         fmt::print(stderr, "warning: {}: parameter '{}' has {}\n", a.params, name, bad.describe());
   }
-  return graph::optimizeGraph(std::move(model), options, run);
+  PreparedModel prepared;
+  prepared.direct = graph::optimizeGraph(std::move(model), options, run);
+  prepared.chosen = a.noOptimize ? prepared.direct : graph::applyWinograd(prepared.direct, winogradChoice(a.winograd), run);
+  prepared.variants = a.winograd == "auto" && !a.noOptimize;
+  return prepared;
+}
+
+graph::Graph preparedModel(const ModelArgs& a) { return prepareModel(a).chosen; }
+
+std::string winogradSummary(const PreparedModel& prepared, const graph::Graph& built) {
+  int candidates = 0, f4 = 0, f2 = 0;
+  for (size_t i = 0; i < prepared.direct.nodes().size(); ++i) candidates += graph::winogradCandidate(prepared.direct, int(i));
+  for (const graph::Node& n : built.nodes())
+    if (n.op == "conv2d_winograd") (n.attrs.value("tile_size", 4) == 4 ? f4 : f2) += 1;
+  if (candidates == 0) return "";
+  return fmt::format("Winograd for {} of {} stride-1 3x3 convolutions (F(4x4): {}, F(2x2): {})", f4 + f2, candidates, f4, f2);
+}
+
+RecordsChoice chooseByRecords(const PreparedModel& prepared, const tune::HistoryBest& best) {
+  if (!prepared.variants) return {prepared.chosen, winogradSummary(prepared, prepared.chosen)};
+  auto directKeys = graph::workloadKeysByNode(prepared.direct), winogradKeys = graph::workloadKeysByNode(prepared.chosen);
+  const graph::Graph& rules = prepared.chosen;
+  int fasterWinograd = 0, fasterDirect = 0, byRules = 0;
+  auto choice = [&](const graph::Graph& g, int id) {
+    const std::string& name = g.node(id).name;
+    int w = rules.findNode(name);
+    if (w < 0 || rules.node(w).op != "conv2d_winograd") return 0;
+    int m = rules.node(w).attrs.value("tile_size", 4);
+    auto direct = directKeys.find(name), winograd = winogradKeys.find(name);
+    const tune::TuningRecord* directBest = direct == directKeys.end() ? nullptr : best.find(direct->second);
+    const tune::TuningRecord* winogradBest = winograd == winogradKeys.end() ? nullptr : best.find(winograd->second);
+    // Measured both ways: the faster one; else the rules' choice.
+    if (!directBest || !winogradBest) {
+      ++byRules;
+      return m;
+    }
+    bool useWinograd = winogradBest->cost() < directBest->cost();
+    ++(useWinograd ? fasterWinograd : fasterDirect);
+    return useWinograd ? m : 0;
+  };
+  RecordsChoice result;
+  result.graph = graph::applyWinograd(prepared.direct, choice);
+  result.summary = winogradSummary(prepared, result.graph);
+  if (!result.summary.empty())
+    result.summary += fmt::format("; measured both ways: {} faster as Winograd, {} faster direct; by the rules: {}",
+                                  fasterWinograd, fasterDirect, byRules);
+  return result;
 }
 
 void checkCpuTarget(const std::string& target) {

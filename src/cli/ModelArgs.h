@@ -9,6 +9,8 @@
 
 #include "graph/Graph.h"
 #include "graph/ModelZoo.h"
+#include "graph/passes/GraphPasses.h"
+#include "tune/HistoryBest.h"
 
 namespace tessel::cli {
 
@@ -17,6 +19,9 @@ struct ModelArgs {
   int64_t batch = 1;
   bool noOptimize = false;
   std::string desiredLayout = "NHWC";
+  /// Winograd for stride-1 3x3 convolutions: "auto" (the default rules:
+  /// ops::defaultWinogradTileSize), "never", "2" or "4" (every candidate, F(m x m)).
+  std::string winograd = "auto";
   std::vector<std::string> printAfter;
   /// A params file whose weights replace the zoo's random ones before the passes (compile
   /// --params); empty: the random weights.
@@ -33,8 +38,36 @@ void addModelSourceOptions(CLI::App* command, ModelArgs& args);
 /// The network as built by the zoo or imported from an ONNX file, before any pass.
 graph::Graph loadModel(const ModelArgs& args);
 
-/// The network after the standard graph passes: what gets extracted, tuned and built.
+/// The Winograd choice of a --winograd value; Error naming a value that is none of them.
+graph::WinogradChoice winogradChoice(const std::string& mode);
+
+/// A network after the standard graph passes, in the variants tuning compares.
+struct PreparedModel {
+  graph::Graph direct;  ///< every convolution direct
+  graph::Graph chosen;  ///< with the --winograd choice (for auto: the default rules)
+  /// --winograd auto: the Winograd layers of `chosen` are a choice that records of both
+  /// variants may overturn, layer by layer (chooseByRecords); tuning measures both.
+  bool variants = false;
+};
+PreparedModel prepareModel(const ModelArgs& args);
+
+/// The network after the standard graph passes: what gets extracted, tuned and built
+/// without records (prepareModel(args).chosen).
 graph::Graph preparedModel(const ModelArgs& args);
+
+/// The network a build with tuning records compiles: where both variants of a Winograd
+/// candidate have a record (the direct convolution's fused function and the Winograd one's),
+/// the faster; elsewhere the rules' choice.
+struct RecordsChoice {
+  graph::Graph graph;
+  /// "Winograd for 6 of 8 stride-1 3x3 convolutions (F(4x4): 2, F(2x2): 4); measured both
+  /// ways: 5 faster as Winograd, 2 faster direct; by the rules: 1"; empty without candidates.
+  std::string summary;
+};
+RecordsChoice chooseByRecords(const PreparedModel& prepared, const tune::HistoryBest& best);
+
+/// The first part of that line for a graph built without records; empty without candidates.
+std::string winogradSummary(const PreparedModel& prepared, const graph::Graph& built);
 
 /// Error unless the target is a CPU (the only one whole networks build for yet).
 void checkCpuTarget(const std::string& target);

@@ -41,7 +41,10 @@ void compile(const CompileArgs& a) {
   // The log is read before the network is prepared: a bad log fails before any work.
   std::optional<tune::HistoryBest> best;
   if (!a.records.empty()) best = tune::HistoryBest::fromLog(a.records, a.target);
-  auto g = preparedModel(a);
+  auto prepared = prepareModel(a);
+  RecordsChoice chosen = best ? chooseByRecords(prepared, *best)
+                              : RecordsChoice{prepared.chosen, winogradSummary(prepared, prepared.chosen)};
+  const graph::Graph& g = chosen.graph;
   graph::BuildOptions options;
   options.target = a.target;
   options.fuse = !a.noFuse;
@@ -50,6 +53,7 @@ void compile(const CompileArgs& a) {
   else if (!a.naive) options.schedule = fallback;
   auto report = graph::buildGraph(g, a.output, options);
   if (best) fmt::print("{}: {}\n", a.records, best->summary());
+  if (!chosen.summary.empty()) fmt::print("{}\n", chosen.summary);
   if (!a.params.empty()) fmt::print("weights from {}\n", a.params);
   fmt::print("compiled {} into {}: {} fused functions, {} distinct kernels (compiled in {:.1f} s); activations {:.1f} MiB planned, {:.1f} MiB without reuse\n",
              a.model, a.output, report.functions, report.distinctKernels, report.compileSeconds, report.plannedBytes / 1048576.0,

@@ -96,7 +96,7 @@ void runTracker(TrackerArgs& a) {
 
 struct ServerArgs {
   rpc::DeviceServerOptions options;
-  double maxUploadMb = 64;
+  double maxUploadMb = 1024;
   SecurityArgs security;
 };
 

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <map>
+#include <set>
 #include <filesystem>
 #include <sstream>
 
@@ -80,33 +82,34 @@ std::vector<std::string> parseOps(const std::string& text) {
 /// per-core L2 (smaller ones stay near the core in any case), in such networks only.
 class ColdCachePolicy {
  public:
-  ColdCachePolicy(const graph::Graph& graph, const std::string& mode) : graph_(graph), mode_(mode) {
+  ColdCachePolicy(const graph::Graph& graph, const std::string& mode) : mode_(mode) {
     TESSEL_CHECK(mode == "auto" || mode == "always" || mode == "never", "--cold-cache: '{}' is not auto, always or never", mode);
     for (const auto& [name, value] : graph.params()) paramBytes_ += value.nbytes();
     llc_ = runtime::lastLevelCacheBytes();
     l2_ = runtime::cacheBytes(2);
     if (l2_ == 0) l2_ = size_t(1) << 20;
-    groups_ = graph::fuseOperators(graph);
     if (mode_ == "auto" && paramBytes_ > llc_)
       reason_ = fmt::format("The network's weights ({:.1f} MiB) are more than the last-level cache ({:.1f} MiB): tasks whose "
                             "weights exceed the L2 ({:.1f} MiB) are measured with cold caches, as they run in the network",
                             paramBytes_ / 1048576.0, llc_ / 1048576.0, l2_ / 1048576.0);
   }
-  bool measureCold(const graph::Task& task) const {
+  /// `task` is one of `graph`'s (the network's variants have their own groups).
+  bool measureCold(const graph::Graph& graph, const graph::Task& task) {
     if (mode_ != "auto") return mode_ == "always";
     if (paramBytes_ <= llc_ || task.groups.empty()) return false;
+    auto& groups = groupsOf_[&graph];
+    if (groups.empty()) groups = graph::fuseOperators(graph);
     size_t weights = 0;
-    for (int input : groups_[size_t(task.groups.front())].inputs)
-      if (graph_.node(input).kind == graph::NodeKind::Constant) weights += graph_.constant(input).nbytes();
+    for (int input : groups[size_t(task.groups.front())].inputs)
+      if (graph.node(input).kind == graph::NodeKind::Constant) weights += graph.constant(input).nbytes();
     return weights > l2_;
   }
   const std::string& reason() const { return reason_; }
 
  private:
-  const graph::Graph& graph_;
   std::string mode_, reason_;
   size_t paramBytes_ = 0, llc_ = 0, l2_ = 0;
-  std::vector<graph::FusedGroup> groups_;
+  std::map<const graph::Graph*, std::vector<graph::FusedGroup>> groupsOf_;
 };
 
 struct Evaluation {
@@ -187,14 +190,31 @@ void tune(const TuneArgs& a) {
     monitor.emplace(*runner, m);
   }
   fmt::print("Extract tasks...\n");
-  graph::Graph g = preparedModel(a);
+  PreparedModel prepared = prepareModel(a);
+  const graph::Graph& g = prepared.chosen;
   std::vector<tune::autotvm::TuningTaskPtr> tasks;
   ColdCachePolicy cold(g, a.coldCache);
-  for (const graph::Task& t : graph::extractTasks(g)) {
+  // Under --winograd auto, a Winograd layer is tuned both ways: the direct convolution's task
+  // and the Winograd one's; the build takes the faster (chooseByRecords).
+  // The direct variant is listed right after its Winograd task (same name).
+  std::vector<std::pair<const graph::Graph*, graph::Task>> candidates;
+  std::vector<graph::Task> chosenTasks = graph::extractTasks(g), directTasks;
+  if (prepared.variants) directTasks = graph::extractTasks(prepared.direct);
+  std::set<std::string> keys;
+  for (const auto& t : chosenTasks) keys.insert(t.workloadKey);
+  for (auto& t : chosenTasks) {
+    std::string name = t.name;
+    candidates.emplace_back(&g, std::move(t));
+    for (auto& d : directTasks)
+      if (d.name == name && keys.insert(d.workloadKey).second) candidates.emplace_back(&prepared.direct, d);
+  }
+  for (auto& d : directTasks)
+    if (keys.insert(d.workloadKey).second) candidates.emplace_back(&prepared.direct, d);
+  for (const auto& [taskGraph, t] : candidates) {
     auto templateName = tune::autotvm::cpuTemplateFor(t.dag);
     if (!templateName || !selectedByOps(*templateName, ops)) continue;
     auto task = tune::autotvm::makeCpuTuningTask(t.name, t.dag, a.target, *templateName);
-    if (cold.measureCold(t)) {
+    if (cold.measureCold(*taskGraph, t)) {
       auto measure = std::make_shared<tune::MeasureTask>(*task->measure);
       measure->coldCache = true;
       auto copy = std::make_shared<tune::autotvm::TuningTask>(*task);
@@ -293,8 +313,10 @@ void tune(const TuneArgs& a) {
   graph::BuildOptions build;
   build.target = a.target;
   build.schedule = best.provider([](const te::ComputeDAG& dag) { return ops::defaultCpuSchedule(dag); });
-  graph::buildGraph(g, tunedDir, build);
+  RecordsChoice chosen = chooseByRecords(prepared, best);
+  graph::buildGraph(chosen.graph, tunedDir, build);
   fmt::print("{}\n", best.summary());
+  if (!chosen.summary.empty()) fmt::print("{}\n", chosen.summary);
   if (!a.output.empty()) fmt::print("wrote the tuned module to {}\n", a.output);
   if (a.noEvaluate) return;
 

@@ -2,6 +2,7 @@
 // run-op (compile and time it), and the VTA simulator commands.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstring>
 #include <iostream>
@@ -19,6 +20,7 @@
 #include "codegen/CSource.h"
 #include "codegen/Toolchain.h"
 #include "ops/Examples.h"
+#include "ops/Schedules.h"
 #include "passes/Lower.h"
 #include "runtime/Module.h"
 #include "runtime/Tensor.h"
@@ -71,12 +73,14 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   auto version = app.add_subcommand("version", "print the version");
   std::string op, shape, stepsFile, target = "cpu";
+  bool defaultSchedule = false;
   auto lower = app.add_subcommand("lower", "print the compute DAG, the scheduled state and the generated code of an example op");
   auto runOp = app.add_subcommand("run-op", "compile an example op with a schedule and time it");
   for (auto* c : {lower, runOp}) {
-    c->add_option("--op", op, "matmul, conv2d_nchw, conv2d_nhwc, conv2d_bias_relu, depthwise_conv2d, max_pool2d, softmax")->required();
+    c->add_option("--op", op, fmt::format("{}", fmt::join(ops::exampleNames(), ", ")))->required();
     c->add_option("--shape", shape, "the op's parameters, comma-separated (e.g. 64,64,64 for matmul M,N,K)")->required();
     c->add_option("--steps", stepsFile, "a JSON file with the step list to apply");
+    c->add_flag("--default-schedule", defaultSchedule, "schedule with the default CPU rules (without it and --steps: naive)");
     c->add_option("--target", target, "target string, e.g. \"cpu -mcpu=native\"");
   }
   int repeat = 5;
@@ -99,7 +103,8 @@ int main(int argc, char** argv) {
     }
     if (lower->parsed() || runOp->parsed()) {
       auto dag = ops::exampleByName(op, parseShape(shape));
-      auto state = loadState(dag, stepsFile);
+      TESSEL_CHECK(!(defaultSchedule && !stepsFile.empty()), "--default-schedule and --steps exclude each other");
+      auto state = defaultSchedule ? schedule::replay(dag, ops::defaultCpuSchedule(dag)) : loadState(dag, stepsFile);
       auto function = passes::lower(state, op);
       std::string source = codegen::generateCSource({function});
       if (lower->parsed()) {

@@ -14,6 +14,7 @@
 #include "ops/Resize.h"
 #include "ops/Softmax.h"
 #include "ops/Transform.h"
+#include "ops/Winograd.h"
 #include "support/Error.h"
 
 namespace tessel::graph {
@@ -87,12 +88,24 @@ ops::Pool2dAttrs poolAttrs(const AttrReader& a) {
   return p;
 }
 
+}  // namespace
+
+ops::Conv2dAttrs readConv2dAttrs(const std::string& op, const Attrs& attrs) { return convAttrs(AttrReader(op, attrs)); }
+
+namespace {
+
 void registerAll() {
   const auto E = OpPattern::ElemWise, B = OpPattern::Broadcast, I = OpPattern::Injective,
              F = OpPattern::OutEWiseFusable, O = OpPattern::Opaque;
   add("conv2d", F, 2, 2, [](const Inputs& in, const AttrReader& a) { return ops::conv2d(in[0], in[1], convAttrs(a)); });
   add("depthwise_conv2d", F, 2, 2,
       [](const Inputs& in, const AttrReader& a) { return ops::depthwiseConv2d(in[0], in[1], convAttrs(a)); });
+  add("conv2d_winograd", F, 2, 2, [](const Inputs& in, const AttrReader& a) {
+    return ops::conv2dWinograd(in[0], in[1], convAttrs(a), a.get<int>("tile_size", 4));
+  });
+  add("winograd_weight_transform", O, 1, 1, [](const Inputs& in, const AttrReader& a) {
+    return ops::winogradWeightTransform(in[0], a.get<int>("tile_size", 4));
+  });
   add("conv2d_transpose", F, 2, 2, [](const Inputs& in, const AttrReader& a) {
     ops::Conv2dTransposeAttrs c;
     c.strides = a.array<2>("strides", c.strides);

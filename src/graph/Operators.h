@@ -2,6 +2,8 @@
 /// onto its compute definition in ops/. Attributes are JSON, named as Relay names them:
 ///   conv2d, depthwise_conv2d: strides [2], padding [top, left, bottom, right], dilation [2],
 ///     groups, layout "NCHW"|"NHWC", out_dtype;   conv2d_transpose: + output_padding
+///   conv2d_winograd (data NHWC, weight transformed by winograd_weight_transform): padding,
+///     tile_size 2|4, layout "NHWC";   winograd_weight_transform (HWIO 3x3 weight): tile_size
 ///   dense (weight [M, K]), matmul: out_dtype
 ///   bias_add: axis;   batch_norm (data, gamma, beta, mean, var): axis, epsilon
 ///   add, subtract, multiply, divide, maximum, minimum (numpy broadcasting)
@@ -14,10 +16,15 @@
 ///     coordinate_mode "align_corners"|"half_pixel"|"pytorch_half_pixel"|"asymmetric", layout
 ///   cast: dtype;  right_shift, left_shift: bits
 #pragma once
+#include "graph/OpRegistry.h"
+#include "ops/Conv2d.h"
 
 namespace tessel::graph {
 
 /// Registers every operator above (idempotent; the graph constructors call it).
 void registerStandardOps();
+
+/// The attributes of a conv2d-like node (`op` names it in errors), checked as its compute does.
+ops::Conv2dAttrs readConv2dAttrs(const std::string& op, const Attrs& attrs);
 
 }  // namespace tessel::graph

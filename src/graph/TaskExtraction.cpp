@@ -32,6 +32,15 @@ std::vector<Task> extractTasks(const Graph& graph, bool includeTrivial) {
   return tasks;
 }
 
+std::map<std::string, std::string> workloadKeysByNode(const Graph& graph) {
+  std::map<std::string, std::string> keys;
+  for (const FusedGroup& group : fuseOperators(graph)) {
+    std::string key = buildGroupDAG(graph, group).workloadKey();
+    for (int node : group.nodes) keys[graph.node(node).name] = key;
+  }
+  return keys;
+}
+
 std::string formatTasks(const std::vector<Task>& tasks) {
   std::string out;
   for (size_t i = 0; i < tasks.size(); ++i) {

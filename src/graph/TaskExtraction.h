@@ -2,6 +2,7 @@
 /// computations on equal shapes (the same workload key) are one task whose weight counts them,
 /// so a tuner spends its trials where they pay off.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,10 @@ struct Task {
 /// The tasks of a graph in order of first occurrence. Groups made only of data movement
 /// (reshape, flatten: no arithmetic) are left out unless `includeTrivial`.
 std::vector<Task> extractTasks(const Graph& graph, bool includeTrivial = false);
+
+/// The workload key of the fused function each operator node ends up in, by node name: what
+/// links a layer to the tuning records of its function in two variants of one network.
+std::map<std::string, std::string> workloadKeysByNode(const Graph& graph);
 
 /// As seed 001 prints them: `========== Task i  (workload key: K) ==========` then the DAG.
 std::string formatTasks(const std::vector<Task>& tasks);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ops/Winograd.h"
 #include "support/Error.h"
 
 namespace tessel::ops {
@@ -86,6 +87,15 @@ ComputeDAG conv2dNHWC(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int
   return ComputeDAG({out}, {data, weight});
 }
 
+ComputeDAG conv2dWinogradNHWC(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t pad, int64_t m) {
+  auto data = placeholder({n, h, w, c}, DataType::float32(), "data");
+  auto weight = placeholder({m + 2, m + 2, c, k}, DataType::float32(), "weight");
+  Conv2dAttrs attrs;
+  attrs.layout = Layout::NHWC;
+  attrs.padding = {pad, pad, pad, pad};
+  return ComputeDAG({conv2dWinograd(data, weight, attrs, int(m))}, {data, weight});
+}
+
 ComputeDAG depthwiseConv2dNCHW(int64_t n, int64_t c, int64_t h, int64_t w, int64_t r, int64_t stride, int64_t pad) {
   auto data = placeholder({n, c, h, w}, DataType::float32(), "data");
   auto weight = placeholder({c, 1, r, r}, DataType::float32(), "weight");
@@ -153,7 +163,8 @@ ComputeDAG conv2dBiasReluNCHW(int64_t n, int64_t c, int64_t h, int64_t w, int64_
 }
 
 std::vector<std::string> exampleNames() {
-  return {"matmul", "conv2d_nchw", "conv2d_nhwc", "conv2d_bias_relu", "depthwise_conv2d", "max_pool2d", "softmax"};
+  return {"matmul",           "conv2d_nchw", "conv2d_nhwc", "conv2d_winograd_nhwc", "conv2d_bias_relu",
+          "depthwise_conv2d", "max_pool2d",  "softmax"};
 }
 
 ComputeDAG exampleByName(const std::string& name, const std::vector<int64_t>& p) {
@@ -163,6 +174,7 @@ ComputeDAG exampleByName(const std::string& name, const std::vector<int64_t>& p)
   if (name == "matmul") return need(3, "M,N,K"), matmul(p[0], p[1], p[2]);
   if (name == "conv2d_nchw") return need(9, "N,C,H,W,K,R,S,stride,pad"), conv2dNCHW(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8]);
   if (name == "conv2d_nhwc") return need(9, "N,C,H,W,K,R,S,stride,pad"), conv2dNHWC(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8]);
+  if (name == "conv2d_winograd_nhwc") return need(7, "N,C,H,W,K,pad,m"), conv2dWinogradNHWC(p[0], p[1], p[2], p[3], p[4], p[5], p[6]);
   if (name == "conv2d_bias_relu")
     return need(9, "N,C,H,W,K,R,S,stride,pad"), conv2dBiasReluNCHW(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8]);
   if (name == "depthwise_conv2d") return need(7, "N,C,H,W,R,stride,pad"), depthwiseConv2dNCHW(p[0], p[1], p[2], p[3], p[4], p[5], p[6]);

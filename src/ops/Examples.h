@@ -22,13 +22,16 @@ te::ComputeDAG depthwiseConv2dNCHW(int64_t n, int64_t c, int64_t h, int64_t w, i
 te::ComputeDAG maxPool2dNCHW(int64_t n, int64_t c, int64_t h, int64_t w, int64_t kernel, int64_t stride, int64_t pad);
 /// Softmax over the last axis of [rows, cols]: a max reduction, an exp-sum reduction, a division.
 te::ComputeDAG softmax(int64_t rows, int64_t cols);
+/// Winograd F(m x m, 3 x 3) conv2d in NHWC: data [n, h, w, c], transformed weight
+/// [m + 2, m + 2, c, k] -> [n, oh, ow, k] (stride 1).
+te::ComputeDAG conv2dWinogradNHWC(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t pad, int64_t m);
 /// conv2d NCHW followed by a per-channel bias and relu, as one fused function.
 te::ComputeDAG conv2dBiasReluNCHW(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s,
                                   int64_t stride, int64_t pad);
 
 /// An example by name with integer parameters (as `tessel lower --op NAME --shape a,b,...`):
 /// matmul M,N,K; conv2d_nchw / conv2d_nhwc / conv2d_bias_relu N,C,H,W,K,R,S,stride,pad;
-/// depthwise_conv2d N,C,H,W,R,stride,pad; max_pool2d N,C,H,W,kernel,stride,pad; softmax rows,cols.
+/// conv2d_winograd_nhwc N,C,H,W,K,pad,m; depthwise_conv2d N,C,H,W,R,stride,pad; max_pool2d N,C,H,W,kernel,stride,pad; softmax rows,cols.
 te::ComputeDAG exampleByName(const std::string& name, const std::vector<int64_t>& shape);
 std::vector<std::string> exampleNames();
 

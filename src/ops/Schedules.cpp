@@ -163,7 +163,8 @@ bool readsAlignedPrefix(const State& state, const std::string& consumer, const s
 bool isAnchorTag(const std::string& tag) {
   static const std::set<std::string> tags = {"conv2d_nchw",         "conv2d_nhwc",           "group_conv2d_nchw",
                                              "group_conv2d_nhwc",   "depthwise_conv2d_nchw", "depthwise_conv2d_nhwc",
-                                             "conv2d_transpose_nchw", "dense",               "matmul"};
+                                             "conv2d_transpose_nchw", "dense",               "matmul",
+                                             "winograd_gemm"};
   return tags.count(tag) > 0;
 }
 
@@ -247,7 +248,10 @@ class Planner {
   std::vector<StepPtr> run(bool anchorRules, schedule::State* finalState = nullptr) {
     inlineInjective();
     if (anchorRules)
-      if (auto anchor = findAnchor()) scheduleAnchor(*anchor);
+      if (auto anchor = findAnchor()) {
+        scheduleAnchor(*anchor);
+        if (dag.op(*anchor)->tag == "winograd_gemm") scheduleWinogradTransforms();
+      }
     planReductions();
     scheduleRootStages();
     // Lowering re-checks what the steps cannot (vector extents after attachment): fail here,
@@ -264,6 +268,7 @@ class Planner {
   void inlineInjective() {
     for (auto& op : dag.ops()) {
       if (op->isPlaceholder() || dag.isOutput(op->name) || op->reduction()) continue;
+      if (isWinogradTransform(*op)) continue;
       bool padsAnchor = false;
       if (isPadding(*op))
         for (auto& c : rec.state.consumers(op->name)) padsAnchor = padsAnchor || isAnchorTag(rec.stage(c).op->tag);
@@ -295,6 +300,99 @@ class Planner {
   struct TileRoles {
     int vectorAxis, rowAxis;
   };
+
+  static bool isWinogradTransform(const te::OperationNode& op) {
+    return op.tag == "winograd_input_rows" || op.tag == "winograd_input" || op.tag == "winograd_output_rows";
+  }
+
+  std::optional<std::string> stageTagged(const std::string& tag) const {
+    for (auto& op : dag.ops())
+      if (op->tag == tag) return op->name;
+    return std::nullopt;
+  }
+
+  // Rule 2b: Winograd's transforms around its GEMM (the anchor). The input transform runs at the
+  // root, parallel over tiles and vectorized over channels, its row pass computed per tile and
+  // channel vector; the output transform runs inside the output's loops over m x m tiles, its
+  // row pass computed per tile and channel vector. The transform loops are unrolled, so that
+  // each picks its matrix row at compile time.
+  void scheduleWinogradTransforms() {
+    auto rows = stageTagged("winograd_input_rows"), input = stageTagged("winograd_input"),
+         outputRows = stageTagged("winograd_output_rows");
+    TESSEL_CHECK(rows && input && outputRows, "winograd schedule: the DAG lacks its transform stages");
+    const auto& inOp = *dag.op(*input);
+    int64_t lanes = chooseVectorTile(inOp.shape[3], maxLanesFor(inOp.dtype, options), 1).lanes;
+    {
+      auto axes = rec.leaves(*input);  // eps, nu, p, ci
+      std::vector<std::string> outer{axes[2]}, inner{axes[0], axes[1]};
+      std::vector<bool> exact{true};
+      std::string vector;
+      if (lanes >= 2) {
+        auto c = rec.split(*input, axes[3], {lanes});
+        outer.push_back(c[0]);
+        exact.push_back(inOp.shape[3] % lanes == 0);
+        vector = c[1];
+      } else {
+        outer.push_back(axes[3]);
+        exact.push_back(true);
+      }
+      std::vector<std::string> order = outer;
+      order.insert(order.end(), inner.begin(), inner.end());
+      if (!vector.empty()) order.push_back(vector);
+      rec.reorder(*input, order);
+      std::string attach = parallelizeOuter(*input, outer, exact, true).innermostOuter;
+      rec.annotate(*input, inner[0], Annotation::Unroll);
+      rec.annotate(*input, inner[1], Annotation::Unroll);
+      if (!vector.empty()) rec.annotate(*input, vector, Annotation::Vectorize);
+      rec.computeAt(*rows, *input, attach);
+      auto local = rec.leaves(*rows);  // eps, s, p, ci
+      rec.annotate(*rows, local[0], Annotation::Unroll);
+      rec.annotate(*rows, local[1], Annotation::Unroll);
+      if (!vector.empty()) rec.annotate(*rows, local[3], Annotation::Vectorize);
+    }
+    scheduled.insert(*rows);
+    scheduled.insert(*input);
+
+    // The written stage: the output transform, or the epilogue it is inlined into.
+    auto readers = rec.state.effectiveConsumers(*outputRows);
+    if (readers.size() != 1) return;  // left to the generic rules
+    std::string out = *readers.begin();
+    const auto& outOp = *rec.stage(out).op;
+    if (!dag.isOutput(out) || outOp.reduction() || outOp.axes.size() != 4) return;
+    int64_t m = dag.op(*outputRows)->shape[0];
+    int64_t outLanes = chooseVectorTile(outOp.shape[3], maxLanesFor(outOp.dtype, options), 1).lanes;
+    auto axes = rec.leaves(out);  // n, h, w, k
+    auto h = rec.split(out, axes[1], {m});
+    auto w = rec.split(out, axes[2], {m});
+    std::vector<std::string> outer{axes[0], h[0], w[0]};
+    std::vector<bool> exact{true, outOp.shape[1] % m == 0, outOp.shape[2] % m == 0};
+    std::string vector;
+    if (outLanes >= 2) {
+      auto k = rec.split(out, axes[3], {outLanes});
+      outer.push_back(k[0]);
+      exact.push_back(outOp.shape[3] % outLanes == 0);
+      vector = k[1];
+    } else {
+      outer.push_back(axes[3]);
+      exact.push_back(true);
+    }
+    std::vector<std::string> order = outer;
+    order.push_back(h[1]);
+    order.push_back(w[1]);
+    if (!vector.empty()) order.push_back(vector);
+    rec.reorder(out, order);
+    std::string attach = parallelizeOuter(out, outer, exact, true).innermostOuter;
+    rec.annotate(out, h[1], Annotation::Unroll);
+    rec.annotate(out, w[1], Annotation::Unroll);
+    if (!vector.empty()) rec.annotate(out, vector, Annotation::Vectorize);
+    rec.computeAt(*outputRows, out, attach);
+    auto local = rec.leaves(*outputRows);  // i, nu, p, co
+    rec.annotate(*outputRows, local[0], Annotation::Unroll);
+    rec.annotate(*outputRows, local[1], Annotation::Unroll);
+    if (!vector.empty()) rec.annotate(*outputRows, local[3], Annotation::Vectorize);
+    scheduled.insert(*outputRows);
+    scheduled.insert(out);
+  }
 
   static std::optional<TileRoles> rolesOf(const te::OperationNode& op) {
     auto axes = registerTileAxes(op.tag, op.axes.size());
@@ -644,6 +742,7 @@ class Planner {
 std::optional<TileAxes> registerTileAxes(const std::string& tag, size_t rank) {
   if (tag == "matmul" && rank == 2) return TileAxes{1, 0};
   if (rank != 4) return std::nullopt;
+  if (tag == "winograd_gemm") return TileAxes{3, 2};  // [alpha, alpha, tiles, out channels]
   if (tag == "conv2d_nhwc" || tag == "group_conv2d_nhwc" || tag == "depthwise_conv2d_nhwc") return TileAxes{3, 2};
   if (tag == "depthwise_conv2d_nchw") return TileAxes{3, 2};
   if (tag == "conv2d_nchw" || tag == "group_conv2d_nchw" || tag == "conv2d_transpose_nchw") return TileAxes{3, 1};

@@ -35,7 +35,7 @@ namespace {
 constexpr std::chrono::milliseconds kTrackerCallTimeout{3000};
 constexpr std::chrono::milliseconds kRetryInterval{500};
 constexpr double kMaxTimeoutSeconds = 24 * 3600;
-constexpr int64_t kSessionUploadFactor = 16;  ///< a session holds at most this many maximal uploads
+constexpr int64_t kSessionUploadFactor = 4;  ///< a session holds at most this many maximal uploads
 
 uint64_t randomSessionId() {
   std::random_device device;
@@ -193,10 +193,13 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
                       proto::UploadReply* reply) override {
     if (auto s = checkToken(*context, options.security.token, "device server"); !s.ok()) return s;
     if (auto s = validFileName(request->name(), "name"); !s.ok()) return s;
-    if (int64_t(request->data().size()) > options.maxUploadBytes)
+    int64_t offset = request->offset(), chunk = int64_t(request->data().size());
+    if (offset < 0) return {grpc::INVALID_ARGUMENT, fmt::format("upload '{}': a negative offset {}", request->name(), offset)};
+    int64_t total = offset + chunk;
+    if (total > options.maxUploadBytes)
       return {grpc::RESOURCE_EXHAUSTED,
               fmt::format("upload '{}' is {} bytes, over this server's limit of {} bytes (--max-upload-mb)",
-                          request->name(), request->data().size(), options.maxUploadBytes)};
+                          request->name(), total, options.maxUploadBytes)};
     std::string dir;
     if (auto s = beginCall(request->session_id(), dir); !s.ok()) return s;
     {
@@ -206,17 +209,25 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
       for (const auto& [name, bytes] : session->files)
         if (name != request->name()) held += bytes;
       int64_t limit = kSessionUploadFactor * options.maxUploadBytes;
-      if (held + int64_t(request->data().size()) > limit) {
+      auto uploaded = session->files.find(request->name());
+      if (offset > 0 && (uploaded == session->files.end() || uploaded->second != offset)) {
+        --session->callsInProgress;
+        return {grpc::FAILED_PRECONDITION,
+                fmt::format("upload '{}': a chunk at offset {}, but {} bytes of it were uploaded", request->name(), offset,
+                            uploaded == session->files.end() ? 0 : uploaded->second)};
+      }
+      if (held + total > limit) {
         --session->callsInProgress;
         return {grpc::RESOURCE_EXHAUSTED,
                 fmt::format("upload '{}' would bring the session's files to {} bytes, over its limit of {} bytes "
-                            "({} x --max-upload-mb)", request->name(), held + int64_t(request->data().size()), limit,
-                            kSessionUploadFactor)};
+                            "({} x --max-upload-mb)", request->name(), held + total, limit, kSessionUploadFactor)};
       }
     }
     std::string path = dir + "/" + request->name();
-    // O_NOFOLLOW: a name can never be made to write through a link out of the directory.
-    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    // O_NOFOLLOW: a name can never be made to write through a link out of the directory. The
+    // first chunk replaces the file; the others append to it.
+    int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (offset == 0 ? O_TRUNC : O_APPEND);
+    int fd = open(path.c_str(), flags, 0600);
     grpc::Status status = grpc::Status::OK;
     if (fd < 0) {
       status = {grpc::INTERNAL, fmt::format("cannot create '{}' in the session's directory: {}", request->name(),
@@ -235,11 +246,15 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
         status = {grpc::INTERNAL, fmt::format("cannot write '{}' ({} bytes) in the session's directory: {}",
                                               request->name(), data.size(), std::strerror(errno))};
     }
-    if (status.ok()) {
+    {
       std::lock_guard lock(mutex);
-      if (session && session->id == request->session_id()) session->files[request->name()] = int64_t(request->data().size());
-      reply->set_bytes(int64_t(request->data().size()));
+      if (session && session->id == request->session_id()) {
+        // A failed chunk leaves the file unusable: a next chunk must start it again.
+        if (status.ok()) session->files[request->name()] = total;
+        else session->files.erase(request->name());
+      }
     }
+    if (status.ok()) reply->set_bytes(total);
     endCall(request->session_id());
     return status;
   }
@@ -515,7 +530,9 @@ DeviceServer::DeviceServer(DeviceServerOptions options) : impl_(std::make_unique
   if (!o.arch.empty() && o.arch != impl_->hardware.arch) impl_->hardware = emulatedHardware(o.arch);
   impl_->hardware.worker = o.workerPath;
 
-  int maxReceive = int(o.maxUploadBytes + (1 << 20));
+  // Clients send files in chunks (DeviceSession::kUploadChunkBytes); a message of a whole file
+  // up to 64 MiB is accepted too, as clients before chunking sent them.
+  int maxReceive = int(std::min<int64_t>(o.maxUploadBytes, int64_t(64) << 20) + (1 << 20));
   int first = o.port, last = o.port == 0 ? 0 : std::max(o.port, o.portEnd);
   std::string lastError;
   for (int p = first; p <= last && !impl_->server; ++p) {

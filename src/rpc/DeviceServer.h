@@ -25,7 +25,7 @@ struct DeviceServerOptions {
   int portEnd = 9199;                ///< the last port tried
   std::string customAddress;         ///< host:port clients should use; empty: the host the tracker sees
   std::string name;                  ///< shown in `tessel query --devices`
-  int64_t maxUploadBytes = 64 << 20; ///< the largest file a client may upload
+  int64_t maxUploadBytes = int64_t(1) << 30; ///< the largest file a client may upload (a network's params)
   double sessionTimeoutSeconds = 60; ///< an idle session is closed after this long
   std::string workerPath;            ///< the measurement worker (a program or a wrapper script); empty: the default
   std::string arch;                  ///< reported architecture; empty: this machine's (another: an emulated worker)

@@ -61,21 +61,35 @@ void DeviceSession::close() {
   sessionId_ = 0;
 }
 
-void DeviceSession::upload(const std::string& name, const std::string& data) {
-  grpc::ClientContext context;
-  prepareCall(context, impl_->security, kUploadCall);
-  proto::UploadRequest request;
-  request.set_session_id(sessionId_);
-  request.set_name(name);
-  request.set_data(data);
-  proto::UploadReply reply;
-  auto status = impl_->stub->Upload(&context, request, &reply);
-  if (status.ok()) return;
-  std::string message = fmt::format("upload of '{}' ({} bytes) to the device server at {} failed: {}", name,
-                                    data.size(), address_, statusText(status));
-  // gRPC's own size check answers RESOURCE_EXHAUSTED too: both are refusals of this file.
-  if (isConnectionFailure(status)) throw DeviceUnavailable(message);
-  throw Error(message);
+int64_t DeviceSession::upload(const std::string& name, const std::string& data, size_t chunkBytes) {
+  TESSEL_CHECK(chunkBytes > 0, "upload of '{}': a chunk size of 0 bytes", name);
+  auto failure = [&](const std::string& why) {
+    return fmt::format("upload of '{}' ({} bytes) to the device server at {} failed: {}", name, data.size(), address_, why);
+  };
+  if (maxUploadBytes_ > 0 && int64_t(data.size()) > maxUploadBytes_)
+    throw Error(failure(fmt::format("the file is over this server's limit of {} bytes (--max-upload-mb)", maxUploadBytes_)));
+  size_t offset = 0;
+  int64_t held = 0;
+  do {
+    size_t size = std::min(chunkBytes, data.size() - offset);
+    grpc::ClientContext context;
+    prepareCall(context, impl_->security, kUploadCall);
+    proto::UploadRequest request;
+    request.set_session_id(sessionId_);
+    request.set_name(name);
+    request.set_data(data.data() + offset, size);
+    request.set_offset(int64_t(offset));
+    proto::UploadReply reply;
+    auto status = impl_->stub->Upload(&context, request, &reply);
+    if (!status.ok()) {
+      // gRPC's own size check answers RESOURCE_EXHAUSTED too: both are refusals of this file.
+      if (isConnectionFailure(status)) throw DeviceUnavailable(failure(statusText(status)));
+      throw Error(failure(statusText(status)));
+    }
+    offset += size;
+    held = reply.bytes();
+  } while (offset < data.size());
+  return held;
 }
 
 void DeviceSession::uploadFile(const std::string& name, const std::string& path) { upload(name, readFile(path)); }

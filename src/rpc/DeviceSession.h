@@ -49,7 +49,11 @@ class DeviceSession {
 
   /// Uploads `data` as `name` (a plain file name). Throws Error when the server refuses it
   /// (too large, a path), DeviceUnavailable when the device is lost.
-  void upload(const std::string& name, const std::string& data);
+  /// Uploads `data` as file `name` in chunks of at most `chunkBytes` (gRPC messages stay small
+  /// however large the file: a network's params); returns the size the server holds. Error
+  /// naming the file when it is over the server's limit, without sending it.
+  int64_t upload(const std::string& name, const std::string& data, size_t chunkBytes = kUploadChunkBytes);
+  static constexpr size_t kUploadChunkBytes = size_t(8) << 20;
   void uploadFile(const std::string& name, const std::string& path);
 
   /// Measures with the timing options of `options` (number, repeat, min_repeat_ms, timeout,

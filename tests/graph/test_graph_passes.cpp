@@ -137,6 +137,8 @@ TEST_F(GraphPasses, NativeConstantEvaluationMatchesTheInterpreter) {
       {"add", Attrs::object(), {{4, 1}, {3}}},
       {"subtract", Attrs::object(), {{1}, {2, 3}}},
       {"divide", Attrs::object(), {{2, 1, 5}, {2, 3, 1}}},
+      {"winograd_weight_transform", {{"tile_size", 4}}, {{3, 3, 5, 7}}},
+      {"winograd_weight_transform", {{"tile_size", 2}}, {{3, 3, 2, 3}}},
   };
   uint32_t seed = 1;
   for (const Case& c : cases) {
@@ -155,6 +157,38 @@ TEST_F(GraphPasses, NativeConstantEvaluationMatchesTheInterpreter) {
     for (int64_t i = 0; i < native.numel(); ++i)
       ASSERT_NEAR(native.dataAs<float>()[i], reference.dataAs<float>()[i], 1e-6) << c.op << " element " << i;
   }
+}
+
+TEST_F(GraphPasses, UseWinogradRewritesTheChosenStrideOneThreeByThreeConvolutions) {
+  Graph g;
+  int x = g.addInput("data", {{1, 9, 9, 4}, DataType::float32()});
+  Attrs nhwc = {{"padding", {1, 1}}, {"layout", "NHWC"}};
+  Attrs strided = {{"padding", {1, 1}}, {"layout", "NHWC"}, {"strides", {2, 2}}};
+  int a = g.addOp("conv2d", {x, g.addConstant("wa", randomTensor({3, 3, 4, 8}, 1))}, nhwc, "a");
+  int b = g.addOp("conv2d", {a, g.addConstant("wb", randomTensor({3, 3, 8, 8}, 2))}, nhwc, "b");
+  int c = g.addOp("conv2d", {b, g.addConstant("wc", randomTensor({3, 3, 8, 8}, 3))}, strided, "c");  // stride 2
+  int d = g.addOp("conv2d", {c, g.addConstant("wd", randomTensor({1, 1, 8, 8}, 4))}, {{"layout", "NHWC"}}, "d");  // 1x1
+  int runtimeWeight = g.addInput("we", {{3, 3, 8, 8}, DataType::float32()});
+  g.markOutput(g.addOp("conv2d", {d, runtimeWeight}, nhwc, "e"));  // weight fed at run time
+  EXPECT_TRUE(winogradCandidate(g, a) && winogradCandidate(g, b));
+  EXPECT_FALSE(winogradCandidate(g, c) || winogradCandidate(g, d) || winogradCandidate(g, g.outputs()[0]));
+  std::vector<std::string> asked;
+  Graph w = useWinograd(g, [&](const Graph& graph, int id) {
+    asked.push_back(graph.node(id).name);
+    return graph.node(id).name == "a" ? 4 : 2;
+  });
+  EXPECT_EQ(asked, (std::vector<std::string>{"a", "b"}));  // only candidates are asked
+  EXPECT_EQ(countOps(w, "conv2d_winograd"), 2);
+  EXPECT_EQ(countOps(w, "conv2d"), 3);
+  EXPECT_EQ(w.node(w.findNode("a")).attrs.value("tile_size", 0), 4);  // names survive
+  EXPECT_EQ(w.node(w.findNode("b")).attrs.value("tile_size", 0), 2);
+  Graph folded = foldConstants(w);
+  EXPECT_EQ(countOps(folded, "winograd_weight_transform"), 0);
+  EXPECT_EQ(folded.node(folded.findNode("wa_winograd")).type.shape, (std::vector<int64_t>{6, 6, 4, 8}));
+  EXPECT_LT(outputDifference(g, folded), 1e-4);
+  // The choice 0 keeps a convolution direct; a tile size Winograd lacks names itself.
+  EXPECT_EQ(countOps(useWinograd(g, [](const Graph&, int) { return 0; }), "conv2d_winograd"), 0);
+  expectContains(errorOf([&] { useWinograd(g, [](const Graph&, int) { return 3; }); }), "m = 3 is not supported");
 }
 
 TEST_F(GraphPasses, FoldScaleAxisMovesPerChannelScalesIntoWeights) {

@@ -2,7 +2,9 @@
 // reduced image size) against the reference interpreter.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 
@@ -280,18 +282,44 @@ double relativeDifference(const runtime::Tensor& got, const runtime::Tensor& wan
   return worst;
 }
 
-std::vector<runtime::Tensor> runCompiled(const Graph& g, const runtime::Tensor& input, bool fuse) {
+/// The outputs of the network built with the default CPU schedule, for each input in turn.
+std::vector<std::vector<runtime::Tensor>> runCompiledOnEach(const Graph& g, const std::vector<runtime::Tensor>& inputs, bool fuse) {
   TempDir dir;
   BuildOptions options;
   options.fuse = fuse;
   options.schedule = [](const te::ComputeDAG& dag) { return ops::defaultCpuSchedule(dag); };
   buildGraph(g, dir.path(), options);
   auto executor = runtime::GraphExecutor::load(dir.path());
-  executor.setInput("data", input);
-  executor.run();
-  std::vector<runtime::Tensor> outputs;
-  for (size_t i = 0; i < g.outputs().size(); ++i) outputs.push_back(executor.getOutput(int(i)));
-  return outputs;
+  std::vector<std::vector<runtime::Tensor>> results;
+  for (const auto& input : inputs) {
+    executor.setInput("data", input);
+    executor.run();
+    std::vector<runtime::Tensor> outputs;
+    for (size_t i = 0; i < g.outputs().size(); ++i) outputs.push_back(executor.getOutput(int(i)));
+    results.push_back(std::move(outputs));
+  }
+  return results;
+}
+
+std::vector<runtime::Tensor> runCompiled(const Graph& g, const runtime::Tensor& input, bool fuse) {
+  return runCompiledOnEach(g, {input}, fuse)[0];
+}
+
+/// The classes of the `k` largest scores, largest first.
+std::vector<int64_t> topClasses(const runtime::Tensor& scores, size_t k) {
+  std::vector<int64_t> order(size_t(scores.numel()));
+  for (size_t i = 0; i < order.size(); ++i) order[i] = int64_t(i);
+  const float* s = scores.dataAs<float>();
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return s[a] > s[b]; });
+  order.resize(std::min(k, order.size()));
+  return order;
+}
+
+/// Every candidate convolution as Winograd, F(4x4) and F(2x2) taking turns, so that each
+/// network runs both.
+WinogradChoice alternatingWinograd() {
+  auto count = std::make_shared<int>(0);
+  return [count](const Graph&, int) { return (*count)++ % 2 == 0 ? 4 : 2; };
 }
 
 /// The network with its logits (the softmax's input) as a second output: random weights give
@@ -341,6 +369,33 @@ TEST_P(ZooNumerics, CompiledNetworkMatchesTheInterpreterInBothLayoutsFusedOrNot)
     EXPECT_LT(relativeDifference(converted[i], reference[i]), 1e-4) << c.name << " NCHW converted to NHWC, fused, " << what;
     EXPECT_LT(relativeDifference(fusedNhwc[i], reference[i]), 1e-4) << c.name << " NHWC fused, " << what;
     EXPECT_LT(relativeDifference(unfusedNchw[i], reference[i]), 1e-4) << c.name << " NCHW unfused, " << what;
+  }
+
+  // Winograd: the standard pipeline with every stride-1 3x3 convolution as F(4x4) or F(2x2)
+  // gives the direct build's top-5 classes on 10 random images, and logits within 1e-3 of the
+  // reference. Two classes may trade places only where the direct logits tie within 1e-4.
+  OptimizeOptions withWinograd;
+  withWinograd.winograd = alternatingWinograd();
+  Graph winogradGraph = optimizeGraph(nchw, withWinograd);
+  int winogradConvs = 0;
+  for (const Node& n : winogradGraph.nodes()) winogradConvs += n.op == "conv2d_winograd";
+  if (winogradConvs == 0) return;  // no stride-1 3x3 convolution (mobilenets)
+  std::vector<runtime::Tensor> images{image};
+  for (uint32_t seed = 10; images.size() < 10; ++seed) images.push_back(uniformImage({1, 3, c.imageSize, c.imageSize}, seed));
+  auto direct = runCompiledOnEach(optimizeGraph(nchw), images, true);
+  auto winograd = runCompiledOnEach(winogradGraph, images, true);
+  EXPECT_LT(relativeDifference(winograd[0][1], reference[1]), 1e-3) << c.name << " Winograd logits";
+  for (size_t k = 0; k < images.size(); ++k) {
+    const runtime::Tensor& logits = direct[k][1];
+    auto want = topClasses(logits, 5), got = topClasses(winograd[k][1], 5);
+    double scale = 0;
+    for (int64_t i = 0; i < logits.numel(); ++i) scale = std::max(scale, double(std::fabs(logits.dataAs<float>()[i])));
+    for (size_t r = 0; r < want.size(); ++r) {
+      if (got[r] == want[r]) continue;
+      double gap = std::fabs(double(logits.dataAs<float>()[got[r]]) - logits.dataAs<float>()[want[r]]);
+      EXPECT_LT(gap, 1e-4 * scale) << c.name << " image " << k << ": rank " << r + 1 << " is class " << got[r]
+                                   << " with Winograd, " << want[r] << " direct";
+    }
   }
 }
 

@@ -152,24 +152,26 @@ TEST(RpcServices, TheDeviceServerConfinesUploadsAndServesOneSessionAtATime) {
   auto tooBig = errorOf([&] { session.upload("big.so", std::string(20000, 'x')); });
   expectContains(tooBig, "upload of 'big.so' (20000 bytes)");
   expectContains(tooBig, "over this server's limit of 10485 bytes");
-  // Far over the limit: gRPC's own message-size check refuses it before the service sees it.
-  expectContains(errorOf([&] { session.upload("huge.so", std::string(3 << 20, 'x')); }), "RESOURCE_EXHAUSTED");
+  // The client knows the limit and sends nothing over it; gRPC's own message-size check refuses
+  // a message far over it before the service sees it.
+  expectContains(errorOf([&] { session.upload("huge.so", std::string(3 << 20, 'x')); }), "over this server's limit");
+  EXPECT_EQ(session.upload("chunked.so", std::string(10000, 'y'), 3000), 10000);  // 4 chunks
   std::string escape = "tessel-escape-" + std::to_string(getpid()) + ".so";
   expectContains(errorOf([&] { session.upload("../" + escape, "x"); }), "is a path");
   EXPECT_FALSE(std::filesystem::exists(std::filesystem::temp_directory_path() / escape));
   expectContains(errorOf([&] { session.upload("..", "x"); }), "'..' is not a file name");
   expectContains(errorOf([&] { session.upload("", "x"); }), "'name' is empty");
-  // The session as a whole holds at most 16 maximal uploads; overwriting a file does not add up.
+  // The session as a whole holds at most 4 maximal uploads; overwriting a file does not add up.
   for (int i = 0; i < 3; ++i) session.upload("same.so", std::string(10000, 'x'));
-  for (int i = 0; i < 15; ++i) session.upload(fmt::format("part{}.so", i), std::string(10000, 'x'));
+  for (int i = 0; i < 2; ++i) session.upload(fmt::format("part{}.so", i), std::string(10000, 'x'));
   expectContains(errorOf([&] { session.upload("one-too-many.so", std::string(10000, 'x')); }),
-                 "over its limit of 167760 bytes (16 x --max-upload-mb)");
+                 "over its limit of 41940 bytes (4 x --max-upload-mb)");
   // Measuring a file that was never uploaded.
   tune::LocalRunnerOptions o;
-  RemoteKernel k{"missing.so", "matmul", 2, "matmul", "", ""};
+  RemoteKernel k{"missing.so", "matmul", 2, "matmul", false, "", ""};
   expectContains(errorOf([&] { session.measure(k, o); }), "'missing.so' was not uploaded in this session");
   // Measuring an uploaded file that is not a library: the worker says so, the server lives on.
-  auto garbage = session.measure(RemoteKernel{"small.so", "matmul", 2, "matmul", "", ""}, o);
+  auto garbage = session.measure(RemoteKernel{"small.so", "matmul", 2, "matmul", false, "", ""}, o);
   EXPECT_EQ(garbage.errorNo, tune::MeasureErrorNo::RuntimeDeviceError) << garbage.errorMessage;
   // One session at a time.
   auto busy = errorOf([&] { DeviceSession second(address, {}, "intruder"); });
@@ -180,6 +182,39 @@ TEST(RpcServices, TheDeviceServerConfinesUploadsAndServesOneSessionAtATime) {
   EXPECT_GE(info.vectorBits, 128);
   session.close();
   DeviceSession next(address, {}, "next");  // free again
+  EXPECT_TRUE(server.running());
+}
+
+TEST(RpcServices, UploadChunksMustFollowEachOther) {
+  Cluster c;
+  ChildProcess server({TESSEL_CLI, "server", "--host", "127.0.0.1", "--port", "0"}, c.dir() + "/server.log");
+  ASSERT_TRUE(server.waitForOutput("bind to")) << server.output();
+  auto channel = grpc::CreateChannel(fmt::format("127.0.0.1:{}", boundPort(server.output())), grpc::InsecureChannelCredentials());
+  auto stub = proto::DeviceServer::NewStub(channel);
+  grpc::ClientContext openContext;
+  proto::OpenSessionRequest open;
+  proto::SessionReply opened;
+  ASSERT_TRUE(stub->OpenSession(&openContext, open, &opened).ok());
+  auto upload = [&](const std::string& name, int64_t offset, size_t size, proto::UploadReply* reply) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 10s);
+    proto::UploadRequest request;
+    request.set_session_id(opened.session_id());
+    request.set_name(name);
+    request.set_offset(offset);
+    request.set_data(std::string(size, 'z'));
+    return stub->Upload(&context, request, reply);
+  };
+  proto::UploadReply reply;
+  ASSERT_TRUE(upload("a.so", 0, 100, &reply).ok());
+  EXPECT_EQ(reply.bytes(), 100);
+  ASSERT_TRUE(upload("a.so", 100, 50, &reply).ok());
+  EXPECT_EQ(reply.bytes(), 150);
+  expectContains(upload("a.so", 50, 10, &reply).error_message(), "a chunk at offset 50, but 150 bytes of it were uploaded");
+  expectContains(upload("b.so", 500, 10, &reply).error_message(), "a chunk at offset 500, but 0 bytes of it were uploaded");
+  expectContains(upload("a.so", -1, 10, &reply).error_message(), "a negative offset -1");
+  ASSERT_TRUE(upload("a.so", 0, 7, &reply).ok());  // the first chunk replaces the file
+  EXPECT_EQ(reply.bytes(), 7);
   EXPECT_TRUE(server.running());
 }
 

@@ -123,4 +123,46 @@ TEST(TuneCli, ColdCacheSaysWhichTasksAreMeasuredCold) {
   EXPECT_EQ(r.exitCode, 2);  // a usage error
 }
 
+// Under --winograd auto a Winograd layer is tuned both ways, and a build with the records
+// takes the faster variant: here the records are edited to make Winograd slow.
+TEST(TuneCli, RecordsChooseBetweenWinogradAndTheDirectConvolution) {
+  TempDir dir;
+  std::string log = dir.path() + "/both.log";
+  SubprocessOptions limit;
+  limit.timeout = std::chrono::milliseconds(180000);
+  auto argv = tuneCommand(log, "2");
+  argv[5] = "2,3";  // layer1_0_1_relu as Winograd, then direct
+  auto r = runSubprocess(argv, limit);
+  ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
+  expectContains(r.output, "layer1_0_1_relu              conv2d_nhwc_winograd.x86");
+  expectContains(r.output, "layer1_0_1_relu              conv2d_nhwc.x86");
+  expectContains(r.output, "measured both ways: ");
+  auto read = tune::readRecords(log);
+  ASSERT_FALSE(read.records.empty());
+  std::ofstream slowWinograd(dir.path() + "/slow.log");
+  int edited = 0;
+  for (auto record : read.records) {
+    if (record.task.templateName == "conv2d_nhwc_winograd.x86" && record.ok()) {
+      for (double& c : record.result.costs) c = 1.0;  // a second per call
+      ++edited;
+    }
+    slowWinograd << tune::recordToLine(record) << "\n";
+  }
+  slowWinograd.close();
+  ASSERT_GT(edited, 0);
+  auto compiled = runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--records", dir.path() + "/slow.log", "-o",
+                                 dir.path() + "/module"},
+                                limit);
+  ASSERT_TRUE(compiled.ok()) << compiled.describe() << "\n" << compiled.output;
+  expectContains(compiled.output, "measured both ways: 0 faster as Winograd, 2 faster direct; by the rules: 11");
+  expectContains(compiled.output, "Winograd for 11 of 13 stride-1 3x3 convolutions");
+  // (Two layers share that workload.) --winograd never: no Winograd layer, nothing to choose.
+  auto never = runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--winograd", "never", "-o", dir.path() + "/direct"}, limit);
+  ASSERT_TRUE(never.ok()) << never.describe() << "\n" << never.output;
+  expectContains(never.output, "Winograd for 0 of 13 stride-1 3x3 convolutions");
+  auto bad = runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--winograd", "3", "-o", dir.path() + "/bad"}, limit);
+  EXPECT_EQ(bad.exitCode, 2);
+  expectContains(bad.output, "--winograd: 3 not in {auto,never,2,4}");
+}
+
 }  // namespace

@@ -1,9 +1,11 @@
 #include "graph/passes/ConstantEvaluation.h"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 
 #include "graph/Interpreter.h"
+#include "ops/Winograd.h"
 #include "support/Error.h"
 
 namespace tessel::graph {
@@ -111,6 +113,15 @@ runtime::Tensor evaluateOnConstants(const std::string& op, const Attrs& attrs, c
     return transposeTensor(inputs[0], axes);
   }
   if (op == "reshape" || op == "flatten") return reshaped(inputs[0], result.shape);
+  if (op == "winograd_weight_transform" && inputs[0].dtype() == DataType::float32() && inputs[0].ndim() == 4) {
+    const auto& s = inputs[0].shape();
+    const float* w = inputs[0].dataAs<float>();
+    auto u = ops::winogradWeightTransform(std::vector<float>(w, w + inputs[0].numel()), s[2], s[3],
+                                          attrs.value("tile_size", 4));
+    auto out = runtime::Tensor::empty(result.shape, result.dtype);
+    std::copy(u.begin(), u.end(), out.dataAs<float>());
+    return out;
+  }
   bool floats = result.dtype == DataType::float32() && inputs.size() == 2 && inputs[0].dtype() == DataType::float32() &&
                 inputs[1].dtype() == DataType::float32();
   if (floats) {

@@ -2,6 +2,8 @@
 /// a graph and returns a new one that computes the same outputs from the same inputs; node
 /// names survive, nodes a pass invents get names derived from the ones they replace.
 #pragma once
+#include <functional>
+
 #include "graph/Graph.h"
 #include "ops/Layout.h"
 
@@ -27,6 +29,18 @@ Graph foldScaleAxis(const Graph& graph);
 /// into an operator that must see the original layout (flatten, dense, the graph's outputs).
 /// Weight transposes are left for fold_constants.
 Graph convertLayout(const Graph& graph, ops::Layout desired);
+
+/// True when node `id` is a conv2d that Winograd's F(m x m, 3 x 3) can compute (NHWC, 3x3,
+/// stride 1, undilated, one group, float32) with a constant weight.
+bool winogradCandidate(const Graph& graph, int id);
+
+/// For a candidate node, the Winograd tile size m to compute it with (2 or 4), or 0 to keep
+/// the direct convolution.
+using WinogradChoice = std::function<int(const Graph& graph, int id)>;
+
+/// Every candidate convolution the choice gives a tile size becomes conv2d_winograd (same node
+/// name) on a winograd_weight_transform of its weight, which fold_constants then computes once.
+Graph useWinograd(const Graph& graph, const WinogradChoice& tileSizeOf);
 
 /// Drops every node no output depends on (inputs stay: they are the module's interface).
 Graph eliminateDeadCode(const Graph& graph);

@@ -19,6 +19,8 @@ const std::vector<GraphPass>& graphPasses() {
        [](const Graph& g) { return convertLayout(g, ops::Layout::NHWC); }},
       {"convert_layout_nchw", "image operators to NCHW, transposes at the boundaries",
        [](const Graph& g) { return convertLayout(g, ops::Layout::NCHW); }},
+      {"use_winograd", "every stride-1 3x3 NHWC convolution to Winograd F(4x4, 3x3)",
+       [](const Graph& g) { return useWinograd(g, [](const Graph&, int) { return 4; }); }},
       {"eliminate_dead_code", "drop nodes no output depends on", eliminateDeadCode},
   };
   return passes;
@@ -68,7 +70,22 @@ std::optional<ops::Layout> parseDesiredLayout(const std::string& text) {
 }
 
 Graph optimizeGraph(const Graph& graph, const OptimizeOptions& options, const PassRunOptions& run) {
-  return runPasses(graph, standardPipeline(options), run);
+  Graph optimized = runPasses(graph, standardPipeline(options), run);
+  if (!options.simplify) return optimized;
+  return applyWinograd(optimized, options.winograd, run);
+}
+
+Graph applyWinograd(const Graph& optimized, const WinogradChoice& choice, const PassRunOptions& run) {
+  if (!choice) return optimized;
+  Graph rewritten;
+  try {
+    rewritten = useWinograd(optimized, choice);
+  } catch (const Error& e) {
+    throw e.withContext("graph pass use_winograd");
+  }
+  if (run.printAfter.count("use_winograd") || run.printAfter.count("all"))
+    *run.printTo << "// after use_winograd\n" << rewritten.toString() << "\n";
+  return runPasses(rewritten, {"fold_constants", "eliminate_dead_code"}, run);
 }
 
 }  // namespace tessel::graph

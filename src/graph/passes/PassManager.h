@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graph/Graph.h"
+#include "graph/passes/GraphPasses.h"
 #include "ops/Layout.h"
 
 namespace tessel::graph {
@@ -22,7 +23,8 @@ struct GraphPass {
 };
 
 /// simplify_inference, fold_constants, fold_scale_axis, convert_layout_nhwc,
-/// convert_layout_nchw, eliminate_dead_code.
+/// convert_layout_nchw, use_winograd (every candidate convolution to F(4x4, 3x3)),
+/// eliminate_dead_code.
 const std::vector<GraphPass>& graphPasses();
 /// Error listing the known passes if there is none of that name.
 const GraphPass& lookupGraphPass(const std::string& name);
@@ -39,6 +41,9 @@ struct OptimizeOptions {
   /// Convert the image operators to this layout; unset: keep the graph's layouts.
   std::optional<ops::Layout> desiredLayout = ops::Layout::NHWC;
   bool simplify = true;  ///< false: no passes at all (the graph as built, for debugging)
+  /// Which convolutions run as Winograd (use_winograd with this choice, then the filter
+  /// transforms folded, after the standard passes); empty: every convolution stays direct.
+  WinogradChoice winograd;
 };
 
 /// The standard pipeline's pass names for these options.
@@ -47,7 +52,11 @@ std::vector<std::string> standardPipeline(const OptimizeOptions& options = {});
 /// "NHWC", "NCHW" or "keep" (no conversion); Error naming the text otherwise.
 std::optional<ops::Layout> parseDesiredLayout(const std::string& text);
 
-/// runPasses(graph, standardPipeline(options), run).
+/// runPasses(graph, standardPipeline(options), run), then applyWinograd with options.winograd.
 Graph optimizeGraph(const Graph& graph, const OptimizeOptions& options = {}, const PassRunOptions& run = {});
+
+/// use_winograd with `choice` on a graph the standard passes made, then the transformed weights
+/// folded; the graph itself when the choice is empty.
+Graph applyWinograd(const Graph& optimized, const WinogradChoice& choice, const PassRunOptions& run = {});
 
 }  // namespace tessel::graph

@@ -21,6 +21,7 @@ const std::map<std::string, std::string> kTemplateOfTag = {
     {"depthwise_conv2d_nchw", "depthwise_conv2d_nchw.x86"},
     {"dense", "dense.x86"},
     {"matmul", "matmul.x86"},
+    {"winograd_gemm", "conv2d_nhwc_winograd.x86"},
 };
 
 bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }

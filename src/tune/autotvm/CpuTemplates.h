@@ -23,7 +23,9 @@
 namespace tessel::tune::autotvm {
 
 /// conv2d_nhwc.x86, conv2d_nchw.x86, group_conv2d_nhwc.x86, group_conv2d_nchw.x86,
-/// depthwise_conv2d_nhwc.x86, depthwise_conv2d_nchw.x86, dense.x86, matmul.x86.
+/// depthwise_conv2d_nhwc.x86, depthwise_conv2d_nchw.x86, dense.x86, matmul.x86, and
+/// conv2d_nhwc_winograd.x86 (the register tile of Winograd's batched GEMM: vectors along the
+/// output channels, rows along the tiles).
 std::vector<std::string> cpuTemplateNames();
 
 /// The template for a DAG (by its anchor's kind), if one applies.

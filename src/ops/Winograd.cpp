@@ -1,0 +1,211 @@
+#include "ops/Winograd.h"
+
+#include "ops/Shape.h"
+#include "support/Error.h"
+
+namespace tessel::ops {
+
+using ir::Expr;
+using te::Tensor;
+using te::Var;
+
+namespace {
+
+// The matrices of Lavin and Gray (2016), section 4.1 (F(2x2, 3x3)) and 4.2 (F(4x4, 3x3), the
+// interpolation points 0, 1, -1, 2, -2 and infinity).
+WinogradMatrices makeF2() {
+  WinogradMatrices w;
+  w.m = 2;
+  w.alpha = 4;
+  w.BT = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
+  w.G = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  w.AT = {{1, 1, 1, 0}, {0, 1, -1, -1}};
+  return w;
+}
+
+WinogradMatrices makeF4() {
+  WinogradMatrices w;
+  w.m = 4;
+  w.alpha = 6;
+  w.BT = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
+          {0, -2, -1, 2, 1, 0}, {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
+  w.G = {{1.0 / 4, 0, 0},
+         {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+         {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+         {1.0 / 24, 1.0 / 12, 1.0 / 6},
+         {1.0 / 24, -1.0 / 12, 1.0 / 6},
+         {0, 0, 1}};
+  w.AT = {{1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
+  return w;
+}
+
+/// sum over k of matrix[row][k] * term(k), the zero entries left out and +-1 written as an
+/// addition or subtraction.
+Expr sparseRow(const std::vector<double>& row, DataType type, const std::function<Expr(int)>& term) {
+  Expr sum;
+  for (size_t k = 0; k < row.size(); ++k) {
+    double c = row[k];
+    if (c == 0) continue;
+    Expr t = term(int(k));
+    if (c == 1) {
+      sum = sum.defined() ? sum + t : t;
+    } else if (c == -1) {
+      sum = sum.defined() ? sum - t : -t;
+    } else {
+      Expr scaledTerm = ir::makeConst(type, c) * t;
+      sum = sum.defined() ? sum + scaledTerm : scaledTerm;
+    }
+  }
+  return sum.defined() ? sum : ir::makeConst(type, 0);
+}
+
+/// matrix[row] applied to term(k): the row chosen by `row`, a loop variable the schedule
+/// unrolls (then the chain folds to one sum).
+Expr selectRow(const std::vector<std::vector<double>>& matrix, const Expr& row, DataType type,
+               const std::function<Expr(int)>& term) {
+  Expr chosen = sparseRow(matrix.back(), type, term);
+  for (int i = int(matrix.size()) - 2; i >= 0; --i) chosen = ir::ifThenElse(row == Expr(int64_t(i)), sparseRow(matrix[size_t(i)], type, term), chosen);
+  return chosen;
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+const WinogradMatrices& winogradMatrices(int m) {
+  static const WinogradMatrices f2 = makeF2(), f4 = makeF4();
+  if (m == 2) return f2;
+  if (m == 4) return f4;
+  fail("winograd: tile size m = {} is not supported (2 or 4)", m);
+}
+
+bool winogradApplies(const Conv2dAttrs& attrs, const std::vector<int64_t>& weightShape, DataType dtype) {
+  return attrs.layout == Layout::NHWC && weightShape.size() == 4 && weightShape[0] == 3 && weightShape[1] == 3 &&
+         attrs.strides == std::array<int64_t, 2>{1, 1} && attrs.dilation == std::array<int64_t, 2>{1, 1} && attrs.groups == 1 &&
+         dtype == DataType::float32() && (!attrs.outDtype || *attrs.outDtype == dtype);
+}
+
+int defaultWinogradTileSize(int64_t channels, int64_t outChannels, size_t l2Bytes) {
+  if (channels < 16 || outChannels < 16) return 0;
+  double f4Bytes = 36.0 * double(channels) * double(outChannels) * 4;
+  return f4Bytes <= double(l2Bytes) ? 4 : 2;
+}
+
+Tensor winogradWeightTransform(const Tensor& weight, int m) {
+  const auto& w = winogradMatrices(m);
+  checkRank("winograd_weight_transform", "weight", weight, 4);
+  const auto& s = weight.shape();
+  TESSEL_CHECK(s[0] == 3 && s[1] == 3, "winograd_weight_transform: the weight must be HWIO 3x3, got {}", shapeString(s));
+  TESSEL_CHECK(weight.dtype().isFloat(), "winograd_weight_transform: the weight is {}, not a float type", weight.dtype().str());
+  DataType type = weight.dtype();
+  // Two passes of G, rows then columns, as one expression per element: U[e][u] = sum_r G[e][r]
+  // sum_s g[r][s] G[u][s].
+  return te::compute(
+      {w.alpha, w.alpha, s[2], s[3]},
+      [&](const std::vector<Var>& i) {
+        return selectRow(w.G, i[0], type, [&](int r) {
+          return selectRow(w.G, i[1], type, [&](int c) { return weight(Expr(int64_t(r)), Expr(int64_t(c)), i[2], i[3]); });
+        });
+      },
+      "winograd_weight", "winograd_weight_transform", {"eps", "nu", "ci", "co"});
+}
+
+std::vector<float> winogradWeightTransform(const std::vector<float>& weight, int64_t channels, int64_t outChannels, int m) {
+  const auto& w = winogradMatrices(m);
+  size_t plane = size_t(channels * outChannels);
+  TESSEL_CHECK(weight.size() == 9 * plane, "winograd_weight_transform: {} weights for a 3x3 filter of {} x {} channels",
+               weight.size(), channels, outChannels);
+  int a = w.alpha;
+  std::vector<float> out(size_t(a * a) * plane);
+  std::vector<double> rows(size_t(a * 3));  // (G g)[e][s] for one (c, k)
+  for (size_t ck = 0; ck < plane; ++ck) {
+    for (int e = 0; e < a; ++e)
+      for (int s = 0; s < 3; ++s) {
+        double sum = 0;
+        for (int r = 0; r < 3; ++r) sum += w.G[size_t(e)][size_t(r)] * double(weight[size_t(r * 3 + s) * plane + ck]);
+        rows[size_t(e * 3 + s)] = sum;
+      }
+    for (int e = 0; e < a; ++e)
+      for (int u = 0; u < a; ++u) {
+        double sum = 0;
+        for (int s = 0; s < 3; ++s) sum += rows[size_t(e * 3 + s)] * w.G[size_t(u)][size_t(s)];
+        out[size_t(e * a + u) * plane + ck] = float(sum);
+      }
+  }
+  return out;
+}
+
+Tensor conv2dWinograd(const Tensor& data, const Tensor& transformedWeight, const Conv2dAttrs& attrs, int m) {
+  const std::string op = "conv2d_winograd";
+  const auto& w = winogradMatrices(m);
+  checkRank(op, "data", data, 4);
+  checkRank(op, "transformed weight", transformedWeight, 4);
+  TESSEL_CHECK(attrs.layout == Layout::NHWC, "{}: only NHWC is supported, got {}", op, layoutName(attrs.layout));
+  TESSEL_CHECK(attrs.strides == (std::array<int64_t, 2>{1, 1}) && attrs.dilation == (std::array<int64_t, 2>{1, 1}) && attrs.groups == 1,
+               "{}: only stride 1, dilation 1 and one group (strides {}x{}, dilation {}x{}, groups {})", op, attrs.strides[0],
+               attrs.strides[1], attrs.dilation[0], attrs.dilation[1], attrs.groups);
+  TESSEL_CHECK(data.dtype() == DataType::float32() && transformedWeight.dtype() == data.dtype(),
+               "{}: float32 data and weight only, got {} and {}", op, data.dtype().str(), transformedWeight.dtype().str());
+  const auto& d = data.shape();
+  const auto& u = transformedWeight.shape();
+  int64_t n = d[0], h = d[1], wd = d[2], c = d[3], a = w.alpha;
+  TESSEL_CHECK(u[0] == a && u[1] == a && u[2] == c, "{}: the transformed weight {} does not fit F({}x{}, 3x3) of {} input channels",
+               op, shapeString(u), m, m, c);
+  int64_t k = u[3];
+  int64_t oh = windowOutputSize(op, "height", h, 3, 1, 1, attrs.padding[0], attrs.padding[2]);
+  int64_t ow = windowOutputSize(op, "width", wd, 3, 1, 1, attrs.padding[1], attrs.padding[3]);
+  int64_t tilesH = ceilDiv(oh, m), tilesW = ceilDiv(ow, m), tiles = n * tilesH * tilesW;
+  int64_t pt = attrs.padding[0], pl = attrs.padding[1];
+  DataType type = data.dtype();
+
+  // The input, padded and extended to whole tiles (the last tiles read zeros past the image).
+  Tensor padded = te::compute(
+      {n, tilesH * m + 2, tilesW * m + 2, c},
+      [&](const std::vector<Var>& i) {
+        Expr y = i[1] - Expr(pt), x = i[2] - Expr(pl);
+        Expr inside = (y >= Expr(int64_t(0))) && (y < Expr(h)) && (x >= Expr(int64_t(0))) && (x < Expr(wd));
+        return ir::ifThenElse(inside, data(i[0], y, x, i[3]), ir::makeConst(type, 0));
+      },
+      "winograd_pad", "injective,pad", {"b", "y", "x", "c"});
+  // Tile p covers rows m * th .. m * th + alpha - 1 and the same columns of image b.
+  auto tileImage = [&](Expr p) { return ir::floordiv(p, Expr(tilesH * tilesW)); };
+  auto tileRow = [&](Expr p) { return ir::floormod(ir::floordiv(p, Expr(tilesW)), Expr(tilesH)); };
+  auto tileColumn = [&](Expr p) { return ir::floormod(p, Expr(tilesW)); };
+  Tensor rows = te::compute(
+      {a, a, tiles, c},
+      [&](const std::vector<Var>& i) {
+        return selectRow(w.BT, i[0], type, [&](int r) {
+          return padded(tileImage(i[2]), tileRow(i[2]) * Expr(int64_t(m)) + Expr(int64_t(r)),
+                        tileColumn(i[2]) * Expr(int64_t(m)) + i[1], i[3]);
+        });
+      },
+      "winograd_input_rows", "winograd_input_rows", {"eps", "s", "p", "ci"});
+  Tensor input = te::compute(
+      {a, a, tiles, c},
+      [&](const std::vector<Var>& i) {
+        return selectRow(w.BT, i[1], type, [&](int s) { return rows(i[0], Expr(int64_t(s)), i[2], i[3]); });
+      },
+      "winograd_input", "winograd_input", {"eps", "nu", "p", "ci"});
+  auto rc = te::reduceAxis(c, "rc");
+  Tensor gemm = te::compute(
+      {a, a, tiles, k},
+      [&](const std::vector<Var>& i) { return te::sum(input(i[0], i[1], i[2], rc.var) * transformedWeight(i[0], i[1], rc.var, i[3]), {rc}); },
+      "winograd_gemm", "winograd_gemm", {"eps", "nu", "p", "co"});
+  Tensor outputRows = te::compute(
+      {m, a, tiles, k},
+      [&](const std::vector<Var>& i) {
+        return selectRow(w.AT, i[0], type, [&](int e) { return gemm(Expr(int64_t(e)), i[1], i[2], i[3]); });
+      },
+      "winograd_output_rows", "winograd_output_rows", {"i", "nu", "p", "co"});
+  return te::compute(
+      {n, oh, ow, k},
+      [&](const std::vector<Var>& i) {
+        Expr mm = Expr(int64_t(m));
+        Expr p = (i[0] * Expr(tilesH) + ir::floordiv(i[1], mm)) * Expr(tilesW) + ir::floordiv(i[2], mm);
+        Expr row = ir::floormod(i[1], mm);
+        return selectRow(w.AT, ir::floormod(i[2], mm), type, [&](int v) { return outputRows(row, Expr(int64_t(v)), p, i[3]); });
+      },
+      "conv2d_winograd_nhwc", "conv2d_winograd_nhwc", {"nn", "yy", "xx", "ff"});
+}
+
+}  // namespace tessel::ops

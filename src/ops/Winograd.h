@@ -1,0 +1,60 @@
+/// Winograd's minimal filtering F(m x m, 3 x 3) for stride-1, undilated, ungrouped 3x3
+/// convolutions in NHWC (Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks",
+/// CVPR 2016). Each m x m output tile is A^T [(G g G^T) . (B^T d B)] A over an alpha x alpha
+/// input tile (alpha = m + 2): alpha^2 multiplications per tile and channel pair instead of
+/// 9 m^2, a quarter of the direct convolution's for m = 4.
+///
+/// The filter transform U = G g G^T is its own operator, so that constant folding computes it
+/// once when a network is built; the convolution reads U and computes, stage by stage
+/// (P = N x ceil(OH / m) x ceil(OW / m) tiles, the last ones cropped):
+///   winograd_pad          [N, m tH + 2, m tW + 2, C]  the input with the padding and the tiles' overhang
+///   winograd_input_rows   [alpha, alpha, P, C]   B^T applied to each tile's rows
+///   winograd_input        [alpha, alpha, P, C]   ... and to its columns: V = B^T d B
+///   winograd_gemm         [alpha, alpha, P, K]   M = sum over c of V[., ., p, c] U[., ., c, k]
+///   winograd_output_rows  [m, alpha, P, K]       A^T M
+///   conv2d_winograd_nhwc  [N, OH, OW, K]         (A^T M) A
+/// Each stage's tag is its name. The transforms are sums over only the nonzero matrix entries,
+/// chosen by the transform row:
+/// once a schedule unrolls the row loops, each element costs a few additions.
+#pragma once
+#include <vector>
+
+#include "ops/Conv2d.h"
+#include "te/Tensor.h"
+
+namespace tessel::ops {
+
+/// The transform matrices of F(m x m, 3 x 3): A^T [m][alpha], G [alpha][3], B^T [alpha][alpha].
+struct WinogradMatrices {
+  int m = 0, alpha = 0;
+  std::vector<std::vector<double>> AT, G, BT;
+};
+
+/// m = 2 or 4; Error otherwise.
+const WinogradMatrices& winogradMatrices(int m);
+
+/// True when conv2d with these attributes and an HWIO weight of `weightShape` is one that
+/// F(m x m, 3 x 3) computes: NHWC, 3x3, stride 1, dilation 1, one group, float32.
+bool winogradApplies(const Conv2dAttrs& attrs, const std::vector<int64_t>& weightShape, DataType dtype);
+
+/// The tile size the default rules pick for a candidate convolution of C input and K output
+/// channels, given the per-core L2 cache: F(4x4) (a quarter of the direct convolution's
+/// multiplications) while its transformed weight, 36 C K floats, fits the L2; else F(2x2)
+/// (4/9 of them, from a weight 16/9 the direct one's), whose weight streams from memory at
+/// less cost; 0 (direct) below 16 channels either way, where the transforms cost more than the
+/// multiplications they save. Measured on resnet-18 (2 cores, 1 MiB L2): F(4x4) everywhere
+/// lost to F(2x2) on the 256- and 512-channel layers, whose 9.4 and 37.7 MB transformed weights
+/// come from DRAM in the network.
+int defaultWinogradTileSize(int64_t channels, int64_t outChannels, size_t l2Bytes);
+
+/// U [alpha, alpha, C, K] = G g G^T of an HWIO weight g [3, 3, C, K].
+te::Tensor winogradWeightTransform(const te::Tensor& weight, int m);
+
+/// The same transform on a constant weight, in plain C++ (networks hold millions of weights).
+std::vector<float> winogradWeightTransform(const std::vector<float>& weight, int64_t channels, int64_t outChannels, int m);
+
+/// The convolution of NHWC `data` with a transformed weight U [alpha, alpha, C, K]; padding
+/// as in conv2d (strides and dilation must be 1).
+te::Tensor conv2dWinograd(const te::Tensor& data, const te::Tensor& transformedWeight, const Conv2dAttrs& attrs, int m);
+
+}  // namespace tessel::ops

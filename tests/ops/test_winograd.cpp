@@ -1,0 +1,115 @@
+// Winograd F(m x m, 3 x 3): the transforms against the direct convolution, both evaluated by the
+// reference evaluator on the same inputs; the filter transform in C++ against its tensor
+// expression; which convolutions it applies to; bad uses.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "common/ErrorText.h"
+#include "common/KernelCheck.h"
+#include "ops/Conv2d.h"
+#include "ops/Winograd.h"
+#include "support/Error.h"
+#include "te/ReferenceEvaluator.h"
+
+using namespace tessel;
+using namespace tessel::ops;
+using te::placeholder;
+using testsupport::errorOf;
+using testsupport::expectContains;
+
+namespace {
+
+Conv2dAttrs nhwc(std::array<int64_t, 4> padding) {
+  Conv2dAttrs a;
+  a.layout = Layout::NHWC;
+  a.padding = padding;
+  return a;
+}
+
+std::vector<double> randomValues(size_t count, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> v(count);
+  for (auto& x : v) x = double(float(u(rng)));
+  return v;
+}
+
+size_t elements(const std::vector<int64_t>& shape) {
+  size_t n = 1;
+  for (auto d : shape) n *= size_t(d);
+  return n;
+}
+
+struct Shape {
+  int64_t n, h, w, c, k;
+  std::array<int64_t, 4> padding;
+};
+
+}  // namespace
+
+TEST(Winograd, EqualsTheDirectConvolution) {
+  // Whole tiles, partial tiles, no padding, asymmetric padding, batch 2, one channel.
+  std::vector<Shape> shapes = {{1, 8, 8, 4, 3, {1, 1, 1, 1}}, {2, 7, 5, 3, 5, {1, 1, 1, 1}}, {1, 9, 6, 2, 2, {0, 0, 0, 0}},
+                               {1, 6, 7, 5, 4, {0, 2, 1, 0}}, {1, 3, 3, 1, 1, {1, 1, 1, 1}}};
+  for (int m : {2, 4}) {
+    for (const Shape& s : shapes) {
+      SCOPED_TRACE(testing::Message() << "F(" << m << ") " << s.n << "x" << s.h << "x" << s.w << "x" << s.c << " -> " << s.k);
+      auto x = placeholder({s.n, s.h, s.w, s.c}, DataType::float32(), "data");
+      auto g = placeholder({3, 3, s.c, s.k}, DataType::float32(), "weight");
+      te::ComputeDAG direct({conv2d(x, g, nhwc(s.padding))}, {x, g});
+      te::ComputeDAG winograd({conv2dWinograd(x, winogradWeightTransform(g, m), nhwc(s.padding), m)}, {x, g});
+      te::TensorValues inputs{{"data", randomValues(elements(x.shape()), 1)}, {"weight", randomValues(elements(g.shape()), 2)}};
+      auto want = te::evaluateReference(direct, inputs).at(direct.outputNames()[0]);
+      auto got = te::evaluateReference(winograd, inputs).at(winograd.outputNames()[0]);
+      ASSERT_EQ(got.size(), want.size());
+      // Each stage rounds to float32: a few ulps of the transforms' magnitudes.
+      EXPECT_LT(kernelcheck::relativeError(got, want), 1e-4);
+    }
+  }
+}
+
+TEST(Winograd, TheFilterTransformInCppMatchesItsExpression) {
+  for (int m : {2, 4}) {
+    int64_t c = 3, k = 5;
+    auto g = placeholder({3, 3, c, k}, DataType::float32(), "weight");
+    te::ComputeDAG dag({winogradWeightTransform(g, m)}, {g});
+    auto values = randomValues(size_t(9 * c * k), 7);
+    auto want = te::evaluateReference(dag, {{"weight", values}}).at(dag.outputNames()[0]);
+    std::vector<float> weight(values.begin(), values.end());
+    auto got = winogradWeightTransform(weight, c, k, m);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << "element " << i;
+  }
+}
+
+TEST(Winograd, AppliesToStrideOneThreeByThreeNhwcFloatConvolutionsOnly) {
+  Conv2dAttrs a = nhwc({1, 1, 1, 1});
+  EXPECT_TRUE(winogradApplies(a, {3, 3, 8, 8}, DataType::float32()));
+  EXPECT_FALSE(winogradApplies(a, {1, 1, 8, 8}, DataType::float32()));
+  EXPECT_FALSE(winogradApplies(a, {3, 3, 8, 8}, DataType::int8()));
+  Conv2dAttrs strided = a;
+  strided.strides = {2, 2};
+  EXPECT_FALSE(winogradApplies(strided, {3, 3, 8, 8}, DataType::float32()));
+  Conv2dAttrs dilated = a;
+  dilated.dilation = {2, 1};
+  EXPECT_FALSE(winogradApplies(dilated, {3, 3, 8, 8}, DataType::float32()));
+  Conv2dAttrs grouped = a;
+  grouped.groups = 2;
+  EXPECT_FALSE(winogradApplies(grouped, {3, 3, 4, 8}, DataType::float32()));
+  Conv2dAttrs nchw = a;
+  nchw.layout = Layout::NCHW;
+  EXPECT_FALSE(winogradApplies(nchw, {3, 3, 8, 8}, DataType::float32()));
+}
+
+TEST(Winograd, BadUsesNameTheProblem) {
+  auto x = placeholder({1, 8, 8, 4}, DataType::float32(), "data");
+  auto u = placeholder({6, 6, 4, 8}, DataType::float32(), "weight");
+  expectContains(errorOf([&] { winogradMatrices(3); }), "m = 3 is not supported");
+  Conv2dAttrs strided = nhwc({1, 1, 1, 1});
+  strided.strides = {2, 2};
+  expectContains(errorOf([&] { conv2dWinograd(x, u, strided, 4); }), "only stride 1");
+  expectContains(errorOf([&] { conv2dWinograd(x, u, nhwc({1, 1, 1, 1}), 2); }), "does not fit F(2x2, 3x3)");
+  auto g = placeholder({1, 1, 4, 8}, DataType::float32(), "weight");
+  expectContains(errorOf([&] { winogradWeightTransform(g, 4); }), "must be HWIO 3x3");
+}
