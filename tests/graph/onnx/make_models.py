@@ -2,7 +2,11 @@
 """Writes the small ONNX models of tessel's ONNX tests (models/NAME/model.onnx with input_*.npy)
 and the damaged ones of the robustness test (bad/*.onnx), with Debian's python3-onnx and numpy.
 
-    /usr/bin/python3 tests/graph/onnx/make_models.py         # then: node ort_reference.js
+    /usr/bin/python3 tests/graph/onnx/make_models.py
+    NODE_PATH=build/tests/graph/onnx-npm/node_modules node tests/graph/onnx/ort_reference.js tests/graph/onnx/models/*
+
+(the npm packages are there once the onnx_paddle_ocr or onnx_torchvision test ran, or after
+`bash tests/graph/onnx/npm_install.sh build/tests/graph/onnx-npm`).
 
 The reference outputs (models/NAME/output_K.npy) come from ONNX Runtime (ort_reference.js), not
 from this script: the tests compare tessel with an independent implementation. Every model is
