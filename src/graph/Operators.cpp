@@ -172,6 +172,10 @@ void registerAll() {
   add("transpose", I, 1, 1, [](const Inputs& in, const AttrReader& a) {
     return ops::transpose(in[0], a.get<std::vector<int>>("axes", {}));
   });
+  add("strided_slice", I, 1, 1, [](const Inputs& in, const AttrReader& a) {
+    return ops::stridedSlice(in[0], a.get<std::vector<int64_t>>("begin", {}), a.get<std::vector<int64_t>>("step", {}),
+                             a.get<std::vector<int64_t>>("shape", {}));
+  });
   add("pad", I, 1, 1, [](const Inputs& in, const AttrReader& a) {
     ops::PadAttrs p;
     p.before = a.get<std::vector<int64_t>>("before", std::vector<int64_t>(size_t(in[0].ndim()), 0));

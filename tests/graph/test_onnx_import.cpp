@@ -84,7 +84,7 @@ const std::vector<std::string> kCases = {"conv_bn_relu", "conv_groups",         
                                          "maxpool_same", "activations",         "clip_attrs",     "gemm_matmul_softmax",
                                          "softmax13",    "shape_chain",         "shape_attrs",    "resize",
                                          "upsample9",    "resize10",            "two_inputs",     "rgb_classifier", "opset17",
-                                         "resize13",     "upsample7",           "avgpool_ceil"};
+                                         "resize13",     "upsample7",           "avgpool_ceil",   "slices",         "split11"};
 
 INSTANTIATE_TEST_SUITE_P(Onnx, OnnxModels, testing::ValuesIn(kCases));
 

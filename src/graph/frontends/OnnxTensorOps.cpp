@@ -1,8 +1,8 @@
 // Converters of the ONNX operators that create, reshape and move tensors: Constant,
 // ConstantOfShape, Identity, Dropout, Shape, Gather, Slice, Concat, Reshape, Flatten, Squeeze,
-// Unsqueeze, Transpose, Cast, Pad. On constants they are evaluated here (shape arithmetic);
-// on graph values they become graph operators (reshape, flatten, transpose, concatenate, pad,
-// cast) when tessel has one, and an error naming the node otherwise.
+// Unsqueeze, Transpose, Cast, Pad, Split. On constants they are evaluated here (shape
+// arithmetic); on graph values they become graph operators (reshape, flatten, transpose,
+// concatenate, strided_slice, pad, cast).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -99,20 +99,52 @@ std::vector<Value> shape(Importer& im, const NodeView& node) {
   return {Importer::fromConstant(int64Tensor(dims))};
 }
 
+/// Gather of run-time data with constant indices: one strided slice along the axis when the
+/// indices step evenly (a single index, a range, a reversal), else one slice per index joined;
+/// the indices' own shape replaces the axis.
+Value gatherSlices(Importer& im, const NodeView& node, int64_t axis, const std::vector<int64_t>& idx,
+                   const std::vector<int64_t>& indexShape) {
+  const auto& in = im.inputType(node, 0).shape;
+  if (idx.empty()) node.error("no indices: empty results are not supported");
+  if (indexShape.size() > 1) node.error("indices of more than one dimension on run-time data are not supported");
+  size_t rank = in.size();
+  auto slice = [&](int64_t first, int64_t step, int64_t count, const std::string& suffix) {
+    std::vector<int64_t> begin(rank, 0), steps(rank, 1), shape = in;
+    begin[size_t(axis)] = first;
+    steps[size_t(axis)] = step;
+    shape[size_t(axis)] = count;
+    return im.addOp(node, "strided_slice", {im.inputNode(node, 0)}, {{"begin", begin}, {"step", steps}, {"shape", shape}}, suffix);
+  };
+  int64_t step = idx.size() > 1 ? idx[1] - idx[0] : 1;
+  bool even = step != 0;
+  for (size_t k = 1; even && k < idx.size(); ++k) even = idx[k] - idx[k - 1] == step;
+  int joined;
+  if (even) {
+    joined = slice(idx[0], step, int64_t(idx.size()), "slice");
+  } else {
+    std::vector<int> parts;
+    for (size_t k = 0; k < idx.size(); ++k) parts.push_back(slice(idx[k], 1, 1, fmt::format("slice{}", k)));
+    joined = im.addOp(node, "concatenate", parts, {{"axis", axis}}, "joined");
+  }
+  std::vector<int64_t> shape(in.begin(), in.begin() + axis);
+  shape.insert(shape.end(), indexShape.begin(), indexShape.end());
+  shape.insert(shape.end(), in.begin() + axis + 1, in.end());
+  return im.fromNode(im.addOp(node, "reshape", {joined}, {{"shape", shape}}));
+}
+
 std::vector<Value> gather(Importer& im, const NodeView& node) {
   const Value& data = im.input(node, 0);
-  if (!data.constant)
-    node.error("Gather is supported on constants only (shape computations); its data input is computed at run time");
-  const auto& in = *data.constant;
   auto indices = im.constantInput(node, 1, "indices");
   auto idx = intValues(indices, node.label() + ": indices");
-  if (in.ndim() == 0) node.error("Gather on a scalar");
-  int64_t axis = axisOf(node, node.getInt("axis", 0), size_t(in.ndim()));
-  int64_t extent = in.shape()[size_t(axis)];
+  if (data.type.shape.empty()) node.error("Gather on a scalar");
+  int64_t axis = axisOf(node, node.getInt("axis", 0), data.type.shape.size());
+  int64_t extent = data.type.shape[size_t(axis)];
   for (int64_t& i : idx) {
     if (i < -extent || i >= extent) node.error(fmt::format("index {} is out of range for extent {}", i, extent));
     if (i < 0) i += extent;
   }
+  if (!data.constant) return {gatherSlices(im, node, axis, idx, indices.shape())};
+  const auto& in = *data.constant;
   std::vector<int64_t> outShape(in.shape().begin(), in.shape().begin() + axis);
   outShape.insert(outShape.end(), indices.shape().begin(), indices.shape().end());
   outShape.insert(outShape.end(), in.shape().begin() + axis + 1, in.shape().end());
@@ -143,19 +175,17 @@ std::vector<Value> slice(Importer& im, const NodeView& node) {
     if (node.hasInput(3)) axes = intValues(im.constantInput(node, 3, "axes"), node.label() + ": axes");
     if (node.hasInput(4)) steps = intValues(im.constantInput(node, 4, "steps"), node.label() + ": steps");
   }
-  if (!data.constant)
-    node.error("Slice is supported on constants only (shape computations); its data input is computed at run time");
-  const auto& in = *data.constant;
-  size_t rank = size_t(in.ndim());
+  const std::vector<int64_t>& inShape = data.type.shape;
+  size_t rank = inShape.size();
   if (axes.empty())
     for (size_t a = 0; a < starts.size(); ++a) axes.push_back(int64_t(a));
   if (steps.empty()) steps.assign(starts.size(), 1);
   if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
     node.error("starts, ends, axes and steps differ in length");
-  std::vector<int64_t> first(rank, 0), step(rank, 1), outShape = in.shape();
+  std::vector<int64_t> first(rank, 0), step(rank, 1), outShape = inShape;
   for (size_t k = 0; k < axes.size(); ++k) {
     int64_t a = axisOf(node, axes[k], rank, "axes");
-    int64_t dim = in.shape()[size_t(a)], s = steps[k];
+    int64_t dim = inShape[size_t(a)], s = steps[k];
     if (s == 0) node.error("a step of 0");
     if (dim == 0) s = 1;  // an empty axis: every slice of it is empty (and the clamps below need dim > 0)
     // Clamped as ONNX says: negative values count from the end, then into the valid range.
@@ -172,12 +202,52 @@ std::vector<Value> slice(Importer& im, const NodeView& node) {
     step[size_t(a)] = s;
     outShape[size_t(a)] = count;
   }
+  if (!data.constant) {
+    for (int64_t extent : outShape)
+      if (extent == 0) node.error("the slice is empty: empty results are not supported");
+    return {im.fromNode(
+        im.addOp(node, "strided_slice", {im.inputNode(node, 0)}, {{"begin", first}, {"step", step}, {"shape", outShape}}))};
+  }
+  const auto& in = *data.constant;
   auto strides = stridesOf(in.shape());
   return {Importer::fromConstant(moved(in, outShape, [&](const std::vector<int64_t>& o) {
     int64_t flat = 0;
     for (size_t d = 0; d < rank; ++d) flat += (first[d] + o[d] * step[d]) * strides[d];
     return flat;
   }))};
+}
+
+/// Split into consecutive parts along an axis: given sizes (an attribute before opset 13, an
+/// input from it on), else equal parts, one per output.
+std::vector<Value> split(Importer& im, const NodeView& node) {
+  const auto& in = im.inputType(node, 0).shape;
+  int64_t axis = axisOf(node, node.getInt("axis", 0), in.size());
+  std::vector<int64_t> sizes;
+  if (node.opset() < 13) sizes = node.getInts("split");
+  else if (node.hasInput(1)) sizes = intValues(im.constantInput(node, 1, "split"), node.label() + ": split");
+  int64_t extent = in[size_t(axis)], parts = int64_t(node.outputCount());
+  if (sizes.empty()) {
+    if (parts < 1 || extent % parts != 0) node.error(fmt::format("{} equal parts of extent {}", parts, extent));
+    sizes.assign(size_t(parts), extent / parts);
+  }
+  if (int64_t(sizes.size()) != parts) node.error(fmt::format("{} sizes for {} outputs", sizes.size(), parts));
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 1 || s > extent) node.error(fmt::format("part size {} for extent {}", s, extent));
+    total += s;
+  }
+  if (total != extent) node.error(fmt::format("parts of {} elements for an extent of {}", total, extent));
+  std::vector<Value> out;
+  int64_t offset = 0;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    std::vector<int64_t> begin(in.size(), 0), step(in.size(), 1), shape = in;
+    begin[size_t(axis)] = offset;
+    shape[size_t(axis)] = sizes[k];
+    offset += sizes[k];
+    out.push_back(im.fromNode(im.addOp(node, "strided_slice", {im.inputNode(node, 0)},
+                                       {{"begin", begin}, {"step", step}, {"shape", shape}}, fmt::format("part{}", k))));
+  }
+  return out;
 }
 
 std::vector<Value> concat(Importer& im, const NodeView& node) {
@@ -352,6 +422,7 @@ void addTensorConverters(ConverterTable& t) {
   t["Transpose"] = transpose;
   t["Cast"] = cast;
   t["Pad"] = pad;
+  t["Split"] = split;
 }
 
 }  // namespace tessel::graph::onnx_import

@@ -274,6 +274,30 @@ def more_resizing_and_pooling():
         [("x", [1, 2, 8, 7])], ["a", "b"], opset=12)
 
 
+def slicing():
+    """Slice, Gather and Split of run-time data (strided slices of the graph)."""
+    i64 = lambda v: np.array(v, np.int64)
+    save("slices", [
+        helper.make_node("Relu", ["x"], ["r"]),
+        helper.make_node("Slice", ["r", "starts", "ends", "axes", "steps"], ["s"]),
+        helper.make_node("Gather", ["r", "two"], ["g1"], axis=1),
+        helper.make_node("Gather", ["r", "uneven"], ["g2"], axis=2),
+        helper.make_node("Gather", ["r", "even"], ["g3"], axis=-2),
+        helper.make_node("Split", ["r", "sizes"], ["p1", "p2", "p3"], axis=1),
+        helper.make_node("Add", ["p2", "s"], ["y1"]),
+        helper.make_node("Mul", ["g2", "g3"], ["y2"]),
+        helper.make_node("Sigmoid", ["p3"], ["y3"]),
+        helper.make_node("Tanh", ["g1"], ["y4"]),
+        helper.make_node("Relu", ["p1"], ["y5"])],
+        [("x", [1, 6, 5, 4])], ["y1", "y2", "y3", "y4", "y5"],
+        [init("starts", i64([1, -1])), init("ends", i64([5, -5])), init("axes", i64([1, 3])), init("steps", i64([2, -1])),
+         init("two", i64(2)), init("uneven", i64([3, 0, 4])), init("even", i64([4, 2, 0])), init("sizes", i64([1, 2, 3]))],
+        opset=13)
+    save("split11", [helper.make_node("Split", ["x"], ["a", "b"], axis=3),
+                     helper.make_node("Sub", ["a", "b"], ["y"])],
+         [("x", [1, 2, 3, 6])], ["y"], opset=11)
+
+
 def classifier():
     """1000 class scores from an image: the first three are the mean of R, G and B (tessel
     classify's test reads a red, a green and a blue picture with it)."""
@@ -330,5 +354,6 @@ if __name__ == "__main__":
     two_inputs()
     opset17()
     more_resizing_and_pooling()
+    slicing()
     classifier()
     bad_models()
