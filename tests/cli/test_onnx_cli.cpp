@@ -1,4 +1,4 @@
-// The real `tessel` command on ONNX files: compile, tasks and params with --model FILE.onnx and
+// The real `tessel` command on ONNX files: compile, tune, tasks and params with --model FILE.onnx and
 // --input-shape, `tessel run` with named inputs and .npy outputs (checked against ONNX
 // Runtime's outputs of tests/graph/onnx/models), and every mistake a one-line error.
 #include <gtest/gtest.h>
@@ -91,6 +91,19 @@ TEST(OnnxCli, TasksParamsAndInputShapes) {
   expectError(tessel({"compile", "--model", kOnnx + "bad/unsupported_op.onnx", "-o", dir.path() + "/u"}),
               "node 'erf_1' (Erf): operator 'Erf' is not supported");
   expectError(tessel({"tasks", "--model", kOnnx + "bad/cycle.onnx"}), "the ONNX checker rejects the model");
+}
+
+TEST(OnnxCli, TuneAnOnnxModel) {
+  TempDir dir;
+  auto tune = tessel({"tune", "--model", kOnnx + "models/conv_bn_relu/model.onnx", "--n-trial", "2", "--log",
+                      dir.path() + "/log.json", "-o", dir.path() + "/tuned"});
+  ASSERT_TRUE(tune.ok()) << tune.output;
+  EXPECT_NE(tune.output.find("wrote the tuned module to " + dir.path() + "/tuned"), std::string::npos) << tune.output;
+  auto run = tessel({"run", dir.path() + "/tuned", "--input", "x=" + kOnnx + "models/conv_bn_relu/input_x.npy", "--output",
+                     dir.path() + "/y.npy"});
+  ASSERT_TRUE(run.ok()) << run.output;
+  EXPECT_LT(relativeError(runtime::loadNpy(dir.path() + "/y.npy"), runtime::loadNpy(kOnnx + "models/conv_bn_relu/output_0.npy")),
+            1e-4);
 }
 
 }  // namespace
