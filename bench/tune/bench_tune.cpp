@@ -65,6 +65,7 @@
 #include "graph/ModelZoo.h"
 #include "graph/TaskExtraction.h"
 #include "graph/passes/PassManager.h"
+#include "ops/OpTraits.h"
 #include "ops/Winograd.h"
 #include "ops/Schedules.h"
 #include "passes/Lower.h"
@@ -233,16 +234,16 @@ std::vector<TuningTaskPtr> tuningTasks(const graph::Graph& g) {
 std::optional<Conv2dShape> convShapeOf(const te::ComputeDAG& dag) {
   auto anchor = ops::findAnchorStage(dag);
   if (!anchor || dag.inputNames().empty()) return std::nullopt;
-  if (anchor->second == "winograd_gemm") {
+  if (ops::traitsOf(*dag.op(*anchor)).kind == ops::OpKind::WinogradGemm) {
     for (const auto& op : dag.ops())
-      if (op->tag == "conv2d_winograd_nhwc") {
+      if (ops::traitsOf(*op).kind == ops::OpKind::WinogradOutput) {
         const auto& data = dag.op(dag.inputNames()[0])->shape;
         Conv2dShape s{data[0], data[3], data[1], data[2], op->shape[3], 3, 1, 1};
         if (s.outHeight() == op->shape[1] && s.outWidth() == op->shape[2]) return s;
       }
     return std::nullopt;
   }
-  const te::OperationNode& conv = *dag.op(anchor->first);
+  const te::OperationNode& conv = *dag.op(*anchor);
   const te::OperationNode& data = *dag.op(dag.inputNames()[0]);
   if (conv.shape.size() != 4 || data.shape.size() != 4 || !conv.reduction() || conv.reduction()->axes.size() != 3)
     return std::nullopt;

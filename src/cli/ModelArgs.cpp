@@ -8,6 +8,7 @@
 #include "cli/OptionChecks.h"
 #include "graph/GraphParams.h"
 #include "graph/frontends/Onnx.h"
+#include "ops/Schedules.h"
 #include "ops/Winograd.h"
 #include "runtime/Tensor.h"
 #include "runtime/TimeEvaluator.h"
@@ -137,6 +138,24 @@ RecordsChoice chooseByRecords(const PreparedModel& prepared, const tune::History
     result.summary += fmt::format("; measured both ways: {} faster as Winograd, {} faster direct; by the rules: {}",
                                   fasterWinograd, fasterDirect, byRules);
   return result;
+}
+
+std::function<std::vector<schedule::StepPtr>(const te::ComputeDAG&)> DefaultSchedules::provider() {
+  return [notes = notes_](const te::ComputeDAG& dag) {
+    std::string fallback;
+    auto steps = ops::defaultCpuSchedule(dag, {}, nullptr, &fallback);
+    ++notes->kernels;
+    if (!fallback.empty())
+      notes->fallbacks.push_back(fmt::format("{} ({})", dag.outputNames().empty() ? "?" : dag.outputNames()[0], fallback));
+    return steps;
+  };
+}
+
+std::string DefaultSchedules::summary() const {
+  if (notes_->fallbacks.empty())
+    return fmt::format("default schedules: the rules applied to all {} kernels scheduled by them", notes_->kernels);
+  return fmt::format("default schedules: {} of {} kernels fell back to a simpler schedule: {}", notes_->fallbacks.size(),
+                     notes_->kernels, fmt::join(notes_->fallbacks, "; "));
 }
 
 void checkCpuTarget(const std::string& target) {

@@ -4,6 +4,8 @@
 /// sees the very same functions.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -68,6 +70,25 @@ RecordsChoice chooseByRecords(const PreparedModel& prepared, const tune::History
 
 /// The first part of that line for a graph built without records; empty without candidates.
 std::string winogradSummary(const PreparedModel& prepared, const graph::Graph& built);
+
+/// The default CPU schedule for a build, noting every function whose rules failed and which
+/// simpler schedule it got instead (a failing rule is reported, never silent).
+class DefaultSchedules {
+ public:
+  /// The provider for graph::BuildOptions::schedule (or a records provider's fallback); it
+  /// shares state with this object.
+  std::function<std::vector<schedule::StepPtr>(const te::ComputeDAG&)> provider();
+  /// "default schedules: every kernel got the rules' schedule", or "default schedules: 2 of 21
+  /// kernels fell back: T_x (naive loops (...)), ...".
+  std::string summary() const;
+
+ private:
+  struct Notes {
+    int kernels = 0;
+    std::vector<std::string> fallbacks;
+  };
+  std::shared_ptr<Notes> notes_ = std::make_shared<Notes>();
+};
 
 /// Error unless the target is a CPU (the only one whole networks build for yet).
 void checkCpuTarget(const std::string& target);

@@ -48,12 +48,13 @@ void compile(const CompileArgs& a) {
   graph::BuildOptions options;
   options.target = a.target;
   options.fuse = !a.noFuse;
-  auto fallback = [](const te::ComputeDAG& dag) { return ops::defaultCpuSchedule(dag); };
-  if (best) options.schedule = best->provider(fallback);
-  else if (!a.naive) options.schedule = fallback;
+  DefaultSchedules defaults;
+  if (best) options.schedule = best->provider(defaults.provider());
+  else if (!a.naive) options.schedule = defaults.provider();
   auto report = graph::buildGraph(g, a.output, options);
   if (best) fmt::print("{}: {}\n", a.records, best->summary());
   if (!chosen.summary.empty()) fmt::print("{}\n", chosen.summary);
+  if (!a.naive) fmt::print("{}\n", defaults.summary());
   if (!a.params.empty()) fmt::print("weights from {}\n", a.params);
   fmt::print("compiled {} into {}: {} fused functions, {} distinct kernels (compiled in {:.1f} s); activations {:.1f} MiB planned, {:.1f} MiB without reuse\n",
              a.model, a.output, report.functions, report.distinctKernels, report.compileSeconds, report.plannedBytes / 1048576.0,

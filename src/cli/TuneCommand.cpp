@@ -233,8 +233,10 @@ void tune(const TuneArgs& a) {
   }
   fmt::print("Extracted {} tasks:\n", tasks.size());
   for (size_t i = 0; i < tasks.size(); ++i)
-    fmt::print("  {:>2}  {:<28} {:<26} {:>10.1f} MFLOP  {:>6} configs{}\n", i + 1, tasks[i]->name, tasks[i]->templateName,
-               tasks[i]->flops / 1e6, tasks[i]->space->size(), tasks[i]->measure->coldCache ? "  measured cold" : "");
+    fmt::print("  {:>2}  {:<28} {:<26} {:>10.1f} MFLOP  {:>6} configs{}{}\n", i + 1, tasks[i]->name, tasks[i]->templateName,
+               tasks[i]->flops / 1e6, tasks[i]->space->size(),
+               tasks[i]->unprunedSize > tasks[i]->space->size() ? fmt::format(" (of {})", tasks[i]->unprunedSize) : "",
+               tasks[i]->measure->coldCache ? "  measured cold" : "");
   if (!cold.reason().empty()) fmt::print("{}\n", cold.reason());
 
   auto trialsOf = [&](const tune::autotvm::TuningTask& task) {
@@ -312,11 +314,13 @@ void tune(const TuneArgs& a) {
   auto best = tune::HistoryBest::fromLog(a.log, a.target);
   graph::BuildOptions build;
   build.target = a.target;
-  build.schedule = best.provider([](const te::ComputeDAG& dag) { return ops::defaultCpuSchedule(dag); });
+  DefaultSchedules defaults;
+  build.schedule = best.provider(defaults.provider());
   RecordsChoice chosen = chooseByRecords(prepared, best);
   graph::buildGraph(chosen.graph, tunedDir, build);
   fmt::print("{}\n", best.summary());
   if (!chosen.summary.empty()) fmt::print("{}\n", chosen.summary);
+  fmt::print("{}\n", defaults.summary());
   if (!a.output.empty()) fmt::print("wrote the tuned module to {}\n", a.output);
   if (a.noEvaluate) return;
 

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "ir/Mutator.h"
+#include "ops/OpTraits.h"
 #include "ir/Simplify.h"
 #include "schedule/BoundInference.h"
 #include "schedule/LoopNest.h"
@@ -97,7 +98,7 @@ class Recorder {
 
 // ---- analysis of the DAG -----------------------------------------------------------------------
 
-bool isPadding(const te::OperationNode& op) { return op.tag.find("pad") != std::string::npos && !op.reduction(); }
+bool isPadding(const te::OperationNode& op) { return traitsOf(op).kind == OpKind::Padding && !op.reduction(); }
 
 int64_t elementCount(const std::vector<int64_t>& shape) {
   int64_t n = 1;
@@ -160,20 +161,12 @@ bool readsAlignedPrefix(const State& state, const std::string& consumer, const s
   return any;
 }
 
-bool isAnchorTag(const std::string& tag) {
-  static const std::set<std::string> tags = {"conv2d_nchw",         "conv2d_nhwc",           "group_conv2d_nchw",
-                                             "group_conv2d_nhwc",   "depthwise_conv2d_nchw", "depthwise_conv2d_nhwc",
-                                             "conv2d_transpose_nchw", "dense",               "matmul",
-                                             "winograd_gemm"};
-  return tags.count(tag) > 0;
-}
-
 /// The convolution, dense or matmul with the most FLOPs.
 std::optional<std::string> findAnchorName(const te::ComputeDAG& dag) {
   std::optional<std::string> best;
   double bestFlops = -1;
   for (auto& op : dag.ops()) {
-    if (op->isPlaceholder() || !op->reduction() || !isAnchorTag(op->tag)) continue;
+    if (op->isPlaceholder() || !op->reduction() || !traitsOf(*op).anchor) continue;
     double flops = te::operationFlops(*op);
     if (flops > bestFlops) {
       best = op->name;
@@ -250,7 +243,7 @@ class Planner {
     if (anchorRules)
       if (auto anchor = findAnchor()) {
         scheduleAnchor(*anchor);
-        if (dag.op(*anchor)->tag == "winograd_gemm") scheduleWinogradTransforms();
+        if (traitsOf(*dag.op(*anchor)).kind == OpKind::WinogradGemm) scheduleWinogradTransforms();
       }
     planReductions();
     scheduleRootStages();
@@ -265,14 +258,23 @@ class Planner {
   // Rule 1: inline element-wise and injective stages. Padding read by a convolution stays at
   // the root: its inner loops read single elements, and a border test on each would cost more
   // than the copy. Pooling reads whole vectors (or is scalar anyway): inlined, it saves a pass.
+  // Some anchors' padding is inlined though (OpTraits::inlinePaddingByDefault: depthwise).
   void inlineInjective() {
     for (auto& op : dag.ops()) {
       if (op->isPlaceholder() || dag.isOutput(op->name) || op->reduction()) continue;
       if (isWinogradTransform(*op)) continue;
-      bool padsAnchor = false;
+      const OpTraits* padded = nullptr;  // the anchor this stage pads
       if (isPadding(*op))
-        for (auto& c : rec.state.consumers(op->name)) padsAnchor = padsAnchor || isAnchorTag(rec.stage(c).op->tag);
-      if (!padsAnchor) rec.computeInline(op->name);
+        for (auto& c : rec.state.consumers(op->name))
+          if (traitsOf(*rec.stage(c).op).anchor) padded = &traitsOf(*rec.stage(c).op);
+      if (!padded) {
+        rec.computeInline(op->name);
+        continue;
+      }
+      const auto& forced = options.anchorTile;
+      bool inlinePadding = forced && forced->inlinePadding >= 0 ? forced->inlinePadding == 1 : padded->inlinePaddingByDefault;
+      paddingInlined = inlinePadding ? 1 : 0;
+      if (inlinePadding) rec.computeInline(op->name);
     }
   }
 
@@ -290,7 +292,7 @@ class Planner {
       const auto& cop = *rec.stage(c).op;
       if (dag.isOutput(c) && !cop.reduction() && cop.shape == op.shape && readsAlignedPrefix(rec.state, c, anchor)) out = c;
     }
-    if (op.tag == "dense") {
+    if (traitsOf(op).kind == OpKind::Dense) {
       scheduleDense(anchor, out);
     } else {
       scheduleRegisterTile(anchor, out);
@@ -301,13 +303,11 @@ class Planner {
     int vectorAxis, rowAxis;
   };
 
-  static bool isWinogradTransform(const te::OperationNode& op) {
-    return op.tag == "winograd_input_rows" || op.tag == "winograd_input" || op.tag == "winograd_output_rows";
-  }
+  static bool isWinogradTransform(const te::OperationNode& op) { return traitsOf(op).winogradTransform; }
 
-  std::optional<std::string> stageTagged(const std::string& tag) const {
+  std::optional<std::string> stageOfKind(OpKind kind) const {
     for (auto& op : dag.ops())
-      if (op->tag == tag) return op->name;
+      if (traitsOf(*op).kind == kind) return op->name;
     return std::nullopt;
   }
 
@@ -317,8 +317,8 @@ class Planner {
   // row pass computed per tile and channel vector. The transform loops are unrolled, so that
   // each picks its matrix row at compile time.
   void scheduleWinogradTransforms() {
-    auto rows = stageTagged("winograd_input_rows"), input = stageTagged("winograd_input"),
-         outputRows = stageTagged("winograd_output_rows");
+    auto rows = stageOfKind(OpKind::WinogradInputRows), input = stageOfKind(OpKind::WinogradInput),
+         outputRows = stageOfKind(OpKind::WinogradOutputRows);
     TESSEL_CHECK(rows && input && outputRows, "winograd schedule: the DAG lacks its transform stages");
     const auto& inOp = *dag.op(*input);
     int64_t lanes = chooseVectorTile(inOp.shape[3], maxLanesFor(inOp.dtype, options), 1).lanes;
@@ -395,7 +395,7 @@ class Planner {
   }
 
   static std::optional<TileRoles> rolesOf(const te::OperationNode& op) {
-    auto axes = registerTileAxes(op.tag, op.axes.size());
+    auto axes = registerTileAxes(traitsOf(op), op.axes.size());
     if (!axes) return std::nullopt;
     return TileRoles{axes->vectorAxis, axes->rowAxis};
   }
@@ -418,7 +418,7 @@ class Planner {
     if (forced) rows = forced->rows;
     TESSEL_CHECK(rows >= 1 && rows <= rowExtent, "anchor tile: {} rows for a row axis of {}", rows, rowExtent);
     bool weightsOuter = forced && forced->weightsOuter >= 0 ? forced->weightsOuter == 1 : weightsOutweighData(op, roles->vectorAxis);
-    chosen = AnchorTile{vt.lanes, vt.vectors, rows, 1, {}, false, weightsOuter ? 1 : 0};
+    chosen = AnchorTile{vt.lanes, vt.vectors, rows, 1, {}, false, weightsOuter ? 1 : 0, paddingInlined};
 
     std::string accumulate = anchor;
     if (out == anchor) accumulate = rec.cacheWrite(anchor);
@@ -732,22 +732,13 @@ class Planner {
   std::optional<AnchorTile> chosen;  ///< the anchor's tile, once scheduled
 
  private:
+  int paddingInlined = -1;                                      ///< the anchor's padding inlined (1) or not (0); -1: none
   std::set<std::string> scheduled;                              ///< stages the anchor rule took care of
   std::map<std::string, std::string> attachedTo;                ///< reduction -> the output it is computed in
   std::map<std::string, std::vector<std::string>> attachOrder;  ///< output -> its reductions, readers first
 };
 
 }  // namespace
-
-std::optional<TileAxes> registerTileAxes(const std::string& tag, size_t rank) {
-  if (tag == "matmul" && rank == 2) return TileAxes{1, 0};
-  if (rank != 4) return std::nullopt;
-  if (tag == "winograd_gemm") return TileAxes{3, 2};  // [alpha, alpha, tiles, out channels]
-  if (tag == "conv2d_nhwc" || tag == "group_conv2d_nhwc" || tag == "depthwise_conv2d_nhwc") return TileAxes{3, 2};
-  if (tag == "depthwise_conv2d_nchw") return TileAxes{3, 2};
-  if (tag == "conv2d_nchw" || tag == "group_conv2d_nchw" || tag == "conv2d_transpose_nchw") return TileAxes{3, 1};
-  return std::nullopt;
-}
 
 std::optional<AnchorTile> defaultAnchorTile(const te::ComputeDAG& dag, const CpuScheduleOptions& options) {
   CpuScheduleOptions rules = options;
@@ -761,24 +752,29 @@ std::optional<AnchorTile> defaultAnchorTile(const te::ComputeDAG& dag, const Cpu
   return planner.chosen;
 }
 
-std::optional<std::pair<std::string, std::string>> findAnchorStage(const te::ComputeDAG& dag) {
-  auto name = findAnchorName(dag);
-  if (!name) return std::nullopt;
-  return std::make_pair(*name, dag.op(*name)->tag);
-}
+std::optional<std::string> findAnchorStage(const te::ComputeDAG& dag) { return findAnchorName(dag); }
 
-std::vector<StepPtr> defaultCpuSchedule(const te::ComputeDAG& dag, const CpuScheduleOptions& options, schedule::State* finalState) {
+std::vector<StepPtr> defaultCpuSchedule(const te::ComputeDAG& dag, const CpuScheduleOptions& options, schedule::State* finalState,
+                                        std::string* fallback) {
+  if (fallback) fallback->clear();
   // A template's tile either works or is an error the tuner records: no silent fallback.
   if (!options.allowFallback || options.anchorTile) return Planner(dag, options).run(true, finalState);
-  // Each rule set is tried on a fresh state; a failure falls back to the next, simpler one.
+  // Each rule set is tried on a fresh state; a failure falls back to the next, simpler one,
+  // and says so.
+  std::string anchorError, loopError;
   try {
     return Planner(dag, options).run(true, finalState);
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    anchorError = e.what();
   }
   try {
-    return Planner(dag, options).run(false, finalState);
-  } catch (const Error&) {
+    auto steps = Planner(dag, options).run(false, finalState);
+    if (fallback) *fallback = fmt::format("without the register tile rule ({})", anchorError);
+    return steps;
+  } catch (const Error& e) {
+    loopError = e.what();
   }
+  if (fallback) *fallback = fmt::format("naive loops ({}; then {})", anchorError, loopError);
   if (finalState) *finalState = schedule::replay(dag, {});
   return {};
 }

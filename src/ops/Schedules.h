@@ -4,7 +4,8 @@
 ///
 /// The rules, in order:
 ///  1. Element-wise and injective stages that are not outputs are inlined into their readers,
-///     except the padding of a convolution (computed once at the root).
+///     except the padding of a convolution (computed once at the root; a depthwise
+///     convolution's is inlined too).
 ///  2. The anchor — the convolution, dense or matmul with the most FLOPs — gets a register tile:
 ///     its output is split into [outer loops | tile of T x (vectors x lanes)] with the lanes
 ///     on the axis that is contiguous in memory (output channels in NHWC, output width in
@@ -46,6 +47,9 @@ struct AnchorTile {
   std::vector<int> reduceOrder;  ///< permutation of the reduction loops outside the tile (empty: as defined)
   bool unrollKernelWidth = false;  ///< unroll the kernel-width reduction (rx, dj)
   int weightsOuter = -1;      ///< vector-tile loop outermost: -1 by the rule, 0 no, 1 yes
+  /// The anchor's padding computed inside its loops (1) rather than as a padded copy at the
+  /// root (0); -1 by the rule (inlined for depthwise convolutions).
+  int inlinePadding = -1;
   bool operator==(const AnchorTile&) const = default;
 };
 
@@ -68,23 +72,19 @@ struct CpuScheduleOptions {
 };
 
 /// The default schedule's steps; `finalState`, when given, receives the state they replay to
-/// (the schedule is recorded on one, so a caller that needs it saves the replay).
+/// (the schedule is recorded on one, so a caller that needs it saves the replay). When a rule
+/// fails and a simpler schedule is used instead, `fallback` (if given) receives which schedule
+/// was used and the rule's error; it is cleared when every rule applied.
 std::vector<schedule::StepPtr> defaultCpuSchedule(const te::ComputeDAG& dag, const CpuScheduleOptions& options = {},
-                                                  schedule::State* finalState = nullptr);
+                                                  schedule::State* finalState = nullptr, std::string* fallback = nullptr);
 
 /// The tile the rules choose for the DAG's anchor (the conv2d / depthwise / dense / matmul with
 /// the most FLOPs), or nothing when the DAG has no anchor or the anchor rule does not apply.
 /// A template's fallback config is this tile, so an untuned build is never slower.
 std::optional<AnchorTile> defaultAnchorTile(const te::ComputeDAG& dag, const CpuScheduleOptions& options = {});
 
-/// Which output axes of an anchor carry the register tile's vectors and rows (dense, which
-/// vectorizes its reduction, has none).
-struct TileAxes {
-  int vectorAxis, rowAxis;
-};
-std::optional<TileAxes> registerTileAxes(const std::string& tag, size_t rank);
-
-/// The anchor stage's name and tag, if the DAG has one.
-std::optional<std::pair<std::string, std::string>> findAnchorStage(const te::ComputeDAG& dag);
+/// The anchor stage's name (the conv2d, depthwise, dense, matmul or Winograd GEMM with the most
+/// FLOPs: OpTraits::anchor), if the DAG has one.
+std::optional<std::string> findAnchorStage(const te::ComputeDAG& dag);
 
 }  // namespace tessel::ops

@@ -414,6 +414,21 @@ TEST(DefaultSchedules, ConvolutionGetsAParallelVectorRegisterTile) {
   EXPECT_TRUE(contains(source, "tessel_floatx16 conv2d_nhwc_r13;")) << source;  // 7 x 2 of them
 }
 
+TEST(DefaultSchedules, AFallbackSaysWhichScheduleAndWhy) {
+  // One output channel: the register tile has no vector axis to run along.
+  auto x = in({1, 6, 6, 8}, "data"), w = in({3, 3, 8, 1}, "weight");
+  te::ComputeDAG narrow({conv2d(x, w, convAttrs(Layout::NHWC, {1, 1}, {1, 1, 1, 1}))}, {x, w});
+  std::string fallback = "stale";
+  auto steps = defaultCpuSchedule(narrow, {}, nullptr, &fallback);
+  EXPECT_TRUE(contains(fallback, "without the register tile rule (")) << fallback;
+  EXPECT_TRUE(contains(fallback, "1 elements along its vector axis")) << fallback;
+  EXPECT_NO_THROW(passes::lower(schedule::replay(narrow, steps), "k"));
+  // The rules applied: nothing to say.
+  auto y = in({1, 6, 6, 8}, "data"), v = in({3, 3, 8, 32}, "weight");
+  defaultCpuSchedule(te::ComputeDAG({conv2d(y, v, convAttrs(Layout::NHWC, {1, 1}, {1, 1, 1, 1}))}, {y, v}), {}, nullptr, &fallback);
+  EXPECT_EQ(fallback, "");
+}
+
 TEST(DefaultSchedules, AnchorWithoutEpilogueUsesCacheWrite) {
   auto x = in({1, 16, 24, 24}, "data"), w = in({16, 16, 3, 3}, "weight");
   te::ComputeDAG dag({conv2d(x, w, convAttrs(Layout::NCHW, {1, 1}, {1, 1, 1, 1}))}, {x, w});

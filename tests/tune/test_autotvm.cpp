@@ -158,6 +158,27 @@ TEST(CpuTemplates, EachAnchorKindGetsItsTemplateWithTheDefaultScheduleAsFallback
   expectContains(wrong, "dense.x86");
 }
 
+TEST(CpuTemplates, SpacesLeaveOutWhatCannotWin) {
+  // 64 output channels: only the machine's widest vectors (16 lanes); a 1x1 kernel: one order
+  // of its reduction loops (ry and rx have one iteration each), a 3x3 kernel: all six.
+  auto pointwise = makeCpuTuningTask("t", convBiasRelu(ops::Layout::NHWC, 14, 32, 64, 1));
+  auto threeByThree = makeCpuTuningTask("t", convBiasRelu(ops::Layout::NHWC, 14, 32, 64, 3));
+  for (const auto& task : {pointwise, threeByThree}) {
+    for (const auto& option : task->space->knob("tile_v").options) EXPECT_EQ(option[2].get<int64_t>(), 16) << option.dump();
+    EXPECT_GE(task->unprunedSize, (task == pointwise ? 20 : 3) * task->space->size());
+    // The fallback, the default schedule's own tile, is still in the space.
+    auto fallback = task->instantiate(task->space->get(task->fallbackIndex));
+    EXPECT_FALSE(fallback.empty());
+  }
+  EXPECT_EQ(pointwise->space->knob("reorder_reduce").options.size(), 1u);
+  EXPECT_EQ(threeByThree->space->knob("reorder_reduce").options.size(), 6u);
+  // 24 channels: 16-lane vectors leave a tail, so narrower ones stay candidates.
+  auto awkward = makeCpuTuningTask("t", convBiasRelu(ops::Layout::NHWC, 14, 32, 24, 3));
+  std::set<int64_t> lanes;
+  for (const auto& option : awkward->space->knob("tile_v").options) lanes.insert(option[2].get<int64_t>());
+  EXPECT_TRUE(lanes.count(8)) << awkward->space->str();
+}
+
 TEST(CpuTemplates, RandomConfigsLowerOrFailWithAMessage) {
   std::mt19937_64 rng(7);
   for (auto dag : {convBiasRelu(ops::Layout::NHWC), convBiasRelu(ops::Layout::NCHW), depthwise(ops::Layout::NHWC), denseLayer()}) {

@@ -6,8 +6,10 @@
 
 #include "common/KernelCheck.h"
 #include "ops/Conv2d.h"
+#include "ops/Broadcast.h"
 #include "ops/Dense.h"
 #include "ops/Elementwise.h"
+#include "ops/Winograd.h"
 #include "tune/autotvm/CpuTemplates.h"
 #include "tune/autotvm/TuneTask.h"
 
@@ -32,23 +34,50 @@ te::ComputeDAG conv(ops::Layout layout, bool depthwise, int64_t stride) {
   return te::ComputeDAG({ops::relu(y)}, {data, weight});
 }
 
+/// Winograd F(m x m) on a 7x7 image (partial tiles) with a bias and relu epilogue.
+te::ComputeDAG winograd(int m) {
+  auto data = te::placeholder({1, 7, 7, 16}, DataType::float32(), "data");
+  auto weight = te::placeholder({m + 2, m + 2, 16, 24}, DataType::float32(), "weight");
+  auto bias = te::placeholder({1, 1, 1, 24}, DataType::float32(), "bias");
+  ops::Conv2dAttrs a;
+  a.padding = {1, 1, 1, 1};
+  a.layout = ops::Layout::NHWC;
+  return te::ComputeDAG({ops::relu(ops::add(ops::conv2dWinograd(data, weight, a, m), bias))}, {data, weight, bias});
+}
+
+/// The config whose every boolean knob is the opposite of `config`'s (padding inlined or not,
+/// kernel width unrolled or not, ...), the rest equal.
+ConfigEntity flipped(const ConfigSpace& space, const ConfigEntity& config) {
+  std::vector<size_t> choices;
+  for (const Knob& k : space.knobs()) {
+    auto value = config.value(k.name);
+    if (value.is_boolean()) value = !value.get<bool>();
+    choices.push_back(*space.optionIndex(k.name, value));
+  }
+  return space.fromChoices(choices);
+}
+
 TEST(TemplateKernels, RandomConfigsOfEveryTemplateMatchTheReference) {
   auto data = te::placeholder({2, 64}, DataType::float32(), "data");
   auto weight = te::placeholder({10, 64}, DataType::float32(), "weight");
   std::vector<te::ComputeDAG> dags = {conv(ops::Layout::NHWC, false, 1), conv(ops::Layout::NCHW, false, 2),
                                       conv(ops::Layout::NHWC, true, 1),  conv(ops::Layout::NCHW, true, 1),
-                                      te::ComputeDAG({ops::dense(data, weight)}, {data, weight})};
+                                      te::ComputeDAG({ops::dense(data, weight)}, {data, weight}),
+                                      winograd(2),                       winograd(4)};
   std::mt19937_64 rng(11);
   for (const auto& dag : dags) {
     auto task = makeCpuTuningTask("t", dag);
-    for (int i = 0; i < 3; ++i) {
+    // Three random configs, and the fallback with every boolean knob flipped.
+    for (int i = 0; i < 4; ++i) {
       uint64_t index = std::uniform_int_distribution<uint64_t>(0, task->space->size() - 1)(rng);
-      auto config = task->space->get(index);
+      auto config = i == 3 ? flipped(*task->space, task->space->get(task->fallbackIndex)) : task->space->get(index);
       std::string error;
       auto input = instantiateConfig(*task, config, &error);
       if (!input) continue;  // an invalid tile is a clean error record, tested elsewhere
       auto result = kernelcheck::checkAgainstReference(schedule::replay(dag, input->steps), 5, kernelcheck::boundsCheckedOptions());
-      EXPECT_LT(result.maxRelativeError, 1e-5) << task->templateName << " " << config.str();
+      // Winograd's transforms round differently from the reference's stages: a few ulps more.
+      double tolerance = task->templateName == "conv2d_nhwc_winograd.x86" ? 1e-4 : 1e-5;
+      EXPECT_LT(result.maxRelativeError, tolerance) << task->templateName << " " << config.str();
     }
   }
 }

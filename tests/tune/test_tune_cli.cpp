@@ -106,7 +106,7 @@ TEST(TuneCli, ColdCacheSaysWhichTasksAreMeasuredCold) {
   always.insert(always.end(), {"--cold-cache", "always"});
   auto r = runSubprocess(always, limit);
   ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
-  expectContains(r.output, "configs  measured cold");
+  expectContains(r.output, ")  measured cold");  // after "N configs (of M)"
   EXPECT_EQ(tune::readRecords(dir.path() + "/always.log").records.size(), 3u);  // two trials and the decision
 
   auto never = tuneCommand(dir.path() + "/never.log", "2");
@@ -156,6 +156,7 @@ TEST(TuneCli, RecordsChooseBetweenWinogradAndTheDirectConvolution) {
   ASSERT_TRUE(compiled.ok()) << compiled.describe() << "\n" << compiled.output;
   expectContains(compiled.output, "measured both ways: 0 faster as Winograd, 2 faster direct; by the rules: 11");
   expectContains(compiled.output, "Winograd for 11 of 13 stride-1 3x3 convolutions");
+  expectContains(compiled.output, "default schedules: the rules applied to all");
   // (Two layers share that workload.) --winograd never: no Winograd layer, nothing to choose.
   auto never = runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--winograd", "never", "-o", dir.path() + "/direct"}, limit);
   ASSERT_TRUE(never.ok()) << never.describe() << "\n" << never.output;

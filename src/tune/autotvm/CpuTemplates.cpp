@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 
+#include "ops/OpTraits.h"
 #include "ops/Schedules.h"
 #include "support/Error.h"
 
@@ -12,23 +15,12 @@ namespace tessel::tune::autotvm {
 
 namespace {
 
-const std::map<std::string, std::string> kTemplateOfTag = {
-    {"conv2d_nhwc", "conv2d_nhwc.x86"},
-    {"conv2d_nchw", "conv2d_nchw.x86"},
-    {"group_conv2d_nhwc", "group_conv2d_nhwc.x86"},
-    {"group_conv2d_nchw", "group_conv2d_nchw.x86"},
-    {"depthwise_conv2d_nhwc", "depthwise_conv2d_nhwc.x86"},
-    {"depthwise_conv2d_nchw", "depthwise_conv2d_nchw.x86"},
-    {"dense", "dense.x86"},
-    {"matmul", "matmul.x86"},
-    {"winograd_gemm", "conv2d_nhwc_winograd.x86"},
-};
-
 bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 /// What the template needs to know of the anchor.
 struct AnchorInfo {
-  std::string stage, tag;
+  std::string stage;
+  const ops::OpTraits* traits = nullptr;
   std::vector<int64_t> shape;
   std::vector<std::string> reduceNames;
   std::vector<int64_t> reduceExtents;
@@ -38,8 +30,8 @@ struct AnchorInfo {
 AnchorInfo describeAnchor(const te::ComputeDAG& dag, const ops::CpuScheduleOptions& options) {
   auto anchor = ops::findAnchorStage(dag);
   TESSEL_CHECK(anchor.has_value(), "no conv2d, depthwise conv2d, dense or matmul to tune in this function");
-  const auto& op = *dag.op(anchor->first);
-  AnchorInfo info{anchor->first, anchor->second, op.shape, {}, {}, 16};
+  const auto& op = *dag.op(*anchor);
+  AnchorInfo info{*anchor, &ops::traitsOf(op), op.shape, {}, {}, 16};
   for (const auto& axis : op.reduction()->axes) {
     info.reduceNames.push_back(axis.var.name());
     info.reduceExtents.push_back(axis.extent);
@@ -64,21 +56,30 @@ SplitOptions vectorTileOptions(int64_t maxLanes, bool exact) {
 struct Template {
   std::shared_ptr<ConfigSpace> space;
   uint64_t fallback = 0;
+  uint64_t unprunedSize = 0;  ///< the space's size before pruning (0: not pruned)
   std::function<ops::AnchorTile(const ConfigEntity&)> tile;  ///< the anchor tile of a config
 };
 
 Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, const ops::CpuScheduleOptions& options) {
-  auto axes = ops::registerTileAxes(a.tag, a.shape.size());
-  TESSEL_CHECK(axes.has_value(), "anchor '{}' ({}) has no register tile", a.stage, a.tag);
+  auto axes = ops::registerTileAxes(*a.traits, a.shape.size());
+  TESSEL_CHECK(axes.has_value(), "anchor '{}' ({}) has no register tile", a.stage, a.traits->tag);
   auto fallbackTile = ops::defaultAnchorTile(dag, options);
-  TESSEL_CHECK(fallbackTile.has_value(), "the default schedule has no register tile for anchor '{}' ({})", a.stage, a.tag);
+  TESSEL_CHECK(fallbackTile.has_value(), "the default schedule has no register tile for anchor '{}' ({})", a.stage,
+               a.traits->tag);
   int64_t v = a.shape[size_t(axes->vectorAxis)], r = a.shape[size_t(axes->rowAxis)];
   auto ceilDiv = [](int64_t x, int64_t y) { return (x + y - 1) / y; };
 
+  // Pruned, what cannot win: vectors narrower than the machine's where the widest divide the
+  // axis (narrow vectors pay only on awkward extents), and reduction orders that differ only
+  // in where unit loops (a 1x1 kernel's ry and rx) stand. `unprunedSize` counts without.
   auto space = std::make_shared<ConfigSpace>();
   SplitOptions tileV = vectorTileOptions(a.maxLanes, false);
   tileV.include = {{ceilDiv(v, fallbackTile->vectors * fallbackTile->lanes), fallbackTile->vectors, fallbackTile->lanes}};
+  double unpruned = double(splitCandidates(v, tileV).size());
+  if (v % a.maxLanes == 0)
+    tileV.filter = [widest = a.maxLanes, all = tileV.filter](const std::vector<int64_t>& p) { return all(p) && p[2] == widest; };
   space->defineSplit("tile_v", v, tileV);
+  unpruned /= double(space->knob("tile_v").options.size());
   SplitOptions tileR;
   tileR.policy = SplitPolicy::Verbose;
   tileR.maxFactor = 16;
@@ -92,12 +93,28 @@ Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, co
     space->defineSplit("tile_ic", a.reduceExtents[size_t(rc - a.reduceNames.begin())], tileIc);
   }
   int reduceLoops = int(a.reduceNames.size());
-  space->defineReorder("reorder_reduce", reduceLoops, reduceLoops > 1 ? "all" : "identity");
+  std::vector<int> moving, order(static_cast<size_t>(reduceLoops), 0);  // the non-unit loops; the identity order
+  for (int i = 0; i < reduceLoops; ++i) {
+    order[size_t(i)] = i;
+    if (a.reduceExtents[size_t(i)] > 1) moving.push_back(i);
+  }
+  std::vector<std::vector<int>> orders;  // unit loops in place, the others in every order
+  std::vector<int> permuted = moving;
+  do {
+    std::vector<int> o = order;
+    for (size_t j = 0; j < moving.size(); ++j) o[size_t(moving[j])] = permuted[j];
+    orders.push_back(o);
+  } while (std::next_permutation(permuted.begin(), permuted.end()));
+  space->defineReorder("reorder_reduce", reduceLoops, "candidate", orders);
+  for (int i = 2; i <= reduceLoops; ++i) unpruned *= i;
+  unpruned /= double(orders.size());
   bool hasKernelWidth = false;
   for (size_t i = 0; i < a.reduceNames.size(); ++i)
     hasKernelWidth = hasKernelWidth || ((a.reduceNames[i] == "rx" || a.reduceNames[i] == "dj") && a.reduceExtents[i] > 1);
   if (hasKernelWidth) space->defineKnob("unroll_kw", {false, true});
   space->defineKnob("weights_outer", {false, true});
+  bool hasPadding = fallbackTile->inlinePadding >= 0;
+  if (hasPadding) space->defineKnob("inline_pad", {false, true});
 
   // The fallback: the rules' own tile, reduction as defined.
   std::vector<size_t> choices;
@@ -108,6 +125,7 @@ Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, co
     else if (k.name == "tile_ic") value = std::vector<int64_t>{a.reduceExtents[size_t(rc - a.reduceNames.begin())], 1};
     else if (k.name == "reorder_reduce") value = k.options[0];  // identity comes first
     else if (k.name == "unroll_kw") value = false;
+    else if (k.name == "inline_pad") value = fallbackTile->inlinePadding == 1;
     else value = fallbackTile->weightsOuter == 1;
     auto index = space->optionIndex(k.name, value);
     TESSEL_CHECK(index.has_value(), "template: the default tile's {} = {} is not in the space", k.name, value.dump());
@@ -116,7 +134,8 @@ Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, co
   Template t;
   t.fallback = space->fromChoices(choices).index();
   t.space = space;
-  t.tile = [hasChannels, hasKernelWidth](const ConfigEntity& config) {
+  t.unprunedSize = uint64_t(std::llround(unpruned * double(space->size())));
+  t.tile = [hasChannels, hasKernelWidth, hasPadding](const ConfigEntity& config) {
     ops::AnchorTile tile;
     auto tv = config.split("tile_v");
     tile.vectors = tv[1];
@@ -126,6 +145,7 @@ Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, co
     tile.reduceOrder = config.order("reorder_reduce");
     tile.unrollKernelWidth = hasKernelWidth && config.value("unroll_kw").get<bool>();
     tile.weightsOuter = config.value("weights_outer").get<bool>() ? 1 : 0;
+    if (hasPadding) tile.inlinePadding = config.value("inline_pad").get<bool>() ? 1 : 0;
     return tile;
   };
   return t;
@@ -157,16 +177,17 @@ Template denseTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, const ops
 
 std::vector<std::string> cpuTemplateNames() {
   std::vector<std::string> names;
-  for (const auto& [tag, name] : kTemplateOfTag) names.push_back(name);
+  for (const auto& t : ops::allOpTraits())
+    if (!t.cpuTemplate.empty()) names.push_back(t.cpuTemplate);
   return names;
 }
 
 std::optional<std::string> cpuTemplateFor(const te::ComputeDAG& dag) {
   auto anchor = ops::findAnchorStage(dag);
   if (!anchor) return std::nullopt;
-  auto it = kTemplateOfTag.find(anchor->second);
-  if (it == kTemplateOfTag.end()) return std::nullopt;
-  return it->second;
+  const auto& traits = ops::traitsOf(*dag.op(*anchor));
+  if (traits.cpuTemplate.empty()) return std::nullopt;
+  return traits.cpuTemplate;
 }
 
 TuningTaskPtr makeCpuTuningTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
@@ -175,11 +196,11 @@ TuningTaskPtr makeCpuTuningTask(const std::string& name, const te::ComputeDAG& d
   TESSEL_CHECK(!chosen.empty(), "task '{}': no CPU template applies (templates: {})", name, fmt::join(cpuTemplateNames(), ", "));
   ops::CpuScheduleOptions options;
   AnchorInfo anchor = describeAnchor(dag, options);
-  auto expected = kTemplateOfTag.find(anchor.tag);
-  TESSEL_CHECK(expected != kTemplateOfTag.end() && expected->second == chosen,
+  TESSEL_CHECK(!anchor.traits->cpuTemplate.empty() && anchor.traits->cpuTemplate == chosen,
                "task '{}': template '{}' does not fit its anchor '{}' ({}); known templates: {}", name, chosen, anchor.stage,
-               anchor.tag, fmt::join(cpuTemplateNames(), ", "));
-  Template t = anchor.tag == "dense" ? denseTemplate(dag, anchor, options) : registerTileTemplate(dag, anchor, options);
+               anchor.traits->tag, fmt::join(cpuTemplateNames(), ", "));
+  Template t = anchor.traits->kind == ops::OpKind::Dense ? denseTemplate(dag, anchor, options)
+                                                         : registerTileTemplate(dag, anchor, options);
   auto task = std::make_shared<TuningTask>();
   task->name = name;
   task->templateName = chosen;
@@ -202,6 +223,7 @@ TuningTaskPtr makeCpuTuningTask(const std::string& name, const te::ComputeDAG& d
     return state;
   };
   task->fallbackIndex = t.fallback;
+  task->unprunedSize = t.unprunedSize ? t.unprunedSize : t.space->size();
   return task;
 }
 

@@ -10,6 +10,8 @@
 ///   reorder_reduce  the order of the reduction loops outside the tile
 ///   unroll_kw       unroll the kernel-width loop
 ///   weights_outer   the vector-tile loop outside the image loops (weights stay in cache)
+///   inline_pad      the padding computed inside the convolution's loops instead of as a
+///                   padded copy (only where the function pads its input)
 ///
 /// Every space contains the default schedule's own tile, which is the fallback config: an
 /// untuned task builds exactly as without tuning.

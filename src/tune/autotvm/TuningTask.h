@@ -27,6 +27,8 @@ struct TuningTask {
   std::function<schedule::State(const ConfigEntity&)> instantiateState;
   /// The config used when no record exists: at least as fast as the default schedule.
   uint64_t fallbackIndex = 0;
+  /// The space's size before the template pruned what cannot win (= space->size() unpruned).
+  uint64_t unprunedSize = 0;
 };
 using TuningTaskPtr = std::shared_ptr<const TuningTask>;
 

@@ -1,0 +1,60 @@
+/// What the schedules and the tuning templates know of an operation, looked up by its compute
+/// tag in one table (OpTraits.cpp): its kind, whether it anchors a fused function's register
+/// tile and along which output axes, which CPU template tunes a function it anchors, and how
+/// its padding is placed by default. Nothing else matches tag strings: a new operator gets its
+/// row here and every rule and template sees it.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "te/Tensor.h"
+
+namespace tessel::ops {
+
+enum class OpKind {
+  Other,                 ///< element-wise, injective, pooling, softmax, ...: the generic rules
+  Padding,               ///< a padded copy of an image (tag "injective,pad")
+  Conv2dNCHW,
+  Conv2dNHWC,
+  GroupConv2dNCHW,
+  GroupConv2dNHWC,
+  DepthwiseConv2dNCHW,
+  DepthwiseConv2dNHWC,
+  Conv2dTransposeNCHW,
+  Dense,                 ///< [N, K] x [M, K]^T: vectorized along the reduction
+  Matmul,                ///< [N, K] x [K, M]
+  WinogradGemm,          ///< Winograd's alpha^2 batched GEMMs
+  WinogradInputRows,     ///< Winograd's transforms (ops/Winograd.h)
+  WinogradInput,
+  WinogradOutputRows,
+  WinogradOutput,
+};
+
+/// The output axes of an anchor that carry its register tile: lanes along `vectorAxis` (the
+/// contiguous one), rows along `rowAxis`.
+struct TileAxes {
+  int vectorAxis, rowAxis;
+};
+
+struct OpTraits {
+  OpKind kind = OpKind::Other;
+  std::string tag;                  ///< the compute tag (ops set it; "" for Other)
+  bool anchor = false;              ///< its function's heaviest such op gets the register tile
+  int tileRank = 0;                 ///< the output rank `tileAxes` are for (0: no register tile)
+  TileAxes tileAxes{-1, -1};
+  std::string cpuTemplate;          ///< the template tuning a function it anchors ("" none)
+  bool inlinePaddingByDefault = false;  ///< the default rules compute its padding inside its loops
+  bool winogradTransform = false;   ///< a transform stage the Winograd rule schedules
+};
+
+/// The traits of an operation (OpKind::Other for tags the table does not know).
+const OpTraits& traitsOf(const te::OperationNode& op);
+
+/// The register tile axes of an anchor with an output of `rank` dimensions, if it has one.
+std::optional<TileAxes> registerTileAxes(const OpTraits& traits, size_t rank);
+
+/// Every row of the table, in order (for listings: the templates there are).
+const std::vector<OpTraits>& allOpTraits();
+
+}  // namespace tessel::ops
