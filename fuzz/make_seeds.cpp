@@ -1,11 +1,13 @@
 // tessel-fuzz-seeds DIR: writes one valid input per fuzzer into DIR/<fuzzer>/, made by the
 // current code (a record line from a real task, a step list, a params file, a .npy file, a
-// graph plan, a VTA program and configuration, one call of each RPC method), so that the seeds
+// graph plan, a VTA program and configuration, one call of each RPC method, an ONNX model), so that the seeds
 // keep up with the formats. The inputs the fuzzers found are kept apart, in fuzz/corpus/.
 #include <filesystem>
 #include <fmt/format.h>
+#include <onnx/onnx_pb.h>
 
 #include "../tests/vta/BlockedMatmul.h"
+#include "graph/frontends/Onnx.h"
 #include "ops/Examples.h"
 #include "runtime/Npy.h"
 #include "runtime/Params.h"
@@ -130,6 +132,71 @@ void rpcSeeds() {
   seed("rpc_fuzzer", "measure", message(10, measure));
 }
 
+/// A small ONNX model (conv with bias, batch norm, relu, flatten, gemm, softmax; opset 13) built
+/// with ONNX's own protobuf messages.
+void onnxSeeds() {
+  onnx::ModelProto model;
+  model.set_ir_version(7);
+  auto* opset = model.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(13);
+  onnx::GraphProto* g = model.mutable_graph();
+  g->set_name("seed");
+  auto tensorType = [](onnx::ValueInfoProto* v, const std::string& name, std::vector<int64_t> shape) {
+    v->set_name(name);
+    auto* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : shape) t->mutable_shape()->add_dim()->set_dim_value(d);
+  };
+  tensorType(g->add_input(), "x", {1, 2, 4, 4});
+  tensorType(g->add_output(), "y", {1, 3});
+  auto initializer = [&](const std::string& name, std::vector<int64_t> shape) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    int64_t n = 1;
+    for (int64_t d : shape) {
+      t->add_dims(d);
+      n *= d;
+    }
+    for (int64_t i = 0; i < n; ++i) t->add_float_data(float(i % 7) * 0.25f - 0.5f);
+  };
+  initializer("w", {3, 2, 3, 3});
+  initializer("b", {3});
+  for (auto name : {"scale", "bias", "mean"}) initializer(name, {3});
+  auto* var = g->add_initializer();
+  var->set_name("var");
+  var->set_data_type(onnx::TensorProto::FLOAT);
+  var->add_dims(3);
+  for (int i = 0; i < 3; ++i) var->add_float_data(1.0f);
+  initializer("fc", {3, 48});
+  auto node = [&](const std::string& op, std::vector<std::string> in, const std::string& out) {
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    for (auto& i : in) n->add_input(i);
+    n->add_output(out);
+    return n;
+  };
+  auto* conv = node("Conv", {"x", "w", "b"}, "c");
+  auto* pads = conv->add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) pads->add_ints(1);
+  node("BatchNormalization", {"c", "scale", "bias", "mean", "var"}, "n");
+  node("Relu", {"n"}, "r");
+  node("Flatten", {"r"}, "f");
+  auto* gemm = node("Gemm", {"f", "fc"}, "g");
+  auto* transB = gemm->add_attribute();
+  transB->set_name("transB");
+  transB->set_type(onnx::AttributeProto::INT);
+  transB->set_i(1);
+  node("Softmax", {"g"}, "y");
+  std::string bytes;
+  TESSEL_CHECK(model.SerializeToString(&bytes), "serializing the ONNX seed");
+  graph::importOnnxBytes(bytes, "seed");  // the seed must be valid
+  seed("onnx_fuzzer", "conv_gemm", bytes);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -145,6 +212,7 @@ int main(int argc, char** argv) {
     plansSeeds();
     vtaSeeds();
     rpcSeeds();
+    onnxSeeds();
   } catch (const std::exception& e) {
     fmt::print(stderr, "tessel-fuzz-seeds: {}\n", e.what());
     return 1;

@@ -11,6 +11,9 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user
   clang libclang-rt-14-dev libomp-14-dev
+  libonnx-dev libstb-dev
+  # The ONNX tests: the exporter of torchvision's networks, rendered text for PaddleOCR's cls.
+  python3-onnx python3-numpy python3-torch python3-torchvision imagemagick fonts-dejavu-core
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,7 @@
-/// The options every command on a zoo network shares (tasks, compile, tune): which network,
-/// its layout and batch, the target, and the graph passes it goes through before tasks are
-/// extracted or functions built, so that every command sees the very same functions.
+/// The options every command on a network shares (tasks, compile, tune): which network (a zoo
+/// name or an ONNX file), its layout and batch or its input shapes, the target, and the graph
+/// passes it goes through before tasks are extracted or functions built, so that every command
+/// sees the very same functions.
 #pragma once
 #include <CLI/CLI.hpp>
 #include <functional>
@@ -27,10 +28,17 @@ struct ModelArgs {
   /// A params file whose weights replace the zoo's random ones before the passes (compile
   /// --params); empty: the random weights.
   std::string params;
+  /// --input-shape NAME:D0,D1,... of an ONNX model (repeatable).
+  std::vector<std::string> inputShapes;
   graph::ModelOptions options() const;
 };
 
 void addModelOptions(CLI::App* command, ModelArgs& args);
+
+/// --model, --input-shape (ONNX models) and --layout, --batch (zoo networks) on a command.
+void addModelSourceOptions(CLI::App* command, ModelArgs& args);
+/// The network as built by the zoo or imported from an ONNX file, before any pass.
+graph::Graph loadModel(const ModelArgs& args);
 
 /// The Winograd choice of a --winograd value; Error naming a value that is none of them.
 graph::WinogradChoice winogradChoice(const std::string& mode);
@@ -45,7 +53,7 @@ struct PreparedModel {
 };
 PreparedModel prepareModel(const ModelArgs& args);
 
-/// The zoo network after the standard graph passes: what gets extracted, tuned and built
+/// The network after the standard graph passes: what gets extracted, tuned and built
 /// without records (prepareModel(args).chosen).
 graph::Graph preparedModel(const ModelArgs& args);
 

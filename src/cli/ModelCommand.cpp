@@ -63,19 +63,15 @@ void compile(const CompileArgs& a) {
 
 /// params' options: the network's parameters depend on its layout (and nothing else), the
 /// batch is accepted so that the same options as compile's may be passed.
-struct ParamsArgs {
-  std::string model, layout = "NCHW", output;
-  int64_t batch = 1;
+struct ParamsArgs : ModelArgs {
+  std::string output;
   bool force = false;
 };
 
 void writeParams(const ParamsArgs& a) {
   checkWritableFilePath(a.output, "--output");
   TESSEL_CHECK(a.force || !std::filesystem::exists(a.output), "--output {}: the file exists; pass --force to replace it", a.output);
-  graph::ModelOptions o;
-  o.batch = a.batch;
-  o.layout = ops::parseLayout(a.layout);
-  graph::Graph g = graph::buildModel(a.model, o);
+  graph::Graph g = loadModel(a);
   graph::saveGraphParams(g, a.output);
   int64_t values = 0;
   for (const auto& [name, tensor] : g.params()) values += tensor.numel();
@@ -86,12 +82,12 @@ void writeParams(const ParamsArgs& a) {
 
 void addModelCommands(CLI::App& app) {
   auto tasksArgs = std::make_shared<ModelArgs>();
-  CLI::App* tasks = app.add_subcommand("tasks", "list the tuning tasks of a zoo network");
+  CLI::App* tasks = app.add_subcommand("tasks", "list the tuning tasks of a network (zoo or ONNX)");
   addModelOptions(tasks, *tasksArgs);
   tasks->callback([tasksArgs] { listTasks(*tasksArgs); });
 
   auto compileArgs = std::make_shared<CompileArgs>();
-  CLI::App* compileCommand = app.add_subcommand("compile", "compile a zoo network into a deployable module directory");
+  CLI::App* compileCommand = app.add_subcommand("compile", "compile a network (zoo or ONNX) into a deployable module directory");
   addModelOptions(compileCommand, *compileArgs);
   compileCommand->add_option("-o,--output", compileArgs->output, "the module directory to write")->required();
   compileCommand->add_flag("--no-fuse", compileArgs->noFuse, "one function per operator");
@@ -105,11 +101,8 @@ void addModelCommands(CLI::App& app) {
   compileCommand->callback([compileArgs] { compile(*compileArgs); });
 
   auto paramsArgs = std::make_shared<ParamsArgs>();
-  CLI::App* params = app.add_subcommand("params", "write the parameters of a zoo network to a params file");
-  params->add_option("--model", paramsArgs->model, fmt::format("the network: {}", fmt::join(graph::modelNames(), ", ")))->required();
-  params->add_option("--layout", paramsArgs->layout, "NCHW or NHWC: a params file is layout-specific (NHWC convolution weights are HWIO)");
-  params->add_option("--batch", paramsArgs->batch, "batch size (the parameters do not depend on it)")
-      ->check(integerIn(1, 65536));
+  CLI::App* params = app.add_subcommand("params", "write the parameters of a network (zoo or ONNX) to a params file");
+  addModelSourceOptions(params, *paramsArgs);
   params->add_option("-o,--output", paramsArgs->output, "the params file to write")->required();
   params->add_flag("--force", paramsArgs->force, "replace the output if it exists");
   params->callback([paramsArgs] { writeParams(*paramsArgs); });

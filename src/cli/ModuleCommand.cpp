@@ -1,9 +1,11 @@
 #include "cli/ModuleCommand.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <numeric>
 #include <random>
 
@@ -14,13 +16,18 @@
 #include "runtime/Npy.h"
 #include "cli/RpcCommands.h"
 #include "support/Error.h"
+#include "support/Files.h"
 
 namespace tessel::cli {
 
 namespace {
 
 struct RunOptions {
-  std::string directory, input;
+  std::string directory;
+  /// NAME=x.npy, or a bare path for the first input.
+  std::vector<std::string> inputs;
+  /// One .npy path per output, in order.
+  std::vector<std::string> outputs;
   bool random = false;
   uint32_t seed = 0;
 };
@@ -33,27 +40,35 @@ struct BenchmarkOptions {
   RunnerArgs runnerArgs;  ///< --runner rpc: time it on a remote device
 };
 
-runtime::Tensor randomInput(const runtime::GraphExecutor& executor, uint32_t seed) {
-  auto t = runtime::Tensor::empty(executor.inputShape(0), executor.inputDtype(0));
+runtime::Tensor randomInput(const runtime::GraphExecutor& executor, int index, uint32_t seed) {
+  auto t = runtime::Tensor::empty(executor.inputShape(index), executor.inputDtype(index));
   TESSEL_CHECK(t.dtype() == DataType::float32(), "--random fills float32 inputs only; input '{}' is {}",
-               executor.inputName(0), t.dtype().str());
-  std::mt19937 rng(seed);
+               executor.inputName(index), t.dtype().str());
+  std::mt19937 rng(seed + uint32_t(index));
   std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
   for (int64_t i = 0; i < t.numel(); ++i) t.dataAs<float>()[i] = uniform(rng);
   return t;
 }
 
-void run(const RunOptions& o) {
-  auto executor = runtime::GraphExecutor::load(o.directory);
-  TESSEL_CHECK(o.input.empty() || !o.random, "give either --input or --random, not both");
-  runtime::Tensor input = o.input.empty() ? randomInput(executor, o.seed) : runtime::loadNpy(o.input);
-  if (auto bad = runtime::countNonFinite(input); bad.any())
-    fmt::print(stderr, "warning: input '{}' from {} has {}\n", executor.inputName(0), o.input, bad.describe());
-  executor.setInput(0, input);
-  executor.run();
-  runtime::Tensor out = executor.getOutput(0);
-  if (auto bad = runtime::countNonFinite(out); bad.any()) fmt::print(stderr, "warning: the output has {}\n", bad.describe());
-  TESSEL_CHECK(out.dtype() == DataType::float32(), "the first output is {}, not float32 scores", out.dtype().str());
+/// The index of the input an --input argument names: "NAME=path" or a bare path for the first.
+std::pair<int, std::string> namedInput(const runtime::GraphExecutor& executor, const std::string& argument) {
+  size_t equals = argument.find('=');
+  if (equals != std::string::npos) {
+    std::string name = argument.substr(0, equals);
+    std::vector<std::string> names;
+    for (int i = 0; i < executor.numInputs(); ++i) {
+      if (executor.inputName(i) == name) return {i, argument.substr(equals + 1)};
+      names.push_back(executor.inputName(i));
+    }
+    // A path may itself contain '='; only a name the module has splits the argument.
+    if (std::filesystem::exists(argument)) return {0, argument};
+    fail("--input {}: the module has no input '{}' (its inputs: {})", argument, name, fmt::join(names, ", "));
+  }
+  return {0, argument};
+}
+
+/// The top-5 classes of a score vector, as the seeds print them.
+void printTopClasses(const runtime::Tensor& out) {
   const float* scores = out.dataAs<float>();
   std::vector<int64_t> order(size_t(out.numel()));
   std::iota(order.begin(), order.end(), 0);
@@ -62,6 +77,46 @@ void run(const RunOptions& o) {
                     [&](int64_t a, int64_t b) { return scores[a] > scores[b]; });
   fmt::print("output shape {}; top-{}:\n", runtime::formatShape(out.shape()), top);
   for (size_t i = 0; i < top; ++i) fmt::print("  class {:>5}  score {:.6g}\n", order[i], scores[order[i]]);
+}
+
+void run(const RunOptions& o) {
+  auto executor = runtime::GraphExecutor::load(o.directory);
+  TESSEL_CHECK(int(o.outputs.size()) <= executor.numOutputs(), "{} --output paths given, the module has {} output{}",
+               o.outputs.size(), executor.numOutputs(), executor.numOutputs() == 1 ? "" : "s");
+  for (const auto& path : o.outputs) checkWritableFilePath(path, "--output");
+  std::vector<bool> given(size_t(executor.numInputs()), false);
+  for (const auto& argument : o.inputs) {
+    auto [index, path] = namedInput(executor, argument);
+    TESSEL_CHECK(!given[size_t(index)], "--input: input '{}' is given twice", executor.inputName(index));
+    runtime::Tensor input = runtime::loadNpy(path);
+    if (auto bad = runtime::countNonFinite(input); bad.any())
+      fmt::print(stderr, "warning: input '{}' from {} has {}\n", executor.inputName(index), path, bad.describe());
+    executor.setInput(index, input);
+    given[size_t(index)] = true;
+  }
+  // Without any --input every input is random (the default); with some, the rest must be named
+  // or asked for with --random, so that a forgotten input is not silently noise.
+  for (int i = 0; i < executor.numInputs(); ++i) {
+    if (given[size_t(i)]) continue;
+    TESSEL_CHECK(o.random || o.inputs.empty(), "input '{}' is not given: pass --input {}=FILE.npy (or --random for the rest)",
+                 executor.inputName(i), executor.inputName(i));
+    executor.setInput(i, randomInput(executor, i, o.seed));
+  }
+  executor.run();
+  for (int i = 0; i < executor.numOutputs(); ++i) {
+    runtime::Tensor out = executor.getOutput(i);
+    if (auto bad = runtime::countNonFinite(out); bad.any()) fmt::print(stderr, "warning: output {} has {}\n", i, bad.describe());
+    if (size_t(i) < o.outputs.size()) {
+      runtime::saveNpy(out, o.outputs[size_t(i)]);
+      fmt::print("output {}: {} {} saved to {}\n", i, out.dtype().str(), runtime::formatShape(out.shape()), o.outputs[size_t(i)]);
+    }
+  }
+  // Scores of a classifier: the first output, one row of classes.
+  runtime::Tensor first = executor.getOutput(0);
+  if (first.dtype() == DataType::float32() && first.ndim() <= 2 && (first.ndim() < 2 || first.shape()[0] == 1))
+    printTopClasses(first);
+  else if (o.outputs.empty())
+    fmt::print("output shape {} ({}): pass --output FILE.npy to save it\n", runtime::formatShape(first.shape()), first.dtype().str());
 }
 
 void benchmark(const BenchmarkOptions& o) {
@@ -94,10 +149,12 @@ void benchmark(const BenchmarkOptions& o) {
 
 void addModuleCommands(CLI::App& app) {
   auto runOptions = std::make_shared<RunOptions>();
-  CLI::App* runCommand = app.add_subcommand("run", "run a compiled module directory once and print the top-5 classes");
+  CLI::App* runCommand = app.add_subcommand("run", "run a compiled module directory once: print the top-5 classes, save outputs as .npy");
   runCommand->add_option("dir", runOptions->directory, "the module directory (tessel compile -o DIR)")->required();
-  runCommand->add_option("--input", runOptions->input, "an input tensor as .npy");
-  runCommand->add_flag("--random", runOptions->random, "a uniform random input in [0, 1) (the default)");
+  runCommand->add_option("--input", runOptions->inputs,
+                         "an input as .npy: NAME=FILE.npy (repeatable), or FILE.npy for the first input");
+  runCommand->add_option("--output", runOptions->outputs, "save an output as .npy (repeatable: one path per output, in order)");
+  runCommand->add_flag("--random", runOptions->random, "uniform random inputs in [0, 1) for the inputs not given (the default without --input)");
   runCommand->add_option("--seed", runOptions->seed, "seed of the random input")->check(integerIn(0, UINT32_MAX));
   runCommand->callback([runOptions] { run(*runOptions); });
 

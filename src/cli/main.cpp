@@ -7,7 +7,8 @@
 #include <cstring>
 #include <iostream>
 #include <sstream>
-#include "cli/OptionChecks.h"
+
+#include "cli/ClassifyCommand.h"
 #include "cli/ModelCommand.h"
 #include "cli/ModuleCommand.h"
 #include "cli/OptionChecks.h"
@@ -88,6 +89,7 @@ int main(int argc, char** argv) {
   runOp->add_option("--min-repeat-ms", minRepeatMs, "minimum time of one repeat")->check(cli::numberIn(0.0, 60000.0));
   cli::addVtaCommands(app);
   cli::addModuleCommands(app);
+  cli::addClassifyCommand(app);
   cli::addModelCommands(app);
   cli::addRecordsCommands(app);
   cli::addTuneCommand(app);

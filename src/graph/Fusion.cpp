@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "support/Error.h"
 
@@ -25,6 +26,37 @@ bool canJoin(OpPattern group, OpPattern node) {
 
 /// The master pattern of a group after a node joins: the heavier of the two.
 OpPattern combine(OpPattern group, OpPattern node) { return std::max(group, node); }
+
+/// The groups ordered so that each comes after the groups it reads. Groups are created in the
+/// order of their first node, but a node joining an earlier group may read a group created
+/// after it (add(max_pool(x), avg_pool(x)) joins the max pool's group and reads the average
+/// pool's): such a group moves after its producers. Otherwise the creation order stays, so
+/// task numbering does not change where it was already valid.
+std::vector<FusedGroup> inTopologicalOrder(std::vector<FusedGroup> groups, const std::vector<int>& groupOf) {
+  size_t n = groups.size();
+  std::vector<std::vector<size_t>> readers(n);
+  std::vector<int> pending(n, 0);
+  for (size_t g = 0; g < n; ++g)
+    for (int in : groups[g].inputs)
+      if (int producer = groupOf[size_t(in)]; producer >= 0) {
+        readers[size_t(producer)].push_back(g);
+        ++pending[g];
+      }
+  // Kahn's algorithm, always taking the earliest created group that is ready.
+  std::set<size_t> ready;
+  for (size_t g = 0; g < n; ++g)
+    if (pending[g] == 0) ready.insert(g);
+  std::vector<FusedGroup> ordered;
+  while (!ready.empty()) {
+    size_t g = *ready.begin();
+    ready.erase(ready.begin());
+    ordered.push_back(std::move(groups[g]));
+    for (size_t r : readers[g])
+      if (--pending[r] == 0) ready.insert(r);
+  }
+  TESSEL_ICHECK(ordered.size() == n);  // fusion never makes a cycle of groups
+  return ordered;
+}
 
 }  // namespace
 
@@ -74,7 +106,7 @@ std::vector<FusedGroup> fuseOperators(const Graph& graph, bool fuse) {
       }
     }
   }
-  return groups;
+  return inTopologicalOrder(std::move(groups), groupOf);
 }
 
 te::ComputeDAG buildGroupDAG(const Graph& graph, const FusedGroup& group) {

@@ -172,6 +172,10 @@ void registerAll() {
   add("transpose", I, 1, 1, [](const Inputs& in, const AttrReader& a) {
     return ops::transpose(in[0], a.get<std::vector<int>>("axes", {}));
   });
+  add("strided_slice", I, 1, 1, [](const Inputs& in, const AttrReader& a) {
+    return ops::stridedSlice(in[0], a.get<std::vector<int64_t>>("begin", {}), a.get<std::vector<int64_t>>("step", {}),
+                             a.get<std::vector<int64_t>>("shape", {}));
+  });
   add("pad", I, 1, 1, [](const Inputs& in, const AttrReader& a) {
     ops::PadAttrs p;
     p.before = a.get<std::vector<int64_t>>("before", std::vector<int64_t>(size_t(in[0].ndim()), 0));
@@ -193,6 +197,12 @@ void registerAll() {
     else if (mode == "pytorch_half_pixel") r.coordinateMode = ops::CoordinateMode::PytorchHalfPixel;
     else if (mode == "asymmetric") r.coordinateMode = ops::CoordinateMode::Asymmetric;
     else fail("resize2d: unknown coordinate_mode '{}'", mode);
+    std::string nearest = a.get<std::string>("nearest_mode", "round_prefer_floor");
+    if (nearest == "round_prefer_floor") r.nearestMode = ops::NearestMode::RoundPreferFloor;
+    else if (nearest == "round_prefer_ceil") r.nearestMode = ops::NearestMode::RoundPreferCeil;
+    else if (nearest == "floor") r.nearestMode = ops::NearestMode::Floor;
+    else if (nearest == "ceil") r.nearestMode = ops::NearestMode::Ceil;
+    else fail("resize2d: unknown nearest_mode '{}'", nearest);
     r.layout = a.layout();
     return ops::resize2d(in[0], r);
   });

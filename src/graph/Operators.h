@@ -12,7 +12,7 @@
 ///   max_pool2d, avg_pool2d: kernel [2], strides, padding, dilation, ceil_mode,
 ///     count_include_pad, layout;   global_avg_pool2d, global_max_pool2d: layout
 ///   softmax: axis;  concatenate: axis;  reshape: shape;  flatten;  transpose: axes;
-///   pad: before, after, value;  resize2d: size [2], method "nearest"|"bilinear",
+///   strided_slice: begin, step, shape (one value per dimension);  pad: before, after, value;  resize2d: size [2], method "nearest"|"bilinear",
 ///     coordinate_mode "align_corners"|"half_pixel"|"pytorch_half_pixel"|"asymmetric", layout
 ///   cast: dtype;  right_shift, left_shift: bits
 #pragma once

@@ -107,6 +107,32 @@ Tensor transpose(const Tensor& x, std::vector<int> axes) {
       "T_transpose", "injective", axisNames("ax", rank));
 }
 
+Tensor stridedSlice(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& step,
+                    const std::vector<int64_t>& shape) {
+  int rank = x.ndim();
+  TESSEL_CHECK(int(begin.size()) == rank && int(step.size()) == rank && int(shape.size()) == rank,
+               "strided_slice: begin, step and shape need {} values each for {}, got {}, {} and {}", rank,
+               shapeString(x.shape()), begin.size(), step.size(), shape.size());
+  for (int d = 0; d < rank; ++d) {
+    int64_t extent = x.shape()[size_t(d)], first = begin[size_t(d)], count = shape[size_t(d)], s = step[size_t(d)];
+    TESSEL_CHECK(count >= 1 && s != 0 && first >= 0 && first < extent,
+                 "strided_slice: dimension {} of {}: begin {}, step {}, {} elements is not a slice", d, shapeString(x.shape()),
+                 first, s, count);
+    // The last index read, first + (count - 1) * step, must stay inside: count is at most the extent.
+    TESSEL_CHECK(count <= extent && first + (count - 1) * s >= 0 && first + (count - 1) * s < extent,
+                 "strided_slice: dimension {} of {}: begin {}, step {}, {} elements reads past the end", d,
+                 shapeString(x.shape()), first, s, count);
+  }
+  return te::compute(
+      shape,
+      [&](const std::vector<Var>& i) {
+        std::vector<Expr> idx;
+        for (int d = 0; d < rank; ++d) idx.push_back(Expr(begin[size_t(d)]) + scaled(i[size_t(d)], step[size_t(d)]));
+        return x(idx);
+      },
+      "T_strided_slice", "injective", axisNames("ax", rank));
+}
+
 Tensor concatenate(const std::vector<Tensor>& inputs, int axis) {
   TESSEL_CHECK(!inputs.empty(), "concatenate: no inputs");
   const Tensor& first = inputs[0];

@@ -1,5 +1,5 @@
 /// Injective operators that move elements without arithmetic (tag "injective"): reshape,
-/// flatten, transpose, concatenate, and pad (tag "injective,pad", which the default schedule
+/// flatten, transpose, concatenate, strided slice, and pad (tag "injective,pad", which the default schedule
 /// keeps as its own stage instead of inlining it into a convolution or pooling).
 #pragma once
 #include <array>
@@ -19,6 +19,12 @@ te::Tensor flatten(const te::Tensor& x);
 te::Tensor transpose(const te::Tensor& x, std::vector<int> axes = {});
 /// Joins tensors of one dtype and rank along `axis`; every other extent must match.
 te::Tensor concatenate(const std::vector<te::Tensor>& inputs, int axis);
+
+/// Every dimension d read from begin[d] in steps of step[d] (negative steps read backwards),
+/// shape[d] elements: ONNX's Slice once its bounds are resolved. Every index read must lie
+/// inside x; an Error naming the dimension otherwise.
+te::Tensor stridedSlice(const te::Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& step,
+                        const std::vector<int64_t>& shape);
 
 struct PadAttrs {
   std::vector<int64_t> before;  ///< elements added before each dimension (one per dimension)

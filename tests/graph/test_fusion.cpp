@@ -18,6 +18,21 @@ class FusionTest : public ::testing::Test {
 
 runtime::Tensor constant(std::vector<int64_t> shape) { return runtime::Tensor::empty(std::move(shape), DataType::float32()); }
 
+// add(matmul(x), transpose(x)): the add joins the matmul's group, created before the
+// transpose's, and then reads the transpose: the groups must come out producers first.
+TEST_F(FusionTest, GroupsComeAfterTheGroupsTheyRead) {
+  Graph g;
+  int x = g.addInput("x", {{4, 4}, DataType::float32()});
+  int mm = g.addOp("fz_matmul", {x, g.addConstant("w", constant({4, 4}))});
+  int tr = g.addOp("fz_transpose", {x});
+  int add = g.addOp("fz_add", {mm, tr});
+  g.markOutput(add);
+  auto groups = fuseOperators(g);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].nodes, (std::vector<int>{tr}));
+  EXPECT_EQ(groups[1].nodes, (std::vector<int>{mm, add}));
+}
+
 TEST_F(FusionTest, MatmulAbsorbsBiasAndActivation) {
   Graph g;
   int x = g.addInput("x", {{4, 8}, DataType::float32()});

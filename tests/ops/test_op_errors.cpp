@@ -143,4 +143,9 @@ TEST(OpErrors, Transforms) {
   expectContains(errorOf([&] { pad(x, p); }), "pad: 2 and 3 widths for a 3-D tensor");
   p.before = {0, -1, 0};
   expectContains(errorOf([&] { pad(x, p); }), "negative width");
+  expectContains(errorOf([&] { stridedSlice(x, {0, 0}, {1, 1}, {2, 3}); }), "strided_slice: begin, step and shape need 3 values");
+  expectContains(errorOf([&] { stridedSlice(x, {0, 3, 0}, {1, 1, 1}, {2, 1, 4}); }),
+                 "dimension 1 of [2, 3, 4]: begin 3, step 1, 1 elements is not a slice");
+  expectContains(errorOf([&] { stridedSlice(x, {0, 1, 0}, {1, 1, 1}, {2, 3, 4}); }), "reads past the end");
+  expectContains(errorOf([&] { stridedSlice(x, {0, 0, 1}, {1, 1, -1}, {2, 3, 3}); }), "reads past the end");
 }

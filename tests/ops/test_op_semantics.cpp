@@ -541,6 +541,11 @@ TEST(OpSemantics, Transforms) {
   ASSERT_EQ(rev.shape, (std::vector<int64_t>{4, 3, 2}));
   auto cat = t.evaluate(concatenate({x, y, x}, 1));
   ASSERT_EQ(cat.shape, (std::vector<int64_t>{2, 7, 4}));
+  // x[1:2, 2::-2, 3::-1]: backwards steps, as ONNX's Slice gives them.
+  auto sliced = t.evaluate(stridedSlice(x, {1, 2, 3}, {1, -2, -1}, {1, 2, 4}));
+  ASSERT_EQ(sliced.shape, (std::vector<int64_t>{1, 2, 4}));
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t c = 0; c < 4; ++c) EXPECT_EQ(sliced.data[size_t(b * 4 + c)], xa.data[size_t(12 + (2 - 2 * b) * 4 + (3 - c))]);
   PadAttrs p;
   p.before = {0, 1, 2};
   p.after = {1, 0, 1};

@@ -1,0 +1,90 @@
+// Converters of ONNX's elementwise operators: Add, Sub, Mul, Div (numpy broadcasting; folded
+// here when both operands are integer constants, as shape arithmetic is), Relu, Sigmoid, Tanh,
+// LeakyRelu, HardSigmoid, HardSwish and Clip (bounds as attributes before opset 11, as
+// constant inputs from it on).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+#include "graph/frontends/OnnxFolding.h"
+#include "graph/frontends/OnnxImporter.h"
+#include "support/Error.h"
+
+namespace tessel::graph::onnx_import {
+
+namespace {
+
+using Arithmetic = double (*)(double, double);
+
+Converter binary(const std::string& op, Arithmetic fold) {
+  return [op, fold](Importer& im, const NodeView& node) -> std::vector<Value> {
+    const Value& a = im.input(node, 0);
+    const Value& b = im.input(node, 1);
+    if (a.type.dtype != b.type.dtype) node.error(fmt::format("operands of types {} and {}", a.type.str(), b.type.str()));
+    // Integer constants are shape arithmetic that a later Reshape or Slice needs as values; float
+    // constants stay graph operators, which the graph's constant folding evaluates.
+    if (a.constant && b.constant && !a.type.dtype.isFloat())
+      return {Importer::fromConstant(broadcastArithmetic(*a.constant, *b.constant, fold, node.label()))};
+    return {im.fromNode(im.addOp(node, op, {im.inputNode(node, 0), im.inputNode(node, 1)}))};
+  };
+}
+
+double integerDivide(double a, double b) {
+  if (b == 0) fail("integer division by zero in a constant");
+  return std::trunc(a / b);
+}
+
+Converter unary(const std::string& op) {
+  return [op](Importer& im, const NodeView& node) -> std::vector<Value> {
+    return {im.fromNode(im.addOp(node, op, {im.inputNode(node, 0)}))};
+  };
+}
+
+std::vector<Value> leakyRelu(Importer& im, const NodeView& node) {
+  return {im.fromNode(im.addOp(node, "leaky_relu", {im.inputNode(node, 0)}, {{"alpha", node.getFloat("alpha", 0.01f)}}))};
+}
+
+std::vector<Value> hardSigmoid(Importer& im, const NodeView& node) {
+  Attrs attrs = {{"alpha", node.getFloat("alpha", 0.2f)}, {"beta", node.getFloat("beta", 0.5f)}};
+  return {im.fromNode(im.addOp(node, "hard_sigmoid", {im.inputNode(node, 0)}, attrs))};
+}
+
+std::vector<Value> clip(Importer& im, const NodeView& node) {
+  // Without a bound the float range is the bound: clip(x, lowest, max) changes no finite value.
+  double lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+  if (node.opset() < 11) {
+    lo = node.getFloat("min", float(lo));
+    hi = node.getFloat("max", float(hi));
+  } else {
+    auto bound = [&](size_t i, const char* what, double& out) {
+      if (!node.hasInput(i)) return;
+      auto v = numericValues(im.constantInput(node, i, what), node.label());
+      if (v.size() != 1) node.error(fmt::format("{} must be one value", what));
+      out = v[0];
+    };
+    bound(1, "min", lo);
+    bound(2, "max", hi);
+  }
+  if (!im.inputType(node, 0).dtype.isFloat()) node.error("Clip is supported on float tensors only");
+  if (std::isnan(lo) || std::isnan(hi)) node.error("a bound is NaN");
+  return {im.fromNode(im.addOp(node, "clip", {im.inputNode(node, 0)}, {{"min", lo}, {"max", hi}}))};
+}
+
+}  // namespace
+
+void addElementwiseConverters(ConverterTable& t) {
+  t["Add"] = binary("add", [](double a, double b) { return a + b; });
+  t["Sub"] = binary("subtract", [](double a, double b) { return a - b; });
+  t["Mul"] = binary("multiply", [](double a, double b) { return a * b; });
+  t["Div"] = binary("divide", integerDivide);
+  t["Relu"] = unary("relu");
+  t["Sigmoid"] = unary("sigmoid");
+  t["Tanh"] = unary("tanh");
+  t["HardSwish"] = unary("hard_swish");
+  t["LeakyRelu"] = leakyRelu;
+  t["HardSigmoid"] = hardSigmoid;
+  t["Clip"] = clip;
+}
+
+}  // namespace tessel::graph::onnx_import

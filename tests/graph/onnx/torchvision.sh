@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# torchvision's networks exported to ONNX by the peer harness (bench/peers/export_models.py,
+# seeded random weights, opset 13), compiled by tessel and run with `tessel run` on the
+# exporter's input, against ONNX Runtime (compare_with_ort.js).
+#
+#   torchvision.sh TESSEL WORK_DIR NPM_DIR [MODELS...]
+#
+# The default models are one of each family's structures: resnet-34/101/152 repeat resnet-18's
+# and resnet-50's blocks, vgg-13/16/19 vgg-11's layers, with the same operators.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+tessel="$1"
+work="$2"
+npm_dir="$3"
+shift 3
+models=("$@")
+((${#models[@]})) || models=(resnet-18 resnet-50 mobilenet mobilenet-v2 squeezenet_v1.0 squeezenet_v1.1 inception_v3 vgg-11)
+bash "$here/npm_install.sh" "$npm_dir" || exit $?
+export NODE_PATH="$npm_dir/node_modules"
+/usr/bin/python3 -c 'import torch, torchvision, onnx' || {
+  echo "FAIL: /usr/bin/python3 cannot import torch, torchvision and onnx (make deps installs python3-torch, python3-torchvision, python3-onnx)"
+  exit 1
+}
+mkdir -p "$work"
+# Exports are cached by the exporter (a model whose manifest matches is not exported again).
+/usr/bin/python3 "$here/../../../bench/peers/export_models.py" --out "$work" "${models[@]}"
+for m in "${models[@]}"; do
+  "$tessel" compile --model "$work/$m/model.onnx" -o "$work/$m/tessel"
+  "$tessel" run "$work/$m/tessel" --input "data=$work/$m/input.npy" --output "$work/$m/tessel_output.npy" >/dev/null
+  node "$here/compare_with_ort.js" "$work/$m/model.onnx" "data=$work/$m/input.npy" "$work/$m/tessel_output.npy"
+done
