@@ -8,6 +8,7 @@
 #include "cli/OptionChecks.h"
 #include "graph/GraphParams.h"
 #include "graph/frontends/Onnx.h"
+#include "ops/Conv2d.h"
 #include "ops/Schedules.h"
 #include "ops/Winograd.h"
 #include "runtime/Tensor.h"
@@ -61,6 +62,10 @@ void addModelOptions(CLI::App* c, ModelArgs& a) {
                 "stride-1 3x3 NHWC convolutions as Winograd F(m x m, 3 x 3): auto (F(4x4) while its weights fit "
                 "the L2 cache, else F(2x2); direct below 16 channels), never, 2 or 4 (every one)")
       ->check(CLI::IsMember({"auto", "never", "2", "4"}));
+  c->add_option("--pack-weights", a.packWeights,
+                "NHWC convolution weights packed by blocks of output channels, so a register tile reads them as one "
+                "stream: auto (blocks of 32, or 16) or never")
+      ->check(CLI::IsMember({"auto", "never"}));
   c->add_flag("--no-optimize", a.noOptimize, "skip the graph passes (batch-norm folding, layout conversion, ...)");
   c->add_option("--print-after", a.printAfter, "print the graph after this pass (repeatable; 'all': after every one)");
 }
@@ -92,9 +97,18 @@ PreparedModel prepareModel(const ModelArgs& a) {
         fmt::print(stderr, "warning: {}: parameter '{}' has {}\n", a.params, name, bad.describe());
   }
   PreparedModel prepared;
-  prepared.direct = graph::optimizeGraph(std::move(model), options, run);
-  prepared.chosen = a.noOptimize ? prepared.direct : graph::applyWinograd(prepared.direct, winogradChoice(a.winograd), run);
-  prepared.variants = a.winograd == "auto" && !a.noOptimize;
+  prepared.base = graph::optimizeGraph(std::move(model), options, run);
+  if (a.noOptimize) {
+    prepared.direct = prepared.chosen = prepared.base;
+    return prepared;
+  }
+  if (a.packWeights == "auto")
+    prepared.pack = [](const graph::Graph& g, int id) {
+      return ops::defaultPackBlock(g.node(g.node(id).inputs[1]).type.shape[3]);  // HWIO
+    };
+  prepared.direct = graph::applyPacking(prepared.base, prepared.pack, run);
+  prepared.chosen = graph::applyPacking(graph::applyWinograd(prepared.base, winogradChoice(a.winograd), run), prepared.pack, run);
+  prepared.variants = a.winograd == "auto";
   return prepared;
 }
 
@@ -102,7 +116,7 @@ graph::Graph preparedModel(const ModelArgs& a) { return prepareModel(a).chosen; 
 
 std::string winogradSummary(const PreparedModel& prepared, const graph::Graph& built) {
   int candidates = 0, f4 = 0, f2 = 0;
-  for (size_t i = 0; i < prepared.direct.nodes().size(); ++i) candidates += graph::winogradCandidate(prepared.direct, int(i));
+  for (size_t i = 0; i < prepared.base.nodes().size(); ++i) candidates += graph::winogradCandidate(prepared.base, int(i));
   for (const graph::Node& n : built.nodes())
     if (n.op == "conv2d_winograd") (n.attrs.value("tile_size", 4) == 4 ? f4 : f2) += 1;
   if (candidates == 0) return "";
@@ -132,7 +146,7 @@ RecordsChoice chooseByRecords(const PreparedModel& prepared, const tune::History
     return useWinograd ? m : 0;
   };
   RecordsChoice result;
-  result.graph = graph::applyWinograd(prepared.direct, choice);
+  result.graph = graph::applyPacking(graph::applyWinograd(prepared.base, choice), prepared.pack);
   result.summary = winogradSummary(prepared, result.graph);
   if (!result.summary.empty())
     result.summary += fmt::format("; measured both ways: {} faster as Winograd, {} faster direct; by the rules: {}",

@@ -24,6 +24,8 @@ struct ModelArgs {
   /// Winograd for stride-1 3x3 convolutions: "auto" (the default rules:
   /// ops::defaultWinogradTileSize), "never", "2" or "4" (every candidate, F(m x m)).
   std::string winograd = "auto";
+  /// Convolution weights packed by output-channel blocks: "auto" (ops::defaultPackBlock) or "never".
+  std::string packWeights = "auto";
   std::vector<std::string> printAfter;
   /// A params file whose weights replace the zoo's random ones before the passes (compile
   /// --params); empty: the random weights.
@@ -45,8 +47,10 @@ graph::WinogradChoice winogradChoice(const std::string& mode);
 
 /// A network after the standard graph passes, in the variants tuning compares.
 struct PreparedModel {
-  graph::Graph direct;  ///< every convolution direct
-  graph::Graph chosen;  ///< with the --winograd choice (for auto: the default rules)
+  graph::Graph base;    ///< after the standard passes: every convolution direct, weights HWIO
+  graph::Graph direct;  ///< every convolution direct, weights packed as --pack-weights says
+  graph::Graph chosen;  ///< with the --winograd choice (for auto: the default rules), then packed
+  graph::PackChoice pack;  ///< the --pack-weights choice (empty: none)
   /// --winograd auto: the Winograd layers of `chosen` are a choice that records of both
   /// variants may overturn, layer by layer (chooseByRecords); tuning measures both.
   bool variants = false;

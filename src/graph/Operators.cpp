@@ -100,6 +100,10 @@ void registerAll() {
   add("conv2d", F, 2, 2, [](const Inputs& in, const AttrReader& a) { return ops::conv2d(in[0], in[1], convAttrs(a)); });
   add("depthwise_conv2d", F, 2, 2,
       [](const Inputs& in, const AttrReader& a) { return ops::depthwiseConv2d(in[0], in[1], convAttrs(a)); });
+  add("conv2d_packed", F, 2, 2,
+      [](const Inputs& in, const AttrReader& a) { return ops::conv2dPacked(in[0], in[1], convAttrs(a)); });
+  add("pack_conv_weight", O, 1, 1,
+      [](const Inputs& in, const AttrReader& a) { return ops::packConvWeight(in[0], a.get<int64_t>("block", 32)); });
   add("conv2d_winograd", F, 2, 2, [](const Inputs& in, const AttrReader& a) {
     return ops::conv2dWinograd(in[0], in[1], convAttrs(a), a.get<int>("tile_size", 4));
   });

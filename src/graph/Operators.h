@@ -2,6 +2,8 @@
 /// onto its compute definition in ops/. Attributes are JSON, named as Relay names them:
 ///   conv2d, depthwise_conv2d: strides [2], padding [top, left, bottom, right], dilation [2],
 ///     groups, layout "NCHW"|"NHWC", out_dtype;   conv2d_transpose: + output_padding
+///   conv2d_packed (data NHWC, weight packed by pack_conv_weight): as conv2d (one group);
+///     pack_conv_weight (HWIO weight): block
 ///   conv2d_winograd (data NHWC, weight transformed by winograd_weight_transform): padding,
 ///     tile_size 2|4, layout "NHWC";   winograd_weight_transform (HWIO 3x3 weight): tile_size
 ///   dense (weight [M, K]), matmul: out_dtype

@@ -21,9 +21,9 @@ struct ConvGeometry {
 };
 
 ConvGeometry checkConv(const std::string& op, const Tensor& data, const Tensor& weight, const Conv2dAttrs& attrs,
-                       int64_t kernelHeight, int64_t kernelWidth) {
+                       int64_t kernelHeight, int64_t kernelWidth, int weightRank = 4) {
   checkRank(op, "data", data, 4);
-  checkRank(op, "weight", weight, 4);
+  checkRank(op, "weight", weight, weightRank);
   TESSEL_CHECK(data.dtype() == weight.dtype(), "{}: data is {} but weight is {}", op, data.dtype().str(), weight.dtype().str());
   TESSEL_CHECK(data.dtype().isFloat() || data.dtype().isIntegral(), "{}: unsupported dtype {}", op, data.dtype().str());
   auto a = axesOf(attrs.layout);
@@ -88,6 +88,57 @@ Tensor conv2d(const Tensor& data, const Tensor& weight, const Conv2dAttrs& attrs
         return te::sum(multiplyAs(g.outDtype, x, weight(ry.var, rx.var, rc.var, i[3])), {ry, rx, rc});
       },
       name + "_nhwc", name + "_nhwc", {"nn", "yy", "xx", "ff"});
+}
+
+int64_t defaultPackBlock(int64_t outChannels) {
+  if (outChannels % 32 == 0) return 32;
+  if (outChannels % 16 == 0) return 16;
+  return 0;
+}
+
+Tensor packConvWeight(const Tensor& weight, int64_t block) {
+  checkRank("pack_conv_weight", "weight", weight, 4);
+  const auto& w = weight.shape();
+  TESSEL_CHECK(block >= 1 && w[3] % block == 0, "pack_conv_weight: a block of {} does not divide the {} output channels of {}",
+               block, w[3], shapeString(w));
+  return te::compute(
+      {w[3] / block, w[0], w[1], w[2], block},
+      [&](const std::vector<Var>& i) { return weight(i[1], i[2], i[3], i[0] * Expr(block) + i[4]); }, "packed_weight",
+      "injective", {"ko", "kh", "kw", "ci", "ki"});
+}
+
+std::vector<float> packConvWeight(const std::vector<float>& hwio, const std::vector<int64_t>& shape, int64_t block) {
+  TESSEL_CHECK(shape.size() == 4 && block >= 1 && shape[3] % block == 0,
+               "pack_conv_weight: a block of {} does not fit the weight {}", block, shapeString(shape));
+  int64_t taps = shape[0] * shape[1] * shape[2], k = shape[3], blocks = k / block;
+  TESSEL_CHECK(int64_t(hwio.size()) == taps * k, "pack_conv_weight: {} values for a weight {}", hwio.size(), shapeString(shape));
+  std::vector<float> packed(hwio.size());
+  for (int64_t ko = 0; ko < blocks; ++ko)
+    for (int64_t t = 0; t < taps; ++t)
+      for (int64_t ki = 0; ki < block; ++ki) packed[size_t((ko * taps + t) * block + ki)] = hwio[size_t(t * k + ko * block + ki)];
+  return packed;
+}
+
+Tensor conv2dPacked(const Tensor& data, const Tensor& packedWeight, const Conv2dAttrs& attrs) {
+  const std::string op = "conv2d_packed";
+  TESSEL_CHECK(attrs.layout == Layout::NHWC, "{}: only NHWC is supported, got {}", op, layoutName(attrs.layout));
+  TESSEL_CHECK(attrs.groups == 1, "{}: only one group, got {}", op, attrs.groups);
+  checkRank(op, "packed weight", packedWeight, 5);
+  const auto& w = packedWeight.shape();  // [K / block, KH, KW, C, block]
+  int64_t kh = w[1], kw = w[2], block = w[4], outChannels = w[0] * w[4];
+  auto g = checkConv(op, data, packedWeight, attrs, kh, kw, 5);
+  TESSEL_CHECK(w[3] == g.channels, "{}: data has {} channels but the packed weight {} has {}", op, g.channels, shapeString(w), w[3]);
+  Tensor padded = padImage(data, 1, 2, attrs.padding, 0.0, "pad_temp");
+  int64_t sh = attrs.strides[0], sw = attrs.strides[1], dh = attrs.dilation[0], dw = attrs.dilation[1];
+  auto ry = te::reduceAxis(kh, "ry"), rx = te::reduceAxis(kw, "rx"), rc = te::reduceAxis(g.channels, "rc");
+  return te::compute(
+      {g.batch, g.outHeight, g.outWidth, outChannels},
+      [&](const std::vector<Var>& i) {
+        Expr x = padded(i[0], scaled(i[1], sh) + scaled(ry.var, dh), scaled(i[2], sw) + scaled(rx.var, dw), rc.var);
+        Expr weight = packedWeight(ir::floordiv(i[3], Expr(block)), ry.var, rx.var, rc.var, ir::floormod(i[3], Expr(block)));
+        return te::sum(multiplyAs(g.outDtype, x, weight), {ry, rx, rc});
+      },
+      "conv2d_nhwc", "conv2d_nhwc_packed", {"nn", "yy", "xx", "ff"});
 }
 
 Tensor depthwiseConv2d(const Tensor& data, const Tensor& weight, const Conv2dAttrs& attrs) {

@@ -8,6 +8,7 @@
 #pragma once
 #include <array>
 #include <optional>
+#include <vector>
 
 #include "ops/Layout.h"
 #include "te/Tensor.h"
@@ -32,6 +33,22 @@ te::Tensor conv2d(const te::Tensor& data, const te::Tensor& weight, const Conv2d
 /// output channel c * M + m. NCHW: weight [C, M, KH, KW] (the memory of torch's [C * M, 1, KH,
 /// KW]) -> [N, C * M, OH, OW]. NHWC: weight [KH, KW, C, M] -> [N, OH, OW, C * M].
 te::Tensor depthwiseConv2d(const te::Tensor& data, const te::Tensor& weight, const Conv2dAttrs& attrs);
+
+/// conv2d in NHWC with its weight packed by output-channel blocks: [K / block, KH, KW, C, block]
+/// instead of HWIO, so that a register tile of `block` output channels reads its weights as
+/// one contiguous stream (HWIO strides K floats between consecutive input channels: a deep
+/// layer's tile touched a new cache line every load). One group; K a multiple of block.
+/// Tag conv2d_nhwc_packed.
+te::Tensor conv2dPacked(const te::Tensor& data, const te::Tensor& packedWeight, const Conv2dAttrs& attrs);
+
+/// The packed weight [K / block, KH, KW, C, block] of an HWIO weight, as a tensor expression
+/// (tag "injective": the interpreter's) and in C++ (constant folding of a network's weights).
+te::Tensor packConvWeight(const te::Tensor& weight, int64_t block);
+std::vector<float> packConvWeight(const std::vector<float>& hwio, const std::vector<int64_t>& shape, int64_t block);
+
+/// The block the default rules pack a conv2d's weights by for K output channels: the register
+/// tile's width (32: two 16-lane vectors), or 16, or 0 (not packed) when neither divides K.
+int64_t defaultPackBlock(int64_t outChannels);
 
 /// The output dtype conv2d and dense use for inputs of `input` dtype when none is given.
 DataType defaultAccumulatorType(DataType input);

@@ -21,6 +21,7 @@ const std::vector<OpTraits>& allOpTraits() {
       row(OpKind::Padding, "injective,pad", false, 0, {-1, -1}, ""),
       row(OpKind::Conv2dNCHW, "conv2d_nchw", true, 4, {3, 1}, "conv2d_nchw.x86"),
       row(OpKind::Conv2dNHWC, "conv2d_nhwc", true, 4, {3, 2}, "conv2d_nhwc.x86"),
+      row(OpKind::Conv2dNHWCPacked, "conv2d_nhwc_packed", true, 4, {3, 2}, "conv2d_nhwc_packed.x86"),
       row(OpKind::GroupConv2dNCHW, "group_conv2d_nchw", true, 4, {3, 1}, "group_conv2d_nchw.x86"),
       row(OpKind::GroupConv2dNHWC, "group_conv2d_nhwc", true, 4, {3, 2}, "group_conv2d_nhwc.x86"),
       row(OpKind::DepthwiseConv2dNCHW, "depthwise_conv2d_nchw", true, 4, {3, 2}, "depthwise_conv2d_nchw.x86", true),

@@ -17,6 +17,7 @@ enum class OpKind {
   Padding,               ///< a padded copy of an image (tag "injective,pad")
   Conv2dNCHW,
   Conv2dNHWC,
+  Conv2dNHWCPacked,      ///< weight [K / block, KH, KW, C, block]: the tile's vectors are one block
   GroupConv2dNCHW,
   GroupConv2dNHWC,
   DepthwiseConv2dNCHW,

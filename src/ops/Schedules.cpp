@@ -409,6 +409,16 @@ class Planner {
     const auto& forced = options.anchorTile;
     VectorTile vt = chooseVectorTile(vectorExtent, maxLanesFor(op.dtype, options), 2, kTileTailCost);
     if (forced) vt = {forced->lanes, forced->vectors};
+    // Packed weights: the tile's vectors are one block, so that its weights are one stream.
+    if (int64_t block = packBlockOf(op); block > 0) {
+      if (!forced) {
+        int64_t lanes = std::min<int64_t>(maxLanesFor(op.dtype, options), block);
+        while (block % lanes != 0) lanes /= 2;
+        vt = {lanes, block / lanes};
+      }
+      TESSEL_CHECK(vt.size() == block, "anchor tile: '{}' packs its weights by {} output channels, a tile of {} x {} lanes is not one block",
+                   anchor, block, vt.vectors, vt.lanes);
+    }
     TESSEL_CHECK(vt.lanes >= 2 && vt.vectors >= 1 && vt.size() <= vectorExtent,
                  "default schedule: '{}' has {} elements along its vector axis, a tile of {} x {} lanes does not fit", anchor,
                  vectorExtent, vt.vectors, vt.lanes);
@@ -509,6 +519,14 @@ class Planner {
     rec.annotate(accumulate, lr, Annotation::Unroll);
     if (vt.vectors > 1) rec.annotate(accumulate, lanes[0], Annotation::Unroll);
     rec.annotate(accumulate, lanes.back(), Annotation::Vectorize);
+  }
+
+  /// The block of a conv2d with packed weights (the last extent of its 5-D weight), else 0.
+  int64_t packBlockOf(const te::OperationNode& op) const {
+    if (traitsOf(op).kind != OpKind::Conv2dNHWCPacked) return 0;
+    for (const auto& read : te::ComputeDAG::accesses(op))
+      if (dag.op(read.producer)->shape.size() == 5) return dag.op(read.producer)->shape[4];
+    return 0;
   }
 
   /// True if the anchor's operands that do not move with its spatial axes (other than the

@@ -139,6 +139,7 @@ TEST_F(GraphPasses, NativeConstantEvaluationMatchesTheInterpreter) {
       {"divide", Attrs::object(), {{2, 1, 5}, {2, 3, 1}}},
       {"winograd_weight_transform", {{"tile_size", 4}}, {{3, 3, 5, 7}}},
       {"winograd_weight_transform", {{"tile_size", 2}}, {{3, 3, 2, 3}}},
+      {"pack_conv_weight", {{"block", 16}}, {{3, 3, 2, 32}}},
   };
   uint32_t seed = 1;
   for (const Case& c : cases) {
@@ -189,6 +190,28 @@ TEST_F(GraphPasses, UseWinogradRewritesTheChosenStrideOneThreeByThreeConvolution
   // The choice 0 keeps a convolution direct; a tile size Winograd lacks names itself.
   EXPECT_EQ(countOps(useWinograd(g, [](const Graph&, int) { return 0; }), "conv2d_winograd"), 0);
   expectContains(errorOf([&] { useWinograd(g, [](const Graph&, int) { return 3; }); }), "m = 3 is not supported");
+}
+
+TEST_F(GraphPasses, UsePackedWeightsPacksNhwcConvolutionsWithConstantWeights) {
+  Graph g;
+  int x = g.addInput("data", {{1, 9, 9, 4}, DataType::float32()});
+  Attrs nhwc = {{"padding", {1, 1}}, {"layout", "NHWC"}};
+  int a = g.addOp("conv2d", {x, g.addConstant("wa", randomTensor({3, 3, 4, 32}, 1))}, nhwc, "a");
+  int b = g.addOp("conv2d", {a, g.addConstant("wb", randomTensor({1, 1, 32, 16}, 2))}, {{"layout", "NHWC"}}, "b");
+  int runtimeWeight = g.addInput("wc", {{3, 3, 16, 16}, DataType::float32()});
+  g.markOutput(g.addOp("conv2d", {b, runtimeWeight}, nhwc, "c"));  // weight fed at run time
+  EXPECT_TRUE(packingCandidate(g, a) && packingCandidate(g, b));
+  EXPECT_FALSE(packingCandidate(g, g.outputs()[0]));
+  Graph p = foldConstants(usePackedWeights(g, [](const Graph& graph, int id) {
+    return graph.node(id).name == "a" ? int64_t(32) : int64_t(16);
+  }));
+  EXPECT_EQ(countOps(p, "conv2d_packed"), 2);
+  EXPECT_EQ(countOps(p, "conv2d"), 1);
+  EXPECT_EQ(countOps(p, "pack_conv_weight"), 0);  // folded
+  EXPECT_EQ(p.node(p.findNode("wa_packed")).type.shape, (std::vector<int64_t>{1, 3, 3, 4, 32}));
+  EXPECT_EQ(p.node(p.findNode("wb_packed")).type.shape, (std::vector<int64_t>{1, 1, 1, 32, 16}));
+  EXPECT_LT(outputDifference(g, p), 1e-6);
+  expectContains(errorOf([&] { usePackedWeights(g, [](const Graph&, int) { return int64_t(5); }); }), "a block of 5 does not");
 }
 
 TEST_F(GraphPasses, FoldScaleAxisMovesPerChannelScalesIntoWeights) {

@@ -248,6 +248,7 @@ TEST(ModelZoo, UnknownNamesAndBadOptionsAreErrors) {
 
 #include "graph/Build.h"
 #include "graph/Interpreter.h"
+#include "ops/Conv2d.h"
 #include "ops/Schedules.h"
 #include "runtime/GraphExecutor.h"
 #include "support/TempDir.h"
@@ -346,7 +347,7 @@ class ZooNumerics : public ::testing::TestWithParam<NumericCase> {};
 // that ctest's parallel jobs end together. The reference is the interpreter on the NCHW
 // graph; three builds with the default CPU schedule cover both layouts, both fusion modes and
 // the graph passes — the NCHW network through the standard pipeline (converted to NHWC, batch
-// norms folded into the weights: what `tessel compile` builds), the NHWC network through the
+// norms folded into the weights, weights packed: what `tessel compile` builds), the NHWC network through the
 // same passes, fused, and the NCHW network as built, unfused — each against the reference, so
 // they also agree with each other. The NHWC graph holds the same weights permuted.
 TEST_P(ZooNumerics, CompiledNetworkMatchesTheInterpreterInBothLayoutsFusedOrNot) {
@@ -361,7 +362,9 @@ TEST_P(ZooNumerics, CompiledNetworkMatchesTheInterpreterInBothLayoutsFusedOrNot)
   auto image = uniformImage({1, 3, c.imageSize, c.imageSize}, 9);
   auto reference = interpretGraph(nchw, {{"data", image}});
   // What `tessel compile` builds: the standard passes, the NCHW network converted to NHWC.
-  auto converted = runCompiled(optimizeGraph(nchw), image, true);
+  OptimizeOptions packed;  // what `tessel compile` does to the weights
+  packed.pack = [](const Graph& g, int id) { return ops::defaultPackBlock(g.node(g.node(id).inputs[1]).type.shape[3]); };
+  auto converted = runCompiled(optimizeGraph(nchw, packed), image, true);
   auto fusedNhwc = runCompiled(optimizeGraph(nhwc), toNhwc(image), true);
   auto unfusedNchw = runCompiled(nchw, image, false);
   for (size_t i = 0; i < 2; ++i) {
@@ -374,7 +377,7 @@ TEST_P(ZooNumerics, CompiledNetworkMatchesTheInterpreterInBothLayoutsFusedOrNot)
   // Winograd: the standard pipeline with every stride-1 3x3 convolution as F(4x4) or F(2x2)
   // gives the direct build's top-5 classes on 10 random images, and logits within 1e-3 of the
   // reference. Two classes may trade places only where the direct logits tie within 1e-4.
-  OptimizeOptions withWinograd;
+  OptimizeOptions withWinograd = packed;
   withWinograd.winograd = alternatingWinograd();
   Graph winogradGraph = optimizeGraph(nchw, withWinograd);
   int winogradConvs = 0;
@@ -382,7 +385,7 @@ TEST_P(ZooNumerics, CompiledNetworkMatchesTheInterpreterInBothLayoutsFusedOrNot)
   if (winogradConvs == 0) return;  // no stride-1 3x3 convolution (mobilenets)
   std::vector<runtime::Tensor> images{image};
   for (uint32_t seed = 10; images.size() < 10; ++seed) images.push_back(uniformImage({1, 3, c.imageSize, c.imageSize}, seed));
-  auto direct = runCompiledOnEach(optimizeGraph(nchw), images, true);
+  auto direct = runCompiledOnEach(optimizeGraph(nchw, packed), images, true);
   auto winograd = runCompiledOnEach(winogradGraph, images, true);
   EXPECT_LT(relativeDifference(winograd[0][1], reference[1]), 1e-3) << c.name << " Winograd logits";
   for (size_t k = 0; k < images.size(); ++k) {

@@ -86,6 +86,13 @@ std::vector<ScheduleCase> scheduleCases() {
     addCase("conv2d_nhwc+bias+residual+relu", {relu(add(add(conv2d(x, w, convAttrs(L::NHWC, {1, 1}, {1, 1, 1, 1})), b), r))},
         {x, w, b, r});
   }
+  {  // Packed weights: 1x1, and 3x3 stride 2 with the ResNet epilogue; blocks of 32 and 16
+    auto x = in({1, 7, 7, 24}, "data"), w = in({2, 1, 1, 24, 32}, "weight");
+    addCase("conv2d_packed 1x1 block 32", {conv2dPacked(x, w, convAttrs(L::NHWC))}, {x, w});
+    auto y = in({2, 9, 8, 8}, "data"), v = in({3, 3, 3, 8, 16}, "weight"), b = in({1, 1, 1, 48}, "bias");
+    addCase("conv2d_packed 3x3 s2 block 16 +bias+relu",
+            {relu(add(conv2dPacked(y, v, convAttrs(L::NHWC, {2, 2}, {1, 0, 1, 2})), b))}, {y, v, b});
+  }
   // Winograd F(2x2) and F(4x4): partial tiles (7x7, 5x9), channel counts no vector width
   // divides, asymmetric padding, batch 2, the ResNet epilogue; the weight transform is part of
   // the function here (a network folds it into a constant).

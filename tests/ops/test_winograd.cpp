@@ -113,3 +113,38 @@ TEST(Winograd, BadUsesNameTheProblem) {
   auto g = placeholder({1, 1, 4, 8}, DataType::float32(), "weight");
   expectContains(errorOf([&] { winogradWeightTransform(g, 4); }), "must be HWIO 3x3");
 }
+
+// Packed weights (ops/Conv2d.h): the same convolution as HWIO, through the reference evaluator.
+TEST(PackedWeights, EqualTheHwioConvolution) {
+  struct Case {
+    int64_t h, w, c, k, kernel, stride, block;
+    std::array<int64_t, 4> padding;
+  };
+  for (const Case& s : std::vector<Case>{{7, 7, 5, 32, 1, 1, 32, {0, 0, 0, 0}}, {9, 8, 3, 48, 3, 2, 16, {1, 0, 1, 2}},
+                                         {6, 6, 4, 64, 3, 1, 32, {1, 1, 1, 1}}}) {
+    auto x = placeholder({1, s.h, s.w, s.c}, DataType::float32(), "data");
+    auto g = placeholder({s.kernel, s.kernel, s.c, s.k}, DataType::float32(), "weight");
+    Conv2dAttrs a = nhwc(s.padding);
+    a.strides = {s.stride, s.stride};
+    te::ComputeDAG direct({conv2d(x, g, a)}, {x, g});
+    te::ComputeDAG packed({conv2dPacked(x, packConvWeight(g, s.block), a)}, {x, g});
+    te::TensorValues inputs{{"data", randomValues(elements(x.shape()), 3)}, {"weight", randomValues(elements(g.shape()), 4)}};
+    auto want = te::evaluateReference(direct, inputs).at(direct.outputNames()[0]);
+    auto got = te::evaluateReference(packed, inputs).at(packed.outputNames()[0]);
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_LT(kernelcheck::relativeError(got, want), 1e-6) << s.kernel << "x" << s.kernel << " block " << s.block;
+    // The packing in C++ is the expression's.
+    te::ComputeDAG pack({packConvWeight(g, s.block)}, {g});
+    auto expression = te::evaluateReference(pack, {{"weight", inputs.at("weight")}}).at(pack.outputNames()[0]);
+    std::vector<float> hwio(inputs.at("weight").begin(), inputs.at("weight").end());
+    auto native = packConvWeight(hwio, g.shape(), s.block);
+    ASSERT_EQ(native.size(), expression.size());
+    for (size_t i = 0; i < native.size(); ++i) ASSERT_EQ(double(native[i]), expression[i]) << "element " << i;
+  }
+  auto x = placeholder({1, 4, 4, 3}, DataType::float32(), "data");
+  expectContains(errorOf([&] { packConvWeight(placeholder({1, 1, 3, 24}, DataType::float32(), "w"), 16); }),
+                 "a block of 16 does not divide the 24 output channels");
+  Conv2dAttrs grouped = nhwc({0, 0, 0, 0});
+  grouped.groups = 3;
+  expectContains(errorOf([&] { conv2dPacked(x, placeholder({1, 1, 1, 1, 16}, DataType::float32(), "w"), grouped); }), "only one group");
+}

@@ -45,6 +45,17 @@ te::ComputeDAG winograd(int m) {
   return te::ComputeDAG({ops::relu(ops::add(ops::conv2dWinograd(data, weight, a, m), bias))}, {data, weight, bias});
 }
 
+/// A 3x3 conv with weights packed by 16 output channels, bias and relu.
+te::ComputeDAG packed() {
+  auto data = te::placeholder({1, 9, 9, 16}, DataType::float32(), "data");
+  auto weight = te::placeholder({2, 3, 3, 16, 16}, DataType::float32(), "weight");
+  auto bias = te::placeholder({1, 1, 1, 32}, DataType::float32(), "bias");
+  ops::Conv2dAttrs a;
+  a.padding = {1, 1, 1, 1};
+  a.layout = ops::Layout::NHWC;
+  return te::ComputeDAG({ops::relu(ops::add(ops::conv2dPacked(data, weight, a), bias))}, {data, weight, bias});
+}
+
 /// The config whose every boolean knob is the opposite of `config`'s (padding inlined or not,
 /// kernel width unrolled or not, ...), the rest equal.
 ConfigEntity flipped(const ConfigSpace& space, const ConfigEntity& config) {
@@ -63,7 +74,8 @@ TEST(TemplateKernels, RandomConfigsOfEveryTemplateMatchTheReference) {
   std::vector<te::ComputeDAG> dags = {conv(ops::Layout::NHWC, false, 1), conv(ops::Layout::NCHW, false, 2),
                                       conv(ops::Layout::NHWC, true, 1),  conv(ops::Layout::NCHW, true, 1),
                                       te::ComputeDAG({ops::dense(data, weight)}, {data, weight}),
-                                      winograd(2),                       winograd(4)};
+                                      winograd(2),                       winograd(4),
+                                      packed()};
   std::mt19937_64 rng(11);
   for (const auto& dag : dags) {
     auto task = makeCpuTuningTask("t", dag);

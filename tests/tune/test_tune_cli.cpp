@@ -131,11 +131,11 @@ TEST(TuneCli, RecordsChooseBetweenWinogradAndTheDirectConvolution) {
   SubprocessOptions limit;
   limit.timeout = std::chrono::milliseconds(180000);
   auto argv = tuneCommand(log, "2");
-  argv[5] = "2,3";  // layer1_0_1_relu as Winograd, then direct
+  argv[5] = "2,3";  // layer1_0_1_relu as Winograd, then direct (with packed weights)
   auto r = runSubprocess(argv, limit);
   ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
   expectContains(r.output, "layer1_0_1_relu              conv2d_nhwc_winograd.x86");
-  expectContains(r.output, "layer1_0_1_relu              conv2d_nhwc.x86");
+  expectContains(r.output, "layer1_0_1_relu              conv2d_nhwc_packed.x86");
   expectContains(r.output, "measured both ways: ");
   auto read = tune::readRecords(log);
   ASSERT_FALSE(read.records.empty());

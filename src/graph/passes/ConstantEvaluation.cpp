@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "graph/Interpreter.h"
+#include "ops/Conv2d.h"
 #include "ops/Winograd.h"
 #include "support/Error.h"
 
@@ -113,6 +114,13 @@ runtime::Tensor evaluateOnConstants(const std::string& op, const Attrs& attrs, c
     return transposeTensor(inputs[0], axes);
   }
   if (op == "reshape" || op == "flatten") return reshaped(inputs[0], result.shape);
+  if (op == "pack_conv_weight" && inputs[0].dtype() == DataType::float32() && inputs[0].ndim() == 4) {
+    const float* w = inputs[0].dataAs<float>();
+    auto packed = ops::packConvWeight(std::vector<float>(w, w + inputs[0].numel()), inputs[0].shape(), attrs.value("block", 32));
+    auto out = runtime::Tensor::empty(result.shape, result.dtype);
+    std::copy(packed.begin(), packed.end(), out.dataAs<float>());
+    return out;
+  }
   if (op == "winograd_weight_transform" && inputs[0].dtype() == DataType::float32() && inputs[0].ndim() == 4) {
     const auto& s = inputs[0].shape();
     const float* w = inputs[0].dataAs<float>();

@@ -42,6 +42,18 @@ using WinogradChoice = std::function<int(const Graph& graph, int id)>;
 /// name) on a winograd_weight_transform of its weight, which fold_constants then computes once.
 Graph useWinograd(const Graph& graph, const WinogradChoice& tileSizeOf);
 
+/// True when node `id` is a conv2d whose weight can be packed by output-channel blocks: NHWC,
+/// one group, float32, a constant weight.
+bool packingCandidate(const Graph& graph, int id);
+
+/// For a packing candidate, the block of output channels (a divisor of them) to pack its
+/// weight by, or 0 to keep HWIO.
+using PackChoice = std::function<int64_t(const Graph& graph, int id)>;
+
+/// Every candidate the choice gives a block becomes conv2d_packed (same node name) on a
+/// pack_conv_weight of its weight, which fold_constants then computes once.
+Graph usePackedWeights(const Graph& graph, const PackChoice& blockOf);
+
 /// Drops every node no output depends on (inputs stay: they are the module's interface).
 Graph eliminateDeadCode(const Graph& graph);
 

@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "graph/passes/GraphPasses.h"
+#include "ops/Conv2d.h"
 #include "support/Error.h"
 
 namespace tessel::graph {
@@ -21,6 +22,12 @@ const std::vector<GraphPass>& graphPasses() {
        [](const Graph& g) { return convertLayout(g, ops::Layout::NCHW); }},
       {"use_winograd", "every stride-1 3x3 NHWC convolution to Winograd F(4x4, 3x3)",
        [](const Graph& g) { return useWinograd(g, [](const Graph&, int) { return 4; }); }},
+      {"use_packed_weights", "every NHWC convolution's weight packed by blocks of 32 or 16 output channels",
+       [](const Graph& g) {
+         return usePackedWeights(g, [](const Graph& graph, int id) {
+           return ops::defaultPackBlock(graph.node(graph.node(id).inputs[1]).type.shape[3]);
+         });
+       }},
       {"eliminate_dead_code", "drop nodes no output depends on", eliminateDeadCode},
   };
   return passes;
@@ -72,20 +79,34 @@ std::optional<ops::Layout> parseDesiredLayout(const std::string& text) {
 Graph optimizeGraph(const Graph& graph, const OptimizeOptions& options, const PassRunOptions& run) {
   Graph optimized = runPasses(graph, standardPipeline(options), run);
   if (!options.simplify) return optimized;
-  return applyWinograd(optimized, options.winograd, run);
+  return applyPacking(applyWinograd(optimized, options.winograd, run), options.pack, run);
 }
+
+namespace {
+
+/// A rewrite with a per-layer choice, then its new weights folded (printed after `name`).
+Graph applyChoicePass(const Graph& optimized, const std::string& name, const std::function<Graph(const Graph&)>& rewrite,
+                      const PassRunOptions& run) {
+  Graph rewritten;
+  try {
+    rewritten = rewrite(optimized);
+  } catch (const Error& e) {
+    throw e.withContext("graph pass " + name);
+  }
+  if (run.printAfter.count(name) || run.printAfter.count("all")) *run.printTo << "// after " << name << "\n" << rewritten.toString() << "\n";
+  return runPasses(rewritten, {"fold_constants", "eliminate_dead_code"}, run);
+}
+
+}  // namespace
 
 Graph applyWinograd(const Graph& optimized, const WinogradChoice& choice, const PassRunOptions& run) {
   if (!choice) return optimized;
-  Graph rewritten;
-  try {
-    rewritten = useWinograd(optimized, choice);
-  } catch (const Error& e) {
-    throw e.withContext("graph pass use_winograd");
-  }
-  if (run.printAfter.count("use_winograd") || run.printAfter.count("all"))
-    *run.printTo << "// after use_winograd\n" << rewritten.toString() << "\n";
-  return runPasses(rewritten, {"fold_constants", "eliminate_dead_code"}, run);
+  return applyChoicePass(optimized, "use_winograd", [&](const Graph& g) { return useWinograd(g, choice); }, run);
+}
+
+Graph applyPacking(const Graph& optimized, const PackChoice& choice, const PassRunOptions& run) {
+  if (!choice) return optimized;
+  return applyChoicePass(optimized, "use_packed_weights", [&](const Graph& g) { return usePackedWeights(g, choice); }, run);
 }
 
 }  // namespace tessel::graph

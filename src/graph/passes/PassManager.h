@@ -24,6 +24,7 @@ struct GraphPass {
 
 /// simplify_inference, fold_constants, fold_scale_axis, convert_layout_nhwc,
 /// convert_layout_nchw, use_winograd (every candidate convolution to F(4x4, 3x3)),
+/// use_packed_weights (every candidate packed by the default block),
 /// eliminate_dead_code.
 const std::vector<GraphPass>& graphPasses();
 /// Error listing the known passes if there is none of that name.
@@ -44,6 +45,9 @@ struct OptimizeOptions {
   /// Which convolutions run as Winograd (use_winograd with this choice, then the filter
   /// transforms folded, after the standard passes); empty: every convolution stays direct.
   WinogradChoice winograd;
+  /// Which of the remaining convolutions get packed weights (use_packed_weights after
+  /// Winograd, then folded); empty: none.
+  PackChoice pack;
 };
 
 /// The standard pipeline's pass names for these options.
@@ -58,5 +62,9 @@ Graph optimizeGraph(const Graph& graph, const OptimizeOptions& options = {}, con
 /// use_winograd with `choice` on a graph the standard passes made, then the transformed weights
 /// folded; the graph itself when the choice is empty.
 Graph applyWinograd(const Graph& optimized, const WinogradChoice& choice, const PassRunOptions& run = {});
+
+/// use_packed_weights with `choice`, then the packed weights folded; the graph itself when the
+/// choice is empty.
+Graph applyPacking(const Graph& optimized, const PackChoice& choice, const PassRunOptions& run = {});
 
 }  // namespace tessel::graph

@@ -78,6 +78,11 @@ Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, co
   double unpruned = double(splitCandidates(v, tileV).size());
   if (v % a.maxLanes == 0)
     tileV.filter = [widest = a.maxLanes, all = tileV.filter](const std::vector<int64_t>& p) { return all(p) && p[2] == widest; };
+  // Packed weights: the tile is one block of output channels (the layout was chosen for it).
+  if (a.traits->kind == ops::OpKind::Conv2dNHWCPacked) {
+    int64_t block = fallbackTile->vectors * fallbackTile->lanes;
+    tileV.filter = [block, all = tileV.filter](const std::vector<int64_t>& p) { return all(p) && p[1] * p[2] == block; };
+  }
   space->defineSplit("tile_v", v, tileV);
   unpruned /= double(space->knob("tile_v").options.size());
   SplitOptions tileR;

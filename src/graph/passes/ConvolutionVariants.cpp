@@ -1,0 +1,71 @@
+#include "graph/Operators.h"
+#include "graph/passes/GraphPasses.h"
+#include "graph/passes/GraphRewriter.h"
+#include "ops/Conv2d.h"
+#include "ops/Winograd.h"
+
+namespace tessel::graph {
+
+bool winogradCandidate(const Graph& graph, int id) {
+  const Node& n = graph.node(id);
+  if (n.kind != NodeKind::Op || n.op != "conv2d" || n.inputs.size() != 2) return false;
+  if (!constantValue(graph, n.inputs[1])) return false;
+  const Node& weight = graph.node(n.inputs[1]);
+  return ops::winogradApplies(readConv2dAttrs(n.op, n.attrs), weight.type.shape, weight.type.dtype);
+}
+
+namespace {
+
+/// Copies the graph, replacing each candidate convolution for which `choose` gives a nonzero
+/// value with what `replace` adds (on the new graph, from the mapped inputs).
+template <class Value>
+Graph rewriteConvolutions(const Graph& graph, bool (*candidate)(const Graph&, int),
+                          const std::function<Value(const Graph&, int)>& choose,
+                          const std::function<int(GraphRewriter&, const Node&, const std::vector<int>&, Value)>& replace) {
+  GraphRewriter rw(graph);
+  for (size_t i = 0; i < graph.nodes().size(); ++i) {
+    int id = int(i);
+    const Node& n = graph.node(id);
+    if (n.kind != NodeKind::Op) continue;
+    Value chosen = candidate(graph, id) ? choose(graph, id) : Value(0);
+    rw.setMapping(id, chosen == Value(0) ? rw.copyOp(id) : replace(rw, n, rw.mappedInputs(id), chosen));
+  }
+  return rw.finish();
+}
+
+}  // namespace
+
+Graph useWinograd(const Graph& graph, const WinogradChoice& tileSizeOf) {
+  return rewriteConvolutions<int>(graph, winogradCandidate, tileSizeOf,
+                                  [&](GraphRewriter& rw, const Node& n, const std::vector<int>& inputs, int m) {
+                                    ops::winogradMatrices(m);  // an unsupported tile size is an error naming it
+                                    const Node& weight = graph.node(n.inputs[1]);
+                                    int transformed = rw.graph().addOp("winograd_weight_transform", {inputs[1]}, Attrs{{"tile_size", m}},
+                                                                       rw.freshName(weight.name + "_winograd"));
+                                    Attrs attrs = n.attrs;
+                                    attrs["tile_size"] = m;
+                                    return rw.graph().addOp("conv2d_winograd", {inputs[0], transformed}, attrs, n.name);
+                                  });
+}
+
+bool packingCandidate(const Graph& graph, int id) {
+  const Node& n = graph.node(id);
+  if (n.kind != NodeKind::Op || n.op != "conv2d" || n.inputs.size() != 2) return false;
+  if (!constantValue(graph, n.inputs[1])) return false;
+  const Node& weight = graph.node(n.inputs[1]);
+  ops::Conv2dAttrs attrs = readConv2dAttrs(n.op, n.attrs);
+  return attrs.layout == ops::Layout::NHWC && attrs.groups == 1 && weight.type.shape.size() == 4 &&
+         weight.type.dtype == DataType::float32() && (!attrs.outDtype || *attrs.outDtype == DataType::float32());
+}
+
+Graph usePackedWeights(const Graph& graph, const PackChoice& blockOf) {
+  return rewriteConvolutions<int64_t>(graph, packingCandidate, blockOf,
+                                      [&](GraphRewriter& rw, const Node& n, const std::vector<int>& inputs, int64_t block) {
+                                        const Node& weight = graph.node(n.inputs[1]);
+                                        int packed = rw.graph().addOp("pack_conv_weight", {inputs[1]}, Attrs{{"block", block}},
+                                                                      rw.freshName(weight.name + "_packed"));
+                                        return rw.graph().addOp("conv2d_packed", {inputs[0], packed}, n.attrs, n.name);
+                                      });
+}
+
+}  // namespace tessel::graph
