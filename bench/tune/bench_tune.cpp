@@ -65,6 +65,7 @@
 #include "graph/ModelZoo.h"
 #include "graph/TaskExtraction.h"
 #include "graph/passes/PassManager.h"
+#include "ops/Conv2d.h"
 #include "ops/OpTraits.h"
 #include "ops/Winograd.h"
 #include "ops/Schedules.h"
@@ -208,13 +209,17 @@ struct Variants {
 
 Variants preparedModel(const std::string& model) {
   Variants v;
-  v.direct = graph::optimizeGraph(graph::buildModel(model, graph::ModelOptions{}), graph::OptimizeOptions{});
+  graph::Graph base = graph::optimizeGraph(graph::buildModel(model, graph::ModelOptions{}), graph::OptimizeOptions{});
   size_t l2 = runtime::cacheBytes(2);
   if (l2 == 0) l2 = size_t(1) << 20;
-  v.winograd = graph::applyWinograd(v.direct, [l2](const graph::Graph& g, int id) {
-    const auto& weight = g.node(g.node(id).inputs[1]).type.shape;  // HWIO
-    return ops::defaultWinogradTileSize(weight[2], weight[3], l2);
-  });
+  auto pack = [](const graph::Graph& g, int id) { return ops::defaultPackBlock(g.node(g.node(id).inputs[1]).type.shape[3]); };
+  v.direct = graph::applyPacking(base, pack);
+  v.winograd = graph::applyPacking(graph::applyWinograd(base,
+                                                        [l2](const graph::Graph& g, int id) {
+                                                          const auto& weight = g.node(g.node(id).inputs[1]).type.shape;  // HWIO
+                                                          return ops::defaultWinogradTileSize(weight[2], weight[3], l2);
+                                                        }),
+                                   pack);
   return v;
 }
 
@@ -525,7 +530,7 @@ void compareConvs(const Settings& settings) {
   double logWarm = 0, logCold = 0, logWinogradWarm = 0, logWinogradCold = 0;
   int counted = 0, winogradCounted = 0, index = 0;
   for (const auto& task : tasks) {
-    if (task->templateName != "conv2d_nhwc.x86") continue;
+    if (task->templateName != "conv2d_nhwc_packed.x86" && task->templateName != "conv2d_nhwc.x86") continue;
     auto shape = convShapeOf(task->measure->dag);
     ++index;
     auto record = best.find(task->measure->workloadKey);
@@ -593,7 +598,7 @@ TuningTaskPtr findConvTask(const std::vector<TuningTaskPtr>& tasks, const std::s
   std::vector<int64_t> v;
   for (const auto& f : fields) v.push_back(std::stoll(f));
   for (const auto& task : tasks) {
-    if (task->templateName != "conv2d_nhwc.x86") continue;
+    if (task->templateName != "conv2d_nhwc_packed.x86" && task->templateName != "conv2d_nhwc.x86") continue;
     auto s = convShapeOf(task->measure->dag);
     if (s && s->height == v[0] && s->inChannels == v[1] && s->outChannels == v[2] && s->kernel == v[3] && s->stride == v[4])
       return task;
