@@ -259,8 +259,9 @@ TEST(BoundInference, ExtentsAloneMatchTheFullAnalysis) {
       EXPECT_EQ(extents.stage(s.name()).iterators[i].extent, s.iterators[i].extent) << s.name() << "." << s.iterators[i].name;
       EXPECT_EQ(full.stage(s.name()).iterators[i].extent, s.iterators[i].extent) << s.name() << "." << s.iterators[i].name;
     }
-    if (!s.isPlaceholder())
+    if (!s.isPlaceholder()) {
       EXPECT_EQ(ir::toString(inlinedBody(state, s.name())), ir::toString(fullBounds.stages.at(s.name()).body)) << s.name();
+    }
   }
   EXPECT_EQ(loops(state, "pad_temp"), loops(full, "pad_temp"));
   // The relu's root values feed the convolution's region; the inlined bias add's are not needed.
