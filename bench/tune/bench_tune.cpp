@@ -212,14 +212,8 @@ Variants preparedModel(const std::string& model) {
   graph::Graph base = graph::optimizeGraph(graph::buildModel(model, graph::ModelOptions{}), graph::OptimizeOptions{});
   size_t l2 = runtime::cacheBytes(2);
   if (l2 == 0) l2 = size_t(1) << 20;
-  auto pack = [](const graph::Graph& g, int id) { return ops::defaultPackBlock(g.node(g.node(id).inputs[1]).type.shape[3]); };
-  v.direct = graph::applyPacking(base, pack);
-  v.winograd = graph::applyPacking(graph::applyWinograd(base,
-                                                        [l2](const graph::Graph& g, int id) {
-                                                          const auto& weight = g.node(g.node(id).inputs[1]).type.shape;  // HWIO
-                                                          return ops::defaultWinogradTileSize(weight[2], weight[3], l2);
-                                                        }),
-                                   pack);
+  v.direct = graph::applyPacking(base, graph::defaultPackChoice());
+  v.winograd = graph::applyPacking(graph::applyWinograd(base, graph::defaultWinogradChoice(l2)), graph::defaultPackChoice());
   return v;
 }
 

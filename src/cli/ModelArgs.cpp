@@ -60,7 +60,7 @@ void addModelOptions(CLI::App* c, ModelArgs& a) {
                 "schedules' fastest), NCHW, or keep");
   c->add_option("--winograd", a.winograd,
                 "stride-1 3x3 NHWC convolutions as Winograd F(m x m, 3 x 3): auto (F(4x4) while its weights fit "
-                "the L2 cache, else F(2x2); direct below 16 channels), never, 2 or 4 (every one)")
+                "the L2 cache, else F(2x2) with at least 32 tiles; direct below 16 channels), never, 2 or 4 (every one)")
       ->check(CLI::IsMember({"auto", "never", "2", "4"}));
   c->add_option("--pack-weights", a.packWeights,
                 "NHWC convolution weights packed by blocks of output channels, so a register tile reads them as one "
@@ -76,10 +76,7 @@ graph::WinogradChoice winogradChoice(const std::string& mode) {
   TESSEL_CHECK(mode == "auto", "--winograd: '{}' is not auto, never, 2 or 4", mode);
   size_t l2 = runtime::cacheBytes(2);
   if (l2 == 0) l2 = size_t(1) << 20;  // unreadable: the smallest L2 of the x86 server cores we run on
-  return [l2](const graph::Graph& g, int id) {
-    const auto& weight = g.node(g.node(id).inputs[1]).type.shape;  // HWIO
-    return ops::defaultWinogradTileSize(weight[2], weight[3], l2);
-  };
+  return graph::defaultWinogradChoice(l2);
 }
 
 PreparedModel prepareModel(const ModelArgs& a) {
@@ -102,10 +99,7 @@ PreparedModel prepareModel(const ModelArgs& a) {
     prepared.direct = prepared.chosen = prepared.base;
     return prepared;
   }
-  if (a.packWeights == "auto")
-    prepared.pack = [](const graph::Graph& g, int id) {
-      return ops::defaultPackBlock(g.node(g.node(id).inputs[1]).type.shape[3]);  // HWIO
-    };
+  if (a.packWeights == "auto") prepared.pack = graph::defaultPackChoice();
   prepared.direct = graph::applyPacking(prepared.base, prepared.pack, run);
   prepared.chosen = graph::applyPacking(graph::applyWinograd(prepared.base, winogradChoice(a.winograd), run), prepared.pack, run);
   prepared.variants = a.winograd == "auto";

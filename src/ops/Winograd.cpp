@@ -85,10 +85,12 @@ bool winogradApplies(const Conv2dAttrs& attrs, const std::vector<int64_t>& weigh
          dtype == DataType::float32() && (!attrs.outDtype || *attrs.outDtype == dtype);
 }
 
-int defaultWinogradTileSize(int64_t channels, int64_t outChannels, size_t l2Bytes) {
+int defaultWinogradTileSize(int64_t channels, int64_t outChannels, int64_t outHeight, int64_t outWidth, size_t l2Bytes) {
   if (channels < 16 || outChannels < 16) return 0;
   double f4Bytes = 36.0 * double(channels) * double(outChannels) * 4;
-  return f4Bytes <= double(l2Bytes) ? 4 : 2;
+  if (f4Bytes <= double(l2Bytes)) return 4;
+  int64_t tiles2 = ceilDiv(outHeight, 2) * ceilDiv(outWidth, 2);
+  return tiles2 >= 32 ? 2 : 0;
 }
 
 Tensor winogradWeightTransform(const Tensor& weight, int m) {

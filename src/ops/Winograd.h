@@ -38,14 +38,14 @@ const WinogradMatrices& winogradMatrices(int m);
 bool winogradApplies(const Conv2dAttrs& attrs, const std::vector<int64_t>& weightShape, DataType dtype);
 
 /// The tile size the default rules pick for a candidate convolution of C input and K output
-/// channels, given the per-core L2 cache: F(4x4) (a quarter of the direct convolution's
-/// multiplications) while its transformed weight, 36 C K floats, fits the L2; else F(2x2)
-/// (4/9 of them, from a weight 16/9 the direct one's), whose weight streams from memory at
-/// less cost; 0 (direct) below 16 channels either way, where the transforms cost more than the
-/// multiplications they save. Measured on resnet-18 (2 cores, 1 MiB L2): F(4x4) everywhere
-/// lost to F(2x2) on the 256- and 512-channel layers, whose 9.4 and 37.7 MB transformed weights
-/// come from DRAM in the network.
-int defaultWinogradTileSize(int64_t channels, int64_t outChannels, size_t l2Bytes);
+/// channels and an output of outHeight x outWidth, given the per-core L2 cache: F(4x4) (a
+/// quarter of the direct convolution's multiplications) while its transformed weight, 36 C K
+/// floats, fits the L2; else F(2x2) (4/9 of them, from a weight 16/9 the direct one's) when
+/// it has at least 32 tiles to reuse each weight on; else 0, direct, as below 16 channels,
+/// where the transforms cost more than they save. Measured on resnet-18 (2 cores, 1 MiB L2,
+/// cold weights as in the network): F(2x2) of the 14x14 layer 0.31 ms against 0.44 direct
+/// (packed weights), of the 7x7 layer (16 tiles) 0.92 ms against 0.53.
+int defaultWinogradTileSize(int64_t channels, int64_t outChannels, int64_t outHeight, int64_t outWidth, size_t l2Bytes);
 
 /// U [alpha, alpha, C, K] = G g G^T of an HWIO weight g [3, 3, C, K].
 te::Tensor winogradWeightTransform(const te::Tensor& weight, int m);

@@ -363,7 +363,7 @@ TEST_P(ZooNumerics, CompiledNetworkMatchesTheInterpreterInBothLayoutsFusedOrNot)
   auto reference = interpretGraph(nchw, {{"data", image}});
   // What `tessel compile` builds: the standard passes, the NCHW network converted to NHWC.
   OptimizeOptions packed;  // what `tessel compile` does to the weights
-  packed.pack = [](const Graph& g, int id) { return ops::defaultPackBlock(g.node(g.node(id).inputs[1]).type.shape[3]); };
+  packed.pack = defaultPackChoice();
   auto converted = runCompiled(optimizeGraph(nchw, packed), image, true);
   auto fusedNhwc = runCompiled(optimizeGraph(nhwc), toNhwc(image), true);
   auto unfusedNchw = runCompiled(nchw, image, false);

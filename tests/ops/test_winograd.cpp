@@ -102,6 +102,16 @@ TEST(Winograd, AppliesToStrideOneThreeByThreeNhwcFloatConvolutionsOnly) {
   EXPECT_FALSE(winogradApplies(nchw, {3, 3, 8, 8}, DataType::float32()));
 }
 
+TEST(Winograd, TheDefaultRulePicksTheTileByCacheAndTiles) {
+  size_t l2 = size_t(1) << 20;
+  EXPECT_EQ(defaultWinogradTileSize(64, 64, 56, 56, l2), 4);     // 36 x 64 x 64 floats fit 1 MiB
+  EXPECT_EQ(defaultWinogradTileSize(128, 128, 28, 28, l2), 2);   // they do not: F(2x2), 196 tiles
+  EXPECT_EQ(defaultWinogradTileSize(256, 256, 14, 14, l2), 2);   // 49 tiles
+  EXPECT_EQ(defaultWinogradTileSize(512, 512, 7, 7, l2), 0);     // 16 tiles: direct
+  EXPECT_EQ(defaultWinogradTileSize(8, 64, 56, 56, l2), 0);      // too few channels
+  EXPECT_EQ(defaultWinogradTileSize(128, 128, 28, 28, size_t(4) << 20), 4);  // a larger L2
+}
+
 TEST(Winograd, BadUsesNameTheProblem) {
   auto x = placeholder({1, 8, 8, 4}, DataType::float32(), "data");
   auto u = placeholder({6, 6, 4, 8}, DataType::float32(), "weight");

@@ -48,6 +48,18 @@ Graph useWinograd(const Graph& graph, const WinogradChoice& tileSizeOf) {
                                   });
 }
 
+WinogradChoice defaultWinogradChoice(size_t l2Bytes) {
+  return [l2Bytes](const Graph& g, int id) {
+    const auto& weight = g.node(g.node(id).inputs[1]).type.shape;  // HWIO
+    const auto& out = g.node(id).type.shape;                       // NHWC
+    return ops::defaultWinogradTileSize(weight[2], weight[3], out[1], out[2], l2Bytes);
+  };
+}
+
+PackChoice defaultPackChoice() {
+  return [](const Graph& g, int id) { return ops::defaultPackBlock(g.node(g.node(id).inputs[1]).type.shape[3]); };
+}
+
 bool packingCandidate(const Graph& graph, int id) {
   const Node& n = graph.node(id);
   if (n.kind != NodeKind::Op || n.op != "conv2d" || n.inputs.size() != 2) return false;

@@ -38,6 +38,10 @@ bool winogradCandidate(const Graph& graph, int id);
 /// the direct convolution.
 using WinogradChoice = std::function<int(const Graph& graph, int id)>;
 
+/// The default rules' choice (ops::defaultWinogradTileSize) for a machine with an L2 of
+/// `l2Bytes` per core.
+WinogradChoice defaultWinogradChoice(size_t l2Bytes);
+
 /// Every candidate convolution the choice gives a tile size becomes conv2d_winograd (same node
 /// name) on a winograd_weight_transform of its weight, which fold_constants then computes once.
 Graph useWinograd(const Graph& graph, const WinogradChoice& tileSizeOf);
@@ -49,6 +53,9 @@ bool packingCandidate(const Graph& graph, int id);
 /// For a packing candidate, the block of output channels (a divisor of them) to pack its
 /// weight by, or 0 to keep HWIO.
 using PackChoice = std::function<int64_t(const Graph& graph, int id)>;
+
+/// The default rules' choice: blocks of ops::defaultPackBlock.
+PackChoice defaultPackChoice();
 
 /// Every candidate the choice gives a block becomes conv2d_packed (same node name) on a
 /// pack_conv_weight of its weight, which fold_constants then computes once.

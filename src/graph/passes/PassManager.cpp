@@ -6,7 +6,6 @@
 #include <ostream>
 
 #include "graph/passes/GraphPasses.h"
-#include "ops/Conv2d.h"
 #include "support/Error.h"
 
 namespace tessel::graph {
@@ -23,11 +22,7 @@ const std::vector<GraphPass>& graphPasses() {
       {"use_winograd", "every stride-1 3x3 NHWC convolution to Winograd F(4x4, 3x3)",
        [](const Graph& g) { return useWinograd(g, [](const Graph&, int) { return 4; }); }},
       {"use_packed_weights", "every NHWC convolution's weight packed by blocks of 32 or 16 output channels",
-       [](const Graph& g) {
-         return usePackedWeights(g, [](const Graph& graph, int id) {
-           return ops::defaultPackBlock(graph.node(graph.node(id).inputs[1]).type.shape[3]);
-         });
-       }},
+       [](const Graph& g) { return usePackedWeights(g, defaultPackChoice()); }},
       {"eliminate_dead_code", "drop nodes no output depends on", eliminateDeadCode},
   };
   return passes;
