@@ -96,12 +96,13 @@ PreparedModel prepareModel(const ModelArgs& a) {
   PreparedModel prepared;
   prepared.base = graph::optimizeGraph(std::move(model), options, run);
   if (a.noOptimize) {
-    prepared.direct = prepared.chosen = prepared.base;
+    prepared.direct = prepared.chosen = prepared.chosenUnpacked = prepared.base;
     return prepared;
   }
   if (a.packWeights == "auto") prepared.pack = graph::defaultPackChoice();
   prepared.direct = graph::applyPacking(prepared.base, prepared.pack, run);
-  prepared.chosen = graph::applyPacking(graph::applyWinograd(prepared.base, winogradChoice(a.winograd), run), prepared.pack, run);
+  prepared.chosenUnpacked = graph::applyWinograd(prepared.base, winogradChoice(a.winograd), run);
+  prepared.chosen = graph::applyPacking(prepared.chosenUnpacked, prepared.pack, run);
   prepared.variants = a.winograd == "auto";
   return prepared;
 }
@@ -117,8 +118,40 @@ std::string winogradSummary(const PreparedModel& prepared, const graph::Graph& b
   return fmt::format("Winograd for {} of {} stride-1 3x3 convolutions (F(4x4): {}, F(2x2): {})", f4 + f2, candidates, f4, f2);
 }
 
+namespace {
+
+/// The packing of `unpacked` (a variant before packing) that keeps HWIO weights where the
+/// unpacked function has a record and the packed one has none: a log tuned before packing
+/// existed still applies. `kept` counts those layers.
+graph::Graph packByRecords(const PreparedModel& prepared, const graph::Graph& unpacked, const tune::HistoryBest& best, int& kept) {
+  if (!prepared.pack) return unpacked;
+  auto unpackedKeys = graph::workloadKeysByNode(unpacked);
+  auto packedKeys = graph::workloadKeysByNode(graph::applyPacking(unpacked, prepared.pack));
+  return graph::applyPacking(unpacked, [&](const graph::Graph& g, int id) {
+    int64_t block = prepared.pack(g, id);
+    const std::string& name = g.node(id).name;
+    auto packed = packedKeys.find(name), hwio = unpackedKeys.find(name);
+    bool packedRecord = packed != packedKeys.end() && best.find(packed->second);
+    if (block == 0 || packedRecord || hwio == unpackedKeys.end() || !best.find(hwio->second)) return block;
+    ++kept;
+    return int64_t(0);
+  });
+}
+
+}  // namespace
+
 RecordsChoice chooseByRecords(const PreparedModel& prepared, const tune::HistoryBest& best) {
-  if (!prepared.variants) return {prepared.chosen, winogradSummary(prepared, prepared.chosen)};
+  int kept = 0;
+  auto withPacking = [&](RecordsChoice r) {
+    if (kept > 0)
+      r.summary += fmt::format("{}HWIO weights kept for {} layer{} whose records were tuned without packing",
+                               r.summary.empty() ? "" : "; ", kept, kept == 1 ? "" : "s");
+    return r;
+  };
+  if (!prepared.variants) {
+    graph::Graph g = packByRecords(prepared, prepared.chosenUnpacked, best, kept);
+    return withPacking({g, winogradSummary(prepared, g)});
+  }
   auto directKeys = graph::workloadKeysByNode(prepared.direct), winogradKeys = graph::workloadKeysByNode(prepared.chosen);
   const graph::Graph& rules = prepared.chosen;
   int fasterWinograd = 0, fasterDirect = 0, byRules = 0;
@@ -140,12 +173,12 @@ RecordsChoice chooseByRecords(const PreparedModel& prepared, const tune::History
     return useWinograd ? m : 0;
   };
   RecordsChoice result;
-  result.graph = graph::applyPacking(graph::applyWinograd(prepared.base, choice), prepared.pack);
+  result.graph = packByRecords(prepared, graph::applyWinograd(prepared.base, choice), best, kept);
   result.summary = winogradSummary(prepared, result.graph);
   if (!result.summary.empty())
     result.summary += fmt::format("; measured both ways: {} faster as Winograd, {} faster direct; by the rules: {}",
                                   fasterWinograd, fasterDirect, byRules);
-  return result;
+  return withPacking(result);
 }
 
 std::function<std::vector<schedule::StepPtr>(const te::ComputeDAG&)> DefaultSchedules::provider() {

@@ -50,6 +50,7 @@ struct PreparedModel {
   graph::Graph base;    ///< after the standard passes: every convolution direct, weights HWIO
   graph::Graph direct;  ///< every convolution direct, weights packed as --pack-weights says
   graph::Graph chosen;  ///< with the --winograd choice (for auto: the default rules), then packed
+  graph::Graph chosenUnpacked;  ///< `chosen` before packing
   graph::PackChoice pack;  ///< the --pack-weights choice (empty: none)
   /// --winograd auto: the Winograd layers of `chosen` are a choice that records of both
   /// variants may overturn, layer by layer (chooseByRecords); tuning measures both.

@@ -36,6 +36,16 @@ std::vector<std::string> tuneCommand(const std::string& log, const std::string& 
           "--batch-size", "2", "--number", "1", "--repeat", "1", "--cooldown-interval", "0", "--log", log, "--no-evaluate"};
 }
 
+/// Runs tuneCommand on the given tasks (two trials each) with extra options, within 3 minutes.
+SubprocessResult tuneTasks(const std::string& log, const std::string& tasks, const std::vector<std::string>& extra = {}) {
+  auto argv = tuneCommand(log, "2");
+  argv[5] = tasks;
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  SubprocessOptions limit;
+  limit.timeout = std::chrono::milliseconds(180000);
+  return runSubprocess(argv, limit);
+}
+
 TEST(TuneCli, AnUnknownTunerFailsBeforeAnyWork) {
   TempDir dir;
   auto r = runSubprocess({TESSEL_CLI, "tune", "--model", "resnet-18", "--tuner", "bayes", "--log", dir.path() + "/x.log"});
@@ -130,9 +140,7 @@ TEST(TuneCli, RecordsChooseBetweenWinogradAndTheDirectConvolution) {
   std::string log = dir.path() + "/both.log";
   SubprocessOptions limit;
   limit.timeout = std::chrono::milliseconds(180000);
-  auto argv = tuneCommand(log, "2");
-  argv[5] = "2,3";  // layer1_0_1_relu as Winograd, then direct (with packed weights)
-  auto r = runSubprocess(argv, limit);
+  auto r = tuneTasks(log, "2,3");  // layer1_0_1_relu as Winograd, then direct (with packed weights)
   ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
   expectContains(r.output, "layer1_0_1_relu              conv2d_nhwc_winograd.x86");
   expectContains(r.output, "layer1_0_1_relu              conv2d_nhwc_packed.x86");
@@ -164,6 +172,21 @@ TEST(TuneCli, RecordsChooseBetweenWinogradAndTheDirectConvolution) {
   auto bad = runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--winograd", "3", "-o", dir.path() + "/bad"}, limit);
   EXPECT_EQ(bad.exitCode, 2);
   expectContains(bad.output, "--winograd: 3 not in {auto,never,2,4}");
+}
+
+// A log tuned before weights were packed still applies: those layers keep HWIO weights.
+TEST(TuneCli, RecordsTunedWithoutPackingKeepTheirLayersUnpacked) {
+  TempDir dir;
+  std::string log = dir.path() + "/hwio.log";
+  SubprocessOptions limit;
+  limit.timeout = std::chrono::milliseconds(180000);
+  auto r = tuneTasks(log, "1", {"--pack-weights", "never"});  // conv1, direct
+  ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
+  expectContains(r.output, "conv1_relu                   conv2d_nhwc.x86");
+  auto compiled = runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--records", log, "-o", dir.path() + "/module"}, limit);
+  ASSERT_TRUE(compiled.ok()) << compiled.describe() << "\n" << compiled.output;
+  expectContains(compiled.output, "applied tuned records to 1 of 21 workloads");
+  expectContains(compiled.output, "HWIO weights kept for 1 layer whose records were tuned without packing");
 }
 
 }  // namespace
