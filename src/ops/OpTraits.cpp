@@ -1,5 +1,7 @@
 #include "ops/OpTraits.h"
 
+#include <unordered_map>
+
 namespace tessel::ops {
 
 namespace {
@@ -40,10 +42,15 @@ const std::vector<OpTraits>& allOpTraits() {
 }
 
 const OpTraits& traitsOf(const te::OperationNode& op) {
+  // A map: the default schedule asks for every stage of every config a tuner's search visits.
   static const OpTraits other;
-  for (const OpTraits& t : allOpTraits())
-    if (t.tag == op.tag) return t;
-  return other;
+  static const std::unordered_map<std::string, const OpTraits*> byTag = [] {
+    std::unordered_map<std::string, const OpTraits*> m;
+    for (const OpTraits& t : allOpTraits()) m.emplace(t.tag, &t);
+    return m;
+  }();
+  auto it = byTag.find(op.tag);
+  return it == byTag.end() ? other : *it->second;
 }
 
 std::optional<TileAxes> registerTileAxes(const OpTraits& traits, size_t rank) {

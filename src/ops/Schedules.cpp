@@ -311,6 +311,32 @@ class Planner {
     return std::nullopt;
   }
 
+  /// Appends channel axis `axis` (of `extent`) of `stage` to the outer loops, split by `lanes`
+  /// when a vector fits; returns the lane loop to vectorize ("" when it is not split).
+  std::string splitLanes(const std::string& stage, const std::string& axis, int64_t extent, int64_t lanes,
+                         std::vector<std::string>& outer, std::vector<bool>& exact) {
+    if (lanes < 2) {
+      outer.push_back(axis);
+      exact.push_back(true);
+      return "";
+    }
+    auto parts = rec.split(stage, axis, {lanes});
+    outer.push_back(parts[0]);
+    exact.push_back(extent % lanes == 0);
+    return parts[1];
+  }
+
+  /// A transform's first pass [row, column, tile, channel] computed at `loop` of the second
+  /// pass: its row and column loops unrolled (each picks a matrix row at compile time), the
+  /// channels vectorized.
+  void computeRowPassAt(const std::string& pass, const std::string& target, const std::string& loop, bool vectorize) {
+    rec.computeAt(pass, target, loop);
+    auto local = rec.leaves(pass);
+    rec.annotate(pass, local[0], Annotation::Unroll);
+    rec.annotate(pass, local[1], Annotation::Unroll);
+    if (vectorize) rec.annotate(pass, local[3], Annotation::Vectorize);
+  }
+
   // Rule 2b: Winograd's transforms around its GEMM (the anchor). The input transform runs at the
   // root, parallel over tiles and vectorized over channels, its row pass computed per tile and
   // channel vector; the output transform runs inside the output's loops over m x m tiles, its
@@ -326,16 +352,7 @@ class Planner {
       auto axes = rec.leaves(*input);  // eps, nu, p, ci
       std::vector<std::string> outer{axes[2]}, inner{axes[0], axes[1]};
       std::vector<bool> exact{true};
-      std::string vector;
-      if (lanes >= 2) {
-        auto c = rec.split(*input, axes[3], {lanes});
-        outer.push_back(c[0]);
-        exact.push_back(inOp.shape[3] % lanes == 0);
-        vector = c[1];
-      } else {
-        outer.push_back(axes[3]);
-        exact.push_back(true);
-      }
+      std::string vector = splitLanes(*input, axes[3], inOp.shape[3], lanes, outer, exact);
       std::vector<std::string> order = outer;
       order.insert(order.end(), inner.begin(), inner.end());
       if (!vector.empty()) order.push_back(vector);
@@ -344,11 +361,7 @@ class Planner {
       rec.annotate(*input, inner[0], Annotation::Unroll);
       rec.annotate(*input, inner[1], Annotation::Unroll);
       if (!vector.empty()) rec.annotate(*input, vector, Annotation::Vectorize);
-      rec.computeAt(*rows, *input, attach);
-      auto local = rec.leaves(*rows);  // eps, s, p, ci
-      rec.annotate(*rows, local[0], Annotation::Unroll);
-      rec.annotate(*rows, local[1], Annotation::Unroll);
-      if (!vector.empty()) rec.annotate(*rows, local[3], Annotation::Vectorize);
+      computeRowPassAt(*rows, *input, attach, !vector.empty());
     }
     scheduled.insert(*rows);
     scheduled.insert(*input);
@@ -366,16 +379,7 @@ class Planner {
     auto w = rec.split(out, axes[2], {m});
     std::vector<std::string> outer{axes[0], h[0], w[0]};
     std::vector<bool> exact{true, outOp.shape[1] % m == 0, outOp.shape[2] % m == 0};
-    std::string vector;
-    if (outLanes >= 2) {
-      auto k = rec.split(out, axes[3], {outLanes});
-      outer.push_back(k[0]);
-      exact.push_back(outOp.shape[3] % outLanes == 0);
-      vector = k[1];
-    } else {
-      outer.push_back(axes[3]);
-      exact.push_back(true);
-    }
+    std::string vector = splitLanes(out, axes[3], outOp.shape[3], outLanes, outer, exact);
     std::vector<std::string> order = outer;
     order.push_back(h[1]);
     order.push_back(w[1]);
@@ -385,11 +389,7 @@ class Planner {
     rec.annotate(out, h[1], Annotation::Unroll);
     rec.annotate(out, w[1], Annotation::Unroll);
     if (!vector.empty()) rec.annotate(out, vector, Annotation::Vectorize);
-    rec.computeAt(*outputRows, out, attach);
-    auto local = rec.leaves(*outputRows);  // i, nu, p, co
-    rec.annotate(*outputRows, local[0], Annotation::Unroll);
-    rec.annotate(*outputRows, local[1], Annotation::Unroll);
-    if (!vector.empty()) rec.annotate(*outputRows, local[3], Annotation::Vectorize);
+    computeRowPassAt(*outputRows, out, attach, !vector.empty());
     scheduled.insert(*outputRows);
     scheduled.insert(out);
   }

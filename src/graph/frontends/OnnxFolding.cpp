@@ -1,5 +1,7 @@
 #include "graph/frontends/OnnxFolding.h"
 
+#include "graph/TensorValues.h"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -10,30 +12,6 @@
 namespace tessel::graph::onnx_import {
 
 namespace {
-
-template <class T>
-void readInto(const runtime::Tensor& t, std::vector<double>& out) {
-  const T* p = t.dataAs<T>();
-  out.assign(p, p + t.numel());
-}
-
-/// Integers saturate (and NaN becomes 0): a value out of an integer type's range would make
-/// the conversion undefined, and hostile models may hold any float.
-template <class T>
-T toElement(double v) {
-  if constexpr (std::is_integral_v<T>) {
-    if (std::isnan(v)) return 0;
-    if (v <= double(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
-    if (v >= double(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-  }
-  return static_cast<T>(v);
-}
-
-template <class T>
-void writeFrom(runtime::Tensor& t, const std::vector<double>& values) {
-  T* p = t.dataAs<T>();
-  for (size_t i = 0; i < values.size(); ++i) p[i] = toElement<T>(values[i]);
-}
 
 /// Visits every multi-index of `shape` in row-major order.
 void forEachIndex(const std::vector<int64_t>& shape, const std::function<void(const std::vector<int64_t>&)>& visit) {
@@ -78,16 +56,11 @@ std::vector<int64_t> intValues(const runtime::Tensor& t, const std::string& what
 }
 
 std::vector<double> numericValues(const runtime::Tensor& t, const std::string& what) {
-  std::vector<double> out;
-  DataType d = t.dtype();
-  if (d == DataType::float32()) readInto<float>(t, out);
-  else if (d == DataType::float64()) readInto<double>(t, out);
-  else if (d == DataType::int64()) readInto<int64_t>(t, out);
-  else if (d == DataType::int32()) readInto<int32_t>(t, out);
-  else if (d == DataType::int8()) readInto<int8_t>(t, out);
-  else if (d == DataType::uint8() || d == DataType::boolean()) readInto<uint8_t>(t, out);
-  else fail("{}: element type {} is not supported here", what, d.str());
-  return out;
+  try {
+    return tensorValues(t);
+  } catch (const Error& e) {
+    throw e.withContext(what);
+  }
 }
 
 runtime::Tensor int64Tensor(const std::vector<int64_t>& values) {
@@ -98,16 +71,7 @@ runtime::Tensor int64Tensor(const std::vector<int64_t>& values) {
 
 runtime::Tensor tensorFromValues(const std::vector<int64_t>& shape, DataType dtype, const std::vector<double>& values) {
   checkConstantSize(shape);
-  auto t = runtime::Tensor::empty(shape, dtype);
-  TESSEL_ICHECK(int64_t(values.size()) == t.numel());
-  if (dtype == DataType::float32()) writeFrom<float>(t, values);
-  else if (dtype == DataType::float64()) writeFrom<double>(t, values);
-  else if (dtype == DataType::int64()) writeFrom<int64_t>(t, values);
-  else if (dtype == DataType::int32()) writeFrom<int32_t>(t, values);
-  else if (dtype == DataType::int8()) writeFrom<int8_t>(t, values);
-  else if (dtype == DataType::uint8() || dtype == DataType::boolean()) writeFrom<uint8_t>(t, values);
-  else fail("element type {} is not supported here", dtype.str());
-  return t;
+  return valuesToTensor(shape, dtype, values);
 }
 
 runtime::Tensor reshaped(const runtime::Tensor& t, const std::vector<int64_t>& shape) {
