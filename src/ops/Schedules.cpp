@@ -154,6 +154,9 @@ bool readsAlignedPrefix(const State& state, const std::string& consumer, const s
     if (read.producer != producer) continue;
     any = true;
     for (size_t d = 0; d < read.indices.size(); ++d) {
+      // A unit axis is read at index 0 once broadcasting has simplified it away (batch 1).
+      const int64_t* constant = ir::asConstInt(read.indices[d]);
+      if (constant && *constant == 0 && p.shape[d] == 1) continue;
       auto v = read.indices[d].as<ir::VarNode>();
       if (v != c.axes[d].var.node()) return false;
     }

@@ -421,6 +421,22 @@ TEST(DefaultSchedules, ConvolutionGetsAParallelVectorRegisterTile) {
   EXPECT_TRUE(contains(source, "tessel_floatx16 conv2d_nhwc_r13;")) << source;  // 7 x 2 of them
 }
 
+TEST(DefaultSchedules, EpilogueReadingTheBatchAsIndexZeroIsFused) {
+  // The graph's folded batch norm adds a [1, 1, 1, C] tensor; at batch 1 the broadcast reads the
+  // convolution at [0, h, w, c]. The epilogue must still be the written stage: else the whole
+  // output makes a round trip through memory in a second parallel loop.
+  auto x = in({1, 14, 14, 32}, "data"), w = in({1, 1, 32, 64}, "weight"), b = in({1, 1, 1, 64}, "bias");
+  auto out = relu(add(conv2d(x, w, convAttrs(Layout::NHWC)), b));
+  te::ComputeDAG dag({out}, {x, w, b});
+  std::string steps = schedule::printSteps(defaultCpuSchedule(dag));
+  EXPECT_TRUE(contains(steps, "conv2d_nhwc.compute_at(T_relu")) << steps;
+  EXPECT_FALSE(contains(steps, "cache_write")) << steps;
+  std::string source = sourceOf(dag);
+  size_t loops = 0;
+  for (size_t at = source.find("#pragma omp parallel"); at != std::string::npos; at = source.find("#pragma omp parallel", at + 1)) ++loops;
+  EXPECT_EQ(loops, 1u) << source;
+}
+
 TEST(DefaultSchedules, AFallbackSaysWhichScheduleAndWhy) {
   // One output channel: the register tile has no vector axis to run along.
   auto x = in({1, 6, 6, 8}, "data"), w = in({3, 3, 8, 1}, "weight");
