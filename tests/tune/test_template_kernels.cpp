@@ -10,6 +10,7 @@
 #include "ops/Dense.h"
 #include "ops/Elementwise.h"
 #include "ops/Winograd.h"
+#include "tune/FlippedConfig.h"
 #include "tune/autotvm/CpuTemplates.h"
 #include "tune/autotvm/TuneTask.h"
 
@@ -54,18 +55,6 @@ te::ComputeDAG packed() {
   a.padding = {1, 1, 1, 1};
   a.layout = ops::Layout::NHWC;
   return te::ComputeDAG({ops::relu(ops::add(ops::conv2dPacked(data, weight, a), bias))}, {data, weight, bias});
-}
-
-/// The config whose every boolean knob is the opposite of `config`'s (padding inlined or not,
-/// kernel width unrolled or not, ...), the rest equal.
-ConfigEntity flipped(const ConfigSpace& space, const ConfigEntity& config) {
-  std::vector<size_t> choices;
-  for (const Knob& k : space.knobs()) {
-    auto value = config.value(k.name);
-    if (value.is_boolean()) value = !value.get<bool>();
-    choices.push_back(*space.optionIndex(k.name, value));
-  }
-  return space.fromChoices(choices);
 }
 
 TEST(TemplateKernels, RandomConfigsOfEveryTemplateMatchTheReference) {

@@ -1,0 +1,142 @@
+// Random configs of every CPU template on the zoo's own tasks: each tunable function of the zoo
+// networks — direct convolutions with HWIO and packed weights, Winograd F(2x2) and F(4x4),
+// depthwise convolutions, dense layers, each with the epilogue the network fuses into it — takes
+// a random config and the fallback with every boolean knob flipped; every kernel is compiled,
+// run and compared with the reference evaluator. Channels, kernels, strides, paddings and
+// epilogues are the networks' own; the images are smaller (64x64, 75x75 for inception_v3) so
+// that the double-precision reference stays quick, which keeps every layer but the last
+// stages' spatial extents.
+//
+// Environment: TESSEL_FUZZ_SEED (default: random, printed) picks the configs.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <random>
+
+#include "codegen/CSource.h"
+#include "codegen/Toolchain.h"
+#include "common/KernelCheck.h"
+#include "graph/ModelZoo.h"
+#include "graph/TaskExtraction.h"
+#include "graph/passes/GraphPasses.h"
+#include "graph/passes/PassManager.h"
+#include "passes/Lower.h"
+#include "support/TempDir.h"
+#include "tune/FlippedConfig.h"
+#include "tune/autotvm/CpuTemplates.h"
+#include "tune/autotvm/TuneTask.h"
+
+using namespace tessel;
+using namespace tessel::tune::autotvm;
+
+namespace {
+
+uint64_t fuzzSeed() {
+  const char* text = std::getenv("TESSEL_FUZZ_SEED");
+  if (text && *text) return std::stoull(text);
+  std::random_device device;
+  return (uint64_t(device()) << 32) ^ device();
+}
+
+/// Every task of the network in the variants a tuning run builds: HWIO weights, packed
+/// weights, and every Winograd candidate as F(2x2) and as F(4x4).
+std::vector<graph::Task> variantTasks(const std::string& name, int64_t imageSize) {
+  graph::ModelOptions o;
+  o.imageSize = imageSize;
+  o.classes = 10;
+  o.classifierWidth = 16;
+  graph::Graph g = graph::buildModel(name, o);
+  std::vector<graph::OptimizeOptions> variants(4);
+  variants[1].pack = graph::defaultPackChoice();
+  variants[2].winograd = [](const graph::Graph&, int) { return 2; };
+  variants[3].winograd = [](const graph::Graph&, int) { return 4; };
+  std::vector<graph::Task> tasks;
+  for (const auto& options : variants) {
+    auto more = graph::extractTasks(graph::optimizeGraph(g, options));
+    tasks.insert(tasks.end(), more.begin(), more.end());
+  }
+  return tasks;
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+struct Case {
+  std::string what;  ///< network, task, template and config, for the failure message
+  const kernelcheck::ReferenceData* reference = nullptr;
+  std::string kernel;
+  double tolerance = 1e-5;
+};
+
+}  // namespace
+
+TEST(TemplateZoo, RandomConfigsOfEveryZooTaskMatchTheReference) {
+  uint64_t seed = fuzzSeed();
+  std::printf("[ fuzz     ] seed %llu (replay: TESSEL_FUZZ_SEED=%llu)\n", static_cast<unsigned long long>(seed),
+              static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  auto start = std::chrono::steady_clock::now();
+  const std::vector<std::pair<std::string, int64_t>> networks = {
+      {"resnet-18", 32}, {"resnet-50", 32}, {"mobilenet", 32}, {"mobilenet-v2", 32}, {"squeezenet_v1.1", 32}, {"inception_v3", 75}};
+
+  std::map<std::string, kernelcheck::ReferenceData> references;  // by workload key
+  std::map<std::string, int> perTemplate;
+  std::vector<Case> cases;
+  std::vector<passes::LoweredFunction> functions;
+  for (const auto& [network, size] : networks) {
+    for (const graph::Task& task : variantTasks(network, size)) {
+      if (references.count(task.workloadKey) || !cpuTemplateFor(task.dag)) continue;
+      auto tuning = makeCpuTuningTask(task.name, task.dag);
+      references.emplace(task.workloadKey, kernelcheck::makeReferenceData(task.dag, rng()));
+      ++perTemplate[tuning->templateName];
+      uint64_t random = std::uniform_int_distribution<uint64_t>(0, tuning->space->size() - 1)(rng);
+      for (const ConfigEntity& config : {tuning->space->get(random), flipped(*tuning->space, tuning->space->get(tuning->fallbackIndex))}) {
+        std::string error;
+        auto input = instantiateConfig(*tuning, config, &error);
+        if (!input) continue;  // an invalid tile is a clean error record, tested elsewhere
+        Case c;
+        c.what = fmt::format("{} task {} ({}) config {}", network, task.name, tuning->templateName, config.str());
+        c.reference = &references.at(task.workloadKey);
+        c.kernel = fmt::format("k{}", functions.size());
+        // Winograd on all-positive random inputs (and random transformed weights) over hundreds of
+        // channels cancels terms hundreds of times an output near zero: up to a few 1e-3 of the
+        // element measure here. A wrong index errs by O(1); the numerics have their own test
+        // (WinogradZoo: 1e-3 of the output's magnitude with real filters).
+        if (tuning->templateName == "conv2d_nhwc_winograd.x86") c.tolerance = 1e-2;
+        functions.push_back(passes::lower(schedule::replay(task.dag, input->steps), c.kernel));
+        cases.push_back(std::move(c));
+      }
+    }
+  }
+  for (const auto& [name, count] : perTemplate) std::printf("[ fuzz     ] %s: %d tasks\n", name.c_str(), count);
+  // Every template the zoo's tasks use is covered.
+  for (const char* name : {"conv2d_nhwc.x86", "conv2d_nhwc_packed.x86", "conv2d_nhwc_winograd.x86", "depthwise_conv2d_nhwc.x86", "dense.x86"})
+    EXPECT_GT(perTemplate[name], 0) << name;
+
+  double prepareSeconds = secondsSince(start);
+  start = std::chrono::steady_clock::now();
+  TempDir dir("tessel-template-zoo");
+  constexpr size_t kPerLibrary = 48;  // one compiler run per batch
+  int checked = 0;
+  for (size_t begin = 0; begin < functions.size(); begin += kPerLibrary) {
+    size_t end = std::min(functions.size(), begin + kPerLibrary);
+    std::vector<passes::LoweredFunction> batch(functions.begin() + long(begin), functions.begin() + long(end));
+    std::string library = fmt::format("{}/batch{}.so", dir.path(), begin / kPerLibrary);
+    codegen::compileSharedLibrary(codegen::generateCSource(batch), library, kernelcheck::boundsCheckedOptions());
+    auto module = runtime::Module::load(library);
+    for (size_t i = begin; i < end; ++i) {
+      double error = kernelcheck::runAndCompare(module.kernel(cases[i].kernel), *cases[i].reference);
+      EXPECT_LE(error, cases[i].tolerance) << cases[i].what << " (seed " << seed << ")";
+      ++checked;
+    }
+  }
+  std::printf("[ fuzz     ] %d kernels of %zu tasks checked (prepare %.1f s, compile and run %.1f s)\n", checked,
+              references.size(), prepareSeconds, secondsSince(start));
+  EXPECT_GE(checked, 100);
+}
