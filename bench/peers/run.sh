@@ -68,20 +68,22 @@ if [ "${models[*]}" = all ]; then
   mapfile -t models < <("$py" "$here/export_models.py" --list)
 fi
 
-# Both peers' thread pools spin while they wait. On a machine busier than its cores (other
-# jobs compiling) a spinning thread waits out a preempted one: 2-thread TorchScript then ran
-# resnet-18 in 750 ms instead of 46 ms on 1 thread, and ORT 2x slower. Waiting passively
-# avoids that at a small cost on a quiet machine, so it is used only when the machine is
-# busy (or when PEERS_NO_SPIN=1; PEERS_NO_SPIN=0 never).
+# Both peers' thread pools spin while they wait. On a busy machine (other jobs compiling) a
+# spinning thread waits out a preempted one: 2-thread TorchScript then ran resnet-18 in 750 ms
+# instead of 46 ms on 1 thread, and ORT 2x slower. Waiting passively avoids that at a cost on
+# a quiet machine (ORT's mobilenet-v2: 2.6 ms instead of 1.9), so it is used only when other
+# programs keep a core busy (or when PEERS_NO_SPIN=1; PEERS_NO_SPIN=0 never).
+# shellcheck source=../busy_cores.sh
+source "$here/../busy_cores.sh"
 omp_env=() ort_spin=()
-load1="$(cut -d' ' -f1 /proc/loadavg)"
+busy="$(busy_cores)"
 if [ "${PEERS_NO_SPIN:-}" = 1 ] || { [ "${PEERS_NO_SPIN:-}" != 0 ] &&
-     awk -v l="$load1" -v n="$(nproc)" 'BEGIN { exit !(l >= n) }'; }; then
+     awk -v b="$busy" 'BEGIN { exit !(b >= 1) }'; }; then
   omp_env=(OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}") ort_spin=(--no-spin)
-  echo "# busy machine (load $load1 on $(nproc) cores): peers wait without spinning (ORT allow_spinning=0, OMP_WAIT_POLICY=PASSIVE)"
+  echo "# busy machine (other programs keep $busy cores busy): peers wait without spinning (ORT allow_spinning=0, OMP_WAIT_POLICY=PASSIVE)"
 fi
 
-echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average $(cut -d' ' -f1-3 /proc/loadavg), $busy cores busy"
 
 # ---------------------------------------------------------------------------------------
 # tessel hook. Active once the CLI can compile and benchmark a whole network, i.e. when

@@ -23,15 +23,18 @@ export BENCH_TUNE_OUT="$out"
 models="${BENCH_TUNE_MODELS:-resnet-18,resnet-50,mobilenet,mobilenet-v2}"
 mkdir -p "$out"
 
-# On a machine busier than its cores, OpenMP threads that spin while they wait hold a core
-# that a preempted sibling needs: resnet-18 then ran in 413 ms instead of 24 ms. Every party
-# (the tuner's measurements, oneDNN, the peers, tessel benchmark) waits passively then, the
-# same rule bench/peers/run.sh applies to the peers (PEERS_NO_SPIN=0/1 to force either way).
-load1="$(cut -d' ' -f1 /proc/loadavg)"
+# On a busy machine, OpenMP threads that spin while they wait hold a core that a preempted
+# sibling needs: resnet-18 then ran in 413 ms instead of 24 ms. Every party (the tuner's
+# measurements, oneDNN, the peers, tessel benchmark) waits passively then, the same rule
+# bench/peers/run.sh applies to the peers (PEERS_NO_SPIN=0/1 to force either way). The peers'
+# own check runs again after the tuning, on the machine as it is then.
+# shellcheck source=../busy_cores.sh
+source "$here/../busy_cores.sh"
+busy="$(busy_cores)"
 if [ "${PEERS_NO_SPIN:-}" = 1 ] || { [ "${PEERS_NO_SPIN:-}" != 0 ] &&
-     awk -v l="$load1" -v n="$(nproc)" 'BEGIN { exit !(l >= n) }'; }; then
+     awk -v b="$busy" 'BEGIN { exit !(b >= 1) }'; }; then
   export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}" PEERS_NO_SPIN=1
-  echo "# busy machine (load $load1 on $(nproc) cores): every OpenMP pool waits passively (OMP_WAIT_POLICY=$OMP_WAIT_POLICY)"
+  echo "# busy machine (other programs keep $busy cores busy): every OpenMP pool waits passively (OMP_WAIT_POLICY=$OMP_WAIT_POLICY)"
 fi
 export TESSEL_NUM_THREADS="${TESSEL_NUM_THREADS:-2}"
 
