@@ -66,6 +66,11 @@ void addModelOptions(CLI::App* c, ModelArgs& a) {
                 "NHWC convolution weights packed by blocks of output channels, so a register tile reads them as one "
                 "stream: auto (blocks of 32, or 16) or never")
       ->check(CLI::IsMember({"auto", "never"}));
+  c->add_option("--fuse-separable", a.fuseSeparable,
+                "a depthwise convolution and the 1x1 convolution after it as one function, the depthwise output "
+                "computed a tile at a time: auto (stride 1, images of 14x14 or more) or never (one function each, "
+                "as TVM fuses)")
+      ->check(CLI::IsMember({"auto", "never"}));
   c->add_flag("--no-optimize", a.noOptimize, "skip the graph passes (batch-norm folding, layout conversion, ...)");
   c->add_option("--print-after", a.printAfter, "print the graph after this pass (repeatable; 'all': after every one)");
 }
@@ -83,6 +88,7 @@ PreparedModel prepareModel(const ModelArgs& a) {
   graph::OptimizeOptions options;
   options.desiredLayout = graph::parseDesiredLayout(a.desiredLayout);
   options.simplify = !a.noOptimize;
+  options.fuseSeparable = a.fuseSeparable == "auto";
   graph::PassRunOptions run;
   run.printAfter = {a.printAfter.begin(), a.printAfter.end()};
   run.printTo = &std::cout;

@@ -26,6 +26,9 @@ struct ModelArgs {
   std::string winograd = "auto";
   /// Convolution weights packed by output-channel blocks: "auto" (ops::defaultPackBlock) or "never".
   std::string packWeights = "auto";
+  /// Separable blocks (depthwise then pointwise convolution) as one function: "auto" (where it
+  /// measured faster: graph::separableBlock) or "never" (TVM's fusion).
+  std::string fuseSeparable = "auto";
   std::vector<std::string> printAfter;
   /// A params file whose weights replace the zoo's random ones before the passes (compile
   /// --params); empty: the random weights.

@@ -24,6 +24,20 @@ bool canJoin(OpPattern group, OpPattern node) {
   return false;
 }
 
+/// A pointwise convolution marked by fuse_separable_blocks joins the group of the depthwise
+/// convolution that makes its data, when that convolution is the group's one heavy op.
+bool joinsDepthwise(const Graph& graph, const Node& n, const FusedGroup& producer) {
+  if (!n.attrs.value("fuse_depthwise", false)) return false;
+  int heavy = 0;
+  for (int id : producer.nodes) {
+    const Node& p = graph.node(id);
+    if (lookupOp(p.op).pattern != OpPattern::OutEWiseFusable) continue;
+    ++heavy;
+    if (p.op != "depthwise_conv2d") return false;
+  }
+  return heavy == 1;
+}
+
 /// The master pattern of a group after a node joins: the heavier of the two.
 OpPattern combine(OpPattern group, OpPattern node) { return std::max(group, node); }
 
@@ -74,13 +88,15 @@ std::vector<FusedGroup> fuseOperators(const Graph& graph, bool fuse) {
     OpPattern pattern = lookupOp(n.op).pattern;
     int target = -1;
     if (fuse) {
-      for (int in : n.inputs) {
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        int in = n.inputs[i];
         int g = groupOf[size_t(in)];
         if (g < 0 || groups[size_t(g)].output != in) continue;
         // The producer's value must not be needed by anyone else (nor be a graph output).
         if (consumers[size_t(in)].size() != 1 || isOutput[size_t(in)]) continue;
         if (groups[size_t(g)].nodes.size() >= kMaxGroupSize) continue;
-        if (!canJoin(groups[size_t(g)].pattern, pattern)) continue;
+        bool separable = i == 0 && joinsDepthwise(graph, n, groups[size_t(g)]);
+        if (!canJoin(groups[size_t(g)].pattern, pattern) && !separable) continue;
         target = g;
         break;
       }

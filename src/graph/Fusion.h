@@ -2,7 +2,9 @@
 /// compiled function (and one tuning task). The rules follow TVM's: a conv2d or dense
 /// (out_elemwise_fusable) absorbs the elementwise and broadcast ops that follow it (bias,
 /// residual add, activation); chains of elementwise, broadcast and injective ops fuse; a
-/// reduction absorbs the elementwise ops after it; opaque ops stay alone. A node joins its
+/// reduction absorbs the elementwise ops after it; opaque ops stay alone. Beyond TVM, a
+/// pointwise convolution marked by fuse_separable_blocks joins its depthwise convolution's group
+/// (a separable block as one function). A node joins its
 /// producer's group only when that producer has no other consumer, so no intermediate value
 /// that someone else reads is ever hidden inside a function, and groups form no cycles.
 #pragma once

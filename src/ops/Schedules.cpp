@@ -242,6 +242,7 @@ class Planner {
   Planner(const te::ComputeDAG& d, const CpuScheduleOptions& o) : dag(d), options(o), rec(d) {}
 
   std::vector<StepPtr> run(bool anchorRules, schedule::State* finalState = nullptr) {
+    if (anchorRules) findDepthwiseInput();
     inlineInjective();
     if (anchorRules)
       if (auto anchor = findAnchor()) {
@@ -265,7 +266,7 @@ class Planner {
   void inlineInjective() {
     for (auto& op : dag.ops()) {
       if (op->isPlaceholder() || dag.isOutput(op->name) || op->reduction()) continue;
-      if (isWinogradTransform(*op)) continue;
+      if (isWinogradTransform(*op) || op->name == depthwiseTile) continue;
       const OpTraits* padded = nullptr;  // the anchor this stage pads
       if (isPadding(*op))
         for (auto& c : rec.state.consumers(op->name))
@@ -282,6 +283,14 @@ class Planner {
   }
 
   std::optional<std::string> findAnchor() const { return findAnchorName(dag); }
+
+  // A separable block fused into one function: see fusedDepthwiseOf.
+  void findDepthwiseInput() {
+    if (auto fused = fusedDepthwiseOf(dag)) {
+      depthwiseConv = fused->convolution;
+      depthwiseTile = fused->tile;
+    }
+  }
 
   // Rule 2: the anchor's register tile, with its element-wise epilogue fused.
   void scheduleAnchor(const std::string& anchor) {
@@ -431,6 +440,9 @@ class Planner {
     if (forced) rows = forced->rows;
     TESSEL_CHECK(rows >= 1 && rows <= rowExtent, "anchor tile: {} rows for a row axis of {}", rows, rowExtent);
     bool weightsOuter = forced && forced->weightsOuter >= 0 ? forced->weightsOuter == 1 : weightsOutweighData(op, roles->vectorAxis);
+    // A fused depthwise tile is computed once per tile of rows, for every block of output
+    // channels: those blocks must be the innermost outer loop.
+    if (!depthwiseTile.empty()) weightsOuter = false;
     chosen = AnchorTile{vt.lanes, vt.vectors, rows, 1, {}, false, weightsOuter ? 1 : 0, paddingInlined};
 
     std::string accumulate = anchor;
@@ -477,7 +489,10 @@ class Planner {
     std::vector<std::string> order = outer;
     order.insert(order.end(), inner.begin(), inner.end());
     rec.reorder(out, order);
-    std::string attach = parallelizeOuter(out, outer, exact, true).innermostOuter;
+    size_t channelBlocks = size_t(std::find(outer.begin(), outer.end(), vParts[0]) - outer.begin());
+    LoopPlan plan = depthwiseTile.empty() ? parallelizeOuter(out, outer, exact, true)
+                                          : parallelizeOuter(out, outer, exact, true, channelBlocks);
+    std::string attach = plan.innermostOuter;
     rec.annotate(out, rParts[1], Annotation::Unroll);
     if (vt.vectors > 1) rec.annotate(out, vParts[1], Annotation::Unroll);
     rec.annotate(out, vParts.back(), Annotation::Vectorize);
@@ -522,6 +537,43 @@ class Planner {
     rec.annotate(accumulate, lr, Annotation::Unroll);
     if (vt.vectors > 1) rec.annotate(accumulate, lanes[0], Annotation::Unroll);
     rec.annotate(accumulate, lanes.back(), Annotation::Vectorize);
+    if (!depthwiseTile.empty()) scheduleDepthwiseTile(out, plan.fusedLoop);
+  }
+
+  /// The fused depthwise convolution's output for one tile of rows (all its channels), at
+  /// `loop` of the written stage, as a register tile of its own: per vector of channels, the
+  /// tile's columns x one vector accumulate across the unrolled kernel window, so that
+  /// neighbouring columns share their loads.
+  void scheduleDepthwiseTile(const std::string& out, const std::string& loop) {
+    TESSEL_CHECK(!loop.empty(), "default schedule: no loop to compute the depthwise tile '{}' at", depthwiseTile);
+    rec.computeAt(depthwiseTile, out, loop);
+    scheduled.insert(depthwiseTile);
+    scheduled.insert(depthwiseConv);
+    const auto& tileOp = *dag.op(depthwiseTile);
+    int64_t channels = tileOp.shape.back();
+    int64_t lanes = chooseVectorTile(channels, maxLanesFor(tileOp.dtype, options), 1).lanes;
+    auto axes = rec.leaves(depthwiseTile);  // n, h, w, c
+    std::vector<std::string> outer(axes.begin(), axes.end() - 2);
+    std::vector<bool> exact(outer.size(), true);
+    std::string vector = splitLanes(depthwiseTile, axes.back(), channels, lanes, outer, exact);
+    std::string channelLoop = outer.back();
+    std::vector<std::string> order = outer;
+    order.push_back(axes[axes.size() - 2]);  // the tile's columns inside the channel vectors
+    if (!vector.empty()) order.push_back(vector);
+    rec.reorder(depthwiseTile, order);
+    if (!vector.empty()) rec.annotate(depthwiseTile, vector, Annotation::Vectorize);
+    rec.computeAt(depthwiseConv, depthwiseTile, channelLoop);
+    auto local = rec.leaves(depthwiseConv);
+    size_t ndim = rec.stage(depthwiseConv).op->axes.size();
+    std::vector<std::string> spatial(local.begin(), local.begin() + int64_t(ndim)), window(local.begin() + int64_t(ndim), local.end());
+    std::vector<std::string> localOrder(spatial.begin(), spatial.end() - 2);
+    localOrder.insert(localOrder.end(), window.begin(), window.end());
+    localOrder.push_back(spatial[ndim - 2]);
+    localOrder.push_back(spatial.back());
+    rec.reorder(depthwiseConv, localOrder);
+    for (const auto& w : window) rec.annotate(depthwiseConv, w, Annotation::Unroll);
+    rec.annotate(depthwiseConv, spatial[ndim - 2], Annotation::Unroll);
+    if (!vector.empty()) rec.annotate(depthwiseConv, spatial.back(), Annotation::Vectorize);
   }
 
   /// The block of a conv2d with packed weights (the last extent of its 5-D weight), else 0.
@@ -753,6 +805,7 @@ class Planner {
   std::optional<AnchorTile> chosen;  ///< the anchor's tile, once scheduled
 
  private:
+  std::string depthwiseConv, depthwiseTile;  ///< a fused depthwise convolution and the stage the anchor reads of it
   int paddingInlined = -1;                                      ///< the anchor's padding inlined (1) or not (0); -1: none
   std::set<std::string> scheduled;                              ///< stages the anchor rule took care of
   std::map<std::string, std::string> attachedTo;                ///< reduction -> the output it is computed in
@@ -774,6 +827,34 @@ std::optional<AnchorTile> defaultAnchorTile(const te::ComputeDAG& dag, const Cpu
 }
 
 std::optional<std::string> findAnchorStage(const te::ComputeDAG& dag) { return findAnchorName(dag); }
+
+std::optional<FusedDepthwise> fusedDepthwiseOf(const te::ComputeDAG& dag) {
+  auto anchor = findAnchorName(dag);
+  if (!anchor) return std::nullopt;
+  const auto& op = *dag.op(*anchor);
+  if (!registerTileAxes(traitsOf(op), op.axes.size())) return std::nullopt;
+  auto reads = te::ComputeDAG::accesses(op);
+  if (reads.empty()) return std::nullopt;
+  std::string stage = reads.front().producer;  // the data operand
+  for (std::string at = stage;;) {
+    const auto& p = *dag.op(at);
+    if (p.isPlaceholder()) return std::nullopt;
+    if (p.reduction()) {
+      // An epilogue holds the tile (the accumulation alone is not kept).
+      if (traitsOf(p).kind != OpKind::DepthwiseConv2dNHWC || at == stage) return std::nullopt;
+      return FusedDepthwise{at, stage};
+    }
+    // Element-wise steps of the epilogue: one operand of the image's shape, the rest broadcast.
+    std::string next;
+    for (const auto& read : te::ComputeDAG::accesses(p))
+      if (dag.op(read.producer)->shape == p.shape) {
+        if (!next.empty() && next != read.producer) return std::nullopt;
+        next = read.producer;
+      }
+    if (next.empty()) return std::nullopt;
+    at = next;
+  }
+}
 
 std::vector<StepPtr> defaultCpuSchedule(const te::ComputeDAG& dag, const CpuScheduleOptions& options, schedule::State* finalState,
                                         std::string* fallback) {

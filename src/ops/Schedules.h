@@ -87,4 +87,12 @@ std::optional<AnchorTile> defaultAnchorTile(const te::ComputeDAG& dag, const Cpu
 /// FLOPs: OpTraits::anchor), if the DAG has one.
 std::optional<std::string> findAnchorStage(const te::ComputeDAG& dag);
 
+/// A separable block fused into one function (graph/Fusion.h): the depthwise convolution the
+/// anchor reads through its element-wise epilogue, and the epilogue's last stage (`tile`), which
+/// the default schedule computes a register tile's rows at a time inside the anchor's loops.
+struct FusedDepthwise {
+  std::string convolution, tile;
+};
+std::optional<FusedDepthwise> fusedDepthwiseOf(const te::ComputeDAG& dag);
+
 }  // namespace tessel::ops

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/ErrorText.h"
+#include "graph/Fusion.h"
 #include "graph/Interpreter.h"
 #include "graph/Operators.h"
 #include "graph/passes/ConstantEvaluation.h"
@@ -348,3 +349,23 @@ TEST_F(GraphPasses, PassManagerPrintsAfterTheNamedPassesAndRejectsUnknownOnes) {
 }
 
 }  // namespace
+
+TEST_F(GraphPasses, SeparableBlocksFuseWhereTheDepthwiseTileMeasuredFaster) {
+  // depthwise 3x3 (stride s) + relu, then a 1x1 (or 3x3) conv + relu, on an s x s image.
+  auto separable = [](int64_t size, int64_t stride, int64_t pointwiseKernel) {
+    Graph g;
+    int x = g.addInput("data", {{1, size, size, 16}, DataType::float32()});
+    Attrs depthwise = {{"padding", {1, 1}}, {"layout", "NHWC"}, {"strides", {stride, stride}}};
+    int d = g.addOp("depthwise_conv2d", {x, g.addConstant("wd", randomTensor({3, 3, 16, 1}, 1))}, depthwise, "dw");
+    int r = g.addOp("relu", {d}, Attrs::object(), "dw_relu");
+    Attrs pointwise = {{"layout", "NHWC"}, {"padding", {pointwiseKernel / 2, pointwiseKernel / 2}}};
+    int p = g.addOp("conv2d", {r, g.addConstant("wp", randomTensor({pointwiseKernel, pointwiseKernel, 16, 32}, 2))}, pointwise, "pw");
+    g.markOutput(g.addOp("relu", {p}, Attrs::object(), "pw_relu"));
+    EXPECT_EQ(fuseOperators(g).size(), 2u);  // unmarked: one function per convolution, as TVM fuses
+    return fuseOperators(fuseSeparableBlocks(g)).size();
+  };
+  EXPECT_EQ(separable(14, 1, 1), 1u);  // one function: the depthwise tile inside the pointwise loops
+  EXPECT_EQ(separable(14, 2, 1), 2u);  // after a stride-2 depthwise convolution: apart
+  EXPECT_EQ(separable(7, 1, 1), 2u);   // on a 7x7 image: apart
+  EXPECT_EQ(separable(14, 1, 3), 2u);  // not a pointwise convolution
+}

@@ -93,6 +93,16 @@ std::vector<ScheduleCase> scheduleCases() {
     addCase("conv2d_packed 3x3 s2 block 16 +bias+relu",
             {relu(add(conv2dPacked(y, v, convAttrs(L::NHWC, {2, 2}, {1, 0, 1, 2})), b))}, {y, v, b});
   }
+  {  // A separable block in one function: depthwise + bias + relu6, then a 1x1 conv + bias +
+     // relu (HWIO and packed); 15x13 images (no row tile divides 13), 24 channels (no vector
+     // width divides), batch 2
+    auto x = in({2, 15, 13, 24}, "data"), d = in({3, 3, 24, 1}, "depthwise"), db = in({1, 1, 1, 24}, "dbias");
+    auto w = in({1, 1, 24, 40}, "weight"), b = in({1, 1, 1, 40}, "bias");
+    auto mid = relu6(add(depthwiseConv2d(x, d, convAttrs(L::NHWC, {1, 1}, {1, 1, 1, 1})), db));
+    addCase("depthwise+pointwise nhwc", {relu(add(conv2d(mid, w, convAttrs(L::NHWC)), b))}, {x, d, db, w, b});
+    auto v = in({2, 1, 1, 24, 32}, "packed"), pb = in({1, 1, 1, 64}, "pbias");
+    addCase("depthwise+pointwise packed", {add(conv2dPacked(mid, v, convAttrs(L::NHWC)), pb)}, {x, d, db, v, pb});
+  }
   // Winograd F(2x2) and F(4x4): partial tiles (7x7, 5x9), channel counts no vector width
   // divides, asymmetric padding, batch 2, the ResNet epilogue; the weight transform is part of
   // the function here (a network folds it into a constant).
@@ -403,6 +413,12 @@ std::string sourceOf(const te::ComputeDAG& dag) {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+size_t occurrences(const std::string& text, const std::string& part) {
+  size_t count = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++count;
+  return count;
+}
+
 }  // namespace
 
 TEST(DefaultSchedules, ConvolutionGetsAParallelVectorRegisterTile) {
@@ -432,9 +448,22 @@ TEST(DefaultSchedules, EpilogueReadingTheBatchAsIndexZeroIsFused) {
   EXPECT_TRUE(contains(steps, "conv2d_nhwc.compute_at(T_relu")) << steps;
   EXPECT_FALSE(contains(steps, "cache_write")) << steps;
   std::string source = sourceOf(dag);
-  size_t loops = 0;
-  for (size_t at = source.find("#pragma omp parallel"); at != std::string::npos; at = source.find("#pragma omp parallel", at + 1)) ++loops;
-  EXPECT_EQ(loops, 1u) << source;
+  EXPECT_EQ(occurrences(source, "#pragma omp parallel"), 1u) << source;
+}
+
+TEST(DefaultSchedules, AFusedDepthwiseConvolutionIsComputedPerTileOfThePointwise) {
+  auto x = in({1, 14, 14, 32}, "data"), d = in({3, 3, 32, 1}, "depthwise"), db = in({1, 1, 1, 32}, "dbias");
+  auto w = in({1, 1, 32, 64}, "weight"), b = in({1, 1, 1, 64}, "bias");
+  auto mid = relu(add(depthwiseConv2d(x, d, convAttrs(Layout::NHWC, {1, 1}, {1, 1, 1, 1})), db));
+  te::ComputeDAG dag({relu(add(conv2d(mid, w, convAttrs(Layout::NHWC)), b))}, {x, d, db, w, b});
+  std::string steps = schedule::printSteps(defaultCpuSchedule(dag));
+  // The depthwise output's last stage is kept (not recomputed per block of output channels),
+  // computed inside the pointwise loops, the depthwise accumulation inside it.
+  EXPECT_TRUE(contains(steps, "T_relu.compute_at(T_relu_1, ")) << steps;
+  EXPECT_TRUE(contains(steps, "DepthwiseConv2d.compute_at(T_relu, ")) << steps;
+  EXPECT_FALSE(contains(steps, "T_relu.compute_inline()")) << steps;
+  std::string source = sourceOf(dag);
+  EXPECT_EQ(occurrences(source, "#pragma omp parallel"), 1u) << source;
 }
 
 TEST(DefaultSchedules, AFallbackSaysWhichScheduleAndWhy) {

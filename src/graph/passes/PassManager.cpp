@@ -23,6 +23,8 @@ const std::vector<GraphPass>& graphPasses() {
        [](const Graph& g) { return useWinograd(g, [](const Graph&, int) { return 4; }); }},
       {"use_packed_weights", "every NHWC convolution's weight packed by blocks of 32 or 16 output channels",
        [](const Graph& g) { return usePackedWeights(g, defaultPackChoice()); }},
+      {"fuse_separable_blocks", "pointwise convolutions marked to share a function with the depthwise one before them",
+       fuseSeparableBlocks},
       {"eliminate_dead_code", "drop nodes no output depends on", eliminateDeadCode},
   };
   return passes;
@@ -61,6 +63,7 @@ std::vector<std::string> standardPipeline(const OptimizeOptions& options) {
     passes.push_back(*options.desiredLayout == ops::Layout::NHWC ? "convert_layout_nhwc" : "convert_layout_nchw");
   // Layout conversion leaves weight transposes; the scale fold needs constant weights.
   passes.insert(passes.end(), {"fold_constants", "fold_scale_axis", "fold_constants", "eliminate_dead_code"});
+  if (options.fuseSeparable) passes.push_back("fuse_separable_blocks");
   return passes;
 }
 

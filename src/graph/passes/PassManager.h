@@ -42,6 +42,9 @@ struct OptimizeOptions {
   /// Convert the image operators to this layout; unset: keep the graph's layouts.
   std::optional<ops::Layout> desiredLayout = ops::Layout::NHWC;
   bool simplify = true;  ///< false: no passes at all (the graph as built, for debugging)
+  /// Separable blocks (a depthwise then a pointwise convolution) in one function where that
+  /// measured faster (fuse_separable_blocks); false: TVM's fusion, one function per convolution.
+  bool fuseSeparable = true;
   /// Which convolutions run as Winograd (use_winograd with this choice, then the filter
   /// transforms folded, after the standard passes); empty: every convolution stays direct.
   WinogradChoice winograd;

@@ -117,7 +117,10 @@ Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, co
   for (size_t i = 0; i < a.reduceNames.size(); ++i)
     hasKernelWidth = hasKernelWidth || ((a.reduceNames[i] == "rx" || a.reduceNames[i] == "dj") && a.reduceExtents[i] > 1);
   if (hasKernelWidth) space->defineKnob("unroll_kw", {false, true});
-  space->defineKnob("weights_outer", {false, true});
+  // With a fused depthwise tile the output-channel blocks are always inner (it is computed
+  // once per tile of rows for all of them): nothing to choose.
+  bool hasWeightsOuter = !ops::fusedDepthwiseOf(dag);
+  if (hasWeightsOuter) space->defineKnob("weights_outer", {false, true});
   bool hasPadding = fallbackTile->inlinePadding >= 0;
   if (hasPadding) space->defineKnob("inline_pad", {false, true});
 
@@ -140,7 +143,7 @@ Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, co
   t.fallback = space->fromChoices(choices).index();
   t.space = space;
   t.unprunedSize = uint64_t(std::llround(unpruned * double(space->size())));
-  t.tile = [hasChannels, hasKernelWidth, hasPadding](const ConfigEntity& config) {
+  t.tile = [hasChannels, hasKernelWidth, hasPadding, hasWeightsOuter](const ConfigEntity& config) {
     ops::AnchorTile tile;
     auto tv = config.split("tile_v");
     tile.vectors = tv[1];
@@ -149,7 +152,7 @@ Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, co
     if (hasChannels) tile.reduceInner = config.split("tile_ic")[1];
     tile.reduceOrder = config.order("reorder_reduce");
     tile.unrollKernelWidth = hasKernelWidth && config.value("unroll_kw").get<bool>();
-    tile.weightsOuter = config.value("weights_outer").get<bool>() ? 1 : 0;
+    if (hasWeightsOuter) tile.weightsOuter = config.value("weights_outer").get<bool>() ? 1 : 0;
     if (hasPadding) tile.inlinePadding = config.value("inline_pad").get<bool>() ? 1 : 0;
     return tile;
   };
