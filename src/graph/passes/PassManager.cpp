@@ -23,6 +23,10 @@ const std::vector<GraphPass>& graphPasses() {
        [](const Graph& g) { return useWinograd(g, [](const Graph&, int) { return 4; }); }},
       {"use_packed_weights", "every NHWC convolution's weight packed by blocks of 32 or 16 output channels",
        [](const Graph& g) { return usePackedWeights(g, defaultPackChoice()); }},
+      {"quantize", "int8 quantization with TVM's defaults (global scale 8, power-of-two weights, first conv2d and dense in float)",
+       [](const Graph& g) { return quantize(g); }},
+      {"graph_pack", "NCHW1n16c activations and OIHW16o16i weights from max_pool2d to global_avg_pool2d",
+       [](const Graph& g) { return graphPack(g); }},
       {"eliminate_dead_code", "drop nodes no output depends on", eliminateDeadCode},
   };
   return passes;
