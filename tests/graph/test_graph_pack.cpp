@@ -81,6 +81,18 @@ TEST_F(GraphPack, QuantizedNetworkPackedComputesTheSameBitForBit) {
   }
 }
 
+TEST_F(GraphPack, CompiledPackedIntegerNetworkMatchesTheInterpreter) {
+  QuantizeOptions all;
+  all.skipConvLayers = {};  // integers from the input on, and the int32 averages compared
+  Graph q = quantize(oddChannelNetwork(), all);
+  q.markOutput(q.findNode("global_pool"));
+  Graph packed = graphPack(q);
+  std::map<std::string, runtime::Tensor> inputs{{"data", randomTensor({1, 3, 8, 8}, 14, 4.0f)}};
+  auto want = interpretGraph(q, inputs)[1];
+  EXPECT_TRUE(bitEqual(interpretGraph(packed, inputs)[1], want));
+  EXPECT_TRUE(bitEqual(runCompiled(packed, inputs)[1], want));
+}
+
 TEST_F(GraphPack, BlocksComeFromTheOptions) {
   GraphPackOptions options;
   options.batchBlock = 2;

@@ -75,6 +75,8 @@ TEST_F(Quantize, HandCheckedNetworkFollowsTvmsRoundingShiftsAndClips) {
   ASSERT_EQ(out.size(), 1u);
   ASSERT_EQ(out[0].dtype(), DataType::float32());
   EXPECT_EQ(out[0].dataAs<float>()[0], -4.681640625f) << q.toString();
+  // Compiled for the CPU (round, shifts, the truncating integer average of a negative sum).
+  EXPECT_TRUE(bitEqual(runCompiled(q, {{"x", x}})[0], out[0]));
 
   // The structure: c0 float, c1 and c2 int8 x int8 -> int32, the weights' int8 values.
   EXPECT_EQ(q.node(q.findNode("c0")).type.dtype, DataType::float32());
