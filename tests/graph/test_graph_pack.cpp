@@ -102,11 +102,15 @@ TEST_F(GraphPack, BlocksComeFromTheOptions) {
   int pooled = g.addOp("max_pool2d", {x}, {{"kernel", {1, 1}}}, "start");
   int w = g.addConstant("w", randomTensor({6, 4, 3, 3}, 1, 0.5f));
   int c = g.addOp("conv2d", {pooled, w}, {{"padding", {1, 1}}}, "conv");
-  g.markOutput(g.addOp("global_avg_pool2d", {g.addOp("relu", {c}, Attrs::object(), "relu")}, Attrs::object(), "stop"));
+  int b = g.addOp("bias_add", {c, g.addConstant("b", randomTensor({6}, 2, 0.5f))}, {{"axis", 1}}, "bias");
+  g.markOutput(g.addOp("global_avg_pool2d", {g.addOp("relu", {b}, Attrs::object(), "relu")}, Attrs::object(), "stop"));
   Graph packed = graphPack(g, options);
   const Node& conv = packed.node(packed.findNode("conv"));
   EXPECT_EQ(conv.type.shape, (std::vector<int64_t>{1, 2, 5, 5, 2, 4}));
   EXPECT_EQ(packed.node(conv.inputs[1]).type.shape, (std::vector<int64_t>{2, 1, 3, 3, 4, 4}));
+  const Node& bias = packed.node(packed.findNode("bias"));
+  EXPECT_EQ(bias.op, "add");
+  EXPECT_EQ(packed.node(bias.inputs[1]).type.shape, (std::vector<int64_t>{2, 1, 1, 1, 4}));
   std::map<std::string, runtime::Tensor> inputs{{"x", randomTensor({2, 4, 5, 5}, 3, 1.0f)}};
   auto want = interpretGraph(g, inputs)[0], got = interpretGraph(packed, inputs)[0];
   // Float sums in another order: equal to rounding.

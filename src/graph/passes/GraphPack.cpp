@@ -172,7 +172,9 @@ class GraphPacker {
       result = packConvolution(id);
     } else if (def.pattern == OpPattern::ElemWise && n.inputs.size() == 1) {
       result = out().addOp(n.op, {packed_[size_t(n.inputs[0])]}, n.attrs, n.name);
-    } else if (def.pattern == OpPattern::Broadcast && n.inputs.size() == 2 && n.op != "bias_add" && n.op != "batch_norm") {
+    } else if (n.op == "bias_add") {
+      result = packBiasAdd(id);
+    } else if (def.pattern == OpPattern::Broadcast && n.inputs.size() == 2) {
       result = out().addOp(n.op, {packedOperand(n.inputs[0]), packedOperand(n.inputs[1])}, n.attrs, n.name);
     } else {
       fail("operator '{}' between the start '{}' and the stop '{}' has no packed form", n.op, options_.start.op,
@@ -180,6 +182,17 @@ class GraphPacker {
     }
     rw_.setMapping(id, result);
     packed_[size_t(id)] = result;
+  }
+
+  /// bias_add along NCHW's channels becomes an add of the packed bias (as graph_pack does).
+  int packBiasAdd(int id) {
+    const Node& n = graph_.node(id);
+    int axis = n.attrs.value("axis", 1);
+    TESSEL_CHECK(axis == 1 || axis == -3, "only a bias along the channels (axis 1) is packed, this one is along axis {}", axis);
+    const runtime::Tensor* bias = constantValue(graph_, n.inputs[1]);
+    TESSEL_CHECK(bias, "its bias '{}' is not a constant", graph_.node(n.inputs[1]).name);
+    int biasId = out().addConstant(rw_.freshName(graph_.node(n.inputs[1]).name + "_packed"), packPerChannel(*bias, channelBlock()));
+    return out().addOp("add", {packed_[size_t(n.inputs[0])], biasId}, Attrs::object(), n.name);
   }
 
   int packConvolution(int id) {

@@ -117,7 +117,8 @@ struct GraphPackOptions {
 /// NCHW{b}n{c}c ([N / b, C / c, H, W, b, c], channels zero-padded to the block); every
 /// operator after it and before the stop operator that reads packed values computes in the
 /// packed layout: NCHW conv2d becomes conv2d_blocked with its constant OIHW weight packed to
-/// OIHW{c}o{c}i (zero-padded), elementwise operators stay as they are, broadcast operators
+/// OIHW{c}o{c}i (zero-padded), bias_add along the channels becomes an add of the packed
+/// bias, elementwise operators stay as they are, broadcast operators
 /// pack their other operand (per-channel constants such as biases to [C / c, 1, 1, 1, c],
 /// scalars unchanged, images packed). Values read outside the region (the stop operator,
 /// whose input is brought back as in TVM, and the graph's outputs) are unpacked to NCHW.
