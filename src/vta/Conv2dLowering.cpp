@@ -16,6 +16,8 @@ constexpr int64_t kMaxLoopExtent = (int64_t(1) << 14) - 1;
 /// Where one tile's data lives on chip.
 struct TileLayout {
   int64_t inputRows, inputColumns;  ///< of the input tile, halo included
+  int64_t inputElements;            ///< one set of input tiles: inputBlocks of them
+  int64_t weightElements;           ///< one set of weight tiles
   int64_t outputs;                  ///< accumulator elements of one output-channel block
   int64_t accumulators;             ///< the output tile: outputBlocks * outputs
   std::vector<int64_t> operandBase; ///< per epilogue step: its operand's first accumulator element, or -1
@@ -26,6 +28,8 @@ TileLayout layoutOf(const Conv2dWorkload& w, const Conv2dTiling& t, const Packed
   TileLayout l;
   l.inputRows = (t.rows - 1) * w.strideHeight + w.kernelHeight;
   l.inputColumns = (t.columns - 1) * w.strideWidth + w.kernelWidth;
+  l.inputElements = t.inputBlocks * l.inputRows * l.inputColumns;
+  l.weightElements = t.outputBlocks * t.inputBlocks * w.kernelHeight * w.kernelWidth;
   l.outputs = t.rows * t.columns;
   l.accumulators = t.outputBlocks * l.outputs;
   l.accumulatorsUsed = l.accumulators;
@@ -80,6 +84,7 @@ std::optional<std::string> tilingProblem(const Conv2dWorkload& w, const Conv2dTi
     return fmt::format("tile of {} input-channel blocks does not divide the {}", t.inputBlocks, w.inputBlocks);
   if (!divides(t.outputBlocks, w.outputBlocks))
     return fmt::format("tile of {} output-channel blocks does not divide the {}", t.outputBlocks, w.outputBlocks);
+  if (t.loadBufferSets < 1 || t.loadBufferSets > 4) return fmt::format("{} load buffer sets (1 to 4)", t.loadBufferSets);
   for (int64_t p : w.padding)
     if (p > kMaxPadding) return fmt::format("padding of {} exceeds the DMA's {} per side", p, kMaxPadding);
   if (group.storedBytes != 1 && group.storedBytes != 4)
@@ -94,8 +99,8 @@ std::optional<std::string> tilingProblem(const Conv2dWorkload& w, const Conv2dTi
     int64_t elements;
     uint32_t depth;
   };
-  for (const Use& u : {Use{"input", t.inputBlocks * l.inputRows * l.inputColumns, config.inputDepth()},
-                       Use{"weight", t.outputBlocks * t.inputBlocks * w.kernelHeight * w.kernelWidth, config.weightDepth()},
+  for (const Use& u : {Use{"input", t.loadBufferSets * l.inputElements, config.inputDepth()},
+                       Use{"weight", t.loadBufferSets * l.weightElements, config.weightDepth()},
                        Use{"accumulator", l.accumulatorsUsed, config.accumulatorDepth()},
                        Use{"micro-op", t.outputBlocks * t.inputBlocks * w.kernelHeight * w.kernelWidth, config.microOpDepth()}})
     if (u.elements > int64_t(u.depth))
@@ -161,10 +166,14 @@ class Conv2dEmitter {
     return uint64_t(((nb * w_.outputBlocks + block) * w_.outHeight + row) * w_.outWidth + column);
   }
 
-  /// One input-channel tile: its inputs and weights loaded, the GEMM over the output tile.
+  /// One input-channel tile: its inputs and weights loaded into the next buffer set, the GEMM
+  /// over the output tile.
   void accumulate(int64_t nb, int64_t row, int64_t firstBlock, int64_t column, int64_t firstInput) {
-    // The GEMM before has finished reading the input and weight buffers.
-    if (load_ > 0) s_.dependencyPop(Stage::Compute, Stage::Load);
+    // The GEMM that last read this buffer set, `sets` loads back, has finished. Tokens are
+    // counted, not named: the k-th pop takes the k-th push, which is that GEMM's.
+    int64_t sets = t_.loadBufferSets;
+    if (load_ >= sets) s_.dependencyPop(Stage::Compute, Stage::Load);
+    uint32_t inputBase = uint32_t((load_ % sets) * l_.inputElements), weightBase = uint32_t((load_ % sets) * l_.weightElements);
     int64_t top = row * w_.strideHeight - w_.padding[0], left = column * w_.strideWidth - w_.padding[1];
     int64_t rowsFrom = std::max<int64_t>(top, 0), rowsTo = std::min(top + l_.inputRows, w_.height);
     int64_t columnsFrom = std::max<int64_t>(left, 0), columnsTo = std::min(left + l_.inputColumns, w_.width);
@@ -174,11 +183,11 @@ class Conv2dEmitter {
     for (int64_t cb = 0; cb < t_.inputBlocks; ++cb) {
       uint64_t source = uint64_t(((nb * w_.inputBlocks + firstInput + cb) * w_.height + rowsFrom) * w_.width + columnsFrom);
       s_.loadBuffer2D(b_.data, source, uint32_t(columnsTo - columnsFrom), uint32_t(rowsTo - rowsFrom), uint32_t(w_.width), pad,
-                      MemoryType::Input, uint32_t(cb * l_.inputRows * l_.inputColumns));
+                      MemoryType::Input, inputBase + uint32_t(cb * l_.inputRows * l_.inputColumns));
     }
     int64_t taps = w_.kernelHeight * w_.kernelWidth;
     s_.loadBuffer2D(b_.weight, uint64_t((firstBlock * w_.inputBlocks + firstInput) * taps), uint32_t(t_.inputBlocks * taps),
-                    uint32_t(t_.outputBlocks), uint32_t(w_.inputBlocks * taps), Padding{}, MemoryType::Weight, 0);
+                    uint32_t(t_.outputBlocks), uint32_t(w_.inputBlocks * taps), Padding{}, MemoryType::Weight, weightBase);
     s_.dependencyPush(Stage::Load, Stage::Compute);
     s_.dependencyPop(Stage::Load, Stage::Compute);
     // Output rows and columns are the kernel's two loops; a micro-op per (block, tap).
@@ -189,10 +198,11 @@ class Conv2dEmitter {
       for (int64_t cb = 0; cb < t_.inputBlocks; ++cb)
         for (int64_t ky = 0; ky < w_.kernelHeight; ++ky)
           for (int64_t kx = 0; kx < w_.kernelWidth; ++kx)
-            conv.push(uint32_t(kb * l_.outputs), uint32_t((cb * l_.inputRows + ky) * l_.inputColumns + kx),
-                      uint32_t((kb * t_.inputBlocks + cb) * taps + ky * w_.kernelWidth + kx));
+            conv.push(uint32_t(kb * l_.outputs), inputBase + uint32_t((cb * l_.inputRows + ky) * l_.inputColumns + kx),
+                      weightBase + uint32_t((kb * t_.inputBlocks + cb) * taps + ky * w_.kernelWidth + kx));
     s_.gemm(conv);
-    if (++load_ < loads_) s_.dependencyPush(Stage::Compute, Stage::Load);
+    // A token for the load that will reuse this set; the last `sets` GEMMs have none.
+    if (++load_ + sets <= loads_) s_.dependencyPush(Stage::Compute, Stage::Load);
   }
 
   void epilogue(int64_t nb, int64_t row, int64_t firstBlock, int64_t column) {

@@ -3,8 +3,9 @@
 /// computes it (tvm@v0.18.0:vta/python/vta/top/vta_conv2d.py) — input and weight tiles loaded
 /// by 2D DMA with the convolution's zero padding, the GEMM micro-op kernel over the tile's rows
 /// and columns, the epilogue on the ALU, the tile stored — with dependency tokens between the
-/// load, compute and store modules. One buffer set (no virtual threads yet), so the modules
-/// take turns; the tiling is checked against the on-chip buffers before anything is emitted.
+/// load, compute and store modules. Loads may rotate through several input and weight buffer
+/// sets so that they overlap the GEMMs; the tiling is checked against the on-chip buffers
+/// before anything is emitted.
 #pragma once
 #include <array>
 #include <optional>
@@ -36,6 +37,10 @@ struct Conv2dWorkload {
 /// input-channel blocks and output-channel blocks of one tile. Each divides its axis.
 struct Conv2dTiling {
   int64_t rows = 1, columns = 1, inputBlocks = 1, outputBlocks = 1;
+  /// Sets of input and weight buffers the loads rotate through: with n sets, a load waits
+  /// only for the GEMM n loads back, so loads overlap GEMMs (what TVM's virtual threads buy;
+  /// the accumulator stays one set here). Each set takes its share of the buffers.
+  int64_t loadBufferSets = 1;
 };
 
 /// Why `tiling` cannot compute the group on `config`: a tile that does not divide its axis, a
