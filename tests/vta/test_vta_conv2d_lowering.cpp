@@ -155,14 +155,20 @@ TEST(VtaConv2dLowering, Resnet18GroupsMatchTheInterpreterBitForBit) {
   }
 }
 
-/// Cycles of resnet-18's 56x56, 64 -> 64, 3x3 layer on random data, tiles of 4 rows and one
-/// input block (four loads per tile), with `sets` load buffer sets; its output in `stored`.
-uint64_t layerCycles(int64_t sets, std::vector<int8_t>& stored) {
+/// resnet-18's 56x56, 64 -> 64, 3x3 layer.
+Conv2dWorkload layer1Workload() {
   Conv2dWorkload w;
   w.inputBlocks = w.outputBlocks = 4;
   w.height = w.width = w.outHeight = w.outWidth = 56;
   w.kernelHeight = w.kernelWidth = 3;
   w.padding = {1, 1, 1, 1};
+  return w;
+}
+
+/// Cycles of that layer on random data, tiles of 4 rows and one input block (four loads per
+/// tile), with `sets` load buffer sets; its output in `stored`.
+uint64_t layerCycles(int64_t sets, std::vector<int8_t>& stored) {
+  Conv2dWorkload w = layer1Workload();
   PackedConvolution group;
   group.storedBytes = 1;
   std::mt19937 rng(5);
@@ -192,11 +198,7 @@ TEST(VtaConv2dLowering, LoadBufferSetsOverlapLoadsWithGemms) {
 }
 
 TEST(VtaConv2dLowering, TilesThatDoNotFitAreRefusedWithTheirReason) {
-  Conv2dWorkload w;  // resnet-18's 56x56, 64 -> 64, 3x3 layer
-  w.inputBlocks = w.outputBlocks = 4;
-  w.height = w.width = w.outHeight = w.outWidth = 56;
-  w.kernelHeight = w.kernelWidth = 3;
-  w.padding = {1, 1, 1, 1};
+  Conv2dWorkload w = layer1Workload();
   PackedConvolution group;
   group.storedBytes = 1;
   HardwareConfig config;
