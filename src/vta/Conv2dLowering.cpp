@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 #include "support/Error.h"
 
 namespace tessel::vta {
@@ -263,6 +265,51 @@ std::vector<int32_t> joinBytePlanes(const std::vector<int8_t>& planes) {
     values[i] = int32_t(v);
   }
   return values;
+}
+
+Conv2dTiling defaultConv2dTiling(const Conv2dWorkload& workload, const PackedConvolution& group, const HardwareConfig& config) {
+  std::optional<std::string> problem;
+  for (int64_t sets : {2, 1})
+    for (int64_t rows = workload.outHeight; rows >= 1; --rows) {
+      if (workload.outHeight % rows != 0) continue;
+      Conv2dTiling tiling{rows, workload.outWidth, 1, 1, sets};
+      problem = tilingProblem(workload, tiling, group, config);
+      if (!problem) return tiling;
+    }
+  fail("VTA conv2d: no tiling of whole rows fits: {}", *problem);
+}
+
+runtime::Tensor runConv2dGroup(CommandStream& stream, const graph::Graph& graph, const graph::FusedGroup& fused,
+                               const PackedConvolution& group, const Conv2dTiling& tiling,
+                               const std::function<runtime::Tensor(int node)>& valueOf) {
+  std::vector<DeviceBuffer> uploaded;
+  auto upload = [&](int node) {
+    runtime::Tensor value = valueOf(node);
+    DeviceBuffer b = stream.allocate(value.nbytes());
+    stream.copyToDevice(b, value.data(), value.nbytes());
+    uploaded.push_back(b);
+    return b;
+  };
+  Conv2dBuffers buffers;
+  buffers.data = upload(group.data);
+  buffers.weight = upload(group.weight);
+  for (const AluStep& s : group.epilogue)
+    if (!s.immediate) buffers.operands.push_back(upload(s.operand));
+  const graph::TensorType& type = graph.node(fused.output).type;
+  auto result = runtime::Tensor::empty(type.shape, type.dtype);
+  TESSEL_CHECK(size_t(group.storedBytes) == result.nbytes() / size_t(std::max<int64_t>(result.numel(), 1)),
+               "node '{}': {} stored bytes per value for a {} result", graph.node(fused.output).name, group.storedBytes,
+               type.dtype.str());
+  std::vector<int8_t> stored(result.nbytes());
+  buffers.output = stream.allocate(stored.size());
+  uploaded.push_back(buffers.output);
+  emitConv2d(stream, Conv2dWorkload::of(graph, group.convolution), tiling, group, buffers);
+  stream.synchronize();
+  stream.copyFromDevice(buffers.output, stored.data(), stored.size());
+  for (const DeviceBuffer& b : uploaded) stream.release(b);
+  if (group.storedBytes == 1) std::memcpy(result.data(), stored.data(), stored.size());
+  else std::memcpy(result.data(), joinBytePlanes(stored).data(), result.nbytes());
+  return result;
 }
 
 }  // namespace tessel::vta

@@ -8,6 +8,7 @@
 /// before anything is emitted.
 #pragma once
 #include <array>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,5 +65,19 @@ void emitConv2d(CommandStream& stream, const Conv2dWorkload& workload, const Con
 
 /// int32 values from their four byte planes, as a group with an int32 result stores them.
 std::vector<int32_t> joinBytePlanes(const std::vector<int8_t>& planes);
+
+/// The rule-based tiling (what runs without a tuning record): whole output rows, one input and
+/// one output block per tile, two load buffer sets, and as many rows as fit the buffers
+/// (the largest divisor of the output height that does); one set when two do not fit even one
+/// row. Error when not even one row fits, naming the reason.
+Conv2dTiling defaultConv2dTiling(const Conv2dWorkload& workload, const PackedConvolution& group, const HardwareConfig& config);
+
+/// Runs one packed convolution group on the device behind `stream` with `tiling`: uploads its
+/// data, weight and operands (`valueOf(node)` gives each one's value), runs it, and returns
+/// its result (`group`'s output node type: int8, or int32 joined from its byte planes). The
+/// device's statistics accumulate.
+runtime::Tensor runConv2dGroup(CommandStream& stream, const graph::Graph& graph, const graph::FusedGroup& fused,
+                               const PackedConvolution& group, const Conv2dTiling& tiling,
+                               const std::function<runtime::Tensor(int node)>& valueOf);
 
 }  // namespace tessel::vta

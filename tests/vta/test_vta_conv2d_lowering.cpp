@@ -2,7 +2,8 @@
 // run on the simulator: every group equals the reference interpreter's value bit for bit under
 // several tilings and execution orders (int32 results through their byte planes), counts
 // exactly its GEMMs (seed 004's 6623232 for the network), and a tiling that does not fit is
-// refused with its reason.
+// refused with its reason; the whole network with its convolutions on the simulator and the
+// rest in the interpreter equals the interpreter alone.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -15,6 +16,7 @@
 #include "graph/passes/GraphPasses.h"
 #include "graph/passes/PassManager.h"
 #include "vta/Conv2dLowering.h"
+#include "vta/NetworkRunner.h"
 
 using namespace tessel;
 using namespace tessel::vta;
@@ -64,35 +66,6 @@ std::vector<Conv2dTiling> candidateTilings(const Conv2dWorkload& w) {
           Conv2dTiling{w.outHeight, w.outWidth, w.inputBlocks, w.outputBlocks}};
 }
 
-/// Runs one group's program with `tiling` on a fresh simulator; its stored output.
-runtime::Tensor runOnSimulator(const graph::Graph& g, const PackedConvolution& group, const Conv2dWorkload& w,
-                               const Conv2dTiling& tiling, const std::map<int, runtime::Tensor>& values, int output,
-                               const SimulatorOptions& options, uint64_t* gemms) {
-  Simulator simulator(HardwareConfig{}, options);
-  CommandStream stream(simulator);
-  auto upload = [&](const runtime::Tensor& t) {
-    DeviceBuffer b = stream.allocate(t.nbytes());
-    stream.copyToDevice(b, t.data(), t.nbytes());
-    return b;
-  };
-  auto valueOf = [&](int id) { return g.node(id).kind == graph::NodeKind::Constant ? g.constant(id) : values.at(id); };
-  Conv2dBuffers buffers;
-  buffers.data = upload(valueOf(group.data));
-  buffers.weight = upload(valueOf(group.weight));
-  for (const AluStep& s : group.epilogue)
-    if (!s.immediate) buffers.operands.push_back(upload(valueOf(s.operand)));
-  auto result = runtime::Tensor::empty(g.node(output).type.shape, g.node(output).type.dtype);
-  std::vector<int8_t> stored(size_t(result.numel() * group.storedBytes));
-  buffers.output = stream.allocate(stored.size());
-  emitConv2d(stream, w, tiling, group, buffers);
-  stream.synchronize();
-  stream.copyFromDevice(buffers.output, stored.data(), stored.size());
-  if (group.storedBytes == 1) std::memcpy(result.data(), stored.data(), stored.size());
-  else std::memcpy(result.data(), joinBytePlanes(stored).data(), result.nbytes());
-  *gemms = simulator.stats().gemmCounter;
-  return result;
-}
-
 /// 32 in the core test (quick under the sanitizers), 224 in test_vta_compile_zoo.
 #ifndef TESSEL_RESNET_IMAGE_SIZE
 #define TESSEL_RESNET_IMAGE_SIZE 32
@@ -135,8 +108,12 @@ TEST(VtaConv2dLowering, Resnet18GroupsMatchTheInterpreterBitForBit) {
         SimulatorOptions order;
         order.order = seed == 0 ? ExecutionOrder::Timed : ExecutionOrder::Random;
         order.seed = seed;
-        uint64_t gemms = 0;
-        runtime::Tensor got = runOnSimulator(g, pc, w, tiling, values, group.output, order, &gemms);
+        Simulator simulator(HardwareConfig{}, order);
+        CommandStream stream(simulator);
+        runtime::Tensor got = runConv2dGroup(stream, g, group, pc, tiling, [&](int id) {
+          return g.node(id).kind == graph::NodeKind::Constant ? g.constant(id) : values.at(id);
+        });
+        uint64_t gemms = simulator.stats().gemmCounter;
         const runtime::Tensor& want = values.at(group.output);
         ASSERT_EQ(want.nbytes(), got.nbytes()) << name;
         EXPECT_EQ(std::memcmp(want.data(), got.data(), got.nbytes()), 0)
@@ -153,6 +130,33 @@ TEST(VtaConv2dLowering, Resnet18GroupsMatchTheInterpreterBitForBit) {
   if (imageSize == 224) {
     EXPECT_EQ(networkGemms, 6623232u);
   }
+}
+
+TEST(VtaNetwork, Resnet18WithItsConvolutionsOnTheSimulatorEqualsTheInterpreter) {
+  graph::registerStandardOps();
+  const int64_t imageSize = TESSEL_RESNET_IMAGE_SIZE;
+  graph::Graph g = packedResnet18(imageSize);
+  auto image = runtime::Tensor::empty({1, 3, imageSize, imageSize}, DataType::float32());
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  for (int64_t i = 0; i < image.numel(); ++i) image.dataAs<float>()[i] = dist(rng);
+  auto want = graph::interpretGraph(g, {{"data", image}});
+  Simulator simulator;
+  CommandStream stream(simulator);
+  auto got = runWithVta(g, {{"data", image}}, stream);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t o = 0; o < got.size(); ++o) {
+    ASSERT_EQ(got[o].nbytes(), want[o].nbytes());
+    EXPECT_EQ(std::memcmp(got[o].data(), want[o].data(), got[o].nbytes()), 0) << "output " << o;
+  }
+  uint64_t gemms = 0;
+  for (const auto& group : graph::fuseOperators(g))
+    if (g.node(group.nodes[0]).op == "conv2d_blocked") gemms += uint64_t(Conv2dWorkload::of(g, group.nodes[0]).gemmCount());
+  EXPECT_EQ(simulator.stats().gemmCounter, gemms);
+  if (imageSize == 224) {
+    EXPECT_EQ(simulator.stats().gemmCounter, 6623232u);
+  }
+  expectContains(errorOf([&] { runWithVta(g, {}, stream); }), "the network needs input 'data'");
 }
 
 /// resnet-18's 56x56, 64 -> 64, 3x3 layer.
