@@ -91,6 +91,32 @@ TEST_F(Quantize, HandCheckedNetworkFollowsTvmsRoundingShiftsAndClips) {
   EXPECT_EQ(q.node(q.findNode("pool")).type.dtype, DataType::int32());
 }
 
+TEST_F(Quantize, ClipBoundsAreDividedByTheScaleAndUnruledOperatorsRunInFloat) {
+  // x -> c0 (skipped) -> c1 (weight 0.75) -> clip(-0.5, 1) -> global average pool: c1 =
+  // [288, -288, 1536, 12192] at 2^-11 (as in the hand-checked network), clipped to
+  // [-1024, 2048] (the bounds divided by 2^-11): [288, -288, 1536, 2048], average 896, times
+  // 2^-11: 0.4375.
+  Graph g;
+  int x = g.addInput("x", {{1, 1, 2, 2}, DataType::float32()});
+  int c1 = conv1x1(g, conv1x1(g, x, 1.0f, "c0"), 0.75f, "c1");
+  int clipped = g.addOp("clip", {c1}, {{"min", -0.5}, {"max", 1.0}}, "clipped");
+  g.markOutput(g.addOp("global_avg_pool2d", {clipped}, Attrs::object(), "pool"));
+  // A second output through an operator without an integer rule: sigmoid of c1, in float on
+  // c1's dequantized values.
+  g.markOutput(g.addOp("sigmoid", {c1}, Attrs::object(), "squashed"));
+  Graph q = quantize(g);
+  const Node& clip = q.node(q.findNode("clipped"));
+  EXPECT_EQ(clip.attrs["min"], -1024.0);
+  EXPECT_EQ(clip.attrs["max"], 2048.0);
+  const Node& squashed = q.node(q.findNode("squashed"));
+  EXPECT_EQ(squashed.type.dtype, DataType::float32());
+  EXPECT_EQ(q.node(squashed.inputs[0]).name, "c1_dequantized");
+  auto out = interpretGraph(q, {{"x", tensorOf({1, 1, 2, 2}, {0.15625f, -0.15625f, 1.0f, 9.0f})}});
+  EXPECT_EQ(out[0].dataAs<float>()[0], 0.4375f);
+  // sigmoid(12192 * 2^-11 = 5.953125).
+  EXPECT_FLOAT_EQ(out[1].dataAs<float>()[3], float(1 / (1 + std::exp(-5.953125))));
+}
+
 TEST_F(Quantize, OptionsChangeWhatIsQuantized) {
   QuantizeOptions all;
   all.skipConvLayers = {};
