@@ -117,6 +117,24 @@ TEST_F(Quantize, ClipBoundsAreDividedByTheScaleAndUnruledOperatorsRunInFloat) {
   EXPECT_FLOAT_EQ(out[1].dataAs<float>()[3], float(1 / (1 + std::exp(-5.953125))));
 }
 
+TEST_F(Quantize, DenseIsQuantizedWhenNotSkipped) {
+  // x = [0.5, -0.25, 1, 2] -> x * 16 = [8, -4, 16, 32]; weight [0.5, 0.25, -0.5, 0.125]:
+  // scale 2^-1 / 128 = 2^-8, values [128 -> 127, 64, -128 -> -127, 32]; the sum 1016 - 256 -
+  // 2032 + 1024 = -248 at 2^-12 is -0.060546875 (float: -0.0625).
+  Graph g;
+  int x = g.addInput("x", {{1, 4}, DataType::float32()});
+  int w = g.addConstant("w", tensorOf({1, 4}, {0.5f, 0.25f, -0.5f, 0.125f}));
+  g.markOutput(g.addOp("dense", {x, w}, Attrs::object(), "fc"));
+  auto input = tensorOf({1, 4}, {0.5f, -0.25f, 1.0f, 2.0f});
+  Graph skipped = quantize(g);  // skip_dense_layer by default
+  EXPECT_EQ(skipped.node(skipped.findNode("fc")).type.dtype, DataType::float32());
+  QuantizeOptions withDense;
+  withDense.skipDense = false;
+  Graph q = quantize(g, withDense);
+  EXPECT_EQ(q.node(q.findNode("fc")).type.dtype, DataType::int32());
+  EXPECT_EQ(interpretGraph(q, {{"x", input}})[0].dataAs<float>()[0], -0.060546875f);
+}
+
 TEST_F(Quantize, OptionsChangeWhatIsQuantized) {
   QuantizeOptions all;
   all.skipConvLayers = {};
