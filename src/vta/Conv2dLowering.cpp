@@ -87,10 +87,14 @@ std::optional<std::string> tilingProblem(const Conv2dWorkload& w, const Conv2dTi
   if (!divides(t.outputBlocks, w.outputBlocks))
     return fmt::format("tile of {} output-channel blocks does not divide the {}", t.outputBlocks, w.outputBlocks);
   if (t.loadBufferSets < 1 || t.loadBufferSets > 4) return fmt::format("{} load buffer sets (1 to 4)", t.loadBufferSets);
+  if (t.accumulatorSets < 1 || t.accumulatorSets > 4)
+    return fmt::format("{} accumulator sets (1 to 4)", t.accumulatorSets);
   for (int64_t p : w.padding)
     if (p > kMaxPadding) return fmt::format("padding of {} exceeds the DMA's {} per side", p, kMaxPadding);
   if (group.storedBytes != 1 && group.storedBytes != 4)
     return fmt::format("{} bytes per stored value (1 or 4)", group.storedBytes);
+  if (group.storedBytes == 4 && t.accumulatorSets != 1)
+    return std::string("an int32 result (stored as byte planes) needs one accumulator set");
   for (const AluStep& s : group.epilogue)
     if (s.perChannel && config.batch() != 1)
       return fmt::format("a per-channel operand needs BATCH 1 (one accumulator element per channel block), BATCH is {}",
@@ -103,7 +107,7 @@ std::optional<std::string> tilingProblem(const Conv2dWorkload& w, const Conv2dTi
   };
   for (const Use& u : {Use{"input", t.loadBufferSets * l.inputElements, config.inputDepth()},
                        Use{"weight", t.loadBufferSets * l.weightElements, config.weightDepth()},
-                       Use{"accumulator", l.accumulatorsUsed, config.accumulatorDepth()},
+                       Use{"accumulator", t.accumulatorSets * l.accumulatorsUsed, config.accumulatorDepth()},
                        Use{"micro-op", t.outputBlocks * t.inputBlocks * w.kernelHeight * w.kernelWidth, config.microOpDepth()}})
     if (u.elements > int64_t(u.depth))
       return fmt::format("the tile needs {} {} buffer elements, the buffer holds {}", u.elements, u.buffer, u.depth);
@@ -135,10 +139,13 @@ class Conv2dEmitter {
 
  private:
   void tile(int64_t nb, int64_t row, int64_t firstBlock, int64_t column, int64_t inputTiles) {
-    // The accumulators are free once the previous tile is stored.
-    if (tile_ > 0) s_.dependencyPop(Stage::Store, Stage::Compute);
+    // This tile's accumulator set is free once the tile `sets` back is stored (the k-th pop
+    // takes the k-th push).
+    int64_t sets = t_.accumulatorSets;
+    acc_ = uint32_t((tile_ % sets) * l_.accumulatorsUsed);
+    if (tile_ >= sets) s_.dependencyPop(Stage::Store, Stage::Compute);
     MicroKernel reset;
-    reset.loop(uint32_t(l_.accumulators), 1, 0).push(0, 0, 0);
+    reset.loop(uint32_t(l_.accumulators), 1, 0).push(acc_, 0, 0);
     s_.gemm(reset, true);
     for (int64_t it = 0; it < inputTiles; ++it) accumulate(nb, row, firstBlock, column, it * t_.inputBlocks);
     epilogue(nb, row, firstBlock, column);
@@ -147,18 +154,19 @@ class Conv2dEmitter {
         // The next byte down, once the store has read this one.
         s_.dependencyPop(Stage::Store, Stage::Compute);
         MicroKernel inPlace;
-        inPlace.loop(uint32_t(l_.accumulators), 1, 0).push(0, 0);
+        inPlace.loop(uint32_t(l_.accumulators), 1, 0).push(acc_, acc_);
         s_.alu(inPlace, AluOpcode::ShiftRight, 8);
       }
       s_.dependencyPush(Stage::Compute, Stage::Store);
       s_.dependencyPop(Stage::Compute, Stage::Store);
       uint64_t planeOffset = uint64_t(plane) * outputElements();
       for (int64_t kb = 0; kb < t_.outputBlocks; ++kb)
-        s_.storeBuffer2D(uint32_t(kb * l_.outputs), b_.output, planeOffset + imageElement(nb, firstBlock + kb, row, column),
+        s_.storeBuffer2D(acc_ + uint32_t(kb * l_.outputs), b_.output, planeOffset + imageElement(nb, firstBlock + kb, row, column),
                          uint32_t(t_.columns), uint32_t(t_.rows), uint32_t(w_.outWidth));
       if (plane + 1 < group_.storedBytes) s_.dependencyPush(Stage::Store, Stage::Compute);
     }
-    if (++tile_ < tiles_) s_.dependencyPush(Stage::Store, Stage::Compute);
+    // A token for the tile that will reuse this set; the last `sets` tiles have none.
+    if (++tile_ + sets <= tiles_) s_.dependencyPush(Stage::Store, Stage::Compute);
   }
 
   uint64_t outputElements() const { return uint64_t(w_.batchBlocks * w_.outputBlocks * w_.outHeight * w_.outWidth); }
@@ -200,7 +208,7 @@ class Conv2dEmitter {
       for (int64_t cb = 0; cb < t_.inputBlocks; ++cb)
         for (int64_t ky = 0; ky < w_.kernelHeight; ++ky)
           for (int64_t kx = 0; kx < w_.kernelWidth; ++kx)
-            conv.push(uint32_t(kb * l_.outputs), inputBase + uint32_t((cb * l_.inputRows + ky) * l_.inputColumns + kx),
+            conv.push(acc_ + uint32_t(kb * l_.outputs), inputBase + uint32_t((cb * l_.inputRows + ky) * l_.inputColumns + kx),
                       weightBase + uint32_t((kb * t_.inputBlocks + cb) * taps + ky * w_.kernelWidth + kx));
     s_.gemm(conv);
     // A token for the load that will reuse this set; the last `sets` GEMMs have none.
@@ -213,22 +221,22 @@ class Conv2dEmitter {
       const AluStep& step = group_.epilogue[k];
       MicroKernel kernel;
       if (step.immediate) {
-        kernel.loop(uint32_t(l_.accumulators), 1, 0).push(0, 0);
+        kernel.loop(uint32_t(l_.accumulators), 1, 0).push(acc_, acc_);
         s_.alu(kernel, step.opcode, *step.immediate);
         continue;
       }
       const DeviceBuffer& buffer = b_.operands.at(operand++);
       auto type = step.operandInt8 ? MemoryType::Accumulator8Bit : MemoryType::Accumulator;
-      uint32_t base = uint32_t(l_.operandBase[k]);
+      uint32_t base = acc_ + uint32_t(l_.operandBase[k]);
       if (step.perChannel) {
         s_.loadBuffer2D(buffer, uint64_t(firstBlock), uint32_t(t_.outputBlocks), 1, uint32_t(t_.outputBlocks), Padding{}, type, base);
         kernel.loop(uint32_t(l_.outputs), 1, 0);
-        for (int64_t kb = 0; kb < t_.outputBlocks; ++kb) kernel.push(uint32_t(kb * l_.outputs), uint32_t(base + kb));
+        for (int64_t kb = 0; kb < t_.outputBlocks; ++kb) kernel.push(acc_ + uint32_t(kb * l_.outputs), uint32_t(base + kb));
       } else {
         for (int64_t kb = 0; kb < t_.outputBlocks; ++kb)
           s_.loadBuffer2D(buffer, imageElement(nb, firstBlock + kb, row, column), uint32_t(t_.columns), uint32_t(t_.rows),
                           uint32_t(w_.outWidth), Padding{}, type, uint32_t(base + kb * l_.outputs));
-        kernel.loop(uint32_t(l_.accumulators), 1, 1).push(0, base);
+        kernel.loop(uint32_t(l_.accumulators), 1, 1).push(acc_, base);
       }
       s_.alu(kernel, step.opcode);
     }
@@ -241,6 +249,7 @@ class Conv2dEmitter {
   const Conv2dBuffers& b_;
   TileLayout l_;
   int64_t tiles_ = 0, loads_ = 0, tile_ = 0, load_ = 0;
+  uint32_t acc_ = 0;  ///< the first accumulator element of the current tile's set
 };
 
 }  // namespace
@@ -272,7 +281,7 @@ Conv2dTiling defaultConv2dTiling(const Conv2dWorkload& workload, const PackedCon
   for (int64_t sets : {2, 1})
     for (int64_t rows = workload.outHeight; rows >= 1; --rows) {
       if (workload.outHeight % rows != 0) continue;
-      Conv2dTiling tiling{rows, workload.outWidth, 1, 1, sets};
+      Conv2dTiling tiling{rows, workload.outWidth, 1, 1, sets, group.storedBytes == 1 ? sets : 1};
       problem = tilingProblem(workload, tiling, group, config);
       if (!problem) return tiling;
     }

@@ -39,9 +39,14 @@ struct Conv2dWorkload {
 struct Conv2dTiling {
   int64_t rows = 1, columns = 1, inputBlocks = 1, outputBlocks = 1;
   /// Sets of input and weight buffers the loads rotate through: with n sets, a load waits
-  /// only for the GEMM n loads back, so loads overlap GEMMs (what TVM's virtual threads buy;
-  /// the accumulator stays one set here). Each set takes its share of the buffers.
+  /// only for the GEMM n loads back, so loads overlap GEMMs. Each set takes its share of the
+  /// buffers.
   int64_t loadBufferSets = 1;
+  /// Sets of accumulators (tile and epilogue operands) the tiles rotate through: with n sets a
+  /// tile waits only for the store of the tile n back, so stores overlap the next tiles'
+  /// compute. Together the two are what TVM's virtual threads buy. One set for an int32
+  /// result (its byte planes are shifted in place between stores).
+  int64_t accumulatorSets = 1;
 };
 
 /// Why `tiling` cannot compute the group on `config`: a tile that does not divide its axis, a
@@ -67,9 +72,10 @@ void emitConv2d(CommandStream& stream, const Conv2dWorkload& workload, const Con
 std::vector<int32_t> joinBytePlanes(const std::vector<int8_t>& planes);
 
 /// The rule-based tiling (what runs without a tuning record): whole output rows, one input and
-/// one output block per tile, two load buffer sets, and as many rows as fit the buffers
-/// (the largest divisor of the output height that does); one set when two do not fit even one
-/// row. Error when not even one row fits, naming the reason.
+/// one output block per tile, two load buffer sets and two accumulator sets (one for an int32
+/// result), and as many rows as fit the buffers (the largest divisor of the output height that
+/// does); one set each when two do not fit even one row. Error when not even one row fits,
+/// naming the reason.
 Conv2dTiling defaultConv2dTiling(const Conv2dWorkload& workload, const PackedConvolution& group, const HardwareConfig& config);
 
 /// Runs one packed convolution group on the device behind `stream` with `tiling`: uploads its

@@ -48,7 +48,8 @@ std::map<int, runtime::Tensor> interpretNodes(graph::Graph g, const std::vector<
 
 /// A few tilings of different shapes: one row at a time, up to four rows with two channel
 /// blocks, half the rows with two channel blocks, everything at once (the larger ones fit only
-/// small layers); the first two also with loads rotating through two and three buffer sets.
+/// small layers); the first two also with loads rotating through two and three buffer sets, the
+/// first also with two load and two accumulator sets (refused for int32 results).
 std::vector<Conv2dTiling> candidateTilings(const Conv2dWorkload& w) {
   auto largestDivisor = [](int64_t n, int64_t atMost) {
     for (int64_t d = std::min(n, atMost); d > 1; --d)
@@ -57,6 +58,7 @@ std::vector<Conv2dTiling> candidateTilings(const Conv2dWorkload& w) {
   };
   return {Conv2dTiling{1, w.outWidth, 1, 1},
           Conv2dTiling{1, w.outWidth, 1, 1, 3},
+          Conv2dTiling{1, w.outWidth, 1, 1, 2, 2},
           Conv2dTiling{largestDivisor(w.outHeight, 4), w.outWidth, largestDivisor(w.inputBlocks, 2),
                        largestDivisor(w.outputBlocks, 2)},
           Conv2dTiling{largestDivisor(w.outHeight, 4), w.outWidth, largestDivisor(w.inputBlocks, 2),
@@ -118,8 +120,8 @@ TEST(VtaConv2dLowering, Resnet18GroupsMatchTheInterpreterBitForBit) {
         ASSERT_EQ(want.nbytes(), got.nbytes()) << name;
         EXPECT_EQ(std::memcmp(want.data(), got.data(), got.nbytes()), 0)
             << name << " with tiles of " << tiling.rows << "x" << tiling.columns << ", " << tiling.inputBlocks << " in, "
-            << tiling.outputBlocks << " out, " << tiling.loadBufferSets << " load sets, order " << int(order.order) << " seed "
-            << order.seed;
+            << tiling.outputBlocks << " out, " << tiling.loadBufferSets << " load sets, " << tiling.accumulatorSets
+            << " accumulator sets, order " << int(order.order) << " seed " << order.seed;
         EXPECT_EQ(gemms, uint64_t(w.gemmCount())) << name;
       }
     }
@@ -170,8 +172,8 @@ Conv2dWorkload layer1Workload() {
 }
 
 /// Cycles of that layer on random data, tiles of 4 rows and one input block (four loads per
-/// tile), with `sets` load buffer sets; its output in `stored`.
-uint64_t layerCycles(int64_t sets, std::vector<int8_t>& stored) {
+/// tile), with `sets` load buffer sets and `accumulatorSets`; its output in `stored`.
+uint64_t layerCycles(int64_t sets, int64_t accumulatorSets, std::vector<int8_t>& stored) {
   Conv2dWorkload w = layer1Workload();
   PackedConvolution group;
   group.storedBytes = 1;
@@ -187,18 +189,20 @@ uint64_t layerCycles(int64_t sets, std::vector<int8_t>& stored) {
   Conv2dBuffers buffers{stream.allocate(data.size()), stream.allocate(weight.size()), stream.allocate(data.size()), {}};
   stream.copyToDevice(buffers.data, data.data(), data.size());
   stream.copyToDevice(buffers.weight, weight.data(), weight.size());
-  emitConv2d(stream, w, Conv2dTiling{4, 56, 1, 1, sets}, group, buffers);
+  emitConv2d(stream, w, Conv2dTiling{4, 56, 1, 1, sets, accumulatorSets}, group, buffers);
   stream.synchronize();
   stored.resize(data.size());
   stream.copyFromDevice(buffers.output, stored.data(), stored.size());
   return simulator.lastRunCycles();
 }
 
-TEST(VtaConv2dLowering, LoadBufferSetsOverlapLoadsWithGemms) {
-  std::vector<int8_t> one, two;
-  uint64_t serial = layerCycles(1, one), overlapped = layerCycles(2, two);
+TEST(VtaConv2dLowering, BufferSetsOverlapLoadsAndStoresWithCompute) {
+  std::vector<int8_t> one, two, twoAndTwo;
+  uint64_t serial = layerCycles(1, 1, one), overlapped = layerCycles(2, 1, two), both = layerCycles(2, 2, twoAndTwo);
   EXPECT_EQ(one, two);
+  EXPECT_EQ(one, twoAndTwo);
   EXPECT_LT(double(overlapped), 0.9 * double(serial)) << serial << " cycles with one set, " << overlapped << " with two";
+  EXPECT_LT(both, overlapped) << "two accumulator sets: " << both << " cycles, one: " << overlapped;
 }
 
 TEST(VtaConv2dLowering, TilesThatDoNotFitAreRefusedWithTheirReason) {
@@ -215,6 +219,10 @@ TEST(VtaConv2dLowering, TilesThatDoNotFitAreRefusedWithTheirReason) {
   expectContains(tilingProblem(w, {8, 56, 2, 1, 3}, group, config).value_or(""),
                  "the tile needs 3480 input buffer elements, the buffer holds 2048");
   expectContains(tilingProblem(w, {8, 56, 1, 1, 5}, group, config).value_or(""), "5 load buffer sets (1 to 4)");
+  expectContains(tilingProblem(w, {28, 56, 1, 1, 1, 2}, group, config).value_or(""),
+                 "the tile needs 3136 accumulator buffer elements, the buffer holds 2048");
+  group.storedBytes = 4;
+  expectContains(tilingProblem(w, {8, 56, 1, 1, 1, 2}, group, config).value_or(""), "needs one accumulator set");
   w.padding = {16, 1, 1, 1};
   expectContains(tilingProblem(w, {8, 56, 1, 1}, group, config).value_or(""), "padding of 16 exceeds the DMA's 15");
 }
