@@ -36,7 +36,7 @@ runtime::Tensor interpretNode(const Graph& graph, int id, const std::function<ru
 }  // namespace
 
 std::vector<runtime::Tensor> runWithVta(const Graph& graph, const std::map<std::string, runtime::Tensor>& inputs,
-                                        CommandStream& stream, const TilingChoice& tilingOf) {
+                                        CommandStream& stream, const TilingChoice& tilingOf, std::vector<VtaGroupRun>* runs) {
   std::vector<std::optional<runtime::Tensor>> values(graph.nodes().size());
   auto valueOf = [&](int id) -> runtime::Tensor {
     if (graph.node(id).kind == NodeKind::Constant) return graph.constant(id);
@@ -60,7 +60,11 @@ std::vector<runtime::Tensor> runWithVta(const Graph& graph, const std::map<std::
       PackedConvolution conv = describePackedConvolution(graph, group);
       Conv2dWorkload workload = Conv2dWorkload::of(graph, conv.convolution);
       Conv2dTiling tiling = tilingOf ? tilingOf(workload, conv) : defaultConv2dTiling(workload, conv, stream.device().config());
+      uint64_t gemmsBefore = stream.device().stats().gemmCounter;
       values[size_t(group.output)] = runConv2dGroup(stream, graph, group, conv, tiling, valueOf);
+      if (runs)
+        runs->push_back({graph.node(group.output).name, workload, tiling, stream.device().lastRunCycles(),
+                         stream.device().stats().gemmCounter - gemmsBefore});
     } catch (const Error& e) {
       throw e.withContext("VTA: the group of node '" + graph.node(group.output).name + "'");
     }

@@ -17,9 +17,20 @@ namespace tessel::vta {
 /// The tiling of one packed convolution group; empty: defaultConv2dTiling.
 using TilingChoice = std::function<Conv2dTiling(const Conv2dWorkload&, const PackedConvolution&)>;
 
-/// The graph's outputs for `inputs` (by input name). Error on a missing or mistyped input, and
-/// from a group the accelerator cannot run (naming its node).
+/// What one packed convolution group cost on the device: the first figures of a per-layer
+/// profile (GEMM-core utilization = gemms / cycles).
+struct VtaGroupRun {
+  std::string name;  ///< the group's output node
+  Conv2dWorkload workload;
+  Conv2dTiling tiling;
+  uint64_t cycles = 0, gemms = 0;
+};
+
+/// The graph's outputs for `inputs` (by input name); each group's run appended to `runs` when
+/// given. Error on a missing or mistyped input, and from a group the accelerator cannot run
+/// (naming its node).
 std::vector<runtime::Tensor> runWithVta(const graph::Graph& graph, const std::map<std::string, runtime::Tensor>& inputs,
-                                        CommandStream& stream, const TilingChoice& tilingOf = {});
+                                        CommandStream& stream, const TilingChoice& tilingOf = {},
+                                        std::vector<VtaGroupRun>* runs = nullptr);
 
 }  // namespace tessel::vta

@@ -145,16 +145,23 @@ TEST(VtaNetwork, Resnet18WithItsConvolutionsOnTheSimulatorEqualsTheInterpreter) 
   auto want = graph::interpretGraph(g, {{"data", image}});
   Simulator simulator;
   CommandStream stream(simulator);
-  auto got = runWithVta(g, {{"data", image}}, stream);
+  std::vector<VtaGroupRun> runs;
+  auto got = runWithVta(g, {{"data", image}}, stream, {}, &runs);
   ASSERT_EQ(got.size(), want.size());
   for (size_t o = 0; o < got.size(); ++o) {
     ASSERT_EQ(got[o].nbytes(), want[o].nbytes());
     EXPECT_EQ(std::memcmp(got[o].data(), want[o].data(), got[o].nbytes()), 0) << "output " << o;
   }
-  uint64_t gemms = 0;
-  for (const auto& group : graph::fuseOperators(g))
-    if (g.node(group.nodes[0]).op == "conv2d_blocked") gemms += uint64_t(Conv2dWorkload::of(g, group.nodes[0]).gemmCount());
+  uint64_t gemms = 0, cycles = 0;
+  ASSERT_EQ(runs.size(), 19u);
+  for (const VtaGroupRun& run : runs) {
+    EXPECT_EQ(run.gemms, uint64_t(run.workload.gemmCount())) << run.name;
+    EXPECT_LE(run.gemms, run.cycles) << run.name;  // one GEMM micro-op a cycle at most
+    gemms += run.gemms;
+    cycles += run.cycles;
+  }
   EXPECT_EQ(simulator.stats().gemmCounter, gemms);
+  EXPECT_EQ(simulator.stats().cycles, cycles);
   if (imageSize == 224) {
     EXPECT_EQ(simulator.stats().gemmCounter, 6623232u);
   }
