@@ -81,8 +81,9 @@ class Quantizer {
     for (size_t i = 0; i < graph_.nodes().size(); ++i) {
       const Node& n = graph_.nodes()[i];
       if (n.kind != NodeKind::Op) continue;
-      // TVM counts conv2d layers as its annotation visits them, which for a graph in
-      // topological order is node order.
+      // TVM counts conv2d layers in the order its annotation visits them (post-order from the
+      // output); node order is a topological order too, and both start with the convolution
+      // nearest the input, the one the usual skip_conv_layers [0] names.
       bool skipped = false;
       if (n.op == "conv2d") {
         skipped = std::count(options_.skipConvLayers.begin(), options_.skipConvLayers.end(), convolutions) > 0;
