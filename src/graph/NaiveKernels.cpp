@@ -110,13 +110,64 @@ std::vector<double> dense(const std::vector<double>& data, const TensorType& dat
   return out;
 }
 
+/// conv2d_blocked: out[bo, k, oy, ox, bi, ki] = sum over the input channel blocks, the filter
+/// window and the channels of a block of data[bo, co, oy * sh - pt + ky, ox * sw - pl + kx, bi, ci]
+/// * weight[k, co, ky, kx, ki, ci].
+std::vector<double> blockedConvolution(const Node& node, const std::vector<double>& data, const TensorType& dataType,
+                                       const std::vector<double>& weight, const TensorType& weightType) {
+  const auto& d = dataType.shape;    // [N / b, C / c, H, W, b, c]
+  const auto& w = weightType.shape;  // [K / o, C / c, KH, KW, o, c]
+  const auto& o = node.type.shape;   // [N / b, K / o, OH, OW, b, o]
+  auto [sh, sw] = pair(node.attrs, "strides", 1);
+  auto pad = padding(node.attrs);
+  int64_t height = d[2], width = d[3], batchBlock = d[4], channelBlock = d[5];
+  int64_t channelBlocks = d[1], kh = w[2], kw = w[3], outBlock = w[4];
+  auto dataAt = [&](int64_t bo, int64_t co, int64_t y, int64_t x, int64_t bi, int64_t ci) {
+    return data[size_t(((((bo * channelBlocks + co) * height + y) * width + x) * batchBlock + bi) * channelBlock + ci)];
+  };
+  auto weightAt = [&](int64_t k, int64_t co, int64_t ky, int64_t kx, int64_t ki, int64_t ci) {
+    return weight[size_t(((((k * channelBlocks + co) * kh + ky) * kw + kx) * outBlock + ki) * channelBlock + ci)];
+  };
+  std::vector<double> out(size_t(o[0] * o[1] * o[2] * o[3] * o[4] * o[5]));
+  size_t at = 0;
+  for (int64_t bo = 0; bo < o[0]; ++bo)
+    for (int64_t k = 0; k < o[1]; ++k)
+      for (int64_t oy = 0; oy < o[2]; ++oy)
+        for (int64_t ox = 0; ox < o[3]; ++ox)
+          for (int64_t bi = 0; bi < o[4]; ++bi)
+            for (int64_t ki = 0; ki < o[5]; ++ki) {
+              double sum = 0;
+              for (int64_t co = 0; co < channelBlocks; ++co)
+                for (int64_t ky = 0; ky < kh; ++ky) {
+                  int64_t y = oy * sh - pad[0] + ky;
+                  if (y < 0 || y >= height) continue;
+                  for (int64_t kx = 0; kx < kw; ++kx) {
+                    int64_t x = ox * sw - pad[1] + kx;
+                    if (x < 0 || x >= width) continue;
+                    for (int64_t ci = 0; ci < channelBlock; ++ci)
+                      sum += dataAt(bo, co, y, x, bi, ci) * weightAt(k, co, ky, kx, ki, ci);
+                  }
+                }
+              out[at++] = sum;
+            }
+  return out;
+}
+
+/// Floats, and 8-bit integers: their products summed in double stay exact (below 2^53) for
+/// any reduction shorter than 2^38 terms, so the int32 accumulation is reproduced exactly.
+bool naiveOperand(DataType t) {
+  return t == DataType::float32() || t == DataType::float64() || t == DataType::int8() || t == DataType::uint8();
+}
+
 }  // namespace
 
 std::optional<std::vector<double>> evaluateNaively(const Node& node, const std::vector<const std::vector<double>*>& inputs,
                                                    const std::vector<TensorType>& inputTypes) {
-  bool floats = node.type.dtype == DataType::float32() || node.type.dtype == DataType::float64();
-  for (const auto& t : inputTypes) floats = floats && (t.dtype == DataType::float32() || t.dtype == DataType::float64());
-  if (!floats || inputs.size() != 2) return std::nullopt;
+  bool supported = inputs.size() == 2;
+  for (const auto& t : inputTypes) supported = supported && naiveOperand(t.dtype);
+  if (!supported) return std::nullopt;
+  if (node.op == "conv2d_blocked" && node.type.shape.size() == 6)
+    return blockedConvolution(node, *inputs[0], inputTypes[0], *inputs[1], inputTypes[1]);
   if ((node.op == "conv2d" || node.op == "depthwise_conv2d") && node.type.shape.size() == 4)
     return convolution(node, *inputs[0], inputTypes[0], *inputs[1], inputTypes[1]);
   if (node.op == "dense" && node.type.shape.size() == 2 && inputTypes[0].shape.size() == 2)

@@ -1,5 +1,6 @@
 /// Naive kernels of the heavy operators for the reference interpreter: conv2d (both layouts,
-/// groups, dilation, padding), depthwise conv2d and dense, as plain loops over doubles. They
+/// groups, dilation, padding), depthwise conv2d, conv2d_blocked and dense, on float or 8-bit
+/// integer operands (int8 inference), as plain loops over doubles. They
 /// are written from the operators' definitions independently of the tensor expressions (so the
 /// interpreter stays an independent oracle), and they make it about a hundred times faster on
 /// whole networks than interpreting those operators' expressions element by element.
@@ -12,7 +13,7 @@
 namespace tessel::graph {
 
 /// The node's output values (row-major) computed naively, or nothing when there is no naive
-/// kernel for it (another operator, integer types): the caller interprets its expression.
+/// kernel for it (another operator, other dtypes): the caller interprets its expression.
 std::optional<std::vector<double>> evaluateNaively(const Node& node, const std::vector<const std::vector<double>*>& inputs,
                                                    const std::vector<TensorType>& inputTypes);
 

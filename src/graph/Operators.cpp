@@ -6,6 +6,7 @@
 #include "ops/BatchNorm.h"
 #include "ops/Broadcast.h"
 #include "ops/Conv2d.h"
+#include "ops/Conv2dBlocked.h"
 #include "ops/Conv2dTranspose.h"
 #include "ops/Dense.h"
 #include "ops/Elementwise.h"
@@ -102,6 +103,8 @@ void registerAll() {
       [](const Inputs& in, const AttrReader& a) { return ops::depthwiseConv2d(in[0], in[1], convAttrs(a)); });
   add("conv2d_packed", F, 2, 2,
       [](const Inputs& in, const AttrReader& a) { return ops::conv2dPacked(in[0], in[1], convAttrs(a)); });
+  add("conv2d_blocked", F, 2, 2,
+      [](const Inputs& in, const AttrReader& a) { return ops::conv2dBlocked(in[0], in[1], convAttrs(a)); });
   add("pack_conv_weight", O, 1, 1,
       [](const Inputs& in, const AttrReader& a) { return ops::packConvWeight(in[0], a.get<int64_t>("block", 32)); });
   add("conv2d_winograd", F, 2, 2, [](const Inputs& in, const AttrReader& a) {
@@ -145,7 +148,8 @@ void registerAll() {
                                                                    {"relu6", ops::relu6},
                                                                    {"sigmoid", ops::sigmoid},
                                                                    {"tanh", ops::tanh},
-                                                                   {"hard_swish", ops::hardSwish}}) {
+                                                                   {"hard_swish", ops::hardSwish},
+                                                                   {"round", ops::round}}) {
     Unary f = fn;
     add(name, E, 1, 1, [f](const Inputs& in, const AttrReader&) { return f(in[0]); });
   }

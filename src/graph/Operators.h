@@ -4,12 +4,14 @@
 ///     groups, layout "NCHW"|"NHWC", out_dtype;   conv2d_transpose: + output_padding
 ///   conv2d_packed (data NHWC, weight packed by pack_conv_weight): as conv2d (one group);
 ///     pack_conv_weight (HWIO weight): block
+///   conv2d_blocked (data NCHW{b}n{c}c, weight OIHW{o}o{i}i, as graph_pack makes them): strides,
+///     padding, out_dtype
 ///   conv2d_winograd (data NHWC, weight transformed by winograd_weight_transform): padding,
 ///     tile_size 2|4, layout "NHWC";   winograd_weight_transform (HWIO 3x3 weight): tile_size
 ///   dense (weight [M, K]), matmul: out_dtype
 ///   bias_add: axis;   batch_norm (data, gamma, beta, mean, var): axis, epsilon
 ///   add, subtract, multiply, divide, maximum, minimum (numpy broadcasting)
-///   relu, relu6, sigmoid, tanh, hard_swish;  clip: min, max;  hard_sigmoid: alpha, beta;
+///   relu, relu6, sigmoid, tanh, hard_swish, round;  clip: min, max;  hard_sigmoid: alpha, beta;
 ///     leaky_relu: alpha
 ///   max_pool2d, avg_pool2d: kernel [2], strides, padding, dilation, ceil_mode,
 ///     count_include_pad, layout;   global_avg_pool2d, global_max_pool2d: layout

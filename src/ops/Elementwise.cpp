@@ -53,6 +53,11 @@ Tensor clip(const Tensor& x, double lo, double hi) {
 
 Tensor relu6(const Tensor& x) { return clip(x, 0, 6); }
 
+Tensor round(const Tensor& x) {
+  checkFloat("round", x);
+  return unary(x, "T_round", [](Expr v) { return ir::call(ir::Intrinsic::Round, {v}); });
+}
+
 Tensor leakyRelu(const Tensor& x, double alpha) {
   checkFloat("leaky_relu", x);
   DataType t = x.dtype();

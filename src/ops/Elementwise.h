@@ -14,6 +14,10 @@ te::Tensor clip(const te::Tensor& x, double lo, double hi);
 te::Tensor relu6(const te::Tensor& x);
 /// x for x >= 0, alpha * x below; float only.
 te::Tensor leakyRelu(const te::Tensor& x, double alpha);
+/// The nearest integer, halfway cases away from zero (C's round; what TVM's `round` compiles
+/// to on the CPU, which its int8 quantization uses: tvm@v0.18.0:src/target/llvm/intrin_rule_llvm.cc);
+/// float only.
+te::Tensor round(const te::Tensor& x);
 /// 1 / (1 + exp(-x)); float only.
 te::Tensor sigmoid(const te::Tensor& x);
 te::Tensor tanh(const te::Tensor& x);

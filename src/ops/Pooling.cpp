@@ -203,7 +203,8 @@ Tensor adaptiveAvgPool2d(const Tensor& data, std::array<int64_t, 2> outputSize, 
 }
 
 Tensor globalAvgPool2d(const Tensor& data, Layout layout) {
-  TESSEL_CHECK(data.dtype().isFloat(), "global_avg_pool2d: needs a float tensor, got {}", data.dtype().str());
+  TESSEL_CHECK(data.dtype().isFloat() || data.dtype().isIntegral(), "global_avg_pool2d: needs a numeric tensor, got {}",
+               data.dtype().str());
   Tensor sum = globalReduce("global_avg_pool2d", data, layout, ir::ReduceOp::Sum, "global_pool_sum", "global_pool_avg");
   auto a = axesOf(layout);
   double count = double(data.shape()[size_t(a.height)] * data.shape()[size_t(a.width)]);

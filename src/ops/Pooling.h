@@ -30,7 +30,9 @@ te::Tensor avgPool2d(const te::Tensor& data, const Pool2dAttrs& attrs);
 /// One reduction over the largest window ("adaptive_pool_sum", tag "adaptive_pool_avg"), the
 /// rows past a shorter window masked out, then the division ("adaptive_pool_avg").
 te::Tensor adaptiveAvgPool2d(const te::Tensor& data, std::array<int64_t, 2> outputSize, Layout layout);
-/// [N, C, H, W] -> [N, C, 1, 1] (NCHW) or [N, H, W, C] -> [N, 1, 1, C] (NHWC).
+/// [N, C, H, W] -> [N, C, 1, 1] (NCHW) or [N, H, W, C] -> [N, 1, 1, C] (NHWC). Integer data
+/// (int8 inference's int32 activations) is summed and divided in its own type, the quotient
+/// truncated toward zero as TVM's integer average pooling does.
 te::Tensor globalAvgPool2d(const te::Tensor& data, Layout layout);
 te::Tensor globalMaxPool2d(const te::Tensor& data, Layout layout);
 

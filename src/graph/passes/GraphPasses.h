@@ -65,9 +65,9 @@ Graph usePackedWeights(const Graph& graph, const PackChoice& blockOf);
 /// reading, through element-wise ops no one else reads, a stride-1 depthwise convolution on an
 /// image of at least 14x14: a separable block whose two convolutions run fastest as one
 /// function. Measured on mobilenet (2-core Zen 5): the pairs at 56x56, 28x28 and 14x14 gain
-/// 3-9%, at 112x112 as fast as apart; at 7x7 the pointwise loops lose their parallel channel blocks (7 rows for 2 threads:
-/// +30%), and after a stride-2 depthwise convolution its strided window costs more than the
-/// round trip through memory saves (+12% at 56x56).
+/// 3-9%, at 112x112 as fast as apart; at 7x7 the pointwise loops lose their parallel channel
+/// blocks (7 rows for 2 threads: +30%), and after a stride-2 depthwise convolution its strided
+/// window costs more than the round trip through memory saves (+12% at 56x56).
 bool separableBlock(const Graph& graph, int id);
 
 /// Marks every separable block's pointwise convolution (attribute fuse_depthwise), so that
@@ -75,6 +75,71 @@ bool separableBlock(const Graph& graph, int id);
 /// computes the depthwise output a register tile's rows at a time inside the pointwise loops,
 /// and it never goes to memory.
 Graph fuseSeparableBlocks(const Graph& graph);
+
+/// The settings of int8 quantization; the defaults are TVM's (QConfig in
+/// tvm@v0.18.0:python/tvm/relay/quantize/quantize.py), which the VTA tutorials use: 8-bit
+/// inputs and weights, int32 activations, calibration by one global scale, weights scaled by
+/// powers of two.
+struct QuantizeOptions {
+  /// Quantized inputs of convolutions cover [-globalScale, globalScale] in steps of
+  /// globalScale / 128. A power of two, so that every requantization is a shift.
+  double globalScale = 8.0;
+  /// conv2d layers, counted from 0 in node order, that stay in float (TVM's skip_conv_layers:
+  /// the first convolution of a network reads the image and runs on the CPU).
+  std::vector<int> skipConvLayers{0};
+  bool skipDense = true;      ///< dense layers stay in float (skip_dense_layer)
+  bool roundForShift = true;  ///< right shifts add half of their divisor first (round_for_shift)
+  /// Error naming the setting that is out of range.
+  void validate() const;
+};
+
+/// int8 quantization as TVM's relay.quantize (annotate, calibrate, realize) with `options`:
+/// conv2d (and dense unless skipped) read int8 data and int8 weights and accumulate in int32;
+/// the real values they read become integers by x * (1 / scale) rounded half away from zero
+/// and clipped to +-127; int32 results are requantized to int8 by adding half, shifting right,
+/// clipping and casting; adds align both operands to the smaller scale by left shifts (a
+/// constant operand, batch norm's bias, is itself quantized to 8 bits first); relu, clip,
+/// max_pool2d and data movement stay in integers; global_avg_pool2d averages int32 and ends
+/// the quantized region. Every other operator, and everything after that region, runs in
+/// float on dequantized inputs (cast to float32 times the scale), as in TVM for operators it
+/// has no rule for. Run it after simplify_inference and fold_scale_axis (TVM's
+/// prerequisite_optimize), so that batch norms are folded into weights and biases.
+Graph quantize(const Graph& graph, const QuantizeOptions& options = {});
+
+/// One end of graph packing's region: the `index`-th operator named `op` in node order (0:
+/// the first), as TVM's start_name / start_name_idx (whose index counts all operators).
+struct OperatorOccurrence {
+  std::string op;
+  int index = 0;
+};
+
+/// "max_pool2d" or "max_pool2d:1" (the second max_pool2d); Error naming the text when it is
+/// malformed or names no registered operator.
+OperatorOccurrence parseOperatorOccurrence(const std::string& text);
+
+/// Where and how graph packing blocks a network; the defaults are the VTA tutorials' region
+/// and the default VTA configuration's blocks (vta::graphPackOptions derives them from a
+/// hardware configuration).
+struct GraphPackOptions {
+  int64_t batchBlock = 1;     ///< b of NCHW{b}n{c}c: VTA's BATCH
+  int64_t channelBlock = 16;  ///< c of NCHW{b}n{c}c and OIHW{c}o{c}i: VTA's BLOCK_IN = BLOCK_OUT
+  OperatorOccurrence start{"max_pool2d", 0};
+  OperatorOccurrence stop{"global_avg_pool2d", 0};
+  void validate() const;
+};
+
+/// Graph packing (TVM's graph_pack): the output of the start operator is packed from NCHW to
+/// NCHW{b}n{c}c ([N / b, C / c, H, W, b, c], channels zero-padded to the block); every
+/// operator after it and before the stop operator that reads packed values computes in the
+/// packed layout: NCHW conv2d becomes conv2d_blocked with its constant OIHW weight packed to
+/// OIHW{c}o{c}i (zero-padded), bias_add along the channels becomes an add of the packed
+/// bias, elementwise operators stay as they are, broadcast operators
+/// pack their other operand (per-channel constants such as biases to [C / c, 1, 1, 1, c],
+/// scalars unchanged, images packed). Values read outside the region (the stop operator,
+/// whose input is brought back as in TVM, and the graph's outputs) are unpacked to NCHW.
+/// Errors name a missing start or stop operator, and an operator in the region that has no
+/// packed form.
+Graph graphPack(const Graph& graph, const GraphPackOptions& options = {});
 
 /// Drops every node no output depends on (inputs stay: they are the module's interface).
 Graph eliminateDeadCode(const Graph& graph);

@@ -25,6 +25,10 @@ const std::vector<GraphPass>& graphPasses() {
        [](const Graph& g) { return usePackedWeights(g, defaultPackChoice()); }},
       {"fuse_separable_blocks", "pointwise convolutions marked to share a function with the depthwise one before them",
        fuseSeparableBlocks},
+      {"quantize", "int8 quantization with TVM's defaults (global scale 8, power-of-two weights, first conv2d and dense in float)",
+       [](const Graph& g) { return quantize(g); }},
+      {"graph_pack", "NCHW1n16c activations and OIHW16o16i weights from max_pool2d to global_avg_pool2d",
+       [](const Graph& g) { return graphPack(g); }},
       {"eliminate_dead_code", "drop nodes no output depends on", eliminateDeadCode},
   };
   return passes;

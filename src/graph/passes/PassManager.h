@@ -24,8 +24,8 @@ struct GraphPass {
 
 /// simplify_inference, fold_constants, fold_scale_axis, convert_layout_nhwc,
 /// convert_layout_nchw, use_winograd (every candidate convolution to F(4x4, 3x3)),
-/// use_packed_weights (every candidate packed by the default block),
-/// eliminate_dead_code.
+/// use_packed_weights (every candidate packed by the default block), quantize (int8 with the
+/// default options), graph_pack (VTA blocks with the default options), eliminate_dead_code.
 const std::vector<GraphPass>& graphPasses();
 /// Error listing the known passes if there is none of that name.
 const GraphPass& lookupGraphPass(const std::string& name);

@@ -1,0 +1,18 @@
+#include "vta/GraphPacking.h"
+
+#include "support/Error.h"
+
+namespace tessel::vta {
+
+graph::GraphPackOptions graphPackOptions(const HardwareConfig& config, const std::string& start, const std::string& stop) {
+  TESSEL_CHECK(config.blockIn() == config.blockOut(), "graph pack: BLOCK_IN {} differs from BLOCK_OUT {}", config.blockIn(),
+               config.blockOut());
+  graph::GraphPackOptions options;
+  options.batchBlock = config.batch();
+  options.channelBlock = config.blockOut();
+  options.start = graph::parseOperatorOccurrence(start);
+  options.stop = graph::parseOperatorOccurrence(stop);
+  return options;
+}
+
+}  // namespace tessel::vta

@@ -1,0 +1,18 @@
+/// What graph packing needs from a VTA hardware configuration: the GEMM core's batch and
+/// channel blocks, with the packed region's start and stop operators as a user names them
+/// (`max_pool2d`, `max_pool2d:1` for the second one).
+#pragma once
+#include <string>
+
+#include "graph/passes/GraphPasses.h"
+#include "vta/HardwareConfig.h"
+
+namespace tessel::vta {
+
+/// Activations in NCHW{BATCH}n{BLOCK_OUT}c, weights in OIHW{BLOCK_OUT}o{BLOCK_IN}i: one channel
+/// block, so BLOCK_IN must equal BLOCK_OUT (every configuration the public repository ships;
+/// Error otherwise). `start` and `stop` as parseOperatorOccurrence reads them.
+graph::GraphPackOptions graphPackOptions(const HardwareConfig& config, const std::string& start = "max_pool2d",
+                                         const std::string& stop = "global_avg_pool2d");
+
+}  // namespace tessel::vta
