@@ -53,6 +53,9 @@ struct AnchorTile {
   bool operator==(const AnchorTile&) const = default;
 };
 
+/// The machine's cores (std::thread::hardware_concurrency, at least 1).
+int64_t defaultKernelThreads();
+
 struct CpuScheduleOptions {
   int vectorBytes = 64;        ///< the vector register width: 64 for AVX-512, 32 for AVX2
   int registerCount = 32;      ///< vector registers (limits the register tile)
@@ -61,6 +64,9 @@ struct CpuScheduleOptions {
   int64_t minParallelElements = 4096;
   /// Outer loops are fused into the parallel loop until it has this many iterations.
   int64_t parallelChunks = 64;
+  /// The kernel threads a partition is made for (the machine's cores): a weights-outer register
+  /// tile keeps one chunk of image rows per thread.
+  int64_t threads = defaultKernelThreads();
   /// When a rule fails, fall back to a simpler schedule (true) or raise the Error (tests).
   bool allowFallback = true;
   /// Set by tuning templates: the anchor's tile (the rest of the function follows the rules).

@@ -466,6 +466,23 @@ TEST(DefaultSchedules, AFusedDepthwiseConvolutionIsComputedPerTileOfThePointwise
   EXPECT_EQ(occurrences(source, "#pragma omp parallel"), 1u) << source;
 }
 
+TEST(DefaultSchedules, WeightsOuterKeepsTheImageRowsSplitAmongTheThreads) {
+  // Output-channel blocks outermost (weights larger than the data): each of 2 threads still
+  // computes whole rows of the image (one chunk of 4 rows), the channel blocks inside it,
+  // because the next layer splits its input by rows.
+  auto x = in({1, 8, 8, 64}, "data"), w = in({3, 3, 64, 256}, "weight"), b = in({1, 1, 1, 256}, "bias");
+  te::ComputeDAG dag({relu(add(conv2d(x, w, convAttrs(Layout::NHWC, {1, 1}, {1, 1, 1, 1})), b))}, {x, w, b});
+  CpuScheduleOptions options;
+  options.allowFallback = false;
+  options.threads = 2;
+  ASSERT_EQ(defaultAnchorTile(dag, options)->weightsOuter, 1);
+  std::string source = codegen::generateCSource({passes::lower(schedule::replay(dag, defaultCpuSchedule(dag, options)), "k")});
+  size_t loop = source.rfind("#pragma omp parallel for");  // the convolution's (the padding's comes first)
+  ASSERT_NE(loop, std::string::npos) << source;
+  std::string header = source.substr(loop, source.find('{', loop) - loop);
+  EXPECT_TRUE(contains(header, "< 0LL + 2LL;")) << header;  // the parallel loop: one chunk per thread
+}
+
 TEST(DefaultSchedules, AFallbackSaysWhichScheduleAndWhy) {
   // One output channel: the register tile has no vector axis to run along.
   auto x = in({1, 6, 6, 8}, "data"), w = in({3, 3, 8, 1}, "weight");
