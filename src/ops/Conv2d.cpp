@@ -22,9 +22,7 @@ struct ConvGeometry {
 
 ConvGeometry checkConv(const std::string& op, const Tensor& data, const Tensor& weight, const Conv2dAttrs& attrs,
                        int64_t kernelHeight, int64_t kernelWidth, int weightRank = 4) {
-  checkRank(op, "data", data, 4);
-  checkRank(op, "weight", weight, weightRank);
-  TESSEL_CHECK(data.dtype() == weight.dtype(), "{}: data is {} but weight is {}", op, data.dtype().str(), weight.dtype().str());
+  checkDataAndWeight(op, data, 4, weight, weightRank);
   TESSEL_CHECK(data.dtype().isFloat() || data.dtype().isIntegral(), "{}: unsupported dtype {}", op, data.dtype().str());
   auto a = axesOf(attrs.layout);
   ConvGeometry g;

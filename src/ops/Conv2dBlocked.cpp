@@ -12,9 +12,7 @@ using te::Var;
 
 Tensor conv2dBlocked(const Tensor& data, const Tensor& weight, const Conv2dAttrs& attrs) {
   const std::string op = "conv2d_blocked";
-  checkRank(op, "data", data, 6);
-  checkRank(op, "weight", weight, 6);
-  TESSEL_CHECK(data.dtype() == weight.dtype(), "{}: data is {} but weight is {}", op, data.dtype().str(), weight.dtype().str());
+  checkDataAndWeight(op, data, 6, weight, 6);
   TESSEL_CHECK(data.dtype().isFloat() || data.dtype().isIntegral(), "{}: unsupported dtype {}", op, data.dtype().str());
   TESSEL_CHECK(attrs.groups == 1, "{}: only one group, got {}", op, attrs.groups);
   TESSEL_CHECK(attrs.dilation[0] == 1 && attrs.dilation[1] == 1, "{}: dilation {}x{} is not supported", op, attrs.dilation[0],

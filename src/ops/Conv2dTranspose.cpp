@@ -12,9 +12,7 @@ using te::Var;
 
 Tensor conv2dTranspose(const Tensor& data, const Tensor& weight, const Conv2dTransposeAttrs& attrs) {
   const std::string op = "conv2d_transpose";
-  checkRank(op, "data", data, 4);
-  checkRank(op, "weight", weight, 4);
-  TESSEL_CHECK(data.dtype() == weight.dtype(), "{}: data is {} but weight is {}", op, data.dtype().str(), weight.dtype().str());
+  checkDataAndWeight(op, data, 4, weight, 4);
   const auto& d = data.shape();
   const auto& w = weight.shape();
   int64_t groups = attrs.groups;

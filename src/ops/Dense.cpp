@@ -11,9 +11,7 @@ using te::Tensor;
 using te::Var;
 
 Tensor dense(const Tensor& data, const Tensor& weight, std::optional<DataType> outDtype) {
-  checkRank("dense", "data", data, 2);
-  checkRank("dense", "weight", weight, 2);
-  TESSEL_CHECK(data.dtype() == weight.dtype(), "dense: data is {} but weight is {}", data.dtype().str(), weight.dtype().str());
+  checkDataAndWeight("dense", data, 2, weight, 2);
   TESSEL_CHECK(data.shape()[1] == weight.shape()[1],
                "dense: reduction mismatch: data {} has {} input features but weight {} ([units, input features]) has {}",
                shapeString(data.shape()), data.shape()[1], shapeString(weight.shape()), weight.shape()[1]);

@@ -844,7 +844,11 @@ std::optional<AnchorTile> defaultAnchorTile(const te::ComputeDAG& dag, const Cpu
 
 std::optional<std::string> findAnchorStage(const te::ComputeDAG& dag) { return findAnchorName(dag); }
 
-int64_t defaultKernelThreads() { return std::max<int64_t>(1, int64_t(std::thread::hardware_concurrency())); }
+int64_t defaultKernelThreads() {
+  // Every CpuScheduleOptions asks (the tuner makes them per config): ask the system once.
+  static const int64_t cores = std::max<int64_t>(1, int64_t(std::thread::hardware_concurrency()));
+  return cores;
+}
 
 std::optional<FusedDepthwise> fusedDepthwiseOf(const te::ComputeDAG& dag) {
   auto anchor = findAnchorName(dag);

@@ -24,6 +24,12 @@ void checkRank(const std::string& op, const std::string& what, const te::Tensor&
   TESSEL_CHECK(t.ndim() == rank, "{}: {} must be {}-D, got shape {}", op, what, rank, shapeString(t.shape()));
 }
 
+void checkDataAndWeight(const std::string& op, const te::Tensor& data, int dataRank, const te::Tensor& weight, int weightRank) {
+  checkRank(op, "data", data, dataRank);
+  checkRank(op, "weight", weight, weightRank);
+  TESSEL_CHECK(data.dtype() == weight.dtype(), "{}: data is {} but weight is {}", op, data.dtype().str(), weight.dtype().str());
+}
+
 std::vector<int64_t> broadcastShape(const std::string& op, const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
   size_t rank = std::max(a.size(), b.size());
   std::vector<int64_t> out(rank);

@@ -16,6 +16,9 @@ std::string shapeString(const std::vector<int64_t>& shape);
 /// Throws unless `t` has `rank` dimensions: "<op>: <what> must be 4-D, got [..]".
 void checkRank(const std::string& op, const std::string& what, const te::Tensor& t, int rank);
 
+/// checkRank for an operator's data and weight, and that both hold the same dtype.
+void checkDataAndWeight(const std::string& op, const te::Tensor& data, int dataRank, const te::Tensor& weight, int weightRank);
+
 /// The numpy broadcast of two shapes (trailing dimensions aligned, equal or 1); throws naming
 /// the op and both shapes when they are incompatible.
 std::vector<int64_t> broadcastShape(const std::string& op, const std::vector<int64_t>& a, const std::vector<int64_t>& b);

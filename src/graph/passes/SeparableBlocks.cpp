@@ -18,12 +18,10 @@ bool isPointwise(const Graph& graph, const Node& n) {
          weight[weight.size() - 4] == 1 && weight[weight.size() - 3] == 1;
 }
 
-}  // namespace
-
-bool separableBlock(const Graph& graph, int id) {
+/// separableBlock with the graph's consumers computed once by the caller.
+bool separableBlockOf(const Graph& graph, int id, const std::vector<std::vector<int>>& consumers) {
   const Node& n = graph.node(id);
   if (n.kind != NodeKind::Op || n.inputs.size() != 2 || !isPointwise(graph, n)) return false;
-  auto consumers = graph.consumers();
   // Back through the depthwise convolution's element-wise epilogue, each step read only here.
   for (int at = n.inputs[0];;) {
     const Node& p = graph.node(at);
@@ -40,13 +38,18 @@ bool separableBlock(const Graph& graph, int id) {
   }
 }
 
+}  // namespace
+
+bool separableBlock(const Graph& graph, int id) { return separableBlockOf(graph, id, graph.consumers()); }
+
 Graph fuseSeparableBlocks(const Graph& graph) {
   GraphRewriter rw(graph);
+  auto consumers = graph.consumers();
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
     int id = int(i);
     const Node& n = graph.node(id);
     if (n.kind != NodeKind::Op) continue;
-    if (!separableBlock(graph, id)) {
+    if (!separableBlockOf(graph, id, consumers)) {
       rw.setMapping(id, rw.copyOp(id));
       continue;
     }
