@@ -260,10 +260,11 @@ class Planner {
   }
 
  private:
-  // Rule 1: inline element-wise and injective stages. Padding read by a convolution stays at
-  // the root: its inner loops read single elements, and a border test on each would cost more
-  // than the copy. Pooling reads whole vectors (or is scalar anyway): inlined, it saves a pass.
-  // Some anchors' padding is inlined though (OpTraits::inlinePaddingByDefault: depthwise).
+  // Rule 1: inline element-wise and injective stages. Padding read by a convolution is inlined
+  // where OpTraits::inlinePaddingByDefault says so (NHWC and depthwise: lowering skips the taps
+  // on the padding); elsewhere (NCHW, whose lanes run along the width, so that the border test
+  // would differ per lane) it stays a padded copy at the root. Pooling reads whole vectors (or
+  // is scalar anyway): inlined, it saves a pass.
   void inlineInjective() {
     for (auto& op : dag.ops()) {
       if (op->isPlaceholder() || dag.isOutput(op->name) || op->reduction()) continue;

@@ -4,8 +4,8 @@
 ///
 /// The rules, in order:
 ///  1. Element-wise and injective stages that are not outputs are inlined into their readers,
-///     except the padding of a convolution (computed once at the root; a depthwise
-///     convolution's is inlined too).
+///     except the padding of an NCHW convolution (computed once at the root; an NHWC or
+///     depthwise convolution's is inlined, and lowering skips the taps on the padding).
 ///  2. The anchor — the convolution, dense or matmul with the most FLOPs — gets a register tile:
 ///     its output is split into [outer loops | tile of T x (vectors x lanes)] with the lanes
 ///     on the axis that is contiguous in memory (output channels in NHWC, output width in

@@ -114,7 +114,11 @@ class Partitioner : public IRMutator {
  public:
   Stmt visitFor(const Stmt& s, const ForNode* n) override {
     auto minC = asConstInt(n->min), extC = asConstInt(n->extent);
-    if (!minC || !extC || n->forKind == ForKind::Vectorized || *extC < 2) return descend(s, n);
+    // A parallel loop stays whole: its pieces would run one after the other, each split among
+    // the threads on its own (a padded convolution's border rows, one row each, would run on
+    // one thread while the others wait). The loops inside it are partitioned instead.
+    if (!minC || !extC || n->forKind == ForKind::Vectorized || n->forKind == ForKind::Parallel || *extC < 2)
+      return descend(s, n);
     // Each partition copies the loop's body up to twice. Around a deep nest (a step list of
     // hundreds of splits) that multiplies the program, and its compile time, by the depth;
     // such a loop keeps its guards instead.
@@ -128,13 +132,23 @@ class Partitioner : public IRMutator {
     safe.lo = std::max(safe.lo, lo);
     safe.hi = std::min(safe.hi, hi);
     std::vector<Stmt> parts;
+    // Inside a boundary range, loops are partitioned once more (a convolution's first kernel
+    // row, at the image's top border, still splits its kernel columns at the side borders),
+    // but no deeper: every level multiplies the code by up to three.
     auto piece = [&](int64_t a, int64_t b, bool main) {
       if (a > b) return;
       Stmt body = parts.empty() ? n->body : FreshAllocations().mutate(n->body);
       Stmt loop = makeFor(n->var, Expr(a), Expr(b - a + 1), n->forKind, body);
       bounds[n->var.node()] = Interval{a, b};
       loop = simplify(loop, bounds);
-      parts.push_back(main ? mutate(loop) : loop);
+      if (main) {
+        loop = mutate(loop);
+      } else if (boundaryDepth < kMaxBoundaryDepth) {
+        ++boundaryDepth;
+        loop = mutate(loop);
+        --boundaryDepth;
+      }
+      parts.push_back(loop);
       bounds.erase(n->var.node());
     };
     piece(lo, safe.lo - 1, false);
@@ -233,6 +247,8 @@ class Partitioner : public IRMutator {
     return it->second;
   }
 
+  static constexpr int kMaxBoundaryDepth = 1;
+  int boundaryDepth = 0;
   VarBounds bounds;
   std::unordered_map<const ExprNode*, GuardForm> guardForms;
   std::vector<Expr> keepAlive;

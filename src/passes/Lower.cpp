@@ -9,10 +9,12 @@ LoweredFunction lower(const schedule::State& state, const std::string& name) {
   LoweredFunction f = schedule::buildLoopNest(state, name);  // loops, attach points, guards, flat reads
   ir::Stmt s = f.body;
   s = ir::simplify(s);          // canonical index arithmetic, provably true guards gone
+  s = guardPaddedTaps(s);       // updates that add a zero-padded read become guarded updates
   s = partitionLoops(s);        // split loops at guard boundaries: a guard-free main body and a tail
   s = ir::simplify(s);
   s = unrollLoops(s);           // explicit unroll annotations and auto_unroll_max_step pragmas
   s = ir::simplify(s);
+  s = hoistInvariantGuards(s);  // a test shared by a whole loop body runs once, before the loop
   s = vectorizeLoops(s);        // vectorized loops become vector expressions (or stay scalar)
   s = ir::simplify(s);          // ramp arithmetic folds into dense ramps
   s = promoteRegisters(s);      // small local buffers with constant indices become variables

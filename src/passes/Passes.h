@@ -5,12 +5,18 @@
 
 namespace tessel::passes {
 
+/// Turns a reduction update that adds a zero-padded read into a guarded update without the
+/// padding test (`if (inside) acc += x * w`), so that partitioning skips the padded taps.
+ir::Stmt guardPaddedTaps(const ir::Stmt& s);
 /// Splits a loop whose body holds guards on its variable into a main range where the guards
 /// provably hold (and are removed by the simplifier) and the remaining ranges.
 ir::Stmt partitionLoops(const ir::Stmt& s);
 /// Replicates the bodies of unrolled loops, and of loops under an auto_unroll_max_step pragma
 /// whose total trip count fits the limit.
 ir::Stmt unrollLoops(const ir::Stmt& s);
+/// Moves a condition that guards every statement of a loop's body, and does not depend on the
+/// loop, in front of the loop.
+ir::Stmt hoistInvariantGuards(const ir::Stmt& s);
 /// Turns vectorized loops of constant extent into vector code (Ramp/Broadcast); a loop whose
 /// body cannot be vectorized stays a scalar loop.
 ir::Stmt vectorizeLoops(const ir::Stmt& s);

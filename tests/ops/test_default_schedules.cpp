@@ -477,10 +477,28 @@ TEST(DefaultSchedules, WeightsOuterKeepsTheImageRowsSplitAmongTheThreads) {
   options.threads = 2;
   ASSERT_EQ(defaultAnchorTile(dag, options)->weightsOuter, 1);
   std::string source = codegen::generateCSource({passes::lower(schedule::replay(dag, defaultCpuSchedule(dag, options)), "k")});
-  size_t loop = source.rfind("#pragma omp parallel for");  // the convolution's (the padding's comes first)
+  size_t loop = source.rfind("#pragma omp parallel for");  // the convolution's (the last one)
   ASSERT_NE(loop, std::string::npos) << source;
   std::string header = source.substr(loop, source.find('{', loop) - loop);
   EXPECT_TRUE(contains(header, "< 0LL + 2LL;")) << header;  // the parallel loop: one chunk per thread
+}
+
+TEST(DefaultSchedules, NhwcConvolutionsReadTheirPaddingInlineAndSkipItsTaps) {
+  // NHWC: no padded copy; lowering turns the border tests into guarded kernel rows, so the
+  // code has no select left. NCHW (lanes along the width) keeps its padded copy.
+  auto x = in({1, 7, 7, 32}, "data"), w = in({3, 3, 32, 64}, "weight");
+  te::ComputeDAG nhwc({conv2d(x, w, convAttrs(Layout::NHWC, {1, 1}, {1, 1, 1, 1}))}, {x, w});
+  CpuScheduleOptions options;
+  options.allowFallback = false;
+  std::string steps = schedule::printSteps(defaultCpuSchedule(nhwc, options));
+  EXPECT_TRUE(contains(steps, "pad_temp.compute_inline()")) << steps;
+  EXPECT_EQ(defaultAnchorTile(nhwc, options)->inlinePadding, 1);
+  std::string source = sourceOf(nhwc);
+  std::string kernel = source.substr(source.find("#pragma omp parallel for"));
+  EXPECT_FALSE(contains(kernel, " ? ")) << kernel;  // the header's helpers have selects of their own
+  auto y = in({1, 32, 7, 7}, "data"), v = in({64, 32, 3, 3}, "weight");
+  te::ComputeDAG nchw({conv2d(y, v, convAttrs(Layout::NCHW, {1, 1}, {1, 1, 1, 1}))}, {y, v});
+  EXPECT_FALSE(contains(schedule::printSteps(defaultCpuSchedule(nchw, options)), "pad_temp.compute_inline()"));
 }
 
 TEST(DefaultSchedules, AFallbackSaysWhichScheduleAndWhy) {

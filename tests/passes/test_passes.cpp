@@ -5,9 +5,12 @@
 #include "ir/Mutator.h"
 #include "ir/Printer.h"
 #include "ir/Simplify.h"
+#include "ops/Conv2d.h"
 #include "ops/Examples.h"
+#include "ops/Schedules.h"
 #include "passes/Lower.h"
 #include "passes/Passes.h"
+#include "schedule/State.h"
 #include "schedule/Steps.h"
 
 using namespace tessel;
@@ -91,9 +94,8 @@ TEST_F(PassTest, PartitionDropsTheGuardFromTheMainRange) {
             "for o in range(4):\n"
             "  for i in range(8):\n"
             "    B[((o*8) + i)] = A[((o*8) + i)]\n"
-            "for i in range(8):\n"
-            "  if (i < 5):\n"
-            "    B[(i + 32)] = A[(i + 32)]\n");
+            "for i in range(5):\n"
+            "  B[(i + 32)] = A[(i + 32)]\n");
 }
 
 TEST_F(PassTest, PartitionHandlesLowerBoundsToo) {
@@ -110,8 +112,9 @@ TEST_F(PassTest, PartitionHandlesLowerBoundsToo) {
   EXPECT_TRUE(isConstInt(mid->min, 1));
   EXPECT_TRUE(isConstInt(mid->extent, 3));
   EXPECT_EQ(count(block->stmts[1]).ifs, 0) << toString(r);
-  EXPECT_EQ(toString(block->stmts[0]), "for i in range(4):\n  if (i >= 3):\n    B[i] = 1f\n");
-  EXPECT_EQ(toString(block->stmts[2]), "for i in range(4):\n  if (i < 2):\n    B[(i + 16)] = 1f\n");
+  // Inside them, the inner loop is partitioned once more: no guard is left at all.
+  EXPECT_EQ(toString(block->stmts[0]), "B[3] = 1f\n");
+  EXPECT_EQ(toString(block->stmts[2]), "for i in range(2):\n  B[(i + 16)] = 1f\n");
 }
 
 TEST_F(PassTest, PartitionDropsATailThatNeverRuns) {
@@ -120,9 +123,7 @@ TEST_F(PassTest, PartitionDropsATailThatNeverRuns) {
   Stmt s = loop(o, 5, loop(i, 4, makeIf((x >= Expr(1)) && (x < Expr(14)), makeStore(out, o * Expr(4) + i, Expr(1.0f)))));
   Stmt r = simplify(partitionLoops(simplify(s)));
   EXPECT_EQ(toString(r),
-            "for i in range(4):\n"
-            "  if (i >= 3):\n"
-            "    B[i] = 1f\n"
+            "B[3] = 1f\n"
             "for o in range(1, 4):\n"
             "  for i in range(4):\n"
             "    B[((o*4) + i)] = 1f\n");
@@ -158,6 +159,110 @@ TEST(LoweredPartition, NonDivisibleSplitHasAGuardFreeVectorMainBody) {
   ASSERT_TRUE(tail.defined()) << toString(body);
   EXPECT_GT(count(tail).ifs, 0);
   EXPECT_EQ(count(tail).rampStores, 0);
+}
+
+TEST_F(PassTest, PartitionGoesOneLevelDeepInsideABoundaryRange) {
+  // o + i + j >= 2 over 3 x 3 x 3: o in [0, 1] is a boundary range; inside it i splits again
+  // (i = 2 is guard-free), but the loop over j inside i in [0, 1] keeps its guard.
+  Stmt s = loop(o, 3, loop(i, 3, loop(j, 3, makeIf(o + i + j >= Expr(2), makeStore(out, o * Expr(9) + i * Expr(3) + j, Expr(1.0f))))));
+  Stmt r = simplify(partitionLoops(simplify(s)));
+  EXPECT_EQ(toString(r),
+            "for o in range(2):\n"
+            "  for i in range(2):\n"
+            "    for j in range(3):\n"
+            "      if (((o + i) + j) >= 2):\n"
+            "        B[(((o*9) + (i*3)) + j)] = 1f\n"
+            "  for j in range(3):\n"
+            "    B[(((o*9) + j) + 6)] = 1f\n"
+            "for i in range(3):\n"
+            "  for j in range(3):\n"
+            "    B[(((i*3) + j) + 18)] = 1f\n");
+}
+
+// ---- padded taps ------------------------------------------------------------------------------
+
+TEST_F(PassTest, PaddedTapBecomesAGuardedUpdate) {
+  // B[0] += (i >= 1 ? A[i - 1] : 0) * A[i]  ->  if (i >= 1) B[0] += A[i - 1] * A[i]
+  Expr padded = ifThenElse(i >= Expr(1), load(in, i - Expr(1)), Expr(0.0f));
+  Stmt s = loop(i, 8, makeStore(out, Expr(0), load(out, Expr(0)) + padded * load(in, i)));
+  Stmt r = guardPaddedTaps(s);
+  EXPECT_EQ(toString(r), "for i in range(8):\n  if (i >= 1):\n    B[0] = (B[0] + (A[(i - 1)]*A[i]))\n");
+  // Partitioned, the first tap is gone and the rest runs without a test.
+  EXPECT_EQ(toString(simplify(partitionLoops(simplify(r)))), "for i in range(1, 8):\n  B[0] = (B[0] + (A[(i - 1)]*A[i]))\n");
+  // The padded read on either side of the product or of the sum, under a cast.
+  Stmt sum = loop(i, 8, makeStore(out, Expr(0), cast(DataType::float32(), padded) + load(out, Expr(0))));
+  EXPECT_EQ(count(guardPaddedTaps(sum)).ifs, 1);
+  Stmt product = loop(i, 8, makeStore(out, Expr(0), load(out, Expr(0)) + load(in, i) * padded));
+  EXPECT_EQ(count(guardPaddedTaps(product)).ifs, 1);
+}
+
+TEST_F(PassTest, OnlyZeroPaddedAccumulationsAreGuarded) {
+  Expr padded = ifThenElse(i >= Expr(1), load(in, i - Expr(1)), Expr(0.0f));
+  // Another padding value (a max pool's -inf, a constant 1) must still be added.
+  Expr one = ifThenElse(i >= Expr(1), load(in, i - Expr(1)), Expr(1.0f));
+  Stmt nonZero = loop(i, 8, makeStore(out, Expr(0), load(out, Expr(0)) + one * load(in, i)));
+  EXPECT_TRUE(guardPaddedTaps(nonZero).sameAs(nonZero));
+  // Not an update of the element it reads: the store must happen even on the padding.
+  Stmt copy = loop(i, 8, makeStore(out, i, load(out, Expr(0)) + padded));
+  EXPECT_TRUE(guardPaddedTaps(copy).sameAs(copy));
+  // A condition that differs between the lanes of a vectorized loop stays a select.
+  Stmt lanes = loop(i, 8, makeStore(out, i, load(out, i) + padded), ForKind::Vectorized);
+  EXPECT_TRUE(guardPaddedTaps(lanes).sameAs(lanes));
+  // A lane-invariant one becomes a guard.
+  Expr rowPadded = ifThenElse(o >= Expr(1), load(in, i), Expr(0.0f));
+  Stmt invariant = loop(o, 2, loop(i, 8, makeStore(out, i, load(out, i) + rowPadded), ForKind::Vectorized));
+  EXPECT_EQ(count(guardPaddedTaps(invariant)).ifs, 1);
+}
+
+TEST_F(PassTest, GuardsSharedByAWholeLoopBodyMoveInFrontOfIt) {
+  // for i { if (o >= 1 && i < 3) B[i] = 1; if (o >= 1) B[i + 8] = 2 }
+  Stmt s = loop(o, 2, loop(i, 4, makeBlock({makeIf((o >= Expr(1)) && (i < Expr(3)), makeStore(out, i, Expr(1.0f))),
+                                            makeIf(o >= Expr(1), makeStore(out, i + Expr(8), Expr(2.0f)))})));
+  EXPECT_EQ(toString(hoistInvariantGuards(s)),
+            "for o in range(2):\n"
+            "  if (o >= 1):\n"
+            "    for i in range(4):\n"
+            "      if (i < 3):\n"
+            "        B[i] = 1f\n"
+            "      B[(i + 8)] = 2f\n");
+  // Not hoisted: a test on the loop's own variable, a test that reads memory, a body with an
+  // unguarded statement.
+  Stmt own = loop(i, 4, makeIf(i < Expr(3), makeStore(out, i, Expr(1.0f))));
+  EXPECT_TRUE(hoistInvariantGuards(own).sameAs(own));
+  Stmt reads = loop(i, 4, makeIf(load(in, Expr(0)) > Expr(0.0f), makeStore(out, i, Expr(1.0f))));
+  EXPECT_TRUE(hoistInvariantGuards(reads).sameAs(reads));
+  Stmt mixed = loop(i, 4, makeBlock({makeIf(o >= Expr(1), makeStore(out, i, Expr(1.0f))), makeStore(out, i + Expr(8), Expr(2.0f))}));
+  EXPECT_TRUE(hoistInvariantGuards(mixed).sameAs(mixed));
+}
+
+TEST(LoweredPaddedTaps, InlinePaddedConvolutionSkipsThePaddingWithoutSelects) {
+  // A 3x3 convolution on a 7x7 image, padding inlined: the lowered code reads no padded value
+  // through a select; the border rows' taps are guarded once per kernel row instead.
+  auto data = te::placeholder({1, 7, 7, 32}, DataType::float32(), "data");
+  auto weight = te::placeholder({2, 3, 3, 32, 16}, DataType::float32(), "weight");
+  ops::Conv2dAttrs attrs;
+  attrs.layout = ops::Layout::NHWC;
+  attrs.padding = {1, 1, 1, 1};
+  te::ComputeDAG dag({ops::conv2dPacked(data, weight, attrs)}, {data, weight});
+  ops::CpuScheduleOptions options;
+  options.allowFallback = false;
+  ops::AnchorTile tile;
+  tile.vectors = 1;
+  tile.rows = 7;
+  tile.inlinePadding = 1;
+  options.anchorTile = tile;
+  Stmt body = lower(schedule::replay(dag, ops::defaultCpuSchedule(dag, options)), "conv").body;
+  struct Selects : IRVisitor {
+    int found = 0;
+    void visit(const Expr& e) override {
+      if (e.defined() && (e.kind() == ExprKind::Select || e.kind() == ExprKind::IfThenElse)) ++found;
+      IRVisitor::visit(e);
+    }
+    using IRVisitor::visit;
+  } selects;
+  selects.visit(body);
+  EXPECT_EQ(selects.found, 0) << toString(body);
+  EXPECT_GT(count(body).ifs, 0) << toString(body);
 }
 
 // ---- unrolling ----------------------------------------------------------------------------
