@@ -85,25 +85,26 @@ constexpr int kMaxLoopsInPartitionedBody = 32;
 
 /// The number of loops in `s`, counting no further than `limit` + 1.
 int loopsWithin(const Stmt& s, int limit) {
-  int count = 0;
-  std::vector<Stmt> pending{s};
-  while (!pending.empty() && count <= limit) {
-    Stmt x = pending.back();
-    pending.pop_back();
-    if (!x.defined()) continue;
-    switch (x.kind()) {
-      case StmtKind::For: ++count; pending.push_back(x.as<ForNode>()->body); break;
-      case StmtKind::Block: for (auto& y : x.as<BlockNode>()->stmts) pending.push_back(y); break;
-      case StmtKind::Allocate: pending.push_back(x.as<AllocateNode>()->body); break;
-      case StmtKind::Pragma: pending.push_back(x.as<PragmaNode>()->body); break;
-      case StmtKind::IfThenElse:
-        pending.push_back(x.as<IfThenElseNode>()->thenCase);
-        pending.push_back(x.as<IfThenElseNode>()->elseCase);
-        break;
-      default: break;
+  if (!s.defined() || limit < 0) return 0;
+  switch (s.kind()) {
+    case StmtKind::For: return 1 + loopsWithin(s.as<ForNode>()->body, limit - 1);
+    case StmtKind::Block: {
+      int count = 0;
+      for (const auto& x : s.as<BlockNode>()->stmts) {
+        count += loopsWithin(x, limit - count);
+        if (count > limit) break;
+      }
+      return count;
     }
+    case StmtKind::Allocate: return loopsWithin(s.as<AllocateNode>()->body, limit);
+    case StmtKind::Pragma: return loopsWithin(s.as<PragmaNode>()->body, limit);
+    case StmtKind::IfThenElse: {
+      auto n = s.as<IfThenElseNode>();
+      int count = loopsWithin(n->thenCase, limit);
+      return count > limit ? count : count + loopsWithin(n->elseCase, limit - count);
+    }
+    default: return 0;
   }
-  return count;
 }
 
 struct SafeRange {

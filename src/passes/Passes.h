@@ -15,7 +15,7 @@ ir::Stmt partitionLoops(const ir::Stmt& s);
 /// whose total trip count fits the limit.
 ir::Stmt unrollLoops(const ir::Stmt& s);
 /// Moves a condition that guards every statement of a loop's body, and does not depend on the
-/// loop, in front of the loop.
+/// loop, in front of the loop; consecutive statements guarded by a shared test get one test.
 ir::Stmt hoistInvariantGuards(const ir::Stmt& s);
 /// Turns vectorized loops of constant extent into vector code (Ramp/Broadcast); a loop whose
 /// body cannot be vectorized stays a scalar loop.

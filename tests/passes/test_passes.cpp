@@ -212,6 +212,11 @@ TEST_F(PassTest, OnlyZeroPaddedAccumulationsAreGuarded) {
   Expr rowPadded = ifThenElse(o >= Expr(1), load(in, i), Expr(0.0f));
   Stmt invariant = loop(o, 2, loop(i, 8, makeStore(out, i, load(out, i) + rowPadded), ForKind::Vectorized));
   EXPECT_EQ(count(guardPaddedTaps(invariant)).ifs, 1);
+  // A condition on unrolled or parallel loops only: no loop to partition, it stays a select.
+  for (ForKind kind : {ForKind::Unrolled, ForKind::Parallel}) {
+    Stmt unrolled = loop(o, 2, loop(i, 8, makeStore(out, i, load(out, i) + rowPadded), ForKind::Vectorized), kind);
+    EXPECT_TRUE(guardPaddedTaps(unrolled).sameAs(unrolled)) << forKindName(kind);
+  }
 }
 
 TEST_F(PassTest, GuardsSharedByAWholeLoopBodyMoveInFrontOfIt) {
@@ -233,6 +238,25 @@ TEST_F(PassTest, GuardsSharedByAWholeLoopBodyMoveInFrontOfIt) {
   EXPECT_TRUE(hoistInvariantGuards(reads).sameAs(reads));
   Stmt mixed = loop(i, 4, makeBlock({makeIf(o >= Expr(1), makeStore(out, i, Expr(1.0f))), makeStore(out, i + Expr(8), Expr(2.0f))}));
   EXPECT_TRUE(hoistInvariantGuards(mixed).sameAs(mixed));
+}
+
+TEST_F(PassTest, ConsecutiveStatementsSharingATestAreGuardedOnce) {
+  // An unrolled window: if (o >= 1 && i >= 1) s0; if (o >= 1) s1; if (o >= 1) s2; then a
+  // statement with another test, then an unguarded one.
+  Stmt s = makeBlock({makeIf((o >= Expr(1)) && (i >= Expr(1)), makeStore(out, Expr(0), Expr(1.0f))),
+                      makeIf(o >= Expr(1), makeStore(out, Expr(1), Expr(1.0f))),
+                      makeIf(o >= Expr(1), makeStore(out, Expr(2), Expr(1.0f))),
+                      makeIf(o < Expr(3), makeStore(out, Expr(3), Expr(1.0f))),
+                      makeStore(out, Expr(4), Expr(1.0f))});
+  EXPECT_EQ(toString(hoistInvariantGuards(s)),
+            "if (o >= 1):\n"
+            "  if (i >= 1):\n"
+            "    B[0] = 1f\n"
+            "  B[1] = 1f\n"
+            "  B[2] = 1f\n"
+            "if (o < 3):\n"
+            "  B[3] = 1f\n"
+            "B[4] = 1f\n");
 }
 
 TEST(LoweredPaddedTaps, InlinePaddedConvolutionSkipsThePaddingWithoutSelects) {
