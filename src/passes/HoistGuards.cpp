@@ -3,8 +3,8 @@
 // the input channels), the test moves in front of the loop, where it runs once instead of
 // once per iteration and per statement:
 //   for i { if (a && b0) s0; if (a && b1) s1 }   ->   if (a) for i { if (b0) s0; if (b1) s1 }
-// Only conditions without memory reads move out of a loop (a read could be out of bounds in
-// a loop that runs zero times). Consecutive statements of a block that share a test (an
+// Only conditions without memory reads move (a read could be out of bounds in a loop that
+// runs zero times, or read what the statements it guards write). Consecutive statements of a block that share a test (an
 // unrolled depthwise window: every tap of one kernel row has the same row test) are
 // guarded by one test:
 //   if (a && b0) s0; if (a) s1; if (a) s2   ->   if (a) { if (b0) s0; s1; s2 }
@@ -86,9 +86,9 @@ class GuardHoister : public IRMutator {
         if (!guard || guard->elseCase.defined()) break;
         std::vector<Expr> mine;
         conjuncts(guard->condition, mine);
-        std::vector<Expr> shared;
+        std::vector<Expr> shared;  // a test that reads memory may read what the run writes
         for (const auto& t : run.empty() ? mine : common)
-          if (sameTerm(mine, t)) shared.push_back(t);
+          if (!readsMemory(t) && sameTerm(mine, t)) shared.push_back(t);
         if (shared.empty()) break;
         run.push_back(guard);
         terms.push_back(std::move(mine));

@@ -145,8 +145,11 @@ class Partitioner : public IRMutator {
       if (main) {
         loop = mutate(loop);
       } else if (boundaryDepth < kMaxBoundaryDepth) {
+        // The loops inside, not this one again: its guards fail somewhere in every boundary
+        // range, and splitting it again would spend the one level on itself.
         ++boundaryDepth;
-        loop = mutate(loop);
+        auto f = loop.as<ForNode>();
+        loop = f && f->var.node() == n->var.node() ? makeFor(f->var, f->min, f->extent, f->forKind, mutate(f->body)) : mutate(loop);
         --boundaryDepth;
       }
       parts.push_back(loop);

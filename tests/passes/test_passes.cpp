@@ -179,6 +179,22 @@ TEST_F(PassTest, PartitionGoesOneLevelDeepInsideABoundaryRange) {
             "    B[(((i*3) + j) + 18)] = 1f\n");
 }
 
+TEST_F(PassTest, PartitionSplitsTheInnerLoopsOfAWideBoundaryRange) {
+  // o + i >= 2 over 4 x 4: the boundary range o in [0, 1] has two iterations; inside it, the
+  // loop over i is split (not o again).
+  Stmt s = loop(o, 4, loop(i, 4, makeIf(o + i >= Expr(2), makeStore(out, o * Expr(4) + i, Expr(1.0f)))));
+  EXPECT_EQ(toString(simplify(partitionLoops(simplify(s)))),
+            "for o in range(2):\n"
+            "  for i in range(2):\n"
+            "    if ((o + i) >= 2):\n"
+            "      B[((o*4) + i)] = 1f\n"
+            "  for i in range(2, 4):\n"
+            "    B[((o*4) + i)] = 1f\n"
+            "for o in range(2, 4):\n"
+            "  for i in range(4):\n"
+            "    B[((o*4) + i)] = 1f\n");
+}
+
 // ---- padded taps ------------------------------------------------------------------------------
 
 TEST_F(PassTest, PaddedTapBecomesAGuardedUpdate) {
@@ -238,6 +254,10 @@ TEST_F(PassTest, GuardsSharedByAWholeLoopBodyMoveInFrontOfIt) {
   EXPECT_TRUE(hoistInvariantGuards(reads).sameAs(reads));
   Stmt mixed = loop(i, 4, makeBlock({makeIf(o >= Expr(1), makeStore(out, i, Expr(1.0f))), makeStore(out, i + Expr(8), Expr(2.0f))}));
   EXPECT_TRUE(hoistInvariantGuards(mixed).sameAs(mixed));
+  // Consecutive statements whose shared test reads what the first writes keep their own tests.
+  Expr positive = load(out, Expr(0)) > Expr(0.0f);
+  Stmt writes = makeBlock({makeIf(positive, makeStore(out, Expr(0), Expr(-1.0f))), makeIf(positive, makeStore(out, Expr(1), Expr(1.0f)))});
+  EXPECT_TRUE(hoistInvariantGuards(writes).sameAs(writes));
 }
 
 TEST_F(PassTest, ConsecutiveStatementsSharingATestAreGuardedOnce) {

@@ -89,7 +89,22 @@ Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, co
   tileR.policy = SplitPolicy::Verbose;
   tileR.maxFactor = 16;
   tileR.include = {{ceilDiv(r, fallbackTile->rows), fallbackTile->rows}};
+  unpruned *= double(splitCandidates(r, tileR).size());
+  // Pruned: tiles that spill the vector registers. A tile holds rows x vectors accumulators
+  // and the `vectors` weight vectors they multiply (the data is broadcast from memory inside
+  // the FMA), so rows x vectors + vectors must fit the register file. Where every vector tile
+  // has the same number of vectors (packed weights: one block), rows is bounded by it.
+  int64_t fixedVectors = 0;
+  for (const auto& option : space->knob("tile_v").options) {
+    int64_t vectors = option.at(1).get<int64_t>();
+    fixedVectors = fixedVectors == 0 || fixedVectors == vectors ? vectors : -1;
+  }
+  if (fixedVectors > 0)
+    tileR.filter = [limit = options.registerCount, fixedVectors](const std::vector<int64_t>& p) {
+      return p[1] * fixedVectors + fixedVectors <= limit;
+    };
   space->defineSplit("tile_r", r, tileR);
+  unpruned /= double(space->knob("tile_r").options.size());
   auto rc = std::find(a.reduceNames.begin(), a.reduceNames.end(), "rc");
   bool hasChannels = rc != a.reduceNames.end();
   if (hasChannels) {
