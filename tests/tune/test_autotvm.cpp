@@ -179,6 +179,22 @@ TEST(CpuTemplates, SpacesLeaveOutWhatCannotWin) {
   EXPECT_TRUE(lanes.count(8)) << awkward->space->str();
 }
 
+TEST(CpuTemplates, PackedRowTilesThatSpillTheRegistersArePruned) {
+  // Packed weights by 32 channels: every tile is 2 vectors of 16 lanes, so a row tile of more
+  // than 15 rows (2 x 15 accumulators + 2 weight vectors = 32 registers) would spill.
+  auto data = te::placeholder({1, 16, 16, 32}, DataType::float32(), "data");
+  auto weight = te::placeholder({2, 3, 3, 32, 32}, DataType::float32(), "weight");
+  ops::Conv2dAttrs attrs;
+  attrs.layout = ops::Layout::NHWC;
+  attrs.padding = {1, 1, 1, 1};
+  auto task = makeCpuTuningTask("t", te::ComputeDAG({ops::conv2dPacked(data, weight, attrs)}, {data, weight}));
+  std::set<int64_t> rows;
+  for (const auto& option : task->space->knob("tile_r").options) rows.insert(option[1].get<int64_t>());
+  EXPECT_TRUE(rows.count(8)) << task->space->str();
+  EXPECT_FALSE(rows.count(16)) << task->space->str();
+  EXPECT_GT(task->unprunedSize, task->space->size());
+}
+
 TEST(CpuTemplates, RandomConfigsLowerOrFailWithAMessage) {
   std::mt19937_64 rng(7);
   for (auto dag : {convBiasRelu(ops::Layout::NHWC), convBiasRelu(ops::Layout::NCHW), depthwise(ops::Layout::NHWC), denseLayer()}) {
