@@ -188,9 +188,9 @@ RecordsChoice chooseByRecords(const PreparedModel& prepared, const tune::History
 }
 
 std::function<std::vector<schedule::StepPtr>(const te::ComputeDAG&)> DefaultSchedules::provider() {
-  return [notes = notes_](const te::ComputeDAG& dag) {
+  return [notes = notes_, options = ops::cpuScheduleOptionsFor(target_)](const te::ComputeDAG& dag) {
     std::string fallback;
-    auto steps = ops::defaultCpuSchedule(dag, {}, nullptr, &fallback);
+    auto steps = ops::defaultCpuSchedule(dag, options, nullptr, &fallback);
     ++notes->kernels;
     if (!fallback.empty())
       notes->fallbacks.push_back(fmt::format("{} ({})", dag.outputNames().empty() ? "?" : dag.outputNames()[0], fallback));

@@ -83,6 +83,8 @@ std::string winogradSummary(const PreparedModel& prepared, const graph::Graph& b
 /// simpler schedule it got instead (a failing rule is reported, never silent).
 class DefaultSchedules {
  public:
+  /// Schedules for `target` (its -num-cores: ops::cpuScheduleOptionsFor).
+  explicit DefaultSchedules(std::string target = "cpu") : target_(std::move(target)) {}
   /// The provider for graph::BuildOptions::schedule (or a records provider's fallback); it
   /// shares state with this object.
   std::function<std::vector<schedule::StepPtr>(const te::ComputeDAG&)> provider();
@@ -95,6 +97,7 @@ class DefaultSchedules {
     int kernels = 0;
     std::vector<std::string> fallbacks;
   };
+  std::string target_;
   std::shared_ptr<Notes> notes_ = std::make_shared<Notes>();
 };
 

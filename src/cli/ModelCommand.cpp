@@ -48,7 +48,7 @@ void compile(const CompileArgs& a) {
   graph::BuildOptions options;
   options.target = a.target;
   options.fuse = !a.noFuse;
-  DefaultSchedules defaults;
+  DefaultSchedules defaults(a.target);
   if (best) options.schedule = best->provider(defaults.provider());
   else if (!a.naive) options.schedule = defaults.provider();
   auto report = graph::buildGraph(g, a.output, options);

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cli/OptionChecks.h"
+#include "codegen/Toolchain.h"
 #include "rpc/DeviceServer.h"
 #include "rpc/RemoteDevice.h"
 #include "rpc/RpcRunner.h"
@@ -187,6 +188,15 @@ void addRunnerOptions(CLI::App* c, RunnerArgs& a) {
   });
 }
 
+/// A tuner's or benchmark's credentials toward the tracker and the devices.
+rpc::RpcSecurity clientSecurity(const RunnerArgs& a) {
+  rpc::RpcSecurity security;
+  security.token = rpc::RpcSecurity::tokenOrEnvironment(a.token);
+  security.tlsCa = a.tlsCa;
+  security.tlsTargetName = a.tlsTargetName;
+  return security;
+}
+
 std::unique_ptr<tune::Runner> makeRunner(const RunnerArgs& a, const tune::LocalRunnerOptions& measure) {
   if (a.runner == "local") return std::make_unique<tune::LocalRunner>(measure);
   TESSEL_CHECK(a.runner == "rpc", "--runner: unknown runner '{}' (local, rpc)", a.runner);
@@ -199,9 +209,7 @@ std::unique_ptr<tune::Runner> makeRunner(const RunnerArgs& a, const tune::LocalR
   o.maxDevices = a.maxDevices;
   o.maxAttempts = a.maxAttempts;
   o.measure = measure;
-  o.security.token = rpc::RpcSecurity::tokenOrEnvironment(a.token);
-  o.security.tlsCa = a.tlsCa;
-  o.security.tlsTargetName = a.tlsTargetName;
+  o.security = clientSecurity(a);
   auto runner = std::make_unique<rpc::RpcRunner>(o);
   int devices = runner->checkDevicesRegistered();
   fmt::print("Measuring on the devices of key '{}' at the tracker {} ({} registered now)\n", o.key, o.tracker, devices);
@@ -210,10 +218,7 @@ std::unique_ptr<tune::Runner> makeRunner(const RunnerArgs& a, const tune::LocalR
 
 void benchmarkOnRemoteDevice(const RunnerArgs& a, const std::string& directory, int number, int repeat,
                              double minRepeatMs) {
-  rpc::RpcSecurity security;
-  security.token = rpc::RpcSecurity::tokenOrEnvironment(a.token);
-  security.tlsCa = a.tlsCa;
-  security.tlsTargetName = a.tlsTargetName;
+  rpc::RpcSecurity security = clientSecurity(a);
   runtime::TimeEvaluatorOptions timing;
   timing.number = number;
   timing.repeat = repeat;
@@ -264,6 +269,18 @@ void addRpcCommands(CLI::App& app) {
   q->add_option("--wait", query->wait, "--hardware: seconds to wait for a free device")->check(numberIn(0.0, 86400.0));
   addSecurityOptions(q, query->security, false, true);
   q->callback([query] { runQuery(*query); });
+}
+
+std::string targetForDevices(const RunnerArgs& a, const std::string& target) {
+  if (a.runner != "rpc" || codegen::targetCores(target) > 0) return target;
+  std::string device;
+  auto info = rpc::queryRemoteHardware(withDefaultPort(a.tracker, 9190), a.key, clientSecurity(a),
+                                       std::chrono::milliseconds(int64_t(a.deviceWait * 1000)), &device);
+  TESSEL_CHECK(info.cores >= 1, "the '{}' device at {} reports {} cores", a.key, device, info.cores);
+  std::string scheduled = fmt::format("{} -num-cores={}", target, info.cores);
+  fmt::print("Devices of key '{}' (asked {}): {}; kernels are scheduled for target '{}'\n", a.key, device, info.toString(),
+             scheduled);
+  return scheduled;
 }
 
 }  // namespace tessel::cli

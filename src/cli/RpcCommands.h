@@ -33,6 +33,11 @@ void addRunnerOptions(CLI::App* command, RunnerArgs& args);
 /// an unknown runner or a missing --key.
 std::unique_ptr<tune::Runner> makeRunner(const RunnerArgs& args, const tune::LocalRunnerOptions& measure);
 
+/// The target the kernels are scheduled for: with `--runner rpc` and no `-num-cores` in
+/// `target`, the target with the cores a free device of the key reports (a schedule's thread
+/// partition is made for the cores the kernels will run on); otherwise `target` itself.
+std::string targetForDevices(const RunnerArgs& args, const std::string& target);
+
 /// `tessel benchmark DIR --runner rpc`: times the compiled module on a free device of the key
 /// and prints the seeds' "Mean inference time (std dev)" line and the device.
 void benchmarkOnRemoteDevice(const RunnerArgs& args, const std::string& directory, int number, int repeat,

@@ -182,6 +182,7 @@ void tune(const TuneArgs& a) {
   }
   // A remote runner checks the tracker and the key here, before any work.
   auto runner = makeRunner(a.runnerArgs, runnerOptions);
+  const std::string target = targetForDevices(a.runnerArgs, a.target);
   std::optional<tune::LoadMonitor> monitor;
   if (local) {
     tune::LoadMonitorOptions m;
@@ -213,7 +214,7 @@ void tune(const TuneArgs& a) {
   for (const auto& [taskGraph, t] : candidates) {
     auto templateName = tune::autotvm::cpuTemplateFor(t.dag);
     if (!templateName || !selectedByOps(*templateName, ops)) continue;
-    auto task = tune::autotvm::makeCpuTuningTask(t.name, t.dag, a.target, *templateName);
+    auto task = tune::autotvm::makeCpuTuningTask(t.name, t.dag, target, *templateName);
     if (cold.measureCold(*taskGraph, t)) {
       auto measure = std::make_shared<tune::MeasureTask>(*task->measure);
       measure->coldCache = true;
@@ -311,10 +312,10 @@ void tune(const TuneArgs& a) {
   std::fflush(stdout);
   TempDir scratch;
   std::string tunedDir = a.output.empty() ? scratch.path() + "/tuned" : a.output;
-  auto best = tune::HistoryBest::fromLog(a.log, a.target);
+  auto best = tune::HistoryBest::fromLog(a.log, target);
   graph::BuildOptions build;
-  build.target = a.target;
-  DefaultSchedules defaults;
+  build.target = target;
+  DefaultSchedules defaults(target);
   build.schedule = best.provider(defaults.provider());
   RecordsChoice chosen = chooseByRecords(prepared, best);
   graph::buildGraph(chosen.graph, tunedDir, build);
@@ -327,8 +328,10 @@ void tune(const TuneArgs& a) {
   fmt::print("Evaluate inference time cost...\n");
   std::fflush(stdout);
   graph::BuildOptions untunedBuild;
-  untunedBuild.target = a.target;
-  untunedBuild.schedule = [](const te::ComputeDAG& dag) { return ops::defaultCpuSchedule(dag); };
+  untunedBuild.target = target;
+  untunedBuild.schedule = [options = ops::cpuScheduleOptionsFor(target)](const te::ComputeDAG& dag) {
+    return ops::defaultCpuSchedule(dag, options);
+  };
   graph::buildGraph(g, scratch.path() + "/untuned", untunedBuild);
   // As many threads as the machine has free cores now (not at the start of the tuning).
   runtime::MachineLoad now = runtime::sampleMachineLoad(std::chrono::milliseconds(150));

@@ -104,7 +104,8 @@ int main(int argc, char** argv) {
     if (lower->parsed() || runOp->parsed()) {
       auto dag = ops::exampleByName(op, parseShape(shape));
       TESSEL_CHECK(!(defaultSchedule && !stepsFile.empty()), "--default-schedule and --steps exclude each other");
-      auto state = defaultSchedule ? schedule::replay(dag, ops::defaultCpuSchedule(dag)) : loadState(dag, stepsFile);
+      auto state = defaultSchedule ? schedule::replay(dag, ops::defaultCpuSchedule(dag, ops::cpuScheduleOptionsFor(target)))
+                                    : loadState(dag, stepsFile);
       auto function = passes::lower(state, op);
       std::string source = codegen::generateCSource({function});
       if (lower->parsed()) {

@@ -139,11 +139,29 @@ CompileOptions compileOptionsForTarget(const std::string& target) {
       options.compiler = word.substr(4);
     } else if (word.rfind("-mtriple=", 0) == 0) {
       applyTriple(word.substr(9), target, options);
+    } else if (word.rfind("-num-cores=", 0) == 0) {
+      targetCores(target);  // checked here too: a build with a bad value fails before any work
     } else {
-      fail("target '{}': unknown option '{}' (known: -mcpu=, -mattr=, -mtriple=, -opt-level=, -cc=)", target, word);
+      fail("target '{}': unknown option '{}' (known: -mcpu=, -mattr=, -mtriple=, -opt-level=, -cc=, -num-cores=)", target,
+           word);
     }
   }
   return options;
+}
+
+int targetCores(const std::string& target) {
+  std::istringstream words(target);
+  std::string word;
+  int cores = 0;
+  while (words >> word) {
+    if (word.rfind("-num-cores=", 0) != 0) continue;
+    std::string value = word.substr(11);
+    bool digits = !value.empty() && value.size() <= 4 && value.find_first_not_of("0123456789") == std::string::npos;
+    TESSEL_CHECK(digits && std::stoi(value) >= 1, "target '{}': -num-cores must be a number of cores from 1 to 9999, got '{}'",
+                 target, value);
+    cores = std::stoi(value);
+  }
+  return cores;
 }
 
 }  // namespace tessel::codegen

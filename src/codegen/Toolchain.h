@@ -31,7 +31,12 @@ void compileSharedLibrary(const std::string& source, const std::string& outputPa
 
 /// Options from a target string's flags: `-mcpu=X` (-march=X), `-mattr=+avx2,...`, `-opt-level=N`
 /// (-ON, default 2), `-cc=clang++`, `-mtriple=aarch64-linux-gnu` (cross-compiles with
-/// aarch64-linux-gnu-gcc for the architecture's baseline; the kernels run on a remote device).
+/// aarch64-linux-gnu-gcc for the architecture's baseline; the kernels run on a remote device),
+/// `-num-cores=N` (read by targetCores, not a compiler flag).
 CompileOptions compileOptionsForTarget(const std::string& target);
+
+/// The cores the kernels are scheduled for, `-num-cores=N` of a CPU target (as TVM's llvm
+/// targets say it); 0 when the target does not say (this machine's). Error for a bad value.
+int targetCores(const std::string& target);
 
 }  // namespace tessel::codegen

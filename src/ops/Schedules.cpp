@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "codegen/Toolchain.h"
 #include "ir/Mutator.h"
 #include "ops/OpTraits.h"
 #include "ir/Simplify.h"
@@ -849,6 +850,12 @@ int64_t defaultKernelThreads() {
   // Every CpuScheduleOptions asks (the tuner makes them per config): ask the system once.
   static const int64_t cores = std::max<int64_t>(1, int64_t(std::thread::hardware_concurrency()));
   return cores;
+}
+
+CpuScheduleOptions cpuScheduleOptionsFor(const std::string& target) {
+  CpuScheduleOptions options;
+  if (int cores = codegen::targetCores(target); cores > 0) options.threads = cores;
+  return options;
 }
 
 std::optional<FusedDepthwise> fusedDepthwiseOf(const te::ComputeDAG& dag) {

@@ -77,6 +77,10 @@ struct CpuScheduleOptions {
   bool checkLowering = true;
 };
 
+/// The options for a target string: the kernel threads a partition is made for are its
+/// `-num-cores=N` when it says (a remote device's cores), else this machine's.
+CpuScheduleOptions cpuScheduleOptionsFor(const std::string& target);
+
 /// The default schedule's steps; `finalState`, when given, receives the state they replay to
 /// (the schedule is recorded on one, so a caller that needs it saves the replay). When a rule
 /// fails and a simpler schedule is used instead, `fallback` (if given) receives which schedule

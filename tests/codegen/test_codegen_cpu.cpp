@@ -161,6 +161,14 @@ TEST(CodegenCpu, TargetOptions) {
   EXPECT_NE(errorOf([] { codegen::compileOptionsForTarget("cpu -opt-level=5"); }).find("-opt-level must be 0, 1, 2 or 3"),
             std::string::npos);
   EXPECT_NE(errorOf([] { codegen::compileOptionsForTarget("cpu -fast"); }).find("unknown option '-fast'"), std::string::npos);
+  // -num-cores: what the schedules are made for, not a compiler flag.
+  EXPECT_EQ(codegen::compileOptionsForTarget("cpu -num-cores=16").flags, (std::vector<std::string>{"-O2", "-march=native"}));
+  EXPECT_EQ(codegen::targetCores("cpu -num-cores=16 -mcpu=native"), 16);
+  EXPECT_EQ(codegen::targetCores("cpu"), 0);
+  for (const char* bad : {"cpu -num-cores=0", "cpu -num-cores=", "cpu -num-cores=-2", "cpu -num-cores=99999", "cpu -num-cores=4x"})
+    EXPECT_NE(errorOf([&] { codegen::compileOptionsForTarget(bad); }).find("-num-cores must be a number of cores from 1 to 9999"),
+              std::string::npos)
+        << bad;
 }
 
 }  // namespace

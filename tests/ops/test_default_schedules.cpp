@@ -501,6 +501,19 @@ TEST(DefaultSchedules, NhwcConvolutionsReadTheirPaddingInlineAndSkipItsTaps) {
   EXPECT_FALSE(contains(schedule::printSteps(defaultCpuSchedule(nchw, options)), "pad_temp.compute_inline()"));
 }
 
+TEST(DefaultSchedules, TheTargetsCoresDecideTheRowPartition) {
+  // A remote device's cores (`-num-cores`), not this machine's: 4 chunks of 2 rows.
+  auto x = in({1, 8, 8, 64}, "data"), w = in({3, 3, 64, 256}, "weight");
+  te::ComputeDAG dag({conv2d(x, w, convAttrs(Layout::NHWC, {1, 1}, {1, 1, 1, 1}))}, {x, w});
+  CpuScheduleOptions options = cpuScheduleOptionsFor("cpu -num-cores=4");
+  EXPECT_EQ(options.threads, 4);
+  EXPECT_EQ(cpuScheduleOptionsFor("cpu -mcpu=native").threads, defaultKernelThreads());
+  options.allowFallback = false;
+  schedule::State state;
+  defaultCpuSchedule(dag, options, &state);
+  EXPECT_TRUE(contains(state.toString(), "parallel nn@yy.0 (0,4)")) << state.toString();
+}
+
 TEST(DefaultSchedules, AFallbackSaysWhichScheduleAndWhy) {
   // One output channel: the register tile has no vector axis to run along.
   auto x = in({1, 6, 6, 8}, "data"), w = in({3, 3, 8, 1}, "weight");

@@ -39,10 +39,15 @@ TEST(RpcTuneCli, TunesThroughTheTrackerOnThreeServers) {
       tuneCommand(log, {"--runner", "rpc", "--key", "tune3", "--tracker", c.trackerAddress(), "-o", module}), o);
   ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
   expectContains(r.output, "Progress: (6/6)");
+  // Schedules are made for the devices' cores (their row partition), which they report.
+  expectContains(r.output, "kernels are scheduled for target 'cpu -num-cores=");
   auto records = tune::readRecords(log);
   ASSERT_EQ(records.records.size(), 7u);  // six trials and the confirmation's decision
   EXPECT_TRUE(records.records.back().result.confirmed);
-  for (const auto& record : records.records) EXPECT_TRUE(record.ok()) << record.result.errorMessage;
+  for (const auto& record : records.records) {
+    EXPECT_TRUE(record.ok()) << record.result.errorMessage;
+    EXPECT_EQ(record.target.rfind("cpu -num-cores=", 0), 0u) << record.target;
+  }
   int serversUsed = 0;
   for (int i = 0; i < 3; ++i) serversUsed += c.server(i).output().find("closed by its client") != std::string::npos;
   EXPECT_GE(serversUsed, 2) << "the batches spread over the servers";

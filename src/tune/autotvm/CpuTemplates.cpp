@@ -217,7 +217,7 @@ TuningTaskPtr makeCpuTuningTask(const std::string& name, const te::ComputeDAG& d
                                 const std::string& templateName) {
   std::string chosen = templateName.empty() ? cpuTemplateFor(dag).value_or("") : templateName;
   TESSEL_CHECK(!chosen.empty(), "task '{}': no CPU template applies (templates: {})", name, fmt::join(cpuTemplateNames(), ", "));
-  ops::CpuScheduleOptions options;
+  ops::CpuScheduleOptions options = ops::cpuScheduleOptionsFor(target);
   AnchorInfo anchor = describeAnchor(dag, options);
   TESSEL_CHECK(!anchor.traits->cpuTemplate.empty() && anchor.traits->cpuTemplate == chosen,
                "task '{}': template '{}' does not fit its anchor '{}' ({}); known templates: {}", name, chosen, anchor.stage,
