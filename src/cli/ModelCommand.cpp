@@ -2,6 +2,7 @@
 
 #include "cli/ModelArgs.h"
 #include "cli/OptionChecks.h"
+#include "cli/VtaFlow.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -29,12 +30,20 @@ struct CompileArgs : ModelArgs {
 };
 
 void listTasks(const ModelArgs& a) {
+  if (isVtaTarget(a.target)) {
+    fmt::print("Extract tasks...\n{}", vta::formatConv2dPackedTasks(prepareVtaNetwork(a).tasks));
+    return;
+  }
   checkCpuTarget(a.target);
   auto tasks = graph::extractTasks(preparedModel(a));
   fmt::print("Extract tasks...\n{}", graph::formatTasks(tasks));
 }
 
 void compile(const CompileArgs& a) {
+  if (isVtaTarget(a.target)) {
+    TESSEL_CHECK(!a.naive && !a.noFuse, "--naive and --no-fuse apply to CPU targets");
+    return compileVta(a, a.output, a.records);
+  }
   checkCpuTarget(a.target);
   prepareOutputDirectory(a.output, "--output");
   TESSEL_CHECK(a.records.empty() || !a.naive, "--records and --naive exclude each other");

@@ -1,0 +1,216 @@
+#include "cli/VtaFlow.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <random>
+
+#include "graph/GraphParams.h"
+#include "support/Error.h"
+#include "support/Files.h"
+#include "tune/RecordLog.h"
+#include "tune/RecordQueries.h"
+#include "tune/autotvm/TuneTask.h"
+#include "vta/GraphPacking.h"
+#include "vta/VtaMeasurement.h"
+#include "vta/VtaProfile.h"
+
+namespace tessel::cli {
+
+VtaNetwork prepareVtaNetwork(const ModelArgs& model) {
+  TESSEL_CHECK(model.targetHost.rfind("cpu", 0) == 0 || model.targetHost.rfind("llvm", 0) == 0,
+               "--target-host '{}': the operators VTA does not run go to a CPU target", model.targetHost);
+  VtaNetwork network;
+  if (!model.vtaConfig.empty()) network.config = vta::HardwareConfig::fromFile(model.vtaConfig);
+  network.packed = vta::prepareForVta(loadModel(model), network.config, model.vtaPackStart, model.vtaPackStop);
+  network.tasks = vta::extractConv2dPackedTasks(network.packed, network.config);
+  return network;
+}
+
+namespace {
+
+/// The first input of the packed network filled with seeded values in [-2, 2).
+runtime::Tensor sampleImage(const graph::Graph& graph, uint32_t seed) {
+  const graph::TensorType& type = graph.node(graph.inputIds().at(0)).type;
+  auto image = runtime::Tensor::empty(type.shape, type.dtype);
+  TESSEL_CHECK(type.dtype == DataType::float32(), "the network's input '{}' is {}, not float32",
+               graph.node(graph.inputIds()[0]).name, type.dtype.str());
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  for (int64_t i = 0; i < image.numel(); ++i) image.dataAs<float>()[i] = dist(rng);
+  return image;
+}
+
+}  // namespace
+
+void tuneVta(const ModelArgs& model, const VtaTuneOptions& o) {
+  TESSEL_CHECK(!o.log.empty(), "--log is required: every trial is written there");
+  tune::autotvm::checkTunerName(o.tuner);
+  checkWritableFilePath(o.log, "--log");
+  tune::LocalRunnerOptions measure;
+  measure.number = o.number;
+  measure.repeat = o.repeat;
+  measure.timeoutSeconds = o.timeout;
+  measure.workerPath = vta::findVtaWorker();  // a local run measures on this machine's simulator
+  auto runner = makeRunner(o.runner, measure);
+
+  fmt::print("Extract tasks...\n");
+  VtaNetwork network = prepareVtaNetwork(model);
+  fmt::print("{}", vta::formatConv2dPackedTasks(network.tasks));
+  std::vector<const vta::VtaConv2dTask*> chosen;
+  for (const vta::VtaConv2dTask& t : network.tasks) chosen.push_back(&t);
+  if (!o.onlyTasks.empty()) {
+    chosen.clear();
+    for (size_t n : o.onlyTasks) {
+      TESSEL_CHECK(n >= 1 && n <= network.tasks.size(), "--tasks: there is no task {} (the network has {})", n, network.tasks.size());
+      chosen.push_back(&network.tasks[n - 1]);
+    }
+  }
+  std::vector<tune::TuningRecord> earlier;
+  if (o.resume && std::filesystem::exists(o.log)) earlier = tune::readRecords(o.log).records;
+
+  vta::VtaBuilder builder;
+  for (const vta::VtaConv2dTask& t : network.tasks) builder.addProblem(t.task->measure->workloadKey, t.problem);
+  tune::RecordLogWriter log(o.log);
+  fmt::print("Tuning...\n");
+  std::fflush(stdout);
+  int64_t trials = 0, errors = 0;
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    const tune::autotvm::TuningTaskPtr& task = chosen[i]->task;
+    std::vector<tune::autotvm::Trial> resumed;
+    for (const auto& r : tune::recordsOfTask(earlier, task->measure->workloadKey, task->measure->target))
+      if (r.config && r.config->index >= 0 && uint64_t(r.config->index) < task->space->size())
+        resumed.push_back({uint64_t(r.config->index), r.ok() ? task->flops / r.cost() : 0.0});
+    auto tuner = tune::autotvm::makeTuner(o.tuner, task, o.seed + i);
+    tune::autotvm::TuneTaskOptions t;
+    t.nTrial = o.nTrial;
+    t.earlyStopping = o.earlyStopping;
+    t.batchSize = o.batchSize;
+    t.confirmTop = 0;  // modelled time is exact: nothing to confirm by measuring again
+    t.progressPrefix = fmt::format("[Task {:>2}/{:>2}] ", i + 1, chosen.size());
+    t.liveProgress = isatty(fileno(stdout));
+    auto result = tune::autotvm::tuneTask(
+        task, *tuner, builder, *runner, t, resumed,
+        [&](const tune::autotvm::ConfigEntity& config, const tune::MeasureInput& input, const tune::MeasureResult& r) {
+          tune::RecordConfig rc{int64_t(config.index()), config.toJson()["entity"]};
+          log.append(tune::makeRecord(input, r, task->templateName, nlohmann::json{{"task", task->name}}, rc));
+        });
+    trials += result.trials;
+    errors += result.errors;
+  }
+  fmt::print("Tuned {} tasks: {} trials ({} refused or failed); log: {}\n", chosen.size(), trials, errors, o.log);
+  if (o.noEvaluate) return;
+  fmt::print("Compile...\n");
+  fmt::print("Upload...\n");
+  fmt::print("Evaluate inference time cost...\n");
+  std::fflush(stdout);
+  runVtaNetwork(network, o.log, sampleImage(network.packed, 0));
+}
+
+std::vector<runtime::Tensor> runVtaNetwork(const VtaNetwork& network, const std::string& recordsLog, const runtime::Tensor& image,
+                                           bool profile) {
+  std::vector<tune::TuningRecord> records;
+  if (!recordsLog.empty()) records = tune::readRecords(recordsLog).records;
+  tune::HistoryBest best(records, "vta");
+  std::vector<std::string> notes;
+  vta::TilingChoice tilings = vta::tilingsFromRecords(best, network.tasks, network.config, &notes);
+  vta::Simulator simulator(network.config);
+  vta::CommandStream stream(simulator);
+  std::vector<vta::VtaGroupRun> runs;
+  const std::string input = network.packed.node(network.packed.inputIds().at(0)).name;
+  std::vector<runtime::Tensor> outputs = vta::runWithVta(network.packed, {{input, image}}, stream, tilings, &runs);
+  int fromRecords = 0;
+  for (const std::string& n : notes) fromRecords += n.find(": record") != std::string::npos;
+  fmt::print("{} packed convolution groups on VTA: {} with a tuned tiling, {} with the default\n", runs.size(), fromRecords,
+             runs.size() - size_t(fromRecords));
+  uint64_t cycles = 0;
+  for (const vta::VtaGroupRun& r : runs) cycles += r.cycles;
+  if (profile) fmt::print("\n{}", vta::formatVtaProfile(runs, simulator.options().timing));
+  fmt::print("\nExecution statistics:\n{}", simulator.stats().format());
+  double ms = simulator.options().timing.seconds(cycles) * 1e3;
+  fmt::print("Mean inference time (std dev): {:.2f} ms ({:.2f} ms)\n", ms, 0.0);
+  fmt::print("(modelled accelerator time: {} cycles at {} MHz; the host's operators ran in the reference interpreter and are not "
+             "counted)\n",
+             cycles, simulator.options().timing.clockMegahertz);
+  return outputs;
+}
+
+namespace {
+
+constexpr const char* kModuleFile = "vta_module.json";
+
+}  // namespace
+
+void compileVta(const ModelArgs& model, const std::string& output, const std::string& records) {
+  prepareOutputDirectory(output, "--output");
+  std::vector<tune::TuningRecord> chosen;
+  VtaNetwork network = prepareVtaNetwork(model);  // checks every option before anything is written
+  if (!records.empty()) {
+    tune::HistoryBest best(tune::readRecords(records).records, "vta");
+    for (const vta::VtaConv2dTask& t : network.tasks)
+      if (const tune::TuningRecord* r = best.find(t.task->measure->workloadKey)) chosen.push_back(*r);
+  }
+  nlohmann::json module = {{"format", "tessel-vta-module"},
+                           {"version", 1},
+                           {"model", model.model},
+                           {"batch", model.batch},
+                           {"layout", model.layout},
+                           {"target_host", model.targetHost},
+                           {"vta_pack_start", model.vtaPackStart},
+                           {"vta_pack_stop", model.vtaPackStop},
+                           {"config", network.config.toJson()}};
+  writeFile(output + "/" + kModuleFile, module.dump(2) + "\n");
+  graph::saveGraphParams(loadModel(model), output + "/params.bin");
+  std::string lines;
+  for (const tune::TuningRecord& r : chosen) lines += tune::recordToLine(r) + "\n";
+  writeFile(output + "/records.log", lines);
+  fmt::print("compiled {} for VTA ({}) into {}: {} packed convolution groups in {} tasks, {} with a tuned record{}\n", model.model,
+             network.config.modelName(), output, [&] {
+               size_t groups = 0;
+               for (const auto& t : network.tasks) groups += t.groups.size();
+               return groups;
+             }(),
+             network.tasks.size(), chosen.size(), records.empty() ? "" : " from " + records);
+}
+
+bool isVtaModule(const std::string& directory) { return std::filesystem::exists(directory + "/" + kModuleFile); }
+
+std::vector<runtime::Tensor> runVtaModule(const std::string& directory, const runtime::Tensor* image, uint32_t seed, bool profile) {
+  const std::string path = directory + "/" + kModuleFile;
+  nlohmann::json module;
+  try {
+    module = nlohmann::json::parse(readFile(path));
+    TESSEL_CHECK(module.value("format", "") == "tessel-vta-module" && module.value("version", 0) == 1,
+                 "not a tessel-vta-module of version 1");
+  } catch (const std::exception& e) {
+    fail("{}: {}", path, e.what());
+  }
+  ModelArgs model;
+  model.target = "vta";
+  model.model = module.at("model").get<std::string>();
+  model.batch = module.at("batch").get<int64_t>();
+  model.layout = module.at("layout").get<std::string>();
+  model.targetHost = module.at("target_host").get<std::string>();
+  model.vtaPackStart = module.at("vta_pack_start").get<std::string>();
+  model.vtaPackStop = module.at("vta_pack_stop").get<std::string>();
+  graph::Graph g = loadModel(model);
+  graph::loadGraphParams(g, directory + "/params.bin");
+  VtaNetwork network;
+  network.config = vta::HardwareConfig::fromJson(module.at("config"));
+  network.packed = vta::prepareForVta(g, network.config, model.vtaPackStart, model.vtaPackStop);
+  network.tasks = vta::extractConv2dPackedTasks(network.packed, network.config);
+  runtime::Tensor input;
+  if (image) {
+    input = *image;
+  } else {
+    const graph::TensorType& type = network.packed.node(network.packed.inputIds().at(0)).type;
+    input = runtime::Tensor::empty(type.shape, type.dtype);
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+    for (int64_t i = 0; i < input.numel(); ++i) input.dataAs<float>()[i] = uniform(rng);
+  }
+  return runVtaNetwork(network, directory + "/records.log", input, profile);
+}
+
+}  // namespace tessel::cli
