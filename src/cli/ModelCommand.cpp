@@ -26,7 +26,7 @@ namespace {
 /// compile's own options beside the shared ones.
 struct CompileArgs : ModelArgs {
   std::string output, records;
-  bool noFuse = false, naive = false;
+  bool noFuse = false, naive = false, noShippedRecords = false;
 };
 
 void listTasks(const ModelArgs& a) {
@@ -42,7 +42,7 @@ void listTasks(const ModelArgs& a) {
 void compile(const CompileArgs& a) {
   if (isVtaTarget(a.target)) {
     TESSEL_CHECK(!a.naive && !a.noFuse, "--naive and --no-fuse apply to CPU targets");
-    return compileVta(a, a.output, a.records);
+    return compileVta(a, a.output, a.records, !a.noShippedRecords);
   }
   checkCpuTarget(a.target);
   prepareOutputDirectory(a.output, "--output");
@@ -104,6 +104,9 @@ void addModelCommands(CLI::App& app) {
   compileCommand->add_option("--records", compileArgs->records,
                              "a records log (tessel tune --log): each kernel takes the best record of its workload that "
                              "replays (apply-history-best), the others the default schedule; says which and why");
+  compileCommand->add_flag("--no-shipped-records", compileArgs->noShippedRecords,
+                           "--target vta: tasks without records of --records take the default tiling, not tessel's shipped "
+                           "records");
   compileCommand->add_option("--params", compileArgs->params,
                               "a params file (tessel params) with the network's weights, for the same --layout; default: "
                               "random weights");

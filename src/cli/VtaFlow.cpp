@@ -14,16 +14,28 @@
 #include "tune/autotvm/TuneTask.h"
 #include "vta/GraphPacking.h"
 #include "vta/VtaMeasurement.h"
+#include "vta/ShippedRecords.h"
 #include "vta/VtaProfile.h"
 
 namespace tessel::cli {
+
+namespace {
+
+/// The network with --params' weights when given.
+graph::Graph loadModelWithParams(const ModelArgs& model) {
+  graph::Graph g = loadModel(model);
+  if (!model.params.empty()) graph::loadGraphParams(g, model.params);
+  return g;
+}
+
+}  // namespace
 
 VtaNetwork prepareVtaNetwork(const ModelArgs& model) {
   TESSEL_CHECK(model.targetHost.rfind("cpu", 0) == 0 || model.targetHost.rfind("llvm", 0) == 0,
                "--target-host '{}': the operators VTA does not run go to a CPU target", model.targetHost);
   VtaNetwork network;
   if (!model.vtaConfig.empty()) network.config = vta::HardwareConfig::fromFile(model.vtaConfig);
-  network.packed = vta::prepareForVta(loadModel(model), network.config, model.vtaPackStart, model.vtaPackStop);
+  network.packed = vta::prepareForVta(loadModelWithParams(model), network.config, model.vtaPackStart, model.vtaPackStop);
   network.tasks = vta::extractConv2dPackedTasks(network.packed, network.config);
   return network;
 }
@@ -105,13 +117,17 @@ void tuneVta(const ModelArgs& model, const VtaTuneOptions& o) {
   fmt::print("Upload...\n");
   fmt::print("Evaluate inference time cost...\n");
   std::fflush(stdout);
-  runVtaNetwork(network, o.log, sampleImage(network.packed, 0));
+  runVtaNetwork(network, o.log, true, sampleImage(network.packed, 0));
 }
 
-std::vector<runtime::Tensor> runVtaNetwork(const VtaNetwork& network, const std::string& recordsLog, const runtime::Tensor& image,
-                                           bool profile) {
+std::vector<runtime::Tensor> runVtaNetwork(const VtaNetwork& network, const std::string& recordsLog, bool shipped,
+                                           const runtime::Tensor& image, bool profile) {
   std::vector<tune::TuningRecord> records;
   if (!recordsLog.empty()) records = tune::readRecords(recordsLog).records;
+  int added = 0;
+  if (shipped) records = vta::withShippedRecords(std::move(records), network.tasks, network.config, &added);
+  if (added > 0) fmt::print("tessel's shipped records for {} applied to {} task{} without records of their own\n",
+                            network.config.modelName(), added, added == 1 ? "" : "s");
   tune::HistoryBest best(records, "vta");
   std::vector<std::string> notes;
   vta::TilingChoice tilings = vta::tilingsFromRecords(best, network.tasks, network.config, &notes);
@@ -142,15 +158,17 @@ constexpr const char* kModuleFile = "vta_module.json";
 
 }  // namespace
 
-void compileVta(const ModelArgs& model, const std::string& output, const std::string& records) {
+void compileVta(const ModelArgs& model, const std::string& output, const std::string& records, bool shipped) {
   prepareOutputDirectory(output, "--output");
   std::vector<tune::TuningRecord> chosen;
   VtaNetwork network = prepareVtaNetwork(model);  // checks every option before anything is written
-  if (!records.empty()) {
-    tune::HistoryBest best(tune::readRecords(records).records, "vta");
-    for (const vta::VtaConv2dTask& t : network.tasks)
-      if (const tune::TuningRecord* r = best.find(t.task->measure->workloadKey)) chosen.push_back(*r);
-  }
+  std::vector<tune::TuningRecord> given;
+  if (!records.empty()) given = tune::readRecords(records).records;
+  int added = 0;
+  if (shipped) given = vta::withShippedRecords(std::move(given), network.tasks, network.config, &added);
+  tune::HistoryBest best(given, "vta");
+  for (const vta::VtaConv2dTask& t : network.tasks)
+    if (const tune::TuningRecord* r = best.find(t.task->measure->workloadKey)) chosen.push_back(*r);
   nlohmann::json module = {{"format", "tessel-vta-module"},
                            {"version", 1},
                            {"model", model.model},
@@ -161,17 +179,16 @@ void compileVta(const ModelArgs& model, const std::string& output, const std::st
                            {"vta_pack_stop", model.vtaPackStop},
                            {"config", network.config.toJson()}};
   writeFile(output + "/" + kModuleFile, module.dump(2) + "\n");
-  graph::saveGraphParams(loadModel(model), output + "/params.bin");
+  graph::saveGraphParams(loadModelWithParams(model), output + "/params.bin");
   std::string lines;
   for (const tune::TuningRecord& r : chosen) lines += tune::recordToLine(r) + "\n";
   writeFile(output + "/records.log", lines);
-  fmt::print("compiled {} for VTA ({}) into {}: {} packed convolution groups in {} tasks, {} with a tuned record{}\n", model.model,
-             network.config.modelName(), output, [&] {
-               size_t groups = 0;
-               for (const auto& t : network.tasks) groups += t.groups.size();
-               return groups;
-             }(),
-             network.tasks.size(), chosen.size(), records.empty() ? "" : " from " + records);
+  size_t groups = 0;
+  for (const auto& t : network.tasks) groups += t.groups.size();
+  fmt::print("compiled {} for VTA ({}) into {}: {} packed convolution groups in {} tasks, {} with a tuned record ({} from {}, {} "
+             "shipped with tessel)\n",
+             model.model, network.config.modelName(), output, groups, network.tasks.size(), chosen.size(), chosen.size() - size_t(added),
+             records.empty() ? "no log" : records, added);
 }
 
 bool isVtaModule(const std::string& directory) { return std::filesystem::exists(directory + "/" + kModuleFile); }
@@ -210,7 +227,8 @@ std::vector<runtime::Tensor> runVtaModule(const std::string& directory, const ru
     std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
     for (int64_t i = 0; i < input.numel(); ++i) input.dataAs<float>()[i] = uniform(rng);
   }
-  return runVtaNetwork(network, directory + "/records.log", input, profile);
+  // The module's records.log already holds the shipped records it was compiled with.
+  return runVtaNetwork(network, directory + "/records.log", false, input, profile);
 }
 
 }  // namespace tessel::cli

@@ -46,19 +46,21 @@ struct VtaTuneOptions {
 void tuneVta(const ModelArgs& model, const VtaTuneOptions& options);
 
 /// Runs the prepared network once on the simulator with the tilings of `recordsLog`'s best
-/// records (empty: the default tilings) on `image` (NCHW float32), printing the records' use,
+/// records (empty: none), and where they have none and `shipped`, tessel's shipped records
+/// (vta/ShippedRecords.h), else the default tilings, on `image` (NCHW float32), printing the records' use,
 /// the simulator's statistics as seed 004 prints them and the modelled time; returns the
 /// network's outputs. `profile` adds a line per packed group (see printVtaProfile).
-std::vector<runtime::Tensor> runVtaNetwork(const VtaNetwork& network, const std::string& recordsLog, const runtime::Tensor& image,
-                                           bool profile = false);
+std::vector<runtime::Tensor> runVtaNetwork(const VtaNetwork& network, const std::string& recordsLog, bool shipped,
+                                           const runtime::Tensor& image, bool profile = false);
 
 /// `tessel compile --target vta -o DIR [--records LOG]`: a VTA module directory —
 /// vta_module.json (the network, batch, layout, hardware configuration and packing region),
 /// params.bin (the network's weights) and records.log (the best record of each task, when
-/// records are given). `tessel run DIR` prepares the network from it again and runs it on the
+/// records are given; with `shipped`, tessel's shipped records for the tasks they do not
+/// cover, else the default tilings there). `tessel run DIR` prepares the network from it again and runs it on the
 /// simulator; the tilings are chosen from records.log then, as at compile time. A compiled
 /// host side (the CPU operators as compiled functions) is not built yet.
-void compileVta(const ModelArgs& model, const std::string& output, const std::string& records);
+void compileVta(const ModelArgs& model, const std::string& output, const std::string& records, bool shipped = true);
 
 /// Whether DIR is a VTA module directory (has vta_module.json).
 bool isVtaModule(const std::string& directory);

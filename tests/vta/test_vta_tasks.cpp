@@ -9,6 +9,8 @@
 #include "graph/ModelZoo.h"
 #include "graph/Operators.h"
 #include "vta/GraphPacking.h"
+#include "vta/ShippedRecords.h"
+#include "vta/VtaMeasurement.h"
 #include "vta/VtaTasks.h"
 
 using namespace tessel;
@@ -52,4 +54,35 @@ TEST(VtaTasks, APackingRegionThatIsNotThereIsRefused) {
   graph::Graph model = graph::buildModel("resnet-18", small);
   testsupport::expectContains(testsupport::errorOf([&] { prepareForVta(model, HardwareConfig{}, "max_pool2d:1"); }), "max_pool2d");
   testsupport::expectContains(testsupport::errorOf([&] { prepareForVta(model, HardwareConfig{}, "max_pool2d", "nope"); }), "nope");
+}
+
+// The shipped records are current: each replays to a tiling of its task that fits, and its cost
+// is what the cycle model gives that program now (a change to the emitter or the cycle model
+// that makes them stale fails here: rerun bench_vta_tasks --records).
+TEST(VtaTasks, ShippedRecordsCoverResnet18AndAreCurrent) {
+  graph::registerStandardOps();
+  graph::Graph packed = prepareForVta(graph::buildModel("resnet-18", {}), HardwareConfig{});
+  auto tasks = extractConv2dPackedTasks(packed, HardwareConfig{});
+  int added = 0;
+  auto records = withShippedRecords({}, tasks, HardwareConfig{}, &added);
+  EXPECT_EQ(added, 10);
+  ASSERT_EQ(records.size(), 10u);
+  for (const auto& task : tasks) {
+    const tune::TuningRecord* record = nullptr;
+    for (const auto& r : records)
+      if (r.task.workloadKey == task.task->measure->workloadKey) record = &r;
+    ASSERT_NE(record, nullptr) << task.task->name;
+    Conv2dTiling tiling = conv2dTilingOfSteps(task.problem, record->steps);
+    EXPECT_FALSE(tilingProblem(task.problem.workload, tiling, task.problem.group, task.problem.config));
+    Simulator simulator;
+    conv2dPackedProgram(task.problem, tiling).runOn(simulator);
+    EXPECT_DOUBLE_EQ(record->cost(), simulator.lastRunSeconds()) << task.task->name;
+  }
+  // Records of the user's cover their tasks: only the others are added.
+  auto userFirst = withShippedRecords({records[0]}, tasks, HardwareConfig{}, &added);
+  EXPECT_EQ(added, 9);
+  EXPECT_EQ(userFirst.size(), 10u);
+  HardwareConfig other;
+  other.logAccumulatorBufferSize -= 1;
+  EXPECT_TRUE(shippedRecords(other).empty());
 }
