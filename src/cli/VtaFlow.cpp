@@ -193,42 +193,49 @@ void compileVta(const ModelArgs& model, const std::string& output, const std::st
 
 bool isVtaModule(const std::string& directory) { return std::filesystem::exists(directory + "/" + kModuleFile); }
 
-std::vector<runtime::Tensor> runVtaModule(const std::string& directory, const runtime::Tensor* image, uint32_t seed, bool profile) {
+std::vector<int64_t> VtaModule::inputShape() const { return network.packed.node(network.packed.inputIds().at(0)).type.shape; }
+
+VtaModule loadVtaModule(const std::string& directory) {
   const std::string path = directory + "/" + kModuleFile;
   nlohmann::json module;
+  ModelArgs model;
   try {
     module = nlohmann::json::parse(readFile(path));
     TESSEL_CHECK(module.value("format", "") == "tessel-vta-module" && module.value("version", 0) == 1,
                  "not a tessel-vta-module of version 1");
+    model.target = "vta";
+    model.model = module.at("model").get<std::string>();
+    model.batch = module.at("batch").get<int64_t>();
+    model.layout = module.at("layout").get<std::string>();
+    model.targetHost = module.at("target_host").get<std::string>();
+    model.vtaPackStart = module.at("vta_pack_start").get<std::string>();
+    model.vtaPackStop = module.at("vta_pack_stop").get<std::string>();
   } catch (const std::exception& e) {
     fail("{}: {}", path, e.what());
   }
-  ModelArgs model;
-  model.target = "vta";
-  model.model = module.at("model").get<std::string>();
-  model.batch = module.at("batch").get<int64_t>();
-  model.layout = module.at("layout").get<std::string>();
-  model.targetHost = module.at("target_host").get<std::string>();
-  model.vtaPackStart = module.at("vta_pack_start").get<std::string>();
-  model.vtaPackStop = module.at("vta_pack_stop").get<std::string>();
   graph::Graph g = loadModel(model);
   graph::loadGraphParams(g, directory + "/params.bin");
-  VtaNetwork network;
-  network.config = vta::HardwareConfig::fromJson(module.at("config"));
-  network.packed = vta::prepareForVta(g, network.config, model.vtaPackStart, model.vtaPackStop);
-  network.tasks = vta::extractConv2dPackedTasks(network.packed, network.config);
+  VtaModule loaded;
+  loaded.network.config = vta::HardwareConfig::fromJson(module.at("config"));
+  loaded.network.packed = vta::prepareForVta(g, loaded.network.config, model.vtaPackStart, model.vtaPackStop);
+  loaded.network.tasks = vta::extractConv2dPackedTasks(loaded.network.packed, loaded.network.config);
+  loaded.records = directory + "/records.log";
+  return loaded;
+}
+
+std::vector<runtime::Tensor> runVtaModule(const std::string& directory, const runtime::Tensor* image, uint32_t seed, bool profile) {
+  VtaModule module = loadVtaModule(directory);
   runtime::Tensor input;
   if (image) {
     input = *image;
   } else {
-    const graph::TensorType& type = network.packed.node(network.packed.inputIds().at(0)).type;
-    input = runtime::Tensor::empty(type.shape, type.dtype);
+    input = runtime::Tensor::empty(module.inputShape(), DataType::float32());
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
     for (int64_t i = 0; i < input.numel(); ++i) input.dataAs<float>()[i] = uniform(rng);
   }
   // The module's records.log already holds the shipped records it was compiled with.
-  return runVtaNetwork(network, directory + "/records.log", false, input, profile);
+  return runVtaNetwork(module.network, module.records, false, input, profile);
 }
 
 }  // namespace tessel::cli

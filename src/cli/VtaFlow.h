@@ -65,6 +65,16 @@ void compileVta(const ModelArgs& model, const std::string& output, const std::st
 /// Whether DIR is a VTA module directory (has vta_module.json).
 bool isVtaModule(const std::string& directory);
 
+/// A VTA module directory read back: the network prepared again with its weights and
+/// configuration, and its records.log (which holds the shipped records it was compiled with).
+struct VtaModule {
+  VtaNetwork network;
+  std::string records;
+  std::vector<int64_t> inputShape() const;
+};
+/// Error naming vta_module.json when it is not one.
+VtaModule loadVtaModule(const std::string& directory);
+
 /// `tessel run DIR` of a VTA module: the network on `image` (NCHW float32; null: seeded random
 /// values in [0, 1)), printed as runVtaNetwork prints it; returns the outputs.
 std::vector<runtime::Tensor> runVtaModule(const std::string& directory, const runtime::Tensor* image, uint32_t seed, bool profile);

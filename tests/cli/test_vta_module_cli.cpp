@@ -77,6 +77,13 @@ TEST(VtaModuleCli, Seed004OnTheSimulatorIsBitExactWithTheCpuInt8Reference) {
   runtime::Tensor tunedOut = runtime::loadNpy(dir.path() + "/tuned.npy");
   EXPECT_EQ(0, std::memcmp(tunedOut.data(), want.data(), want.nbytes()));
 
+  // tessel classify on the simulator: seed 004's statistics, then the classes.
+  ASSERT_TRUE(runSubprocess({"convert", "-size", "64x48", "plasma:fractal", dir.path() + "/cat.png"}).ok());
+  auto classified = runTessel({"classify", dir.path() + "/tuned", dir.path() + "/cat.png"});
+  ASSERT_TRUE(classified.ok()) << classified.output;
+  expectContains(classified.output, "\tgemm_counter    :          6623232\n");
+  expectContains(classified.output, "resized to the module's input [1, 3, 224, 224]; top-5");
+
   // A damaged module file is refused, naming the file.
   writeFile(dir.path() + "/module/vta_module.json", "{\"format\": \"something else\"}");
   auto broken = runTessel({"run", dir.path() + "/module"});
