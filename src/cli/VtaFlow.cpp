@@ -199,6 +199,7 @@ VtaModule loadVtaModule(const std::string& directory) {
   const std::string path = directory + "/" + kModuleFile;
   nlohmann::json module;
   ModelArgs model;
+  VtaModule loaded;
   try {
     module = nlohmann::json::parse(readFile(path));
     TESSEL_CHECK(module.value("format", "") == "tessel-vta-module" && module.value("version", 0) == 1,
@@ -210,13 +211,12 @@ VtaModule loadVtaModule(const std::string& directory) {
     model.targetHost = module.at("target_host").get<std::string>();
     model.vtaPackStart = module.at("vta_pack_start").get<std::string>();
     model.vtaPackStop = module.at("vta_pack_stop").get<std::string>();
+    loaded.network.config = vta::HardwareConfig::fromJson(module.at("config"));
   } catch (const std::exception& e) {
     fail("{}: {}", path, e.what());
   }
   graph::Graph g = loadModel(model);
   graph::loadGraphParams(g, directory + "/params.bin");
-  VtaModule loaded;
-  loaded.network.config = vta::HardwareConfig::fromJson(module.at("config"));
   loaded.network.packed = vta::prepareForVta(g, loaded.network.config, model.vtaPackStart, model.vtaPackStop);
   loaded.network.tasks = vta::extractConv2dPackedTasks(loaded.network.packed, loaded.network.config);
   loaded.records = directory + "/records.log";
