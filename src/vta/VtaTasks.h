@@ -27,7 +27,8 @@ std::string formatConv2dPackedTasks(const std::vector<VtaConv2dTask>& tasks);
 /// record of its shape's task in `records` (its steps read back by conv2dTilingOfSteps), else
 /// the rule-based default; also the default where the record's tiling does not fit the group
 /// itself (an epilogue with more operands than the task's). Each choice is appended to `notes`
-/// when given: "NODE: record (config 12, 23.1 GFLOPS)" or "NODE: default (why)".
+/// when given: "SHAPE: record (config 12, 23.1 GFLOPS)" or "SHAPE: default (why)". The function
+/// refers to `records`, `tasks` and `notes`: they must outlive it.
 TilingChoice tilingsFromRecords(const tune::HistoryBest& records, const std::vector<VtaConv2dTask>& tasks,
                                 const HardwareConfig& config, std::vector<std::string>* notes = nullptr);
 
