@@ -82,7 +82,7 @@ void classify(const ClassifyOptions& o) {
     // On the VTA simulator: its statistics first, as seed 004 prints them before the prediction.
     VtaModule module = loadVtaModule(o.module);
     inputShape = module.inputShape();
-    out = runVtaNetwork(module.network, module.records, false, imageTensor(image, inputShape, n)).at(0);
+    out = runVtaModule(module, imageTensor(image, inputShape, n)).at(0);
   } else {
     auto executor = runtime::GraphExecutor::load(o.module);
     TESSEL_CHECK(executor.numInputs() >= 1, "{}: the module has no input", o.module);

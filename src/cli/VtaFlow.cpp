@@ -3,10 +3,16 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <random>
 
+#include "graph/Build.h"
 #include "graph/GraphParams.h"
+#include "runtime/GraphExecutor.h"
+#include "runtime/MachineLoad.h"
+#include "support/TempDir.h"
 #include "support/Error.h"
 #include "support/Files.h"
 #include "tune/RecordLog.h"
@@ -114,47 +120,28 @@ void tuneVta(const ModelArgs& model, const VtaTuneOptions& o) {
   fmt::print("Tuned {} tasks: {} trials ({} refused or failed); log: {}\n", chosen.size(), trials, errors, o.log);
   if (o.noEvaluate) return;
   fmt::print("Compile...\n");
+  std::fflush(stdout);
+  TempDir scratch("tessel-vta-module");
+  compileVta(model, scratch.path() + "/module", o.log);
   fmt::print("Upload...\n");
+  VtaModule module = loadVtaModule(scratch.path() + "/module");
   fmt::print("Evaluate inference time cost...\n");
   std::fflush(stdout);
-  runVtaNetwork(network, o.log, true, sampleImage(network.packed, 0));
-}
-
-std::vector<runtime::Tensor> runVtaNetwork(const VtaNetwork& network, const std::string& recordsLog, bool shipped,
-                                           const runtime::Tensor& image, bool profile) {
-  std::vector<tune::TuningRecord> records;
-  if (!recordsLog.empty()) records = tune::readRecords(recordsLog).records;
-  int added = 0;
-  if (shipped) records = vta::withShippedRecords(std::move(records), network.tasks, network.config, &added);
-  if (added > 0) fmt::print("tessel's shipped records for {} applied to {} task{} without records of their own\n",
-                            network.config.modelName(), added, added == 1 ? "" : "s");
-  tune::HistoryBest best(records, "vta");
-  std::vector<std::string> notes;
-  vta::TilingChoice tilings = vta::tilingsFromRecords(best, network.tasks, network.config, &notes);
-  vta::Simulator simulator(network.config);
-  vta::CommandStream stream(simulator);
-  std::vector<vta::VtaGroupRun> runs;
-  const std::string input = network.packed.node(network.packed.inputIds().at(0)).name;
-  std::vector<runtime::Tensor> outputs = vta::runWithVta(network.packed, {{input, image}}, stream, tilings, &runs);
-  int fromRecords = 0;
-  for (const std::string& n : notes) fromRecords += n.find(": record") != std::string::npos;
-  fmt::print("{} packed convolution groups on VTA: {} with a tuned tiling, {} with the default\n", runs.size(), fromRecords,
-             runs.size() - size_t(fromRecords));
-  uint64_t cycles = 0;
-  for (const vta::VtaGroupRun& r : runs) cycles += r.cycles;
-  if (profile) fmt::print("\n{}", vta::formatVtaProfile(runs, simulator.options().timing));
-  fmt::print("\nExecution statistics:\n{}", simulator.stats().format());
-  double ms = simulator.options().timing.seconds(cycles) * 1e3;
-  fmt::print("Mean inference time (std dev): {:.2f} ms ({:.2f} ms)\n", ms, 0.0);
-  fmt::print("(modelled accelerator time: {} cycles at {} MHz; the host's operators ran in the reference interpreter and are not "
-             "counted)\n",
-             cycles, simulator.options().timing.clockMegahertz);
-  return outputs;
+  runVtaModule(module, sampleImage(network.packed, 0), false);
 }
 
 namespace {
 
 constexpr const char* kModuleFile = "vta_module.json";
+/// The network's own weights, from which `tessel run` prepares the packed network again (the
+/// module's params.bin holds the packed graph's constants, for the compiled host functions).
+constexpr const char* kModelParamsFile = "model_params.bin";
+
+bool isPackedConvolution(const te::ComputeDAG& dag) {
+  for (const te::Operation& op : dag.ops())
+    if (op->tag == "conv2d_blocked") return true;
+  return false;
+}
 
 }  // namespace
 
@@ -178,17 +165,28 @@ void compileVta(const ModelArgs& model, const std::string& output, const std::st
                            {"vta_pack_start", model.vtaPackStart},
                            {"vta_pack_stop", model.vtaPackStop},
                            {"config", network.config.toJson()}};
+  // The host side: the packed network compiled for the CPU, every function but the packed
+  // convolutions (naive loops there: the VTA programs replace them at run time).
+  graph::BuildOptions build;
+  build.target = model.targetHost;
+  DefaultSchedules defaults;
+  auto cpuSchedule = defaults.provider();
+  build.schedule = [&](const te::ComputeDAG& dag) {
+    return isPackedConvolution(dag) ? std::vector<schedule::StepPtr>{} : cpuSchedule(dag);
+  };
+  graph::BuildReport report = graph::buildGraph(network.packed, output, build);
   writeFile(output + "/" + kModuleFile, module.dump(2) + "\n");
-  graph::saveGraphParams(loadModelWithParams(model), output + "/params.bin");
+  graph::saveGraphParams(loadModelWithParams(model), output + "/" + kModelParamsFile);
   std::string lines;
   for (const tune::TuningRecord& r : chosen) lines += tune::recordToLine(r) + "\n";
   writeFile(output + "/records.log", lines);
   size_t groups = 0;
   for (const auto& t : network.tasks) groups += t.groups.size();
   fmt::print("compiled {} for VTA ({}) into {}: {} packed convolution groups in {} tasks, {} with a tuned record ({} from {}, {} "
-             "shipped with tessel)\n",
+             "shipped with tessel); {} host functions for {} ({} distinct kernels in all, compiled in {:.1f} s)\n",
              model.model, network.config.modelName(), output, groups, network.tasks.size(), chosen.size(), chosen.size() - size_t(added),
-             records.empty() ? "no log" : records, added);
+             records.empty() ? "no log" : records, added, size_t(report.functions) - groups, model.targetHost, report.distinctKernels,
+             report.compileSeconds);
 }
 
 bool isVtaModule(const std::string& directory) { return std::filesystem::exists(directory + "/" + kModuleFile); }
@@ -216,11 +214,83 @@ VtaModule loadVtaModule(const std::string& directory) {
     fail("{}: {}", path, e.what());
   }
   graph::Graph g = loadModel(model);
-  graph::loadGraphParams(g, directory + "/params.bin");
+  graph::loadGraphParams(g, directory + "/" + kModelParamsFile);
   loaded.network.packed = vta::prepareForVta(g, loaded.network.config, model.vtaPackStart, model.vtaPackStop);
   loaded.network.tasks = vta::extractConv2dPackedTasks(loaded.network.packed, loaded.network.config);
   loaded.records = directory + "/records.log";
+  loaded.directory = directory;
   return loaded;
+}
+
+std::vector<runtime::Tensor> runVtaModule(const VtaModule& module, const runtime::Tensor& image, bool profile) {
+  const VtaNetwork& network = module.network;
+  const graph::Graph& packed = network.packed;
+  auto executor = runtime::GraphExecutor::load(module.directory);
+  std::vector<graph::FusedGroup> groups = graph::fuseOperators(packed);
+  TESSEL_CHECK(groups.size() == executor.numCalls(),
+               "{}: the compiled host side has {} calls, the network {} functions: the module is from another version",
+               module.directory, executor.numCalls(), groups.size());
+  tune::HistoryBest best(tune::readRecords(module.records).records, "vta");
+  std::vector<std::string> notes;
+  vta::TilingChoice tilings = vta::tilingsFromRecords(best, network.tasks, network.config, &notes);
+  vta::Simulator simulator(network.config);
+  vta::CommandStream stream(simulator);
+  std::vector<vta::VtaGroupRun> runs;
+  std::vector<bool> onVta(groups.size(), false);
+  bool firstRun = true;  // the statistics and the profile are the first run's
+  for (size_t c = 0; c < groups.size(); ++c) {
+    const graph::FusedGroup& group = groups[c];
+    if (packed.node(group.nodes[0]).op != "conv2d_blocked") continue;
+    onVta[c] = true;
+    vta::PackedConvolution conv = vta::describePackedConvolution(packed, group);
+    vta::Conv2dWorkload workload = vta::Conv2dWorkload::of(packed, conv.convolution);
+    vta::Conv2dTiling tiling = tilings(workload, conv);
+    // The call's arguments are the group's inputs, in order, then its output.
+    executor.replaceCall(c, [&, conv, workload, tiling, c](const TesselTensor* args, int count) {
+      const graph::FusedGroup& g = groups[c];
+      auto valueOf = [&](int node) {
+        size_t k = size_t(std::find(g.inputs.begin(), g.inputs.end(), node) - g.inputs.begin());
+        TESSEL_CHECK(k < g.inputs.size() && int(k) < count - 1, "node '{}' is not an input of the call", packed.node(node).name);
+        const graph::TensorType& type = packed.node(node).type;
+        auto value = runtime::Tensor::empty(type.shape, type.dtype);
+        std::memcpy(value.data(), args[k].data, value.nbytes());
+        return value;
+      };
+      runtime::Tensor result = vta::runConv2dGroup(stream, packed, g, conv, tiling, valueOf);
+      std::memcpy(args[count - 1].data, result.data(), result.nbytes());
+      if (firstRun)
+        runs.push_back({packed.node(g.output).name, workload, tiling, simulator.lastRunCycles(), 0, simulator.lastRunProfile()});
+    });
+  }
+  // Kernel threads from the cores other programs leave free, as `tessel benchmark` times.
+  runtime::useFreeCores();
+  executor.setInput(0, image);
+  executor.run();
+  firstRun = false;
+  std::vector<runtime::Tensor> outputs;
+  for (int i = 0; i < executor.numOutputs(); ++i) outputs.push_back(executor.getOutput(i));
+  const vta::Statistics stats = simulator.stats();
+  for (vta::VtaGroupRun& r : runs) r.gemms = uint64_t(r.workload.gemmCount());
+
+  // Time: the host functions measured here (median of a few runs each), the VTA programs modelled.
+  double hostSeconds = 0;
+  std::vector<runtime::GraphExecutor::CallProfile> calls = executor.profile(3);
+  for (size_t c = 0; c < calls.size(); ++c)
+    if (!onVta[c]) hostSeconds += calls[c].seconds;
+  uint64_t cycles = 0;
+  for (const vta::VtaGroupRun& r : runs) cycles += r.cycles;
+  const vta::TimingParameters& timing = simulator.options().timing;
+
+  int fromRecords = 0;
+  for (const std::string& n : notes) fromRecords += n.find(": record") != std::string::npos;
+  fmt::print("{} packed convolution groups on VTA: {} with a tuned tiling, {} with the default; {} host functions on the CPU\n",
+             runs.size(), fromRecords, runs.size() - size_t(fromRecords), groups.size() - runs.size());
+  if (profile) fmt::print("\n{}", vta::formatVtaProfile(runs, timing));
+  fmt::print("\nExecution statistics:\n{}", stats.format());
+  fmt::print("Mean inference time (std dev): {:.2f} ms ({:.2f} ms)\n", (hostSeconds + timing.seconds(cycles)) * 1e3, 0.0);
+  fmt::print("(VTA {:.2f} ms modelled: {} cycles at {} MHz; host functions {:.2f} ms measured on this CPU)\n",
+             timing.seconds(cycles) * 1e3, cycles, timing.clockMegahertz, hostSeconds * 1e3);
+  return outputs;
 }
 
 std::vector<runtime::Tensor> runVtaModule(const std::string& directory, const runtime::Tensor* image, uint32_t seed, bool profile) {
@@ -234,8 +304,7 @@ std::vector<runtime::Tensor> runVtaModule(const std::string& directory, const ru
     std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
     for (int64_t i = 0; i < input.numel(); ++i) input.dataAs<float>()[i] = uniform(rng);
   }
-  // The module's records.log already holds the shipped records it was compiled with.
-  return runVtaNetwork(module.network, module.records, false, input, profile);
+  return runVtaModule(module, input, profile);
 }
 
 }  // namespace tessel::cli

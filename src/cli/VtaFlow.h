@@ -4,10 +4,10 @@
 /// and the network run with each packed convolution group on the simulator with the best
 /// records' tilings.
 ///
-/// Running the network: the packed convolution groups are VTA programs on the simulator; the
-/// host's operators (the first convolution, pooling, the dense layer, the packing itself) run
-/// in the reference interpreter (vta::runWithVta), not yet as compiled CPU functions. The time
-/// printed is the accelerator's modelled time (cycles / clock), which is deterministic.
+/// Running the network: the host's functions (the first convolution, pooling, the dense layer,
+/// the packing itself) compiled for the CPU, the packed convolution groups VTA programs on the
+/// simulator in their calls' place. The time printed is the host functions' measured time plus
+/// the accelerator's modelled time (cycles / clock).
 #pragma once
 #include <string>
 #include <vector>
@@ -45,21 +45,14 @@ struct VtaTuneOptions {
 /// dev)") unless noEvaluate.
 void tuneVta(const ModelArgs& model, const VtaTuneOptions& options);
 
-/// Runs the prepared network once on the simulator with the tilings of `recordsLog`'s best
-/// records (empty: none), and where they have none and `shipped`, tessel's shipped records
-/// (vta/ShippedRecords.h), else the default tilings, on `image` (NCHW float32), printing the records' use,
-/// the simulator's statistics as seed 004 prints them and the modelled time; returns the
-/// network's outputs. `profile` adds a line per packed group (see printVtaProfile).
-std::vector<runtime::Tensor> runVtaNetwork(const VtaNetwork& network, const std::string& recordsLog, bool shipped,
-                                           const runtime::Tensor& image, bool profile = false);
-
-/// `tessel compile --target vta -o DIR [--records LOG]`: a VTA module directory —
-/// vta_module.json (the network, batch, layout, hardware configuration and packing region),
-/// params.bin (the network's weights) and records.log (the best record of each task, when
-/// records are given; with `shipped`, tessel's shipped records for the tasks they do not
-/// cover, else the default tilings there). `tessel run DIR` prepares the network from it again and runs it on the
-/// simulator; the tilings are chosen from records.log then, as at compile time. A compiled
-/// host side (the CPU operators as compiled functions) is not built yet.
+/// `tessel compile --target vta -o DIR [--records LOG]`: a VTA module directory — the packed
+/// network compiled for --target-host (kernels.so, graph.json, params.bin: a CPU module whose
+/// packed convolutions are naive loops, replaced at run time), vta_module.json (the network,
+/// batch, layout, hardware configuration and packing region), model_params.bin (the network's
+/// weights) and records.log (the best record of each task; with `shipped`, tessel's shipped
+/// records for the tasks the log does not cover, else the default tilings there). `tessel run
+/// DIR` prepares the packed network from it again to know its groups, emits each group's
+/// program with its record's tiling and runs the module.
 void compileVta(const ModelArgs& model, const std::string& output, const std::string& records, bool shipped = true);
 
 /// Whether DIR is a VTA module directory (has vta_module.json).
@@ -70,13 +63,21 @@ bool isVtaModule(const std::string& directory);
 struct VtaModule {
   VtaNetwork network;
   std::string records;
+  std::string directory;
   std::vector<int64_t> inputShape() const;
 };
 /// Error naming vta_module.json when it is not one.
 VtaModule loadVtaModule(const std::string& directory);
 
-/// `tessel run DIR` of a VTA module: the network on `image` (NCHW float32; null: seeded random
-/// values in [0, 1)), printed as runVtaNetwork prints it; returns the outputs.
+/// Runs a VTA module once on `image` (NCHW float32): its compiled host functions on the CPU, each
+/// packed convolution group as a VTA program on the simulator in that call's place
+/// (GraphExecutor::replaceCall) with the tiling of its task's best record in records.log (else
+/// the default tiling). Prints how many groups took a record, `profile`'s per-group table
+/// (vta/VtaProfile.h), the simulator's statistics as seed 004 prints them and `Mean inference
+/// time`: the host functions' measured time plus the programs' modelled time. Returns the
+/// network's outputs.
+std::vector<runtime::Tensor> runVtaModule(const VtaModule& module, const runtime::Tensor& image, bool profile = false);
+/// `tessel run DIR`: the module on `image` (null: seeded random values in [0, 1)).
 std::vector<runtime::Tensor> runVtaModule(const std::string& directory, const runtime::Tensor* image, uint32_t seed, bool profile);
 
 }  // namespace tessel::cli

@@ -33,7 +33,8 @@ TEST(RpcVtaTune, TunesThroughTheTrackerOnTwoSimServersAndLogsEveryTrial) {
   expectContains(r.output, "Extracted 10 conv2d tasks:\n(1, 56, 56, 64, 64, 3, 3, 1, 1, 1, 1)\n");
   expectContains(r.output, "Tuning...\n[Task  1/ 1]  Current/Best: ");
   expectContains(r.output, "Progress: (12/12)");
-  expectContains(r.output, "Compile...\nUpload...\nEvaluate inference time cost...\n");
+  expectContains(r.output, "Compile...\ncompiled resnet-18 for VTA");
+  expectContains(r.output, "Upload...\nEvaluate inference time cost...\n");
   expectContains(r.output, "gemm_counter    :          6623232");
   expectContains(r.output, "Mean inference time (std dev): ");
 
