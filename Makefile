@@ -55,6 +55,7 @@ bench-core: build
 
 bench-vta: build
 	./$(BUILD)/bench/vta/bench_vta
+	./$(BUILD)/bench/vta/bench_vta_tasks --records $(BUILD)/bench-vta-resnet-18.log
 
 # Candidates per second through a tracker with 1 and 3 loopback device servers; remote vs local cost.
 bench-rpc: build

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/Image.h"
+#include "cli/VtaFlow.h"
 #include "cli/OptionChecks.h"
 #include "runtime/GraphExecutor.h"
 #include "runtime/MachineLoad.h"
@@ -71,16 +72,26 @@ std::vector<double> probabilities(const float* scores, int64_t n, bool& applied)
 void classify(const ClassifyOptions& o) {
   TESSEL_CHECK(o.mean.size() == 3 && o.std.size() == 3, "--mean and --std take three values (R, G, B)");
   for (float s : o.std) TESSEL_CHECK(s > 0, "--std: {} is not positive", s);
-  auto executor = runtime::GraphExecutor::load(o.module);
   RgbImage image = decodeImage(o.image);
   Normalization n;
   std::copy(o.mean.begin(), o.mean.end(), n.mean.begin());
   std::copy(o.std.begin(), o.std.end(), n.std.begin());
-  TESSEL_CHECK(executor.numInputs() >= 1, "{}: the module has no input", o.module);
-  executor.setInput(0, imageTensor(image, executor.inputShape(0), n));
-  runtime::useFreeCores();
-  executor.run();
-  runtime::Tensor out = executor.getOutput(0);
+  runtime::Tensor out;
+  std::vector<int64_t> inputShape;
+  if (isVtaModule(o.module)) {
+    // On the VTA simulator: its statistics first, as seed 004 prints them before the prediction.
+    VtaModule module = loadVtaModule(o.module);
+    inputShape = module.inputShape();
+    out = runVtaModule(module, imageTensor(image, inputShape, n)).at(0);
+  } else {
+    auto executor = runtime::GraphExecutor::load(o.module);
+    TESSEL_CHECK(executor.numInputs() >= 1, "{}: the module has no input", o.module);
+    inputShape = executor.inputShape(0);
+    executor.setInput(0, imageTensor(image, inputShape, n));
+    runtime::useFreeCores();
+    executor.run();
+    out = executor.getOutput(0);
+  }
   TESSEL_CHECK(out.dtype() == DataType::float32() && out.numel() > 0 && out.numel() == out.shape().back(),
                "the module's first output is {} {}: classify needs one row of class scores", out.dtype().str(),
                runtime::formatShape(out.shape()));
@@ -96,7 +107,7 @@ void classify(const ClassifyOptions& o) {
     return p[size_t(a)] > p[size_t(b)] || (p[size_t(a)] == p[size_t(b)] && a < b);
   });
   fmt::print("{} ({}x{}) resized to the module's input {}; top-{}{}:\n", o.image, image.width, image.height,
-             runtime::formatShape(executor.inputShape(0)), top, softmaxApplied ? " (softmax of the scores)" : "");
+             runtime::formatShape(inputShape), top, softmaxApplied ? " (softmax of the scores)" : "");
   for (size_t i = 0; i < top; ++i) {
     int64_t c = order[i];
     std::string name = names.empty() ? "" : names[size_t(c)];

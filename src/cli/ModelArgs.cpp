@@ -54,7 +54,13 @@ graph::Graph loadModel(const ModelArgs& a) {
 
 void addModelOptions(CLI::App* c, ModelArgs& a) {
   addModelSourceOptions(c, a);
-  c->add_option("--target", a.target, "target string, e.g. \"cpu -mcpu=native\"");
+  c->add_option("--target", a.target, "target string, e.g. \"cpu -mcpu=native\", or vta (the accelerator's simulator)");
+  c->add_option("--target-host", a.targetHost, "--target vta: where the operators VTA does not run go (cpu)");
+  c->add_option("--vta-config", a.vtaConfig, "--target vta: the hardware configuration, a vta_config.json (default: built in)");
+  c->add_option("--vta-pack-start", a.vtaPackStart,
+                "--target vta: graph packing starts after this operator, NAME or NAME:INDEX (default max_pool2d)");
+  c->add_option("--vta-pack-stop", a.vtaPackStop,
+                "--target vta: graph packing stops before this operator, NAME or NAME:INDEX (default global_avg_pool2d)");
   c->add_option("--desired-layout", a.desiredLayout,
                 "layout the image operators are converted to before building: NHWC (default: the CPU "
                 "schedules' fastest), NCHW, or keep");
@@ -204,6 +210,8 @@ std::string DefaultSchedules::summary() const {
   return fmt::format("default schedules: {} of {} kernels fell back to a simpler schedule: {}", notes_->fallbacks.size(),
                      notes_->kernels, fmt::join(notes_->fallbacks, "; "));
 }
+
+bool isVtaTarget(const std::string& target) { return target == "vta" || target.rfind("vta ", 0) == 0; }
 
 void checkCpuTarget(const std::string& target) {
   TESSEL_CHECK(target.rfind("cpu", 0) == 0 || target.rfind("llvm", 0) == 0, "target '{}': only CPU targets can build networks yet",

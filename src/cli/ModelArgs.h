@@ -35,6 +35,9 @@ struct ModelArgs {
   std::string params;
   /// --input-shape NAME:D0,D1,... of an ONNX model (repeatable).
   std::vector<std::string> inputShapes;
+  /// --target vta: the host target of the operators that stay on the CPU, the hardware
+  /// configuration (a vta_config.json; empty: the built-in default) and graph packing's region.
+  std::string targetHost = "cpu", vtaConfig, vtaPackStart = "max_pool2d", vtaPackStop = "global_avg_pool2d";
   graph::ModelOptions options() const;
 };
 
@@ -100,6 +103,9 @@ class DefaultSchedules {
   std::string target_;
   std::shared_ptr<Notes> notes_ = std::make_shared<Notes>();
 };
+
+/// Whether the target string names the VTA accelerator ("vta ...").
+bool isVtaTarget(const std::string& target);
 
 /// Error unless the target is a CPU (the only one whole networks build for yet).
 void checkCpuTarget(const std::string& target);

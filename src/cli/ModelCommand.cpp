@@ -2,6 +2,7 @@
 
 #include "cli/ModelArgs.h"
 #include "cli/OptionChecks.h"
+#include "cli/VtaFlow.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -25,16 +26,24 @@ namespace {
 /// compile's own options beside the shared ones.
 struct CompileArgs : ModelArgs {
   std::string output, records;
-  bool noFuse = false, naive = false;
+  bool noFuse = false, naive = false, noShippedRecords = false;
 };
 
 void listTasks(const ModelArgs& a) {
+  if (isVtaTarget(a.target)) {
+    fmt::print("Extract tasks...\n{}", vta::formatConv2dPackedTasks(prepareVtaNetwork(a).tasks));
+    return;
+  }
   checkCpuTarget(a.target);
   auto tasks = graph::extractTasks(preparedModel(a));
   fmt::print("Extract tasks...\n{}", graph::formatTasks(tasks));
 }
 
 void compile(const CompileArgs& a) {
+  if (isVtaTarget(a.target)) {
+    TESSEL_CHECK(!a.naive && !a.noFuse, "--naive and --no-fuse apply to CPU targets");
+    return compileVta(a, a.output, a.records, !a.noShippedRecords);
+  }
   checkCpuTarget(a.target);
   prepareOutputDirectory(a.output, "--output");
   TESSEL_CHECK(a.records.empty() || !a.naive, "--records and --naive exclude each other");
@@ -95,6 +104,9 @@ void addModelCommands(CLI::App& app) {
   compileCommand->add_option("--records", compileArgs->records,
                              "a records log (tessel tune --log): each kernel takes the best record of its workload that "
                              "replays (apply-history-best), the others the default schedule; says which and why");
+  compileCommand->add_flag("--no-shipped-records", compileArgs->noShippedRecords,
+                           "--target vta: tasks without records of --records take the default tiling, not tessel's shipped "
+                           "records");
   compileCommand->add_option("--params", compileArgs->params,
                               "a params file (tessel params) with the network's weights, for the same --layout; default: "
                               "random weights");

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <numeric>
+#include <optional>
 #include <random>
 
 #include "cli/OptionChecks.h"
@@ -15,6 +16,7 @@
 #include "runtime/Threading.h"
 #include "runtime/Npy.h"
 #include "cli/RpcCommands.h"
+#include "cli/VtaFlow.h"
 #include "support/Error.h"
 #include "support/Files.h"
 
@@ -30,6 +32,7 @@ struct RunOptions {
   std::vector<std::string> outputs;
   bool random = false;
   uint32_t seed = 0;
+  bool profile = false;  ///< a VTA module: cycles and GEMM-core utilization per packed convolution
 };
 
 struct BenchmarkOptions {
@@ -79,7 +82,27 @@ void printTopClasses(const runtime::Tensor& out) {
   for (size_t i = 0; i < top; ++i) fmt::print("  class {:>5}  score {:.6g}\n", order[i], scores[order[i]]);
 }
 
+/// `tessel run` of a VTA module (cli/VtaFlow.h): one input, the image.
+void runVta(const RunOptions& o) {
+  TESSEL_CHECK(o.inputs.size() <= 1, "a VTA module has one input, the image; {} --input given", o.inputs.size());
+  TESSEL_CHECK(o.outputs.size() <= 1, "a VTA module has one output; {} --output paths given", o.outputs.size());
+  for (const auto& path : o.outputs) checkWritableFilePath(path, "--output");
+  std::optional<runtime::Tensor> image;
+  if (!o.inputs.empty()) {
+    std::string path = o.inputs[0];
+    if (!std::filesystem::exists(path) && path.find('=') != std::string::npos) path = path.substr(path.find('=') + 1);
+    image = runtime::loadNpy(path);
+  }
+  auto outputs = runVtaModule(o.directory, image ? &*image : nullptr, o.seed, o.profile);
+  if (!o.outputs.empty()) runtime::saveNpy(outputs[0], o.outputs[0]);
+  const runtime::Tensor& first = outputs[0];
+  if (first.dtype() == DataType::float32() && first.ndim() <= 2 && (first.ndim() < 2 || first.shape()[0] == 1))
+    printTopClasses(first);
+}
+
 void run(const RunOptions& o) {
+  if (isVtaModule(o.directory)) return runVta(o);
+  TESSEL_CHECK(!o.profile, "--profile applies to VTA modules (tessel benchmark --profile times a CPU module's calls)");
   auto executor = runtime::GraphExecutor::load(o.directory);
   TESSEL_CHECK(int(o.outputs.size()) <= executor.numOutputs(), "{} --output paths given, the module has {} output{}",
                o.outputs.size(), executor.numOutputs(), executor.numOutputs() == 1 ? "" : "s");
@@ -156,6 +179,8 @@ void addModuleCommands(CLI::App& app) {
   runCommand->add_option("--output", runOptions->outputs, "save an output as .npy (repeatable: one path per output, in order)");
   runCommand->add_flag("--random", runOptions->random, "uniform random inputs in [0, 1) for the inputs not given (the default without --input)");
   runCommand->add_option("--seed", runOptions->seed, "seed of the random input")->check(integerIn(0, UINT32_MAX));
+  runCommand->add_flag("--profile", runOptions->profile,
+                       "a VTA module: print cycles, GEMM-core utilization and where the rest went, per packed convolution");
   runCommand->callback([runOptions] { run(*runOptions); });
 
   auto benchOptions = std::make_shared<BenchmarkOptions>();

@@ -14,6 +14,7 @@
 #include "rpc/RpcRunner.h"
 #include "rpc/Tracker.h"
 #include "rpc/TrackerClient.h"
+#include "vta/VtaMeasurement.h"
 #include "support/Error.h"
 
 namespace tessel::cli {
@@ -99,6 +100,7 @@ struct ServerArgs {
   rpc::DeviceServerOptions options;
   double maxUploadMb = 1024;
   SecurityArgs security;
+  std::string device = "cpu";  ///< what the server measures on: cpu (kernels) or vta (programs on the simulator)
 };
 
 void runServer(ServerArgs& a) {
@@ -109,6 +111,12 @@ void runServer(ServerArgs& a) {
   TESSEL_CHECK(a.maxUploadMb > 0 && a.maxUploadMb < 2000, "--max-upload-mb must be between 0 and 2000, got {}",
                a.maxUploadMb);
   a.options.maxUploadBytes = int64_t(a.maxUploadMb * (1 << 20));
+  if (a.device == "vta") {
+    // VTA candidates are program files, run by the VTA worker on the simulator.
+    TESSEL_CHECK(a.options.workerPath.empty(), "--device vta brings its own worker; leave out --worker");
+    a.options.workerPath = vta::findVtaWorker();
+    if (a.options.arch.empty()) a.options.arch = "vta";
+  }
   a.options.security = a.security.security();
   a.options.log = printLine;
   auto signals = blockStopSignals();
@@ -257,6 +265,8 @@ void addRpcCommands(CLI::App& app) {
       ->check(numberIn(0.1, 86400.0));
   s->add_option("--worker", server->options.workerPath, "the measurement worker program (or a wrapper, e.g. one running it under qemu)");
   s->add_option("--arch", server->options.arch, "architecture to report (default: this machine's)");
+  s->add_option("--device", server->device, "what candidates run on: cpu (compiled kernels, default) or vta (VTA programs on the simulator)")
+      ->check(CLI::IsMember({"cpu", "vta"}));
   addSecurityOptions(s, server->security, true, true);
   s->callback([server] { runServer(*server); });
 

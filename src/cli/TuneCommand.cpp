@@ -13,6 +13,7 @@
 #include "cli/OptionChecks.h"
 #include "cli/ModelArgs.h"
 #include "cli/RpcCommands.h"
+#include "cli/VtaFlow.h"
 #include "graph/Build.h"
 #include "graph/Fusion.h"
 #include "graph/TaskExtraction.h"
@@ -132,6 +133,24 @@ std::pair<Evaluation, Evaluation> evaluate(const std::string& tunedDirectory, co
 }
 
 void tune(const TuneArgs& a) {
+  if (isVtaTarget(a.target)) {
+    VtaTuneOptions v;
+    v.tuner = a.tuner;
+    v.log = a.log;
+    v.nTrial = a.nTrial;
+    v.earlyStopping = a.earlyStopping;
+    v.batchSize = a.batchSize;
+    v.seed = a.seed;
+    v.number = a.number;
+    v.repeat = a.repeat;
+    v.timeout = a.timeout;
+    v.onlyTasks = a.onlyTasks;
+    v.resume = a.resume;
+    v.noEvaluate = a.noEvaluate;
+    v.runner = a.runnerArgs;
+    tuneVta(a, v);
+    return;
+  }
   checkCpuTarget(a.target);
   TESSEL_CHECK(!a.log.empty(), "--log is required: every trial is written there");
   TESSEL_CHECK(a.nTrial >= 1, "--n-trial must be at least 1, got {}", a.nTrial);

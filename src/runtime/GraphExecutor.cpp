@@ -245,10 +245,20 @@ void GraphExecutor::setInput(int index, const Tensor& value) {
   std::memcpy(t.storage.data(), host.data(), host.nbytes());
 }
 
+void GraphExecutor::Call::invoke() const {
+  if (handler) handler(args.data(), int(args.size()));
+  else kernel.callPacked(args.data(), int(args.size()));
+}
+
+void GraphExecutor::replaceCall(size_t index, CallHandler handler) {
+  TESSEL_CHECK(index < calls_.size(), "replaceCall: there is no call {} (the graph has {})", index, calls_.size());
+  calls_[index].handler = std::move(handler);
+}
+
 void GraphExecutor::run() {
   for (size_t i = 0; i < calls_.size(); ++i) {
     try {
-      calls_[i].kernel.callPacked(calls_[i].args.data(), int(calls_[i].args.size()));
+      calls_[i].invoke();
     } catch (const Error& e) {
       throw e.withContext(fmt::format("call {} of {} ({})", i + 1, calls_.size(), calls_[i].kernel.name()));
     }
@@ -282,7 +292,7 @@ std::vector<GraphExecutor::CallProfile> GraphExecutor::profile(int repeat) {
   for (int r = 0; r < repeat; ++r) {
     for (size_t i = 0; i < calls_.size(); ++i) {
       double start = steadySeconds();
-      calls_[i].kernel.callPacked(calls_[i].args.data(), int(calls_[i].args.size()));
+      calls_[i].invoke();
       samples[i].push_back(steadySeconds() - start);
     }
   }

@@ -18,6 +18,7 @@
 /// Every buffer is allocated once, when the executor is created, so running it touches no new
 /// memory; argument descriptors are prebuilt so one call costs one indirect function call.
 #pragma once
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -47,6 +48,16 @@ class GraphExecutor {
   void setInput(int index, const Tensor& value);
   /// Every input set to zeros of its shape and dtype (timing a module needs no real data).
   void setZeroInputs();
+  /// A host function that takes the place of a call's kernel: it gets the call's argument
+  /// descriptors (its inputs, then its outputs, viewing the executor's buffers) and must write
+  /// the outputs. How an accelerator's programs stand in for fused functions compiled for the
+  /// CPU (a VTA module runs its packed convolutions on the device this way), without any
+  /// compiler in the runtime.
+  using CallHandler = std::function<void(const TesselTensor* args, int count)>;
+  /// Runs `handler` instead of call `index`'s kernel (in execution order, from 0). Error for an
+  /// index past the calls.
+  void replaceCall(size_t index, CallHandler handler);
+
   /// Runs every call in order; a kernel's error becomes an Error naming the call.
   void run();
   /// A copy of output `index` after run().
@@ -78,6 +89,8 @@ class GraphExecutor {
   struct Call {
     Kernel kernel;
     std::vector<TesselTensor> args;
+    CallHandler handler;  ///< when set, runs instead of the kernel
+    void invoke() const;
   };
   TesselTensor descriptor(const TensorEntry& t) const;
   /// Reads and validates the plan: every number in range, every value defined before it is

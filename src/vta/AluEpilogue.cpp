@@ -71,6 +71,72 @@ bool clippedToInt8(const std::vector<AluStep>& steps) {
          low.immediate && *low.immediate >= -128;
 }
 
+/// Integer bounds of a value, inclusive.
+struct Range {
+  int64_t lo, hi;
+};
+constexpr Range kInt32Range{std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+
+/// An int32 result's range: a value past int32 may have wrapped around to anything.
+Range wrapped(Range r) { return r.lo < kInt32Range.lo || r.hi > kInt32Range.hi ? kInt32Range : r; }
+
+/// A range times 2^bits (a left shift), wrapped.
+Range shiftedLeft(Range r, int64_t bits) {
+  if (bits >= 32) return kInt32Range;
+  return wrapped({r.lo * (int64_t(1) << bits), r.hi * (int64_t(1) << bits)});
+}
+
+/// What a node outside the group can hold: a constant's values, an int8 value's byte, an
+/// int32 cast or shift of one followed back, else its dtype's whole range.
+Range valueRange(const Graph& graph, int id) {
+  const Node& n = graph.node(id);
+  if (n.kind == graph::NodeKind::Constant) {
+    const runtime::Tensor& t = graph.constant(id);
+    Range r{std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()};
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      int64_t v = t.dtype() == DataType::int8() ? t.dataAs<int8_t>()[i] : t.dataAs<int32_t>()[i];
+      r = {std::min(r.lo, v), std::max(r.hi, v)};
+    }
+    return t.numel() > 0 ? r : kInt32Range;
+  }
+  if (n.type.dtype == DataType::int8()) return {-128, 127};
+  if (n.kind == graph::NodeKind::Op && n.type.dtype == DataType::int32() && !n.inputs.empty()) {
+    if (n.op == "cast") return valueRange(graph, n.inputs[0]);
+    if (n.op == "left_shift") return shiftedLeft(valueRange(graph, n.inputs[0]), n.attrs.value("bits", int64_t(0)));
+  }
+  return kInt32Range;
+}
+
+/// Drops the MIN and MAX steps that cannot change the value: interval arithmetic from the
+/// convolution's bound (int8 products summed over the reduction) through the steps. After a
+/// relu, a rounding add and a shift, the clip's MAX -127 is such a step: one ALU pass over
+/// the tile less in every relu group. Exact: an interval that may have wrapped around int32
+/// becomes the whole range, so nothing is dropped on a value that can overflow.
+void dropRedundantClamps(const Graph& graph, PackedConvolution& out) {
+  const auto& w = graph.node(out.weight).type.shape;  // [K/c, C/c, KH, KW, c, c]
+  int64_t reduction = w[1] * w[2] * w[3] * w[5];
+  Range r = wrapped({-128 * 127 * reduction, 128 * 128 * reduction});
+  std::vector<AluStep> kept;
+  for (const AluStep& s : out.epilogue) {
+    if (s.opcode == AluOpcode::Max && s.immediate && r.lo >= *s.immediate) continue;
+    if (s.opcode == AluOpcode::Min && s.immediate && r.hi <= *s.immediate) continue;
+    kept.push_back(s);
+    Range operand = s.immediate ? Range{*s.immediate, *s.immediate} : valueRange(graph, s.operand);
+    switch (s.opcode) {
+      case AluOpcode::Add: r = wrapped({r.lo + operand.lo, r.hi + operand.hi}); break;
+      case AluOpcode::Max: r = {std::max(r.lo, operand.lo), std::max(r.hi, operand.hi)}; break;
+      case AluOpcode::Min: r = {std::min(r.lo, operand.lo), std::min(r.hi, operand.hi)}; break;
+      case AluOpcode::ShiftRight:
+        if (!s.immediate) r = kInt32Range;
+        else if (*s.immediate >= 0) r = {r.lo >> std::min<int64_t>(*s.immediate, 63), r.hi >> std::min<int64_t>(*s.immediate, 63)};
+        else r = shiftedLeft(r, -int64_t(*s.immediate));
+        break;
+      default: r = kInt32Range;
+    }
+  }
+  out.epilogue = std::move(kept);
+}
+
 }  // namespace
 
 PackedConvolution describePackedConvolution(const Graph& graph, const graph::FusedGroup& group) {
@@ -100,6 +166,7 @@ PackedConvolution describePackedConvolution(const Graph& graph, const graph::Fus
     }
     chain = id;
   }
+  dropRedundantClamps(graph, out);
   return out;
 }
 

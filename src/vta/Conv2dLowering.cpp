@@ -18,6 +18,9 @@ constexpr int64_t kMaxLoopExtent = (int64_t(1) << 14) - 1;
 /// Where one tile's data lives on chip.
 struct TileLayout {
   int64_t inputRows, inputColumns;  ///< of the input tile, halo included
+  /// Image rows from one loaded row to the next: the stride of a 1x1 convolution without
+  /// vertical padding (the rows between are never read, so the DMA skips them), else 1.
+  int64_t rowStep;
   int64_t inputElements;            ///< one set of input tiles: inputBlocks of them
   int64_t weightElements;           ///< one set of weight tiles
   int64_t outputs;                  ///< accumulator elements of one output-channel block
@@ -28,7 +31,9 @@ struct TileLayout {
 
 TileLayout layoutOf(const Conv2dWorkload& w, const Conv2dTiling& t, const PackedConvolution& group) {
   TileLayout l;
-  l.inputRows = (t.rows - 1) * w.strideHeight + w.kernelHeight;
+  bool skipRows = w.kernelHeight == 1 && w.strideHeight > 1 && w.padding[0] == 0 && w.padding[2] == 0;
+  l.rowStep = skipRows ? w.strideHeight : 1;
+  l.inputRows = skipRows ? t.rows : (t.rows - 1) * w.strideHeight + w.kernelHeight;
   l.inputColumns = (t.columns - 1) * w.strideWidth + w.kernelWidth;
   l.inputElements = t.inputBlocks * l.inputRows * l.inputColumns;
   l.weightElements = t.outputBlocks * t.inputBlocks * w.kernelHeight * w.kernelWidth;
@@ -185,14 +190,18 @@ class Conv2dEmitter {
     if (load_ >= sets) s_.dependencyPop(Stage::Compute, Stage::Load);
     uint32_t inputBase = uint32_t((load_ % sets) * l_.inputElements), weightBase = uint32_t((load_ % sets) * l_.weightElements);
     int64_t top = row * w_.strideHeight - w_.padding[0], left = column * w_.strideWidth - w_.padding[1];
-    int64_t rowsFrom = std::max<int64_t>(top, 0), rowsTo = std::min(top + l_.inputRows, w_.height);
+    // Loaded rows are top, top + rowStep, ...: every row, or every stride-th of a 1x1
+    // convolution without vertical padding (then none of them lies in the padding).
+    int64_t span = (l_.inputRows - 1) * l_.rowStep + 1;
+    int64_t rowsFrom = std::max<int64_t>(top, 0), rowsTo = std::min(top + span, w_.height);
     int64_t columnsFrom = std::max<int64_t>(left, 0), columnsTo = std::min(left + l_.inputColumns, w_.width);
     TESSEL_CHECK(rowsTo > rowsFrom && columnsTo > columnsFrom, "an input tile lies entirely in the padding");
-    Padding pad{uint32_t(columnsFrom - left), uint32_t(rowsFrom - top), uint32_t(left + l_.inputColumns - columnsTo),
-                uint32_t(top + l_.inputRows - rowsTo)};
+    int64_t loadedRows = (rowsTo - rowsFrom - 1) / l_.rowStep + 1, padTop = rowsFrom - top;
+    Padding pad{uint32_t(columnsFrom - left), uint32_t(padTop), uint32_t(left + l_.inputColumns - columnsTo),
+                uint32_t(l_.inputRows - padTop - loadedRows)};
     for (int64_t cb = 0; cb < t_.inputBlocks; ++cb) {
       uint64_t source = uint64_t(((nb * w_.inputBlocks + firstInput + cb) * w_.height + rowsFrom) * w_.width + columnsFrom);
-      s_.loadBuffer2D(b_.data, source, uint32_t(columnsTo - columnsFrom), uint32_t(rowsTo - rowsFrom), uint32_t(w_.width), pad,
+      s_.loadBuffer2D(b_.data, source, uint32_t(columnsTo - columnsFrom), uint32_t(loadedRows), uint32_t(w_.width * l_.rowStep), pad,
                       MemoryType::Input, inputBase + uint32_t(cb * l_.inputRows * l_.inputColumns));
     }
     int64_t taps = w_.kernelHeight * w_.kernelWidth;
@@ -202,7 +211,7 @@ class Conv2dEmitter {
     s_.dependencyPop(Stage::Load, Stage::Compute);
     // Output rows and columns are the kernel's two loops; a micro-op per (block, tap).
     MicroKernel conv;
-    conv.loop(uint32_t(t_.rows), uint32_t(t_.columns), uint32_t(w_.strideHeight * l_.inputColumns), 0)
+    conv.loop(uint32_t(t_.rows), uint32_t(t_.columns), uint32_t(w_.strideHeight / l_.rowStep * l_.inputColumns), 0)
         .loop(uint32_t(t_.columns), 1, uint32_t(w_.strideWidth), 0);
     for (int64_t kb = 0; kb < t_.outputBlocks; ++kb)
       for (int64_t cb = 0; cb < t_.inputBlocks; ++cb)

@@ -15,4 +15,12 @@ graph::GraphPackOptions graphPackOptions(const HardwareConfig& config, const std
   return options;
 }
 
+graph::Graph prepareForVta(const graph::Graph& model, const HardwareConfig& config, const std::string& start,
+                           const std::string& stop) {
+  graph::GraphPackOptions pack = graphPackOptions(config, start, stop);  // bad names fail before any work
+  graph::OptimizeOptions prepare;
+  prepare.desiredLayout = std::nullopt;  // packing reads NCHW
+  return graph::graphPack(graph::quantize(graph::optimizeGraph(model, prepare)), pack);
+}
+
 }  // namespace tessel::vta

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "graph/passes/GraphPasses.h"
+#include "graph/passes/PassManager.h"
 #include "vta/HardwareConfig.h"
 
 namespace tessel::vta {
@@ -14,5 +15,11 @@ namespace tessel::vta {
 /// Error otherwise). `start` and `stop` as parseOperatorOccurrence reads them.
 graph::GraphPackOptions graphPackOptions(const HardwareConfig& config, const std::string& start = "max_pool2d",
                                          const std::string& stop = "global_avg_pool2d");
+
+/// A network as the VTA flow compiles it (seed 000's compile_network): the standard
+/// optimizations in its own layout (batch norms folded), int8 quantization with TVM's defaults,
+/// then graph packing between `start` and `stop`.
+graph::Graph prepareForVta(const graph::Graph& model, const HardwareConfig& config, const std::string& start = "max_pool2d",
+                           const std::string& stop = "global_avg_pool2d");
 
 }  // namespace tessel::vta

@@ -64,7 +64,7 @@ std::vector<runtime::Tensor> runWithVta(const Graph& graph, const std::map<std::
       values[size_t(group.output)] = runConv2dGroup(stream, graph, group, conv, tiling, valueOf);
       if (runs)
         runs->push_back({graph.node(group.output).name, workload, tiling, stream.device().lastRunCycles(),
-                         stream.device().stats().gemmCounter - gemmsBefore});
+                         stream.device().stats().gemmCounter - gemmsBefore, stream.device().lastRunProfile()});
     } catch (const Error& e) {
       throw e.withContext("VTA: the group of node '" + graph.node(group.output).name + "'");
     }

@@ -24,6 +24,7 @@ struct VtaGroupRun {
   Conv2dWorkload workload;
   Conv2dTiling tiling;
   uint64_t cycles = 0, gemms = 0;
+  RunProfile profile;  ///< where the cycles went
 };
 
 /// The graph's outputs for `inputs` (by input name); each group's run appended to `runs` when

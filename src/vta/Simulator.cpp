@@ -140,6 +140,25 @@ void Simulator::run(uint64_t instructionAddress, uint32_t count) {
   run(program);
 }
 
+RunProfile& RunProfile::operator+=(const RunProfile& o) {
+  cycles += o.cycles;
+  gemmCycles += o.gemmCycles;
+  resetCycles += o.resetCycles;
+  aluCycles += o.aluCycles;
+  computeLoadCycles += o.computeLoadCycles;
+  loadCycles += o.loadCycles;
+  storeCycles += o.storeCycles;
+  return *this;
+}
+
+void Simulator::account(const Instruction& in, int module, uint64_t busy) {
+  if (module == 0) profile_.loadCycles += busy;
+  else if (module == 2) profile_.storeCycles += busy;
+  else if (in.opcode == Opcode::Gemm) (in.resetAccumulator ? profile_.resetCycles : profile_.gemmCycles) += busy;
+  else if (in.opcode == Opcode::Alu) profile_.aluCycles += busy;
+  else if (in.opcode == Opcode::Load) profile_.computeLoadCycles += busy;
+}
+
 void Simulator::run(std::span<const Instruction> program) {
   std::array<Module, 3> modules{Module("load"), Module("compute"), Module("store")};
   std::vector<TokenUse> tokens(program.size());
@@ -150,6 +169,7 @@ void Simulator::run(std::span<const Instruction> program) {
   // Each queue holds the completion times of the instructions that pushed its tokens.
   std::array<std::deque<uint64_t>, kQueueCount> queues;
   cycleModel_.reset();
+  profile_ = RunProfile{};
   uint64_t work = 0;
 
   auto canStart = [&](const Module& module) {
@@ -223,6 +243,7 @@ void Simulator::run(std::span<const Instruction> program) {
       throw error.withContext(fmt::format("VTA run: {}", describe(program, index)));
     }
     const uint64_t done = cycleModel_.complete(in, start);
+    account(in, chosen, done - start);
     module.clock = done;
     ++module.next;
     for (int i = 0; i < use.pushCount; ++i) queues[use.pushes[i]].push_back(done);
@@ -243,6 +264,9 @@ void Simulator::run(std::span<const Instruction> program) {
       lastRunCycles_ = 0;
       for (const Module& finished : modules) lastRunCycles_ = std::max(lastRunCycles_, finished.clock);
       statistics_.cycles += lastRunCycles_;
+      lastRunProfile_ = profile_;
+      lastRunProfile_.cycles = lastRunCycles_;
+      profile_ = RunProfile{};
       return;
     }
   }

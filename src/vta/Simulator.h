@@ -48,6 +48,20 @@ struct SimulatorOptions {
 /// overflowing.
 uint64_t instructionWork(const Instruction& instruction, const HardwareConfig& config);
 
+/// Where one run's cycles went, module by module (the cycle model's busy time of each): what a
+/// profile reports next to GEMM-core utilization. A module's cycles not listed are waits for
+/// its tokens or for DRAM.
+struct RunProfile {
+  uint64_t cycles = 0;        ///< the run, start to FINISH
+  uint64_t gemmCycles = 0;    ///< compute module: GEMMs that accumulate (GEMM-core busy)
+  uint64_t resetCycles = 0;   ///< compute module: GEMMs that reset accumulators
+  uint64_t aluCycles = 0;     ///< compute module: ALU instructions
+  uint64_t computeLoadCycles = 0;  ///< compute module: loads into the accumulator and micro-op buffers
+  uint64_t loadCycles = 0;    ///< load module: input and weight loads
+  uint64_t storeCycles = 0;   ///< store module
+  RunProfile& operator+=(const RunProfile& other);
+};
+
 class Simulator {
  public:
   explicit Simulator(const HardwareConfig& config = HardwareConfig{},
@@ -71,11 +85,14 @@ class Simulator {
   /// Simulated cycles of the most recent run, and its time at the configured clock.
   uint64_t lastRunCycles() const { return lastRunCycles_; }
   double lastRunSeconds() const { return options_.timing.seconds(lastRunCycles_); }
+  const RunProfile& lastRunProfile() const { return lastRunProfile_; }
 
   void setExecutionOrder(ExecutionOrder order, uint64_t seed = 0);
   const Datapath& datapath() const { return *datapath_; }
 
  private:
+  /// Adds an instruction's busy cycles to the current run's profile.
+  void account(const Instruction& instruction, int module, uint64_t busy);
   HardwareConfig config_;
   SimulatorOptions options_;
   InstructionCodec codec_;
@@ -85,6 +102,7 @@ class Simulator {
   CycleModel cycleModel_;
   std::mt19937_64 random_;
   uint64_t lastRunCycles_ = 0;
+  RunProfile lastRunProfile_, profile_;  ///< the last finished run's; the current run's
 };
 
 }  // namespace tessel::vta

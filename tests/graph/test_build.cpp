@@ -84,6 +84,40 @@ TEST(GraphBuild, FusedAndUnfusedModulesMatchTheReferenceInterpreter) {
   }
 }
 
+// A call replaced by a host function (how a VTA module runs its packed convolutions): the
+// function gets the call's arguments and its output is what the later calls read.
+TEST(GraphBuild, AReplacedCallRunsTheHostFunctionOnTheCallsArguments) {
+  Graph g = residualGraph();
+  TempDir dir;
+  buildGraph(g, dir.path());
+  auto executor = runtime::GraphExecutor::load(dir.path());
+  auto input = randomTensor({6, 16}, 4);
+  executor.setInput("x", input);
+  executor.run();
+  runtime::Tensor want = executor.getOutput(0);
+  // The first call (x @ w1 + b, relu) by hand: its output, scaled by two, is what the rest reads.
+  int calls = 0;
+  const runtime::Tensor w1 = g.constant(g.findNode("w1")), b = g.constant(g.findNode("b"));
+  executor.replaceCall(0, [&](const TesselTensor* args, int count) {
+    ++calls;
+    ASSERT_EQ(count, 4);  // x, w1, b, then the output
+    const float* x = static_cast<const float*>(args[0].data);
+    float* out = static_cast<float*>(args[3].data);
+    for (int i = 0; i < 6; ++i)
+      for (int j = 0; j < 16; ++j) {
+        double sum = b.dataAs<float>()[i * 16 + j];
+        for (int k = 0; k < 16; ++k) sum += double(x[i * 16 + k]) * w1.dataAs<float>()[k * 16 + j];
+        out[i * 16 + j] = float(2 * std::max(sum, 0.0));
+      }
+  });
+  executor.run();
+  EXPECT_EQ(calls, 1);
+  // relu(2y @ w2 + 2y) = 2 relu(y @ w2 + y): the output doubles.
+  runtime::Tensor got = executor.getOutput(0);
+  for (int64_t i = 0; i < got.numel(); ++i) EXPECT_NEAR(got.dataAs<float>()[i], 2 * want.dataAs<float>()[i], 1e-4) << i;
+  expectContains(errorOf([&] { executor.replaceCall(3, {}); }), "there is no call 3 (the graph has 3)");
+}
+
 TEST(GraphBuild, ExecutorRejectsBadInputsAndBrokenModules) {
   Graph g = residualGraph();
   TempDir dir;

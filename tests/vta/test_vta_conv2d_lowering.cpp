@@ -212,6 +212,47 @@ TEST(VtaConv2dLowering, BufferSetsOverlapLoadsAndStoresWithCompute) {
   EXPECT_LT(both, overlapped) << "two accumulator sets: " << both << " cycles, one: " << overlapped;
 }
 
+// The MAX of a clip after a relu, a rounding add and a shift cannot change the value: it is
+// dropped; the same clip after an add of an int32 input of unknown range stays.
+TEST(VtaAluEpilogue, ClampsThatCannotChangeTheValueAreDropped) {
+  graph::registerStandardOps();
+  auto zeros = [](std::vector<int64_t> shape, DataType dtype) {
+    auto t = runtime::Tensor::empty(std::move(shape), dtype);
+    std::memset(t.data(), 0, t.nbytes());
+    return t;
+  };
+  auto epilogueOf = [&](bool unknownOperand) {
+    graph::Graph g;
+    int data = g.addInput("data", {{1, 2, 4, 4, 1, 16}, DataType::int8()});
+    int weight = g.addConstant("weight", zeros({2, 2, 3, 3, 16, 16}, DataType::int8()));
+    auto bias = zeros({2, 1, 1, 1, 16}, DataType::int32());
+    bias.dataAs<int32_t>()[3] = -500;
+    int x = g.addOp("conv2d_blocked", {data, weight}, {{"strides", {1, 1}}, {"padding", {1, 1, 1, 1}}, {"out_dtype", "int32"}});
+    x = g.addOp("add", {x, g.addConstant("bias", bias)});
+    if (unknownOperand) x = g.addOp("add", {x, g.addInput("residual", {{1, 2, 4, 4, 1, 16}, DataType::int32()})});
+    x = g.addOp("relu", {x});
+    x = g.addOp("add", {x, g.addConstant("half", [&] {
+                      auto half = zeros({}, DataType::int32());
+                      half.dataAs<int32_t>()[0] = 64;
+                      return half;
+                    }())});
+    x = g.addOp("right_shift", {x}, {{"bits", 7}});
+    x = g.addOp("clip", {x}, {{"min", -127.0}, {"max", 127.0}});
+    g.markOutput(g.addOp("cast", {x}, {{"dtype", "int8"}}));
+    std::vector<std::string> steps;
+    for (const AluStep& s : describePackedConvolution(g, graph::fuseOperators(g).at(0)).epilogue)
+      steps.push_back(std::string(aluOpcodeName(s.opcode)) + (s.immediate ? " " + std::to_string(*s.immediate) : " operand"));
+    return steps;
+  };
+  // conv + bias is within +-16384 * 288 - 500 (no wrap-around): after the relu, the add and the
+  // shift it is in [0, 2^31 >> 7), so MAX -127 goes and MIN 127 stays.
+  EXPECT_EQ(epilogueOf(false), (std::vector<std::string>{"ADD operand", "MAX 0", "ADD 64", "SHR 7", "MIN 127"}));
+  // An int32 input may be anything: the add may wrap, the relu bounds it below by 0, but the
+  // rounding add may wrap again: both clamps stay.
+  EXPECT_EQ(epilogueOf(true),
+            (std::vector<std::string>{"ADD operand", "ADD operand", "MAX 0", "ADD 64", "SHR 7", "MIN 127", "MAX -127"}));
+}
+
 TEST(VtaConv2dLowering, TilesThatDoNotFitAreRefusedWithTheirReason) {
   Conv2dWorkload w = layer1Workload();
   PackedConvolution group;

@@ -1,0 +1,310 @@
+#include "cli/VtaFlow.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include "graph/Build.h"
+#include "graph/GraphParams.h"
+#include "runtime/GraphExecutor.h"
+#include "runtime/MachineLoad.h"
+#include "support/TempDir.h"
+#include "support/Error.h"
+#include "support/Files.h"
+#include "tune/RecordLog.h"
+#include "tune/RecordQueries.h"
+#include "tune/autotvm/TuneTask.h"
+#include "vta/GraphPacking.h"
+#include "vta/VtaMeasurement.h"
+#include "vta/ShippedRecords.h"
+#include "vta/VtaProfile.h"
+
+namespace tessel::cli {
+
+namespace {
+
+/// The network with --params' weights when given.
+graph::Graph loadModelWithParams(const ModelArgs& model) {
+  graph::Graph g = loadModel(model);
+  if (!model.params.empty()) graph::loadGraphParams(g, model.params);
+  return g;
+}
+
+}  // namespace
+
+VtaNetwork prepareVtaNetwork(const ModelArgs& model) {
+  TESSEL_CHECK(model.targetHost.rfind("cpu", 0) == 0 || model.targetHost.rfind("llvm", 0) == 0,
+               "--target-host '{}': the operators VTA does not run go to a CPU target", model.targetHost);
+  VtaNetwork network;
+  if (!model.vtaConfig.empty()) network.config = vta::HardwareConfig::fromFile(model.vtaConfig);
+  network.packed = vta::prepareForVta(loadModelWithParams(model), network.config, model.vtaPackStart, model.vtaPackStop);
+  network.tasks = vta::extractConv2dPackedTasks(network.packed, network.config);
+  return network;
+}
+
+namespace {
+
+/// The first input of the packed network filled with seeded values in [-2, 2).
+runtime::Tensor sampleImage(const graph::Graph& graph, uint32_t seed) {
+  const graph::TensorType& type = graph.node(graph.inputIds().at(0)).type;
+  auto image = runtime::Tensor::empty(type.shape, type.dtype);
+  TESSEL_CHECK(type.dtype == DataType::float32(), "the network's input '{}' is {}, not float32",
+               graph.node(graph.inputIds()[0]).name, type.dtype.str());
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  for (int64_t i = 0; i < image.numel(); ++i) image.dataAs<float>()[i] = dist(rng);
+  return image;
+}
+
+}  // namespace
+
+void tuneVta(const ModelArgs& model, const VtaTuneOptions& o) {
+  TESSEL_CHECK(!o.log.empty(), "--log is required: every trial is written there");
+  tune::autotvm::checkTunerName(o.tuner);
+  checkWritableFilePath(o.log, "--log");
+  tune::LocalRunnerOptions measure;
+  measure.number = o.number;
+  measure.repeat = o.repeat;
+  measure.timeoutSeconds = o.timeout;
+  measure.workerPath = vta::findVtaWorker();  // a local run measures on this machine's simulator
+  auto runner = makeRunner(o.runner, measure);
+
+  fmt::print("Extract tasks...\n");
+  VtaNetwork network = prepareVtaNetwork(model);
+  fmt::print("{}", vta::formatConv2dPackedTasks(network.tasks));
+  std::vector<const vta::VtaConv2dTask*> chosen;
+  for (const vta::VtaConv2dTask& t : network.tasks) chosen.push_back(&t);
+  if (!o.onlyTasks.empty()) {
+    chosen.clear();
+    for (size_t n : o.onlyTasks) {
+      TESSEL_CHECK(n >= 1 && n <= network.tasks.size(), "--tasks: there is no task {} (the network has {})", n, network.tasks.size());
+      chosen.push_back(&network.tasks[n - 1]);
+    }
+  }
+  std::vector<tune::TuningRecord> earlier;
+  if (o.resume && std::filesystem::exists(o.log)) earlier = tune::readRecords(o.log).records;
+
+  vta::VtaBuilder builder;
+  for (const vta::VtaConv2dTask& t : network.tasks) builder.addProblem(t.task->measure->workloadKey, t.problem);
+  tune::RecordLogWriter log(o.log);
+  fmt::print("Tuning...\n");
+  std::fflush(stdout);
+  int64_t trials = 0, errors = 0;
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    const tune::autotvm::TuningTaskPtr& task = chosen[i]->task;
+    std::vector<tune::autotvm::Trial> resumed;
+    for (const auto& r : tune::recordsOfTask(earlier, task->measure->workloadKey, task->measure->target))
+      if (r.config && r.config->index >= 0 && uint64_t(r.config->index) < task->space->size())
+        resumed.push_back({uint64_t(r.config->index), r.ok() ? task->flops / r.cost() : 0.0});
+    auto tuner = tune::autotvm::makeTuner(o.tuner, task, o.seed + i);
+    tune::autotvm::TuneTaskOptions t;
+    t.nTrial = o.nTrial;
+    t.earlyStopping = o.earlyStopping;
+    t.batchSize = o.batchSize;
+    t.confirmTop = 0;  // modelled time is exact: nothing to confirm by measuring again
+    t.progressPrefix = fmt::format("[Task {:>2}/{:>2}] ", i + 1, chosen.size());
+    t.liveProgress = isatty(fileno(stdout));
+    auto result = tune::autotvm::tuneTask(
+        task, *tuner, builder, *runner, t, resumed,
+        [&](const tune::autotvm::ConfigEntity& config, const tune::MeasureInput& input, const tune::MeasureResult& r) {
+          tune::RecordConfig rc{int64_t(config.index()), config.toJson()["entity"]};
+          log.append(tune::makeRecord(input, r, task->templateName, nlohmann::json{{"task", task->name}}, rc));
+        });
+    trials += result.trials;
+    errors += result.errors;
+  }
+  fmt::print("Tuned {} tasks: {} trials ({} refused or failed); log: {}\n", chosen.size(), trials, errors, o.log);
+  if (o.noEvaluate) return;
+  fmt::print("Compile...\n");
+  std::fflush(stdout);
+  TempDir scratch("tessel-vta-module");
+  compileVta(model, scratch.path() + "/module", o.log);
+  fmt::print("Upload...\n");
+  VtaModule module = loadVtaModule(scratch.path() + "/module");
+  fmt::print("Evaluate inference time cost...\n");
+  std::fflush(stdout);
+  runVtaModule(module, sampleImage(network.packed, 0), false);
+}
+
+namespace {
+
+constexpr const char* kModuleFile = "vta_module.json";
+/// The network's own weights, from which `tessel run` prepares the packed network again (the
+/// module's params.bin holds the packed graph's constants, for the compiled host functions).
+constexpr const char* kModelParamsFile = "model_params.bin";
+
+bool isPackedConvolution(const te::ComputeDAG& dag) {
+  for (const te::Operation& op : dag.ops())
+    if (op->tag == "conv2d_blocked") return true;
+  return false;
+}
+
+}  // namespace
+
+void compileVta(const ModelArgs& model, const std::string& output, const std::string& records, bool shipped) {
+  prepareOutputDirectory(output, "--output");
+  std::vector<tune::TuningRecord> chosen;
+  VtaNetwork network = prepareVtaNetwork(model);  // checks every option before anything is written
+  std::vector<tune::TuningRecord> given;
+  if (!records.empty()) given = tune::readRecords(records).records;
+  int added = 0;
+  if (shipped) given = vta::withShippedRecords(std::move(given), network.tasks, network.config, &added);
+  tune::HistoryBest best(given, "vta");
+  for (const vta::VtaConv2dTask& t : network.tasks)
+    if (const tune::TuningRecord* r = best.find(t.task->measure->workloadKey)) chosen.push_back(*r);
+  nlohmann::json module = {{"format", "tessel-vta-module"},
+                           {"version", 1},
+                           {"model", model.model},
+                           {"batch", model.batch},
+                           {"layout", model.layout},
+                           {"target_host", model.targetHost},
+                           {"vta_pack_start", model.vtaPackStart},
+                           {"vta_pack_stop", model.vtaPackStop},
+                           {"config", network.config.toJson()}};
+  // The host side: the packed network compiled for the CPU, every function but the packed
+  // convolutions (naive loops there: the VTA programs replace them at run time).
+  graph::BuildOptions build;
+  build.target = model.targetHost;
+  DefaultSchedules defaults;
+  auto cpuSchedule = defaults.provider();
+  build.schedule = [&](const te::ComputeDAG& dag) {
+    return isPackedConvolution(dag) ? std::vector<schedule::StepPtr>{} : cpuSchedule(dag);
+  };
+  graph::BuildReport report = graph::buildGraph(network.packed, output, build);
+  writeFile(output + "/" + kModuleFile, module.dump(2) + "\n");
+  graph::saveGraphParams(loadModelWithParams(model), output + "/" + kModelParamsFile);
+  std::string lines;
+  for (const tune::TuningRecord& r : chosen) lines += tune::recordToLine(r) + "\n";
+  writeFile(output + "/records.log", lines);
+  size_t groups = 0;
+  for (const auto& t : network.tasks) groups += t.groups.size();
+  fmt::print("compiled {} for VTA ({}) into {}: {} packed convolution groups in {} tasks, {} with a tuned record ({} from {}, {} "
+             "shipped with tessel); {} host functions for {} ({} distinct kernels in all, compiled in {:.1f} s)\n",
+             model.model, network.config.modelName(), output, groups, network.tasks.size(), chosen.size(), chosen.size() - size_t(added),
+             records.empty() ? "no log" : records, added, size_t(report.functions) - groups, model.targetHost, report.distinctKernels,
+             report.compileSeconds);
+}
+
+bool isVtaModule(const std::string& directory) { return std::filesystem::exists(directory + "/" + kModuleFile); }
+
+std::vector<int64_t> VtaModule::inputShape() const { return network.packed.node(network.packed.inputIds().at(0)).type.shape; }
+
+VtaModule loadVtaModule(const std::string& directory) {
+  const std::string path = directory + "/" + kModuleFile;
+  nlohmann::json module;
+  ModelArgs model;
+  VtaModule loaded;
+  try {
+    module = nlohmann::json::parse(readFile(path));
+    TESSEL_CHECK(module.value("format", "") == "tessel-vta-module" && module.value("version", 0) == 1,
+                 "not a tessel-vta-module of version 1");
+    model.target = "vta";
+    model.model = module.at("model").get<std::string>();
+    model.batch = module.at("batch").get<int64_t>();
+    model.layout = module.at("layout").get<std::string>();
+    model.targetHost = module.at("target_host").get<std::string>();
+    model.vtaPackStart = module.at("vta_pack_start").get<std::string>();
+    model.vtaPackStop = module.at("vta_pack_stop").get<std::string>();
+    loaded.network.config = vta::HardwareConfig::fromJson(module.at("config"));
+  } catch (const std::exception& e) {
+    fail("{}: {}", path, e.what());
+  }
+  graph::Graph g = loadModel(model);
+  graph::loadGraphParams(g, directory + "/" + kModelParamsFile);
+  loaded.network.packed = vta::prepareForVta(g, loaded.network.config, model.vtaPackStart, model.vtaPackStop);
+  loaded.network.tasks = vta::extractConv2dPackedTasks(loaded.network.packed, loaded.network.config);
+  loaded.records = directory + "/records.log";
+  loaded.directory = directory;
+  return loaded;
+}
+
+std::vector<runtime::Tensor> runVtaModule(const VtaModule& module, const runtime::Tensor& image, bool profile) {
+  const VtaNetwork& network = module.network;
+  const graph::Graph& packed = network.packed;
+  auto executor = runtime::GraphExecutor::load(module.directory);
+  std::vector<graph::FusedGroup> groups = graph::fuseOperators(packed);
+  TESSEL_CHECK(groups.size() == executor.numCalls(),
+               "{}: the compiled host side has {} calls, the network {} functions: the module is from another version",
+               module.directory, executor.numCalls(), groups.size());
+  tune::HistoryBest best(tune::readRecords(module.records).records, "vta");
+  std::vector<std::string> notes;
+  vta::TilingChoice tilings = vta::tilingsFromRecords(best, network.tasks, network.config, &notes);
+  vta::Simulator simulator(network.config);
+  vta::CommandStream stream(simulator);
+  std::vector<vta::VtaGroupRun> runs;
+  std::vector<bool> onVta(groups.size(), false);
+  bool firstRun = true;  // the statistics and the profile are the first run's
+  for (size_t c = 0; c < groups.size(); ++c) {
+    const graph::FusedGroup& group = groups[c];
+    if (packed.node(group.nodes[0]).op != "conv2d_blocked") continue;
+    onVta[c] = true;
+    vta::PackedConvolution conv = vta::describePackedConvolution(packed, group);
+    vta::Conv2dWorkload workload = vta::Conv2dWorkload::of(packed, conv.convolution);
+    vta::Conv2dTiling tiling = tilings(workload, conv);
+    // The call's arguments are the group's inputs, in order, then its output.
+    executor.replaceCall(c, [&, conv, workload, tiling, c](const TesselTensor* args, int count) {
+      const graph::FusedGroup& g = groups[c];
+      auto valueOf = [&](int node) {
+        size_t k = size_t(std::find(g.inputs.begin(), g.inputs.end(), node) - g.inputs.begin());
+        TESSEL_CHECK(k < g.inputs.size() && int(k) < count - 1, "node '{}' is not an input of the call", packed.node(node).name);
+        const graph::TensorType& type = packed.node(node).type;
+        auto value = runtime::Tensor::empty(type.shape, type.dtype);
+        std::memcpy(value.data(), args[k].data, value.nbytes());
+        return value;
+      };
+      runtime::Tensor result = vta::runConv2dGroup(stream, packed, g, conv, tiling, valueOf);
+      std::memcpy(args[count - 1].data, result.data(), result.nbytes());
+      if (firstRun)
+        runs.push_back({packed.node(g.output).name, workload, tiling, simulator.lastRunCycles(), 0, simulator.lastRunProfile()});
+    });
+  }
+  // Kernel threads from the cores other programs leave free, as `tessel benchmark` times.
+  runtime::useFreeCores();
+  executor.setInput(0, image);
+  executor.run();
+  firstRun = false;
+  std::vector<runtime::Tensor> outputs;
+  for (int i = 0; i < executor.numOutputs(); ++i) outputs.push_back(executor.getOutput(i));
+  const vta::Statistics stats = simulator.stats();
+  for (vta::VtaGroupRun& r : runs) r.gemms = uint64_t(r.workload.gemmCount());
+
+  // Time: the host functions measured here (median of a few runs each), the VTA programs modelled.
+  double hostSeconds = 0;
+  std::vector<runtime::GraphExecutor::CallProfile> calls = executor.profile(3);
+  for (size_t c = 0; c < calls.size(); ++c)
+    if (!onVta[c]) hostSeconds += calls[c].seconds;
+  uint64_t cycles = 0;
+  for (const vta::VtaGroupRun& r : runs) cycles += r.cycles;
+  const vta::TimingParameters& timing = simulator.options().timing;
+
+  int fromRecords = 0;
+  for (const std::string& n : notes) fromRecords += n.find(": record") != std::string::npos;
+  fmt::print("{} packed convolution groups on VTA: {} with a tuned tiling, {} with the default; {} host functions on the CPU\n",
+             runs.size(), fromRecords, runs.size() - size_t(fromRecords), groups.size() - runs.size());
+  if (profile) fmt::print("\n{}", vta::formatVtaProfile(runs, timing));
+  fmt::print("\nExecution statistics:\n{}", stats.format());
+  fmt::print("Mean inference time (std dev): {:.2f} ms ({:.2f} ms)\n", (hostSeconds + timing.seconds(cycles)) * 1e3, 0.0);
+  fmt::print("(VTA {:.2f} ms modelled: {} cycles at {} MHz; host functions {:.2f} ms measured on this CPU)\n",
+             timing.seconds(cycles) * 1e3, cycles, timing.clockMegahertz, hostSeconds * 1e3);
+  return outputs;
+}
+
+std::vector<runtime::Tensor> runVtaModule(const std::string& directory, const runtime::Tensor* image, uint32_t seed, bool profile) {
+  VtaModule module = loadVtaModule(directory);
+  runtime::Tensor input;
+  if (image) {
+    input = *image;
+  } else {
+    input = runtime::Tensor::empty(module.inputShape(), DataType::float32());
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+    for (int64_t i = 0; i < input.numel(); ++i) input.dataAs<float>()[i] = uniform(rng);
+  }
+  return runVtaModule(module, input, profile);
+}
+
+}  // namespace tessel::cli

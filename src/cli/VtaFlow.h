@@ -1,0 +1,83 @@
+/// The network commands with `--target vta` (seeds 000, 002 and 004): a zoo network quantized
+/// and packed for the accelerator, its conv2d_packed tasks extracted and tuned (candidates run
+/// as VTA programs on the simulator, here or on device servers started with `--device vta`),
+/// and the network run with each packed convolution group on the simulator with the best
+/// records' tilings.
+///
+/// Running the network: the host's functions (the first convolution, pooling, the dense layer,
+/// the packing itself) compiled for the CPU, the packed convolution groups VTA programs on the
+/// simulator in their calls' place. The time printed is the host functions' measured time plus
+/// the accelerator's modelled time (cycles / clock).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "cli/ModelArgs.h"
+#include "cli/RpcCommands.h"
+#include "vta/VtaTasks.h"
+
+namespace tessel::cli {
+
+/// A network prepared for VTA: the configuration, the packed graph and its tasks.
+struct VtaNetwork {
+  vta::HardwareConfig config;
+  graph::Graph packed;
+  std::vector<vta::VtaConv2dTask> tasks;
+};
+/// Error unless --target-host is a CPU; reads --vta-config.
+VtaNetwork prepareVtaNetwork(const ModelArgs& model);
+
+struct VtaTuneOptions {
+  std::string tuner = "random", log;
+  int64_t nTrial = 1000, earlyStopping = 0;
+  size_t batchSize = 8;
+  uint64_t seed = 0;
+  int number = 1, repeat = 1;
+  double timeout = 60;
+  std::vector<size_t> onlyTasks;  ///< 1-based (empty: all)
+  bool resume = false, noEvaluate = false;
+  RunnerArgs runner;
+};
+
+/// `tessel tune --target vta`: prints "Extract tasks...", the seeds' task list, "Tuning..." and
+/// a progress line per task, logs every trial, then runs the network with the best records
+/// ("Compile...", "Upload...", "Evaluate inference time cost...", "Mean inference time (std
+/// dev)") unless noEvaluate.
+void tuneVta(const ModelArgs& model, const VtaTuneOptions& options);
+
+/// `tessel compile --target vta -o DIR [--records LOG]`: a VTA module directory — the packed
+/// network compiled for --target-host (kernels.so, graph.json, params.bin: a CPU module whose
+/// packed convolutions are naive loops, replaced at run time), vta_module.json (the network,
+/// batch, layout, hardware configuration and packing region), model_params.bin (the network's
+/// weights) and records.log (the best record of each task; with `shipped`, tessel's shipped
+/// records for the tasks the log does not cover, else the default tilings there). `tessel run
+/// DIR` prepares the packed network from it again to know its groups, emits each group's
+/// program with its record's tiling and runs the module.
+void compileVta(const ModelArgs& model, const std::string& output, const std::string& records, bool shipped = true);
+
+/// Whether DIR is a VTA module directory (has vta_module.json).
+bool isVtaModule(const std::string& directory);
+
+/// A VTA module directory read back: the network prepared again with its weights and
+/// configuration, and its records.log (which holds the shipped records it was compiled with).
+struct VtaModule {
+  VtaNetwork network;
+  std::string records;
+  std::string directory;
+  std::vector<int64_t> inputShape() const;
+};
+/// Error naming vta_module.json when it is not one.
+VtaModule loadVtaModule(const std::string& directory);
+
+/// Runs a VTA module once on `image` (NCHW float32): its compiled host functions on the CPU, each
+/// packed convolution group as a VTA program on the simulator in that call's place
+/// (GraphExecutor::replaceCall) with the tiling of its task's best record in records.log (else
+/// the default tiling). Prints how many groups took a record, `profile`'s per-group table
+/// (vta/VtaProfile.h), the simulator's statistics as seed 004 prints them and `Mean inference
+/// time`: the host functions' measured time plus the programs' modelled time. Returns the
+/// network's outputs.
+std::vector<runtime::Tensor> runVtaModule(const VtaModule& module, const runtime::Tensor& image, bool profile = false);
+/// `tessel run DIR`: the module on `image` (null: seeded random values in [0, 1)).
+std::vector<runtime::Tensor> runVtaModule(const std::string& directory, const runtime::Tensor* image, uint32_t seed, bool profile);
+
+}  // namespace tessel::cli

@@ -1,0 +1,99 @@
+#include "vta/VtaMeasurement.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+
+#include "support/Error.h"
+#include "vta/CommandStream.h"
+#include "vta/Simulator.h"
+
+namespace tessel::vta {
+
+VtaBuilder::VtaBuilder() : dir_("tessel-vta-build") {}
+
+void VtaBuilder::addProblem(const std::string& workloadKey, Conv2dPackedProblem problem) {
+  problems_.insert_or_assign(workloadKey, std::move(problem));
+}
+
+Program conv2dPackedProgram(const Conv2dPackedProblem& problem, const Conv2dTiling& tiling) {
+  const Conv2dWorkload& w = problem.workload;
+  const HardwareConfig& c = problem.config;
+  Simulator device(c);
+  CommandStream stream(device);
+  const uint64_t inputs = uint64_t(w.batchBlocks * w.inputBlocks * w.height * w.width);
+  const uint64_t outputs = uint64_t(w.batchBlocks * w.outputBlocks * w.outHeight * w.outWidth);
+  Conv2dBuffers buffers;
+  buffers.data = stream.allocate(inputs * uint64_t(c.inputElementBytes()));
+  buffers.weight = stream.allocate(uint64_t(w.outputBlocks * w.inputBlocks * w.kernelHeight * w.kernelWidth) *
+                                   uint64_t(c.weightElementBytes()));
+  buffers.output = stream.allocate(uint64_t(problem.group.storedBytes) * outputs * uint64_t(c.outputElementBytes()));
+  for (const AluStep& s : problem.group.epilogue) {
+    if (s.immediate) continue;
+    uint64_t elements = s.perChannel ? uint64_t(w.outputBlocks) : outputs;
+    uint64_t laneBytes = s.operandInt8 ? 1 : uint64_t(c.accumulatorWidth() / 8);
+    buffers.operands.push_back(stream.allocate(elements * uint64_t(c.accumulatorLanes()) * laneBytes));
+  }
+  emitConv2d(stream, w, tiling, problem.group, buffers);
+  return stream.finishProgram();
+}
+
+tune::BuildResult VtaBuilder::buildOne(const tune::MeasureInput& input) {
+  auto start = std::chrono::steady_clock::now();
+  tune::BuildResult result;
+  try {
+    auto it = problems_.find(input.task->workloadKey);
+    TESSEL_CHECK(it != problems_.end(), "VTA builder: task '{}' is not a packed convolution it knows", input.task->name);
+    const Conv2dPackedProblem& problem = it->second;
+    Conv2dTiling tiling = conv2dTilingOfSteps(problem, input.steps);
+    if (auto reason = tilingProblem(problem.workload, tiling, problem.group, problem.config)) fail("VTA conv2d: {}", *reason);
+    Program program = conv2dPackedProgram(problem, tiling);
+    result.libraryPath = fmt::format("{}/candidate_{}.vta.json", dir_.path(), built_++);
+    program.save(result.libraryPath);
+    result.kernelName = input.task->name;
+  } catch (const Error& e) {
+    result.errorNo = tune::MeasureErrorNo::InstantiationError;
+    result.errorMessage = e.what();
+    result.libraryPath.clear();
+  }
+  result.buildSeconds = result.lowerSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+std::vector<tune::BuildResult> VtaBuilder::build(const std::vector<tune::MeasureInput>& inputs) {
+  std::vector<tune::BuildResult> results;
+  for (const tune::MeasureInput& input : inputs) results.push_back(buildOne(input));
+  return results;
+}
+
+void VtaBuilder::discard(const tune::BuildResult& result) {
+  if (result.libraryPath.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove(result.libraryPath, ec);
+}
+
+std::string findVtaWorker() {
+  constexpr const char* kName = "tessel-vta-worker";
+  std::vector<std::string> tried;
+  if (const char* env = std::getenv("TESSEL_VTA_WORKER")) {
+    if (access(env, X_OK) == 0) return env;
+    tried.push_back(fmt::format("$TESSEL_VTA_WORKER={}", env));
+  }
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    std::string beside = (self.parent_path() / kName).string();
+    if (access(beside.c_str(), X_OK) == 0) return beside;
+    tried.push_back(beside);
+  }
+  std::string built = TESSEL_VTA_WORKER_PATH;
+  if (access(built.c_str(), X_OK) == 0) return built;
+  tried.push_back(built);
+  fail("cannot find the VTA measurement worker '{}' (tried {}); set TESSEL_VTA_WORKER to its path", kName, fmt::join(tried, ", "));
+}
+
+}  // namespace tessel::vta

@@ -1,0 +1,88 @@
+// Task extraction for VTA: resnet-18 quantized and packed gives seed 000's ten conv2d tasks, in
+// its order and printed as it prints them; the 19 packed groups map onto them; a packing region
+// that names a missing operator is refused before any work.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "common/ErrorText.h"
+#include "graph/ModelZoo.h"
+#include "graph/Operators.h"
+#include "vta/GraphPacking.h"
+#include "vta/ShippedRecords.h"
+#include "vta/VtaMeasurement.h"
+#include "vta/VtaTasks.h"
+
+using namespace tessel;
+using namespace tessel::vta;
+
+TEST(VtaTasks, Resnet18HasTheSeedsTenConv2dTasks) {
+  graph::registerStandardOps();
+  graph::Graph packed = prepareForVta(graph::buildModel("resnet-18", {}), HardwareConfig{});
+  auto tasks = extractConv2dPackedTasks(packed, HardwareConfig{});
+  // Seed 000 (and 002): "Extracted 10 conv2d tasks:" and the shapes, in this order.
+  EXPECT_EQ(formatConv2dPackedTasks(tasks),
+            "Extracted 10 conv2d tasks:\n"
+            "(1, 56, 56, 64, 64, 3, 3, 1, 1, 1, 1)\n"
+            "(1, 56, 56, 64, 128, 1, 1, 0, 0, 2, 2)\n"
+            "(1, 56, 56, 64, 128, 3, 3, 1, 1, 2, 2)\n"
+            "(1, 28, 28, 128, 128, 3, 3, 1, 1, 1, 1)\n"
+            "(1, 28, 28, 128, 256, 1, 1, 0, 0, 2, 2)\n"
+            "(1, 28, 28, 128, 256, 3, 3, 1, 1, 2, 2)\n"
+            "(1, 14, 14, 256, 256, 3, 3, 1, 1, 1, 1)\n"
+            "(1, 14, 14, 256, 512, 1, 1, 0, 0, 2, 2)\n"
+            "(1, 14, 14, 256, 512, 3, 3, 1, 1, 2, 2)\n"
+            "(1, 7, 7, 512, 512, 3, 3, 1, 1, 1, 1)\n");
+  size_t groups = 0;
+  std::set<std::string> keys;
+  for (const auto& t : tasks) {
+    groups += t.groups.size();
+    keys.insert(t.task->measure->workloadKey);
+    EXPECT_EQ(t.task->templateName, "conv2d_packed.vta");
+    EXPECT_EQ(t.task->measure->target, "vta");
+  }
+  EXPECT_EQ(groups, 19u);  // 16 3x3 convolutions and 3 downsampling 1x1 ones
+  EXPECT_EQ(keys.size(), 10u);
+  EXPECT_EQ(tasks[0].groups.size(), 4u);  // layer1's four 64->64 convolutions
+}
+
+TEST(VtaTasks, APackingRegionThatIsNotThereIsRefused) {
+  graph::registerStandardOps();
+  graph::ModelOptions small;
+  small.imageSize = 32;
+  small.classes = 10;
+  graph::Graph model = graph::buildModel("resnet-18", small);
+  testsupport::expectContains(testsupport::errorOf([&] { prepareForVta(model, HardwareConfig{}, "max_pool2d:1"); }), "max_pool2d");
+  testsupport::expectContains(testsupport::errorOf([&] { prepareForVta(model, HardwareConfig{}, "max_pool2d", "nope"); }), "nope");
+}
+
+// The shipped records are current: each replays to a tiling of its task that fits, and its cost
+// is what the cycle model gives that program now (a change to the emitter or the cycle model
+// that makes them stale fails here: rerun bench_vta_tasks --records).
+TEST(VtaTasks, ShippedRecordsCoverResnet18AndAreCurrent) {
+  graph::registerStandardOps();
+  graph::Graph packed = prepareForVta(graph::buildModel("resnet-18", {}), HardwareConfig{});
+  auto tasks = extractConv2dPackedTasks(packed, HardwareConfig{});
+  int added = 0;
+  auto records = withShippedRecords({}, tasks, HardwareConfig{}, &added);
+  EXPECT_EQ(added, 10);
+  ASSERT_EQ(records.size(), 10u);
+  for (const auto& task : tasks) {
+    const tune::TuningRecord* record = nullptr;
+    for (const auto& r : records)
+      if (r.task.workloadKey == task.task->measure->workloadKey) record = &r;
+    ASSERT_NE(record, nullptr) << task.task->name;
+    Conv2dTiling tiling = conv2dTilingOfSteps(task.problem, record->steps);
+    EXPECT_FALSE(tilingProblem(task.problem.workload, tiling, task.problem.group, task.problem.config));
+    Simulator simulator;
+    conv2dPackedProgram(task.problem, tiling).runOn(simulator);
+    EXPECT_DOUBLE_EQ(record->cost(), simulator.lastRunSeconds()) << task.task->name;
+  }
+  // Records of the user's cover their tasks: only the others are added.
+  auto userFirst = withShippedRecords({records[0]}, tasks, HardwareConfig{}, &added);
+  EXPECT_EQ(added, 9);
+  EXPECT_EQ(userFirst.size(), 10u);
+  HardwareConfig other;
+  other.logAccumulatorBufferSize -= 1;
+  EXPECT_TRUE(shippedRecords(other).empty());
+}
