@@ -61,10 +61,14 @@ std::optional<Expr> withoutPadding(const Expr& term, Expr& condition) {
 class PaddedTapGuard : public IRMutator {
  public:
   Stmt visitFor(const Stmt& s, const ForNode* n) override {
-    auto& vars = n->forKind == ForKind::Vectorized ? vectorVars : n->forKind == ForKind::Serial ? serialVars : otherVars;
-    vars.insert(n->var.node());
+    // Unrolled and parallel loops are tracked by neither set: their variables alone do not make
+    // a condition worth a guard.
+    std::unordered_set<const VarNode*>* vars = n->forKind == ForKind::Vectorized ? &vectorVars
+                                               : n->forKind == ForKind::Serial   ? &serialVars
+                                                                                 : nullptr;
+    if (vars) vars->insert(n->var.node());
     Stmt r = IRMutator::visitFor(s, n);
-    vars.erase(n->var.node());
+    if (vars) vars->erase(n->var.node());
     return r;
   }
 
@@ -91,7 +95,7 @@ class PaddedTapGuard : public IRMutator {
     return false;
   }
 
-  std::unordered_set<const VarNode*> vectorVars, serialVars, otherVars;
+  std::unordered_set<const VarNode*> vectorVars, serialVars;
 };
 
 }  // namespace

@@ -112,10 +112,12 @@ class GuardHoister : public IRMutator {
     std::vector<Stmt> body;
     if (auto b = loop->body.as<BlockNode>()) body = b->stmts;
     else body.push_back(loop->body);
+    std::vector<const IfThenElseNode*> guards;
     std::vector<std::vector<Expr>> terms;
     for (const auto& stmt : body) {
       auto guard = stmt.as<IfThenElseNode>();
       if (!guard || guard->elseCase.defined()) return visited;
+      guards.push_back(guard);
       terms.emplace_back();
       conjuncts(guard->condition, terms.back());
     }
@@ -128,8 +130,6 @@ class GuardHoister : public IRMutator {
       if (everywhere) common.push_back(t);
     }
     if (common.empty()) return visited;
-    std::vector<const IfThenElseNode*> guards;
-    for (const auto& stmt : body) guards.push_back(stmt.as<IfThenElseNode>());
     return makeIf(conjunction(common),
                   makeFor(loop->var, loop->min, loop->extent, loop->forKind, makeBlock(withoutTerms(guards, terms, common))));
   }
