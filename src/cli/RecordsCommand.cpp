@@ -4,19 +4,21 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "cli/OptionChecks.h"
 #include "support/Error.h"
 #include "tune/RecordLog.h"
 #include "tune/RecordQueries.h"
+#include "tune/ShippedRecords.h"
 
 namespace tessel::cli {
 
 namespace {
 
 struct RecordsArgs {
-  std::string log, output;
+  std::string log, output, target = "cpu";
   int top = 1;
   bool force = false, steps = false;
 };
@@ -134,6 +136,21 @@ void writeKept(const RecordsArgs& a, int perTask) {
   for (const auto& t : withoutValid) fmt::print(stderr, "warning: task {} has no valid record; it is left out\n", t);
 }
 
+/// The shipped logs, and which one a build for `target` uses.
+void listShipped(const RecordsArgs& a) {
+  std::string used = tune::shippedRecordSetForCpu(a.target);
+  fmt::print("records shipped with tessel (records/ in its repository):\n");
+  bool shipped = false;
+  for (const std::string& set : tune::shippedRecordSets()) {
+    std::set<std::string> workloads;
+    for (const auto& r : tune::shippedRecords(set)) workloads.insert(r.task.workloadKey);
+    shipped = shipped || set == used;
+    fmt::print("  {:<36} {:>4} workloads\n", set, workloads.size());
+  }
+  fmt::print("target {}: {} ({})\n", a.target, used,
+             shipped ? "shipped" : "not shipped: its kernels take the default schedules unless given records");
+}
+
 }  // namespace
 
 void addRecordsCommands(CLI::App& app) {
@@ -160,6 +177,11 @@ void addRecordsCommands(CLI::App& app) {
   distill->add_option("--top", distillArgs->top, "records to keep per task")->check(integerIn(1, 1000000));
   distill->add_flag("--force", distillArgs->force, "replace the output if it exists");
   distill->callback([distillArgs] { writeKept(*distillArgs, distillArgs->top); });
+
+  auto shippedArgs = std::make_shared<RecordsArgs>();
+  CLI::App* shipped = records->add_subcommand("shipped", "list the records shipped with tessel and the one a CPU target uses");
+  shipped->add_option("--target", shippedArgs->target, "a CPU target string (default: cpu, this machine)");
+  shipped->callback([shippedArgs] { listShipped(*shippedArgs); });
 }
 
 }  // namespace tessel::cli

@@ -164,4 +164,29 @@ int targetCores(const std::string& target) {
   return cores;
 }
 
+std::string cpuClass(const CompileOptions& options) {
+  static std::mutex mutex;
+  static std::map<std::vector<std::string>, std::string> cache;
+  std::vector<std::string> argv = {options.compiler};
+  argv.insert(argv.end(), options.flags.begin(), options.flags.end());
+  argv.insert(argv.end(), {"-dM", "-E", "-x", "c", "/dev/null"});
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(argv);
+  if (it != cache.end()) return it->second;
+  std::string cls;
+  try {
+    SubprocessOptions run;
+    run.timeout = options.timeout;
+    SubprocessResult r = runSubprocess(argv, run);
+    auto defines = [&](const char* macro) { return r.output.find(std::string("#define ") + macro + " ") != std::string::npos; };
+    if (!r.ok()) cls = "";
+    else if (defines("__x86_64__")) cls = defines("__AVX512F__") ? "x86_64-avx512" : defines("__AVX2__") ? "x86_64-avx2" : "x86_64";
+    else if (defines("__aarch64__")) cls = "aarch64";
+    else if (defines("__arm__")) cls = "arm";
+  } catch (const Error&) {
+    cls = "";  // no such compiler: the build says so where it needs one
+  }
+  return cache.emplace(std::move(argv), cls).first->second;
+}
+
 }  // namespace tessel::codegen

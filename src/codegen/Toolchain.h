@@ -39,4 +39,11 @@ CompileOptions compileOptionsForTarget(const std::string& target);
 /// targets say it); 0 when the target does not say (this machine's). Error for a bad value.
 int targetCores(const std::string& target);
 
+/// The class of CPU the compiler of `options` generates code for, from the macros it predefines
+/// with those flags: "x86_64-avx512" (AVX-512F), "x86_64-avx2", "x86_64", "aarch64", "arm", or
+/// "" when it cannot tell (the compiler failed, or another architecture). It keys the records
+/// shipped with tessel, so it asks the compiler rather than this process: -mcpu=, -mattr= and
+/// -mtriple= change the answer as they change the kernels. Cached per compiler and flags.
+std::string cpuClass(const CompileOptions& options);
+
 }  // namespace tessel::codegen

@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 
 #include "support/Error.h"
 #include "tune/RecordLog.h"
 #include "tune/RecordQueries.h"
+#include "tune/ShippedRecords.h"
 
 namespace tessel::tune {
 
@@ -20,13 +22,14 @@ struct HistoryBest::Shared {
   /// (measured on exactly the target first, then by cost). The first that replays on the
   /// build's DAG is applied: a broken record cannot take its task's valid ones down with it.
   std::map<std::string, std::vector<TuningRecord>> candidates;
+  std::set<std::string> shippedKeys;  ///< workloads whose candidates are shipped records
   std::mutex mutex;                          ///< guards the rest: a build may ask from threads
   std::vector<DispatchUse> uses;
   std::map<std::string, size_t> useOfKey;
 
   DispatchUse& use(const std::string& key) {
     auto [it, inserted] = useOfKey.try_emplace(key, uses.size());
-    if (inserted) uses.push_back(DispatchUse{key, "", false, 0, 0, "", 0});
+    if (inserted) uses.push_back(DispatchUse{key, "", false, false, 0, 0, "", 0});
     return uses[it->second];
   }
 };
@@ -38,11 +41,13 @@ std::string targetKind(const std::string& target) {
   return kind == "llvm" ? "cpu" : kind;
 }
 
-HistoryBest::HistoryBest(const std::vector<TuningRecord>& records, const std::string& target) : shared_(std::make_shared<Shared>()) {
+HistoryBest::HistoryBest(const std::vector<TuningRecord>& records, const std::string& target, std::vector<TuningRecord> shipped)
+    : shared_(std::make_shared<Shared>()) {
   shared_->target = target;
   std::string kind = targetKind(target);
+  std::vector<TuningRecord> all = withShippedRecords(records, std::move(shipped), &shared_->shippedKeys);
   std::map<std::string, std::vector<const TuningRecord*>> byKey;
-  for (const auto& record : records)
+  for (const auto& record : all)
     if (record.ok() && targetKind(record.target) == kind) byKey[record.task.workloadKey].push_back(&record);
   // Among the records of this kind, those measured on exactly this target come first; within
   // each group the order of rankedRecords (confirmed decisions first, then by cost).
@@ -54,10 +59,10 @@ HistoryBest::HistoryBest(const std::vector<TuningRecord>& records, const std::st
   }
 }
 
-HistoryBest HistoryBest::fromLog(const std::string& path, const std::string& target) {
+HistoryBest HistoryBest::fromLog(const std::string& path, const std::string& target, std::vector<TuningRecord> shipped) {
   auto file = readRecords(path);
   warnSkippedLines(file, path);
-  return HistoryBest(file.records, target);
+  return HistoryBest(file.records, target, std::move(shipped));
 }
 
 size_t HistoryBest::size() const { return shared_->candidates.size(); }
@@ -90,6 +95,7 @@ ScheduleFunction HistoryBest::provider(ScheduleFunction fallback) const {
         DispatchUse& use = shared->use(key);
         use.name = record.task.name;
         use.fromRecord = true;
+        use.shipped = shared->shippedKeys.count(key) > 0;
         use.cost = record.cost();
         use.gflops = record.gflops();
         std::vector<std::string> notes;
@@ -110,6 +116,7 @@ ScheduleFunction HistoryBest::provider(ScheduleFunction fallback) const {
       use.name = dag.outputNames().empty() ? key : dag.outputNames().front();
       use.fromRecord = false;
       use.note = note;
+      use.shipped = shared->shippedKeys.count(key) > 0;
       ++use.requests;
     }
     return fallback ? fallback(dag) : std::vector<schedule::StepPtr>{};
@@ -127,8 +134,9 @@ std::string HistoryBest::summary() const {
   // dozen ReLUs without a record are one entry, not twelve.
   std::vector<std::string> reasons;
   std::map<std::string, std::vector<std::pair<std::string, int>>> namesOf;
-  size_t fallbacks = 0;
+  size_t fallbacks = 0, shipped = 0;
   for (const auto& u : all) {
+    if (u.fromRecord && u.shipped) ++shipped;
     if (u.fromRecord) continue;
     ++fallbacks;
     auto [it, inserted] = namesOf.try_emplace(u.note);
@@ -138,6 +146,7 @@ std::string HistoryBest::summary() const {
     else ++named->second;
   }
   std::string text = fmt::format("applied tuned records to {} of {} workloads", all.size() - fallbacks, all.size());
+  if (shipped > 0) text += fmt::format(" ({} shipped with tessel)", shipped);
   if (fallbacks == 0) return text;
   text += fmt::format("; fallback for {}: ", fallbacks);
   for (size_t r = 0; r < reasons.size(); ++r) {

@@ -23,6 +23,9 @@ struct DispatchUse {
   std::string workloadKey;
   std::string name;          ///< the record's task name, or the DAG's first output
   bool fromRecord = false;
+  /// Its records are tessel's shipped ones (the user's had none): with fromRecord, one of them
+  /// was applied; without, none replayed (note says why).
+  bool shipped = false;
   double cost = 0;           ///< the record's mean cost in seconds (fromRecord only)
   double gflops = 0;         ///< the record's GFLOPS (fromRecord only)
   std::string note;          ///< why it fell back, or which target the record was measured on
@@ -34,9 +37,11 @@ class HistoryBest {
   /// Picks the best valid record of each workload for `target`: measured on exactly that target
   /// string if there is one, else on a target of the same kind ("cpu -mcpu=x" for "cpu";
   /// "llvm" counts as "cpu").
-  HistoryBest(const std::vector<TuningRecord>& records, const std::string& target);
+  /// `shipped`: tessel's shipped records (ShippedRecords.h), used only for the workloads that
+  /// `records` has no valid record of this target kind for.
+  HistoryBest(const std::vector<TuningRecord>& records, const std::string& target, std::vector<TuningRecord> shipped = {});
   /// Reads the log (skipped lines are warned about on stderr) and picks as above.
-  static HistoryBest fromLog(const std::string& path, const std::string& target);
+  static HistoryBest fromLog(const std::string& path, const std::string& target, std::vector<TuningRecord> shipped = {});
 
   /// Workloads that have a valid record of this target kind.
   size_t size() const;
@@ -51,7 +56,8 @@ class HistoryBest {
 
   /// The workloads asked for so far, in order of first request.
   std::vector<DispatchUse> uses() const;
-  /// "applied tuned records to 9 of 11 workloads; fallback for 2: dense_0 (no record), ..."
+  /// "applied tuned records to 9 of 11 workloads (4 shipped with tessel); fallback for 2:
+  /// dense_0 (no record), ..."
   std::string summary() const;
 
  private:

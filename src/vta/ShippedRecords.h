@@ -1,8 +1,8 @@
 /// The tuning records shipped with tessel, as TVM ships tophub's for VTA: for the default
 /// hardware configuration, the best conv2d_packed config of each of resnet-18's ten tasks
 /// (bench/vta/bench_vta_tasks --records, every config of each space measured on the cycle
-/// model; src/vta/records/<configuration>.log, embedded at build time). A build applies them to
-/// the tasks its own records do not cover.
+/// model; records/vta/<configuration>.log, embedded at build time by tune/ShippedRecords). A build
+/// applies them to the tasks its own records do not cover.
 #pragma once
 #include <vector>
 
@@ -11,7 +11,8 @@
 
 namespace tessel::vta {
 
-/// The shipped records of a configuration (none for a configuration tessel has none for).
+/// The shipped records of a configuration, by its name (none for a configuration tessel has
+/// none for).
 std::vector<tune::TuningRecord> shippedRecords(const HardwareConfig& config);
 
 /// `records`, plus the shipped record of every task in `tasks` that has no valid record of

@@ -171,4 +171,19 @@ TEST(CodegenCpu, TargetOptions) {
         << bad;
 }
 
+// The class keying shipped records comes from the compiler with the target's flags, so flags
+// that change the kernels change it too.
+TEST(CodegenCpu, CpuClassFollowsTheTargetFlags) {
+  auto cls = [](const char* target) { return codegen::cpuClass(codegen::compileOptionsForTarget(target)); };
+  EXPECT_EQ(cls("cpu -mcpu=skylake-avx512"), "x86_64-avx512");
+  EXPECT_EQ(cls("cpu -mcpu=haswell"), "x86_64-avx2");
+  EXPECT_EQ(cls("cpu -mcpu=skylake-avx512 -mattr=-avx512f"), "x86_64-avx2");
+  EXPECT_EQ(cls("cpu -mcpu=x86-64"), "x86_64");
+  EXPECT_EQ(cls("cpu -mtriple=aarch64-linux-gnu"), "aarch64");
+  EXPECT_EQ(cls("cpu -cc=no-such-compiler-tessel"), "");
+  std::string host = cls("cpu");
+  EXPECT_TRUE(host == "x86_64-avx512" || host == "x86_64-avx2" || host == "x86_64" || host == "aarch64") << host;
+}
+
 }  // namespace
+

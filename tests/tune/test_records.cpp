@@ -2,6 +2,7 @@
 // kernel source, damaged logs, appending, pick-best queries, apply-history-best dispatch, and
 // the `tessel records` commands.
 #include <gtest/gtest.h>
+
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <set>
 
 #include "codegen/CSource.h"
 #include "common/ErrorText.h"
@@ -20,6 +22,7 @@
 #include "tune/HistoryBest.h"
 #include "tune/RecordLog.h"
 #include "tune/RecordQueries.h"
+#include "tune/ShippedRecords.h"
 
 using namespace tessel;
 using namespace tessel::tune;
@@ -479,6 +482,34 @@ TEST(HistoryBest, DispatchesTheBestRecordOrTheFallback) {
   EXPECT_TRUE(none.provider()(renamed).empty());  // no fallback given: no steps
   EXPECT_FALSE(none.uses()[0].fromRecord);
   expectContains(none.uses()[0].note, "2 records and none replays: step 1 (cache_write)");
+}
+
+// Shipped records fill only the workloads the user's records leave out, even when faster: they
+// were measured on another machine. One that does not replay is skipped with its reason.
+TEST(HistoryBest, ShippedRecordsFillOnlyWhatTheUsersRecordsLeaveOut) {
+  auto t32 = matmulTask(32), t16 = matmulTask(16), t8 = matmulTask(8);
+  std::vector<TuningRecord> mine = {templateRecord(t32, 1, {4e-5}), stepsRecord(t8, {}, failedResult(MeasureErrorNo::RuntimeDeviceError, "x"))};
+  std::vector<StepPtr> broken = {step<schedule::SplitStep>("C", "nowhere", std::vector<int64_t>{4})};
+  std::vector<TuningRecord> shipped = {templateRecord(t32, 2, {1e-6}), templateRecord(t16, 3, {1e-6}), stepsRecord(t8, broken, okResult({1e-6}))};
+  std::set<std::string> added;
+  auto merged = withShippedRecords(mine, shipped, &added);
+  EXPECT_EQ(merged.size(), 4u);
+  EXPECT_EQ(added, (std::set<std::string>{t16->workloadKey, t8->workloadKey}));  // a failed trial covers nothing
+
+  HistoryBest history(mine, "cpu", shipped);
+  EXPECT_EQ(history.find(t32->workloadKey)->config->index, 1);
+  EXPECT_EQ(history.find(t16->workloadKey)->config->index, 3);
+  auto provider = history.provider();
+  provider(ops::matmul(32, 32, 32));
+  provider(ops::matmul(16, 16, 16));
+  provider(ops::matmul(8, 8, 8));
+  auto uses = history.uses();
+  ASSERT_EQ(uses.size(), 3u);
+  EXPECT_TRUE(uses[0].fromRecord && !uses[0].shipped);
+  EXPECT_TRUE(uses[1].fromRecord && uses[1].shipped);
+  EXPECT_TRUE(!uses[2].fromRecord && uses[2].shipped);
+  expectContains(uses[2].note, "1 record and none replays: step 1 (split)");
+  expectContains(history.summary(), "applied tuned records to 2 of 3 workloads (1 shipped with tessel); fallback for 1: C");
 }
 
 #ifdef TESSEL_CLI

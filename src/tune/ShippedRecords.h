@@ -1,0 +1,32 @@
+/// The tuning records shipped with tessel (the role of TVM's tophub): the best records of the
+/// zoo networks for the devices tessel was tuned on, one log per device class under the
+/// repository's `records/` ("cpu/x86_64-avx512.log", "vta/<configuration>.log"), embedded in the
+/// program at build time so that an installed tessel needs no data files. A build uses them for
+/// the workloads the user's own records do not cover.
+#pragma once
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tune/Record.h"
+
+namespace tessel::tune {
+
+/// The names of the shipped logs ("cpu/x86_64-avx512", ...), sorted.
+std::vector<std::string> shippedRecordSets();
+
+/// The records of a shipped log; none for a name tessel ships nothing for. A line that does
+/// not parse is an Error naming the log and the line (a test reads every log).
+std::vector<TuningRecord> shippedRecords(const std::string& set);
+
+/// The shipped log for a CPU target: "cpu/" + codegen::cpuClass of the target's compiler
+/// options (the class may have no log).
+std::string shippedRecordSetForCpu(const std::string& target);
+
+/// `records`, plus the `shipped` records of every workload that has no valid record of the
+/// same target kind among `records`: the user's own measurements always win. `added`, when
+/// given, receives the workload keys the shipped records were added for.
+std::vector<TuningRecord> withShippedRecords(std::vector<TuningRecord> records, std::vector<TuningRecord> shipped,
+                                             std::set<std::string>* added = nullptr);
+
+}  // namespace tessel::tune

@@ -1,0 +1,48 @@
+// The records shipped with tessel (records/ in the repository, embedded at build time): every log
+// parses, every record is a valid trial that carries its DAG, each workload has one record, and
+// every CPU record replays and lowers on its DAG, so a change of the schedule language that
+// breaks a shipped record fails here rather than in a user's build.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "passes/Lower.h"
+#include "schedule/Steps.h"
+#include "te/DagJson.h"
+#include "tune/ShippedRecords.h"
+
+using namespace tessel;
+
+namespace {
+
+TEST(ShippedRecords, TheLogsTesselShips) {
+  auto sets = tune::shippedRecordSets();
+  EXPECT_EQ(sets, (std::vector<std::string>{"cpu/x86_64-avx512", "vta/sim_1x16_i8w8a32_15_15_18_17"}));
+  EXPECT_TRUE(tune::shippedRecords("cpu/no-such-class").empty());
+  EXPECT_EQ(tune::shippedRecordSetForCpu("cpu -mcpu=skylake-avx512"), "cpu/x86_64-avx512");
+  EXPECT_EQ(tune::shippedRecordSetForCpu("cpu -mcpu=haswell"), "cpu/x86_64-avx2");
+}
+
+TEST(ShippedRecords, EveryRecordIsValidUniqueAndReplaysOnItsDag) {
+  for (const std::string& set : tune::shippedRecordSets()) {
+    auto records = tune::shippedRecords(set);
+    EXPECT_FALSE(records.empty()) << set;
+    std::string kind = set.substr(0, set.find('/'));
+    std::map<std::string, int> perWorkload;
+    for (const tune::TuningRecord& r : records) {
+      SCOPED_TRACE(set + ": " + r.task.name + " (" + r.task.workloadKey + ")");
+      EXPECT_TRUE(r.ok());
+      EXPECT_EQ(r.target.substr(0, r.target.find(' ')), kind);
+      EXPECT_EQ(++perWorkload[r.task.workloadKey], 1) << "a shipped log keeps one record per workload (tessel records best)";
+      if (kind != "cpu") continue;
+      ASSERT_TRUE(r.task.dag);
+      te::ComputeDAG dag = te::dagFromJson(nlohmann::json::parse(*r.task.dag));
+      EXPECT_EQ(dag.workloadKey(), r.task.workloadKey);
+      schedule::State state = schedule::replay(dag, r.steps);
+      EXPECT_NO_THROW(passes::lower(state, "kernel"));
+    }
+  }
+}
+
+}  // namespace
