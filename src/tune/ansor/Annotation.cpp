@@ -116,9 +116,13 @@ class Annotator {
     if (after.iterator(after.leafByName(loop)).extent > 1) apply(std::make_shared<AnnotateStep>(name, loop, Annotation::Vectorize));
   }
 
+  /// At root stages with a reduction or tiles, or holding other stages (a tiled producer
+  /// computed inside its consumer's tiles unrolls with them).
   void unroll(const std::string& name) {
     const Stage& s = state().stage(name);
-    if (!s.op->reduction() && !tiled_.count(name)) return;
+    bool holds = false;
+    for (auto& other : state().stages()) holds = holds || (other.attach == AttachKind::At && other.attachStage == name);
+    if (!s.op->reduction() && !tiled_.count(name) && !holds) return;
     std::string outermost = s.iterator(s.leaves.front()).name;
     apply(std::make_shared<PragmaStep>(name, outermost, "auto_unroll_max_step", std::to_string(pick(options_.autoUnrollSteps))));
   }

@@ -9,8 +9,8 @@
 ///                     past one that holds another stage) is fused and parallelized
 ///   vectorize         at each stage a random number of its inner spatial loops, at most 16
 ///                     iterations in all, is fused and vectorized
-///   unroll            each root stage with a reduction or tiles gets `auto_unroll_max_step`
-///                     from {0, 16, 64, 512} on its outermost loop
+///   unroll            each root stage with a reduction or tiles, or holding other stages,
+///                     gets `auto_unroll_max_step` from {0, 16, 64, 512} on its outermost loop
 ///
 /// The result is a plain step list: it replays with `replay` alone.
 #pragma once
