@@ -93,6 +93,7 @@ AutoScheduleSummary autoScheduleTasks(const std::vector<graph::Task>& tasks, con
                   return tune::RoundResult{result.trials, best[i]};
                 },
                 best, resumedTrials);
+  for (auto& policy : policies) summary.statesScored += policy->statesScored();
   return summary;
 }
 

@@ -33,6 +33,7 @@ struct AutoScheduleOptions {
 
 struct AutoScheduleSummary {
   int64_t trials = 0;
+  int64_t statesScored = 0;  ///< by the cost models, over all tasks
   double seconds = 0, policySeconds = 0, buildSeconds = 0, runSeconds = 0;
 };
 

@@ -255,10 +255,10 @@ void tune(const TuneArgs& a) {
     if (monitor) o.loadMonitor = &*monitor;
     auto summary = autoScheduleTasks(autoTasks, o, builder, *runner, log, earlier);
     if (summary.seconds > 0)
-      fmt::print("Tuned {} tasks: {} trials in {:.1f} s ({:.2f} trials per second; search {:.1f} s, build {:.1f} s, run {:.1f} s); "
-                 "log: {}\n",
+      fmt::print("Tuned {} tasks: {} trials in {:.1f} s ({:.2f} trials per second; search {:.1f} s for {} states scored, build "
+                 "{:.1f} s, run {:.1f} s); log: {}\n",
                  autoTasks.size(), summary.trials, summary.seconds, double(summary.trials) / summary.seconds, summary.policySeconds,
-                 summary.buildSeconds, summary.runSeconds, a.log);
+                 summary.statesScored, summary.buildSeconds, summary.runSeconds, a.log);
     candidates.clear();
   }
   for (const auto& [taskGraph, t] : candidates) {

@@ -66,6 +66,7 @@ std::vector<AnnotatedState> SketchPolicy::evolve(std::vector<AnnotatedState> pop
     std::vector<const State*> states;
     for (auto& s : population) states.push_back(&s.state);
     std::vector<double> scores = model_->predict(states);
+    statesScored_ += int64_t(states.size());
     for (size_t i = 0; i < population.size(); ++i) {
       std::string key = scheduleKey(population[i].steps);
       if (seen_.count(key) || best.count(key)) continue;

@@ -46,6 +46,8 @@ class SketchPolicy : public SearchPolicy {
   void update(const std::vector<MeasuredSchedule>& measured) override;
 
   const std::vector<Sketch>& sketches() const { return sketches_; }
+  /// States the cost model scored so far (what "explored" counts in the search's speed).
+  int64_t statesScored() const { return statesScored_; }
   /// The measured schedules the search builds on (those that replay), fastest first.
   const std::vector<std::pair<double, AnnotatedState>>& measuredBest() const { return measuredBest_; }
 
@@ -67,6 +69,7 @@ class SketchPolicy : public SearchPolicy {
   std::vector<std::string> sketchShapes_;  ///< each sketch's JSON without split factors
   std::set<std::string> seen_;             ///< keys of measured and proposed schedules
   std::vector<std::pair<double, AnnotatedState>> measuredBest_;
+  int64_t statesScored_ = 0;
 };
 
 /// How the search tells schedules apart: the JSON text of the step list.
