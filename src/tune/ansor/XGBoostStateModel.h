@@ -18,6 +18,8 @@ class XGBoostStateModel : public CostModel {
   void update(const std::vector<const schedule::State*>& states, const std::vector<double>& throughputs) override;
   std::vector<double> predict(const std::vector<const schedule::State*>& states) override;
   size_t samples() const { return throughputs_.size(); }
+  /// False while it scores at random (before `warmupSamples` varied measurements).
+  bool fitted() const { return model_.canPredict(); }
 
  private:
   autotvm::XGBoostCostModel model_;

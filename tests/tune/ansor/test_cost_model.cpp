@@ -84,5 +84,6 @@ TEST(AnsorCostModel, ResumedModelPredictsWhatTheOriginalDid) {
   for (size_t begin = 0; begin < 120; begin += 40) original.update(pointers(states, begin, begin + 40), throughputs(states, begin, begin + 40));
   restored.update(pointers(states, 0, 120), throughputs(states, 0, 120));
   EXPECT_EQ(restored.samples(), original.samples());
+  ASSERT_TRUE(restored.fitted() && original.fitted());
   EXPECT_EQ(restored.predict(pointers(states, 120, 200)), original.predict(pointers(states, 120, 200)));
 }

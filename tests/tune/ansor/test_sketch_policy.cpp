@@ -173,3 +173,32 @@ TEST(AnsorTuneLoop, StopsEarlyWithoutImprovement) {
   EXPECT_TRUE(r.stoppedEarly);
   EXPECT_LT(r.trials, 100000);
 }
+
+TEST(AnsorTuneLoop, AResumedRunRestoresTheCostModel) {
+  // A run of 64 trials, then a fresh policy and model resumed from its log: the model predicts
+  // exactly what the original's did (TVM's resume does not restore it).
+  auto task = makeMeasureTask("matmul", landscapeMatmul());
+  LandscapeMeasurer measurer;
+  TuneAutoOptions o;
+  o.nTrial = 64;
+  o.batchSize = 16;
+  auto original = std::make_shared<XGBoostStateModel>();
+  SketchPolicy first(task->dag, original, smallSearch(8));
+  std::vector<MeasuredSchedule> log;
+  tuneAutoTask(task, task->dag.flopCount(), first, measurer, measurer, o, {}, [&](const MeasureInput& input, const MeasureResult& r) {
+    log.push_back({input.steps, task->dag.flopCount() / r.cost()});
+  });
+  auto restored = std::make_shared<XGBoostStateModel>();
+  SketchPolicy second(task->dag, restored, smallSearch(9));
+  auto resumed = tuneAutoTask(task, task->dag.flopCount(), second, measurer, measurer, o, log);
+  EXPECT_EQ(resumed.trials, 0);  // the log already holds the budget
+  EXPECT_EQ(restored->samples(), original->samples());
+  ASSERT_TRUE(restored->fitted() && original->fitted());  // not two equal random streams
+  SplitFactorizations factorizations;
+  std::mt19937_64 rng(10);
+  std::vector<AnnotatedState> probes;
+  for (size_t i = 0; i < 50; ++i) probes.push_back(annotateRandomly(task->dag, second.sketches()[i % second.sketches().size()], factorizations, rng));
+  std::vector<const schedule::State*> states;
+  for (auto& p : probes) states.push_back(&p.state);
+  EXPECT_EQ(restored->predict(states), original->predict(states));
+}
