@@ -1,6 +1,5 @@
 #include "schedule/BoundInference.h"
 
-#include <algorithm>
 #include <set>
 
 #include "ir/Mutator.h"
@@ -144,9 +143,7 @@ void propagateExtents(Stage& stage) {
   for (auto& r : stage.relations) {
     if (r.kind == IterRelation::Kind::Split) {
       int64_t parent = stage.iterator(r.parent).extent;
-      // A factor beyond the parent's extent (a tile larger than the region a producer computes
-      // inside its consumer's tile) runs one outer iteration: the inner loop need not run past it.
-      int64_t inner = r.factor > 0 ? std::min(r.factor, parent) : (parent + r.nparts - 1) / r.nparts;
+      int64_t inner = r.factor > 0 ? r.factor : (parent + r.nparts - 1) / r.nparts;
       int64_t outer = r.factor > 0 ? (parent + r.factor - 1) / r.factor : r.nparts;
       stage.iterator(r.inner).extent = inner;
       stage.iterator(r.outer).extent = outer;

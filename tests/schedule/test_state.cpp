@@ -244,21 +244,6 @@ TEST(LoopSteps, FollowSplitTakesTheSourceFactorsAndMergesTheInnerOnes) {
   EXPECT_EQ(loops(replay(ops::matmul(24, 48, 4), steps), "C"), "i.0:2 i.1:4 i.2:1 i.3:3 j.0:4 j.1:4 j.2:3 k:4");
 }
 
-TEST(BoundInference, ProducerInsideTheOuterLevelsOfItsConsumerRunsOnlyItsInnerLevels) {
-  // P is tiled [outer, 2, 4] like Q; computed inside Q's two outer levels its region is 4 wide,
-  // so its loops of the outer two levels run once rather than past the region.
-  auto A = te::placeholder({16, 8}, DataType::float32(), "A");
-  auto P = te::compute({16, 8}, [&](const std::vector<te::Var>& i) { return A(i[0], i[1]) * ir::Expr(2.0f); }, "P");
-  auto Q = te::compute({16, 8}, [&](const std::vector<te::Var>& i) { return P(i[0], i[1]) + ir::Expr(1.0f); }, "Q");
-  auto state = replay(te::ComputeDAG({Q}), {
-      step<SplitStep>("P", "i0", Factors{2, 4}),
-      step<FollowSplitStep>("Q", "i0", "P", "i0", 3),
-      step<ComputeAtStep>("P", "Q", "i0.1"),
-  });
-  EXPECT_EQ(loops(state, "Q"), "i0.0:2 i0.1:2 i0.2:4 i1:8");
-  EXPECT_EQ(loops(state, "P"), "i0.0:1 i0.1:1 i0.2:4 i1:8");
-}
-
 TEST(BoundInference, ExtentsAloneMatchTheFullAnalysis) {
   // conv2d + bias + relu, tiled: bias inlined, the convolution and its padded input attached
   // inside the relu's tile. What steps ask for (extents) must not differ from what lowering gets.

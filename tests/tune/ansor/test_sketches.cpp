@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <random>
 #include <set>
 
@@ -174,4 +175,16 @@ TEST(AnsorSketches, EverySketchAndRandomStatesComputeTheReference) {
     std::printf("[ fuzz     ] %s: %zu sketches, %zu distinct states of %d, %d kernels compiled and checked\n", t.what.c_str(),
                 sketches.size(), distinct.size(), kStatesPerTask, checked);
   }
+}
+
+TEST(AnsorRegression, DepthwisePointwiseUnderAutoUnroll) {
+  // A random state of the depthwise + pointwise task (seed 42, state 244): the convolution's
+  // copy stage computed at the output's innermost loop, the depthwise inside the convolution's
+  // cache stage, auto_unroll_max_step 64. With split extents clamped to a smaller parent in bound
+  // inference it computed wrong values (the loop nest was right; a lowering pass was not).
+  std::ifstream in(std::string(TESSEL_SOURCE_DIR) + "/tests/tune/ansor/data/depthwise_pointwise_unroll64.json");
+  ASSERT_TRUE(in.good());
+  auto steps = schedule::stepsFromJson(nlohmann::json::parse(in));
+  auto result = kernelcheck::checkAgainstReference(schedule::replay(task("depthwise").dag, steps), 7);
+  EXPECT_LT(result.maxRelativeError, 1e-5);
 }
