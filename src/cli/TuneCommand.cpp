@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "cli/AutoScheduleTasks.h"
 #include "cli/OptionChecks.h"
 #include "cli/ModelArgs.h"
 #include "cli/RpcCommands.h"
@@ -39,7 +40,7 @@ namespace tessel::cli {
 namespace {
 
 struct TuneArgs : ModelArgs {
-  std::string tuner = "xgb", log, output, ops, coldCache = "auto";
+  std::string tuner = "xgb", log, output, ops, coldCache = "auto", scheduler = "autotvm", taskScheduler = "gradient";
   std::vector<size_t> onlyTasks;  ///< 1-based task numbers to tune (empty: all)
   int64_t nTrial = 1000, earlyStopping = 0;
   bool resume = false, transferLearning = false, checkCorrectness = false, cacheFlush = false, noEvaluate = false, force = false;
@@ -230,6 +231,36 @@ void tune(const TuneArgs& a) {
   }
   for (auto& d : directTasks)
     if (keys.insert(d.workloadKey).second) candidates.emplace_back(&prepared.direct, d);
+  tune::RecordLogWriter log(a.log);
+  if (a.scheduler == "auto") {
+    // Every task, template or not; then nothing is left for template tuning below.
+    std::vector<graph::Task> autoTasks;
+    for (const auto& candidate : candidates) autoTasks.push_back(candidate.second);
+    if (!a.onlyTasks.empty()) {
+      std::vector<graph::Task> chosen;
+      for (size_t n : a.onlyTasks) {
+        TESSEL_CHECK(n >= 1 && n <= autoTasks.size(), "--tasks: there is no task {} (the network has {})", n, autoTasks.size());
+        chosen.push_back(autoTasks[n - 1]);
+      }
+      autoTasks = chosen;
+    }
+    AutoScheduleOptions o;
+    o.target = target;
+    o.nTrial = a.nTrial;
+    o.taskScheduler = a.taskScheduler;
+    o.batchSize = a.batchSize;
+    o.seed = a.seed;
+    o.resume = a.resume;
+    o.liveProgress = isatty(fileno(stdout));
+    if (monitor) o.loadMonitor = &*monitor;
+    auto summary = autoScheduleTasks(autoTasks, o, builder, *runner, log, earlier);
+    if (summary.seconds > 0)
+      fmt::print("Tuned {} tasks: {} trials in {:.1f} s ({:.2f} trials per second; search {:.1f} s for {} states scored, build "
+                 "{:.1f} s, run {:.1f} s); log: {}\n",
+                 autoTasks.size(), summary.trials, summary.seconds, double(summary.trials) / summary.seconds, summary.policySeconds,
+                 summary.statesScored, summary.buildSeconds, summary.runSeconds, a.log);
+    candidates.clear();
+  }
   for (const auto& [taskGraph, t] : candidates) {
     auto templateName = tune::autotvm::cpuTemplateFor(t.dag);
     if (!templateName || !selectedByOps(*templateName, ops)) continue;
@@ -243,7 +274,7 @@ void tune(const TuneArgs& a) {
     }
     tasks.push_back(task);
   }
-  if (!a.onlyTasks.empty()) {
+  if (!a.onlyTasks.empty() && a.scheduler == "autotvm") {
     std::vector<tune::autotvm::TuningTaskPtr> chosen;
     for (size_t n : a.onlyTasks) {
       TESSEL_CHECK(n >= 1 && n <= tasks.size(), "--tasks: there is no task {} (the network has {})", n, tasks.size());
@@ -251,7 +282,7 @@ void tune(const TuneArgs& a) {
     }
     tasks = chosen;
   }
-  fmt::print("Extracted {} tasks:\n", tasks.size());
+  if (a.scheduler == "autotvm") fmt::print("Extracted {} tasks:\n", tasks.size());
   for (size_t i = 0; i < tasks.size(); ++i)
     fmt::print("  {:>2}  {:<28} {:<26} {:>10.1f} MFLOP  {:>6} configs{}{}\n", i + 1, tasks[i]->name, tasks[i]->templateName,
                tasks[i]->flops / 1e6, tasks[i]->space->size(),
@@ -268,9 +299,7 @@ void tune(const TuneArgs& a) {
     return trials;
   };
 
-  tune::RecordLogWriter log(a.log);
-
-  fmt::print("Tuning...\n");
+  if (a.scheduler == "autotvm") fmt::print("Tuning...\n");
   std::fflush(stdout);
   std::vector<std::pair<tune::autotvm::TuningTaskPtr, std::vector<tune::autotvm::Trial>>> history;
   int64_t measured = 0;
@@ -370,6 +399,12 @@ void addTuneCommand(CLI::App& app) {
   auto args = std::make_shared<TuneArgs>();
   CLI::App* c = app.add_subcommand("tune", "tune a zoo network's tasks, log every trial, build and time it with the best");
   addModelOptions(c, *args);
+  c->add_option("--scheduler", args->scheduler, "autotvm (templates, the default) or auto (the template-free auto-scheduler)")
+      ->check(CLI::IsMember({"autotvm", "auto"}));
+  c->add_option("--task-scheduler", args->taskScheduler,
+                "with --scheduler auto: how the --n-trial budget of the network is spread over its tasks: gradient (default) "
+                "or round-robin")
+      ->check(CLI::IsMember({"gradient", "round-robin"}));
   c->add_option("--tuner", args->tuner, "random, gridsearch, ga, xgb (xgb_knob, xgb_itervar, xgb_curve, xgb-rank, xgb-reg)");
   c->add_option("--n-trial", args->nTrial, "trials per task (capped by its config space)")->check(integerIn(1, int64_t(1) << 40));
   c->add_option("--early-stopping", args->earlyStopping, "stop a task after this many trials without improvement (0: never)")

@@ -1,4 +1,4 @@
-// The steps that reshape one stage's loops: split, fuse, reorder, annotate, pragma, storage_align.
+// The steps that reshape one stage's loops: split, follow_split, fuse, reorder, annotate, pragma, storage_align.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -123,6 +123,71 @@ StepPtr SplitStep::fromJson(const json& j) {
   int64_t nparts = j.contains("nparts") ? jsonInteger(j["nparts"], "nparts") : 0;
   return std::make_shared<SplitStep>(j.at("stage").get<std::string>(), j.at("iterator").get<std::string>(), std::move(factors),
                                      nparts);
+}
+
+// ---- follow_split ----------------------------------------------------------------------------
+
+namespace {
+
+/// The factors of the multi-level split of `root` in stage `s` (outermost first), read back
+/// from its chain of binary splits: the level-l split's inner extent is the product of the
+/// factors from l on.
+std::vector<int64_t> splitFactorsOf(const Stage& s, const std::string& root) {
+  int current = -1;
+  for (auto& it : s.iterators)
+    if (it.name == root) current = it.id;
+  TESSEL_CHECK(current >= 0, "follow_split: stage '{}' has no iterator '{}'", s.name(), root);
+  std::vector<int64_t> products;
+  for (bool more = true; more;) {
+    more = false;
+    for (auto& r : s.relations)
+      if (r.kind == IterRelation::Kind::Split && r.parent == current) {
+        TESSEL_CHECK(r.factor > 0, "follow_split: {}.{} was split by nparts, not by factors", s.name(), root);
+        products.push_back(r.factor);
+        current = r.inner;
+        more = true;
+        break;
+      }
+  }
+  TESSEL_CHECK(!products.empty(), "follow_split: {}.{} was not split", s.name(), root);
+  std::vector<int64_t> factors;
+  for (size_t l = 0; l < products.size(); ++l)
+    factors.push_back(l + 1 < products.size() ? products[l] / products[l + 1] : products[l]);
+  return factors;
+}
+
+}  // namespace
+
+FollowSplitStep::FollowSplitStep(std::string s, std::string i, std::string ss, std::string si, int64_t p)
+    : stage(std::move(s)), iterator(std::move(i)), sourceStage(std::move(ss)), sourceIterator(std::move(si)), parts(p) {}
+
+void FollowSplitStep::apply(State& state) const {
+  const Stage& source = state.stage(sourceStage);
+  TESSEL_CHECK(!source.isPlaceholder(), "follow_split of {}.{}: source '{}' is a placeholder", stage, iterator, sourceStage);
+  std::vector<int64_t> sourceFactors = splitFactorsOf(source, sourceIterator);
+  TESSEL_CHECK(parts >= 2 && parts <= int64_t(sourceFactors.size()) + 1,
+               "follow_split of {}.{}: parts must be in [2, {}] (the levels of {}.{}), got {}", stage, iterator,
+               sourceFactors.size() + 1, sourceStage, sourceIterator, parts);
+  std::vector<int64_t> factors(sourceFactors.begin(), sourceFactors.begin() + (parts - 2));
+  int64_t rest = 1;
+  for (size_t l = size_t(parts - 2); l < sourceFactors.size(); ++l) rest *= sourceFactors[l];
+  factors.push_back(rest);
+  SplitStep(stage, iterator, std::move(factors)).apply(state);
+}
+
+std::string FollowSplitStep::print() const {
+  return fmt::format("{}.follow_split({}, {}.{}, parts={})", stage, iterator, sourceStage, sourceIterator, parts);
+}
+
+json FollowSplitStep::toJson() const {
+  return {{"step", "follow_split"}, {"stage", stage},  {"iterator", iterator}, {"source_stage", sourceStage},
+          {"source_iterator", sourceIterator}, {"parts", parts}};
+}
+
+StepPtr FollowSplitStep::fromJson(const json& j) {
+  return std::make_shared<FollowSplitStep>(j.at("stage").get<std::string>(), j.at("iterator").get<std::string>(),
+                                           j.at("source_stage").get<std::string>(), j.at("source_iterator").get<std::string>(),
+                                           jsonInteger(j.at("parts"), "parts"));
 }
 
 // ---- fuse ------------------------------------------------------------------------------------

@@ -38,6 +38,23 @@ class SplitStep : public Step {
   int64_t nparts;
 };
 
+/// Splits an iterator the way another stage's iterator was split by factors (read from the
+/// state when the step applies, so it follows when that split's factors change): into `parts`
+/// loops whose inner extents are the source's first parts - 2 factors and the product of the
+/// rest. What a consumer's tiles need to line up with the tiles of a producer computed inside
+/// them. The source iterator is named as it was split (usually a root axis).
+class FollowSplitStep : public Step {
+ public:
+  FollowSplitStep(std::string stage, std::string iterator, std::string sourceStage, std::string sourceIterator, int64_t parts);
+  std::string kind() const override { return "follow_split"; }
+  void apply(State& state) const override;
+  std::string print() const override;
+  nlohmann::json toJson() const override;
+  static StepPtr fromJson(const nlohmann::json& j);
+  std::string stage, iterator, sourceStage, sourceIterator;
+  int64_t parts;
+};
+
 class FuseStep : public Step {
  public:
   FuseStep(std::string stage, std::vector<std::string> iterators);

@@ -1,5 +1,8 @@
 #include "common/KernelCheck.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -132,6 +135,33 @@ KernelCheckResult checkAgainstReference(const schedule::State& state, uint64_t s
   auto module = runtime::Module::load(lib);
   result.maxRelativeError = runAndCompare(module.kernel("kernel"), makeReferenceData(state.dag(), seed));
   return result;
+}
+
+void compileInBatches(const std::vector<passes::LoweredFunction>& functions, size_t perLibrary,
+                      const std::function<void(size_t, const runtime::Kernel&)>& check) {
+  TempDir dir("tessel-kernel-batches");
+  for (size_t begin = 0; begin < functions.size(); begin += perLibrary) {
+    size_t end = std::min(functions.size(), begin + perLibrary);
+    std::vector<passes::LoweredFunction> batch(functions.begin() + long(begin), functions.begin() + long(end));
+    std::string library = fmt::format("{}/batch{}.so", dir.path(), begin / perLibrary);
+    codegen::compileSharedLibrary(codegen::generateCSource(batch), library, boundsCheckedOptions());
+    auto module = runtime::Module::load(library);
+    for (size_t i = begin; i < end; ++i) check(i, module.kernel(functions[i].name));
+  }
+}
+
+uint64_t fuzzSeed() {
+  const char* text = std::getenv("TESSEL_FUZZ_SEED");
+  uint64_t seed = 0;
+  if (text && *text) {
+    seed = std::stoull(text);
+  } else {
+    std::random_device device;
+    seed = (uint64_t(device()) << 32) ^ device();
+  }
+  std::printf("[ fuzz     ] seed %llu (replay: TESSEL_FUZZ_SEED=%llu)\n", static_cast<unsigned long long>(seed),
+              static_cast<unsigned long long>(seed));
+  return seed;
 }
 
 }  // namespace tessel::kernelcheck

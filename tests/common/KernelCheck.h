@@ -5,10 +5,12 @@
 /// compiles many kernels into one library.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "codegen/Toolchain.h"
+#include "passes/Lower.h"
 #include "runtime/Module.h"
 #include "schedule/State.h"
 #include "te/ReferenceEvaluator.h"
@@ -48,6 +50,16 @@ ReferenceData makeReferenceData(const te::ComputeDAG& dag, uint64_t seed);
 /// garbage, so an element the kernel never writes shows) and returns the largest relative
 /// error over all outputs.
 double runAndCompare(const runtime::Kernel& kernel, const ReferenceData& data);
+
+/// Compiles many kernels with one compiler run per `perLibrary` of them (bounds-checked, in a
+/// temporary directory) and calls `check(i, kernel)` for each, in order: how a test of
+/// thousands of schedules keeps its compile time in check.
+void compileInBatches(const std::vector<passes::LoweredFunction>& functions, size_t perLibrary,
+                      const std::function<void(size_t, const runtime::Kernel&)>& check);
+
+/// The seed of a randomized test: TESSEL_FUZZ_SEED if set, else a random one; printed with how
+/// to replay it.
+uint64_t fuzzSeed();
 
 /// True if `error` is acceptable: exact for integer outputs, at most `tolerance` otherwise.
 inline bool withinTolerance(double error, const ReferenceData& data, double tolerance = 1e-5) {

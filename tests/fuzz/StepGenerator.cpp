@@ -39,7 +39,7 @@ const std::vector<std::string>& allStepLabels() {
       "reorder",           "annotate.parallel",  "annotate.vectorize", "annotate.unroll",
       "pragma.auto_unroll_max_step", "pragma.other", "compute_at", "compute_inline",
       "compute_root",      "cache_read",         "cache_write",    "rfactor",
-      "storage_align"};
+      "storage_align",     "follow_split"};
   return labels;
 }
 
@@ -120,6 +120,7 @@ class Generator {
         {early ? 3.0 : 0.5, &Generator::cacheWrite},
         {early ? 3.0 : 0.5, &Generator::rfactor},
         {0.5, &Generator::storageAlign},
+        {1.5, &Generator::followSplit},
     };
     std::vector<double> weights;
     for (auto& c : choices) weights.push_back(c.weight);
@@ -365,6 +366,32 @@ class Generator {
     std::string axis = s.iterator(uniform(0, int(s.op->axes.size()) - 2)).name;
     int64_t factor = pick(std::vector<int64_t>{2, 4, 8, 16});
     a.apply(std::make_shared<StorageAlignStep>(stage, axis, factor, uniform(0, int(factor) - 1)));
+  }
+
+  /// A loop split like an iterator some stage split by factors (what a fused consumer's tiles do).
+  void followSplit(Attempt& a) {
+    std::vector<std::pair<std::string, std::string>> sources;  // stage, split iterator
+    for (auto& s : a.state.stages())
+      if (hasLoops(s))
+        for (auto& r : s.relations)
+          if (r.kind == IterRelation::Kind::Split && r.factor > 0) sources.emplace_back(s.name(), s.iterator(r.parent).name);
+    auto [source, iterator] = pick(sources);
+    // Its levels: the chain of factor splits that starts there.
+    const Stage& s = a.state.stage(source);
+    int levels = 1;
+    std::string current = iterator;
+    for (bool more = true; more;) {
+      more = false;
+      for (auto& r : s.relations)
+        if (r.kind == IterRelation::Kind::Split && r.factor > 0 && s.iterator(r.parent).name == current) {
+          current = s.iterator(r.inner).name;
+          ++levels;
+          more = true;
+          break;
+        }
+    }
+    std::string stage = chance(0.5) ? source : loopStage(a.state);
+    a.apply(std::make_shared<FollowSplitStep>(stage, pick(leafNames(a.state.stage(stage))), source, iterator, uniform(2, levels)));
   }
 
   std::mt19937_64 rng_;

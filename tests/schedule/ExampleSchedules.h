@@ -18,8 +18,8 @@ StepPtr step(Args&&... args) {
 }
 
 /// A dense layer with relu: C = A x B, D = max(C, 0). Tiled, cached, attached, annotated:
-/// covers split (factors, multi-level, nparts), fuse, reorder, every annotation, both kinds of
-/// pragma, compute_at, cache_read, cache_write and storage_align.
+/// covers split (factors, multi-level, nparts), follow_split, fuse, reorder, every annotation,
+/// both kinds of pragma, compute_at, cache_read, cache_write and storage_align.
 inline te::ComputeDAG denseRelu() {
   auto A = te::placeholder({64, 32}, DataType::float32(), "A");
   auto B = te::placeholder({32, 48}, DataType::float32(), "B");
@@ -55,6 +55,7 @@ inline std::vector<StepPtr> tiledSteps() {
       step<AnnotateStep>("C.local", "j", Annotation::ThreadY),
       step<AnnotateStep>("B.shared", "ax0", Annotation::BlockY),
       step<AnnotateStep>("B.shared", "ax1", Annotation::ThreadZ),
+      step<FollowSplitStep>("C.local", "k", "D", "i", 2),
   };
 }
 

@@ -46,6 +46,26 @@ TEST(BadSteps, SplitFactorNegative) {
   expectContains(e, "got -4");
 }
 
+TEST(BadSteps, FollowSplitOfAnUnsplitIterator) {
+  std::string e = replayError({step<FollowSplitStep>("C", "j", "C", "k", 2)});
+  expectContains(e, "step 3 (follow_split)");
+  expectContains(e, "C.k was not split");
+}
+
+TEST(BadSteps, FollowSplitOfAnNpartsSplit) {
+  std::string e = replayError({step<SplitStep>("C", "k", Factors{}, 2), step<FollowSplitStep>("C", "j", "C", "k", 2)});
+  expectContains(e, "step 4 (follow_split)");
+  expectContains(e, "C.k was split by nparts");
+}
+
+TEST(BadSteps, FollowSplitPartsOutOfRange) {
+  // C.i has two levels (one factor): 2 parts at most.
+  std::string e = replayError({step<FollowSplitStep>("C", "j", "C", "i", 3)});
+  expectContains(e, "step 3 (follow_split)");
+  expectContains(e, "parts must be in [2, 2]");
+  expectContains(e, "got 3");
+}
+
 TEST(BadSteps, SplitNpartsNegative) {
   std::string e = replayError({step<SplitStep>("C", "k", Factors{}, -2)});
   expectContains(e, "step 3 (split)");

@@ -235,6 +235,15 @@ TEST(BoundInference, ProducerAtASplitLoopComputesOneTile) {
   EXPECT_EQ(loops(root, "P"), "i0:16 i1:8");
 }
 
+TEST(LoopSteps, FollowSplitTakesTheSourceFactorsAndMergesTheInnerOnes) {
+  std::vector<StepPtr> steps = {step<SplitStep>("C", "i", Factors{2, 3, 2}), step<FollowSplitStep>("C", "j", "C", "i", 3)};
+  auto state = replay(ops::matmul(24, 48, 4), steps);
+  EXPECT_EQ(loops(state, "C"), "i.0:2 i.1:2 i.2:3 i.3:2 j.0:4 j.1:2 j.2:6 k:4");
+  // It reads the factors when it applies: a changed source split is followed.
+  steps[0] = step<SplitStep>("C", "i", Factors{4, 1, 3});
+  EXPECT_EQ(loops(replay(ops::matmul(24, 48, 4), steps), "C"), "i.0:2 i.1:4 i.2:1 i.3:3 j.0:4 j.1:4 j.2:3 k:4");
+}
+
 TEST(BoundInference, ExtentsAloneMatchTheFullAnalysis) {
   // conv2d + bias + relu, tiled: bias inlined, the convolution and its padded input attached
   // inside the relu's tile. What steps ask for (extents) must not differ from what lowering gets.

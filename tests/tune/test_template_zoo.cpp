@@ -36,13 +36,6 @@ using namespace tessel::tune::autotvm;
 
 namespace {
 
-uint64_t fuzzSeed() {
-  const char* text = std::getenv("TESSEL_FUZZ_SEED");
-  if (text && *text) return std::stoull(text);
-  std::random_device device;
-  return (uint64_t(device()) << 32) ^ device();
-}
-
 /// Every task of the network in the variants a tuning run builds: HWIO weights, packed
 /// weights, and every Winograd candidate as F(2x2) and as F(4x4).
 std::vector<graph::Task> variantTasks(const std::string& name, int64_t imageSize) {
@@ -77,9 +70,7 @@ struct Case {
 }  // namespace
 
 TEST(TemplateZoo, RandomConfigsOfEveryZooTaskMatchTheReference) {
-  uint64_t seed = fuzzSeed();
-  std::printf("[ fuzz     ] seed %llu (replay: TESSEL_FUZZ_SEED=%llu)\n", static_cast<unsigned long long>(seed),
-              static_cast<unsigned long long>(seed));
+  uint64_t seed = kernelcheck::fuzzSeed();
   std::mt19937_64 rng(seed);
   auto start = std::chrono::steady_clock::now();
   const std::vector<std::pair<std::string, int64_t>> networks = {
@@ -121,21 +112,12 @@ TEST(TemplateZoo, RandomConfigsOfEveryZooTaskMatchTheReference) {
 
   double prepareSeconds = secondsSince(start);
   start = std::chrono::steady_clock::now();
-  TempDir dir("tessel-template-zoo");
-  constexpr size_t kPerLibrary = 48;  // one compiler run per batch
   int checked = 0;
-  for (size_t begin = 0; begin < functions.size(); begin += kPerLibrary) {
-    size_t end = std::min(functions.size(), begin + kPerLibrary);
-    std::vector<passes::LoweredFunction> batch(functions.begin() + long(begin), functions.begin() + long(end));
-    std::string library = fmt::format("{}/batch{}.so", dir.path(), begin / kPerLibrary);
-    codegen::compileSharedLibrary(codegen::generateCSource(batch), library, kernelcheck::boundsCheckedOptions());
-    auto module = runtime::Module::load(library);
-    for (size_t i = begin; i < end; ++i) {
-      double error = kernelcheck::runAndCompare(module.kernel(cases[i].kernel), *cases[i].reference);
-      EXPECT_LE(error, cases[i].tolerance) << cases[i].what << " (seed " << seed << ")";
-      ++checked;
-    }
-  }
+  kernelcheck::compileInBatches(functions, 48, [&](size_t i, const runtime::Kernel& kernel) {
+    double error = kernelcheck::runAndCompare(kernel, *cases[i].reference);
+    EXPECT_LE(error, cases[i].tolerance) << cases[i].what << " (seed " << seed << ")";
+    ++checked;
+  });
   std::printf("[ fuzz     ] %d kernels of %zu tasks checked (prepare %.1f s, compile and run %.1f s)\n", checked,
               references.size(), prepareSeconds, secondsSince(start));
   EXPECT_GE(checked, 100);

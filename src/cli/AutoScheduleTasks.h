@@ -1,0 +1,43 @@
+/// `tessel tune --scheduler auto`: every task of a network tuned by the template-free
+/// auto-scheduler (tune/ansor): the tasks printed as seed 001 prints them, then rounds that the
+/// task scheduler (tune/TaskScheduler.h) gives to the task whose tuning lowers the network's
+/// estimated latency most, printing its table after each. Per task the sketch policy with the
+/// XGBoost cost model runs in the tuning loop and keeps what it learned across rounds; every
+/// trial is appended to the log before the policy learns of it. `nTrial` is the budget of the
+/// whole network, as in seed 001. Resuming feeds each task's logged auto-scheduler trials to
+/// its fresh policy and model first (the model is rebuilt from them) and counts them.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/TaskExtraction.h"
+#include "tune/LoadMonitor.h"
+#include "tune/MeasureBatch.h"
+#include "tune/Record.h"
+#include "tune/RecordLog.h"
+
+namespace tessel::cli {
+
+struct AutoScheduleOptions {
+  std::string target = "cpu";
+  int64_t nTrial = 1000;       ///< for the whole network
+  std::string taskScheduler = "gradient";  ///< or round-robin
+  size_t batchSize = 16;
+  size_t populationSize = 256;  ///< of the evolutionary search (TVM: 2048)
+  uint64_t seed = 0;
+  bool resume = false;
+  bool liveProgress = false;
+  tune::LoadMonitor* loadMonitor = nullptr;
+};
+
+struct AutoScheduleSummary {
+  int64_t trials = 0;
+  int64_t statesScored = 0;  ///< by the cost models, over all tasks
+  double seconds = 0, policySeconds = 0, buildSeconds = 0, runSeconds = 0;
+};
+
+AutoScheduleSummary autoScheduleTasks(const std::vector<graph::Task>& tasks, const AutoScheduleOptions& options, tune::Builder& builder,
+                                      tune::Runner& runner, tune::RecordLogWriter& log, const std::vector<tune::TuningRecord>& earlier);
+
+}  // namespace tessel::cli

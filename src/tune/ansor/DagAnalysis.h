@@ -1,0 +1,36 @@
+/// What the auto-scheduler's sketch rules ask about a stage of a schedule State (TVM's
+/// ComputeDAG access analysis, asked of the current stages so that stages added by
+/// cache_write or rfactor are analysed like the others):
+///
+///   strictly inlinable  element-wise, not an output, no expensive math: inlining it into its
+///                       readers costs nothing, so every sketch inlines it
+///   data reuse          an input read without one of the stage's non-unit spatial axes in its
+///                       indices: every iteration of that axis reads the same elements again,
+///                       which tiling can keep in cache or registers
+///   multi-level tiling  a reduction with data reuse, or two inputs with data reuse
+///   fusible consumer    the stage's only reader reads it element for element (same shape,
+///                       indices exactly its own axes): its loops can take the stage's tiles
+///   rfactor             a reduction with little spatial parallelism beside a long reduction
+#pragma once
+#include <optional>
+#include <string>
+
+#include "schedule/State.h"
+
+namespace tessel::tune::ansor {
+
+bool isStrictlyInlinable(const schedule::State& state, const std::string& stage);
+
+/// How many inputs of the stage (read through inlined stages) miss a non-unit spatial axis.
+int reusedInputCount(const schedule::State& state, const std::string& stage);
+
+bool needsMultiLevelTiling(const schedule::State& state, const std::string& stage);
+
+/// The consumer that can be fused into the stage's tiles, if there is one.
+std::optional<std::string> fusibleConsumer(const schedule::State& state, const std::string& stage);
+
+/// True when factoring the reduction gives parallelism the spatial axes lack: the reduction
+/// is longer than the spatial extent and the spatial extent is below 16 iterations per core.
+bool needsRfactor(const schedule::State& state, const std::string& stage, int cores);
+
+}  // namespace tessel::tune::ansor

@@ -1,0 +1,94 @@
+#include "tune/ansor/TuneAutoTask.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "support/Error.h"
+
+namespace tessel::tune::ansor {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+}  // namespace
+
+TuneAutoResult tuneAutoTask(const MeasureTaskPtr& task, double flops, SearchPolicy& policy, Builder& builder, Runner& runner,
+                            const TuneAutoOptions& options, const std::vector<MeasuredSchedule>& resumed,
+                            const ScheduleTrialCallback& onTrial) {
+  TESSEL_CHECK(options.nTrial >= 0, "tuning {}: n_trial must not be negative, got {}", task->name, options.nTrial);
+  TESSEL_CHECK(options.batchSize >= 1, "tuning {}: the batch size must be at least 1", task->name);
+  auto start = Clock::now();
+  TuneAutoResult result;
+  int64_t done = 0, bestAt = 0;
+  double current = 0;
+  auto consider = [&](const MeasuredSchedule& m) {
+    ++done;
+    current = m.flopsPerSecond;
+    if (m.flopsPerSecond > result.bestFlopsPerSecond) {
+      result.bestFlopsPerSecond = m.flopsPerSecond;
+      result.bestSteps = m.steps;
+      bestAt = done;
+    }
+  };
+  for (const MeasuredSchedule& m : resumed) consider(m);
+  if (!resumed.empty()) {
+    auto learnStart = Clock::now();
+    policy.update(resumed);
+    result.policySeconds += secondsSince(learnStart);
+  }
+  auto printProgress = [&](bool final) {
+    if (options.progressPrefix.empty() || !options.progressTo || (!final && !options.liveProgress)) return;
+    std::fprintf(options.progressTo, "%s%s Current/Best: %7.2f/%7.2f GFLOPS | Progress: (%lld/%lld) | %.2f s%s",
+                 options.liveProgress ? "\r" : "", options.progressPrefix.c_str(), current / 1e9,
+                 result.bestFlopsPerSecond / 1e9, static_cast<long long>(done), static_cast<long long>(options.nTrial),
+                 secondsSince(start), final ? " Done.\n" : "");
+    std::fflush(options.progressTo);
+  };
+  printProgress(false);
+
+  while (done < options.nTrial) {
+    if (options.earlyStopping > 0 && done - bestAt >= options.earlyStopping && !result.bestSteps.empty()) {
+      result.stoppedEarly = true;
+      break;
+    }
+    auto chooseStart = Clock::now();
+    auto batch = policy.nextBatch(std::min<size_t>(options.batchSize, size_t(options.nTrial - done)));
+    result.policySeconds += secondsSince(chooseStart);
+    if (batch.empty()) break;  // the search found nothing new
+    std::vector<MeasureInput> inputs;
+    for (auto& steps : batch) inputs.push_back(MeasureInput{task, steps, ""});
+    auto buildStart = Clock::now();
+    std::vector<BuildResult> builds = buildBatch(builder, runner, inputs);
+    result.buildSeconds += secondsSince(buildStart);
+    bool loaded = options.loadMonitor && options.loadMonitor->beforeRun(int(inputs.size()));
+    auto runStart = Clock::now();
+    std::vector<MeasureResult> measured = runner.run(inputs, builds);
+    result.runSeconds += secondsSince(runStart);
+    TESSEL_CHECK(measured.size() == inputs.size(), "tuning {}: the runner returned {} results for {} candidates", task->name,
+                 measured.size(), inputs.size());
+    for (const BuildResult& b : builds) builder.discard(b);
+
+    std::vector<MeasuredSchedule> trials;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      MeasureResult& r = measured[i];
+      r.underLoad = r.underLoad || loaded;
+      MeasuredSchedule m{inputs[i].steps, r.ok() && r.cost() > 0 ? flops / r.cost() : 0.0};
+      if (!r.ok()) ++result.errors;
+      ++result.trials;
+      if (onTrial) onTrial(inputs[i], r);  // logged before the policy learns of it
+      consider(m);
+      trials.push_back(std::move(m));
+    }
+    auto learnStart = Clock::now();
+    policy.update(trials);
+    result.policySeconds += secondsSince(learnStart);
+    printProgress(false);
+  }
+  result.seconds = secondsSince(start);
+  printProgress(true);
+  return result;
+}
+
+}  // namespace tessel::tune::ansor

@@ -1,0 +1,191 @@
+// Sketch generation and random annotation on the zoo's tasks: every sketch (with its tile
+// holes at 1) and 1,000 random annotated states per task replay from their JSON and lower;
+// every sketch and a seeded sample of the states is compiled, run and compared with the
+// reference evaluator (all of them with TESSEL_ANSOR_ALL_STATES=1: a few thousand compiler
+// runs, too slow for `make test`, which checks lowering for all and numbers for a sample).
+//
+// Environment: TESSEL_FUZZ_SEED (default: random, printed) picks the states.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <set>
+
+#include "common/KernelCheck.h"
+#include "passes/Lower.h"
+#include "tune/ansor/Annotation.h"
+#include "tune/ansor/AnsorZooTasks.h"
+#include "tune/ansor/DagAnalysis.h"
+#include "tune/ansor/Sketches.h"
+
+using namespace tessel;
+using namespace tessel::tune::ansor;
+using schedule::State;
+
+namespace {
+
+const std::vector<ansortest::ZooTask>& tasks() {
+  static const auto all = ansortest::zooTasks();
+  return all;
+}
+
+const ansortest::ZooTask& task(const std::string& kind) {
+  for (auto& t : tasks())
+    if (t.what.rfind(kind + " ", 0) == 0) return t;
+  throw std::runtime_error("no zoo task " + kind);
+}
+
+std::set<std::string> descriptions(const std::vector<Sketch>& sketches) {
+  std::set<std::string> out;
+  for (auto& s : sketches) out.insert(s.description);
+  return out;
+}
+
+/// Kernels of one DAG compiled into one library per batch and compared with its reference.
+struct KernelBatch {
+  kernelcheck::ReferenceData reference;
+  std::vector<passes::LoweredFunction> functions;
+  std::vector<std::string> what;
+
+  void add(const State& state, std::string description) {
+    functions.push_back(passes::lower(state, fmt::format("k{}", functions.size())));
+    what.push_back(std::move(description));
+  }
+
+  /// Compiles and runs every kernel; returns how many were checked.
+  int check(const std::string& task) {
+    int checked = 0;
+    // Small libraries: unrolled tiles make big kernels, and one compiler run must stay
+    // within the toolchain's timeout.
+    kernelcheck::compileInBatches(functions, 16, [&](size_t i, const runtime::Kernel& kernel) {
+      double error = kernelcheck::runAndCompare(kernel, reference);
+      EXPECT_TRUE(kernelcheck::withinTolerance(error, reference)) << task << ": " << what[i] << " (error " << error << ")";
+      ++checked;
+    });
+    return checked;
+  }
+};
+
+}  // namespace
+
+// ---- the analysis and the rules on known tasks ----------------------------------------------
+
+TEST(AnsorDagAnalysis, ConvolutionNeedsTilingAndFusesItsEpilogue) {
+  State state(task("conv2d").dag);
+  std::string conv, output = state.stages().back().name();
+  for (auto& s : state.stages())
+    if (!s.isPlaceholder() && s.op->reduction()) conv = s.name();
+  ASSERT_FALSE(conv.empty());
+  EXPECT_TRUE(needsMultiLevelTiling(state, conv));
+  EXPECT_GE(reusedInputCount(state, conv), 1);
+  EXPECT_FALSE(isStrictlyInlinable(state, conv));
+  EXPECT_FALSE(isStrictlyInlinable(state, output));  // an output
+  EXPECT_FALSE(needsRfactor(state, conv, 4));
+  // The epilogue's intermediate stages are element-wise and cheap: inlinable.
+  for (auto& s : state.stages()) {
+    if (s.isPlaceholder() || s.name() == conv || s.name() == output) continue;
+    EXPECT_TRUE(isStrictlyInlinable(state, s.name())) << s.name();
+  }
+}
+
+TEST(AnsorDagAnalysis, SoftmaxNeedsNoTilingButRfactor) {
+  State state(task("softmax").dag);
+  EXPECT_FALSE(needsMultiLevelTiling(state, "T_softmax_maxelem"));
+  EXPECT_FALSE(isStrictlyInlinable(state, "T_softmax_exp"));  // exp is a library call
+  EXPECT_TRUE(needsRfactor(state, "T_softmax_maxelem", 2));
+  EXPECT_TRUE(needsRfactor(state, "T_softmax_expsum", 2));
+  // Its two readers (the sum and the quotient) make the exp unfusible.
+  EXPECT_FALSE(fusibleConsumer(state, "T_softmax_exp"));
+}
+
+TEST(AnsorSketches, ConvolutionWithEpilogueTilesAndFusesAtTwoLevels) {
+  auto sketches = generateSketches(task("conv2d").dag);
+  // Fused into the epilogue at level 1 or 2, or tiled alone; the padding always inlined.
+  ASSERT_EQ(sketches.size(), 3u) << fmt::format("{}", fmt::join(descriptions(sketches), "\n"));
+  int fused = 0;
+  for (auto& s : sketches) {
+    EXPECT_NE(s.description.find("inline"), std::string::npos) << s.description;
+    fused += s.description.find(" at level ") != std::string::npos;
+  }
+  EXPECT_EQ(fused, 2);
+}
+
+TEST(AnsorSketches, DenseOutputGetsACacheWriteSketch) {
+  auto sketches = generateSketches(task("dense").dag);
+  bool cacheWrite = false;
+  for (auto& s : sketches) cacheWrite = cacheWrite || s.description.find("cache write") != std::string::npos;
+  // With a bias epilogue the dense fuses into it; as the output it computes into a cache.
+  EXPECT_GE(sketches.size(), 3u);
+  State state(task("dense").dag);
+  std::string dense;
+  for (auto& s : state.stages())
+    if (!s.isPlaceholder() && s.op->reduction()) dense = s.name();
+  EXPECT_EQ(cacheWrite, state.isOutput(dense)) << fmt::format("{}", fmt::join(descriptions(sketches), "\n"));
+}
+
+TEST(AnsorSketches, SoftmaxGetsRfactorVariants) {
+  auto sketches = generateSketches(task("softmax").dag);
+  // Each of the two reductions: rfactor at the outer part, at the inner part, or left alone.
+  EXPECT_EQ(sketches.size(), 9u) << fmt::format("{}", fmt::join(descriptions(sketches), "\n"));
+  EXPECT_EQ(descriptions(sketches).size(), sketches.size());
+}
+
+TEST(AnsorSketches, SketchesReplayFromTheirJson) {
+  for (auto& t : tasks())
+    for (auto& sketch : generateSketches(t.dag)) {
+      auto steps = schedule::stepsFromJson(nlohmann::json::parse(schedule::stepsToJson(sketch.steps).dump()));
+      EXPECT_EQ(schedule::replay(t.dag, steps).toString(), schedule::replay(t.dag, sketch.steps).toString()) << sketch.description;
+    }
+}
+
+// ---- numbers ----------------------------------------------------------------------------------
+
+TEST(AnsorSketches, EverySketchAndRandomStatesComputeTheReference) {
+  uint64_t seed = kernelcheck::fuzzSeed();
+  std::mt19937_64 rng(seed);
+  const char* all = std::getenv("TESSEL_ANSOR_ALL_STATES");
+  const bool compileAll = all && std::string(all) == "1";
+  constexpr int kStatesPerTask = 1000;
+  constexpr int kCompiledSample = 24;  // per task, besides the sketches
+  for (auto& t : tasks()) {
+    KernelBatch batch{kernelcheck::makeReferenceData(t.dag, rng()), {}, {}};
+    auto sketches = generateSketches(t.dag);
+    for (auto& sketch : sketches) batch.add(schedule::replay(t.dag, sketch.steps), "sketch: " + sketch.description);
+    SplitFactorizations factorizations;
+    std::set<std::string> distinct;
+    for (int i = 0; i < kStatesPerTask; ++i) {
+      const Sketch& sketch = sketches[size_t(i) % sketches.size()];
+      AnnotatedState annotated = annotateRandomly(t.dag, sketch, factorizations, rng);
+      // The record is the step list: it must replay by itself to the same state and lower.
+      std::string json = schedule::stepsToJson(annotated.steps).dump();
+      State replayed = schedule::replay(t.dag, schedule::stepsFromJson(nlohmann::json::parse(json)));
+      ASSERT_EQ(replayed.toString(), annotated.state.toString()) << t.what << "\n" << schedule::printSteps(annotated.steps);
+      distinct.insert(json);
+      std::string what = fmt::format("state {} of sketch '{}':\n{}", i, sketch.description, schedule::printSteps(annotated.steps));
+      if (compileAll || i < kCompiledSample) batch.add(replayed, what);
+      else EXPECT_NO_THROW(passes::lower(replayed, "k")) << t.what << ": " << what;
+    }
+    // Random annotation explores: the states are mostly different.
+    EXPECT_GT(distinct.size(), size_t(kStatesPerTask) / 2) << t.what;
+    int checked = batch.check(t.what);
+    std::printf("[ fuzz     ] %s: %zu sketches, %zu distinct states of %d, %d kernels compiled and checked\n", t.what.c_str(),
+                sketches.size(), distinct.size(), kStatesPerTask, checked);
+  }
+}
+
+TEST(AnsorRegression, DepthwisePointwiseUnderAutoUnroll) {
+  // A random state of the depthwise + pointwise task (seed 42, state 244): the convolution's
+  // copy stage computed at the output's innermost loop, the depthwise inside the convolution's
+  // cache stage, auto_unroll_max_step 64. With split extents clamped to a smaller parent in bound
+  // inference it computed wrong values: the loop nest, and the IR after partitionLoops, computed
+  // the reference; after unrollLoops it did not (not found yet; the clamp stays out meanwhile).
+  std::ifstream in(std::string(TESSEL_SOURCE_DIR) + "/tests/tune/ansor/data/depthwise_pointwise_unroll64.json");
+  ASSERT_TRUE(in.good());
+  auto steps = schedule::stepsFromJson(nlohmann::json::parse(in));
+  auto result = kernelcheck::checkAgainstReference(schedule::replay(task("depthwise").dag, steps), 7);
+  EXPECT_LT(result.maxRelativeError, 1e-5);
+}
