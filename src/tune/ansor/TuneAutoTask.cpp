@@ -1,5 +1,7 @@
 #include "tune/ansor/TuneAutoTask.h"
 
+#include "tune/ProgressLine.h"
+
 #include <algorithm>
 #include <chrono>
 
@@ -39,12 +41,8 @@ TuneAutoResult tuneAutoTask(const MeasureTaskPtr& task, double flops, SearchPoli
     result.policySeconds += secondsSince(learnStart);
   }
   auto printProgress = [&](bool final) {
-    if (options.progressPrefix.empty() || !options.progressTo || (!final && !options.liveProgress)) return;
-    std::fprintf(options.progressTo, "%s%s Current/Best: %7.2f/%7.2f GFLOPS | Progress: (%lld/%lld) | %.2f s%s",
-                 options.liveProgress ? "\r" : "", options.progressPrefix.c_str(), current / 1e9,
-                 result.bestFlopsPerSecond / 1e9, static_cast<long long>(done), static_cast<long long>(options.nTrial),
-                 secondsSince(start), final ? " Done.\n" : "");
-    std::fflush(options.progressTo);
+    printProgressLine({options.progressPrefix, options.progressTo, options.liveProgress}, final, current,
+                      result.bestFlopsPerSecond, done, options.nTrial, secondsSince(start));
   };
   printProgress(false);
 

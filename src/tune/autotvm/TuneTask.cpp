@@ -1,5 +1,7 @@
 #include "tune/autotvm/TuneTask.h"
 
+#include "tune/ProgressLine.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -218,13 +220,8 @@ TuneTaskResult tuneTask(const TuningTaskPtr& task, Tuner& tuner, Builder& builde
   if (!resumed.empty()) tuner.update(resumed);
 
   auto printProgress = [&](bool final) {
-    if (options.progressPrefix.empty() || !options.progressTo) return;
-    if (!final && !options.liveProgress) return;
-    std::fprintf(options.progressTo, "%s%s Current/Best: %7.2f/%7.2f GFLOPS | Progress: (%lld/%lld) | %.2f s%s",
-                 options.liveProgress ? "\r" : "", options.progressPrefix.c_str(), current / 1e9,
-                 result.bestFlopsPerSecond / 1e9, static_cast<long long>(done), static_cast<long long>(budget), elapsed(),
-                 final ? " Done.\n" : "");
-    std::fflush(options.progressTo);
+    printProgressLine({options.progressPrefix, options.progressTo, options.liveProgress}, final, current,
+                      result.bestFlopsPerSecond, done, budget, elapsed());
   };
   printProgress(false);
 
