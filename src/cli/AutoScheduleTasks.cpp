@@ -5,7 +5,10 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <set>
 
+#include "ops/Schedules.h"
+#include "tune/Confirmation.h"
 #include "tune/RecordQueries.h"
 #include "tune/TaskScheduler.h"
 #include "tune/ansor/SketchPolicy.h"
@@ -29,6 +32,48 @@ std::string anchorTag(const te::ComputeDAG& dag) {
   return tag;
 }
 
+/// The confirmation of one task (tune/Confirmation.h): its best distinct measured schedules
+/// and its default schedule re-measured interleaved; the decision is logged as a confirmed
+/// record and a line is printed. Nothing when no schedule but the default was measured.
+void confirmTask(const tune::MeasureTaskPtr& task, const std::vector<schedule::StepPtr>& defaultSteps,
+                 const std::vector<tune::ansor::MeasuredSchedule>& measured, const AutoScheduleOptions& options,
+                 const std::string& prefix, tune::Builder& builder, tune::Runner& runner, tune::RecordLogWriter& log,
+                 AutoScheduleSummary& summary) {
+  const std::string defaultKey = tune::ansor::scheduleKey(defaultSteps);
+  std::vector<const tune::ansor::MeasuredSchedule*> ranked;
+  for (const auto& m : measured)
+    if (m.flopsPerSecond > 0 && tune::ansor::scheduleKey(m.steps) != defaultKey) ranked.push_back(&m);
+  std::stable_sort(ranked.begin(), ranked.end(), [](auto* a, auto* b) { return a->flopsPerSecond > b->flopsPerSecond; });
+  std::vector<tune::MeasureInput> inputs;
+  std::set<std::string> keys;
+  for (const auto* m : ranked) {
+    if (int(inputs.size()) >= options.confirmTop) break;
+    if (keys.insert(tune::ansor::scheduleKey(m->steps)).second) inputs.push_back({task, m->steps, ""});
+  }
+  if (inputs.empty()) return;
+  inputs.push_back({task, defaultSteps, ""});
+  tune::ConfirmOptions o{options.confirmRounds, 0.01, options.seed ^ std::hash<std::string>{}(task->workloadKey), options.loadMonitor};
+  auto c = tune::confirmAgainstFallback(inputs, builder, runner, o);
+  if (!c) return;
+  summary.buildSeconds += c->buildSeconds;
+  summary.runSeconds += c->runSeconds;
+  summary.seconds += c->buildSeconds + c->runSeconds;
+  ++summary.confirmedTasks;
+  summary.keptDefault += c->keptFallback;
+  nlohmann::json ratios = nlohmann::json::array();
+  for (double r : c->ratios) ratios.push_back(std::isfinite(r) ? nlohmann::json(r) : nlohmann::json(nullptr));
+  log.append(tune::makeRecord(inputs[c->winner], c->decision({{"fallback", "default schedule"}, {"ratios_to_fallback", ratios}},
+                                                             options.confirmRounds)));
+  if (c->keptFallback)
+    fmt::print("{}no schedule beat the default schedule in {} interleaved rounds: the default stays ({:.4f} ms)\n", prefix,
+               options.confirmRounds, c->winnerCost * 1e3);
+  else
+    fmt::print("{}schedule confirmed: {:.4f} ms against the default's {:.4f} ms ({:.1f}% faster round by round) in {} "
+               "interleaved rounds\n",
+               prefix, c->winnerCost * 1e3, c->fallbackCost * 1e3, 100 * (1 - c->winnerRatio), options.confirmRounds);
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 AutoScheduleSummary autoScheduleTasks(const std::vector<graph::Task>& tasks, const AutoScheduleOptions& options, tune::Builder& builder,
@@ -43,10 +88,25 @@ AutoScheduleSummary autoScheduleTasks(const std::vector<graph::Task>& tasks, con
   std::vector<std::unique_ptr<tune::ansor::SketchPolicy>> policies;
   std::vector<double> best(tasks.size(), std::numeric_limits<double>::infinity());
   std::vector<int64_t> resumedTrials(tasks.size(), 0);
+  std::vector<int64_t> newTrials(tasks.size(), 0);
+  // Per task: its default schedule, whether it was measured, and every measured schedule
+  // (resumed and new) for the confirmation.
+  std::vector<std::vector<schedule::StepPtr>> defaults;
+  std::vector<bool> defaultMeasured(tasks.size(), false);
+  std::vector<std::vector<tune::ansor::MeasuredSchedule>> measured(tasks.size());
+  const ops::CpuScheduleOptions defaultOptions = ops::cpuScheduleOptionsFor(options.target);
   std::vector<tune::ScheduledTask> scheduled;
   for (size_t i = 0; i < tasks.size(); ++i) {
     const graph::Task& t = tasks[i];
-    measureTasks.push_back(tune::makeMeasureTask(t.name, t.dag, options.target));
+    auto measureTask = tune::makeMeasureTask(t.name, t.dag, options.target);
+    if (i < options.coldCache.size() && options.coldCache[i]) {
+      auto cold = std::make_shared<tune::MeasureTask>(*measureTask);
+      cold->coldCache = true;
+      measureTask = cold;
+    }
+    measureTasks.push_back(measureTask);
+    defaults.push_back(ops::defaultCpuSchedule(t.dag, defaultOptions));
+    const std::string defaultKey = tune::ansor::scheduleKey(defaults.back());
     tune::autotvm::XGBoostOptions model;
     model.seed = options.seed + i;
     tune::ansor::SketchPolicyOptions policyOptions;
@@ -59,10 +119,12 @@ AutoScheduleSummary autoScheduleTasks(const std::vector<graph::Task>& tasks, con
       for (const auto& r : tune::recordsOfTask(earlier, measureTasks[i]->workloadKey, measureTasks[i]->target)) {
         if (r.task.fromTemplate() || r.result.confirmed) continue;
         resumed.push_back({r.steps, r.ok() ? r.gflops() * 1e9 : 0.0});
+        defaultMeasured[i] = defaultMeasured[i] || tune::ansor::scheduleKey(r.steps) == defaultKey;
         if (r.ok()) best[i] = std::min(best[i], r.cost());
       }
       resumedTrials[i] = int64_t(resumed.size());
       if (!resumed.empty()) policies[i]->update(resumed);
+      measured[i] = resumed;
     }
     scheduled.push_back({t.name, double(t.weight), t.flops, anchorTag(t.dag)});
   }
@@ -80,10 +142,15 @@ AutoScheduleSummary autoScheduleTasks(const std::vector<graph::Task>& tasks, con
                   o.loadMonitor = options.loadMonitor;
                   o.progressPrefix = fmt::format("[Task {:>2}/{:>2}] ", i + 1, tasks.size());
                   o.liveProgress = options.liveProgress;
+                  if (!defaultMeasured[i]) o.measureFirst = defaults[i];
+                  defaultMeasured[i] = true;
                   auto result = tune::ansor::tuneAutoTask(measureTasks[i], tasks[i].flops, *policies[i], builder, runner, o, {},
                                                           [&](const tune::MeasureInput& input, const tune::MeasureResult& r) {
                                                             log.append(tune::makeRecord(input, r));
+                                                            measured[i].push_back(
+                                                                {input.steps, r.ok() && r.cost() > 0 ? tasks[i].flops / r.cost() : 0.0});
                                                           });
+                  newTrials[i] += result.trials;
                   if (result.bestFlopsPerSecond > 0) best[i] = std::min(best[i], tasks[i].flops / result.bestFlopsPerSecond);
                   summary.trials += result.trials;
                   summary.seconds += result.seconds;
@@ -94,6 +161,13 @@ AutoScheduleSummary autoScheduleTasks(const std::vector<graph::Task>& tasks, con
                 },
                 best, resumedTrials);
   for (auto& policy : policies) summary.statesScored += policy->statesScored();
+  // The decisions are re-measured for the tasks this run measured something new of (a resumed
+  // run that only reads its log keeps the decisions the log holds).
+  if (options.confirmTop > 0)
+    for (size_t i = 0; i < tasks.size(); ++i)
+      if (newTrials[i] > 0)
+        confirmTask(measureTasks[i], defaults[i], measured[i], options, fmt::format("[Task {:>2}/{:>2}] ", i + 1, tasks.size()),
+                    builder, runner, log, summary);
   return summary;
 }
 

@@ -6,6 +6,12 @@
 /// trial is appended to the log before the policy learns of it. `nTrial` is the budget of the
 /// whole network, as in seed 001. Resuming feeds each task's logged auto-scheduler trials to
 /// its fresh policy and model first (the model is rebuilt from them) and counts them.
+///
+/// Each task's first measurement is its default schedule (the untuned build's), and after the
+/// rounds the best schedules of each task are confirmed against it by interleaved
+/// re-measurement (tune/Confirmation.h), as template tuning does: a short or stopped run never
+/// builds anything slower than the untuned network, and the confirmed decision is the record
+/// that competes with a template's confirmed record for the same workload.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -29,12 +35,20 @@ struct AutoScheduleOptions {
   bool resume = false;
   bool liveProgress = false;
   tune::LoadMonitor* loadMonitor = nullptr;
+  /// Per task (empty: none): measured with cold caches (the network reads its weights from
+  /// DRAM), as template tuning measures it.
+  std::vector<bool> coldCache;
+  /// The confirmation: the best `confirmTop` schedules of each task and its default schedule,
+  /// `confirmRounds` interleaved rounds (0 candidates: no confirmation).
+  int confirmTop = 5;
+  int confirmRounds = 5;
 };
 
 struct AutoScheduleSummary {
   int64_t trials = 0;
   int64_t statesScored = 0;  ///< by the cost models, over all tasks
   double seconds = 0, policySeconds = 0, buildSeconds = 0, runSeconds = 0;
+  int confirmedTasks = 0, keptDefault = 0;  ///< tasks confirmed; of them, those the default won
 };
 
 AutoScheduleSummary autoScheduleTasks(const std::vector<graph::Task>& tasks, const AutoScheduleOptions& options, tune::Builder& builder,

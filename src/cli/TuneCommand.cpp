@@ -235,16 +235,26 @@ void tune(const TuneArgs& a) {
   if (a.scheduler == "auto") {
     // Every task, template or not; then nothing is left for template tuning below.
     std::vector<graph::Task> autoTasks;
-    for (const auto& candidate : candidates) autoTasks.push_back(candidate.second);
+    std::vector<bool> coldCache;
+    for (const auto& [taskGraph, t] : candidates) {
+      autoTasks.push_back(t);
+      coldCache.push_back(cold.measureCold(*taskGraph, t));
+    }
     if (!a.onlyTasks.empty()) {
       std::vector<graph::Task> chosen;
+      std::vector<bool> chosenCold;
       for (size_t n : a.onlyTasks) {
         TESSEL_CHECK(n >= 1 && n <= autoTasks.size(), "--tasks: there is no task {} (the network has {})", n, autoTasks.size());
         chosen.push_back(autoTasks[n - 1]);
+        chosenCold.push_back(coldCache[n - 1]);
       }
       autoTasks = chosen;
+      coldCache = chosenCold;
     }
     AutoScheduleOptions o;
+    o.coldCache = coldCache;
+    o.confirmTop = a.confirmTop;
+    o.confirmRounds = a.confirmRounds;
     o.target = target;
     o.nTrial = a.nTrial;
     o.taskScheduler = a.taskScheduler;
@@ -259,6 +269,10 @@ void tune(const TuneArgs& a) {
                  "{:.1f} s, run {:.1f} s); log: {}\n",
                  autoTasks.size(), summary.trials, summary.seconds, double(summary.trials) / summary.seconds, summary.policySeconds,
                  summary.statesScored, summary.buildSeconds, summary.runSeconds, a.log);
+    if (!cold.reason().empty()) fmt::print("{}\n", cold.reason());
+    if (summary.confirmedTasks > 0)
+      fmt::print("Confirmed {} tasks by interleaved re-measurement: {} kept the default schedule, {} a searched one\n",
+                 summary.confirmedTasks, summary.keptDefault, summary.confirmedTasks - summary.keptDefault);
     candidates.clear();
   }
   for (const auto& [taskGraph, t] : candidates) {

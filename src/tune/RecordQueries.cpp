@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 #include "support/Error.h"
@@ -62,9 +63,15 @@ std::string RejectedRecord::describe() const {
 }
 
 std::vector<const TuningRecord*> rankedRecords(std::vector<const TuningRecord*> records) {
-  std::vector<const TuningRecord*> confirmed, measured;
-  for (const TuningRecord* r : records) (r->result.confirmed ? confirmed : measured).push_back(r);
-  std::reverse(confirmed.begin(), confirmed.end());
+  std::vector<const TuningRecord*> latest, older, measured;
+  std::set<std::string> kinds;  // of search: a template's name, "" for the auto-scheduler
+  for (auto it = records.rbegin(); it != records.rend(); ++it)
+    if ((*it)->result.confirmed) (kinds.insert((*it)->task.templateName).second ? latest : older).push_back(*it);
+  for (const TuningRecord* r : records)
+    if (!r->result.confirmed) measured.push_back(r);
+  std::stable_sort(latest.begin(), latest.end(), [](auto* a, auto* b) { return a->cost() < b->cost(); });
+  std::vector<const TuningRecord*> confirmed = latest;
+  confirmed.insert(confirmed.end(), older.begin(), older.end());
   // Stable: of equal costs the earlier record stays ahead, so re-running gives the same pick.
   std::stable_sort(measured.begin(), measured.end(), [](auto* a, auto* b) { return a->cost() < b->cost(); });
   confirmed.insert(confirmed.end(), measured.begin(), measured.end());

@@ -39,7 +39,9 @@ struct RejectedRecord {
 };
 
 /// The order in which a task's valid records are preferred: the confirmed ones first (the
-/// decisions of interleaved re-measurements, the latest first), then the others by cost
+/// decisions of interleaved re-measurements): the latest decision of each kind of search (each
+/// template, the auto-scheduler), the faster of them first, so that a workload tuned both ways
+/// takes the faster decision; then older decisions, the latest first; then the others by cost
 /// (median), the earlier winning a tie. `records` are one task's, in file order.
 std::vector<const TuningRecord*> rankedRecords(std::vector<const TuningRecord*> records);
 

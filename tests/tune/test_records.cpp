@@ -375,6 +375,30 @@ TEST(RecordQueries, TheLatestConfirmedDecisionRanksFirst) {
   EXPECT_EQ(history.find(t32->workloadKey)->config->index, 3);
 }
 
+TEST(RecordQueries, OfATemplateDecisionAndAnAutoSchedulerDecisionTheFasterRanksFirst) {
+  auto t32 = matmulTask(32);
+  TuningRecord templateDecision = templateRecord(t32, 1, {3e-5, 3e-5});
+  templateDecision.result.confirmed = true;
+  auto autoDecision = [&](double cost) {
+    TuningRecord r = stepsRecord(t32, {}, MeasureResult{});
+    r.result.costs = {cost, cost};
+    r.result.confirmed = true;
+    return r;
+  };
+  // The auto-scheduler's decision is later and faster: it wins.
+  std::vector<TuningRecord> records = {autoDecision(9e-5), templateDecision, templateRecord(t32, 2, {1e-5}), autoDecision(2e-5)};
+  auto top = topRecords(records, 4);
+  ASSERT_EQ(top.size(), 4u);
+  EXPECT_FALSE(top[0].task.fromTemplate());
+  EXPECT_DOUBLE_EQ(top[0].cost(), 2e-5);
+  EXPECT_EQ(top[1].config->index, 1);        // the template's decision
+  EXPECT_DOUBLE_EQ(top[2].cost(), 9e-5);     // an older decision of the auto-scheduler
+  EXPECT_EQ(top[3].config->index, 2);        // unconfirmed: last, however fast
+  // A slower auto-scheduler decision ranks after the template's, though it is the latest.
+  records.push_back(autoDecision(4e-5));
+  EXPECT_EQ(bestRecords(records)[0].config->index, 1);
+}
+
 TEST(RecordQueries, BestPerTaskIgnoresErrorsAndKeepsTheEarliestOfATie) {
   auto t32 = matmulTask(32), t16 = matmulTask(16), t32native = matmulTask(32, "cpu -mcpu=native");
   std::vector<TuningRecord> records = {

@@ -52,7 +52,13 @@ TuneAutoResult tuneAutoTask(const MeasureTaskPtr& task, double flops, SearchPoli
       break;
     }
     auto chooseStart = Clock::now();
-    auto batch = policy.nextBatch(std::min<size_t>(options.batchSize, size_t(options.nTrial - done)));
+    size_t wanted = std::min<size_t>(options.batchSize, size_t(options.nTrial - done));
+    std::vector<std::vector<schedule::StepPtr>> batch;
+    if (!options.measureFirst.empty() && result.trials == 0) {  // the first batch
+      batch.push_back(options.measureFirst);
+      --wanted;
+    }
+    for (auto& steps : policy.nextBatch(wanted)) batch.push_back(std::move(steps));
     result.policySeconds += secondsSince(chooseStart);
     if (batch.empty()) break;  // the search found nothing new
     std::vector<MeasureInput> inputs;

@@ -25,6 +25,11 @@ struct TuneAutoOptions {
   std::FILE* progressTo = stdout;
   bool liveProgress = false;  ///< rewrite the progress line in place after each batch
   LoadMonitor* loadMonitor = nullptr;  ///< asked before every batch runs; null: none
+  /// Measured in the first batch, ahead of the policy's proposals: the default schedule, so
+  /// that the best a run reports is never worse than the untuned build, however few trials it
+  /// had (as template tuning measures its fallback config first). Empty: none; the caller
+  /// leaves it empty once it was measured.
+  std::vector<schedule::StepPtr> measureFirst;
 };
 
 /// Called once per measured schedule, in measurement order, before the policy learns of it.

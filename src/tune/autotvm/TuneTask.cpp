@@ -1,5 +1,6 @@
 #include "tune/autotvm/TuneTask.h"
 
+#include "tune/Confirmation.h"
 #include "tune/ProgressLine.h"
 
 #include <fmt/format.h>
@@ -7,9 +8,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <limits>
-#include <numeric>
-#include <random>
 
 #include "support/Error.h"
 
@@ -51,14 +49,9 @@ void addBuildTimes(const std::vector<BuildResult>& builds, TuneTaskResult& resul
 }
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 /// The confirmation (see TuneTaskOptions::confirmTop): re-measures the best candidates and the
-/// fallback interleaved, decides, and hands the decision to onTrial as a confirmed result.
+/// fallback interleaved (tune/Confirmation.h), and hands the decision to onTrial as a
+/// confirmed result.
 void confirm(const TuningTask& task, Builder& builder, Runner& runner, const TuneTaskOptions& options,
              const std::vector<Trial>& measured, const TrialCallback& onTrial, TuneTaskResult& result) {
   // The best distinct configs by their search-time throughput, then the fallback.
@@ -73,118 +66,49 @@ void confirm(const TuningTask& task, Builder& builder, Runner& runner, const Tun
   }
   if (indices.empty()) return;  // nothing to compare the fallback with
   indices.push_back(task.fallbackIndex);
-  const size_t fallback = indices.size() - 1;
 
   auto start = Clock::now();
   std::vector<MeasureInput> inputs;
-  std::vector<size_t> instantiated;  // positions in `indices`
-  for (size_t i = 0; i < indices.size(); ++i)
-    if (auto input = instantiateConfig(task, task.space->get(indices[i]), nullptr)) {
+  std::vector<uint64_t> instantiated;  // the configs of `inputs`
+  for (uint64_t index : indices)
+    if (auto input = instantiateConfig(task, task.space->get(index), nullptr)) {
       inputs.push_back(std::move(*input));
-      instantiated.push_back(i);
+      instantiated.push_back(index);
     }
   result.instantiateSeconds += secondsSince(start);
-  if (instantiated.empty() || instantiated.back() != fallback) return;  // the fallback always instantiates
-  start = Clock::now();
-  std::vector<BuildResult> builds = buildBatch(builder, runner, inputs);
-  result.buildSeconds += secondsSince(start);
-  addBuildTimes(builds, result);
+  // The fallback always instantiates; without a candidate there is nothing to compare.
+  if (inputs.size() < 2 || instantiated.back() != task.fallbackIndex) return;
+  ConfirmOptions o{options.confirmRounds, options.confirmMargin, options.seed ^ (task.fallbackIndex * 0x9e3779b97f4a7c15ULL),
+                   options.loadMonitor};
+  auto c = confirmAgainstFallback(inputs, builder, runner, o);
+  if (!c) return;  // even the fallback failed every round: nothing to decide
+  result.buildSeconds += c->buildSeconds;
+  result.runSeconds += c->runSeconds;
+  result.lowerCpuSeconds += c->lowerCpuSeconds;
+  result.compileCpuSeconds += c->compileCpuSeconds;
+  result.linkCpuSeconds += c->linkCpuSeconds;
+  result.loadSeconds += c->loadSeconds;
 
-  // Rounds: every candidate once, in a fresh shuffled order each round.
-  start = Clock::now();
-  std::mt19937_64 rng(options.seed ^ (task.fallbackIndex * 0x9e3779b97f4a7c15ULL));
-  std::vector<std::vector<double>> costs(inputs.size());  // per candidate, per round (inf: failed)
-  bool anyUnderLoad = false;
-  for (int round = 0; round < options.confirmRounds; ++round) {
-    std::vector<size_t> order(inputs.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::shuffle(order.begin(), order.end(), rng);
-    std::vector<MeasureInput> roundInputs;
-    std::vector<BuildResult> roundBuilds;
-    for (size_t k : order) {
-      roundInputs.push_back(inputs[k]);
-      roundBuilds.push_back(builds[k]);
-    }
-    bool loaded = options.loadMonitor && options.loadMonitor->beforeRun(int(roundInputs.size()));
-    std::vector<MeasureResult> measuredRound = runner.run(roundInputs, roundBuilds);
-    for (MeasureResult& m : measuredRound) {
-      m.underLoad = m.underLoad || loaded;
-      result.loadSeconds += m.loadSeconds;
-    }
-    for (size_t k = 0; k < order.size(); ++k) {
-      costs[order[k]].push_back(measuredRound[k].cost());
-      anyUnderLoad |= measuredRound[k].underLoad;
-    }
-  }
-  result.runSeconds += secondsSince(start);
-  for (const BuildResult& b : builds) builder.discard(b);
-
-  // Round by round against the fallback: a drift in the machine's speed cancels in the ratio.
-  // A winner must also have the lower median cost: under drift the two can disagree, and a
-  // "faster" candidate whose typical cost is higher is no win (nor a message to print).
-  auto finiteMedian = [](const std::vector<double>& values) {
-    std::vector<double> finite;
-    for (double c : values)
-      if (std::isfinite(c)) finite.push_back(c);
-    return finite.empty() ? std::numeric_limits<double>::infinity() : median(finite);
-  };
-  const std::vector<double>& base = costs.back();
-  const double baseMedian = finiteMedian(base);
-  size_t winner = inputs.size() - 1;
-  double winnerRatio = 1;
-  nlohmann::json candidates = nlohmann::json::array();
-  for (size_t k = 0; k + 1 < inputs.size(); ++k) {
-    std::vector<double> ratios;
-    int wins = 0;
-    for (int r = 0; r < options.confirmRounds; ++r) {
-      if (!std::isfinite(costs[k][size_t(r)]) || !std::isfinite(base[size_t(r)])) continue;
-      ratios.push_back(costs[k][size_t(r)] / base[size_t(r)]);
-      wins += ratios.back() < 1;
-    }
-    double ratio = ratios.empty() ? std::numeric_limits<double>::infinity() : median(ratios);
-    candidates.push_back({{"index", indices[instantiated[k]]}, {"ratio_to_fallback", std::isfinite(ratio) ? nlohmann::json(ratio) : nlohmann::json(nullptr)}});
-    bool beats = 2 * wins > options.confirmRounds && ratio < 1 - options.confirmMargin && finiteMedian(costs[k]) < baseMedian;
-    if (beats && ratio < winnerRatio) {
-      winner = k;
-      winnerRatio = ratio;
-    }
-  }
-  std::vector<double> winnerCosts;
-  for (double c : costs[winner])
-    if (std::isfinite(c)) winnerCosts.push_back(c);
-  std::vector<double> fallbackCosts;
-  for (double c : base)
-    if (std::isfinite(c)) fallbackCosts.push_back(c);
-  if (winnerCosts.empty()) return;  // even the fallback failed every round: nothing to decide
-
-  uint64_t decided = indices[instantiated[winner]];
+  uint64_t decided = instantiated[c->winner];
   result.confirmedIndex = decided;
-  result.keptFallback = decided == task.fallbackIndex;
-  result.confirmedCost = median(winnerCosts);
-  result.fallbackCost = fallbackCosts.empty() ? 0 : median(fallbackCosts);
+  result.keptFallback = c->keptFallback;
+  result.confirmedCost = c->winnerCost;
+  result.fallbackCost = c->fallbackCost;
   result.confirmationSummary =
       result.keptFallback
           ? fmt::format("no candidate beat the default schedule in {} interleaved rounds: the default stays ({:.4f} ms)",
                         options.confirmRounds, result.confirmedCost * 1e3)
           : fmt::format("config {} confirmed: {:.4f} ms against the default's {:.4f} ms ({:.1f}% faster round by round) in {} "
                         "interleaved rounds",
-                        decided, result.confirmedCost * 1e3, result.fallbackCost * 1e3, 100 * (1 - winnerRatio),
+                        decided, result.confirmedCost * 1e3, result.fallbackCost * 1e3, 100 * (1 - c->winnerRatio),
                         options.confirmRounds);
   if (onTrial) {
-    MeasureResult decision;
-    decision.costs = winnerCosts;
-    decision.callsPerRepeat = 0;
-    decision.runSeconds = secondsSince(start);
-    decision.allCost = decision.runSeconds;
-    decision.timestamp = unixTimeSeconds();
-    decision.confirmed = true;
-    decision.underLoad = anyUnderLoad;
-    decision.confirmation = {{"rounds", options.confirmRounds},
-                             {"fallback_index", task.fallbackIndex},
-                             {"fallback_cost", result.fallbackCost},
-                             {"kept_fallback", result.keptFallback},
-                             {"candidates", candidates}};
-    onTrial(task.space->get(decided), inputs[winner], decision);
+    nlohmann::json candidates = nlohmann::json::array();
+    for (size_t k = 0; k < c->ratios.size(); ++k)
+      candidates.push_back({{"index", instantiated[k]},
+                            {"ratio_to_fallback", std::isfinite(c->ratios[k]) ? nlohmann::json(c->ratios[k]) : nlohmann::json(nullptr)}});
+    nlohmann::json details = {{"fallback_index", task.fallbackIndex}, {"candidates", candidates}};
+    onTrial(task.space->get(decided), inputs[c->winner], c->decision(std::move(details), options.confirmRounds));
   }
 }
 

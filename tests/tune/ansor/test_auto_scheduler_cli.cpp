@@ -1,12 +1,14 @@
 // `tessel tune --scheduler auto` as a user runs it, on one task of resnet-18 (a 3x3
 // convolution): the seed's task list and task-scheduler table are printed, every trial is logged
 // as a record without a template whose steps replay on the task's DAG, a resumed run keeps the
-// logged trials and measures none twice, and the build applies the best record.
+// logged trials and measures none twice, and the build applies the best record. The default
+// schedule is measured first and the run ends with a confirmed decision against it.
 #include <gtest/gtest.h>
 
 #include <set>
 
 #include "common/ErrorText.h"
+#include "ops/Schedules.h"
 #include "support/Subprocess.h"
 #include "support/TempDir.h"
 #include "te/DagJson.h"
@@ -40,23 +42,33 @@ TEST(AutoSchedulerCli, TunesLogsStepListsResumesAndTheBuildAppliesThem) {
   expectContains(first.output, "Estimated total latency: ");
   expectContains(first.output, "applied tuned records to 1 of");
 
+  expectContains(first.output, "Confirmed 1 tasks by interleaved re-measurement: ");
+
+  // Four trials, the first of them the default schedule, and the confirmation's decision.
   auto before = tune::readRecords(log);
-  ASSERT_EQ(before.records.size(), 4u) << before.report.describeSkipped();
+  ASSERT_EQ(before.records.size(), 5u) << before.report.describeSkipped();
   for (const auto& r : before.records) {
     EXPECT_FALSE(r.task.fromTemplate());
     EXPECT_FALSE(r.steps.empty());
     ASSERT_TRUE(r.task.dag != nullptr);
     EXPECT_NO_THROW(schedule::replay(te::dagFromJson(nlohmann::json::parse(*r.task.dag)), r.steps));
   }
+  const auto& firstTrial = before.records.front();
+  auto defaultSteps = ops::defaultCpuSchedule(te::dagFromJson(nlohmann::json::parse(*firstTrial.task.dag)),
+                                              ops::cpuScheduleOptionsFor(firstTrial.target));
+  EXPECT_EQ(schedule::stepsToJson(firstTrial.steps), schedule::stepsToJson(defaultSteps)) << "the default is not measured first";
+  for (size_t i = 0; i < 4; ++i) EXPECT_FALSE(before.records[i].result.confirmed);
+  EXPECT_TRUE(before.records[4].result.confirmed);
+  EXPECT_EQ(before.records[4].result.confirmation["rounds"], 5);
 
   auto resumed = tuneAuto(log, "8", {"--resume"});
   ASSERT_TRUE(resumed.ok()) << resumed.describe() << "\n" << resumed.output;
   expectContains(resumed.output, "Resuming from");
   auto after = tune::readRecords(log);
-  ASSERT_EQ(after.records.size(), 8u) << after.report.describeSkipped();
+  ASSERT_EQ(after.records.size(), 10u) << after.report.describeSkipped();  // 8 trials, 2 decisions
   std::set<std::string> schedules;
   for (size_t i = 0; i < after.records.size(); ++i) {
-    schedules.insert(schedule::stepsToJson(after.records[i].steps).dump());
+    if (!after.records[i].result.confirmed) schedules.insert(schedule::stepsToJson(after.records[i].steps).dump());
     if (i < before.records.size()) {
       EXPECT_EQ(tune::recordToLine(after.records[i]), tune::recordToLine(before.records[i])) << "record " << i << " changed";
     }

@@ -161,6 +161,31 @@ TEST(AnsorTuneLoop, KeepsTheBudgetLogsBeforeLearningAndNeverRepeats) {
   for (auto& key : more) EXPECT_EQ(std::count(logged.begin(), logged.end(), key), 0);
 }
 
+TEST(AnsorTuneLoop, MeasuresTheGivenScheduleFirst) {
+  // The default schedule goes first (the caller's measureFirst), counts towards the budget, and
+  // the policy learns of it, so it is never proposed again.
+  auto task = makeMeasureTask("matmul", landscapeMatmul());
+  SketchPolicy policy(task->dag, std::make_shared<RandomCostModel>(6), smallSearch(6));
+  LandscapeMeasurer measurer;
+  std::vector<schedule::StepPtr> first = {std::make_shared<schedule::SplitStep>("C", "i", std::vector<int64_t>{4})};
+  TuneAutoOptions o;
+  o.nTrial = 20;
+  o.batchSize = 8;
+  o.measureFirst = first;
+  std::vector<std::string> logged;
+  auto onTrial = [&](const MeasureInput& input, const MeasureResult&) { logged.push_back(scheduleKey(input.steps)); };
+  auto r = tuneAutoTask(task, task->dag.flopCount(), policy, measurer, measurer, o, {}, onTrial);
+  EXPECT_EQ(r.trials, 20);
+  ASSERT_EQ(logged.size(), 20u);
+  EXPECT_EQ(logged[0], scheduleKey(first));
+  EXPECT_EQ(std::count(logged.begin(), logged.end(), scheduleKey(first)), 1);
+  // A later round of the same task without it: the policy does not propose it either.
+  o.measureFirst.clear();
+  tuneAutoTask(task, task->dag.flopCount(), policy, measurer, measurer, o, {}, onTrial);
+  EXPECT_EQ(logged.size(), 40u);
+  EXPECT_EQ(std::count(logged.begin(), logged.end(), scheduleKey(first)), 1);
+}
+
 TEST(AnsorTuneLoop, StopsEarlyWithoutImprovement) {
   auto task = makeMeasureTask("matmul", landscapeMatmul());
   SketchPolicy policy(task->dag, std::make_shared<RandomCostModel>(5), smallSearch(5));
