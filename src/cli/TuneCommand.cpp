@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <limits>
 #include <map>
 #include <set>
 #include <filesystem>
@@ -32,6 +33,7 @@
 #include "tune/LocalRunner.h"
 #include "tune/RecordLog.h"
 #include "tune/RecordQueries.h"
+#include "tune/TaskScheduler.h"
 #include "tune/autotvm/CpuTemplates.h"
 #include "tune/autotvm/TuneTask.h"
 
@@ -40,7 +42,7 @@ namespace tessel::cli {
 namespace {
 
 struct TuneArgs : ModelArgs {
-  std::string tuner = "xgb", log, output, ops, coldCache = "auto", scheduler = "autotvm", taskScheduler = "gradient";
+  std::string tuner = "xgb", log, output, ops, coldCache = "auto", scheduler = "autotvm", taskScheduler;
   std::vector<size_t> onlyTasks;  ///< 1-based task numbers to tune (empty: all)
   int64_t nTrial = 1000, earlyStopping = 0;
   bool resume = false, transferLearning = false, checkCorrectness = false, cacheFlush = false, noEvaluate = false, force = false;
@@ -257,7 +259,7 @@ void tune(const TuneArgs& a) {
     o.confirmRounds = a.confirmRounds;
     o.target = target;
     o.nTrial = a.nTrial;
-    o.taskScheduler = a.taskScheduler;
+    o.taskScheduler = a.taskScheduler.empty() ? "gradient" : a.taskScheduler;
     o.batchSize = a.batchSize;
     o.seed = a.seed;
     o.resume = a.resume;
@@ -307,7 +309,7 @@ void tune(const TuneArgs& a) {
   auto trialsOf = [&](const tune::autotvm::TuningTask& task) {
     std::vector<tune::autotvm::Trial> trials;
     for (const auto& r : tune::recordsOfTask(earlier, task.measure->workloadKey, task.measure->target))
-      if (r.config && r.task.templateName == task.templateName && r.config->index >= 0 &&
+      if (r.config && !r.result.confirmed && r.task.templateName == task.templateName && r.config->index >= 0 &&
           uint64_t(r.config->index) < task.space->size())
         trials.push_back({uint64_t(r.config->index), r.ok() ? r.gflops() * 1e9 : 0.0});
     return trials;
@@ -320,11 +322,7 @@ void tune(const TuneArgs& a) {
   double tuningSeconds = 0;
   tune::autotvm::TuneTaskResult totals;  // the parts' wall times, summed over the tasks
   int keptDefault = 0, confirmedTasks = 0;
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    const auto& task = tasks[i];
-    auto tuner = tune::autotvm::makeTuner(a.tuner, task, a.seed + i);
-    if (a.transferLearning && !history.empty()) tuner->loadHistory(history);
-    std::vector<tune::autotvm::Trial> resumed = a.resume ? trialsOf(*task) : std::vector<tune::autotvm::Trial>{};
+  auto optionsOf = [&](size_t i) {
     tune::autotvm::TuneTaskOptions o;
     o.nTrial = a.nTrial;
     o.earlyStopping = a.earlyStopping;
@@ -335,15 +333,19 @@ void tune(const TuneArgs& a) {
     if (monitor) o.loadMonitor = &*monitor;
     o.progressPrefix = fmt::format("[Task {:>2}/{:>2}] ", i + 1, tasks.size());
     o.liveProgress = isatty(fileno(stdout));
-    std::vector<tune::autotvm::Trial> trials = resumed;
-    auto result = tune::autotvm::tuneTask(task, *tuner, builder, *runner, o, resumed,
-                                          [&](const tune::autotvm::ConfigEntity& config, const tune::MeasureInput& input,
-                                              const tune::MeasureResult& r) {
-                                            tune::RecordConfig rc{int64_t(config.index()), config.toJson()["entity"]};
-                                            log.append(tune::makeRecord(input, r, task->templateName,
-                                                                        nlohmann::json{{"task", task->name}}, rc));
-                                            trials.push_back({config.index(), r.ok() ? task->flops / r.cost() : 0.0});
-                                          });
+    return o;
+  };
+  // Every trial of each task (resumed and new): a later round teaches its fresh tuner with them.
+  std::vector<std::vector<tune::autotvm::Trial>> trialsOfTask(tasks.size());
+  auto logTrial = [&](size_t i) {
+    return [&, i](const tune::autotvm::ConfigEntity& config, const tune::MeasureInput& input, const tune::MeasureResult& r) {
+      const auto& task = tasks[i];
+      tune::RecordConfig rc{int64_t(config.index()), config.toJson()["entity"]};
+      log.append(tune::makeRecord(input, r, task->templateName, nlohmann::json{{"task", task->name}}, rc));
+      if (!r.confirmed) trialsOfTask[i].push_back({config.index(), r.ok() ? task->flops / r.cost() : 0.0});
+    };
+  };
+  auto noteResult = [&](const tune::autotvm::TuneTaskResult& result) {
     measured += result.trials;
     tuningSeconds += result.seconds;
     totals.accumulate(result);
@@ -351,7 +353,64 @@ void tune(const TuneArgs& a) {
       ++confirmedTasks;
       keptDefault += result.keptFallback;
     }
-    history.emplace_back(task, std::move(trials));
+  };
+  for (size_t i = 0; i < tasks.size(); ++i)
+    if (a.resume) trialsOfTask[i] = trialsOf(*tasks[i]);
+  if (a.scheduler == "autotvm" && a.taskScheduler.empty()) {
+    // Each task in turn with the whole --n-trial budget (TVM's AutoTVM tutorials).
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      const auto& task = tasks[i];
+      auto tuner = tune::autotvm::makeTuner(a.tuner, task, a.seed + i);
+      if (a.transferLearning && !history.empty()) tuner->loadHistory(history);
+      std::vector<tune::autotvm::Trial> resumed = trialsOfTask[i];
+      noteResult(tune::autotvm::tuneTask(task, *tuner, builder, *runner, optionsOf(i), resumed, logTrial(i)));
+      history.emplace_back(task, trialsOfTask[i]);
+    }
+  } else if (a.scheduler == "autotvm" && !tasks.empty()) {
+    // --task-scheduler: --n-trial is the network's budget, spent in rounds on the task that
+    // lowers the estimated latency most. Each round is a resumed tuneTask: a fresh tuner
+    // learns the task's trials so far (the xgb model retrains on all of them in any case); the
+    // confirmation waits until the last round.
+    std::vector<tune::ScheduledTask> scheduled;
+    std::vector<double> best(tasks.size(), std::numeric_limits<double>::infinity());
+    std::vector<int64_t> resumedTrials(tasks.size()), newTrials(tasks.size(), 0), rounds(tasks.size(), 0);
+    std::map<std::string, double> weightOf;
+    for (const auto& [taskGraph, t] : candidates) weightOf.emplace(t.name + "|" + t.workloadKey, double(t.weight));
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      auto w = weightOf.find(tasks[i]->name + "|" + tasks[i]->measure->workloadKey);
+      scheduled.push_back({tasks[i]->name, w == weightOf.end() ? 1.0 : w->second, tasks[i]->flops, tasks[i]->templateName});
+      resumedTrials[i] = int64_t(trialsOfTask[i].size());
+      for (const auto& t : trialsOfTask[i])
+        if (t.flopsPerSecond > 0) best[i] = std::min(best[i], tasks[i]->flops / t.flopsPerSecond);
+    }
+    tune::TaskSchedulerOptions schedulerOptions;
+    schedulerOptions.strategy = a.taskScheduler;
+    schedulerOptions.seed = a.seed;
+    tune::TaskScheduler scheduler(scheduled, schedulerOptions);
+    scheduler.run(a.nTrial,
+                  [&](size_t i, int64_t count) {
+                    auto tuner = tune::autotvm::makeTuner(a.tuner, tasks[i], a.seed + i + 7919 * uint64_t(rounds[i]++));
+                    std::vector<tune::autotvm::Trial> resumed = trialsOfTask[i];
+                    auto o = optionsOf(i);
+                    o.nTrial = int64_t(resumed.size()) + count;
+                    o.earlyStopping = 0;  // the scheduler decides where trials go
+                    o.confirmTop = 0;
+                    auto result = tune::autotvm::tuneTask(tasks[i], *tuner, builder, *runner, o, resumed, logTrial(i));
+                    noteResult(result);
+                    newTrials[i] += result.trials;
+                    if (result.bestFlopsPerSecond > 0) best[i] = std::min(best[i], tasks[i]->flops / result.bestFlopsPerSecond);
+                    return tune::RoundResult{result.trials, best[i]};
+                  },
+                  best, resumedTrials);
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      if (newTrials[i] == 0 || a.confirmTop == 0) continue;
+      tune::autotvm::TuneTaskResult result;
+      auto o = optionsOf(i);
+      tune::autotvm::confirmTask(*tasks[i], builder, *runner, o, trialsOfTask[i], logTrial(i), result);
+      result.seconds = result.buildSeconds + result.runSeconds + result.instantiateSeconds;
+      noteResult(result);
+      if (!result.confirmationSummary.empty()) fmt::print("{}{}\n", o.progressPrefix, result.confirmationSummary);
+    }
   }
   if (tuningSeconds > 0) {
     fmt::print("Tuned {} tasks: {} trials in {:.1f} s ({:.2f} trials per second); log: {}\n", tasks.size(), measured, tuningSeconds,
@@ -416,8 +475,8 @@ void addTuneCommand(CLI::App& app) {
   c->add_option("--scheduler", args->scheduler, "autotvm (templates, the default) or auto (the template-free auto-scheduler)")
       ->check(CLI::IsMember({"autotvm", "auto"}));
   c->add_option("--task-scheduler", args->taskScheduler,
-                "with --scheduler auto: how the --n-trial budget of the network is spread over its tasks: gradient (default) "
-                "or round-robin")
+                "spread --n-trial, then the budget of the whole network, over its tasks: gradient (the default with "
+                "--scheduler auto) or round-robin; without it, template tuning gives each task --n-trial in turn")
       ->check(CLI::IsMember({"gradient", "round-robin"}));
   c->add_option("--tuner", args->tuner, "random, gridsearch, ga, xgb (xgb_knob, xgb_itervar, xgb_curve, xgb-rank, xgb-reg)");
   c->add_option("--n-trial", args->nTrial, "trials per task (capped by its config space)")->check(integerIn(1, int64_t(1) << 40));

@@ -10,7 +10,9 @@
 
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <set>
+#include <tuple>
 #include <thread>
 
 #include "codegen/Toolchain.h"
@@ -107,6 +109,53 @@ TEST(TuneCli, AKilledRunResumesKeepingEveryLoggedTrial) {
     }
   }
   EXPECT_EQ(configs.size(), 12u) << "a config was measured twice";
+}
+
+// With --task-scheduler, template tuning's --n-trial is the network's budget, spread over the
+// tasks in rounds (round-robin here: the same number each), with the seed's table after each
+// round, one confirmation per task at the end, and a resumed run adding to it without repeats.
+TEST(TuneCli, TheTaskSchedulerSpreadsTheNetworksBudgetOverTemplateTasks) {
+  TempDir dir;
+  std::string log = dir.path() + "/rr.log";
+  auto argv = tuneCommand(log, "8");
+  argv[5] = "2,3";
+  argv.insert(argv.end(), {"--task-scheduler", "round-robin"});
+  SubprocessOptions limit;
+  limit.timeout = std::chrono::milliseconds(180000);
+  auto r = runSubprocess(argv, limit);
+  ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
+  expectContains(r.output, "[ Task Scheduler ]");
+  expectContains(r.output, "Estimated total latency: ");
+  auto countTrials = [&] {
+    std::map<std::string, std::set<int64_t>> configs;
+    size_t trials = 0, decisions = 0;
+    for (const auto& rec : tune::readRecords(log).records) {
+      EXPECT_TRUE(rec.task.fromTemplate());
+      if (rec.result.confirmed) {
+        ++decisions;
+        continue;
+      }
+      ++trials;
+      EXPECT_TRUE(configs[rec.task.workloadKey].insert(rec.config->index).second) << "config measured twice in " << rec.task.name;
+    }
+    return std::make_tuple(trials, decisions, configs);
+  };
+  auto [trials, decisions, configs] = countTrials();
+  EXPECT_EQ(trials, 8u);
+  ASSERT_EQ(configs.size(), 2u);
+  for (const auto& [name, measured] : configs) EXPECT_EQ(measured.size(), 4u) << name;
+  EXPECT_EQ(decisions, 2u);
+
+  argv.push_back("--resume");
+  argv[9] = "12";  // --n-trial
+  r = runSubprocess(argv, limit);
+  ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
+  auto [moreTrials, moreDecisions, moreConfigs] = countTrials();
+  EXPECT_EQ(moreTrials, 12u);  // the logged 8 count: the round of the 4 left goes to one task
+  EXPECT_EQ(moreDecisions, 3u);  // and only that task is confirmed again
+  size_t distinct = 0;
+  for (const auto& [key, measured] : moreConfigs) distinct += measured.size();
+  EXPECT_EQ(distinct, 12u);
 }
 
 TEST(TuneCli, ColdCacheSaysWhichTasksAreMeasuredCold) {

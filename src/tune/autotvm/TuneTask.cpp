@@ -49,10 +49,9 @@ void addBuildTimes(const std::vector<BuildResult>& builds, TuneTaskResult& resul
 }
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-/// The confirmation (see TuneTaskOptions::confirmTop): re-measures the best candidates and the
-/// fallback interleaved (tune/Confirmation.h), and hands the decision to onTrial as a
-/// confirmed result.
-void confirm(const TuningTask& task, Builder& builder, Runner& runner, const TuneTaskOptions& options,
+}  // namespace
+
+void confirmTask(const TuningTask& task, Builder& builder, Runner& runner, const TuneTaskOptions& options,
              const std::vector<Trial>& measured, const TrialCallback& onTrial, TuneTaskResult& result) {
   // The best distinct configs by their search-time throughput, then the fallback.
   std::vector<Trial> ranked;
@@ -111,8 +110,6 @@ void confirm(const TuningTask& task, Builder& builder, Runner& runner, const Tun
     onTrial(task.space->get(decided), inputs[c->winner], c->decision(std::move(details), options.confirmRounds));
   }
 }
-
-}  // namespace
 
 TuneTaskResult tuneTask(const TuningTaskPtr& task, Tuner& tuner, Builder& builder, Runner& runner,
                         const TuneTaskOptions& options, const std::vector<Trial>& resumed, const TrialCallback& onTrial) {
@@ -223,7 +220,7 @@ TuneTaskResult tuneTask(const TuningTaskPtr& task, Tuner& tuner, Builder& builde
   }
   // The decision is re-measured when this run measured something new (a resumed run that
   // only reads its log keeps the decision the log holds).
-  if (options.confirmTop > 0 && result.trials > 0) confirm(*task, builder, runner, options, measuredTrials, onTrial, result);
+  if (options.confirmTop > 0 && result.trials > 0) confirmTask(*task, builder, runner, options, measuredTrials, onTrial, result);
   result.seconds = elapsed();
   printProgress(true);
   if (!result.confirmationSummary.empty() && !options.progressPrefix.empty() && options.progressTo) {

@@ -76,6 +76,12 @@ TuneTaskResult tuneTask(const TuningTaskPtr& task, Tuner& tuner, Builder& builde
                         const TuneTaskOptions& options, const std::vector<Trial>& resumed = {},
                         const TrialCallback& onTrial = {});
 
+/// The confirmation alone (what tuneTask does after its search when `options.confirmTop` > 0),
+/// for a caller that tunes a task in several calls (rounds of the task scheduler): `measured`
+/// is every trial of the task; the decision goes to onTrial and into `result`.
+void confirmTask(const TuningTask& task, Builder& builder, Runner& runner, const TuneTaskOptions& options,
+                 const std::vector<Trial>& measured, const TrialCallback& onTrial, TuneTaskResult& result);
+
 /// The measure input of a config (its steps; InstantiationError when it has none), as the
 /// tuning loop builds it; exposed for replaying records.
 std::optional<MeasureInput> instantiateConfig(const TuningTask& task, const ConfigEntity& config, std::string* error);
