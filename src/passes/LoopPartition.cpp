@@ -9,6 +9,7 @@
 
 #include "ir/Mutator.h"
 #include "ir/Simplify.h"
+#include "passes/IntegerDivision.h"
 #include "passes/Passes.h"
 
 namespace tessel::passes {
@@ -16,12 +17,6 @@ namespace tessel::passes {
 using namespace ir;
 
 namespace {
-
-int64_t floorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-int64_t ceilDiv(int64_t a, int64_t b) { return -floorDiv(-a, b); }
 
 // Saturating interval arithmetic for the bounds of a guard's other terms.
 int64_t saturate(__int128 v) {

@@ -11,6 +11,7 @@ LoweredFunction lower(const schedule::State& state, const std::string& name) {
   s = ir::simplify(s);          // canonical index arithmetic, provably true guards gone
   s = guardPaddedTaps(s);       // updates that add a zero-padded read become guarded updates
   s = partitionLoops(s);        // split loops at guard boundaries: a guard-free main body and a tail
+  s = tightenGuardedLoops(s);   // a loop that is one guard on its variable runs where it can hold
   s = ir::simplify(s);
   s = unrollLoops(s);           // explicit unroll annotations and auto_unroll_max_step pragmas
   s = ir::simplify(s);

@@ -11,6 +11,9 @@ ir::Stmt guardPaddedTaps(const ir::Stmt& s);
 /// Splits a loop whose body holds guards on its variable into a main range where the guards
 /// provably hold (and are removed by the simplifier) and the remaining ranges.
 ir::Stmt partitionLoops(const ir::Stmt& s);
+/// Shrinks a loop whose whole body is one guard linear in its variable to the values for
+/// which the guard can hold (the border pieces partitioning leaves guarded).
+ir::Stmt tightenGuardedLoops(const ir::Stmt& s);
 /// Replicates the bodies of unrolled loops, and of loops under an auto_unroll_max_step pragma
 /// whose total trip count fits the limit.
 ir::Stmt unrollLoops(const ir::Stmt& s);

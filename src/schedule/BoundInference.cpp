@@ -143,7 +143,9 @@ void propagateExtents(Stage& stage) {
   for (auto& r : stage.relations) {
     if (r.kind == IterRelation::Kind::Split) {
       int64_t parent = stage.iterator(r.parent).extent;
-      int64_t inner = r.factor > 0 ? r.factor : (parent + r.nparts - 1) / r.nparts;
+      // A factor above the parent's extent (a sampled tile of a small axis) runs the parent's
+      // extent, not `factor` guarded iterations of which all but `parent` do nothing.
+      int64_t inner = r.factor > 0 ? std::min(r.factor, parent) : (parent + r.nparts - 1) / r.nparts;
       int64_t outer = r.factor > 0 ? (parent + r.factor - 1) / r.factor : r.nparts;
       stage.iterator(r.inner).extent = inner;
       stage.iterator(r.outer).extent = outer;

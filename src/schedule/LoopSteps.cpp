@@ -93,9 +93,10 @@ void SplitStep::apply(State& state) const {
   s.leaves.insert(s.leaves.begin() + position, created.begin(), created.end());
   moveAttachments(state, stage, parent, created.back());
   state.inferBounds();
-  // Splitting a loop by a factor larger than its extent adds iterations that guards skip.
-  // Chained, that multiplies: a stage must not be asked to iterate an absurd number of times
-  // (its index arithmetic would overflow int64 long before it finished).
+  // Splitting a loop into more parts than its extent adds iterations that guards skip (a
+  // factor is clamped to the extent, parts are not). Chained, that multiplies: a stage must
+  // not be asked to iterate an absurd number of times (its index arithmetic would overflow
+  // int64 long before it finished).
   constexpr double kMaxIterations = double(int64_t(1) << 48);
   double iterations = 1;
   const Stage& after = state.stage(stage);

@@ -27,8 +27,8 @@ std::vector<schedule::StepPtr> innerChain(int count) {
 }
 
 /// `count` splits of j, each of the outer part of the previous one, with factors 1, 2, 3: most
-/// do not divide, so every level keeps a guard. (Once the outer extent is 1, every further
-/// split by 2 or 3 multiplies the guarded iterations: run only short ones.)
+/// do not divide, so every level keeps a guard. Once the outer extent is 1, a factor is
+/// clamped to it: the chain stops growing.
 std::vector<schedule::StepPtr> outerChain(int count) {
   std::vector<schedule::StepPtr> steps;
   std::string iterator = "j";
@@ -51,11 +51,19 @@ TEST(LongStepLists, ThreeHundredChainedSplitsLower) {
 }
 
 TEST(LongStepLists, SplitsThatMultiplyTheIterationsPastReasonAreRefused) {
-  // Past the outer extent of 1, every split by 3 triples the (guarded) iterations: by 300
-  // splits the index arithmetic would have overflowed int64 many times over.
+  // Splits of the inner part into 3 parts each: past an extent of 1, every split triples the
+  // (guarded) iterations; by 300 splits the index arithmetic would have overflowed int64 many
+  // times over. The same chain by factors stays small (clamped), and replays.
   auto dag = ops::matmul(64, 64, 64);
+  EXPECT_NO_THROW(schedule::replay(dag, outerChain(300)));
+  std::vector<schedule::StepPtr> parts;
+  std::string iterator = "j";
+  for (int k = 0; k < 300; ++k) {
+    parts.push_back(std::make_shared<schedule::SplitStep>("C", iterator, std::vector<int64_t>{}, 3));
+    iterator += ".1";
+  }
   try {
-    schedule::replay(dag, outerChain(300));
+    schedule::replay(dag, parts);
     FAIL() << "replayed";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("iterations, more than 2^48"), std::string::npos) << e.what();

@@ -83,6 +83,40 @@ schedule::StepPtr step(Args&&... args) {
   return std::make_shared<T>(std::forward<Args>(args)...);
 }
 
+// ---- guarded-loop tightening ---------------------------------------------------------------
+
+TEST_F(PassTest, AGuardedLoopRunsOnlyWhereItsGuardCanHold) {
+  // for o in 0..4: for i in 0..8: if (o >= 1 && o*8 + i < 20): B[o*8 + i] = 1; the guard on o
+  // sits inside the i loop (before hoisting); o runs over 1..2 (o = 3 would need i < -4).
+  Expr index = o * Expr(8) + i;
+  Stmt s = loop(o, 4, loop(i, 8, makeIf((o >= Expr(1)) && (index < Expr(20)), makeStore(out, index, Expr(1.0f)))));
+  EXPECT_EQ(toString(simplify(tightenGuardedLoops(s))),
+            "for o in range(1, 3):\n"
+            "  for i in range(8):\n"
+            "    if (((o*8) + i) < 20):\n"
+            "      B[((o*8) + i)] = 1f\n");
+  // A guard that never holds removes the loop; a negative coefficient bounds from above.
+  Stmt never = loop(i, 8, makeIf(i >= Expr(8), makeStore(out, i, Expr(1.0f))));
+  EXPECT_EQ(toString(tightenGuardedLoops(never)), "");
+  Stmt downward = loop(i, 8, makeIf(Expr(5) - i > Expr(2), makeStore(out, i, Expr(1.0f))));
+  EXPECT_EQ(toString(simplify(tightenGuardedLoops(downward))),
+            "for i in range(3):\n"
+            "  B[i] = 1f\n");
+}
+
+TEST_F(PassTest, TighteningLeavesLoopsWithOtherStatementsOrElseBranchesAlone) {
+  Stmt mixed = loop(i, 8, makeBlock({makeIf(i >= Expr(2), makeStore(out, i, Expr(1.0f))), makeStore(out, i + Expr(8), Expr(2.0f))}));
+  EXPECT_TRUE(tightenGuardedLoops(mixed).sameAs(mixed));
+  Stmt withElse = loop(i, 8, makeIf(i >= Expr(2), makeStore(out, i, Expr(1.0f)), makeStore(out, i, Expr(0.0f))));
+  EXPECT_TRUE(tightenGuardedLoops(withElse).sameAs(withElse));
+  Stmt vectorized = loop(i, 8, makeIf(i >= Expr(2), makeStore(out, i, Expr(1.0f))), ForKind::Vectorized);
+  EXPECT_TRUE(tightenGuardedLoops(vectorized).sameAs(vectorized));
+  // A guard whose other terms are unbounded (a loop of unknown extent) tells nothing.
+  Var n{"n"};
+  Stmt unknown = loop(i, 8, makeFor(j, Expr(0), n, ForKind::Serial, makeIf(i + j >= Expr(4), makeStore(out, i, Expr(1.0f)))));
+  EXPECT_TRUE(tightenGuardedLoops(unknown).sameAs(unknown));
+}
+
 // ---- loop partitioning --------------------------------------------------------------------
 
 TEST_F(PassTest, PartitionDropsTheGuardFromTheMainRange) {
