@@ -18,6 +18,11 @@
 //   search    search efficiency: on three resnet-18 convs, the best GFLOPS after N trials for
 //             xgb, ga and random, mean of several seeds. The fallback config is NOT measured
 //             first here (tessel tune does), so the curves compare the search alone.
+//   auto      the auto-scheduler: resnet-18 and mobilenet tuned with `--scheduler auto` and
+//             the template run's total budget (tuned latency next to template-tuned; run.sh
+//             times both modules beside the peers); resnet-18's 56x56x64 3x3 conv
+//             (AutoScheduleBench.h): best GFLOPS after 50 / 100 / 200 trials next to oneDNN's,
+//             states scored per second.
 //
 // Environment (defaults are the issue's numbers):
 //   BENCH_TUNE_OUT          output folder for logs and modules (build/bench-tune)
@@ -35,6 +40,10 @@
 //   BENCH_TUNE_SHARE        1: a candidate measured once in this run is not measured again
 //                           (search: tuners and seeds see one landscape); 0: always measure
 //   BENCH_TUNE_BATCH        8 candidates per measurement round
+//   BENCH_TUNE_AUTO_CONV, BENCH_TUNE_AUTO_CHECKPOINTS, BENCH_TUNE_AUTO_POPULATION,
+//   BENCH_TUNE_AUTO_BATCH   the auto part's conv: 56:64:64:3:1, 50,100,200, 2048, 16
+//   BENCH_TUNE_AUTO_MODELS  resnet-18,mobilenet (none: the conv only); BENCH_TUNE_AUTO_TRIALS: their budget (default:
+//                           the template run's total trials of the same network)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -57,6 +66,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "AutoScheduleBench.h"
+#include "BenchReport.h"
+#include "ConvTiming.h"
 #include "MeasurementCache.h"
 #include "OneDnnConv.h"
 #include "codegen/CSource.h"
@@ -134,7 +146,7 @@ std::vector<int64_t> envInts(const char* name, const std::string& fallback) {
 
 struct Settings {
   std::string out = envString("BENCH_TUNE_OUT", "build/bench-tune");
-  std::vector<std::string> parts = splitList(envString("BENCH_TUNE_PARTS", "networks,convs,busy,search"));
+  std::vector<std::string> parts = splitList(envString("BENCH_TUNE_PARTS", "networks,auto,convs,busy,search"));
   std::string tessel = envString("TESSEL", "build/src/cli/tessel");
   std::vector<std::string> models = splitList(envString("BENCH_TUNE_MODELS", "resnet-18,resnet-50,mobilenet,mobilenet-v2"));
   std::string tuner = envString("BENCH_TUNE_TUNER", "xgb");
@@ -155,10 +167,6 @@ struct Settings {
 // Output
 // ---------------------------------------------------------------------------------------
 
-void report(const std::string& name, double value, const std::string& unit) {
-  fmt::print("BENCH {} {:.4g} {}\n", name, value, unit);
-  std::fflush(stdout);
-}
 
 /// BENCH lines held back until a table is printed, so that they do not break its rows.
 class DeferredReports {
@@ -359,6 +367,29 @@ NetworkResult tuneNetwork(const std::string& model, const Settings& settings, bo
 }
 
 /// A process that keeps CPU 0 busy until killed: the competitor of the busy-machine part.
+/// `tessel tune --scheduler auto` on a network with `trials` for the whole network (the template
+/// run's total: the same budget), its module left in OUT/<model>.auto.tuned for the peers'
+/// harness; reports the auto-scheduled latency and, when the template run is given, the ratio.
+void autoTuneNetwork(const std::string& model, int64_t trials, const Settings& settings, const NetworkResult* templates) {
+  fmt::print("\n== {}: tessel tune --scheduler auto, {} trials for the network ==\n", model, trials);
+  std::string log = settings.out + "/" + model + ".auto.log", tunedDir = settings.out + "/" + model + ".auto.tuned";
+  std::filesystem::remove(log);
+  std::string out = runTessel(settings, {"tune", "--model", model, "--scheduler", "auto", "--n-trial", std::to_string(trials),
+                                         "--log", log, "-o", tunedDir});
+  auto tuned = find(out, R"(Tuned (\d+) tasks: (\d+) trials in ([0-9.]+) s \(([0-9.]+) trials per second; search ([0-9.]+) s for (\d+) states scored)",
+                    "Tuned");
+  auto mean = find(out, R"(Mean inference time \(std dev\): ([0-9.]+) ms)", "Mean inference time");
+  auto untuned = find(out, R"(Untuned \(default schedules\): ([0-9.]+) ms)", "Untuned");
+  std::string n = benchName(model) + "_auto";
+  report(n + "_tasks", std::stod(tuned[1]), "tasks");
+  report(n + "_trials", std::stod(tuned[2]), "trials");
+  report(n + "_trials_per_second", std::stod(tuned[4]), "trials/s");
+  report(n + "_states_per_search_second", std::stod(tuned[6]) / std::max(std::stod(tuned[5]), 1e-9), "states/s");
+  report(n + "_tuned_ms", std::stod(mean[1]), "ms");
+  report(n + "_untuned_ms", std::stod(untuned[1]), "ms");
+  if (templates && templates->tuned.mean > 0) report(n + "_vs_template_tuned", std::stod(mean[1]) / templates->tuned.mean, "ratio");
+}
+
 pid_t startCompetitor() {
   pid_t pid = fork();
   TESSEL_CHECK(pid >= 0, "cannot fork the competitor");
@@ -415,85 +446,6 @@ void busyTuning(const Settings& settings) {
 // Part 2: resnet-18's convolutions against oneDNN
 // ---------------------------------------------------------------------------------------
 
-void fillRandom(runtime::Tensor& t, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  float* p = t.dataAs<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = dist(rng);
-}
-
-/// Copies of a call's buffers that together are twice the last-level cache: rotating through
-/// them, every call meets its data cold, as a layer whose weights come from DRAM does.
-size_t coldCopies(size_t bytesPerCall) {
-  return std::clamp<size_t>((2 * runtime::lastLevelCacheBytes() + bytesPerCall - 1) / std::max<size_t>(bytesPerCall, 1), 2, 64);
-}
-
-/// Median seconds of a call, warm (the same buffers every time) or cold (rotating through
-/// `calls`, one per set of buffers).
-double medianSeconds(const std::vector<std::function<void()>>& calls) {
-  runtime::TimeEvaluatorOptions options;
-  options.repeat = 7;
-  options.minRepeatMs = 100;
-  options.warmup = int(calls.size());
-  size_t turn = 0;
-  return runtime::timeFunction([&] { calls[turn++ % calls.size()](); }, options).median;
-}
-
-struct ConvFigures {
-  double warm = 0, cold = 0;  ///< GFLOPS
-};
-
-ConvFigures oneDnnGflops(const Conv2dShape& s) {
-  struct Buffers {
-    runtime::Tensor data, weight, output;
-    std::unique_ptr<OneDnnConv2d> conv;
-  };
-  auto make = [&](uint32_t seed) {
-    Buffers b;
-    b.data = runtime::Tensor::empty({s.batch, s.height, s.width, s.inChannels}, DataType::float32());
-    b.weight = runtime::Tensor::empty({s.kernel, s.kernel, s.inChannels, s.outChannels}, DataType::float32());
-    b.output = runtime::Tensor::empty({s.batch, s.outHeight(), s.outWidth(), s.outChannels}, DataType::float32());
-    fillRandom(b.data, seed);
-    fillRandom(b.weight, seed + 1);
-    b.conv = std::make_unique<OneDnnConv2d>(s, b.data.dataAs<float>(), b.weight.dataAs<float>(), b.output.dataAs<float>());
-    return b;
-  };
-  std::vector<Buffers> sets;
-  sets.push_back(make(1));
-  size_t bytes = sets[0].data.nbytes() + sets[0].weight.nbytes() + sets[0].output.nbytes();
-  for (size_t c = 1; c < coldCopies(bytes); ++c) sets.push_back(make(uint32_t(2 * c + 1)));
-  std::vector<std::function<void()>> calls;
-  for (auto& b : sets) calls.push_back([&b] { b.conv->run(); });
-  return {s.flops() / medianSeconds({calls[0]}) / 1e9, s.flops() / medianSeconds(calls) / 1e9};
-}
-
-/// The kernel of `steps` for a task, warm and cold, in GFLOPS of `flops` per call (a Winograd
-/// task's are those of the direct convolution it replaces).
-ConvFigures tunedGflops(const TuningTaskPtr& task, const std::vector<schedule::StepPtr>& steps, double flops) {
-  const te::ComputeDAG& dag = task->measure->dag;
-  TempDir dir("tessel-bench-conv");
-  codegen::compileSharedLibrary(codegen::generateCSource({passes::lower(schedule::replay(dag, steps), "conv")}),
-                                dir.path() + "/conv.so");
-  auto module = runtime::Module::load(dir.path() + "/conv.so");
-  auto kernel = module.kernel("conv");
-  auto arguments = [&](uint32_t seed) {
-    std::vector<runtime::Tensor> args;
-    for (const auto* names : {&dag.inputNames(), &dag.outputNames()})
-      for (const auto& name : *names) {
-        args.push_back(runtime::Tensor::empty(dag.op(name)->shape, dag.op(name)->dtype));
-        fillRandom(args.back(), seed++);
-      }
-    return args;
-  };
-  std::vector<std::vector<runtime::Tensor>> sets{arguments(1)};
-  size_t bytes = 0;
-  for (const auto& t : sets[0]) bytes += t.nbytes();
-  for (size_t c = 1; c < coldCopies(bytes); ++c) sets.push_back(arguments(uint32_t(10 * c)));
-  std::vector<std::function<void()>> calls;
-  for (const auto& args : sets) calls.push_back(kernel.bind(args));
-  return {flops / medianSeconds({calls[0]}) / 1e9, flops / medianSeconds(calls) / 1e9};
-}
-
 void compareConvs(const Settings& settings) {
   const std::string model = "resnet-18";
   std::string logPath = settings.logOf(model);
@@ -532,13 +484,13 @@ void compareConvs(const Settings& settings) {
       fmt::print("{:>3}  {:<22} ({})\n", index, task->name, shape ? "no record" : "shape not recognized");
       continue;
     }
-    ConvFigures direct = tunedGflops(task, record->second.steps, shape->flops());
+    ConvFigures direct = kernelGflops(task->measure->dag, record->second.steps, shape->flops());
     std::optional<ConvFigures> winograd;
     bool winogradConfirmed = true;
     if (auto w = winogradOf.find(task->name); w != winogradOf.end()) {
       auto wRecord = best.find(w->second->measure->workloadKey);
       if (wRecord != best.end()) {
-        winograd = tunedGflops(w->second, wRecord->second.steps, shape->flops());
+        winograd = kernelGflops(w->second->measure->dag, wRecord->second.steps, shape->flops());
         winogradConfirmed = wRecord->second.result.confirmed;
       }
     }
@@ -702,8 +654,8 @@ int run() {
   TESSEL_CHECK(settings.seeds >= 1, "BENCH_TUNE_SEEDS must be at least 1");
   TESSEL_CHECK(!settings.checkpoints.empty(), "BENCH_TUNE_CHECKPOINTS: no trial counts");
   for (const auto& part : settings.parts)
-    TESSEL_CHECK(part == "networks" || part == "convs" || part == "busy" || part == "search", "BENCH_TUNE_PARTS: unknown part '{}'",
-                 part);
+    TESSEL_CHECK(part == "networks" || part == "convs" || part == "busy" || part == "search" || part == "auto",
+                 "BENCH_TUNE_PARTS: unknown part '{}'", part);
   tune::autotvm::checkTunerName(settings.tuner);
   for (const auto& t : settings.searchTuners) tune::autotvm::checkTunerName(t);
   std::filesystem::create_directories(settings.out);
@@ -730,9 +682,29 @@ int run() {
     }
     report("tune_trials_per_s", double(trials) / std::max(seconds, 1e-9), "trials/s");
   }
+  if (settings.runs("auto")) {
+    // The networks auto-scheduled with the template run's budget (or BENCH_TUNE_AUTO_TRIALS).
+    for (const auto& model : splitList(envString("BENCH_TUNE_AUTO_MODELS", "resnet-18,mobilenet"))) {
+      if (model == "none") continue;
+      const NetworkResult* templates = nullptr;
+      for (const auto& n : networks)
+        if (n.model == model) templates = &n;
+      int64_t budget = envInt("BENCH_TUNE_AUTO_TRIALS", templates ? templates->trials : 0);
+      TESSEL_CHECK(budget >= 1, "BENCH_TUNE_AUTO_TRIALS: no template run of {} to take the budget from; set it", model);
+      autoTuneNetwork(model, budget, settings, templates);
+    }
+  }
   if (settings.runs("convs")) compareConvs(settings);
   if (settings.runs("busy")) busyTuning(settings);
   if (settings.runs("search")) searchEfficiency(settings, cache);
+  if (settings.runs("auto")) {
+    AutoConvSettings a;
+    a.conv = envString("BENCH_TUNE_AUTO_CONV", a.conv);
+    a.checkpoints = envInts("BENCH_TUNE_AUTO_CHECKPOINTS", "50,100,200");
+    a.population = size_t(envInt("BENCH_TUNE_AUTO_POPULATION", int64_t(a.population)));
+    a.batch = size_t(envInt("BENCH_TUNE_AUTO_BATCH", int64_t(a.batch)));
+    autoScheduledConv(a, builder, runner);
+  }
 
   if (!networks.empty()) {
     fmt::print("\n== summary ({} trials per task with {}) ==\n", settings.trials, settings.tuner);

@@ -7,8 +7,9 @@
 #      again with a CPU-bound program on one core (busy_tuned_vs_untuned); measures the search
 #      efficiency of xgb / ga / random (see bench_tune.cpp for every BENCH_TUNE_* knob).
 #   2. the peers: per network, bench/peers/run.sh times ONNX Runtime, PyTorch and tessel's
-#      untuned build on the same network, then the tuned module bench_tune left is timed with
-#      the same harness (`tessel benchmark`), right after, and the ratios are printed.
+#      untuned build on the same network, then the tuned modules bench_tune left (template and
+#      auto-scheduled) are timed with the same harness (`tessel benchmark`), right after, and
+#      the ratios are printed.
 #
 #   bench/tune/run.sh            (environment: BENCH_TUNE_*, BENCH_TUNE_BIN, TESSEL, PEERS_OUT)
 set -uo pipefail
@@ -40,7 +41,7 @@ export TESSEL_NUM_THREADS="${TESSEL_NUM_THREADS:-2}"
 
 # The parts run in this order: networks and convs, then the peers on the tuned networks, then
 # the long search-efficiency part, so the network figures come first.
-parts=",${BENCH_TUNE_PARTS:-networks,convs,busy,search},"
+parts=",${BENCH_TUNE_PARTS:-networks,auto,convs,busy,search},"
 has() { [[ "$parts" == *",$1,"* ]]; }
 run_bench() {  # PARTS
   # tessel chooses its own kernel threads from the free cores (the busy part depends on it);
@@ -53,6 +54,7 @@ start=$(date +%s)
 : >"$out/bench_tune.out"
 first=""
 has networks && first="networks"
+has auto && first="${first:+$first,}auto"
 has convs && first="${first:+$first,}convs"
 has busy && first="${first:+$first,}busy"
 [ -n "$first" ] && run_bench "$first"
@@ -68,7 +70,7 @@ value() { sed -n "s/^BENCH $1 \([^ ]*\) .*/\1/p" <<<"$2" | tail -1; }
 
 summary=()
 failed=0
-has networks || models=""  # the peers are only timed for networks this run tuned
+has networks || has auto || models=""  # the peers are only timed for networks this run tuned
 for m in ${models//,/ }; do
   echo
   echo "== $m: ONNX Runtime, PyTorch and tessel (untuned, then tuned) on the same network =="
@@ -82,20 +84,28 @@ for m in ${models//,/ }; do
     tuned="$(sed -n 's/.*Mean inference time (std dev): *\([0-9.eE+-]*\) *ms.*/\1/p' <<<"$b" | tail -1)"
     [ -n "$tuned" ] && echo "BENCH ${m}_tessel_tuned_ms $tuned ms"
   fi
+  auto=""
+  if [ -d "$out/$m.auto.tuned" ]; then
+    b="$("$tessel" benchmark "$out/$m.auto.tuned" 2>&1)" || { echo "run.sh: tessel benchmark $out/$m.auto.tuned failed: $b" >&2; failed=1; }
+    auto="$(sed -n 's/.*Mean inference time (std dev): *\([0-9.eE+-]*\) *ms.*/\1/p' <<<"$b" | tail -1)"
+    [ -n "$auto" ] && echo "BENCH ${m}_tessel_auto_ms $auto ms"
+    [ -n "$auto" ] && [ -n "$ort" ] && echo "BENCH ${m}_tessel_auto_vs_ort $(ratio "$auto" "$ort") ratio"
+    [ -n "$auto" ] && [ -n "$tuned" ] && echo "BENCH ${m}_tessel_auto_vs_tuned $(ratio "$auto" "$tuned") ratio"
+  fi
   if [ -n "$tuned" ]; then
     [ -n "$ort" ] && echo "BENCH ${m}_tessel_tuned_vs_ort $(ratio "$tuned" "$ort") ratio"
     [ -n "$torch" ] && echo "BENCH ${m}_tessel_tuned_vs_torch $(ratio "$tuned" "$torch") ratio"
     [ -n "$untuned" ] && echo "BENCH ${m}_tessel_tuned_vs_untuned $(ratio "$tuned" "$untuned") ratio"
   fi
-  summary+=("$(printf '%-12s %9s %9s %14s %12s %14s' "$m" "${ort:--}" "${torch:--}" "${untuned:--}" "${tuned:--}" \
-    "$(ratio "${tuned:-0}" "${ort:-0}")")")
+  summary+=("$(printf '%-12s %9s %9s %14s %12s %14s %14s' "$m" "${ort:--}" "${torch:--}" "${untuned:--}" "${tuned:--}" \
+    "$(ratio "${tuned:-0}" "${ort:-0}")" "${auto:--}")")
 done
 
 print_summary() {
   ((${#summary[@]})) || return 0
   echo
   echo "== tessel vs peers, batch 1, ${TESSEL_NUM_THREADS} threads (ms; this run); tuned: ${BENCH_TUNE_TUNER:-xgb}, ${BENCH_TUNE_TRIALS:-64} trials per task =="
-  printf '%-12s %9s %9s %14s %12s %14s\n' model ORT PyTorch "tessel untuned" "tessel tuned" "tuned / ORT"
+  printf '%-12s %9s %9s %14s %12s %14s %14s\n' model ORT PyTorch "tessel untuned" "tessel tuned" "tuned / ORT" "auto-scheduled"
   printf '%s\n' "${summary[@]}"
 }
 print_summary

@@ -271,7 +271,6 @@ void tune(const TuneArgs& a) {
                  "{:.1f} s, run {:.1f} s); log: {}\n",
                  autoTasks.size(), summary.trials, summary.seconds, double(summary.trials) / summary.seconds, summary.policySeconds,
                  summary.statesScored, summary.buildSeconds, summary.runSeconds, a.log);
-    if (!cold.reason().empty()) fmt::print("{}\n", cold.reason());
     if (summary.confirmedTasks > 0)
       fmt::print("Confirmed {} tasks by interleaved re-measurement: {} kept the default schedule, {} a searched one\n",
                  summary.confirmedTasks, summary.keptDefault, summary.confirmedTasks - summary.keptDefault);
