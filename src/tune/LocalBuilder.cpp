@@ -88,6 +88,16 @@ std::vector<BuildResult> LocalBuilder::build(const std::vector<MeasureInput>& in
   return results;
 }
 
+namespace {
+
+std::string oversizedMessage(const MeasureTask& task, size_t bytes, size_t limit) {
+  return fmt::format("task '{}': the generated kernel is {:.1f} MB of C++, more than the builder compiles ({:.1f} MB): its loops "
+                     "unroll or partition too far",
+                     task.name, double(bytes) / 1048576.0, double(limit) / 1048576.0);
+}
+
+}  // namespace
+
 BuildResult LocalBuilder::buildOne(const MeasureInput& input, int id) {
   auto start = Clock::now();
   auto deadline = start + options_.timeout;
@@ -119,6 +129,9 @@ BuildResult LocalBuilder::buildOne(const MeasureInput& input, int id) {
                       fmt::format("lowering task '{}' crashed the build process: {}", task.name, isolated.describe()),
                       start);
 
+  if (isolated.output.size() > options_.maxSourceBytes)
+    return buildError(MeasureErrorNo::InstantiationError, oversizedMessage(task, isolated.output.size(), options_.maxSourceBytes),
+                      start);
   auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
   if (remaining.count() <= 0)
     return buildError(MeasureErrorNo::BuildTimeoutError,
@@ -194,7 +207,11 @@ std::vector<BuildResult> LocalBuilder::buildShared(const std::vector<MeasureInpu
       } else {
         g.function = codegen::CFunctionSource::fromJson(nlohmann::json::parse(isolated.output));
         g.lowerSeconds = secondsSince(start);
-        generated[size_t(i)] = std::move(g);
+        if (g.function.text.size() > options_.maxSourceBytes)
+          results[size_t(i)] = buildError(MeasureErrorNo::InstantiationError,
+                                          oversizedMessage(*input.task, g.function.text.size(), options_.maxSourceBytes), start);
+        else
+          generated[size_t(i)] = std::move(g);
       }
     } catch (const std::exception& e) {
       BuildResult r;
@@ -207,9 +224,12 @@ std::vector<BuildResult> LocalBuilder::buildShared(const std::vector<MeasureInpu
   // 2. Units: the generated candidates of each set of compile options (one target per batch
   //    in practice), dealt round-robin into as many units as builds run at once.
   std::map<std::pair<std::string, std::vector<std::string>>, std::vector<size_t>> byOptions;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (generated[i]) byOptions[{generated[i]->compile.compiler, generated[i]->compile.flags}].push_back(i);
   std::vector<std::vector<size_t>> units;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!generated[i]) continue;
+    if (generated[i]->function.text.size() > options_.sharedUnitMaxSourceBytes) units.push_back({i});  // alone
+    else byOptions[{generated[i]->compile.compiler, generated[i]->compile.flags}].push_back(i);
+  }
   for (const auto& [flags, members] : byOptions) {
     size_t first = units.size(), count = std::min(members.size(), size_t(parallelism_));
     units.resize(first + count);
@@ -250,18 +270,18 @@ std::vector<BuildResult> LocalBuilder::buildShared(const std::vector<MeasureInpu
     for (size_t i : unit) {
       auto start = Clock::now();
       std::string own = fmt::format("{}/candidate_{}.so", dir_.path(), firstId + int64_t(i));
+      // A timeout of its own: the unit's failure (a sibling that compiled too long) may have
+      // used up the time since this candidate was generated.
       codegen::CompileOptions alone = generated[i]->compile;
-      alone.timeout = std::max(std::chrono::milliseconds(1), std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                                 options_.timeout - (Clock::now() - generated[i]->start)));
+      alone.timeout = options_.timeout;
       codegen::CompileTimes t;
       try {
         codegen::compileSharedLibrary(codegen::assembleCSource({generated[i]->function}), own, alone, &t);
         finish(i, own, t.compileSeconds, t.linkSeconds);
       } catch (const Error& e) {
-        bool late = Clock::now() - generated[i]->start >= options_.timeout;
+        bool late = Clock::now() - start >= options_.timeout;
         results[i] = buildError(late ? MeasureErrorNo::BuildTimeoutError : MeasureErrorNo::CompileHostError,
-                                late ? fmt::format("build timed out after {:.1f} s while compiling: {}",
-                                                   secondsSince(generated[i]->start), e.what())
+                                late ? fmt::format("build timed out after {:.1f} s while compiling: {}", secondsSince(start), e.what())
                                      : std::string(e.what()),
                                 start);
       }

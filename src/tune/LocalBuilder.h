@@ -47,6 +47,14 @@ struct LocalBuilderOptions {
   /// Compile a batch's candidates together, a unit per parallel build (false: one library per
   /// candidate; also the case with a custom sourceGenerator, which makes whole sources).
   bool shareTranslationUnits = true;
+  /// A candidate whose generated C++ is larger fails without compiling (InstantiationError):
+  /// a schedule that unrolls and partitions that far (the auto-scheduler meets 2-40 MB) takes
+  /// the compiler minutes, and code of that size runs out of the instruction cache anyway.
+  /// The default schedules of the zoo's largest functions are below 0.5 MB.
+  size_t maxSourceBytes = size_t(2) << 20;
+  /// Candidates larger than this compile in a unit of their own, so that a slow one cannot
+  /// make its unit time out for the others.
+  size_t sharedUnitMaxSourceBytes = size_t(512) << 10;
 };
 
 class LocalBuilder : public Builder {

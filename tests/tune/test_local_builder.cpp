@@ -177,3 +177,55 @@ TEST(LocalBuilder, ABatchSharesTranslationUnitsAndOnlyTheGuiltyFail) {
   builder.discard(r[0]);
   EXPECT_FALSE(std::filesystem::exists(r[0].libraryPath));
 }
+
+TEST(LocalBuilder, AnOversizedKernelFailsWithoutCompilingAndALargeOneCompilesAlone) {
+  // The tiled matmul's function is a few KB: with the limits below it, it is too large to
+  // build at all, and (shared builds) large enough to get a unit of its own.
+  for (bool shared : {false, true}) {
+    LocalBuilderOptions options;
+    options.shareTranslationUnits = shared;
+    options.maxSourceBytes = 100;
+    LocalBuilder builder(options);
+    auto start = std::chrono::steady_clock::now();
+    auto r = builder.build({MeasureInput{smallMatmul(), tiledMatmulSteps(), ""}})[0];
+    EXPECT_EQ(r.errorNo, MeasureErrorNo::InstantiationError) << r.errorMessage;
+    expectContains(r.errorMessage, "MB of C++, more than the builder compiles");
+    EXPECT_LT(secondsSince(start), 5.0);
+  }
+  LocalBuilderOptions options;
+  options.nParallel = 1;
+  options.sharedUnitMaxSourceBytes = 1000;  // every candidate compiles alone
+  LocalBuilder builder(options);
+  auto r = builder.build({MeasureInput{smallMatmul(), tiledMatmulSteps(), ""}, MeasureInput{smallMatmul(), tiledMatmulSteps(), ""}});
+  ASSERT_TRUE(r[0].ok() && r[1].ok()) << r[0].errorMessage << r[1].errorMessage;
+  EXPECT_NE(r[0].libraryPath, r[1].libraryPath);
+  for (auto& b : r) builder.discard(b);
+}
+
+TEST(LocalBuilder, ASiblingThatCompilesTooLongDoesNotTimeOutTheOthersOfItsUnit) {
+  // A compiler that hangs on the unit holding "hang" (the unit, then that candidate alone):
+  // the unit times out, and each candidate compiled again alone gets a timeout of its own.
+  TempDir dir("tessel-test-cc");
+  std::string compiler = dir.path() + "/picky-cc";
+  std::string real = codegen::CompileOptions{}.compiler;
+  writeFile(compiler, "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in *.cpp) grep -q hang_here \"$a\" && exec sleep 30;; esac; done\nexec " +
+                          real + " \"$@\"\n");
+  std::filesystem::permissions(compiler, std::filesystem::perms::owner_all);
+  LocalBuilderOptions options;
+  options.nParallel = 1;
+  options.timeout = std::chrono::milliseconds(3000);
+  options.compileOptions = codegen::CompileOptions{};
+  options.compileOptions->compiler = compiler;
+  options.functionGenerator = [](const MeasureInput& input, const std::string& kernel) {
+    auto f = LocalBuilder::generateFunction(input, kernel);
+    if (input.config == "hang") f.text += "\n// hang_here\n";
+    return f;
+  };
+  LocalBuilder builder(options);
+  auto r = builder.build({MeasureInput{smallMatmul(), {}, "hang"}, MeasureInput{smallMatmul(), tiledMatmulSteps(), ""},
+                          MeasureInput{smallMatmul(), {}, ""}});
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0].errorNo, MeasureErrorNo::BuildTimeoutError) << r[0].errorMessage;
+  for (int i : {1, 2}) EXPECT_TRUE(r[size_t(i)].ok()) << i << ": " << r[size_t(i)].errorMessage;
+  for (auto& b : r) builder.discard(b);
+}
