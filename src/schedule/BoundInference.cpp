@@ -153,7 +153,10 @@ void propagateExtents(Stage& stage) {
       stage.iterator(r.inner).exactExtent = exact;
       stage.iterator(r.outer).exactExtent = exact;
     } else {
-      stage.iterator(r.fused).extent = stage.iterator(r.outer).extent * stage.iterator(r.inner).extent;
+      // Saturated: a list of absurd splits is refused after inference (State's iteration
+      // check), which must not overflow before it gets there.
+      __int128 fused = __int128(stage.iterator(r.outer).extent) * stage.iterator(r.inner).extent;
+      stage.iterator(r.fused).extent = int64_t(std::min<__int128>(fused, __int128(1) << 62));
       stage.iterator(r.fused).exactExtent = stage.iterator(r.outer).exactExtent && stage.iterator(r.inner).exactExtent;
     }
   }

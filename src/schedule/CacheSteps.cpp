@@ -181,6 +181,7 @@ void RfactorStep::apply(State& state) const {
   for (auto& other : state.stages())
     TESSEL_CHECK(!(other.attach == AttachKind::At && other.attachStage == stage), "rfactor: other stages are computed inside '{}'", stage);
 
+  state.ensureBounds();  // the extents read below
   const IterVar& k = red->axes[size_t(rootAxis)];
   int64_t factorExtent = s.iterator(chosen).extent;
   Var factorVar(s.iterator(chosen).name);

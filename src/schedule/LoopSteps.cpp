@@ -93,16 +93,6 @@ void SplitStep::apply(State& state) const {
   s.leaves.insert(s.leaves.begin() + position, created.begin(), created.end());
   moveAttachments(state, stage, parent, created.back());
   state.inferBounds();
-  // Splitting a loop into more parts than its extent adds iterations that guards skip (a
-  // factor is clamped to the extent, parts are not). Chained, that multiplies: a stage must
-  // not be asked to iterate an absurd number of times (its index arithmetic would overflow
-  // int64 long before it finished).
-  constexpr double kMaxIterations = double(int64_t(1) << 48);
-  double iterations = 1;
-  const Stage& after = state.stage(stage);
-  for (int leaf : after.leaves) iterations *= double(std::max<int64_t>(after.iterator(leaf).extent, 1));
-  TESSEL_CHECK(iterations <= kMaxIterations, "split of {}.{}: the stage's loops would run {:.3g} iterations, more than 2^48",
-               stage, iterator, iterations);
 }
 
 std::string SplitStep::print() const {
@@ -267,6 +257,7 @@ void AnnotateStep::apply(State& state) const {
     TESSEL_CHECK(!reduce, "cannot {} reduction iterator {}.{}: its iterations accumulate into the same element",
                  annotationName(annotation), stage, iterator);
   if (annotation == Annotation::Vectorize) {
+    state.ensureBounds();  // the extent read below (iterators stay where they are)
     TESSEL_CHECK(it.exactExtent, "cannot vectorize {}.{}: its extent is not a constant (it varies with the enclosing loops)",
                  stage, iterator);
     TESSEL_CHECK(it.extent <= kMaxVectorLanes, "cannot vectorize {}.{}: extent {} exceeds {} lanes; split it first", stage,

@@ -127,6 +127,25 @@ bool State::isWithin(const std::string& stageName, const std::string& ancestor) 
 void State::insertStage(int index, Stage stage) { stages_.insert(stages_.begin() + index, std::move(stage)); }
 
 void State::inferBounds() {
+  if (boundsDeferred_) {
+    boundsStale_ = true;
+    return;
+  }
+  inferBoundsNow();
+}
+
+void State::setBoundsDeferred(bool deferred) {
+  boundsDeferred_ = deferred;
+  if (!deferred) ensureBounds();
+}
+
+void State::ensureBounds() {
+  if (!boundsStale_) return;
+  boundsStale_ = false;
+  inferBoundsNow();
+}
+
+void State::inferBoundsNow() {
   // Without attached stages every stage covers its whole shape: its leaf extents follow from
   // the split and fuse relations alone, and the full analysis (inlining, region relaxation)
   // would find exactly that. Template tuning replays thousands of step lists; most of their
@@ -146,6 +165,17 @@ void State::inferBounds() {
       TESSEL_CHECK(it.annotation != Annotation::Vectorize || it.exactExtent,
                    "cannot vectorize {}.{}: its extent now varies with the enclosing loops", s.name(), it.name);
     }
+  // Splitting a loop into more parts than its extent adds iterations that guards skip (a
+  // factor is clamped to the extent, parts are not). Chained, that multiplies: a stage must
+  // not be asked to iterate an absurd number of times (its index arithmetic would overflow
+  // int64 long before it finished).
+  constexpr double kMaxIterations = double(int64_t(1) << 48);
+  for (const auto& s : stages_) {
+    double iterations = 1;
+    for (int leaf : s.leaves) iterations *= double(std::max<int64_t>(s.iterator(leaf).extent, 1));
+    TESSEL_CHECK(iterations <= kMaxIterations, "stage {}: its loops would run {:.3g} iterations, more than 2^48", s.name(),
+                 iterations);
+  }
 }
 
 namespace {

@@ -84,14 +84,24 @@ class State {
   bool isWithin(const std::string& stage, const std::string& ancestor) const;
   /// Inserts a stage before position `index`.
   void insertStage(int index, Stage stage);
-  /// Recomputes every iterator extent from the region each stage must compute.
+  /// Recomputes every iterator extent from the region each stage must compute; while bound
+  /// inference is deferred, only notes that the extents are stale.
   void inferBounds();
+  /// Deferred bound inference (replay): the steps of a list note that bounds are stale instead
+  /// of recomputing them after every step, and a step that reads extents calls ensureBounds()
+  /// first. Turning deferral off infers the bounds once if they are stale.
+  void setBoundsDeferred(bool deferred);
+  /// Infers the bounds now if a deferred step left them stale.
+  void ensureBounds();
 
   std::string toString() const;
 
  private:
+  void inferBoundsNow();
+
   te::ComputeDAG dag_;
   std::vector<Stage> stages_;
+  bool boundsDeferred_ = false, boundsStale_ = false;
 };
 
 }  // namespace tessel::schedule

@@ -53,9 +53,12 @@ std::vector<StepPtr> stepsFromJson(const json& j) {
   return steps;
 }
 
-State replay(const te::ComputeDAG& dag, const std::vector<StepPtr>& steps) {
+namespace {
+
+State replaySteps(const te::ComputeDAG& dag, const std::vector<StepPtr>& steps, bool deferBounds) {
   State state(dag);
   state.inferBounds();
+  state.setBoundsDeferred(deferBounds);
   for (size_t i = 0; i < steps.size(); ++i) {
     try {
       steps[i]->apply(state);
@@ -63,7 +66,23 @@ State replay(const te::ComputeDAG& dag, const std::vector<StepPtr>& steps) {
       throw e.withContext(fmt::format("step {} ({})", i + 1, steps[i]->kind()));
     }
   }
+  state.setBoundsDeferred(false);
   return state;
+}
+
+}  // namespace
+
+State replay(const te::ComputeDAG& dag, const std::vector<StepPtr>& steps) {
+  // Bounds are inferred once at the end (and where a step reads extents), not after every
+  // step: the auto-scheduler replays thousands of lists of dozens of steps per round. When
+  // that last inference fails, the list is replayed again step by step to name the step at
+  // fault (a compute_at that makes a vectorized loop's extent vary, a split past 2^48
+  // iterations).
+  try {
+    return replaySteps(dag, steps, true);
+  } catch (const Error&) {
+    return replaySteps(dag, steps, false);
+  }
 }
 
 std::string printSteps(const std::vector<StepPtr>& steps) {
