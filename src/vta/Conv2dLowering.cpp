@@ -273,18 +273,6 @@ void emitConv2d(CommandStream& stream, const Conv2dWorkload& workload, const Con
   Conv2dEmitter(stream, workload, tiling, group, buffers).run();
 }
 
-std::vector<int32_t> joinBytePlanes(const std::vector<int8_t>& planes) {
-  TESSEL_CHECK(planes.size() % 4 == 0, "{} bytes are not four byte planes", planes.size());
-  size_t n = planes.size() / 4;
-  std::vector<int32_t> values(n);
-  for (size_t i = 0; i < n; ++i) {
-    uint32_t v = uint32_t(uint8_t(planes[i])) | uint32_t(uint8_t(planes[n + i])) << 8 | uint32_t(uint8_t(planes[2 * n + i])) << 16 |
-                 uint32_t(uint8_t(planes[3 * n + i])) << 24;
-    values[i] = int32_t(v);
-  }
-  return values;
-}
-
 Conv2dTiling defaultConv2dTiling(const Conv2dWorkload& workload, const PackedConvolution& group, const HardwareConfig& config) {
   std::optional<std::string> problem;
   for (int64_t sets : {2, 1})

@@ -17,21 +17,13 @@
 #include "graph/passes/PassManager.h"
 #include "vta/Conv2dLowering.h"
 #include "vta/NetworkRunner.h"
+#include "PackedResnet18.h"
 
 using namespace tessel;
 using namespace tessel::vta;
 using namespace tessel::testsupport;
 
 namespace {
-
-graph::Graph packedResnet18(int64_t imageSize) {
-  graph::ModelOptions o;
-  o.imageSize = imageSize;
-  o.classes = 10;
-  graph::OptimizeOptions prepare;
-  prepare.desiredLayout = std::nullopt;
-  return graph::graphPack(graph::quantize(graph::optimizeGraph(graph::buildModel("resnet-18", o), prepare)));
-}
 
 /// Values of the given nodes for one random image, by node id.
 std::map<int, runtime::Tensor> interpretNodes(graph::Graph g, const std::vector<int>& nodes, int64_t imageSize) {
