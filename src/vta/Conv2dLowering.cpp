@@ -247,6 +247,12 @@ class Conv2dEmitter {
                           uint32_t(w_.outWidth), Padding{}, type, uint32_t(base + kb * l_.outputs));
         kernel.loop(uint32_t(l_.accumulators), 1, 1).push(acc_, base);
       }
+      if (step.operandShiftLeft != 0) {
+        // A fused shortcut: the int8 value loaded (ACC_8BIT), brought to the accumulator's scale.
+        MicroKernel shift;
+        shift.loop(uint32_t(step.perChannel ? t_.outputBlocks : l_.accumulators), 1, 0).push(base, base);
+        s_.alu(shift, AluOpcode::ShiftRight, -step.operandShiftLeft);
+      }
       s_.alu(kernel, step.opcode);
     }
   }

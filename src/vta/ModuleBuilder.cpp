@@ -10,10 +10,6 @@ namespace tessel::vta {
 
 namespace {
 
-bool startsPackedConvolution(const graph::Graph& graph, const graph::FusedGroup& group) {
-  return graph.node(group.nodes[0]).op == "conv2d_blocked";
-}
-
 bool isPackedConvolution(const te::ComputeDAG& dag) {
   for (const te::Operation& op : dag.ops())
     if (op->tag == "conv2d_blocked") return true;
@@ -99,7 +95,7 @@ graph::BuildReport buildVtaModule(const graph::Graph& packed, const HardwareConf
   ModulePrograms programs;
   programs.config = config;
   for (size_t c = 0; c < groups.size(); ++c) {
-    if (!startsPackedConvolution(packed, groups[c])) continue;
+    if (packedConvolutionOf(packed, groups[c]) < 0) continue;
     try {
       PackedConvolution conv = describePackedConvolution(packed, groups[c]);
       Conv2dWorkload workload = Conv2dWorkload::of(packed, conv.convolution);

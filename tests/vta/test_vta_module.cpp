@@ -92,9 +92,9 @@ TEST_F(StoredVtaModule, RunsFromTheStoredProgramsBitExactWithTheCpuInt8Reference
   size_t groups = 0;
   uint64_t gemms = 0;
   for (const graph::FusedGroup& g : graph::fuseOperators(*packed_))
-    if (packed_->node(g.nodes[0]).op == "conv2d_blocked") {
+    if (int convolution = packedConvolutionOf(*packed_, g); convolution >= 0) {
       ++groups;
-      gemms += uint64_t(Conv2dWorkload::of(*packed_, g.nodes[0]).gemmCount());
+      gemms += uint64_t(Conv2dWorkload::of(*packed_, convolution).gemmCount());
     }
   EXPECT_EQ(groups, 19u);
   EXPECT_EQ(loaded.runner->programs().calls.size(), groups);
