@@ -5,6 +5,8 @@
 // the per-layer profile of the tuned network. Modelled cycles are deterministic: these figures
 // do not depend on the machine's load. `--records FILE` also writes the best config of each
 // task as a records log (what `tessel compile --target vta --records FILE` applies).
+// `--network-only RECORDS` skips the tasks (minutes) and models the network alone, tuned with
+// RECORDS (the shipped records/vta/ log, say).
 // Prints `BENCH <name> <value> <unit>` lines beside the tables.
 #include <fmt/format.h>
 
@@ -39,9 +41,13 @@ Measured measure(const Conv2dPackedProblem& problem, const Conv2dTiling& tiling)
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string recordsPath;
-  for (int i = 1; i + 1 < argc; ++i)
+  std::string recordsPath, networkRecords;
+  for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--records") == 0) recordsPath = argv[i + 1];
+    if (std::strcmp(argv[i], "--network-only") == 0) networkRecords = argv[i + 1];
+  }
+  const bool sweepTasks = networkRecords.empty();
+  if (!sweepTasks) recordsPath.clear();
   graph::registerStandardOps();
   const HardwareConfig config;
   const TimingParameters timing;
@@ -50,9 +56,10 @@ int main(int argc, char** argv) {
   std::unique_ptr<tune::RecordLogWriter> log;
   if (!recordsPath.empty()) log = std::make_unique<tune::RecordLogWriter>(recordsPath);
 
-  fmt::print("{:<40} {:>6} {:>6} | {:>9} {:>6} | {:>9} {:>6} {:>7}  best config\n", "task", "space", "valid", "default ms",
-             "GEMM%", "tuned ms", "GEMM%", "GFLOPS");
-  for (size_t k = 0; k < tasks.size(); ++k) {
+  if (sweepTasks)
+    fmt::print("{:<40} {:>6} {:>6} | {:>9} {:>6} | {:>9} {:>6} {:>7}  best config\n", "task", "space", "valid", "default ms",
+               "GEMM%", "tuned ms", "GEMM%", "GFLOPS");
+  for (size_t k = 0; sweepTasks && k < tasks.size(); ++k) {
     const VtaConv2dTask& t = tasks[k];
     const auto& space = *t.task->space;
     Measured fallback = measure(t.problem, conv2dPackedTiling(space.get(t.task->fallbackIndex), t.problem.group));
@@ -100,7 +107,8 @@ int main(int argc, char** argv) {
   std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
   for (int64_t i = 0; i < image.numel(); ++i) image.dataAs<float>()[i] = dist(rng);
   std::vector<tune::TuningRecord> records;
-  if (!recordsPath.empty()) records = tune::readRecords(recordsPath).records;
+  if (!recordsPath.empty() || !networkRecords.empty())
+    records = tune::readRecords(sweepTasks ? recordsPath : networkRecords).records;
   tune::HistoryBest best(records, "vta");
   for (bool tuned : {false, true}) {
     if (tuned && records.empty()) break;

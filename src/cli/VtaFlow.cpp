@@ -21,6 +21,8 @@
 #include "vta/GraphPacking.h"
 #include "vta/VtaMeasurement.h"
 #include "vta/ShippedRecords.h"
+#include "vta/ModuleBuilder.h"
+#include "vta/VtaDeviceApi.h"
 #include "vta/VtaProfile.h"
 
 namespace tessel::cli {
@@ -132,16 +134,9 @@ void tuneVta(const ModelArgs& model, const VtaTuneOptions& o) {
 
 namespace {
 
+/// The module's description (network, configuration, packing region): what `tessel run` reads to
+/// set up the simulator before loading the programs.
 constexpr const char* kModuleFile = "vta_module.json";
-/// The network's own weights, from which `tessel run` prepares the packed network again (the
-/// module's params.bin holds the packed graph's constants, for the compiled host functions).
-constexpr const char* kModelParamsFile = "model_params.bin";
-
-bool isPackedConvolution(const te::ComputeDAG& dag) {
-  for (const te::Operation& op : dag.ops())
-    if (op->tag == "conv2d_blocked") return true;
-  return false;
-}
 
 }  // namespace
 
@@ -157,7 +152,7 @@ void compileVta(const ModelArgs& model, const std::string& output, const std::st
   for (const vta::VtaConv2dTask& t : network.tasks)
     if (const tune::TuningRecord* r = best.find(t.task->measure->workloadKey)) chosen.push_back(*r);
   nlohmann::json module = {{"format", "tessel-vta-module"},
-                           {"version", 1},
+                           {"version", 2},
                            {"model", model.model},
                            {"batch", model.batch},
                            {"layout", model.layout},
@@ -165,112 +160,72 @@ void compileVta(const ModelArgs& model, const std::string& output, const std::st
                            {"vta_pack_start", model.vtaPackStart},
                            {"vta_pack_stop", model.vtaPackStop},
                            {"config", network.config.toJson()}};
-  // The host side: the packed network compiled for the CPU, every function but the packed
-  // convolutions (naive loops there: the VTA programs replace them at run time).
+  // The host side is the packed network compiled for the CPU (the packed convolutions as naive
+  // loops: the CPU int8 reference), the VTA programs beside it.
   graph::BuildOptions build;
   build.target = model.targetHost;
   DefaultSchedules defaults;
-  auto cpuSchedule = defaults.provider();
-  build.schedule = [&](const te::ComputeDAG& dag) {
-    return isPackedConvolution(dag) ? std::vector<schedule::StepPtr>{} : cpuSchedule(dag);
-  };
-  graph::BuildReport report = graph::buildGraph(network.packed, output, build);
+  build.schedule = defaults.provider();
+  std::vector<std::string> notes;
+  vta::TilingChoice tilings = vta::tilingsFromRecords(best, network.tasks, network.config, &notes);
+  graph::BuildReport report = vta::buildVtaModule(network.packed, network.config, tilings, output, build, &notes);
   writeFile(output + "/" + kModuleFile, module.dump(2) + "\n");
-  graph::saveGraphParams(loadModelWithParams(model), output + "/" + kModelParamsFile);
   std::string lines;
   for (const tune::TuningRecord& r : chosen) lines += tune::recordToLine(r) + "\n";
   writeFile(output + "/records.log", lines);
   size_t groups = 0;
   for (const auto& t : network.tasks) groups += t.groups.size();
   fmt::print("compiled {} for VTA ({}) into {}: {} packed convolution groups in {} tasks, {} with a tuned record ({} from {}, {} "
-             "shipped with tessel); {} host functions for {} ({} distinct kernels in all, compiled in {:.1f} s)\n",
+             "shipped with tessel), their VTA programs in {}; {} host functions for {} ({} distinct kernels in all, compiled in "
+             "{:.1f} s)\n",
              model.model, network.config.modelName(), output, groups, network.tasks.size(), chosen.size(), chosen.size() - size_t(added),
-             records.empty() ? "no log" : records, added, size_t(report.functions) - groups, model.targetHost, report.distinctKernels,
-             report.compileSeconds);
+             records.empty() ? "no log" : records, added, vta::kModuleProgramsFile, size_t(report.functions) - groups, model.targetHost,
+             report.distinctKernels, report.compileSeconds);
 }
 
 bool isVtaModule(const std::string& directory) { return std::filesystem::exists(directory + "/" + kModuleFile); }
 
-std::vector<int64_t> VtaModule::inputShape() const { return network.packed.node(network.packed.inputIds().at(0)).type.shape; }
+std::vector<int64_t> VtaModule::inputShape() const { return loaded.executor.inputShape(0); }
 
 VtaModule loadVtaModule(const std::string& directory) {
   const std::string path = directory + "/" + kModuleFile;
-  nlohmann::json module;
-  ModelArgs model;
-  VtaModule loaded;
+  vta::HardwareConfig config;
   try {
-    module = nlohmann::json::parse(readFile(path));
-    TESSEL_CHECK(module.value("format", "") == "tessel-vta-module" && module.value("version", 0) == 1,
-                 "not a tessel-vta-module of version 1");
-    model.target = "vta";
-    model.model = module.at("model").get<std::string>();
-    model.batch = module.at("batch").get<int64_t>();
-    model.layout = module.at("layout").get<std::string>();
-    model.targetHost = module.at("target_host").get<std::string>();
-    model.vtaPackStart = module.at("vta_pack_start").get<std::string>();
-    model.vtaPackStop = module.at("vta_pack_stop").get<std::string>();
-    loaded.network.config = vta::HardwareConfig::fromJson(module.at("config"));
+    nlohmann::json module = nlohmann::json::parse(readFile(path));
+    TESSEL_CHECK(module.value("format", "") == "tessel-vta-module", "not a tessel-vta-module");
+    TESSEL_CHECK(module.value("version", 0) == 2,
+                 "version {} (this tessel reads version 2, whose VTA programs are stored in the module: compile it again)",
+                 module.value("version", 0));
+    config = vta::HardwareConfig::fromJson(module.at("config"));
   } catch (const std::exception& e) {
     fail("{}: {}", path, e.what());
   }
-  graph::Graph g = loadModel(model);
-  graph::loadGraphParams(g, directory + "/" + kModelParamsFile);
-  loaded.network.packed = vta::prepareForVta(g, loaded.network.config, model.vtaPackStart, model.vtaPackStop);
-  loaded.network.tasks = vta::extractConv2dPackedTasks(loaded.network.packed, loaded.network.config);
-  loaded.records = directory + "/records.log";
-  loaded.directory = directory;
-  return loaded;
+  TESSEL_CHECK(std::filesystem::exists(directory + "/" + vta::kModuleProgramsFile), "{}: the module has no {}", directory,
+               vta::kModuleProgramsFile);
+  // The simulator of the module's configuration is this process's vta device.
+  vta::registerVtaSimulatorDevice(config);
+  return VtaModule{vta::loadVtaModuleExecutor(directory), directory};
 }
 
-std::vector<runtime::Tensor> runVtaModule(const VtaModule& module, const runtime::Tensor& image, bool profile) {
-  const VtaNetwork& network = module.network;
-  const graph::Graph& packed = network.packed;
-  auto executor = runtime::GraphExecutor::load(module.directory);
-  std::vector<graph::FusedGroup> groups = graph::fuseOperators(packed);
-  TESSEL_CHECK(groups.size() == executor.numCalls(),
-               "{}: the compiled host side has {} calls, the network {} functions: the module is from another version",
-               module.directory, executor.numCalls(), groups.size());
-  tune::HistoryBest best(tune::readRecords(module.records).records, "vta");
-  std::vector<std::string> notes;
-  vta::TilingChoice tilings = vta::tilingsFromRecords(best, network.tasks, network.config, &notes);
-  vta::Simulator simulator(network.config);
-  vta::CommandStream stream(simulator);
-  std::vector<vta::VtaGroupRun> runs;
-  std::vector<bool> onVta(groups.size(), false);
-  bool firstRun = true;  // the statistics and the profile are the first run's
-  for (size_t c = 0; c < groups.size(); ++c) {
-    const graph::FusedGroup& group = groups[c];
-    if (packed.node(group.nodes[0]).op != "conv2d_blocked") continue;
-    onVta[c] = true;
-    vta::PackedConvolution conv = vta::describePackedConvolution(packed, group);
-    vta::Conv2dWorkload workload = vta::Conv2dWorkload::of(packed, conv.convolution);
-    vta::Conv2dTiling tiling = tilings(workload, conv);
-    // The call's arguments are the group's inputs, in order, then its output.
-    executor.replaceCall(c, [&, conv, workload, tiling, c](const TesselTensor* args, int count) {
-      const graph::FusedGroup& g = groups[c];
-      auto valueOf = [&](int node) {
-        size_t k = size_t(std::find(g.inputs.begin(), g.inputs.end(), node) - g.inputs.begin());
-        TESSEL_CHECK(k < g.inputs.size() && int(k) < count - 1, "node '{}' is not an input of the call", packed.node(node).name);
-        const graph::TensorType& type = packed.node(node).type;
-        auto value = runtime::Tensor::empty(type.shape, type.dtype);
-        std::memcpy(value.data(), args[k].data, value.nbytes());
-        return value;
-      };
-      runtime::Tensor result = vta::runConv2dGroup(stream, packed, g, conv, tiling, valueOf);
-      std::memcpy(args[count - 1].data, result.data(), result.nbytes());
-      if (firstRun)
-        runs.push_back({packed.node(g.output).name, workload, tiling, simulator.lastRunCycles(), 0, simulator.lastRunProfile()});
-    });
-  }
+std::vector<runtime::Tensor> runVtaModule(VtaModule& module, const runtime::Tensor& image, bool profile) {
+  runtime::GraphExecutor& executor = module.loaded.executor;
+  const vta::ModuleRunner& runner = *module.loaded.runner;
+  vta::Simulator& simulator = module.loaded.runner->simulator();
+  simulator.clearStats();
   // Kernel threads from the cores other programs leave free, as `tessel benchmark` times.
   runtime::useFreeCores();
   executor.setInput(0, image);
   executor.run();
-  firstRun = false;
   std::vector<runtime::Tensor> outputs;
   for (int i = 0; i < executor.numOutputs(); ++i) outputs.push_back(executor.getOutput(i));
   const vta::Statistics stats = simulator.stats();
-  for (vta::VtaGroupRun& r : runs) r.gemms = uint64_t(r.workload.gemmCount());
+  std::vector<vta::VtaGroupRun> runs = vta::moduleGroupRuns(runner.programs(), runner.lastRuns());
+  std::vector<bool> onVta(executor.numCalls(), false);
+  int fromRecords = 0;
+  for (const vta::CallProgram& c : runner.programs().calls) {
+    onVta[c.call] = true;
+    fromRecords += c.description.value("tiling_note", "").find(": record") != std::string::npos;
+  }
 
   // Time: the host functions measured here (median of a few runs each), the VTA programs modelled.
   double hostSeconds = 0;
@@ -281,10 +236,9 @@ std::vector<runtime::Tensor> runVtaModule(const VtaModule& module, const runtime
   for (const vta::VtaGroupRun& r : runs) cycles += r.cycles;
   const vta::TimingParameters& timing = simulator.options().timing;
 
-  int fromRecords = 0;
-  for (const std::string& n : notes) fromRecords += n.find(": record") != std::string::npos;
-  fmt::print("{} packed convolution groups on VTA: {} with a tuned tiling, {} with the default; {} host functions on the CPU\n",
-             runs.size(), fromRecords, runs.size() - size_t(fromRecords), groups.size() - runs.size());
+  fmt::print("{} packed convolution groups on VTA (the module's programs): {} with a tuned tiling, {} with the default; {} host "
+             "functions on the CPU\n",
+             runs.size(), fromRecords, runs.size() - size_t(fromRecords), executor.numCalls() - runs.size());
   if (profile) fmt::print("\n{}", vta::formatVtaProfile(runs, timing));
   fmt::print("\nExecution statistics:\n{}", stats.format());
   fmt::print("Mean inference time (std dev): {:.2f} ms ({:.2f} ms)\n", (hostSeconds + timing.seconds(cycles)) * 1e3, 0.0);

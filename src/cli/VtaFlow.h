@@ -14,6 +14,7 @@
 
 #include "cli/ModelArgs.h"
 #include "cli/RpcCommands.h"
+#include "vta/ModuleRunner.h"
 #include "vta/VtaTasks.h"
 
 namespace tessel::cli {
@@ -45,38 +46,36 @@ struct VtaTuneOptions {
 /// dev)") unless noEvaluate.
 void tuneVta(const ModelArgs& model, const VtaTuneOptions& options);
 
-/// `tessel compile --target vta -o DIR [--records LOG]`: a VTA module directory — the packed
-/// network compiled for --target-host (kernels.so, graph.json, params.bin: a CPU module whose
-/// packed convolutions are naive loops, replaced at run time), vta_module.json (the network,
-/// batch, layout, hardware configuration and packing region), model_params.bin (the network's
-/// weights) and records.log (the best record of each task; with `shipped`, tessel's shipped
-/// records for the tasks the log does not cover, else the default tilings there). `tessel run
-/// DIR` prepares the packed network from it again to know its groups, emits each group's
-/// program with its record's tiling and runs the module.
+/// `tessel compile --target vta -o DIR [--records LOG]`: a VTA module directory that the runtime
+/// with the VTA device support runs alone (vta/ModuleBuilder.h) — the packed network compiled for
+/// --target-host (kernels.so, graph.json, params.bin; the packed convolutions as naive loops),
+/// vta_programs.json (each packed convolution group's VTA program, with the tiling of its task's
+/// best record, else the default), vta_module.json (the network, batch, layout, hardware
+/// configuration and packing region) and records.log (the best record of each task; with
+/// `shipped`, tessel's shipped records for the tasks the log does not cover).
 void compileVta(const ModelArgs& model, const std::string& output, const std::string& records, bool shipped = true);
 
 /// Whether DIR is a VTA module directory (has vta_module.json).
 bool isVtaModule(const std::string& directory);
 
-/// A VTA module directory read back: the network prepared again with its weights and
-/// configuration, and its records.log (which holds the shipped records it was compiled with).
+/// A VTA module directory loaded: its executor with the stored VTA programs in their calls'
+/// place, on a simulator of the module's configuration (registered as this process's vta
+/// device). Neither the model nor a compiler is needed.
 struct VtaModule {
-  VtaNetwork network;
-  std::string records;
+  vta::VtaModuleExecutor loaded;
   std::string directory;
   std::vector<int64_t> inputShape() const;
 };
-/// Error naming vta_module.json when it is not one.
+/// Error naming vta_module.json when it is not one (or one of an older version, whose programs
+/// were not stored), and the file and call of a bad program.
 VtaModule loadVtaModule(const std::string& directory);
 
-/// Runs a VTA module once on `image` (NCHW float32): its compiled host functions on the CPU, each
-/// packed convolution group as a VTA program on the simulator in that call's place
-/// (GraphExecutor::replaceCall) with the tiling of its task's best record in records.log (else
-/// the default tiling). Prints how many groups took a record, `profile`'s per-group table
-/// (vta/VtaProfile.h), the simulator's statistics as seed 004 prints them and `Mean inference
-/// time`: the host functions' measured time plus the programs' modelled time. Returns the
-/// network's outputs.
-std::vector<runtime::Tensor> runVtaModule(const VtaModule& module, const runtime::Tensor& image, bool profile = false);
+/// Runs a VTA module once on `image` (NCHW float32): its host functions on the CPU, the packed
+/// convolution groups' programs on the simulator. Prints how many groups have a tuned tiling,
+/// `profile`'s per-group table (vta/VtaProfile.h), the simulator's statistics as seed 004 prints
+/// them and `Mean inference time`: the host functions' measured time plus the programs' modelled
+/// time. Returns the network's outputs.
+std::vector<runtime::Tensor> runVtaModule(VtaModule& module, const runtime::Tensor& image, bool profile = false);
 /// `tessel run DIR`: the module on `image` (null: seeded random values in [0, 1)).
 std::vector<runtime::Tensor> runVtaModule(const std::string& directory, const runtime::Tensor* image, uint32_t seed, bool profile);
 

@@ -38,6 +38,45 @@ bool joinsDepthwise(const Graph& graph, const Node& n, const FusedGroup& produce
   return heavy == 1;
 }
 
+/// Marked by the VTA flow (vta/ShortcutFusion.h): the node belongs with the reader of its chain.
+bool fusesIntoReader(const Node& n) { return n.attrs.value("fuse_into_reader", false); }
+
+bool allFuseIntoReader(const Graph& graph, const FusedGroup& group) {
+  return std::all_of(group.nodes.begin(), group.nodes.end(), [&](int id) { return fusesIntoReader(graph.node(id)); });
+}
+
+/// Moves each group made only of fuse_into_reader nodes into the group of its output's only
+/// reader (when that reader is an operator outside it and the output is no graph output);
+/// the merged group keeps its nodes in topological (id) order. Emptied groups are dropped.
+void mergeIntoReaders(const Graph& graph, std::vector<FusedGroup>& groups, std::vector<int>& groupOf,
+                      const std::vector<std::vector<int>>& consumers, const std::vector<bool>& isOutput) {
+  std::vector<bool> moved(groups.size(), false);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    FusedGroup& chain = groups[g];
+    if (!allFuseIntoReader(graph, chain)) continue;
+    const std::vector<int>& readers = consumers[size_t(chain.output)];
+    if (readers.size() != 1 || isOutput[size_t(chain.output)]) continue;
+    int target = groupOf[size_t(readers[0])];
+    if (target < 0 || size_t(target) == g) continue;
+    FusedGroup& reader = groups[size_t(target)];
+    for (int id : chain.nodes) groupOf[size_t(id)] = target;
+    reader.nodes.insert(reader.nodes.end(), chain.nodes.begin(), chain.nodes.end());
+    std::sort(reader.nodes.begin(), reader.nodes.end());
+    chain.nodes.clear();
+    moved[g] = true;
+  }
+  std::vector<int> renumber(groups.size(), -1);
+  std::vector<FusedGroup> kept;
+  for (size_t g = 0; g < groups.size(); ++g)
+    if (!moved[g]) {
+      renumber[g] = int(kept.size());
+      kept.push_back(std::move(groups[g]));
+    }
+  for (int& g : groupOf)
+    if (g >= 0) g = renumber[size_t(g)];
+  groups = std::move(kept);
+}
+
 /// The master pattern of a group after a node joins: the heavier of the two.
 OpPattern combine(OpPattern group, OpPattern node) { return std::max(group, node); }
 
@@ -95,6 +134,8 @@ std::vector<FusedGroup> fuseOperators(const Graph& graph, bool fuse) {
         // The producer's value must not be needed by anyone else (nor be a graph output).
         if (consumers[size_t(in)].size() != 1 || isOutput[size_t(in)]) continue;
         if (groups[size_t(g)].nodes.size() >= kMaxGroupSize) continue;
+        // A chain that fuses into its reader starts apart from its producer.
+        if (fusesIntoReader(n) && !allFuseIntoReader(graph, groups[size_t(g)])) continue;
         bool separable = i == 0 && joinsDepthwise(graph, n, groups[size_t(g)]);
         if (!canJoin(groups[size_t(g)].pattern, pattern) && !separable) continue;
         target = g;
@@ -113,6 +154,7 @@ std::vector<FusedGroup> fuseOperators(const Graph& graph, bool fuse) {
     g.output = int(id);
     groupOf[id] = target;
   }
+  if (fuse) mergeIntoReaders(graph, groups, groupOf, consumers, isOutput);
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     FusedGroup& g = groups[gi];
     for (int id : g.nodes) {

@@ -4,7 +4,11 @@
 /// residual add, activation); chains of elementwise, broadcast and injective ops fuse; a
 /// reduction absorbs the elementwise ops after it; opaque ops stay alone. Beyond TVM, a
 /// pointwise convolution marked by fuse_separable_blocks joins its depthwise convolution's group
-/// (a separable block as one function). A node joins its
+/// (a separable block as one function), and a chain of elementwise nodes marked
+/// `fuse_into_reader` (the VTA flow's residual shortcuts: cast to int32, left shift) leaves its
+/// producer's group and joins the group of its only reader instead (TVM's fusion of the
+/// shortcut into the next convolution, where VTA loads the int8 value and shifts it on the
+/// ALU). A node joins its
 /// producer's group only when that producer has no other consumer, so no intermediate value
 /// that someone else reads is ever hidden inside a function, and groups form no cycles.
 #pragma once

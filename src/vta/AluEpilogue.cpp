@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 
 #include "support/Error.h"
 
@@ -30,8 +31,31 @@ int32_t immediate(int64_t value, const Node& n) {
   return int32_t(value);
 }
 
-/// One epilogue node reading the accumulator value `chain` as ALU steps.
-void addSteps(const Graph& graph, int id, int chain, PackedConvolution& out) {
+/// A shortcut chain fused into the group (cast of an int8 value to int32, left shifts), ending
+/// at `last`: the int8 value and the bits it is shifted by.
+struct Shortcut {
+  int value = -1;
+  int shiftLeft = 0;
+};
+Shortcut shortcutEndingAt(const Graph& graph, int last, const std::set<int>& shortcutNodes) {
+  Shortcut s;
+  int at = last;
+  while (graph.node(at).op == "left_shift") {
+    s.shiftLeft += int(graph.node(at).attrs.value("bits", int64_t(0)));
+    at = graph.node(at).inputs[0];
+    TESSEL_CHECK(shortcutNodes.count(at), "node '{}': a fused shortcut is a cast to int32 then left shifts", graph.node(last).name);
+  }
+  const Node& cast = graph.node(at);
+  TESSEL_CHECK(cast.op == "cast" && cast.type.dtype == DataType::int32() && graph.node(cast.inputs[0]).type.dtype == DataType::int8(),
+               "node '{}' ({}): a fused shortcut starts with a cast of an int8 value to int32", cast.name, cast.op);
+  s.value = cast.inputs[0];
+  return s;
+}
+
+/// One epilogue node reading the accumulator value `chain` as ALU steps; `shortcutNodes` are the
+/// group's fused shortcut chains.
+void addSteps(const Graph& graph, int id, int chain, PackedConvolution& out, const std::set<int>& shortcutNodes,
+              std::set<int>& usedShortcuts) {
   const Node& n = graph.node(id);
   auto step = [&](AluOpcode opcode, int64_t value) { out.epilogue.push_back({opcode, immediate(value, n)}); };
   if (n.op == "relu") return step(AluOpcode::Max, 0);
@@ -44,6 +68,21 @@ void addSteps(const Graph& graph, int id, int chain, PackedConvolution& out) {
   if (n.op == "add") {
     int other = n.inputs[0] == chain ? n.inputs[1] : n.inputs[0];
     if (auto value = scalarConstant(graph, other)) return step(AluOpcode::Add, *value);
+    if (shortcutNodes.count(other)) {
+      Shortcut shortcut = shortcutEndingAt(graph, other, shortcutNodes);
+      TESSEL_CHECK(usedShortcuts.insert(other).second, "node '{}': the fused shortcut '{}' is added twice", n.name,
+                   graph.node(other).name);
+      TESSEL_CHECK(graph.node(shortcut.value).type.shape == graph.node(chain).type.shape,
+                   "node '{}' (add): shortcut '{}' {} is not {}", n.name, graph.node(shortcut.value).name,
+                   graph.node(shortcut.value).type.str(), graph.node(chain).type.str());
+      AluStep s;
+      s.operand = shortcut.value;
+      s.operandInt8 = true;
+      s.operandShiftLeft = shortcut.shiftLeft;
+      immediate(-int64_t(shortcut.shiftLeft), n);  // the shift is an ALU immediate
+      out.epilogue.push_back(s);
+      return;
+    }
     const auto& shape = graph.node(other).type.shape;
     DataType dtype = graph.node(other).type.dtype;
     TESSEL_CHECK(dtype == DataType::int32() || dtype == DataType::int8(), "node '{}' (add): operand '{}' is {}, not int32 or int8",
@@ -122,6 +161,7 @@ void dropRedundantClamps(const Graph& graph, PackedConvolution& out) {
     if (s.opcode == AluOpcode::Min && s.immediate && r.hi <= *s.immediate) continue;
     kept.push_back(s);
     Range operand = s.immediate ? Range{*s.immediate, *s.immediate} : valueRange(graph, s.operand);
+    if (s.operandShiftLeft > 0) operand = shiftedLeft(operand, s.operandShiftLeft);
     switch (s.opcode) {
       case AluOpcode::Add: r = wrapped({r.lo + operand.lo, r.hi + operand.hi}); break;
       case AluOpcode::Max: r = {std::max(r.lo, operand.lo), std::max(r.hi, operand.hi)}; break;
@@ -139,11 +179,16 @@ void dropRedundantClamps(const Graph& graph, PackedConvolution& out) {
 
 }  // namespace
 
+int packedConvolutionOf(const Graph& graph, const graph::FusedGroup& group) {
+  for (int id : group.nodes)
+    if (graph.node(id).op == "conv2d_blocked") return id;
+  return -1;
+}
+
 PackedConvolution describePackedConvolution(const Graph& graph, const graph::FusedGroup& group) {
-  TESSEL_CHECK(!group.nodes.empty() && graph.node(group.nodes[0]).op == "conv2d_blocked",
-               "a packed convolution group starts with conv2d_blocked");
   PackedConvolution out;
-  out.convolution = group.nodes[0];
+  out.convolution = packedConvolutionOf(graph, group);
+  TESSEL_CHECK(out.convolution >= 0, "a packed convolution group has a conv2d_blocked node");
   const Node& conv = graph.node(out.convolution);
   out.data = conv.inputs[0];
   out.weight = conv.inputs[1];
@@ -151,21 +196,36 @@ PackedConvolution describePackedConvolution(const Graph& graph, const graph::Fus
                    conv.type.dtype == DataType::int32(),
                "node '{}' (conv2d_blocked): VTA multiplies int8 by int8 into int32, this is {} x {} -> {}", conv.name,
                graph.node(out.data).type.dtype.str(), graph.node(out.weight).type.dtype.str(), conv.type.dtype.str());
+  std::set<int> shortcutNodes, usedShortcuts;
+  for (int id : group.nodes)
+    if (id != out.convolution && graph.node(id).attrs.value("fuse_into_reader", false)) shortcutNodes.insert(id);
   int chain = out.convolution;
-  for (size_t k = 1; k < group.nodes.size(); ++k) {
-    int id = group.nodes[k];
+  std::vector<int> epilogue;  // the chain from the convolution, in order
+  for (int id : group.nodes)
+    if (id > out.convolution && !shortcutNodes.count(id)) epilogue.push_back(id);
+  TESSEL_CHECK(epilogue.size() + shortcutNodes.size() + 1 == group.nodes.size(),
+               "node '{}' (conv2d_blocked): the group has operators before it that are no fused shortcut", conv.name);
+  for (size_t k = 0; k < epilogue.size(); ++k) {
+    int id = epilogue[k];
     const Node& n = graph.node(id);
     TESSEL_CHECK(std::find(n.inputs.begin(), n.inputs.end(), chain) != n.inputs.end(),
                  "node '{}' ({}): does not read the node before it, '{}' (an epilogue is a chain)", n.name, n.op,
                  graph.node(chain).name);
     if (n.op == "cast" && n.type.dtype == DataType::int8()) {
-      if (k + 1 == group.nodes.size()) out.storedBytes = 1;  // the STORE's truncation
+      if (k + 1 == epilogue.size()) out.storedBytes = 1;  // the STORE's truncation
       else TESSEL_CHECK(clippedToInt8(out.epilogue), "node '{}' (cast to int8): inside the epilogue, without a clip to the int8 range before it", n.name);
     } else {
-      addSteps(graph, id, chain, out);
+      addSteps(graph, id, chain, out, shortcutNodes, usedShortcuts);
     }
     chain = id;
   }
+  // Every fused shortcut chain ends in an add of the epilogue.
+  std::set<int> chainEnds = shortcutNodes;
+  for (int id : shortcutNodes)
+    for (int in : graph.node(id).inputs) chainEnds.erase(in);
+  for (int end : chainEnds)
+    TESSEL_CHECK(usedShortcuts.count(end), "node '{}' ({}): a fused shortcut that no add of the epilogue reads", graph.node(end).name,
+                 graph.node(end).op);
   dropRedundantClamps(graph, out);
   return out;
 }

@@ -22,10 +22,13 @@ struct AluStep {
   int operand = -1;
   bool perChannel = false;   ///< the operand has one accumulator element per channel block
   bool operandInt8 = false;  ///< loaded with ACC_8BIT (sign-extended int8)
+  /// Bits the operand is shifted left by once loaded (an ALU SHR by minus that on the operand's
+  /// accumulators): a residual shortcut fused into the group, `left_shift(cast(x, int32), k)`
+  /// of an int8 `x` (vta/ShortcutFusion.h).
+  int operandShiftLeft = 0;
 };
 
-/// A fused group whose first node is conv2d_blocked, split into the convolution and its
-/// epilogue.
+/// A fused group with a conv2d_blocked node, split into the convolution and its epilogue.
 struct PackedConvolution {
   int convolution = -1;  ///< the conv2d_blocked node
   int data = -1, weight = -1;
@@ -38,7 +41,12 @@ struct PackedConvolution {
 };
 
 /// The group as a convolution and ALU steps; Error naming the node the ALU cannot compute
-/// (such a group stays on the CPU).
+/// (such a group stays on the CPU). Besides the chain from the convolution, the group may hold
+/// shortcut chains fused into it (nodes marked `fuse_into_reader`: a cast of an int8 value to
+/// int32 and left shifts), each read by one add of the chain.
 PackedConvolution describePackedConvolution(const graph::Graph& graph, const graph::FusedGroup& group);
+
+/// The group's conv2d_blocked node, or -1 when it has none (a group for the CPU).
+int packedConvolutionOf(const graph::Graph& graph, const graph::FusedGroup& group);
 
 }  // namespace tessel::vta

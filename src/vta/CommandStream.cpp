@@ -89,15 +89,8 @@ void CommandStream::loadBuffer2D(const DeviceBuffer& source, uint64_t sourceElem
                                  const Padding& padding, MemoryType destination,
                                  uint32_t destinationIndex) {
   const HardwareConfig& config = device_.config();
-  uint64_t elementBytes = 0;
-  switch (destination) {
-    case MemoryType::MicroOp: elementBytes = config.microOpBytes(); break;
-    case MemoryType::Input: elementBytes = config.inputElementBytes(); break;
-    case MemoryType::Weight: elementBytes = config.weightElementBytes(); break;
-    case MemoryType::Accumulator: elementBytes = config.accumulatorElementBytes(); break;
-    case MemoryType::Accumulator8Bit: elementBytes = config.accumulatorLanes(); break;
-    case MemoryType::Output: fail("VTA load: the OUT buffer cannot be loaded");
-  }
+  TESSEL_CHECK(destination != MemoryType::Output, "VTA load: the OUT buffer cannot be loaded");
+  const uint64_t elementBytes = dramElementBytes(destination, config);
   TESSEL_CHECK(padding.xBefore <= kMaxPadding && padding.xAfter <= kMaxPadding &&
                    padding.yBefore <= kMaxPadding && padding.yAfter <= kMaxPadding,
                "VTA load: padding is at most {} elements a side (got x {}/{} y {}/{})", kMaxPadding,

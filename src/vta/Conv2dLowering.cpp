@@ -247,6 +247,12 @@ class Conv2dEmitter {
                           uint32_t(w_.outWidth), Padding{}, type, uint32_t(base + kb * l_.outputs));
         kernel.loop(uint32_t(l_.accumulators), 1, 1).push(acc_, base);
       }
+      if (step.operandShiftLeft != 0) {
+        // A fused shortcut: the int8 value loaded (ACC_8BIT), brought to the accumulator's scale.
+        MicroKernel shift;
+        shift.loop(uint32_t(step.perChannel ? t_.outputBlocks : l_.accumulators), 1, 0).push(base, base);
+        s_.alu(shift, AluOpcode::ShiftRight, -step.operandShiftLeft);
+      }
       s_.alu(kernel, step.opcode);
     }
   }
@@ -271,18 +277,6 @@ void emitConv2d(CommandStream& stream, const Conv2dWorkload& workload, const Con
   TESSEL_CHECK(buffers.operands.size() == operands, "VTA conv2d: {} operand buffers for {} operands", buffers.operands.size(),
                operands);
   Conv2dEmitter(stream, workload, tiling, group, buffers).run();
-}
-
-std::vector<int32_t> joinBytePlanes(const std::vector<int8_t>& planes) {
-  TESSEL_CHECK(planes.size() % 4 == 0, "{} bytes are not four byte planes", planes.size());
-  size_t n = planes.size() / 4;
-  std::vector<int32_t> values(n);
-  for (size_t i = 0; i < n; ++i) {
-    uint32_t v = uint32_t(uint8_t(planes[i])) | uint32_t(uint8_t(planes[n + i])) << 8 | uint32_t(uint8_t(planes[2 * n + i])) << 16 |
-                 uint32_t(uint8_t(planes[3 * n + i])) << 24;
-    values[i] = int32_t(v);
-  }
-  return values;
 }
 
 Conv2dTiling defaultConv2dTiling(const Conv2dWorkload& workload, const PackedConvolution& group, const HardwareConfig& config) {

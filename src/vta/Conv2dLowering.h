@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "vta/AluEpilogue.h"
+#include "vta/BytePlanes.h"
 #include "vta/CommandStream.h"
 #include "vta/HardwareConfig.h"
 
@@ -67,9 +68,6 @@ struct Conv2dBuffers {
 /// problem when the tiling does not fit.
 void emitConv2d(CommandStream& stream, const Conv2dWorkload& workload, const Conv2dTiling& tiling,
                 const PackedConvolution& group, const Conv2dBuffers& buffers);
-
-/// int32 values from their four byte planes, as a group with an int32 result stores them.
-std::vector<int32_t> joinBytePlanes(const std::vector<int8_t>& planes);
 
 /// The rule-based tiling (what runs without a tuning record): whole output rows, one input and
 /// one output block per tile, two load buffer sets and two accumulator sets (one for an int32

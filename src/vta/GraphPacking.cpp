@@ -1,6 +1,7 @@
 #include "vta/GraphPacking.h"
 
 #include "support/Error.h"
+#include "vta/ShortcutFusion.h"
 
 namespace tessel::vta {
 
@@ -20,7 +21,7 @@ graph::Graph prepareForVta(const graph::Graph& model, const HardwareConfig& conf
   graph::GraphPackOptions pack = graphPackOptions(config, start, stop);  // bad names fail before any work
   graph::OptimizeOptions prepare;
   prepare.desiredLayout = std::nullopt;  // packing reads NCHW
-  return graph::graphPack(graph::quantize(graph::optimizeGraph(model, prepare)), pack);
+  return markShortcutsForFusion(graph::graphPack(graph::quantize(graph::optimizeGraph(model, prepare)), pack));
 }
 
 }  // namespace tessel::vta

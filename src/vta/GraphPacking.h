@@ -18,7 +18,8 @@ graph::GraphPackOptions graphPackOptions(const HardwareConfig& config, const std
 
 /// A network as the VTA flow compiles it (seed 000's compile_network): the standard
 /// optimizations in its own layout (batch norms folded), int8 quantization with TVM's defaults,
-/// then graph packing between `start` and `stop`.
+/// then graph packing between `start` and `stop`, the residual shortcuts marked to fuse into the
+/// convolutions that add them (ShortcutFusion.h).
 graph::Graph prepareForVta(const graph::Graph& model, const HardwareConfig& config, const std::string& start = "max_pool2d",
                            const std::string& stop = "global_avg_pool2d");
 

@@ -15,6 +15,18 @@ const char* opcodeName(Opcode opcode) {
   return "?";
 }
 
+uint64_t dramElementBytes(MemoryType type, const HardwareConfig& config) {
+  switch (type) {
+    case MemoryType::MicroOp: return uint64_t(config.microOpBytes());
+    case MemoryType::Input: return uint64_t(config.inputElementBytes());
+    case MemoryType::Weight: return uint64_t(config.weightElementBytes());
+    case MemoryType::Accumulator: return uint64_t(config.accumulatorElementBytes());
+    case MemoryType::Accumulator8Bit: return uint64_t(config.accumulatorLanes());
+    case MemoryType::Output: return uint64_t(config.outputElementBytes());
+  }
+  return 0;
+}
+
 const char* memoryTypeName(MemoryType type) {
   switch (type) {
     case MemoryType::MicroOp: return "UOP";

@@ -47,6 +47,10 @@ struct DependencyFlags {
   bool operator==(const DependencyFlags&) const = default;
 };
 
+/// Bytes of one DRAM element of a LOAD into `type` (ACC_8BIT: one int8 per accumulator lane) or
+/// of a STORE (`Output`): the unit of a LOAD/STORE's dram_base, x_size and x_stride.
+uint64_t dramElementBytes(MemoryType type, const HardwareConfig& config);
+
 /// One decoded instruction. It is one flat struct (not a variant) because the simulator reads
 /// it in its inner loop; only the fields of its opcode are meaningful, the others stay zero.
 struct Instruction {

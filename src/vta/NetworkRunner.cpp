@@ -52,7 +52,7 @@ std::vector<runtime::Tensor> runWithVta(const Graph& graph, const std::map<std::
     values[size_t(id)] = it->second;
   }
   for (const graph::FusedGroup& group : graph::fuseOperators(graph)) {
-    if (graph.node(group.nodes[0]).op != "conv2d_blocked") {
+    if (packedConvolutionOf(graph, group) < 0) {
       for (int id : group.nodes) values[size_t(id)] = interpretNode(graph, id, valueOf);
       continue;
     }

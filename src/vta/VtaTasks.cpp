@@ -12,8 +12,9 @@ std::vector<VtaConv2dTask> extractConv2dPackedTasks(const graph::Graph& packed, 
   std::vector<VtaConv2dTask> tasks;
   std::map<std::string, size_t> byShape;  // the seeds' shape line: what makes two groups one task
   for (const graph::FusedGroup& group : graph::fuseOperators(packed)) {
-    if (packed.node(group.nodes[0]).op != "conv2d_blocked") continue;
-    Conv2dWorkload workload = Conv2dWorkload::of(packed, group.nodes[0]);
+    int convolution = packedConvolutionOf(packed, group);
+    if (convolution < 0) continue;
+    Conv2dWorkload workload = Conv2dWorkload::of(packed, convolution);
     std::string shape = conv2dPackedShapeLine(workload, config);
     auto [it, fresh] = byShape.emplace(shape, tasks.size());
     if (fresh) {

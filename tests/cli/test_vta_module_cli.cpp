@@ -1,6 +1,7 @@
 // Seed 004 through the real binary: `tessel compile --model resnet-18 --target vta` then
 // `tessel run` on the simulator (host functions compiled for the CPU, the packed convolutions
-// VTA programs in their calls' place). The prediction equals the CPU int8 reference — the same
+// the VTA programs stored in the module, in their calls' place), and the deployment example
+// (runtime and VTA device support only) on the same module. The prediction equals the CPU int8 reference — the same
 // module with its packed convolutions run by their CPU kernels — bit for bit, and the
 // interpreter's to float rounding; gemm_counter is seed 004's 6623232; tuned records change the
 // tilings (and the cycles) but not one bit of the result; bad module files are refused naming
@@ -63,6 +64,14 @@ TEST(VtaModuleCli, Seed004OnTheSimulatorIsBitExactWithTheCpuInt8Reference) {
   runtime::Tensor got = runtime::loadNpy(dir.path() + "/out.npy");
   ASSERT_EQ(got.nbytes(), want.nbytes());
   EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.nbytes()));
+  // The deployment example, linked against the runtime and the VTA device support alone, runs
+  // the module from its stored programs: the same bits and seed 004's gemm_counter.
+  auto deployed = runSubprocess({TESSEL_DEPLOY_VTA_EXAMPLE, dir.path() + "/module", dir.path() + "/image.npy", dir.path() + "/deployed.npy"});
+  ASSERT_TRUE(deployed.ok()) << deployed.output;
+  expectContains(deployed.output, "19 calls on VTA");
+  expectContains(deployed.output, "\tgemm_counter    :          6623232\n");
+  runtime::Tensor deployedOut = runtime::loadNpy(dir.path() + "/deployed.npy");
+  EXPECT_EQ(0, std::memcmp(deployedOut.data(), want.data(), want.nbytes()));
   // The interpreter (double precision in the float operators after the packed region).
   graph::registerStandardOps();
   graph::Graph packed = vta::prepareForVta(graph::buildModel("resnet-18", {}), vta::HardwareConfig{});
@@ -95,6 +104,12 @@ TEST(VtaModuleCli, Seed004OnTheSimulatorIsBitExactWithTheCpuInt8Reference) {
   expectContains(classified.output, "\tgemm_counter    :          6623232\n");
   expectContains(classified.output, "resized to the module's input [1, 3, 224, 224]; top-5");
 
+  // A damaged program file is refused, naming it.
+  std::string programs = readFile(dir.path() + "/module/vta_programs.json");
+  writeFile(dir.path() + "/module/vta_programs.json", programs.substr(0, programs.size() - 100));
+  auto truncated = runTessel({"run", dir.path() + "/module"});
+  EXPECT_FALSE(truncated.ok());
+  expectContains(truncated.output, "vta_programs.json");
   // A damaged module file is refused, naming the file.
   writeFile(dir.path() + "/module/vta_module.json", "{\"format\": \"something else\"}");
   auto broken = runTessel({"run", dir.path() + "/module"});

@@ -145,3 +145,46 @@ TEST_F(FusionTest, EqualFunctionsAreOneTaskWithAWeight) {
 }
 
 }  // namespace
+
+// A chain marked fuse_into_reader (the VTA flow's residual shortcut: cast to int32, left shift)
+// leaves its producer's group, even where it is the producer's only reader, and joins the group
+// of its own only reader: z = matmul(y, w) + s(s(relu(x @ w))).
+TEST_F(FusionTest, ChainsMarkedFuseIntoReaderJoinTheirReadersGroup) {
+  Graph g;
+  int x = g.addInput("x", {{4, 4}, DataType::float32()});
+  int w = g.addConstant("w", constant({4, 4}));
+  int y = g.addInput("y", {{4, 4}, DataType::float32()});
+  int mm = g.addOp("fz_matmul", {x, w});
+  int relu = g.addOp("fz_relu", {mm});
+  int first = g.addOp("fz_relu", {relu}, Attrs{{"fuse_into_reader", true}});
+  int second = g.addOp("fz_relu", {first}, Attrs{{"fuse_into_reader", true}});
+  int mm2 = g.addOp("fz_matmul", {y, w});
+  int add = g.addOp("fz_add", {mm2, second});
+  g.markOutput(add);
+  auto groups = fuseOperators(g);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].nodes, (std::vector<int>{mm, relu}));
+  EXPECT_EQ(groups[1].nodes, (std::vector<int>{first, second, mm2, add}));
+  EXPECT_EQ(groups[1].output, add);
+  EXPECT_EQ(groups[1].inputs, (std::vector<int>{relu, y, w}));
+  // Built as one function: the chain computed from the first group's output.
+  EXPECT_EQ(buildGroupDAG(g, groups[1]).inputNames().size(), 3u);
+  // Unfused, every node is its own group still.
+  EXPECT_EQ(fuseOperators(g, false).size(), 6u);
+}
+
+// A marked chain read by two, or that is a graph output, stays a group of its own.
+TEST_F(FusionTest, MarkedChainsWithoutOneReaderStayApart) {
+  Graph g;
+  int x = g.addInput("x", {{4, 4}, DataType::float32()});
+  int w = g.addConstant("w", constant({4, 4}));
+  int mm = g.addOp("fz_matmul", {x, w});
+  int chain = g.addOp("fz_relu", {mm}, Attrs{{"fuse_into_reader", true}});
+  int a = g.addOp("fz_add", {chain, mm});
+  int b = g.addOp("fz_relu", {chain});
+  g.markOutput(a);
+  g.markOutput(b);
+  auto groups = fuseOperators(g);
+  ASSERT_EQ(groups.size(), 4u);
+  EXPECT_EQ(groups[1].nodes, (std::vector<int>{chain}));
+}
