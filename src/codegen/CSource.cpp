@@ -499,6 +499,9 @@ class Emitter {
       }
       case StmtKind::For: {
         auto n = s.as<ForNode>();
+        if (isGpuBinding(n->forKind))
+          fail("codegen: loop '{}' is bound to {}: thread bindings need a GPU target (cuda, opencl)", n->var.name(),
+               forKindName(n->forKind));
         std::string v = varName(n->var.node());
         bool parallel = n->forKind == ForKind::Parallel && !inParallel;
         // A heap buffer inside a parallel loop cannot `return` its allocation failure from
