@@ -4,7 +4,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_GEN  := $(shell command -v ninja >/dev/null 2>&1 && echo -G Ninja)
 
-.PHONY: all deps build build-asan test test-release test-asan fuzz demo bench-core bench-vta bench bench-models bench-tune bench-rpc clean
+.PHONY: all deps build build-asan test test-release test-asan test-gpu fuzz demo bench-core bench-vta bench bench-models bench-tune bench-rpc clean
 
 all: build
 
@@ -35,6 +35,12 @@ test-asan: build-asan
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --output-on-failure -j $(JOBS) -L core
 
 test: test-release test-asan
+
+# The GPU tests (their suites are named Gpu*) on a machine with an NVIDIA GPU: a missing CUDA
+# device fails them instead of skipping (TESSEL_REQUIRE_CUDA=1). `make test` runs the same
+# tests, the CUDA ones compiled with NVRTC and skipped without a GPU, the OpenCL ones on PoCL.
+test-gpu: build
+	cd $(BUILD) && TESSEL_REQUIRE_CUDA=1 ctest --output-on-failure -R '^Gpu'
 
 FUZZ_SECONDS ?= 60
 fuzz: build-asan

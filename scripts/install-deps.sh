@@ -12,6 +12,8 @@ packages=(
   gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user
   clang libclang-rt-14-dev libomp-14-dev
   libonnx-dev libstb-dev
+  # OpenCL: the loader and PoCL, which runs the OpenCL kernels of the tests on this CPU.
+  ocl-icd-libopencl1 pocl-opencl-icd
   # The ONNX tests: the exporter of torchvision's networks, rendered text for PaddleOCR's cls.
   python3-onnx python3-numpy python3-torch python3-torchvision imagemagick fonts-dejavu-core
 )

@@ -499,6 +499,9 @@ class Emitter {
       }
       case StmtKind::For: {
         auto n = s.as<ForNode>();
+        // A loop bound to a GPU index runs as a plain loop on the CPU: the schedule means the
+        // same loop nest (the GPU lowering is where bindings become the launch).
+        if (isGpuBinding(n->forKind)) out << pad() << "// bound to " << forKindName(n->forKind) << " on a GPU\n";
         std::string v = varName(n->var.node());
         bool parallel = n->forKind == ForKind::Parallel && !inParallel;
         // A heap buffer inside a parallel loop cannot `return` its allocation failure from

@@ -128,7 +128,9 @@ struct ProducerLoadNode : ExprNode {
 
 /// A flat memory buffer of the lowered program: a kernel argument or a local allocation.
 struct BufferNode {
-  enum class Scope { Global, Local };
+  /// Global: a kernel argument or a whole-call buffer. Local: private to one thread (on the
+  /// CPU, to one loop iteration). Shared: one per GPU thread block, seen by all its threads.
+  enum class Scope { Global, Local, Shared };
   std::string name;
   DataType dtype;
   std::vector<int64_t> shape;

@@ -10,9 +10,17 @@ const char* forKindName(ForKind kind) {
     case ForKind::Parallel: return "parallel";
     case ForKind::Vectorized: return "vectorized";
     case ForKind::Unrolled: return "unrolled";
+    case ForKind::BlockIdxX: return "blockIdx.x";
+    case ForKind::BlockIdxY: return "blockIdx.y";
+    case ForKind::BlockIdxZ: return "blockIdx.z";
+    case ForKind::ThreadIdxX: return "threadIdx.x";
+    case ForKind::ThreadIdxY: return "threadIdx.y";
+    case ForKind::ThreadIdxZ: return "threadIdx.z";
   }
   return "?";
 }
+
+bool isGpuBinding(ForKind kind) { return kind >= ForKind::BlockIdxX; }
 
 Stmt makeFor(Var var, Expr min, Expr extent, ForKind kind, Stmt body) {
   TESSEL_ICHECK(body.defined());

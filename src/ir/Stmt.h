@@ -34,8 +34,14 @@ class Stmt {
   std::shared_ptr<const StmtNode> node_;
 };
 
-enum class ForKind { Serial, Parallel, Vectorized, Unrolled };
+/// How a loop runs. The GPU kinds are loops bound to a GPU index: the loop is not iterated,
+/// its variable is the block or thread index along one dimension of the launch grid, and its
+/// extent is that dimension's size (passes/GpuLaunch.h gathers them into the launch).
+enum class ForKind { Serial, Parallel, Vectorized, Unrolled, BlockIdxX, BlockIdxY, BlockIdxZ, ThreadIdxX, ThreadIdxY, ThreadIdxZ };
+/// "for", "parallel", "vectorized", "unrolled", "blockIdx.x" ... "threadIdx.z".
 const char* forKindName(ForKind kind);
+/// True for the kinds bound to a GPU block or thread index.
+bool isGpuBinding(ForKind kind);
 
 struct ForNode : StmtNode {
   static constexpr StmtKind kKind = StmtKind::For;

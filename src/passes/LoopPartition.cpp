@@ -113,7 +113,9 @@ class Partitioner : public IRMutator {
     // A parallel loop stays whole: its pieces would run one after the other, each split among
     // the threads on its own (a padded convolution's border rows, one row each, would run on
     // one thread while the others wait). The loops inside it are partitioned instead.
-    if (!minC || !extC || n->forKind == ForKind::Vectorized || n->forKind == ForKind::Parallel || *extC < 2)
+    // A GPU-bound loop stays whole too: its pieces would be two loops bound to one index.
+    if (!minC || !extC || n->forKind == ForKind::Vectorized || n->forKind == ForKind::Parallel || isGpuBinding(n->forKind) ||
+        *extC < 2)
       return descend(s, n);
     // Each partition copies the loop's body up to twice. Around a deep nest (a step list of
     // hundreds of splits) that multiplies the program, and its compile time, by the depth;

@@ -2,6 +2,7 @@
 
 #include "ir/Simplify.h"
 #include "passes/Passes.h"
+#include "passes/VerifyGpuKernel.h"
 
 namespace tessel::passes {
 
@@ -22,6 +23,19 @@ LoweredFunction lower(const schedule::State& state, const std::string& name) {
   s = ir::simplify(s);
   f.body = s;
   return f;
+}
+
+GpuLoweredFunction lowerForGpu(const schedule::State& state, const std::string& name, const GpuLimits& limits) {
+  LoweredFunction f = schedule::buildLoopNest(state, name);
+  ir::Stmt s = f.body;
+  s = ir::simplify(s);
+  s = unrollLoops(s);                  // explicit unroll annotations and auto_unroll_max_step pragmas
+  s = ir::simplify(s);
+  s = insertSharedMemoryBarriers(s);   // threads wait where shared memory passes between them
+  f.body = s;
+  GpuLaunch launch = gpuLaunchOf(s);   // grid and block from the bound loops
+  verifyGpuKernel(f, launch, limits);  // within the device's limits, runnable by a GPU at all
+  return {f, launch};
 }
 
 }  // namespace tessel::passes

@@ -27,4 +27,15 @@ ir::Stmt vectorizeLoops(const ir::Stmt& s);
 /// (one per element or per vector), so that the C compiler keeps them in registers.
 ir::Stmt promoteRegisters(const ir::Stmt& s);
 
+/// The key of the pragma that stands for a GPU block barrier (__syncthreads, OpenCL's
+/// barrier): a pragma with an empty body, so that every pass passes it through unchanged.
+inline constexpr const char* kGpuBarrierPragma = "gpu_barrier";
+ir::Stmt gpuBarrier();
+bool isGpuBarrier(const ir::Stmt& s);
+/// Inserts a block barrier where a statement reads shared memory that an earlier statement of
+/// the same sequence wrote (other threads' values), or writes shared memory that an earlier one
+/// read (others may still read it), and at the end of a loop body that reads and writes the
+/// same shared buffer (the next iteration overwrites it).
+ir::Stmt insertSharedMemoryBarriers(const ir::Stmt& s);
+
 }  // namespace tessel::passes

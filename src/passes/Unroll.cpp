@@ -64,7 +64,8 @@ class Unroller : public IRMutator {
   Stmt visitFor(const Stmt& s, const ForNode* n) override {
     Stmt inner = IRMutator::visitFor(s, n);
     auto f = inner.as<ForNode>();
-    if (!f || f->forKind == ForKind::Parallel || f->forKind == ForKind::Vectorized) return inner;
+    // A loop bound to a GPU index is not iterated by anyone: there is nothing to unroll.
+    if (!f || f->forKind == ForKind::Parallel || f->forKind == ForKind::Vectorized || isGpuBinding(f->forKind)) return inner;
     auto extent = asConstInt(f->extent);
     if (!extent) return inner;
     bool explicitUnroll = f->forKind == ForKind::Unrolled && *extent <= kMaxExplicitUnroll && stepCount(f->body) >= 0;

@@ -1,5 +1,8 @@
 #include "runtime/Device.h"
 
+#include "runtime/CudaDevice.h"
+#include "runtime/OpenclDevice.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -50,6 +53,10 @@ struct Registry {
 
   Registry() {
     factories[DeviceKind::CPU] = [](int) { return std::make_shared<CpuDeviceAPI>(); };
+    // GPUs are served by the runtime itself through drivers loaded with dlopen; on a machine
+    // without one, creating the API fails with "no CUDA device: ..." and nothing else.
+    factories[DeviceKind::CUDA] = [](int id) { return makeCudaDeviceAPI(id); };
+    factories[DeviceKind::OpenCL] = [](int id) { return makeOpenclDeviceAPI(id); };
   }
 };
 

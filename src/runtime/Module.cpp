@@ -51,7 +51,9 @@ void parseKernelDevice(const std::string& text, KernelSpec& spec) {
   spec.anyDeviceId = text.find(':') == std::string::npos;
 }
 
-std::vector<KernelSpec> parseManifest(const std::string& text) {
+}  // namespace
+
+std::vector<KernelSpec> parseKernelManifest(const std::string& text) {
   json doc;
   try {
     doc = json::parse(text);
@@ -117,6 +119,8 @@ std::vector<KernelSpec> parseManifest(const std::string& text) {
   return kernels;
 }
 
+namespace {
+
 std::string expectedShapeText(const std::vector<int64_t>& shape) {
   std::vector<std::string> parts;
   for (int64_t extent : shape) parts.push_back(extent < 0 ? "?" : std::to_string(extent));
@@ -145,8 +149,7 @@ const KernelSpec& Kernel::spec() const {
 const std::string& Kernel::name() const { return spec().name; }
 const std::vector<ArgSpec>& Kernel::argSpecs() const { return spec().args; }
 
-void Kernel::checkArguments(const std::vector<Tensor>& args) const {
-  const KernelSpec& s = spec();
+void checkKernelArguments(const KernelSpec& s, const std::vector<Tensor>& args) {
   TESSEL_CHECK(args.size() == s.args.size(), "kernel '{}': expected {} argument{}, got {}", s.name, s.args.size(),
                s.args.size() == 1 ? "" : "s", args.size());
   for (size_t i = 0; i < args.size(); ++i) {
@@ -173,6 +176,8 @@ void Kernel::checkArguments(const std::vector<Tensor>& args) const {
     }
   }
 }
+
+void Kernel::checkArguments(const std::vector<Tensor>& args) const { checkKernelArguments(spec(), args); }
 
 void Kernel::callPacked(const TesselTensor* args, int numArgs) const {
   TESSEL_CHECK(library_ != nullptr, "use of an undefined kernel");
@@ -230,7 +235,7 @@ Module Module::load(const std::string& sharedLibraryPath) {
   TESSEL_CHECK(manifest != nullptr, "cannot load module '{}': its manifest function returned NULL", sharedLibraryPath);
   library->manifestText = manifest;
   try {
-    library->kernels = parseManifest(library->manifestText);
+    library->kernels = parseKernelManifest(library->manifestText);
   } catch (const Error& e) {
     throw e.withContext(fmt::format("cannot load module '{}': invalid manifest", sharedLibraryPath));
   }

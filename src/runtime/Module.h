@@ -39,6 +39,14 @@ struct KernelSpec {
   bool anyDeviceId = true;     ///< true when the manifest named only the kind ("cuda")
 };
 
+/// Parses a manifest (the JSON above); throws Error naming the kernel and argument at fault.
+/// GPU modules (GpuModule.h) share the format and add a launch per kernel.
+std::vector<KernelSpec> parseKernelManifest(const std::string& text);
+
+/// Throws Error unless the arguments match the spec in count, device, dtype, rank and shape,
+/// e.g. "kernel 'matmul', argument 'B' (2 of 3): expected shape [64, 32], got [64, 16]".
+void checkKernelArguments(const KernelSpec& spec, const std::vector<Tensor>& args);
+
 namespace detail {
 struct LoadedLibrary;
 }

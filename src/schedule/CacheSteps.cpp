@@ -85,7 +85,9 @@ void CacheReadStep::apply(State& state) const {
     copy->body = rename.mutate(copy->body);
     reader.op = copy;
   }
-  state.insertStage(state.stageIndex(stage) + 1, makeStage(op));
+  Stage cache = makeStage(op);
+  cache.memoryScope = scope;
+  state.insertStage(state.stageIndex(stage) + 1, std::move(cache));
   state.inferBounds();
 }
 
@@ -141,7 +143,9 @@ void CacheWriteStep::apply(State& state) const {
   copyOp->body = producerLoad(cacheOp->name, old.dtype, indices);
   int index = state.stageIndex(stage);
   s = rebuiltStage(s, copyOp);
-  state.insertStage(index, makeStage(cacheOp));
+  Stage cache = makeStage(cacheOp);
+  cache.memoryScope = scope;
+  state.insertStage(index, std::move(cache));
   state.inferBounds();
 }
 

@@ -20,7 +20,17 @@ ForKind forKindOf(Annotation a) {
     case Annotation::Parallel: return ForKind::Parallel;
     case Annotation::Vectorize: return ForKind::Vectorized;
     case Annotation::Unroll: return ForKind::Unrolled;
-    default: return ForKind::Serial;
+    case Annotation::BlockX: return ForKind::BlockIdxX;
+    case Annotation::BlockY: return ForKind::BlockIdxY;
+    case Annotation::BlockZ: return ForKind::BlockIdxZ;
+    case Annotation::ThreadX: return ForKind::ThreadIdxX;
+    case Annotation::ThreadY: return ForKind::ThreadIdxY;
+    case Annotation::ThreadZ: return ForKind::ThreadIdxZ;
+    // A virtual thread runs as a serial loop inside the real thread (TVM interleaves them for
+    // instruction-level parallelism; the numbers are the same). The pragma keeps its extent
+    // visible to the GPU verification, which limits it.
+    case Annotation::VThread:
+    case Annotation::None: return ForKind::Serial;
   }
 }
 
@@ -76,7 +86,8 @@ class Builder {
       }
       strides[size_t(d)] = stride;
     }
-    auto buf = makeBuffer(identifier(s.name()), s.op->dtype, shape, BufferNode::Scope::Local, strides);
+    auto scope = s.memoryScope == "shared" ? BufferNode::Scope::Shared : BufferNode::Scope::Local;
+    auto buf = makeBuffer(identifier(s.name()), s.op->dtype, shape, scope, strides);
     buffers[s.name()] = buf;
     return buf;
   }
@@ -181,6 +192,7 @@ class Builder {
     ForKind kind = forKindOf(it.annotation);
     if (kind == ForKind::Parallel && serialize) kind = ForKind::Serial;
     Stmt loop = makeFor(var, Expr(int64_t(0)), Expr(it.extent), kind, body);
+    if (it.annotation == Annotation::VThread) loop = makePragma("virtual_thread", std::to_string(it.extent), loop);
     for (auto p = it.pragmas.rbegin(); p != it.pragmas.rend(); ++p) loop = makePragma(p->first, p->second, loop);
     return loop;
   }

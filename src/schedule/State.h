@@ -50,6 +50,9 @@ struct Stage {
   std::string attachStage;
   int attachIterator = -1;
   std::map<int, std::pair<int64_t, int64_t>> storageAlign;  ///< root axis -> (factor, offset)
+  /// The memory scope a cache stage was made for ("shared", "local", ...); empty otherwise.
+  /// On a GPU an attached "shared" stage lives in the block's shared memory.
+  std::string memoryScope;
 
   const std::string& name() const { return op->name; }
   bool isPlaceholder() const { return op->isPlaceholder(); }

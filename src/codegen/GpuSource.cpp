@@ -1,0 +1,366 @@
+#include "codegen/GpuSource.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "ir/Mutator.h"
+#include "passes/Passes.h"
+#include "support/Error.h"
+
+namespace tessel::codegen {
+
+using namespace ir;
+
+const char* gpuDialectName(GpuDialect dialect) { return dialect == GpuDialect::Cuda ? "cuda" : "opencl"; }
+
+namespace {
+
+// Floor division and modulo on 64-bit integers (C's / and % truncate), min and max of integers.
+constexpr const char* kCudaPrelude = R"(typedef long long tessel_i64;
+__device__ __forceinline__ tessel_i64 tessel_floordiv(tessel_i64 a, tessel_i64 b) {
+  tessel_i64 q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+__device__ __forceinline__ tessel_i64 tessel_floormod(tessel_i64 a, tessel_i64 b) {
+  tessel_i64 r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+__device__ __forceinline__ tessel_i64 tessel_imin(tessel_i64 a, tessel_i64 b) { return a < b ? a : b; }
+__device__ __forceinline__ tessel_i64 tessel_imax(tessel_i64 a, tessel_i64 b) { return a > b ? a : b; }
+
+)";
+
+constexpr const char* kOpenclPrelude = R"(typedef long tessel_i64;
+inline tessel_i64 tessel_floordiv(tessel_i64 a, tessel_i64 b) {
+  tessel_i64 q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+inline tessel_i64 tessel_floormod(tessel_i64 a, tessel_i64 b) {
+  tessel_i64 r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+inline tessel_i64 tessel_imin(tessel_i64 a, tessel_i64 b) { return a < b ? a : b; }
+inline tessel_i64 tessel_imax(tessel_i64 a, tessel_i64 b) { return a > b ? a : b; }
+
+)";
+
+class KernelPrinter {
+ public:
+  KernelPrinter(GpuDialect dialect, const passes::GpuLoweredFunction& kernel) : dialect(dialect), kernel(kernel) {}
+
+  std::string print() {
+    const auto& f = kernel.function;
+    std::vector<std::string> params;
+    for (size_t i = 0; i < f.args.size(); ++i) {
+      const Buffer& b = f.args[i];
+      checkStorable(b);
+      bool output = i + size_t(f.numOutputs) >= f.args.size();
+      std::string qualifier = output ? "" : "const ";
+      if (cuda())
+        params.push_back(fmt::format("{}{}* __restrict__ {}", qualifier, typeName(b->dtype), bufferName(b)));
+      else
+        params.push_back(fmt::format("__global {}{}* restrict {}", qualifier, typeName(b->dtype), bufferName(b)));
+    }
+    if (cuda())
+      out << fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n", kernel.launch.threadsPerBlock(),
+                         f.name, fmt::join(params, ", "));
+    else
+      out << fmt::format("__kernel __attribute__((reqd_work_group_size({}, {}, {}))) void {}({}) {{\n",
+                         kernel.launch.block[0], kernel.launch.block[1], kernel.launch.block[2], f.name,
+                         fmt::join(params, ", "));
+    ++indent;
+    declareSharedBuffers(f.body);
+    stmt(f.body);
+    --indent;
+    out << "}\n";
+    return out.str();
+  }
+
+ private:
+  bool cuda() const { return dialect == GpuDialect::Cuda; }
+  std::string pad() const { return std::string(size_t(indent) * 2, ' '); }
+
+  [[noreturn]] void unsupported(const std::string& what) const {
+    fail("GPU codegen ({}), kernel '{}': {}", gpuDialectName(dialect), kernel.function.name, what);
+  }
+
+  void checkStorable(const Buffer& b) const {
+    if (b->dtype.isBool() || (b->dtype.isFloat() && b->dtype.bits == 16))
+      unsupported(fmt::format("buffer '{}' has dtype {}, which GPU kernels do not support yet", b->name, b->dtype.str()));
+  }
+
+  std::string typeName(DataType t) const {
+    if (t.isVector()) unsupported(fmt::format("vector type {} (GPU kernels are scalar per thread)", t.str()));
+    if (t.isBool()) return cuda() ? "bool" : "bool";
+    if (t.isFloat()) return t.bits == 64 ? "double" : "float";
+    bool u = t.isUInt();
+    switch (t.bits) {
+      case 8: return cuda() ? (u ? "unsigned char" : "signed char") : (u ? "uchar" : "char");
+      case 16: return cuda() ? (u ? "unsigned short" : "short") : (u ? "ushort" : "short");
+      case 32: return u ? (cuda() ? "unsigned int" : "uint") : "int";
+      case 64: return u ? (cuda() ? "unsigned long long" : "ulong") : "tessel_i64";
+    }
+    unsupported(fmt::format("dtype {}", t.str()));
+  }
+
+  std::string uniqueName(const std::string& base) {
+    std::string clean;
+    for (char c : base) clean += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    if (clean.empty() || std::isdigit(static_cast<unsigned char>(clean[0]))) clean = "v" + clean;
+    std::string name = clean;
+    for (int n = 1; !usedNames.insert(name).second; ++n) name = fmt::format("{}_{}", clean, n);
+    return name;
+  }
+  std::string varName(const VarNode* v) {
+    auto it = varNames.find(v);
+    if (it != varNames.end()) return it->second;
+    return varNames[v] = uniqueName(v->name);
+  }
+  std::string bufferName(const Buffer& b) {
+    auto it = bufferNames.find(b.get());
+    if (it != bufferNames.end()) return it->second;
+    return bufferNames[b.get()] = uniqueName(b->name);
+  }
+
+  /// OpenCL allows __local variables only at the kernel's outermost scope; CUDA accepts them
+  /// anywhere, but one place for both keeps the two printers alike.
+  void declareSharedBuffers(const Stmt& body) {
+    struct Finder : IRVisitor {
+      std::vector<Buffer> shared;
+      void visit(const Stmt& s) override {
+        if (auto a = s.as<AllocateNode>(); a && a->buffer->scope == BufferNode::Scope::Shared) shared.push_back(a->buffer);
+        IRVisitor::visit(s);
+      }
+    } finder;
+    finder.visit(body);
+    for (auto& b : finder.shared) {
+      checkStorable(b);
+      out << pad() << fmt::format("{} {} {}[{}];\n", cuda() ? "__shared__" : "__local", typeName(b->dtype), bufferName(b),
+                                  b->elementCount());
+    }
+  }
+
+  std::string indexOf(ForKind kind) const {
+    static const char* cudaNames[] = {"blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z"};
+    static const char* openclNames[] = {"get_group_id(0)", "get_group_id(1)", "get_group_id(2)",
+                                        "get_local_id(0)", "get_local_id(1)", "get_local_id(2)"};
+    int i = int(kind) - int(ForKind::BlockIdxX);
+    return cuda() ? cudaNames[i] : openclNames[i];
+  }
+
+  void stmt(const Stmt& s) {
+    if (!s.defined()) return;
+    switch (s.kind()) {
+      case StmtKind::Block:
+        for (auto& x : s.as<BlockNode>()->stmts) stmt(x);
+        return;
+      case StmtKind::Store: {
+        auto n = s.as<StoreNode>();
+        out << pad() << fmt::format("{}[{}] = {};\n", bufferName(n->buffer), expr(n->index), expr(n->value));
+        return;
+      }
+      case StmtKind::IfThenElse: {
+        auto n = s.as<IfThenElseNode>();
+        out << pad() << "if (" << expr(n->condition) << ") {\n";
+        ++indent;
+        stmt(n->thenCase);
+        --indent;
+        if (n->elseCase.defined()) {
+          out << pad() << "} else {\n";
+          ++indent;
+          stmt(n->elseCase);
+          --indent;
+        }
+        out << pad() << "}\n";
+        return;
+      }
+      case StmtKind::Pragma: {
+        auto p = s.as<PragmaNode>();
+        if (passes::isGpuBarrier(s)) {
+          out << pad() << (cuda() ? "__syncthreads();\n" : "barrier(CLK_LOCAL_MEM_FENCE);\n");
+          return;
+        }
+        out << pad() << "// pragma " << p->key << " = " << p->value << "\n";
+        stmt(p->body);
+        return;
+      }
+      case StmtKind::Allocate: {
+        auto n = s.as<AllocateNode>();
+        if (n->buffer->scope == BufferNode::Scope::Local) {
+          checkStorable(n->buffer);
+          out << pad() << fmt::format("{} {}[{}];\n", typeName(n->buffer->dtype), bufferName(n->buffer), n->buffer->elementCount());
+        } else if (n->buffer->scope == BufferNode::Scope::Global) {
+          unsupported(fmt::format("buffer '{}' needs device memory for the whole call", n->buffer->name));
+        }
+        stmt(n->body);
+        return;
+      }
+      case StmtKind::For: {
+        auto n = s.as<ForNode>();
+        std::string v = varName(n->var.node());
+        if (isGpuBinding(n->forKind)) {
+          const int64_t* extent = asConstInt(n->extent);
+          TESSEL_ICHECK(extent);
+          out << pad() << "{\n";
+          ++indent;
+          out << pad() << fmt::format("const tessel_i64 {} = (tessel_i64){};\n", v, indexOf(n->forKind));
+          bool guarded = *extent < kernel.launch.extentOf(n->forKind);
+          if (guarded) {
+            out << pad() << fmt::format("if ({} < {}) {{\n", v, *extent);
+            ++indent;
+          }
+          stmt(n->body);
+          if (guarded) {
+            --indent;
+            out << pad() << "}\n";
+          }
+          --indent;
+          out << pad() << "}\n";
+          return;
+        }
+        if (n->forKind == ForKind::Parallel) unsupported(fmt::format("loop '{}' is parallel", n->var.name()));
+        if (n->forKind == ForKind::Unrolled) out << pad() << "#pragma unroll\n";
+        std::string lo = expr(n->min);
+        out << pad() << fmt::format("for (tessel_i64 {0} = {1}; {0} < {1} + {2}; ++{0}) {{\n", v, lo, expr(n->extent));
+        ++indent;
+        stmt(n->body);
+        --indent;
+        out << pad() << "}\n";
+        return;
+      }
+    }
+  }
+
+  std::string constant(const Expr& e) {
+    if (auto i = e.as<IntImmNode>()) {
+      if (e.type().isBool()) return i->value ? "true" : "false";
+      if (e.type() == DataType::int64()) {
+        if (i->value == INT64_MIN) return "((tessel_i64)(-9223372036854775807LL - 1))";
+        return fmt::format("((tessel_i64){}LL)", i->value);
+      }
+      return fmt::format("(({}){})", typeName(e.type()), i->value);
+    }
+    double v = e.as<FloatImmNode>()->value;
+    bool single = e.type().bits != 64;
+    if (std::isinf(v) || std::isnan(v)) {
+      std::string bits = std::isnan(v) ? "0x7fc00000" : (v > 0 ? "0x7f800000" : "0xff800000");
+      std::string value = cuda() ? fmt::format("__int_as_float({})", bits) : fmt::format("as_float({}u)", bits);
+      return single ? value : fmt::format("((double){})", value);
+    }
+    std::string text = fmt::format("{:.17g}", v);
+    if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
+    return single ? text + "f" : text;
+  }
+
+  std::string mathCall(Intrinsic op, DataType t, const std::vector<std::string>& a) {
+    // CUDA spells the float versions with an f suffix; OpenCL's built-ins are overloaded.
+    std::string f = cuda() && t.bits != 64 ? "f" : "";
+    std::string one = t.bits == 64 ? "1.0" : "1.0f";
+    switch (op) {
+      case Intrinsic::Exp: return fmt::format("exp{}({})", f, a[0]);
+      case Intrinsic::Log: return fmt::format("log{}({})", f, a[0]);
+      case Intrinsic::Sqrt: return fmt::format("sqrt{}({})", f, a[0]);
+      case Intrinsic::Rsqrt: return fmt::format("rsqrt{}({})", f, a[0]);
+      case Intrinsic::Tanh: return fmt::format("tanh{}({})", f, a[0]);
+      case Intrinsic::Sigmoid: return fmt::format("({0} / ({0} + exp{1}(-({2}))))", one, f, a[0]);
+      case Intrinsic::Erf: return fmt::format("erf{}({})", f, a[0]);
+      case Intrinsic::Pow: return fmt::format("pow{}({}, {})", f, a[0], a[1]);
+      case Intrinsic::Abs:
+        if (t.isFloat()) return fmt::format("fabs{}({})", f, a[0]);
+        return fmt::format("({0} < 0 ? ({1})(-{0}) : {0})", a[0], typeName(t));
+      case Intrinsic::Floor: return fmt::format("floor{}({})", f, a[0]);
+      case Intrinsic::Ceil: return fmt::format("ceil{}({})", f, a[0]);
+      case Intrinsic::Round: return fmt::format("round{}({})", f, a[0]);
+    }
+    unsupported(fmt::format("intrinsic {}", intrinsicName(op)));
+  }
+
+  std::string expr(const Expr& e) {
+    if (e.type().isVector()) unsupported(fmt::format("vector expression of type {}", e.type().str()));
+    switch (e.kind()) {
+      case ExprKind::IntImm:
+      case ExprKind::FloatImm: return constant(e);
+      case ExprKind::Var: return varName(e.as<VarNode>());
+      case ExprKind::Not: return fmt::format("(!{})", expr(e.as<NotNode>()->a));
+      case ExprKind::Select:
+      case ExprKind::IfThenElse: {
+        auto n = static_cast<const SelectNode*>(e.get());
+        return fmt::format("({} ? {} : {})", expr(n->condition), expr(n->trueValue), expr(n->falseValue));
+      }
+      case ExprKind::Cast: return fmt::format("(({})({}))", typeName(e.type()), expr(e.as<CastNode>()->value));
+      case ExprKind::Call: {
+        std::vector<std::string> args;
+        for (auto& a : e.as<CallNode>()->args) args.push_back(expr(a));
+        return mathCall(e.as<CallNode>()->op, e.type(), args);
+      }
+      case ExprKind::Load: {
+        auto n = e.as<LoadNode>();
+        return fmt::format("{}[{}]", bufferName(n->buffer), expr(n->index));
+      }
+      case ExprKind::ProducerLoad:
+      case ExprKind::Reduce:
+      case ExprKind::Ramp:
+      case ExprKind::Broadcast: unsupported(fmt::format("unexpected expression kind {} after lowering", int(e.kind())));
+      default: break;
+    }
+    auto n = static_cast<const BinaryNode*>(e.get());
+    std::string a = expr(n->a), b = expr(n->b);
+    DataType t = n->a.type();
+    std::string type = typeName(t);
+    switch (e.kind()) {
+      case ExprKind::Add: return fmt::format("({} + {})", a, b);
+      case ExprKind::Sub: return fmt::format("({} - {})", a, b);
+      case ExprKind::Mul: return fmt::format("({} * {})", a, b);
+      case ExprKind::Div: return fmt::format("({} / {})", a, b);
+      case ExprKind::Mod: return fmt::format("({} % {})", a, b);
+      case ExprKind::FloorDiv: return fmt::format("(({})tessel_floordiv({}, {}))", type, a, b);
+      case ExprKind::FloorMod: return fmt::format("(({})tessel_floormod({}, {}))", type, a, b);
+      case ExprKind::Min:
+        if (t.isFloat()) return fmt::format("fmin{}({}, {})", cuda() && t.bits != 64 ? "f" : "", a, b);
+        return fmt::format("(({})tessel_imin({}, {}))", type, a, b);
+      case ExprKind::Max:
+        if (t.isFloat()) return fmt::format("fmax{}({}, {})", cuda() && t.bits != 64 ? "f" : "", a, b);
+        return fmt::format("(({})tessel_imax({}, {}))", type, a, b);
+      case ExprKind::EQ: return fmt::format("({} == {})", a, b);
+      case ExprKind::NE: return fmt::format("({} != {})", a, b);
+      case ExprKind::LT: return fmt::format("({} < {})", a, b);
+      case ExprKind::LE: return fmt::format("({} <= {})", a, b);
+      case ExprKind::GT: return fmt::format("({} > {})", a, b);
+      case ExprKind::GE: return fmt::format("({} >= {})", a, b);
+      case ExprKind::And: return fmt::format("({} && {})", a, b);
+      case ExprKind::Or: return fmt::format("({} || {})", a, b);
+      default: unsupported(fmt::format("expression kind {}", int(e.kind())));
+    }
+  }
+
+  GpuDialect dialect;
+  const passes::GpuLoweredFunction& kernel;
+  std::ostringstream out;
+  int indent = 0;
+  std::set<std::string> usedNames;
+  std::map<const VarNode*, std::string> varNames;
+  std::map<const BufferNode*, std::string> bufferNames;
+};
+
+nlohmann::json manifestEntry(const passes::GpuLoweredFunction& kernel) {
+  const auto& f = kernel.function;
+  nlohmann::json args = nlohmann::json::array();
+  for (auto& b : f.args) args.push_back({{"name", b->name}, {"dtype", b->dtype.str()}, {"shape", b->shape}});
+  return {{"name", f.name}, {"args", args}, {"outputs", f.numOutputs}, {"launch", kernel.launch.toJson()}};
+}
+
+}  // namespace
+
+GpuSource generateGpuSource(const std::vector<passes::GpuLoweredFunction>& kernels, GpuDialect dialect) {
+  GpuSource source{dialect, dialect == GpuDialect::Cuda ? kCudaPrelude : kOpenclPrelude, {}};
+  source.manifest = {{"device", gpuDialectName(dialect)}, {"kernels", nlohmann::json::array()}};
+  std::set<std::string> names;
+  for (auto& k : kernels) {
+    TESSEL_CHECK(names.insert(k.function.name).second, "GPU codegen: two kernels are named '{}'", k.function.name);
+    source.code += KernelPrinter(dialect, k).print() + "\n";
+    source.manifest["kernels"].push_back(manifestEntry(k));
+  }
+  return source;
+}
+
+}  // namespace tessel::codegen

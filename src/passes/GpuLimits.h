@@ -1,0 +1,35 @@
+/// The hardware parameters a GPU kernel must respect (TVM's names in brackets): threads per
+/// block [max_threads_per_block], the size of each block dimension, shared memory per block
+/// [max_shared_memory_per_block], local memory per thread [max_local_memory_per_block, per
+/// thread here], virtual threads [max_vthread_extent], and the warp size [warp_size]. Named
+/// profiles serve targets compiled for without the device at hand; a runtime device reports
+/// its own (runtime/CudaDevice.h, runtime/OpenclDevice.h).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace tessel::passes {
+
+struct GpuLimits {
+  std::string profile;  ///< where the numbers come from, named in errors ("cuda sm_90")
+  int64_t maxThreadsPerBlock = 1024;
+  std::array<int64_t, 3> maxBlockDimensions{1024, 1024, 64};
+  int64_t maxSharedMemoryPerBlock = 48 * 1024;
+  int64_t maxLocalMemoryPerThread = 16 * 1024;
+  int64_t maxVThreadExtent = 8;
+  int64_t warpSize = 32;
+
+  /// NVIDIA Hopper (sm_90): 1024 threads, 48 KiB of static shared memory per block (more only
+  /// through dynamic shared memory, which generated kernels do not use).
+  static GpuLimits cudaSm90();
+  /// An ARM Mali GPU (Bifrost/Valhall) as TVM's `opencl -device=mali` target assumes it: 256
+  /// work-items, 32 KiB of local memory.
+  static GpuLimits mali();
+  /// The profile of a target string: "cuda ..." is sm_90 (the only -arch= accepted for now),
+  /// "opencl -device=mali" Mali, any other "opencl" the OpenCL 1.2 minimums (256 work-items,
+  /// 16 KiB local memory). Throws Error naming the target otherwise.
+  static GpuLimits forTarget(const std::string& target);
+};
+
+}  // namespace tessel::passes

@@ -1,0 +1,83 @@
+#include <fmt/format.h>
+
+#include <mutex>
+
+#include "runtime/GpuCode.h"
+#include "runtime/OpenclDriver.h"
+#include "support/Error.h"
+
+namespace tessel::runtime::detail {
+
+namespace {
+
+using namespace opencl;
+
+class OpenclCode : public LoadedGpuCode {
+ public:
+  OpenclCode(int deviceId, const std::string& source, const std::vector<std::string>& kernels)
+      : device_(deviceContext(deviceId)) {
+    const Api& a = api();
+    const char* text = source.c_str();
+    size_t length = source.size();
+    cl_int err = 0;
+    program_ = a.clCreateProgramWithSource(device_.context, 1, &text, &length, &err);
+    a.check(err, "program creation");
+    cl_int built = a.clBuildProgram(program_, 1, &device_.device, "", nullptr, nullptr);
+    if (built != 0) {
+      size_t size = 0;
+      a.clGetProgramBuildInfo(program_, device_.device, kProgramBuildLog, 0, nullptr, &size);
+      std::string log(size, '\0');
+      a.clGetProgramBuildInfo(program_, device_.device, kProgramBuildLog, size, log.data(), nullptr);
+      while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+      a.clReleaseProgram(program_);
+      fail("OpenCL could not build the kernels on opencl:{} ({}), error {}:\n{}", deviceId, device_.name, built, log);
+    }
+    for (auto& name : kernels) {
+      cl_kernel k = a.clCreateKernel(program_, name.c_str(), &err);
+      if (err != 0) {
+        release();
+        a.check(err, fmt::format("creation of kernel '{}'", name));
+      }
+      kernels_.push_back(k);
+    }
+  }
+  ~OpenclCode() override { release(); }
+
+  void launch(size_t index, const std::vector<void*>& buffers, const GpuLaunchDims& dims) const override {
+    const Api& a = api();
+    // Arguments are state of the cl_kernel: set and enqueue under one lock.
+    std::lock_guard lock(mutex_);
+    cl_kernel k = kernels_.at(index);
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      cl_mem m = static_cast<cl_mem>(buffers[i]);
+      a.check(a.clSetKernelArg(k, cl_uint(i), sizeof(cl_mem), &m), fmt::format("argument {} of a kernel", i));
+    }
+    size_t global[3], local[3];
+    for (size_t d = 0; d < 3; ++d) {
+      local[d] = size_t(dims.block[d]);
+      global[d] = size_t(dims.grid[d] * dims.block[d]);
+    }
+    a.check(a.clEnqueueNDRangeKernel(device_.queue, k, 3, nullptr, global, local, 0, nullptr, nullptr), "kernel launch");
+  }
+
+ private:
+  void release() {
+    for (auto k : kernels_) api().clReleaseKernel(k);
+    kernels_.clear();
+    if (program_) api().clReleaseProgram(program_);
+    program_ = nullptr;
+  }
+
+  const DeviceContext& device_;
+  cl_program program_ = nullptr;
+  std::vector<cl_kernel> kernels_;
+  mutable std::mutex mutex_;
+};
+
+}  // namespace
+
+std::shared_ptr<const LoadedGpuCode> loadOpenclCode(int deviceId, const std::string& source, const std::vector<std::string>& kernels) {
+  return std::make_shared<OpenclCode>(deviceId, source, kernels);
+}
+
+}  // namespace tessel::runtime::detail

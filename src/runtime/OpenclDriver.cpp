@@ -1,0 +1,168 @@
+#include "runtime/OpenclDriver.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "support/Error.h"
+
+namespace tessel::runtime::opencl {
+
+namespace {
+
+struct Loaded {
+  Api api;
+  std::string error;                 ///< empty when loaded with at least one device
+  std::vector<cl_device_id> devices; ///< GPUs first
+  std::mutex mutex;
+  std::map<int, std::unique_ptr<DeviceContext>> contexts;
+};
+
+template <class F>
+void bind(void* handle, F& function, const char* name, std::string& error) {
+  function = reinterpret_cast<F>(dlsym(handle, name));
+  if (!function && error.empty()) error = fmt::format("libOpenCL.so.1 lacks {}", name);
+}
+
+std::string deviceString(const Api& api, cl_device_id device, cl_uint what) {
+  size_t size = 0;
+  if (api.clGetDeviceInfo(device, what, 0, nullptr, &size) != 0) return "?";
+  std::string text(size, '\0');
+  api.clGetDeviceInfo(device, what, size, text.data(), nullptr);
+  while (!text.empty() && text.back() == '\0') text.pop_back();
+  return text;
+}
+
+void load(Loaded& r) {
+  // Kept loaded for the process, like the drivers it loads.
+  void* handle = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* message = dlerror();
+    r.error = fmt::format("the OpenCL loader libOpenCL.so.1 cannot be loaded ({})", message ? message : "?");
+    return;
+  }
+  Api& a = r.api;
+  std::string& e = r.error;
+  bind(handle, a.clGetPlatformIDs, "clGetPlatformIDs", e);
+  bind(handle, a.clGetDeviceIDs, "clGetDeviceIDs", e);
+  bind(handle, a.clGetDeviceInfo, "clGetDeviceInfo", e);
+  bind(handle, a.clCreateContext, "clCreateContext", e);
+  bind(handle, a.clCreateCommandQueue, "clCreateCommandQueue", e);
+  bind(handle, a.clCreateBuffer, "clCreateBuffer", e);
+  bind(handle, a.clReleaseMemObject, "clReleaseMemObject", e);
+  bind(handle, a.clEnqueueWriteBuffer, "clEnqueueWriteBuffer", e);
+  bind(handle, a.clEnqueueReadBuffer, "clEnqueueReadBuffer", e);
+  bind(handle, a.clFinish, "clFinish", e);
+  bind(handle, a.clCreateProgramWithSource, "clCreateProgramWithSource", e);
+  bind(handle, a.clBuildProgram, "clBuildProgram", e);
+  bind(handle, a.clGetProgramBuildInfo, "clGetProgramBuildInfo", e);
+  bind(handle, a.clReleaseProgram, "clReleaseProgram", e);
+  bind(handle, a.clCreateKernel, "clCreateKernel", e);
+  bind(handle, a.clReleaseKernel, "clReleaseKernel", e);
+  bind(handle, a.clSetKernelArg, "clSetKernelArg", e);
+  bind(handle, a.clEnqueueNDRangeKernel, "clEnqueueNDRangeKernel", e);
+  if (!e.empty()) return;
+  cl_uint platformCount = 0;
+  if (a.clGetPlatformIDs(0, nullptr, &platformCount) != 0 || platformCount == 0) {
+    e = "no OpenCL platform is installed (for the CPU: apt-get install pocl-opencl-icd)";
+    return;
+  }
+  std::vector<cl_platform_id> platforms(platformCount);
+  a.clGetPlatformIDs(platformCount, platforms.data(), nullptr);
+  std::vector<cl_device_id> gpus, others;
+  for (auto p : platforms) {
+    cl_uint count = 0;
+    if (a.clGetDeviceIDs(p, kDeviceTypeAll, 0, nullptr, &count) != 0 || count == 0) continue;
+    std::vector<cl_device_id> devices(count);
+    a.clGetDeviceIDs(p, kDeviceTypeAll, count, devices.data(), nullptr);
+    for (auto d : devices) {
+      uint64_t type = 0;
+      a.clGetDeviceInfo(d, kDeviceType, sizeof(type), &type, nullptr);
+      ((type & kDeviceTypeGpu) ? gpus : others).push_back(d);
+    }
+  }
+  r.devices = gpus;
+  r.devices.insert(r.devices.end(), others.begin(), others.end());
+  if (r.devices.empty()) e = "the OpenCL platforms report no device";
+}
+
+Loaded& loaded() {
+  static Loaded* instance = [] {
+    auto* l = new Loaded;  // never destroyed: drivers may still run threads at exit
+    load(*l);
+    return l;
+  }();
+  return *instance;
+}
+
+const char* errorName(cl_int code) {
+  switch (code) {
+    case -1: return "CL_DEVICE_NOT_FOUND";
+    case -4: return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
+    case -5: return "CL_OUT_OF_RESOURCES";
+    case -6: return "CL_OUT_OF_HOST_MEMORY";
+    case -11: return "CL_BUILD_PROGRAM_FAILURE";
+    case -30: return "CL_INVALID_VALUE";
+    case -33: return "CL_INVALID_DEVICE";
+    case -38: return "CL_INVALID_MEM_OBJECT";
+    case -46: return "CL_INVALID_KERNEL_NAME";
+    case -48: return "CL_INVALID_KERNEL";
+    case -51: return "CL_INVALID_ARG_SIZE";
+    case -52: return "CL_INVALID_KERNEL_ARGS";
+    case -54: return "CL_INVALID_WORK_GROUP_SIZE";
+    case -55: return "CL_INVALID_WORK_ITEM_SIZE";
+    case -61: return "CL_INVALID_BUFFER_SIZE";
+    default: return "see CL/cl.h";
+  }
+}
+
+}  // namespace
+
+void Api::check(cl_int code, const std::string& what) const {
+  TESSEL_CHECK(code == 0, "OpenCL {} failed with error {} ({})", what, code, errorName(code));
+}
+
+const Api& api() {
+  const auto& r = loaded();
+  TESSEL_CHECK(r.error.empty(), "no OpenCL device: {}", r.error);
+  return r.api;
+}
+
+bool available(std::string* why) {
+  const auto& r = loaded();
+  if (!r.error.empty() && why) *why = "no OpenCL device: " + r.error;
+  return r.error.empty();
+}
+
+const DeviceContext& deviceContext(int index) {
+  const Api& a = api();
+  auto& r = loaded();
+  std::lock_guard lock(r.mutex);
+  TESSEL_CHECK(index >= 0 && size_t(index) < r.devices.size(), "no OpenCL device opencl:{}: this machine has {} OpenCL device{}",
+               index, r.devices.size(), r.devices.size() == 1 ? "" : "s");
+  auto& slot = r.contexts[index];
+  if (!slot) {
+    auto c = std::make_unique<DeviceContext>();
+    c->device = r.devices[size_t(index)];
+    c->name = deviceString(a, c->device, kDeviceName);
+    cl_int err = 0;
+    c->context = a.clCreateContext(nullptr, 1, &c->device, nullptr, nullptr, &err);
+    a.check(err, fmt::format("context creation on opencl:{} ({})", index, c->name));
+    c->queue = a.clCreateCommandQueue(c->context, c->device, 0, &err);
+    a.check(err, fmt::format("queue creation on opencl:{} ({})", index, c->name));
+    slot = std::move(c);
+  }
+  return *slot;
+}
+
+std::vector<std::string> deviceNames() {
+  const Api& a = api();
+  std::vector<std::string> names;
+  for (auto d : loaded().devices) names.push_back(deviceString(a, d, kDeviceName));
+  return names;
+}
+
+}  // namespace tessel::runtime::opencl

@@ -1,0 +1,112 @@
+#include "common/GpuKernelCheck.h"
+
+#include <cmath>
+#include <limits>
+
+#include "runtime/CudaDevice.h"
+#include "runtime/OpenclDevice.h"
+#include "support/Error.h"
+
+namespace tessel::kernelcheck {
+
+namespace {
+
+std::vector<float> asFloats(const std::vector<double>& values) { return std::vector<float>(values.begin(), values.end()); }
+
+}  // namespace
+
+codegen::GpuBinary buildForGpu(const schedule::State& state, const std::string& target, const std::string& name) {
+  auto lowered = passes::lowerForGpu(state, name, passes::GpuLimits::forTarget(target));
+  return codegen::buildGpuKernels({lowered}, target);
+}
+
+double runGpuAndCompare(const runtime::GpuKernel& kernel, const ReferenceData& data) {
+  const auto& dag = data.dag;
+  runtime::Device device = kernel.spec().device;
+  std::vector<runtime::Tensor> args;
+  for (auto& name : dag.inputNames()) {
+    const auto& op = *dag.op(name);
+    TESSEL_CHECK(op.dtype == DataType::float32(), "GPU test harness: input '{}' is {}, only float32 is handled", name, op.dtype.str());
+    auto t = runtime::Tensor::empty(op.shape, op.dtype, device);
+    auto values = asFloats(data.inputs.at(name));
+    t.copyFromHost(values.data(), values.size() * sizeof(float));
+    args.push_back(t);
+  }
+  for (auto& name : dag.outputNames()) {
+    const auto& op = *dag.op(name);
+    TESSEL_CHECK(op.dtype == DataType::float32(), "GPU test harness: output '{}' is {}, only float32 is handled", name, op.dtype.str());
+    auto t = runtime::Tensor::empty(op.shape, op.dtype, device);
+    std::vector<float> garbage(size_t(t.numel()), std::numeric_limits<float>::quiet_NaN());
+    t.copyFromHost(garbage.data(), garbage.size() * sizeof(float));
+    args.push_back(t);
+  }
+  kernel.call(args);
+  runtime::deviceAPI(device).synchronize();
+  double worst = 0;
+  for (size_t o = 0; o < dag.outputNames().size(); ++o) {
+    const auto& t = args[dag.inputNames().size() + o];
+    std::vector<float> got(size_t(t.numel()));
+    t.copyToHost(got.data(), got.size() * sizeof(float));
+    double error = relativeError(std::vector<double>(got.begin(), got.end()), data.reference.at(dag.outputNames()[o]));
+    worst = std::max(worst, std::isnan(error) ? 1e30 : error);
+  }
+  return worst;
+}
+
+std::string cudaUnavailableReason() {
+  std::string why;
+  return runtime::cudaDeviceAvailable(&why) ? "" : why;
+}
+
+std::string openclUnavailableReason() {
+  std::string why;
+  return runtime::openclDeviceAvailable(&why) ? "" : why;
+}
+
+}  // namespace tessel::kernelcheck
+
+namespace tessel::kernelcheck::gpuschedules {
+
+using namespace schedule;
+
+std::vector<StepPtr> matmul(bool sharedA) {
+  std::vector<StepPtr> steps = {
+      std::make_shared<CacheWriteStep>("C", "local"),
+      std::make_shared<SplitStep>("C", "i", std::vector<int64_t>{8}),
+      std::make_shared<SplitStep>("C", "j", std::vector<int64_t>{16}),
+      std::make_shared<ReorderStep>("C", std::vector<std::string>{"i.0", "j.0", "i.1", "j.1"}),
+      std::make_shared<AnnotateStep>("C", "i.0", Annotation::BlockY),
+      std::make_shared<AnnotateStep>("C", "j.0", Annotation::BlockX),
+      std::make_shared<AnnotateStep>("C", "i.1", Annotation::ThreadY),
+      std::make_shared<AnnotateStep>("C", "j.1", Annotation::ThreadX),
+      std::make_shared<ComputeAtStep>("C.local", "C", "j.1"),
+  };
+  if (sharedA) {
+    // A block's 8 rows of A, fetched by its 8x16 threads: the fused row-and-column loop split
+    // so that each thread copies every 128th element.
+    steps.push_back(std::make_shared<CacheReadStep>("A", "shared", std::vector<std::string>{"C.local"}));
+    steps.push_back(std::make_shared<ComputeAtStep>("A.shared", "C", "j.0"));
+    steps.push_back(std::make_shared<FuseStep>("A.shared", std::vector<std::string>{"ax0", "ax1"}));
+    steps.push_back(std::make_shared<SplitStep>("A.shared", "ax0@ax1", std::vector<int64_t>{8, 16}));
+    steps.push_back(std::make_shared<AnnotateStep>("A.shared", "ax0@ax1.1", Annotation::ThreadY));
+    steps.push_back(std::make_shared<AnnotateStep>("A.shared", "ax0@ax1.2", Annotation::ThreadX));
+  }
+  return steps;
+}
+
+std::vector<StepPtr> conv2d() {
+  return {
+      std::make_shared<ComputeInlineStep>("pad_temp"),
+      std::make_shared<SplitStep>("conv2d_nchw", "ff", std::vector<int64_t>{4}),
+      std::make_shared<SplitStep>("conv2d_nchw", "xx", std::vector<int64_t>{7}),
+      std::make_shared<ReorderStep>("conv2d_nchw", std::vector<std::string>{"nn", "ff.0", "yy", "xx.0", "ff.1", "xx.1", "rc",
+                                                                             "ry", "rx"}),
+      std::make_shared<AnnotateStep>("conv2d_nchw", "ff.0", Annotation::BlockX),
+      std::make_shared<AnnotateStep>("conv2d_nchw", "yy", Annotation::BlockY),
+      std::make_shared<AnnotateStep>("conv2d_nchw", "xx.0", Annotation::VThread),
+      std::make_shared<AnnotateStep>("conv2d_nchw", "ff.1", Annotation::ThreadY),
+      std::make_shared<AnnotateStep>("conv2d_nchw", "xx.1", Annotation::ThreadX),
+  };
+}
+
+}  // namespace tessel::kernelcheck::gpuschedules
