@@ -32,6 +32,7 @@ ForKind forKindOf(Annotation a) {
     case Annotation::VThread:
     case Annotation::None: return ForKind::Serial;
   }
+  return ForKind::Serial;  // not reached: every annotation is handled above
 }
 
 std::string identifier(const std::string& name) {

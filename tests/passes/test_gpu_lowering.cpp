@@ -80,7 +80,7 @@ TEST(GpuLowering, TooManyThreadsPerBlockIsRejectedWithTheLimit) {
   EXPECT_EQ(errorOf([&] { passes::lowerForGpu(state, "matmul", kSm90); }),
             "GPU kernel 'matmul': 2048 threads per block (128x16x1) exceed the limit of 1024 (cuda sm_90)");
   // The Mali profile allows 256.
-  auto small = replay(ops::matmul(64, 64, 8), boundMatmul(4, 128));
+  auto small = replay(ops::matmul(64, 128, 8), boundMatmul(4, 128));
   expectContains(errorOf([&] { passes::lowerForGpu(small, "matmul", passes::GpuLimits::forTarget("opencl -device=mali")); }),
                  "512 threads per block (128x4x1) exceed the limit of 256 (opencl mali)");
   EXPECT_NO_THROW(passes::lowerForGpu(small, "matmul", kSm90));
