@@ -34,37 +34,50 @@ std::string anchorTag(const te::ComputeDAG& dag) {
 
 /// The confirmation of one task (tune/Confirmation.h): its best distinct measured schedules
 /// and its default schedule re-measured interleaved; the decision is logged as a confirmed
-/// record and a line is printed. Nothing when no schedule but the default was measured.
-void confirmTask(const tune::MeasureTaskPtr& task, const std::vector<schedule::StepPtr>& defaultSteps,
+/// record and a line is printed. Nothing to re-measure when no searched schedule came near the
+/// fastest measured one (tune::pickContenders): then the default was it, and stays.
+void confirmTask(const tune::MeasureTaskPtr& task, double flops, const std::vector<schedule::StepPtr>& defaultSteps,
                  const std::vector<tune::ansor::MeasuredSchedule>& measured, const AutoScheduleOptions& options,
                  const std::string& prefix, tune::Builder& builder, tune::Runner& runner, tune::RecordLogWriter& log,
                  AutoScheduleSummary& summary) {
   const std::string defaultKey = tune::ansor::scheduleKey(defaultSteps);
-  std::vector<const tune::ansor::MeasuredSchedule*> ranked;
-  for (const auto& m : measured)
-    if (m.flopsPerSecond > 0 && tune::ansor::scheduleKey(m.steps) != defaultKey) ranked.push_back(&m);
-  std::stable_sort(ranked.begin(), ranked.end(), [](auto* a, auto* b) { return a->flopsPerSecond > b->flopsPerSecond; });
+  std::vector<tune::SearchedCandidate> searched;
+  for (const auto& m : measured) searched.push_back({tune::ansor::scheduleKey(m.steps), m.flopsPerSecond});
   std::vector<tune::MeasureInput> inputs;
-  std::set<std::string> keys;
-  for (const auto* m : ranked) {
-    if (int(inputs.size()) >= options.confirmTop) break;
-    if (keys.insert(tune::ansor::scheduleKey(m->steps)).second) inputs.push_back({task, m->steps, ""});
-  }
-  if (inputs.empty()) return;
+  for (size_t i : tune::pickContenders(searched, defaultKey, options.confirmTop))
+    inputs.push_back({task, measured[i].steps, ""});
+  // No contender: the default, measured first, beat every searched schedule by more than the
+  // slack; it stays at its search cost. (Nothing measured but failures: nothing to decide.)
+  const bool withoutRounds = inputs.empty();
+  double defaultFlops = 0;
+  for (const auto& m : searched)
+    if (m.key == defaultKey) defaultFlops = std::max(defaultFlops, m.flopsPerSecond);
+  if (withoutRounds && !(defaultFlops > 0 && flops > 0)) return;
   inputs.push_back({task, defaultSteps, ""});
-  tune::ConfirmOptions o{options.confirmRounds, 0.01, options.seed ^ std::hash<std::string>{}(task->workloadKey), options.loadMonitor};
-  auto c = tune::confirmAgainstFallback(inputs, builder, runner, o);
-  if (!c) return;
+  std::optional<tune::Confirmation> c;
+  int rounds = 0;
+  if (withoutRounds) {
+    c = tune::keepFallbackWithoutRounds(flops / defaultFlops);
+  } else {
+    tune::ConfirmOptions o{options.confirmRounds, 0.01, options.seed ^ std::hash<std::string>{}(task->workloadKey), options.loadMonitor};
+    c = tune::confirmAgainstFallback(inputs, builder, runner, o);
+    if (!c) return;
+    rounds = options.confirmRounds;
+  }
   summary.buildSeconds += c->buildSeconds;
   summary.runSeconds += c->runSeconds;
   summary.seconds += c->buildSeconds + c->runSeconds;
   ++summary.confirmedTasks;
   summary.keptDefault += c->keptFallback;
+  summary.keptWithoutRounds += withoutRounds;
   nlohmann::json ratios = nlohmann::json::array();
   for (double r : c->ratios) ratios.push_back(std::isfinite(r) ? nlohmann::json(r) : nlohmann::json(nullptr));
   log.append(tune::makeRecord(inputs[c->winner], c->decision({{"fallback", "default schedule"}, {"ratios_to_fallback", ratios}},
-                                                             options.confirmRounds)));
-  if (c->keptFallback)
+                                                             rounds)));
+  if (withoutRounds)
+    fmt::print("{}no schedule came within {}x of the default schedule: the default stays ({:.4f} ms)\n", prefix, tune::kContenderSlack,
+               c->winnerCost * 1e3);
+  else if (c->keptFallback)
     fmt::print("{}no schedule beat the default schedule in {} interleaved rounds: the default stays ({:.4f} ms)\n", prefix,
                options.confirmRounds, c->winnerCost * 1e3);
   else
@@ -143,6 +156,7 @@ AutoScheduleSummary autoScheduleTasks(const std::vector<graph::Task>& tasks, con
                   o.progressPrefix = fmt::format("[Task {:>2}/{:>2}] ", i + 1, tasks.size());
                   o.liveProgress = options.liveProgress;
                   if (!defaultMeasured[i]) o.measureFirst = defaults[i];
+                  if (std::isfinite(best[i])) o.bestSecondsBefore = best[i];
                   defaultMeasured[i] = true;
                   auto result = tune::ansor::tuneAutoTask(measureTasks[i], tasks[i].flops, *policies[i], builder, runner, o, {},
                                                           [&](const tune::MeasureInput& input, const tune::MeasureResult& r) {
@@ -166,7 +180,7 @@ AutoScheduleSummary autoScheduleTasks(const std::vector<graph::Task>& tasks, con
   if (options.confirmTop > 0)
     for (size_t i = 0; i < tasks.size(); ++i)
       if (newTrials[i] > 0)
-        confirmTask(measureTasks[i], defaults[i], measured[i], options, fmt::format("[Task {:>2}/{:>2}] ", i + 1, tasks.size()),
+        confirmTask(measureTasks[i], tasks[i].flops, defaults[i], measured[i], options, fmt::format("[Task {:>2}/{:>2}] ", i + 1, tasks.size()),
                     builder, runner, log, summary);
   return summary;
 }

@@ -49,6 +49,7 @@ struct AutoScheduleSummary {
   int64_t statesScored = 0;  ///< by the cost models, over all tasks
   double seconds = 0, policySeconds = 0, buildSeconds = 0, runSeconds = 0;
   int confirmedTasks = 0, keptDefault = 0;  ///< tasks confirmed; of them, those the default won
+  int keptWithoutRounds = 0;                ///< of those, the default far ahead: no re-measurement
 };
 
 AutoScheduleSummary autoScheduleTasks(const std::vector<graph::Task>& tasks, const AutoScheduleOptions& options, tune::Builder& builder,

@@ -26,6 +26,7 @@
 #include "support/Files.h"
 #include "runtime/MachineLoad.h"
 #include "runtime/Threading.h"
+#include "tune/Confirmation.h"
 #include "tune/LoadMonitor.h"
 #include "support/TempDir.h"
 #include "tune/HistoryBest.h"
@@ -40,6 +41,17 @@
 namespace tessel::cli {
 
 namespace {
+
+/// The line that sums up the tasks' decisions (tune/Confirmation.h).
+std::string decisionSummary(int decided, int keptDefault, int withoutRounds, const char* otherwise) {
+  if (withoutRounds == 0)
+    return fmt::format("Confirmed {} tasks by interleaved re-measurement: {} kept the default schedule, {} {}\n", decided, keptDefault,
+                       decided - keptDefault, otherwise);
+  return fmt::format("Confirmed {} tasks: {} kept the default schedule, {} {} ({} by interleaved re-measurement; for {} the default "
+                     "was more than {}x faster than every candidate)\n",
+                     decided, keptDefault, decided - keptDefault, otherwise, decided - withoutRounds, withoutRounds,
+                     tune::kContenderSlack);
+}
 
 struct TuneArgs : ModelArgs {
   std::string tuner = "xgb", log, output, ops, coldCache = "auto", scheduler = "autotvm", taskScheduler;
@@ -272,8 +284,7 @@ void tune(const TuneArgs& a) {
                  autoTasks.size(), summary.trials, summary.seconds, double(summary.trials) / summary.seconds, summary.policySeconds,
                  summary.statesScored, summary.buildSeconds, summary.runSeconds, a.log);
     if (summary.confirmedTasks > 0)
-      fmt::print("Confirmed {} tasks by interleaved re-measurement: {} kept the default schedule, {} a searched one\n",
-                 summary.confirmedTasks, summary.keptDefault, summary.confirmedTasks - summary.keptDefault);
+      fmt::print("{}", decisionSummary(summary.confirmedTasks, summary.keptDefault, summary.keptWithoutRounds, "a searched one"));
     candidates.clear();
   }
   for (const auto& [taskGraph, t] : candidates) {
@@ -320,7 +331,7 @@ void tune(const TuneArgs& a) {
   int64_t measured = 0;
   double tuningSeconds = 0;
   tune::autotvm::TuneTaskResult totals;  // the parts' wall times, summed over the tasks
-  int keptDefault = 0, confirmedTasks = 0;
+  int keptDefault = 0, confirmedTasks = 0, keptWithoutRounds = 0;
   auto optionsOf = [&](size_t i) {
     tune::autotvm::TuneTaskOptions o;
     o.nTrial = a.nTrial;
@@ -351,6 +362,7 @@ void tune(const TuneArgs& a) {
     if (result.confirmedIndex) {
       ++confirmedTasks;
       keptDefault += result.keptFallback;
+      keptWithoutRounds += result.withoutRounds;
     }
   };
   for (size_t i = 0; i < tasks.size(); ++i)
@@ -423,9 +435,7 @@ void tune(const TuneArgs& a) {
                (other + totals.instantiateSeconds) / n, totals.lowerCpuSeconds / n, totals.compileCpuSeconds / n,
                totals.linkCpuSeconds / n, totals.loadSeconds / n);
     if (monitor) fmt::print("{}\n", monitor->summary());
-    if (confirmedTasks > 0)
-      fmt::print("Confirmed {} tasks by interleaved re-measurement: {} kept the default schedule, {} a tuned one\n", confirmedTasks,
-                 keptDefault, confirmedTasks - keptDefault);
+    if (confirmedTasks > 0) fmt::print("{}", decisionSummary(confirmedTasks, keptDefault, keptWithoutRounds, "a tuned one"));
   }
 
   fmt::print("Compile...\n");

@@ -310,7 +310,12 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
           reference.kernelName = request->reference_kernel();
           runner->setReference(*task, reference);
         }
-        tune::MeasureResult result = runner->runOne(tune::MeasureInput{task, {}, ""}, build);
+        if (!std::isfinite(request->stop_above_s()) || request->stop_above_s() < 0)
+          throw Error(fmt::format("measure request: stop_above_s must be a non-negative number of seconds, got {}",
+                                  request->stop_above_s()));
+        tune::MeasureInput input{task, {}, ""};
+        input.stopAboveSeconds = request->stop_above_s();
+        tune::MeasureResult result = runner->runOne(input, build);
         reply->set_error_no(int(result.errorNo));
         reply->set_message(result.errorMessage);
         for (double c : result.costs) reply->add_costs(c);

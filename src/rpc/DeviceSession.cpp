@@ -111,6 +111,7 @@ tune::MeasureResult DeviceSession::measure(const RemoteKernel& kernel, const tun
   request.set_cooldown_s(o.cooldownIntervalSeconds);
   request.set_flush_cache(o.enableCpuCacheFlush);
   request.set_cold(kernel.cold);
+  request.set_stop_above_s(kernel.stopAboveSeconds);
   request.set_tolerance(o.tolerance);
   request.set_reference_library(kernel.referenceLibrary);
   request.set_reference_kernel(kernel.referenceKernel);

@@ -32,6 +32,7 @@ struct RemoteKernel {
   bool cold = false;             ///< measure with cold caches (MeasureTask::coldCache)
   std::string referenceLibrary;  ///< uploaded file; empty: no correctness check
   std::string referenceKernel;
+  double stopAboveSeconds = 0;   ///< MeasureInput::stopAboveSeconds
 };
 
 class DeviceSession {

@@ -319,6 +319,7 @@ void RpcRunner::deviceLoop(Batch& batch) {
         kernel.numInputs = build.numInputs;
         kernel.taskName = input.task->name;
         kernel.cold = input.task->coldCache;
+        kernel.stopAboveSeconds = input.stopAboveSeconds;
         if (o.measure.checkCorrectness) {
           const tune::BuildResult& ref = references_.at(input.task->key());
           kernel.referenceLibrary = std::filesystem::path(ref.libraryPath).filename().string();

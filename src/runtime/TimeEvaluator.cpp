@@ -147,9 +147,28 @@ TimingResult timeFunction(const std::function<void()>& call, const TimeEvaluator
   std::unique_ptr<CacheFlusher> flusher;
   if (options.flushCache) flusher = std::make_unique<CacheFlusher>();
 
+  TESSEL_CHECK(std::isfinite(options.stopAboveSeconds) && options.stopAboveSeconds >= 0,
+               "time evaluator: stopAboveSeconds must be a non-negative number of seconds, got {}", options.stopAboveSeconds);
+
   TimingResult result;
-  for (int i = 0; i < options.warmup; ++i) call();
+  double lastWarmup = 0;
+  for (int i = 0; i < options.warmup; ++i) {
+    double start = clock();
+    call();
+    lastWarmup = clock() - start;
+  }
   result.totalCalls += options.warmup;
+  if (options.stopAboveSeconds > 0 && options.warmup > 0 && lastWarmup > options.stopAboveSeconds) {
+    if (flusher) flusher->flush();
+    double start = clock();
+    call();
+    result.costs.push_back(clock() - start);
+    result.totalCalls += 1;
+    result.number = 1;
+    result.stoppedEarly = true;
+    computeStatistics(result);
+    return result;
+  }
 
   int number = options.number;
   double minRepeatSeconds = options.minRepeatMs / 1000.0;

@@ -19,6 +19,11 @@ struct TimeEvaluatorOptions {
   double cooldownMs = 0;    ///< sleep between measurements
   bool flushCache = false;  ///< write and read a buffer larger than the last-level cache before each measurement
   int warmup = 1;           ///< untimed calls before the first measurement
+  /// When > 0 (seconds) and the last warm-up call took longer: one timed call is the only
+  /// cost. Tuning sets it to a multiple of the task's best cost, so that a candidate far
+  /// slower than the best, which needs no precise figure to lose, costs two calls, not
+  /// warm-up, calibration and `repeat` measurements.
+  double stopAboveSeconds = 0;
 };
 
 struct TimingResult {
@@ -29,6 +34,7 @@ struct TimingResult {
   double min = 0;
   int number = 0;             ///< the calls per measurement finally used
   int64_t totalCalls = 0;     ///< every call made: warm-up, calibration and measured
+  bool stoppedEarly = false;  ///< stopAboveSeconds cut the measurement to one call
 };
 
 /// A monotonic clock in seconds; replaceable so that tests can use synthetic time.

@@ -6,6 +6,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <set>
 
 #include "support/Error.h"
 
@@ -51,6 +52,37 @@ MeasureResult Confirmation::decision(nlohmann::json details, int rounds) const {
   details["kept_fallback"] = keptFallback;
   r.confirmation = std::move(details);
   return r;
+}
+
+std::vector<size_t> pickContenders(const std::vector<SearchedCandidate>& candidates, const std::string& fallbackKey, int top,
+                                   double slack) {
+  TESSEL_CHECK(slack >= 1, "confirmation: the contenders' slack must be at least 1, got {}", slack);
+  double fastest = 0;
+  for (const auto& c : candidates) fastest = std::max(fastest, c.flopsPerSecond);
+  std::vector<size_t> ranked;
+  for (size_t i = 0; i < candidates.size(); ++i)
+    if (candidates[i].flopsPerSecond > 0 && candidates[i].flopsPerSecond * slack >= fastest && candidates[i].key != fallbackKey)
+      ranked.push_back(i);
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [&](size_t a, size_t b) { return candidates[a].flopsPerSecond > candidates[b].flopsPerSecond; });
+  std::vector<size_t> picked;
+  std::set<std::string> keys;
+  for (size_t i : ranked) {
+    if (int(picked.size()) >= top) break;
+    if (keys.insert(candidates[i].key).second) picked.push_back(i);
+  }
+  return picked;
+}
+
+Confirmation keepFallbackWithoutRounds(double fallbackCost) {
+  TESSEL_CHECK(std::isfinite(fallbackCost) && fallbackCost > 0, "confirmation: the fallback's cost must be positive, got {}",
+               fallbackCost);
+  Confirmation c;
+  c.winner = 0;
+  c.keptFallback = true;
+  c.winnerCosts = c.fallbackCosts = {fallbackCost};
+  c.winnerCost = c.fallbackCost = fallbackCost;
+  return c;
 }
 
 std::optional<Confirmation> confirmAgainstFallback(const std::vector<MeasureInput>& inputs, Builder& builder, Runner& runner,

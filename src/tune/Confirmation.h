@@ -7,6 +7,7 @@
 /// different moment, cannot tell a 1% gain from the machine's drift; this can.
 #pragma once
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "tune/LoadMonitor.h"
@@ -40,6 +41,28 @@ struct Confirmation {
   /// its `confirmation` (with the rounds, the fallback's cost and whether it stayed added).
   MeasureResult decision(nlohmann::json details, int rounds) const;
 };
+
+/// A measured schedule as the confirmation picks its contenders: a key that identifies it
+/// (a config index, a step list's text) and its throughput in the search (0: failed).
+struct SearchedCandidate {
+  std::string key;
+  double flopsPerSecond = 0;
+};
+
+/// Which of the searched candidates to re-measure against the fallback (keyed `fallbackKey`):
+/// the `top` fastest distinct ones other than the fallback, leaving out any more than `slack`
+/// times slower than the fastest measured (the fallback's own search measurement included).
+/// Such a candidate cannot win rounds it must win by a margin, and re-measuring a random
+/// schedule hundreds of times slower than the best made confirmation most of an
+/// auto-scheduled network's measuring time. Positions in `candidates`, fastest first.
+inline constexpr double kContenderSlack = 1.5;
+std::vector<size_t> pickContenders(const std::vector<SearchedCandidate>& candidates, const std::string& fallbackKey, int top,
+                                   double slack = kContenderSlack);
+
+/// The decision when no candidate is a contender: the fallback, which the search measured
+/// fastest by more than the slack, stays at its search cost, with no rounds. As a
+/// Confirmation whose only input is the fallback (winner 0), so that it is logged like one.
+Confirmation keepFallbackWithoutRounds(double fallbackCost);
 
 /// Confirms among `inputs`, whose last one is the fallback (at least two inputs). Nothing when
 /// the fallback and every candidate failed every round.

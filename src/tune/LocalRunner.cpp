@@ -152,6 +152,7 @@ MeasureResult LocalRunner::runOne(const MeasureInput& input, const BuildResult& 
                             {"min_repeat_ms", options_.minRepeatMs},
                             {"flush_cache", options_.enableCpuCacheFlush},
                             {"cold", task.coldCache},
+                            {"stop_above_s", input.stopAboveSeconds},
                             {"tolerance", options_.tolerance}};
   if (options_.checkCorrectness) {
     auto it = references_.find(task.key());

@@ -1,5 +1,7 @@
 #include "tune/Measure.h"
 
+#include <cmath>
+
 #include "te/DagJson.h"
 
 #include <algorithm>
@@ -33,6 +35,10 @@ MeasureResult errorResult(MeasureErrorNo errorNo, std::string message) {
   result.errorMessage = std::move(message);
   result.timestamp = unixTimeSeconds();
   return result;
+}
+
+double stopAboveFor(double bestSeconds) {
+  return std::isfinite(bestSeconds) && bestSeconds > 0 ? kStopAboveBestFactor * bestSeconds : 0;
 }
 
 double unixTimeSeconds() {

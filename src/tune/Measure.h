@@ -40,7 +40,16 @@ struct MeasureInput {
   MeasureTaskPtr task;
   std::vector<schedule::StepPtr> steps;
   std::string config;
+  /// Seconds (0: none): a candidate whose warm-up call takes longer is timed by one call only
+  /// (runtime::TimeEvaluatorOptions::stopAboveSeconds). The tuning loops set it from the
+  /// task's best cost (stopAboveFor); confirmations never do.
+  double stopAboveSeconds = 0;
 };
+
+/// How much slower than the task's best a candidate must run to be timed by one call.
+inline constexpr double kStopAboveBestFactor = 4;
+/// The stop bound for a task whose best cost so far is `bestSeconds` (0 when none is known).
+double stopAboveFor(double bestSeconds);
 
 /// A compiled candidate, or why there is none.
 struct BuildResult {

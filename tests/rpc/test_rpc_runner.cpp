@@ -165,6 +165,19 @@ TEST(RpcRunner, ACrashingCandidateKillsOnlyTheServersWorker) {
   EXPECT_TRUE(c.server(0).running());
 }
 
+TEST(RpcRunner, TheStopBoundTravelsToTheDevice) {
+  Cluster c;
+  c.startTracker();
+  c.startServer("stop");
+  auto batch = batchOf({"", ""});
+  batch.inputs[0].stopAboveSeconds = 1e-9;  // any kernel's warm-up is slower: one timed call
+  RpcRunner runner(runnerOptions(c, "stop", 0));
+  auto results = runner.run(batch.inputs, batch.builds);
+  expectAllOk(results, 2);
+  EXPECT_EQ(results[0].costs.size(), 1u);
+  EXPECT_EQ(results[1].costs.size(), 2u);  // repeat 2, no bound
+}
+
 TEST(RpcRunner, ChecksCorrectnessOnTheDevice) {
   Cluster c;
   c.startTracker();

@@ -179,6 +179,36 @@ TEST(TimeEvaluator, StatisticsAreConsistent) {
   EXPECT_NEAR(result.stddev, std::sqrt(2e-6), 1e-12);
 }
 
+TEST(TimeEvaluator, AFunctionSlowerThanTheStopBoundIsTimedByOneCall) {
+  FakeTime time;
+  int64_t calls = 0;
+  auto slow = [&] {
+    ++calls;
+    time.now += 0.5;
+  };
+  TimeEvaluatorOptions o{.number = 4, .repeat = 3, .minRepeatMs = 100, .warmup = 1, .stopAboveSeconds = 0.2};
+  auto result = timeFunction(slow, o, time.clock());
+  EXPECT_TRUE(result.stoppedEarly);
+  EXPECT_EQ(calls, 2);  // the warm-up and one timed call
+  EXPECT_EQ(result.totalCalls, 2);
+  EXPECT_EQ(result.number, 1);
+  ASSERT_EQ(result.costs.size(), 1u);
+  EXPECT_NEAR(result.costs[0], 0.5, 1e-12);
+
+  // Under the bound (or without one) the measurement is the usual one.
+  calls = 0;
+  o.stopAboveSeconds = 0.6;
+  result = timeFunction(slow, o, time.clock());
+  EXPECT_FALSE(result.stoppedEarly);
+  EXPECT_EQ(result.costs.size(), 3u);
+  EXPECT_EQ(calls, 1 + 3 * result.number);
+  // Without a warm-up there is nothing to judge by: no stop.
+  o = {.number = 1, .repeat = 3, .warmup = 0, .stopAboveSeconds = 0.2};
+  result = timeFunction(slow, o, time.clock());
+  EXPECT_FALSE(result.stoppedEarly);
+  EXPECT_EQ(result.costs.size(), 3u);
+}
+
 TEST(TimeEvaluator, RejectsBadOptions) {
   auto f = [] {};
   EXPECT_EQ(errorOf([&] { timeFunction(f, {.number = 0}); }), "time evaluator: number must be at least 1, got 0");
@@ -189,6 +219,8 @@ TEST(TimeEvaluator, RejectsBadOptions) {
   EXPECT_NE(errorOf([&] { timeFunction(f, {.cooldownMs = -0.5}); }).find("cooldownMs must be a non-negative"),
             std::string::npos);
   EXPECT_NE(errorOf([&] { timeFunction(f, {.warmup = -1}); }).find("warmup must not be negative"), std::string::npos);
+  EXPECT_NE(errorOf([&] { timeFunction(f, {.stopAboveSeconds = -1}); }).find("stopAboveSeconds must be a non-negative"),
+            std::string::npos);
   EXPECT_THROW(timeFunction(nullptr, {}), Error);
 }
 

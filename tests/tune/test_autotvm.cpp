@@ -17,6 +17,7 @@
 #include "ops/Elementwise.h"
 #include "ops/Schedules.h"
 #include "passes/Lower.h"
+#include "tune/Confirmation.h"
 #include "tune/autotvm/BasicTuners.h"
 #include "tune/autotvm/ConfigSpace.h"
 #include "tune/autotvm/CpuTemplates.h"
@@ -523,6 +524,82 @@ TEST(TuneLoop, AWinnerMustAlsoHaveTheLowerMedianCost) {
   expectContains(r.confirmationSummary, "the default stays (3.0000 ms)");
 }
 
+/// The default 1 ms, every other config 10 ms; counts the runner's calls.
+class FarAheadDefaultMeasurer : public SyntheticMeasurer {
+ public:
+  using SyntheticMeasurer::SyntheticMeasurer;
+  std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs, const std::vector<BuildResult>&) override {
+    ++calls;
+    std::vector<MeasureResult> out;
+    for (auto& in : inputs) {
+      MeasureResult r;
+      r.costs = {nlohmann::json::parse(in.config)["index"].get<uint64_t>() == fallbackIndex ? 1e-3 : 10e-3};
+      out.push_back(r);
+    }
+    return out;
+  }
+  uint64_t fallbackIndex = 0;
+  int calls = 0;
+};
+
+/// Records each batch's stop bounds.
+class StopBoundRecorder : public SyntheticMeasurer {
+ public:
+  using SyntheticMeasurer::SyntheticMeasurer;
+  std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs, const std::vector<BuildResult>& builds) override {
+    std::vector<double> bounds;
+    for (auto& in : inputs) bounds.push_back(in.stopAboveSeconds);
+    batchBounds.push_back(bounds);
+    return SyntheticMeasurer::run(inputs, builds);
+  }
+  std::vector<std::vector<double>> batchBounds;
+};
+
+TEST(TuneLoop, CandidatesFarSlowerThanTheBestAreTimedByOneCall) {
+  auto task = syntheticTask();
+  StopBoundRecorder measurer(*task);
+  TuneTaskOptions o;
+  o.nTrial = 8;
+  o.batchSize = 4;
+  o.progressTo = nullptr;
+  o.confirmTop = 0;
+  // A resumed best (2e9 FLOP/s on the 1e6-FLOP task: 0.5 ms) bounds even the first batch.
+  std::vector<Trial> resumed{{0, 2e9}};
+  auto tuner = makeTuner("random", task, 4);
+  auto r = tuneTask(task, *tuner, measurer, measurer, o, resumed);
+  ASSERT_FALSE(measurer.batchBounds.empty());
+  for (double bound : measurer.batchBounds[0]) EXPECT_DOUBLE_EQ(bound, kStopAboveBestFactor * 0.5e-3);
+  // Later batches: the best so far only gets better.
+  for (size_t b = 1; b < measurer.batchBounds.size(); ++b)
+    for (double bound : measurer.batchBounds[b]) EXPECT_LE(bound, measurer.batchBounds[b - 1][0]);
+}
+
+TEST(TuneLoop, ADefaultFarAheadOfEveryCandidateStaysWithoutRounds) {
+  auto task = syntheticTask();
+  FarAheadDefaultMeasurer measurer(*task);
+  measurer.fallbackIndex = task->fallbackIndex;
+  TuneTaskOptions o;
+  o.nTrial = 4;
+  o.batchSize = 4;
+  o.progressTo = nullptr;
+  o.confirmTop = 3;
+  // The search measures the default among its candidates.
+  std::vector<Trial> resumed{{task->fallbackIndex, task->flops / 1e-3}};
+  auto tuner = makeTuner("random", task, 5);
+  std::vector<MeasureResult> confirmed;
+  auto r = tuneTask(task, *tuner, measurer, measurer, o, resumed, [&](const ConfigEntity&, const MeasureInput&, const MeasureResult& m) {
+    if (m.confirmed) confirmed.push_back(m);
+  });
+  EXPECT_EQ(measurer.calls, 1);  // the search's batch only: no interleaved rounds
+  ASSERT_EQ(confirmed.size(), 1u);
+  EXPECT_EQ(confirmed[0].confirmation["rounds"], 0);
+  EXPECT_TRUE(confirmed[0].confirmation["kept_fallback"].get<bool>());
+  EXPECT_EQ(confirmed[0].costs, std::vector<double>{1e-3});
+  ASSERT_TRUE(r.confirmedIndex.has_value());
+  EXPECT_EQ(*r.confirmedIndex, task->fallbackIndex);
+  expectContains(r.confirmationSummary, "no candidate came within 1.5x of the default schedule: the default stays (1.0000 ms)");
+}
+
 TEST(TuneLoop, TheConfirmationIsOneRecordThatNamesWhatItBeat) {
   auto task = syntheticTask();
   SyntheticMeasurer measurer(*task);
@@ -533,15 +610,25 @@ TEST(TuneLoop, TheConfirmationIsOneRecordThatNamesWhatItBeat) {
   o.confirmRounds = 4;
   auto tuner = makeTuner("random", task, 9);
   std::vector<MeasureResult> confirmed;
-  auto r = tuneTask(task, *tuner, measurer, measurer, o, {}, [&](const ConfigEntity&, const MeasureInput&, const MeasureResult& m) {
+  std::map<uint64_t, double> measuredByIndex;
+  auto r = tuneTask(task, *tuner, measurer, measurer, o, {}, [&](const ConfigEntity& c, const MeasureInput&, const MeasureResult& m) {
     if (m.confirmed) confirmed.push_back(m);
+    else measuredByIndex[c.index()] = task->flops / m.cost();
   });
   ASSERT_EQ(confirmed.size(), 1u);
   ASSERT_TRUE(r.confirmedIndex.has_value());
   EXPECT_EQ(confirmed[0].costs.size(), 4u);  // one cost per round
   EXPECT_EQ(confirmed[0].confirmation["rounds"], 4);
   EXPECT_EQ(confirmed[0].confirmation["fallback_index"], task->fallbackIndex);
-  EXPECT_EQ(confirmed[0].confirmation["candidates"].size(), 3u);
+  // The contenders: the three fastest measured configs within 1.5x of the fastest measured.
+  std::vector<double> measuredFlops;
+  for (const auto& [index, flops] : measuredByIndex) measuredFlops.push_back(flops);
+  std::sort(measuredFlops.rbegin(), measuredFlops.rend());
+  size_t near = 0;
+  for (double f : measuredFlops) near += f * kContenderSlack >= measuredFlops[0];
+  if (measuredByIndex.count(task->fallbackIndex) && measuredByIndex[task->fallbackIndex] * kContenderSlack >= measuredFlops[0]) --near;
+  ASSERT_GE(near, 1u);
+  EXPECT_EQ(confirmed[0].confirmation["candidates"].size(), std::min<size_t>(3, near));
   // Noise-free: the decision is the best measured config, unless that was the default.
   EXPECT_EQ(*r.confirmedIndex, *r.bestIndex);
   EXPECT_FALSE(r.confirmationSummary.empty());
@@ -551,6 +638,22 @@ TEST(TuneLoop, TheConfirmationIsOneRecordThatNamesWhatItBeat) {
   auto again = makeTuner("random", task, 9);
   auto none = tuneTask(task, *again, measurer, measurer, o, resumed);
   EXPECT_FALSE(none.confirmedIndex.has_value());
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Confirmation, ContendersAreTheFastestDistinctCandidatesNearTheBest) {
+  std::vector<SearchedCandidate> searched{{"fallback", 100}, {"a", 90}, {"b", 80}, {"c", 50}, {"a", 85}, {"d", 0}, {"e", 70}};
+  // Within 1.5x of the fastest (100, the fallback's own measurement): a, b and e; c is 2x slower,
+  // d failed, the second "a" is the same schedule.
+  EXPECT_EQ(pickContenders(searched, "fallback", 5), (std::vector<size_t>{1, 2, 6}));
+  EXPECT_EQ(pickContenders(searched, "fallback", 2), (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(pickContenders(searched, "fallback", 5, 1.2), (std::vector<size_t>{1}));
+  // The fallback far ahead of everything: nothing to confirm.
+  EXPECT_TRUE(pickContenders({{"fallback", 100}, {"x", 10}, {"y", 60}}, "fallback", 5).empty());
+  EXPECT_THROW(pickContenders(searched, "fallback", 5, 0.5), Error);
 }
 
 }  // namespace

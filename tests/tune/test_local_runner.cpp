@@ -93,6 +93,24 @@ TEST_F(LocalRunnerTest, MeasuresACorrectCandidate) {
   EXPECT_EQ(runner.workersStarted(), 1);
 }
 
+TEST_F(LocalRunnerTest, ACandidateSlowerThanItsStopBoundIsTimedByOneCall) {
+  prebuild({""});
+  auto options = fastOptions();
+  options.minRepeatMs = 5;
+  LocalRunner runner(options);
+  auto entry = builds().at("");
+  entry.first.stopAboveSeconds = 1e-9;  // any kernel's warm-up is slower
+  auto r = runner.runOne(entry.first, entry.second);
+  ASSERT_TRUE(r.ok()) << r.errorMessage;
+  EXPECT_EQ(r.costs.size(), 1u);
+  EXPECT_EQ(r.callsPerRepeat, 1);
+  entry.first.stopAboveSeconds = 10;  // far above: measured as usual
+  r = runner.runOne(entry.first, entry.second);
+  ASSERT_TRUE(r.ok()) << r.errorMessage;
+  EXPECT_EQ(r.costs.size(), 3u);
+  EXPECT_GE(r.callsPerRepeat, 2);
+}
+
 TEST_F(LocalRunnerTest, CacheFlushKeepsNumberAndMinRepeatMs) {
   auto options = fastOptions();
   options.enableCpuCacheFlush = true;

@@ -54,15 +54,24 @@ TuneAutoResult tuneAutoTask(const MeasureTaskPtr& task, double flops, SearchPoli
     auto chooseStart = Clock::now();
     size_t wanted = std::min<size_t>(options.batchSize, size_t(options.nTrial - done));
     std::vector<std::vector<schedule::StepPtr>> batch;
-    if (!options.measureFirst.empty() && result.trials == 0) {  // the first batch
+    if (!options.measureFirst.empty() && result.trials == 0) {
+      // Alone in the first batch: its cost then bounds how long the next batches' far slower
+      // candidates are timed (MeasureInput::stopAboveSeconds).
       batch.push_back(options.measureFirst);
-      --wanted;
+      wanted = 0;
     }
-    for (auto& steps : policy.nextBatch(wanted)) batch.push_back(std::move(steps));
+    if (wanted > 0)
+      for (auto& steps : policy.nextBatch(wanted)) batch.push_back(std::move(steps));
     result.policySeconds += secondsSince(chooseStart);
     if (batch.empty()) break;  // the search found nothing new
     std::vector<MeasureInput> inputs;
-    for (auto& steps : batch) inputs.push_back(MeasureInput{task, steps, ""});
+    double bestSeconds = options.bestSecondsBefore;
+    if (result.bestFlopsPerSecond > 0 && (bestSeconds <= 0 || flops / result.bestFlopsPerSecond < bestSeconds))
+      bestSeconds = flops / result.bestFlopsPerSecond;
+    for (auto& steps : batch) {
+      inputs.push_back(MeasureInput{task, steps, ""});
+      inputs.back().stopAboveSeconds = stopAboveFor(bestSeconds);
+    }
     auto buildStart = Clock::now();
     std::vector<BuildResult> builds = buildBatch(builder, runner, inputs);
     result.buildSeconds += secondsSince(buildStart);

@@ -25,11 +25,15 @@ struct TuneAutoOptions {
   std::FILE* progressTo = stdout;
   bool liveProgress = false;  ///< rewrite the progress line in place after each batch
   LoadMonitor* loadMonitor = nullptr;  ///< asked before every batch runs; null: none
-  /// Measured in the first batch, ahead of the policy's proposals: the default schedule, so
+  /// Measured alone in the first batch, ahead of the policy's proposals: the default schedule, so
   /// that the best a run reports is never worse than the untuned build, however few trials it
   /// had (as template tuning measures its fallback config first). Empty: none; the caller
   /// leaves it empty once it was measured.
   std::vector<schedule::StepPtr> measureFirst;
+  /// The task's best cost measured before this call (seconds; 0: none), e.g. in an earlier
+  /// round of the task scheduler: with this call's own best, it bounds how long a far slower
+  /// candidate is timed (MeasureInput::stopAboveSeconds).
+  double bestSecondsBefore = 0;
 };
 
 /// Called once per measured schedule, in measurement order, before the policy learns of it.

@@ -54,16 +54,17 @@ double secondsSince(Clock::time_point start) { return std::chrono::duration<doub
 void confirmTask(const TuningTask& task, Builder& builder, Runner& runner, const TuneTaskOptions& options,
              const std::vector<Trial>& measured, const TrialCallback& onTrial, TuneTaskResult& result) {
   // The best distinct configs by their search-time throughput, then the fallback.
-  std::vector<Trial> ranked;
-  for (const Trial& t : measured)
-    if (t.flopsPerSecond > 0 && t.index != task.fallbackIndex) ranked.push_back(t);
-  std::stable_sort(ranked.begin(), ranked.end(), [](const Trial& a, const Trial& b) { return a.flopsPerSecond > b.flopsPerSecond; });
+  std::vector<SearchedCandidate> searched;
+  for (const Trial& t : measured) searched.push_back({std::to_string(t.index), t.flopsPerSecond});
   std::vector<uint64_t> indices;
-  for (const Trial& t : ranked) {
-    if (int(indices.size()) >= options.confirmTop) break;
-    if (std::find(indices.begin(), indices.end(), t.index) == indices.end()) indices.push_back(t.index);
-  }
-  if (indices.empty()) return;  // nothing to compare the fallback with
+  for (size_t i : pickContenders(searched, std::to_string(task.fallbackIndex), options.confirmTop)) indices.push_back(measured[i].index);
+  // No contender: the fallback, measured in the search, beat every candidate by more than
+  // the slack; it stays at its search cost. (Nothing measured but failures: nothing to decide.)
+  double fallbackFlops = 0;
+  for (const Trial& t : measured)
+    if (t.index == task.fallbackIndex) fallbackFlops = std::max(fallbackFlops, t.flopsPerSecond);
+  const bool withoutRounds = indices.empty();
+  if (withoutRounds && !(fallbackFlops > 0 && task.flops > 0)) return;
   indices.push_back(task.fallbackIndex);
 
   auto start = Clock::now();
@@ -75,12 +76,20 @@ void confirmTask(const TuningTask& task, Builder& builder, Runner& runner, const
       instantiated.push_back(index);
     }
   result.instantiateSeconds += secondsSince(start);
-  // The fallback always instantiates; without a candidate there is nothing to compare.
-  if (inputs.size() < 2 || instantiated.back() != task.fallbackIndex) return;
-  ConfirmOptions o{options.confirmRounds, options.confirmMargin, options.seed ^ (task.fallbackIndex * 0x9e3779b97f4a7c15ULL),
-                   options.loadMonitor};
-  auto c = confirmAgainstFallback(inputs, builder, runner, o);
-  if (!c) return;  // even the fallback failed every round: nothing to decide
+  if (inputs.empty() || instantiated.back() != task.fallbackIndex) return;
+  std::optional<Confirmation> c;
+  int rounds = 0;
+  if (withoutRounds) {
+    c = keepFallbackWithoutRounds(task.flops / fallbackFlops);
+  } else {
+    // The fallback always instantiates; without a candidate there is nothing to compare.
+    if (inputs.size() < 2) return;
+    ConfirmOptions o{options.confirmRounds, options.confirmMargin, options.seed ^ (task.fallbackIndex * 0x9e3779b97f4a7c15ULL),
+                     options.loadMonitor};
+    c = confirmAgainstFallback(inputs, builder, runner, o);
+    if (!c) return;  // even the fallback failed every round: nothing to decide
+    rounds = options.confirmRounds;
+  }
   result.buildSeconds += c->buildSeconds;
   result.runSeconds += c->runSeconds;
   result.lowerCpuSeconds += c->lowerCpuSeconds;
@@ -91,10 +100,14 @@ void confirmTask(const TuningTask& task, Builder& builder, Runner& runner, const
   uint64_t decided = instantiated[c->winner];
   result.confirmedIndex = decided;
   result.keptFallback = c->keptFallback;
+  result.withoutRounds = withoutRounds;
   result.confirmedCost = c->winnerCost;
   result.fallbackCost = c->fallbackCost;
   result.confirmationSummary =
-      result.keptFallback
+      withoutRounds
+          ? fmt::format("no candidate came within {}x of the default schedule: the default stays ({:.4f} ms)", kContenderSlack,
+                        result.confirmedCost * 1e3)
+      : result.keptFallback
           ? fmt::format("no candidate beat the default schedule in {} interleaved rounds: the default stays ({:.4f} ms)",
                         options.confirmRounds, result.confirmedCost * 1e3)
           : fmt::format("config {} confirmed: {:.4f} ms against the default's {:.4f} ms ({:.1f}% faster round by round) in {} "
@@ -107,7 +120,7 @@ void confirmTask(const TuningTask& task, Builder& builder, Runner& runner, const
       candidates.push_back({{"index", instantiated[k]},
                             {"ratio_to_fallback", std::isfinite(c->ratios[k]) ? nlohmann::json(c->ratios[k]) : nlohmann::json(nullptr)}});
     nlohmann::json details = {{"fallback_index", task.fallbackIndex}, {"candidates", candidates}};
-    onTrial(task.space->get(decided), inputs[c->winner], c->decision(std::move(details), options.confirmRounds));
+    onTrial(task.space->get(decided), inputs[c->winner], c->decision(std::move(details), rounds));
   }
 }
 
@@ -173,6 +186,7 @@ TuneTaskResult tuneTask(const TuningTaskPtr& task, Tuner& tuner, Builder& builde
       auto input = instantiateConfig(*task, space.get(indices[i]), &error);
       if (input) {
         measuredAt.push_back(i);
+        input->stopAboveSeconds = result.bestFlopsPerSecond > 0 ? stopAboveFor(task->flops / result.bestFlopsPerSecond) : 0;
         inputs.push_back(std::move(*input));
       } else {
         results[i] = errorResult(MeasureErrorNo::InstantiationError, error);

@@ -58,6 +58,7 @@ struct TuneTaskResult {
   std::optional<uint64_t> confirmedIndex;
   double confirmedCost = 0, fallbackCost = 0;
   bool keptFallback = false;
+  bool withoutRounds = false;  ///< kept because no candidate came within the contenders' slack
   std::string confirmationSummary;  ///< one line, also printed with the progress
   /// Wall time of the loop's parts: the tuner choosing and learning, instantiating configs,
   /// building, running (the confirmation's included).

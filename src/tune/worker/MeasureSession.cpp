@@ -246,6 +246,7 @@ nlohmann::json MeasureSession::measure(const nlohmann::json& request) {
   timing.repeat = request.value("repeat", 1);
   timing.minRepeatMs = request.value("min_repeat_ms", 0.0);
   timing.flushCache = request.value("flush_cache", false);
+  timing.stopAboveSeconds = request.value("stop_above_s", 0.0);
 
   runtime::Module module;
   runtime::Kernel kernel;

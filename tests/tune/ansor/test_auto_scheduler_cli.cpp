@@ -42,7 +42,7 @@ TEST(AutoSchedulerCli, TunesLogsStepListsResumesAndTheBuildAppliesThem) {
   expectContains(first.output, "Estimated total latency: ");
   expectContains(first.output, "applied tuned records to 1 of");
 
-  expectContains(first.output, "Confirmed 1 tasks by interleaved re-measurement: ");
+  expectContains(first.output, "Confirmed 1 tasks");
 
   // Four trials, the first of them the default schedule, and the confirmation's decision.
   auto before = tune::readRecords(log);
@@ -59,7 +59,13 @@ TEST(AutoSchedulerCli, TunesLogsStepListsResumesAndTheBuildAppliesThem) {
   EXPECT_EQ(schedule::stepsToJson(firstTrial.steps), schedule::stepsToJson(defaultSteps)) << "the default is not measured first";
   for (size_t i = 0; i < 4; ++i) EXPECT_FALSE(before.records[i].result.confirmed);
   EXPECT_TRUE(before.records[4].result.confirmed);
-  EXPECT_EQ(before.records[4].result.confirmation["rounds"], 5);
+  // Five interleaved rounds, or none when the default was more than 1.5x faster than every
+  // searched schedule (tune::pickContenders).
+  int rounds = before.records[4].result.confirmation["rounds"].get<int>();
+  EXPECT_TRUE(rounds == 5 || rounds == 0) << rounds;
+  if (rounds == 0) {
+    EXPECT_EQ(schedule::stepsToJson(before.records[4].steps), schedule::stepsToJson(defaultSteps));
+  }
 
   auto resumed = tuneAuto(log, "8", {"--resume"});
   ASSERT_TRUE(resumed.ok()) << resumed.describe() << "\n" << resumed.output;

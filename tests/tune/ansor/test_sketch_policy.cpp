@@ -5,6 +5,8 @@
 // every result logged before the policy learns, early stopping, resume without repeats).
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -41,6 +43,23 @@ class LandscapeMeasurer : public Builder, public Runner {
   }
   bool needsReference(const MeasureTask&) const override { return false; }
   void setReference(const MeasureTask&, const BuildResult&) override {}
+};
+
+/// Records each batch's stop bounds and costs.
+class BoundRecorder : public LandscapeMeasurer {
+ public:
+  std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs, const std::vector<BuildResult>& builds) override {
+    auto out = LandscapeMeasurer::run(inputs, builds);
+    std::vector<double> bounds, costs;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      bounds.push_back(inputs[i].stopAboveSeconds);
+      costs.push_back(out[i].cost());
+    }
+    batchBounds.push_back(bounds);
+    batchCosts.push_back(costs);
+    return out;
+  }
+  std::vector<std::vector<double>> batchBounds, batchCosts;
 };
 
 SketchPolicyOptions smallSearch(uint64_t seed) {
@@ -184,6 +203,29 @@ TEST(AnsorTuneLoop, MeasuresTheGivenScheduleFirst) {
   tuneAutoTask(task, task->dag.flopCount(), policy, measurer, measurer, o, {}, onTrial);
   EXPECT_EQ(logged.size(), 40u);
   EXPECT_EQ(std::count(logged.begin(), logged.end(), scheduleKey(first)), 1);
+}
+
+TEST(AnsorTuneLoop, CandidatesFarSlowerThanTheBestAreTimedByOneCall) {
+  // Each batch's candidates carry a stop bound of 4x the best cost measured before the batch
+  // (in this call, or before it as the caller says), so the runner times a far slower one once.
+  auto task = makeMeasureTask("matmul", landscapeMatmul());
+  SketchPolicy policy(task->dag, std::make_shared<RandomCostModel>(3), smallSearch(3));
+  BoundRecorder measurer;
+  TuneAutoOptions o;
+  o.nTrial = 24;
+  o.batchSize = 8;
+  tuneAutoTask(task, task->dag.flopCount(), policy, measurer, measurer, o);
+  ASSERT_EQ(measurer.batchBounds.size(), 3u);
+  double best = std::numeric_limits<double>::infinity();
+  for (size_t b = 0; b < 3; ++b) {
+    for (double bound : measurer.batchBounds[b]) EXPECT_DOUBLE_EQ(bound, b == 0 ? 0.0 : kStopAboveBestFactor * best) << "batch " << b;
+    for (double c : measurer.batchCosts[b]) best = std::min(best, c);
+  }
+  // A later round that knows an earlier best bounds its first batch too.
+  o.nTrial = 8;
+  o.bestSecondsBefore = best / 2;
+  tuneAutoTask(task, task->dag.flopCount(), policy, measurer, measurer, o);
+  for (double bound : measurer.batchBounds.back()) EXPECT_DOUBLE_EQ(bound, kStopAboveBestFactor * best / 2);
 }
 
 TEST(AnsorTuneLoop, StopsEarlyWithoutImprovement) {
