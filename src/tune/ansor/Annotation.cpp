@@ -67,10 +67,14 @@ class Annotator {
   }
 
   /// A stage the sketch left at the root stays there or moves into a loop of its only
-  /// consumer (outside the consumer's reduce loops), each choice equally likely.
+  /// consumer (outside the consumer's reduce loops), each choice equally likely. A stage whose
+  /// loops the sketch split (the outer stage of a cache write follows its cache's tiles) holds
+  /// a tile structure: moving it into a consumer that reads it with reuse would recompute
+  /// whole tiles per consumer iteration, so it stays (as TVM's rule skips tiled stages).
   void changeComputeLocation(const std::string& name) {
     const Stage& s = state().stage(name);
-    if (!hasLoops(s) || s.attach != AttachKind::Root || state().isOutput(name) || tiled_.count(name)) return;
+    bool split = std::any_of(s.relations.begin(), s.relations.end(), [](const IterRelation& r) { return r.kind == IterRelation::Kind::Split; });
+    if (!hasLoops(s) || s.attach != AttachKind::Root || state().isOutput(name) || tiled_.count(name) || split) return;
     auto consumers = state().effectiveConsumers(name);
     if (consumers.size() != 1) return;
     const Stage& consumer = state().stage(consumers.front());

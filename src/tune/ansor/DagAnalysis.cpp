@@ -42,6 +42,27 @@ bool hasExpensiveMath(const Expr& body) {
   return found;
 }
 
+/// Arithmetic on the values (not on indices) in an expression: adds, subtractions,
+/// multiplications, divisions, minima and maxima outside the index lists of loads.
+int valueArithmetic(const Expr& body) {
+  int count = 0;
+  std::function<void(const Expr&)> walk = [&](const Expr& e) {
+    if (e.as<ir::ProducerLoadNode>()) return;
+    switch (e.kind()) {
+      case ExprKind::Add: case ExprKind::Sub: case ExprKind::Mul: case ExprKind::Div: case ExprKind::Min: case ExprKind::Max:
+        count += e.type().isFloat() ? 1 : 0;
+        break;
+      default: break;
+    }
+    ir::forEachChild(e, walk);
+  };
+  walk(body);
+  return count;
+}
+
+/// A stage with at most this much value arithmetic is inlined even where it is reused.
+constexpr int kInlinedArithmeticWithReuse = 1;
+
 int64_t product(const std::vector<int64_t>& values) {
   int64_t p = 1;
   for (auto v : values) p *= v;
@@ -50,10 +71,33 @@ int64_t product(const std::vector<int64_t>& values) {
 
 }  // namespace
 
+bool readsWithReuse(const State& state, const std::string& consumer, const std::string& producer) {
+  const Stage& c = state.stage(consumer);
+  auto reads = readsOf(inlinedBody(state, consumer));
+  auto it = reads.find(producer);
+  if (it == reads.end()) return false;
+  std::vector<ir::IterVar> loops = c.op->axes;
+  if (auto reduce = c.op->reduction()) loops.insert(loops.end(), reduce->axes.begin(), reduce->axes.end());
+  for (const auto& indices : it->second)
+    for (const auto& loop : loops) {
+      if (loop.extent <= 1) continue;
+      bool used = false;
+      for (const auto& index : indices) used = used || ir::usesVar(index, loop.var.node());
+      if (!used) return true;
+    }
+  return false;
+}
+
 bool isStrictlyInlinable(const State& state, const std::string& stage) {
   const Stage& s = state.stage(stage);
-  if (s.isPlaceholder() || state.isOutput(stage) || s.op->reduction()) return false;
-  return !hasExpensiveMath(s.op->body);
+  if (s.isPlaceholder() || state.isOutput(stage) || s.op->reduction() || hasExpensiveMath(s.op->body)) return false;
+  // Inlined, a stage is recomputed at every read: where a consumer reads each element many
+  // times (a GEMM reading a Winograd input transform once per output channel), only a stage
+  // that selects or converts values (padding, a cast) stays cheap enough.
+  if (valueArithmetic(s.op->body) <= kInlinedArithmeticWithReuse) return true;
+  for (const auto& consumer : state.effectiveConsumers(stage))
+    if (readsWithReuse(state, consumer, stage)) return false;
+  return true;
 }
 
 int reusedInputCount(const State& state, const std::string& stage) {

@@ -2,8 +2,11 @@
 /// ComputeDAG access analysis, asked of the current stages so that stages added by
 /// cache_write or rfactor are analysed like the others):
 ///
-///   strictly inlinable  element-wise, not an output, no expensive math: inlining it into its
-///                       readers costs nothing, so every sketch inlines it
+///   strictly inlinable  element-wise, not an output, no expensive math, and either at most
+///                       one arithmetic operation on values (padding, a cast, a bias) or read
+///                       without reuse: inlining it into its readers costs nothing, so every
+///                       sketch inlines it (a Winograd transform inlined into its GEMM would
+///                       be recomputed for every output channel)
 ///   data reuse          an input read without one of the stage's non-unit spatial axes in its
 ///                       indices: every iteration of that axis reads the same elements again,
 ///                       which tiling can keep in cache or registers
@@ -20,6 +23,11 @@
 namespace tessel::tune::ansor {
 
 bool isStrictlyInlinable(const schedule::State& state, const std::string& stage);
+
+/// Whether `consumer` (with its inlined producers) reads each element of `producer` more than
+/// once: at a read whose indices miss one of the consumer's loops, spatial or reduce, of more
+/// than one iteration.
+bool readsWithReuse(const schedule::State& state, const std::string& consumer, const std::string& producer);
 
 /// How many inputs of the stage (read through inlined stages) miss a non-unit spatial axis.
 int reusedInputCount(const schedule::State& state, const std::string& stage);

@@ -139,11 +139,13 @@ void SketchPolicy::update(const std::vector<MeasuredSchedule>& measured) {
     } catch (const Error&) {
       continue;  // a record of another version of the rules: measured, but nothing to learn
     }
+    // A schedule of none of the sketches (the default schedule, measured first) mutates as if
+    // its whole list were its sketch: its tile sizes change, its annotations stay. The search
+    // then explores around the default's structure, which the sketches do not generate.
     auto length = sketchLengthOf(m.steps);
     states.push_back({m.steps, length.value_or(m.steps.size()), std::move(state)});
     throughputs.push_back(m.flopsPerSecond);
-    // Only schedules of this policy's sketches can be mutated further.
-    if (length && m.flopsPerSecond > 0) measuredBest_.emplace_back(m.flopsPerSecond, states.back());
+    if (m.flopsPerSecond > 0) measuredBest_.emplace_back(m.flopsPerSecond, states.back());
   }
   std::stable_sort(measuredBest_.begin(), measuredBest_.end(), [](auto& a, auto& b) { return a.first > b.first; });
   std::vector<const State*> pointers;

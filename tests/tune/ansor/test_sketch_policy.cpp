@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "ops/Schedules.h"
 #include "tune/ansor/Mutations.h"
 #include "tune/ansor/SketchPolicy.h"
 #include "tune/ansor/TuneAutoTask.h"
@@ -203,6 +204,36 @@ TEST(AnsorTuneLoop, MeasuresTheGivenScheduleFirst) {
   tuneAutoTask(task, task->dag.flopCount(), policy, measurer, measurer, o, {}, onTrial);
   EXPECT_EQ(logged.size(), 40u);
   EXPECT_EQ(std::count(logged.begin(), logged.end(), scheduleKey(first)), 1);
+}
+
+TEST(AnsorSearch, TheMeasuredDefaultScheduleIsMutatedInItsTileSizes) {
+  // The default schedule is in no sketch; measured, its splits become holes the evolution
+  // mutates, so that the search explores around it.
+  auto dag = landscapeMatmul();
+  auto defaultSteps = ops::defaultCpuSchedule(dag);
+  auto shape = [](const std::vector<schedule::StepPtr>& steps) {
+    auto j = schedule::stepsToJson(steps);
+    for (auto& step : j)
+      if (step["step"] == "split") step.erase("factors");
+    return j.dump();
+  };
+  size_t splits = 0;
+  for (auto& step : defaultSteps) splits += dynamic_cast<const schedule::SplitStep*>(step.get()) != nullptr;
+  ASSERT_GE(splits, 1u) << schedule::printSteps(defaultSteps);
+  SketchPolicyOptions o = smallSearch(11);
+  o.measuredRatio = 0.5;
+  SketchPolicy policy(dag, std::make_shared<RandomCostModel>(11), o);
+  policy.update({{defaultSteps, 1e9}});
+  ASSERT_EQ(policy.measuredBest().size(), 1u);
+  int neighbours = 0;
+  for (int round = 0; round < 4; ++round)
+    for (auto& steps : policy.nextBatch(16))
+      if (shape(steps) == shape(defaultSteps)) {
+        ++neighbours;
+        EXPECT_NE(schedule::stepsToJson(steps).dump(), schedule::stepsToJson(defaultSteps).dump());
+        EXPECT_NO_THROW(schedule::replay(dag, steps));
+      }
+  EXPECT_GE(neighbours, 1) << "no proposal kept the default's structure with other tile sizes";
 }
 
 TEST(AnsorTuneLoop, CandidatesFarSlowerThanTheBestAreTimedByOneCall) {

@@ -16,6 +16,7 @@
 #include <set>
 
 #include "common/KernelCheck.h"
+#include "ops/Winograd.h"
 #include "passes/Lower.h"
 #include "tune/ansor/Annotation.h"
 #include "tune/ansor/AnsorZooTasks.h"
@@ -100,6 +101,49 @@ TEST(AnsorDagAnalysis, SoftmaxNeedsNoTilingButRfactor) {
   EXPECT_TRUE(needsRfactor(state, "T_softmax_expsum", 2));
   // Its two readers (the sum and the quotient) make the exp unfusible.
   EXPECT_FALSE(fusibleConsumer(state, "T_softmax_exp"));
+}
+
+TEST(AnsorDagAnalysis, ATransformItsGemmReadsWithReuseIsNotInlinedButThePaddingIs) {
+  ops::Conv2dAttrs attrs;
+  attrs.layout = ops::Layout::NHWC;
+  attrs.padding = {1, 1, 1, 1};
+  auto data = te::placeholder({1, 8, 8, 8}, DataType::float32(), "data");
+  auto weight = te::placeholder({4, 4, 8, 16}, DataType::float32(), "weight");  // U of F(2x2)
+  State state(te::ComputeDAG({ops::conv2dWinograd(data, weight, attrs, 2)}));
+  // The GEMM reads V once per output channel: inlined, the transform would be recomputed 16x.
+  EXPECT_TRUE(readsWithReuse(state, "winograd_gemm", "winograd_input"));
+  EXPECT_FALSE(isStrictlyInlinable(state, "winograd_input"));
+  // The padding only selects values: inlined wherever it is read.
+  EXPECT_TRUE(isStrictlyInlinable(state, "winograd_pad"));
+  // No sketch inlines the transform.
+  for (auto& sketch : generateSketches(state.dag())) {
+    State s = schedule::replay(state.dag(), sketch.steps);
+    EXPECT_NE(s.stage("winograd_input").attach, schedule::AttachKind::Inline) << sketch.description;
+  }
+}
+
+TEST(AnsorAnnotation, AStageTheSketchSplitKeepsItsPlace) {
+  // The outer stage of a cache write follows its cache's tiles; random compute locations must
+  // not move it into a consumer that reads it with reuse (whole tiles recomputed per read).
+  uint64_t seed = kernelcheck::fuzzSeed();
+  std::mt19937_64 rng(seed);
+  for (auto& t : tasks()) {
+    SplitFactorizations factorizations;
+    for (auto& sketch : generateSketches(t.dag)) {
+      State sketched = schedule::replay(t.dag, sketch.steps);
+      for (int i = 0; i < 20; ++i) {
+        AnnotatedState annotated = annotateRandomly(t.dag, sketch, factorizations, rng);
+        for (auto& s : sketched.stages()) {
+          bool split = false;
+          for (auto& r : s.relations) split = split || r.kind == schedule::IterRelation::Kind::Split;
+          if (!split) continue;
+          const auto& after = annotated.state.stage(s.name());
+          EXPECT_EQ(after.attach, s.attach) << t.what << ", " << sketch.description << ": " << s.name() << " moved";
+          EXPECT_EQ(after.attachStage, s.attachStage) << t.what << ", " << sketch.description << ": " << s.name() << " moved";
+        }
+      }
+    }
+  }
 }
 
 TEST(AnsorSketches, ConvolutionWithEpilogueTilesAndFusesAtTwoLevels) {
