@@ -418,7 +418,6 @@ void tune(const TuneArgs& a) {
       tune::autotvm::TuneTaskResult result;
       auto o = optionsOf(i);
       tune::autotvm::confirmTask(*tasks[i], builder, *runner, o, trialsOfTask[i], logTrial(i), result);
-      result.seconds = result.buildSeconds + result.runSeconds + result.instantiateSeconds;
       noteResult(result);
       if (!result.confirmationSummary.empty()) fmt::print("{}{}\n", o.progressPrefix, result.confirmationSummary);
     }

@@ -79,7 +79,8 @@ TuneTaskResult tuneTask(const TuningTaskPtr& task, Tuner& tuner, Builder& builde
 
 /// The confirmation alone (what tuneTask does after its search when `options.confirmTop` > 0),
 /// for a caller that tunes a task in several calls (rounds of the task scheduler): `measured`
-/// is every trial of the task; the decision goes to onTrial and into `result`.
+/// is every trial of the task; the decision goes to onTrial and into `result`, its wall time
+/// into `result.seconds`.
 void confirmTask(const TuningTask& task, Builder& builder, Runner& runner, const TuneTaskOptions& options,
                  const std::vector<Trial>& measured, const TrialCallback& onTrial, TuneTaskResult& result);
 
