@@ -54,7 +54,7 @@ graph::Graph loadModel(const ModelArgs& a) {
 
 void addModelOptions(CLI::App* c, ModelArgs& a) {
   addModelSourceOptions(c, a);
-  c->add_option("--target", a.target, "target string, e.g. \"cpu -mcpu=native\", or vta (the accelerator's simulator)");
+  c->add_option("--target", a.target, "target string, e.g. \"cpu -mcpu=native\", cuda (NVIDIA GPUs, sm_90), \"opencl\" or \"opencl -device=mali\", or vta (the accelerator's simulator)");
   c->add_option("--target-host", a.targetHost, "--target vta: where the operators VTA does not run go (cpu)");
   c->add_option("--vta-config", a.vtaConfig, "--target vta: the hardware configuration, a vta_config.json (default: built in)");
   c->add_option("--vta-pack-start", a.vtaPackStart,

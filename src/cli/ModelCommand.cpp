@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "graph/Build.h"
+#include "graph/GpuTargetLimits.h"
 #include "graph/GraphParams.h"
 #include "graph/ModelZoo.h"
 #include "graph/TaskExtraction.h"
@@ -41,11 +42,37 @@ void listTasks(const ModelArgs& a) {
   fmt::print("Extract tasks...\n{}", graph::formatTasks(tasks));
 }
 
+/// compile --target cuda|opencl: the standard passes without the CPU's convolution variants
+/// (Winograd, packed weights, fused separable blocks: their rules and layouts are the CPU
+/// kernels'), every function with the default GPU schedule, verified against the limits of the
+/// device present or of the target's profile.
+void compileGpu(const CompileArgs& a) {
+  TESSEL_CHECK(a.records.empty(), "--records: GPU targets take no tuning records yet (the default GPU schedule is used)");
+  TESSEL_CHECK(!a.naive, "--naive: a GPU kernel needs its loops bound to blocks and threads; the naive schedule has none");
+  prepareOutputDirectory(a.output, "--output");
+  ModelArgs gpuArgs = a;
+  gpuArgs.winograd = "never";
+  gpuArgs.packWeights = "never";
+  gpuArgs.fuseSeparable = "never";
+  graph::Graph g = preparedModel(gpuArgs);
+  graph::BuildOptions options;
+  options.target = a.target;
+  options.fuse = !a.noFuse;
+  options.gpuLimits = graph::gpuLimitsForBuild(a.target);
+  auto report = graph::buildGraph(g, a.output, options);
+  if (!a.params.empty()) fmt::print("weights from {}\n", a.params);
+  fmt::print("compiled {} for {} into {}: {} fused functions, {} distinct kernels (default GPU schedule, limits of {}; code built in {:.1f} s); "
+             "activations {:.1f} MiB planned, {:.1f} MiB without reuse\n",
+             a.model, a.target, a.output, report.functions, report.distinctKernels, options.gpuLimits->profile, report.compileSeconds,
+             report.plannedBytes / 1048576.0, report.naiveBytes / 1048576.0);
+}
+
 void compile(const CompileArgs& a) {
   if (isVtaTarget(a.target)) {
     TESSEL_CHECK(!a.naive && !a.noFuse, "--naive and --no-fuse apply to CPU targets");
     return compileVta(a, a.output, a.records, !a.noShippedRecords);
   }
+  if (graph::isGpuTarget(a.target)) return compileGpu(a);
   checkCpuTarget(a.target);
   prepareOutputDirectory(a.output, "--output");
   TESSEL_CHECK(a.records.empty() || !a.naive, "--records and --naive exclude each other");

@@ -56,6 +56,14 @@ LoadResult load() {
   bind(handle, d.cuEventRecord, "cuEventRecord", e);
   bind(handle, d.cuEventSynchronize, "cuEventSynchronize", e);
   bind(handle, d.cuEventDestroy, "cuEventDestroy_v2", e);
+  bind(handle, d.cuStreamCreate, "cuStreamCreate", e);
+  bind(handle, d.cuStreamSynchronize, "cuStreamSynchronize", e);
+  bind(handle, d.cuStreamBeginCapture, "cuStreamBeginCapture_v2", e);
+  bind(handle, d.cuStreamEndCapture, "cuStreamEndCapture", e);
+  bind(handle, d.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", e);
+  bind(handle, d.cuGraphLaunch, "cuGraphLaunch", e);
+  bind(handle, d.cuGraphExecDestroy, "cuGraphExecDestroy", e);
+  bind(handle, d.cuGraphDestroy, "cuGraphDestroy", e);
   // CUDA 12.8 added the _v2 of cuEventElapsedTime; CUDA 13 drivers may lack the old one.
   d.cuEventElapsedTime = reinterpret_cast<decltype(d.cuEventElapsedTime)>(dlsym(handle, "cuEventElapsedTime_v2"));
   if (!d.cuEventElapsedTime) bind(handle, d.cuEventElapsedTime, "cuEventElapsedTime", e);

@@ -1,0 +1,111 @@
+// The default GPU schedule (ops/GpuSchedules.h), one operator class at a time: each example
+// DAG gets its steps, is lowered for the GPU (verified against the target's limits), built for
+// OpenCL and run on the first OpenCL device (PoCL here), checked against the reference; the
+// same schedules are compiled for CUDA by NVRTC (run where a GPU is: `make test-gpu`).
+#include <gtest/gtest.h>
+
+#include "common/ErrorText.h"
+#include "common/GpuKernelCheck.h"
+#include "common/GpuRequire.h"
+#include "ops/Examples.h"
+#include "ops/GpuSchedules.h"
+#include "ops/Pooling.h"
+#include "ops/Transform.h"
+#include "runtime/CudaDevice.h"
+#include "runtime/OpenclDevice.h"
+
+using namespace tessel;
+using tessel::testsupport::errorOf;
+using tessel::testsupport::expectContains;
+
+namespace {
+
+struct Case {
+  std::string name;
+  te::ComputeDAG dag;
+};
+
+te::ComputeDAG globalAvgPoolNCHW() {
+  te::Tensor x = te::placeholder({1, 24, 5, 5}, DataType::float32(), "x");
+  return te::ComputeDAG({ops::globalAvgPool2d(x, ops::Layout::NCHW)});
+}
+
+te::ComputeDAG concatenation() {
+  te::Tensor a = te::placeholder({1, 6, 4, 4}, DataType::float32(), "a");
+  te::Tensor b = te::placeholder({1, 10, 4, 4}, DataType::float32(), "b");
+  return te::ComputeDAG({ops::concatenate({a, b}, 1)});
+}
+
+/// One case per operator class of the zoo networks; odd extents leave partial thread blocks.
+std::vector<Case> cases() {
+  return {
+      {"conv2d_nchw", ops::conv2dNCHW(1, 5, 9, 9, 7, 3, 3, 1, 1)},
+      {"conv2d_nhwc_stride2", ops::conv2dNHWC(1, 6, 11, 11, 10, 3, 3, 2, 1)},
+      {"conv2d_bias_relu", ops::conv2dBiasReluNCHW(1, 4, 8, 8, 6, 1, 1, 1, 0)},
+      {"depthwise", ops::depthwiseConv2dNCHW(1, 9, 10, 10, 3, 1, 1)},
+      {"dense", ops::matmul(3, 37, 19)},
+      {"max_pool", ops::maxPool2dNCHW(1, 5, 9, 9, 3, 2, 1)},
+      {"global_avg_pool", globalAvgPoolNCHW()},
+      {"softmax", ops::softmax(3, 300)},
+      {"concatenate", concatenation()},
+  };
+}
+
+void buildAndRun(const std::string& target, bool run) {
+  uint64_t seed = 11;
+  for (auto& c : cases()) {
+    SCOPED_TRACE(c.name + " on " + target);
+    auto steps = ops::defaultGpuSchedule(c.dag, {64});
+    auto binary = kernelcheck::buildForGpu(schedule::replay(c.dag, steps), target, c.name);
+    // Every output is bound: the launch has the blocks and threads of its fused spatial loops.
+    int64_t elements = 1;
+    for (int64_t e : c.dag.op(c.dag.outputNames()[0])->shape) elements *= e;
+    const auto& launch = binary.source.manifest["kernels"][0]["launch"];
+    EXPECT_EQ(launch["block"][0].get<int64_t>(), std::min<int64_t>(64, elements));
+    EXPECT_EQ(launch["grid"][0].get<int64_t>(), (elements + 63) / 64);
+    if (!run) continue;
+    auto module = runtime::GpuModule::fromMemory(binary.manifestText(), binary.code);
+    auto data = kernelcheck::makeReferenceData(c.dag, seed++);
+    EXPECT_LT(kernelcheck::runGpuAndCompare(module.kernel(c.name), data), 1e-5) << binary.source.code;
+  }
+}
+
+}  // namespace
+
+TEST(GpuDefaultSchedules, EveryOperatorClassRunsOnOpencl) {
+  TESSEL_REQUIRE_OPENCL();
+  buildAndRun("opencl", true);
+}
+
+TEST(GpuDefaultSchedules, EveryOperatorClassCompilesForCudaAndRunsWhereAGpuIs) {
+  std::string why = kernelcheck::cudaUnavailableReason();
+  buildAndRun("cuda", why.empty());
+  if (!why.empty()) {
+    if (testsupport::deviceRequired("TESSEL_REQUIRE_CUDA")) FAIL() << "TESSEL_REQUIRE_CUDA=1: " << why;
+    GTEST_SKIP() << "compiled with NVRTC, not run: " << why;
+  }
+}
+
+TEST(GpuDefaultSchedules, TheThreadCountIsCappedByTheLimits) {
+  // 256 threads on the Mali profile's 256-thread blocks pass; 512 fail the verification,
+  // naming the limit (what the graph build prevents by capping the rule's threads).
+  auto dag = ops::softmax(4, 1000);
+  auto state = schedule::replay(dag, ops::defaultGpuSchedule(dag, {256}));
+  EXPECT_NO_THROW(passes::lowerForGpu(state, "k", passes::GpuLimits::mali()));
+  auto wide = schedule::replay(dag, ops::defaultGpuSchedule(dag, {512}));
+  expectContains(errorOf([&] { passes::lowerForGpu(wide, "k", passes::GpuLimits::mali()); }), "threads per block");
+}
+
+TEST(GpuDefaultSchedules, ARuleThatCannotApplyNamesTheStage) {
+  // A reduction read by two outputs: one thread of each output would need it, so the rule
+  // refuses it rather than computing it somewhere no thread could read it.
+  te::Tensor x = te::placeholder({4, 8}, DataType::float32(), "x");
+  auto k = te::reduceAxis(8, "k");
+  te::Tensor total = te::compute({4}, [&](const std::vector<ir::Var>& i) { return te::sum(x(i[0], k.var), {k}); }, "row_sum");
+  te::Tensor a = te::compute({4}, [&](const std::vector<ir::Var>& i) { return total(i[0]) + ir::Expr(1.0f); }, "plus_one");
+  te::Tensor b = te::compute({4}, [&](const std::vector<ir::Var>& i) { return total(i[0]) * ir::Expr(2.0f); }, "twice");
+  te::ComputeDAG dag({a, b});
+  expectContains(errorOf([&] { ops::defaultGpuSchedule(dag); }),
+                 "GPU default schedule: computing at the thread loop of stage 'row_sum' (reduction)");
+  EXPECT_EQ(errorOf([&] { ops::defaultGpuSchedule(dag, {0}); }), "GPU default schedule: threads per block must be positive, got 0");
+}
