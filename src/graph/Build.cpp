@@ -56,8 +56,7 @@ BuildReport buildGraph(const Graph& graph, const std::string& directory, const B
                                  : passes::GpuLimits{};
   ScheduleProvider schedule = options.schedule;
   if (gpu && !schedule) {
-    ops::GpuScheduleOptions rules;
-    rules.threadsPerBlock = std::min<int64_t>(rules.threadsPerBlock, limits.maxThreadsPerBlock);
+    ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits.maxThreadsPerBlock, limits.multiProcessorCount, limits.warpSize);
     schedule = [rules](const te::ComputeDAG& dag) { return ops::defaultGpuSchedule(dag, rules); };
   }
   std::vector<schedule::LoopNestFunction> functions;

@@ -29,6 +29,7 @@ passes::GpuLimits gpuLimitsOf(const runtime::GpuDeviceInfo& info, const passes::
   // through dynamic shared memory), OpenCL its local memory size.
   if (info.maxSharedMemoryPerBlock > 0) limits.maxSharedMemoryPerBlock = info.maxSharedMemoryPerBlock;
   if (info.warpSize > 0) limits.warpSize = info.warpSize;
+  if (info.computeUnits > 0) limits.multiProcessorCount = info.computeUnits;
   return limits;
 }
 

@@ -60,12 +60,21 @@ class GpuPlanner {
       if (dag_.op(out)->reduction()) rec_.cacheWrite(out);  // the accumulation is now a non-output stage
       std::vector<std::string> loops = rec_.leaves(out);
       std::string fused = rec_.fuse(out, loops);
-      int64_t threads = std::clamp<int64_t>(options_.threadsPerBlock, 1, rec_.extent(out, fused));
+      int64_t threads = threadsFor(rec_.extent(out, fused));
       auto parts = rec_.split(out, fused, {threads});
       rec_.annotate(out, parts[0], Annotation::BlockX);
       rec_.annotate(out, parts[1], Annotation::ThreadX);
       threadLoop_[out] = parts[1];
     });
+  }
+
+  /// Threads per block for an output of `elements`: the option's, halved while the launch
+  /// would have fewer than minBlocks blocks (not below minThreadsPerBlock), at most `elements`.
+  int64_t threadsFor(int64_t elements) const {
+    int64_t threads = options_.threadsPerBlock;
+    auto blocks = [&](int64_t t) { return (elements + t - 1) / t; };
+    while (threads / 2 >= std::max<int64_t>(1, options_.minThreadsPerBlock) && blocks(threads) < options_.minBlocks) threads /= 2;
+    return std::clamp<int64_t>(threads, 1, elements);
   }
 
   /// The output a stage's value ends in: the output itself, or the output that every reader
@@ -110,6 +119,14 @@ class GpuPlanner {
 };
 
 }  // namespace
+
+GpuScheduleOptions gpuScheduleOptionsFor(int64_t maxThreadsPerBlock, int64_t multiProcessorCount, int64_t warpSize) {
+  GpuScheduleOptions options;
+  options.threadsPerBlock = std::min(options.threadsPerBlock, maxThreadsPerBlock);
+  options.minBlocks = 2 * multiProcessorCount;
+  options.minThreadsPerBlock = std::max<int64_t>(1, std::min(warpSize, options.threadsPerBlock));
+  return options;
+}
 
 std::vector<StepPtr> defaultGpuSchedule(const te::ComputeDAG& dag, const GpuScheduleOptions& options) {
   TESSEL_CHECK(options.threadsPerBlock >= 1, "GPU default schedule: threads per block must be positive, got {}", options.threadsPerBlock);

@@ -96,6 +96,29 @@ TEST(GpuDefaultSchedules, TheThreadCountIsCappedByTheLimits) {
   expectContains(errorOf([&] { passes::lowerForGpu(wide, "k", passes::GpuLimits::mali()); }), "threads per block");
 }
 
+TEST(GpuDefaultSchedules, SmallOutputsGetSmallerBlocksToReachEveryMultiprocessor) {
+  auto options = ops::gpuScheduleOptionsFor(1024, 132, 32);  // an H100
+  EXPECT_EQ(options.threadsPerBlock, 256);
+  EXPECT_EQ(options.minBlocks, 264);
+  EXPECT_EQ(options.minThreadsPerBlock, 32);
+  auto launchOf = [&](const te::ComputeDAG& dag) {
+    return passes::lowerForGpu(schedule::replay(dag, ops::defaultGpuSchedule(dag, options)), "k", passes::GpuLimits::cudaSm90()).launch;
+  };
+  // A classifier at batch 1: 1000 outputs in blocks of a warp, 32 blocks (not 4 of 256).
+  auto classifier = launchOf(ops::matmul(1, 1000, 64));
+  EXPECT_EQ(classifier.block[0], 32);
+  EXPECT_EQ(classifier.grid[0], 32);
+  // 7x7x512: 25088 outputs in 392 blocks of 64 threads (98 of 256 would leave 34 SMs idle).
+  auto deep = launchOf(ops::conv2dNCHW(1, 8, 7, 7, 512, 1, 1, 1, 0));
+  EXPECT_EQ(deep.block[0], 64);
+  EXPECT_EQ(deep.grid[0], 392);
+  // Enough outputs keep the full blocks.
+  EXPECT_EQ(launchOf(ops::conv2dNCHW(1, 4, 56, 56, 64, 1, 1, 1, 0)).block[0], 256);
+  // A device of unknown size (a profile without a count) is asked for no minimum.
+  EXPECT_EQ(ops::gpuScheduleOptionsFor(256, 0, 1).minBlocks, 0);
+  EXPECT_EQ(ops::gpuScheduleOptionsFor(128, 4, 32).threadsPerBlock, 128);
+}
+
 TEST(GpuDefaultSchedules, ARuleThatCannotApplyNamesTheStage) {
   // A reduction read by two outputs: one thread of each output would need it, so the rule
   // refuses it rather than computing it somewhere no thread could read it.

@@ -163,12 +163,14 @@ TEST(GpuNetworks, ABuildTakesTheLimitsOfThePresentDeviceOrOfTheNamedProfile) {
   info.maxBlockDimensions = {512, 256, 32};
   info.maxSharedMemoryPerBlock = 65536;
   info.warpSize = 64;
+  info.computeUnits = 7;
   auto limits = gpuLimitsOf(info, passes::GpuLimits::cudaSm90(), "cuda:1");
   EXPECT_EQ(limits.profile, "cuda:1 (test GPU)");
   EXPECT_EQ(limits.maxThreadsPerBlock, 512);
   EXPECT_EQ(limits.maxBlockDimensions, (std::array<int64_t, 3>{512, 256, 32}));
   EXPECT_EQ(limits.maxSharedMemoryPerBlock, 65536);
   EXPECT_EQ(limits.warpSize, 64);
+  EXPECT_EQ(limits.multiProcessorCount, 7);
   EXPECT_EQ(limits.maxVThreadExtent, passes::GpuLimits::cudaSm90().maxVThreadExtent);  // no device reports it
   // A named device profile is a cross-compilation: the device here does not matter.
   EXPECT_EQ(gpuLimitsForBuild("opencl -device=mali").profile, "opencl mali");
