@@ -16,6 +16,7 @@
 #include "graph/GraphParams.h"
 #include "graph/ModelZoo.h"
 #include "graph/TaskExtraction.h"
+#include "ops/GpuSchedules.h"
 #include "ops/Schedules.h"
 #include "support/Error.h"
 #include "support/Files.h"
@@ -30,6 +31,7 @@ namespace {
 struct CompileArgs : ModelArgs {
   std::string output, records;
   bool noFuse = false, naive = false, noShippedRecords = false;
+  std::string channelTile = "auto";  ///< GPU targets: output channels per thread of a convolution
 };
 
 void listTasks(const ModelArgs& a) {
@@ -59,6 +61,14 @@ void compileGpu(const CompileArgs& a) {
   options.target = a.target;
   options.fuse = !a.noFuse;
   options.gpuLimits = graph::gpuLimitsForBuild(a.target);
+  const passes::GpuLimits& limits = *options.gpuLimits;
+  ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits.maxThreadsPerBlock, limits.multiProcessorCount, limits.warpSize);
+  if (a.channelTile != "auto") {
+    TESSEL_CHECK(a.channelTile == "1" || a.channelTile == "2" || a.channelTile == "4", "--channel-tile: '{}' is not auto, 1, 2 or 4",
+                 a.channelTile);
+    rules.channelTile = std::stoi(a.channelTile);
+  }
+  options.schedule = [rules](const te::ComputeDAG& dag) { return ops::defaultGpuSchedule(dag, rules); };
   auto report = graph::buildGraph(g, a.output, options);
   if (!a.params.empty()) fmt::print("weights from {}\n", a.params);
   fmt::print("compiled {} for {} into {}: {} fused functions, {} distinct kernels (default GPU schedule, limits of {}; code built in {:.1f} s); "
@@ -68,6 +78,7 @@ void compileGpu(const CompileArgs& a) {
 }
 
 void compile(const CompileArgs& a) {
+  TESSEL_CHECK(a.channelTile == "auto" || graph::isGpuTarget(a.target), "--channel-tile applies to GPU targets (cuda, opencl)");
   if (isVtaTarget(a.target)) {
     TESSEL_CHECK(!a.naive && !a.noFuse, "--naive and --no-fuse apply to CPU targets");
     return compileVta(a, a.output, a.records, !a.noShippedRecords);
@@ -158,6 +169,9 @@ void addModelCommands(CLI::App& app) {
   compileCommand->add_option("--params", compileArgs->params,
                               "a params file (tessel params) with the network's weights, for the same --layout; default: "
                               "random weights");
+  compileCommand->add_option("--channel-tile", compileArgs->channelTile,
+                             "GPU targets: output channels each thread computes in a direct convolution: auto (4 or 2 where the "
+                             "device keeps enough threads busy), 1, 2 or 4");
   compileCommand->callback([compileArgs] { compile(*compileArgs); });
 
   auto paramsArgs = std::make_shared<ParamsArgs>();

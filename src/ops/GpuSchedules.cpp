@@ -6,6 +6,7 @@
 #include <map>
 
 #include "ops/OpTraits.h"
+#include "ops/Schedules.h"
 #include "ops/ScheduleRecorder.h"
 #include "support/Error.h"
 
@@ -54,18 +55,58 @@ class GpuPlanner {
     }
   }
 
-  // Rules 2 and 3.
+  // Rules 2, 3 and 4's channel tile.
   void bindOutput(const std::string& out) {
     rule("thread binding", out, [&] {
-      if (dag_.op(out)->reduction()) rec_.cacheWrite(out);  // the accumulation is now a non-output stage
+      std::string accumulation = dag_.op(out)->reduction() ? rec_.cacheWrite(out) : anchorOf(out);
       std::vector<std::string> loops = rec_.leaves(out);
+      int64_t tile = accumulation.empty() ? 1 : channelTile(out, accumulation);
+      std::string channelInner;
+      if (tile > 1) {
+        // Each thread computes `tile` neighbouring channels (innermost, unrolled): they read the
+        // same inputs, loaded once for all of them.
+        int axis = traitsOf(*rec_.stage(accumulation).op).channelAxis;
+        auto parts = rec_.split(out, loops[size_t(axis)], {tile});
+        loops = rec_.leaves(out);
+        loops.erase(std::find(loops.begin(), loops.end(), parts[1]));
+        loops.push_back(parts[1]);
+        rec_.reorder(out, loops);
+        loops.pop_back();
+        channelInner = parts[1];
+        channelTile_[accumulation] = tile;
+      }
       std::string fused = rec_.fuse(out, loops);
       int64_t threads = threadsFor(rec_.extent(out, fused));
       auto parts = rec_.split(out, fused, {threads});
       rec_.annotate(out, parts[0], Annotation::BlockX);
       rec_.annotate(out, parts[1], Annotation::ThreadX);
+      if (!channelInner.empty()) rec_.annotate(out, channelInner, Annotation::Unroll);
       threadLoop_[out] = parts[1];
     });
+  }
+
+  /// The function's anchor when `out` is its element-wise epilogue (same shape), else "".
+  std::string anchorOf(const std::string& out) const {
+    auto anchor = findAnchorStage(dag_);
+    if (!anchor || *anchor == out || dag_.op(*anchor)->shape != dag_.op(out)->shape) return "";
+    return *anchor;
+  }
+
+  /// Channels per thread for an accumulation computed at `out`'s threads: 4 or 2 where the
+  /// class has a channel axis that the tile divides and the launch keeps at least 512 threads
+  /// per multiprocessor (minBlocks blocks of 256) with it, else 1. The tile trades threads for
+  /// loads: on a small output the threads are what is short.
+  int64_t channelTile(const std::string& out, const std::string& accumulation) const {
+    const auto& op = *rec_.stage(accumulation).op;
+    int axis = traitsOf(op).channelAxis;
+    if (axis < 0 || options_.channelTile == 1 || op.shape != dag_.op(out)->shape) return 1;
+    int64_t elements = 1;
+    for (int64_t e : op.shape) elements *= e;
+    for (int64_t tile : {int64_t(4), int64_t(2)}) {
+      if (options_.channelTile > 1 && tile != options_.channelTile) continue;
+      if (op.shape[size_t(axis)] % tile == 0 && elements / tile >= options_.minBlocks * 256) return tile;
+    }
+    return 1;
   }
 
   /// Threads per block for an output of `elements`: the option's, halved while the launch
@@ -107,8 +148,23 @@ class GpuPlanner {
         std::string owner = ownerOf(r);
         rec_.computeAt(r, owner, threadLoop_.at(owner));
         attachedTo_[r] = owner;
+        if (channelTile_.count(r)) tileChannels(r);
       });
     }
+  }
+
+  /// The accumulation of a channel tile: the reduction loops outside, the tile's channels
+  /// innermost and unrolled, so that each input loaded feeds every channel's accumulator.
+  void tileChannels(const std::string& accumulation) {
+    std::vector<std::string> loops = rec_.leaves(accumulation);
+    const auto& op = *rec_.stage(accumulation).op;
+    std::string channel = loops[size_t(traitsOf(op).channelAxis)];
+    std::vector<std::string> order;
+    for (size_t i = 0; i < loops.size(); ++i)
+      if (loops[i] != channel) order.push_back(loops[i]);
+    order.push_back(channel);
+    rec_.reorder(accumulation, order);
+    rec_.annotate(accumulation, channel, Annotation::Unroll);
   }
 
   const te::ComputeDAG& dag_;
@@ -116,6 +172,7 @@ class GpuPlanner {
   Recorder rec_;
   std::map<std::string, std::string> threadLoop_;  ///< output -> its threadIdx.x loop
   std::map<std::string, std::string> attachedTo_;  ///< reduction -> the output it is computed in
+  std::map<std::string, int64_t> channelTile_;     ///< accumulation -> its channels per thread
 };
 
 }  // namespace
@@ -130,6 +187,8 @@ GpuScheduleOptions gpuScheduleOptionsFor(int64_t maxThreadsPerBlock, int64_t mul
 
 std::vector<StepPtr> defaultGpuSchedule(const te::ComputeDAG& dag, const GpuScheduleOptions& options) {
   TESSEL_CHECK(options.threadsPerBlock >= 1, "GPU default schedule: threads per block must be positive, got {}", options.threadsPerBlock);
+  TESSEL_CHECK(options.channelTile == 0 || options.channelTile == 1 || options.channelTile == 2 || options.channelTile == 4,
+               "GPU default schedule: the channel tile must be 0 (by the rule), 1, 2 or 4, got {}", options.channelTile);
   return GpuPlanner(dag, options).run();
 }
 

@@ -40,6 +40,7 @@ te::ComputeDAG concatenation() {
 std::vector<Case> cases() {
   return {
       {"conv2d_nchw", ops::conv2dNCHW(1, 5, 9, 9, 7, 3, 3, 1, 1)},
+      {"conv2d_nchw_12", ops::conv2dNCHW(1, 3, 6, 7, 12, 3, 3, 1, 1)},
       {"conv2d_nhwc_stride2", ops::conv2dNHWC(1, 6, 11, 11, 10, 3, 3, 2, 1)},
       {"conv2d_bias_relu", ops::conv2dBiasReluNCHW(1, 4, 8, 8, 6, 1, 1, 1, 0)},
       {"depthwise", ops::depthwiseConv2dNCHW(1, 9, 10, 10, 3, 1, 1)},
@@ -54,19 +55,28 @@ std::vector<Case> cases() {
 void buildAndRun(const std::string& target, bool run) {
   uint64_t seed = 11;
   for (auto& c : cases()) {
-    SCOPED_TRACE(c.name + " on " + target);
-    auto steps = ops::defaultGpuSchedule(c.dag, {64});
-    auto binary = kernelcheck::buildForGpu(schedule::replay(c.dag, steps), target, c.name);
-    // Every output is bound: the launch has the blocks and threads of its fused spatial loops.
-    int64_t elements = 1;
-    for (int64_t e : c.dag.op(c.dag.outputNames()[0])->shape) elements *= e;
-    const auto& launch = binary.source.manifest["kernels"][0]["launch"];
-    EXPECT_EQ(launch["block"][0].get<int64_t>(), std::min<int64_t>(64, elements));
-    EXPECT_EQ(launch["grid"][0].get<int64_t>(), (elements + 63) / 64);
-    if (!run) continue;
-    auto module = runtime::GpuModule::fromMemory(binary.manifestText(), binary.code);
-    auto data = kernelcheck::makeReferenceData(c.dag, seed++);
-    EXPECT_LT(kernelcheck::runGpuAndCompare(module.kernel(c.name), data), 1e-5) << binary.source.code;
+    // One output per thread (the launch checked), then the rule's channel tiles (4 or 2
+    // channels per thread where they divide: no multiprocessor count asks for threads).
+    for (int64_t tile : {1, 0}) {
+      SCOPED_TRACE(c.name + " on " + target + (tile == 1 ? "" : ", channel tiles"));
+      ops::GpuScheduleOptions options;
+      options.threadsPerBlock = 64;
+      options.channelTile = tile;
+      auto steps = ops::defaultGpuSchedule(c.dag, options);
+      auto binary = kernelcheck::buildForGpu(schedule::replay(c.dag, steps), target, c.name);
+      if (tile == 1) {
+        // Every output is bound: the launch has the blocks and threads of its fused spatial loops.
+        int64_t elements = 1;
+        for (int64_t e : c.dag.op(c.dag.outputNames()[0])->shape) elements *= e;
+        const auto& launch = binary.source.manifest["kernels"][0]["launch"];
+        EXPECT_EQ(launch["block"][0].get<int64_t>(), std::min<int64_t>(64, elements));
+        EXPECT_EQ(launch["grid"][0].get<int64_t>(), (elements + 63) / 64);
+      }
+      if (!run) continue;
+      auto module = runtime::GpuModule::fromMemory(binary.manifestText(), binary.code);
+      auto data = kernelcheck::makeReferenceData(c.dag, seed++);
+      EXPECT_LT(kernelcheck::runGpuAndCompare(module.kernel(c.name), data), 1e-5) << binary.source.code;
+    }
   }
 }
 
@@ -117,6 +127,31 @@ TEST(GpuDefaultSchedules, SmallOutputsGetSmallerBlocksToReachEveryMultiprocessor
   // A device of unknown size (a profile without a count) is asked for no minimum.
   EXPECT_EQ(ops::gpuScheduleOptionsFor(256, 0, 1).minBlocks, 0);
   EXPECT_EQ(ops::gpuScheduleOptionsFor(128, 4, 32).threadsPerBlock, 128);
+}
+
+TEST(GpuDefaultSchedules, ConvolutionsComputeSeveralChannelsPerThreadWhereThreadsRemain) {
+  auto launchOf = [](const te::ComputeDAG& dag, const ops::GpuScheduleOptions& options) {
+    return passes::lowerForGpu(schedule::replay(dag, ops::defaultGpuSchedule(dag, options)), "k", passes::GpuLimits::cudaSm90()).launch;
+  };
+  auto h100 = ops::gpuScheduleOptionsFor(1024, 132, 32);
+  // 56x56x256 (802816 outputs): 4 channels per thread leave 200704 threads, 784 blocks of 256.
+  auto large = launchOf(ops::conv2dBiasReluNCHW(1, 4, 56, 56, 256, 1, 1, 1, 0), h100);
+  EXPECT_EQ(large.grid[0] * large.block[0], 802816 / 4);
+  // 28x28x256 (200704): 2 per thread keep 100352 threads, above 264 blocks of 256.
+  auto middle = launchOf(ops::conv2dBiasReluNCHW(1, 4, 28, 28, 256, 1, 1, 1, 0), h100);
+  EXPECT_EQ(middle.grid[0] * middle.block[0], 200704 / 2);
+  // 14x14x256: one per thread; the threads are what is short.
+  auto small = launchOf(ops::conv2dBiasReluNCHW(1, 4, 14, 14, 256, 1, 1, 1, 0), h100);
+  EXPECT_EQ(small.grid[0] * small.block[0], 14 * 14 * 256);
+  // Depthwise convolutions and dense layers share no input between output channels: no tile.
+  ops::GpuScheduleOptions always;
+  always.channelTile = 4;
+  auto depthwise = launchOf(ops::depthwiseConv2dNCHW(1, 32, 8, 8, 3, 1, 1), always);
+  EXPECT_EQ(depthwise.grid[0] * depthwise.block[0], 32 * 8 * 8);
+  EXPECT_EQ(launchOf(ops::matmul(4, 64, 16), always).grid[0] * 256, 256);  // 256 outputs in one block of 256
+  always.channelTile = 3;
+  EXPECT_EQ(errorOf([&] { ops::defaultGpuSchedule(ops::matmul(4, 64, 16), always); }),
+            "GPU default schedule: the channel tile must be 0 (by the rule), 1, 2 or 4, got 3");
 }
 
 TEST(GpuDefaultSchedules, ARuleThatCannotApplyNamesTheStage) {

@@ -62,6 +62,16 @@ TEST(GpuCli, CompileForOpenclAndCuda) {
   EXPECT_TRUE(std::filesystem::exists(dir.path() + "/cu/kernels.cubin"));
   expectOutput(runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--target", "cuda", "--naive", "-o", dir.path() + "/n"}),
                "error: --naive: a GPU kernel needs its loops bound to blocks and threads", 1);
+  // Channel tiles: the rule's (auto) or one asked for; a CPU build has none.
+  auto tiled = runSubprocess({TESSEL_CLI, "compile", "--model", "squeezenet_v1.1", "--target", "opencl", "--channel-tile", "4", "-o",
+                              dir.path() + "/t"});
+  expectOutput(tiled, "compiled squeezenet_v1.1 for opencl");
+  expectOutput(runSubprocess({TESSEL_CLI, "run", dir.path() + "/t", "--device", "opencl"}), "output shape [1, 1000]; top-5:");
+  expectOutput(runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--target", "cuda", "--channel-tile", "3", "-o",
+                              dir.path() + "/x"}),
+               "error: --channel-tile: '3' is not auto, 1, 2 or 4", 1);
+  expectOutput(runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--channel-tile", "2", "-o", dir.path() + "/y"}),
+               "error: --channel-tile applies to GPU targets (cuda, opencl)", 1);
 }
 
 TEST(GpuCli, QueryTheHardwareParametersOfADevice) {
