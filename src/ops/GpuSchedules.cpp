@@ -93,13 +93,17 @@ class GpuPlanner {
   }
 
   /// Channels per thread for an accumulation computed at `out`'s threads: 4 or 2 where the
-  /// class has a channel axis that the tile divides and the launch keeps at least 512 threads
-  /// per multiprocessor (minBlocks blocks of 256) with it, else 1. The tile trades threads for
-  /// loads: on a small output the threads are what is short.
+  /// class has a channel axis that the tile divides, not the innermost one, and the launch
+  /// keeps at least 512 threads per multiprocessor (minBlocks blocks of 256) with it, else 1.
+  /// The tile trades threads for loads: on a small output the threads are what is short.
   int64_t channelTile(const std::string& out, const std::string& accumulation) const {
     const auto& op = *rec_.stage(accumulation).op;
     int axis = traitsOf(op).channelAxis;
     if (axis < 0 || options_.channelTile == 1 || op.shape != dag_.op(out)->shape) return 1;
+    // By the rule, not along the innermost axis (NHWC's channels): the threads' stores and
+    // weight loads would spread over `tile` times the cache lines. Resnet-50 in NHWC on an
+    // H100: 7.19 ms with channel tiles, 6.85 ms without.
+    if (options_.channelTile == 0 && size_t(axis) + 1 == op.shape.size()) return 1;
     int64_t elements = 1;
     for (int64_t e : op.shape) elements *= e;
     for (int64_t tile : {int64_t(4), int64_t(2)}) {

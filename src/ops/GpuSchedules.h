@@ -18,8 +18,9 @@
 ///  4. Every other reduction — the anchor of the function (OpTraits::anchor: conv2d,
 ///     depthwise, dense, matmul, Winograd's GEMM), pooling, softmax's max and sum — is
 ///     computed at the thread loop of the output that reads it: one thread per output element,
-///     the reduction loops serial inside it. A direct convolution (OpTraits::channelAxis) on
-///     a large output computes 4 or 2 neighbouring output channels per thread instead, with
+///     the reduction loops serial inside it. A direct convolution (OpTraits::channelAxis, not
+///     the innermost axis) on a large output computes 4 or 2 neighbouring output channels per
+///     thread instead, with
 ///     its reduction loops outside the unrolled channels, so that each input element loaded
 ///     feeds them all (the output's channel loop is split, innermost, unrolled).
 /// A rule that cannot apply is an Error naming the stage and its operator class: there is no
@@ -42,7 +43,7 @@ struct GpuScheduleOptions {
   int64_t minBlocks = 0;
   int64_t minThreadsPerBlock = 32;  ///< a warp: fewer threads would leave lanes idle
   /// Output channels per thread of a direct convolution: 0 by the rule (4 or 2 where enough
-  /// threads remain), 1 none, 2 or 4 that many where the channels divide (else none).
+  /// threads remain, NCHW only), 1 none, 2 or 4 that many where the channels divide (else none).
   int64_t channelTile = 0;
 };
 

@@ -56,9 +56,10 @@ void buildAndRun(const std::string& target, bool run) {
   uint64_t seed = 11;
   for (auto& c : cases()) {
     // One output per thread (the launch checked), then the rule's channel tiles (4 or 2
-    // channels per thread where they divide: no multiprocessor count asks for threads).
-    for (int64_t tile : {1, 0}) {
-      SCOPED_TRACE(c.name + " on " + target + (tile == 1 ? "" : ", channel tiles"));
+    // channels per thread where they divide, NCHW: no multiprocessor count asks for threads),
+    // then 2 channels asked for (NHWC too).
+    for (int64_t tile : {1, 0, 2}) {
+      SCOPED_TRACE(c.name + " on " + target + ", channel tile " + std::to_string(tile));
       ops::GpuScheduleOptions options;
       options.threadsPerBlock = 64;
       options.channelTile = tile;
@@ -143,6 +144,12 @@ TEST(GpuDefaultSchedules, ConvolutionsComputeSeveralChannelsPerThreadWhereThread
   // 14x14x256: one per thread; the threads are what is short.
   auto small = launchOf(ops::conv2dBiasReluNCHW(1, 4, 14, 14, 256, 1, 1, 1, 0), h100);
   EXPECT_EQ(small.grid[0] * small.block[0], 14 * 14 * 256);
+  // NHWC's channels are innermost: no tile by the rule, 4 when asked for.
+  auto nhwc = ops::conv2dNHWC(1, 4, 56, 56, 256, 1, 1, 1, 0);
+  EXPECT_EQ(launchOf(nhwc, h100).grid[0] * 256, 802816);
+  auto asked = h100;
+  asked.channelTile = 4;
+  EXPECT_EQ(launchOf(nhwc, asked).grid[0] * 256, 802816 / 4);
   // Depthwise convolutions and dense layers share no input between output channels: no tile.
   ops::GpuScheduleOptions always;
   always.channelTile = 4;

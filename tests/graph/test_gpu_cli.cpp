@@ -10,6 +10,7 @@
 #include "graph/CliTestGraph.h"
 #include "runtime/Npy.h"
 #include "runtime/OpenclDevice.h"
+#include "support/Files.h"
 #include "support/Subprocess.h"
 #include "support/TempDir.h"
 
@@ -55,6 +56,9 @@ TEST(GpuCli, CompileForOpenclAndCuda) {
   expectOutput(compiled, "compiled mobilenet-v2 for opencl into " + dir.path() + "/cl: ");
   expectOutput(compiled, "limits of opencl:0 (");
   EXPECT_TRUE(std::filesystem::exists(dir.path() + "/cl/kernels.cl"));
+  // GPU targets keep the network in NCHW (the default layout there): no image transposed.
+  std::string plan = readFile(dir.path() + "/cl/graph.json", file_kinds::kGraphPlan);
+  EXPECT_EQ(plan.find("transpose"), std::string::npos);
   expectOutput(runSubprocess({TESSEL_CLI, "run", dir.path() + "/cl", "--device", "opencl"}), "output shape [1, 1000]; top-5:");
   // CUDA: NVRTC builds the cubin here; the build names the profile when no GPU is present.
   auto cuda = runSubprocess({TESSEL_CLI, "compile", "--model", "squeezenet_v1.1", "--target", "cuda", "-o", dir.path() + "/cu"});
