@@ -4,7 +4,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_GEN  := $(shell command -v ninja >/dev/null 2>&1 && echo -G Ninja)
 
-.PHONY: all deps build build-asan test test-release test-asan test-gpu fuzz demo bench-core bench-vta bench bench-models bench-tune bench-rpc clean
+.PHONY: all deps build build-asan test test-release test-asan test-gpu fuzz demo bench-core bench-vta bench bench-models bench-tune bench-rpc bench-gpu clean
 
 all: build
 
@@ -67,6 +67,12 @@ bench-vta: build
 bench-rpc: build
 	cmake --build $(BUILD) -j $(JOBS) --target bench_rpc
 	./$(BUILD)/bench/rpc/bench_rpc
+
+# On a machine with an NVIDIA GPU: resnet-18, resnet-50 and mobilenet-v2 at batch 1, fp32,
+# untuned, on CUDA (CUDA graph and kernel by kernel) and OpenCL, next to PyTorch (eager and CUDA
+# graph, cuDNN, TF32 off) measured in the same run.
+bench-gpu: build
+	TESSEL=./$(BUILD)/src/cli/tessel BENCH_GPU_OUT=$(BUILD)/bench-gpu bash bench/gpu/run.sh $(MODELS)
 
 # Batch-1 latency of the zoo networks in tessel, ONNX Runtime and PyTorch, one run (MODELS=... to pick).
 bench-models: build

@@ -1,5 +1,7 @@
 #include "cli/ModelArgs.h"
 
+#include "graph/Build.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -54,7 +56,7 @@ graph::Graph loadModel(const ModelArgs& a) {
 
 void addModelOptions(CLI::App* c, ModelArgs& a) {
   addModelSourceOptions(c, a);
-  c->add_option("--target", a.target, "target string, e.g. \"cpu -mcpu=native\", or vta (the accelerator's simulator)");
+  c->add_option("--target", a.target, "target string, e.g. \"cpu -mcpu=native\", cuda (NVIDIA GPUs, sm_90), \"opencl\" or \"opencl -device=mali\", or vta (the accelerator's simulator)");
   c->add_option("--target-host", a.targetHost, "--target vta: where the operators VTA does not run go (cpu)");
   c->add_option("--vta-config", a.vtaConfig, "--target vta: the hardware configuration, a vta_config.json (default: built in)");
   c->add_option("--vta-pack-start", a.vtaPackStart,
@@ -62,8 +64,8 @@ void addModelOptions(CLI::App* c, ModelArgs& a) {
   c->add_option("--vta-pack-stop", a.vtaPackStop,
                 "--target vta: graph packing stops before this operator, NAME or NAME:INDEX (default global_avg_pool2d)");
   c->add_option("--desired-layout", a.desiredLayout,
-                "layout the image operators are converted to before building: NHWC (default: the CPU "
-                "schedules' fastest), NCHW, or keep");
+                "layout the image operators are converted to before building: auto (the default: NHWC for the CPU "
+                "schedules, NCHW for GPU targets, each the faster there), NHWC, NCHW, or keep");
   c->add_option("--winograd", a.winograd,
                 "stride-1 3x3 NHWC convolutions as Winograd F(m x m, 3 x 3): auto (F(4x4) while its weights fit "
                 "the L2 cache, else F(2x2) with at least 32 tiles; direct below 16 channels), never, 2 or 4 (every one)")
@@ -90,9 +92,16 @@ graph::WinogradChoice winogradChoice(const std::string& mode) {
   return graph::defaultWinogradChoice(l2);
 }
 
+std::string desiredLayoutFor(const ModelArgs& a) {
+  if (a.desiredLayout != "auto") return a.desiredLayout;
+  // GPU threads along the image width read neighbouring inputs and share weights: resnet-50
+  // untuned on an H100 ran 3.23 ms in NCHW against 7.19 ms in NHWC (2026-11-24).
+  return graph::isGpuTarget(a.target) ? "NCHW" : "NHWC";
+}
+
 PreparedModel prepareModel(const ModelArgs& a) {
   graph::OptimizeOptions options;
-  options.desiredLayout = graph::parseDesiredLayout(a.desiredLayout);
+  options.desiredLayout = graph::parseDesiredLayout(desiredLayoutFor(a));
   options.simplify = !a.noOptimize;
   options.fuseSeparable = a.fuseSeparable == "auto";
   graph::PassRunOptions run;

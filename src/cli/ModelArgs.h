@@ -20,7 +20,7 @@ struct ModelArgs {
   std::string model, layout = "NCHW", target = "cpu";
   int64_t batch = 1;
   bool noOptimize = false;
-  std::string desiredLayout = "NHWC";
+  std::string desiredLayout = "auto";  ///< auto: desiredLayoutFor
   /// Winograd for stride-1 3x3 convolutions: "auto" (the default rules:
   /// ops::defaultWinogradTileSize), "never", "2" or "4" (every candidate, F(m x m)).
   std::string winograd = "auto";
@@ -63,6 +63,9 @@ struct PreparedModel {
   bool variants = false;
 };
 PreparedModel prepareModel(const ModelArgs& args);
+/// The layout --desired-layout asks for: itself, or for auto NHWC on CPU targets and NCHW on
+/// GPU targets.
+std::string desiredLayoutFor(const ModelArgs& args);
 
 /// The network after the standard graph passes: what gets extracted, tuned and built
 /// without records (prepareModel(args).chosen).

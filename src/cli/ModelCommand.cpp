@@ -12,9 +12,11 @@
 #include <optional>
 
 #include "graph/Build.h"
+#include "graph/GpuTargetLimits.h"
 #include "graph/GraphParams.h"
 #include "graph/ModelZoo.h"
 #include "graph/TaskExtraction.h"
+#include "ops/GpuSchedules.h"
 #include "ops/Schedules.h"
 #include "support/Error.h"
 #include "support/Files.h"
@@ -29,6 +31,7 @@ namespace {
 struct CompileArgs : ModelArgs {
   std::string output, records;
   bool noFuse = false, naive = false, noShippedRecords = false;
+  std::string channelTile = "auto";  ///< GPU targets: output channels per thread of a convolution
 };
 
 void listTasks(const ModelArgs& a) {
@@ -41,11 +44,46 @@ void listTasks(const ModelArgs& a) {
   fmt::print("Extract tasks...\n{}", graph::formatTasks(tasks));
 }
 
+/// compile --target cuda|opencl: the standard passes without the CPU's convolution variants
+/// (Winograd, packed weights, fused separable blocks: their rules and layouts are the CPU
+/// kernels'), every function with the default GPU schedule, verified against the limits of the
+/// device present or of the target's profile.
+void compileGpu(const CompileArgs& a) {
+  TESSEL_CHECK(a.records.empty(), "--records: GPU targets take no tuning records yet (the default GPU schedule is used)");
+  TESSEL_CHECK(!a.naive, "--naive: a GPU kernel needs its loops bound to blocks and threads; the naive schedule has none");
+  prepareOutputDirectory(a.output, "--output");
+  ModelArgs gpuArgs = a;
+  gpuArgs.winograd = "never";
+  gpuArgs.packWeights = "never";
+  gpuArgs.fuseSeparable = "never";
+  graph::Graph g = preparedModel(gpuArgs);
+  graph::BuildOptions options;
+  options.target = a.target;
+  options.fuse = !a.noFuse;
+  options.gpuLimits = graph::gpuLimitsForBuild(a.target);
+  const passes::GpuLimits& limits = *options.gpuLimits;
+  ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits.maxThreadsPerBlock, limits.multiProcessorCount, limits.warpSize);
+  if (a.channelTile != "auto") {
+    TESSEL_CHECK(a.channelTile == "1" || a.channelTile == "2" || a.channelTile == "4", "--channel-tile: '{}' is not auto, 1, 2 or 4",
+                 a.channelTile);
+    rules.channelTile = std::stoi(a.channelTile);
+  }
+  options.schedule = [rules](const te::ComputeDAG& dag) { return ops::defaultGpuSchedule(dag, rules); };
+  auto report = graph::buildGraph(g, a.output, options);
+  if (!a.params.empty()) fmt::print("weights from {}\n", a.params);
+  fmt::print("compiled {} for {} into {}: {} fused functions, {} distinct kernels (default GPU schedule, limits of {}; code built in {:.1f} s); "
+             "activations {:.1f} MiB planned, {:.1f} MiB without reuse\n",
+             a.model, a.target, a.output, report.functions, report.distinctKernels, options.gpuLimits->profile, report.compileSeconds,
+             report.plannedBytes / 1048576.0, report.naiveBytes / 1048576.0);
+}
+
 void compile(const CompileArgs& a) {
+  TESSEL_CHECK(a.channelTile == "auto" || graph::isGpuTarget(a.target), "--channel-tile applies to GPU targets (cuda, opencl)");
   if (isVtaTarget(a.target)) {
     TESSEL_CHECK(!a.naive && !a.noFuse, "--naive and --no-fuse apply to CPU targets");
     return compileVta(a, a.output, a.records, !a.noShippedRecords);
   }
+  if (graph::isGpuTarget(a.target)) return compileGpu(a);
   checkCpuTarget(a.target);
   prepareOutputDirectory(a.output, "--output");
   TESSEL_CHECK(a.records.empty() || !a.naive, "--records and --naive exclude each other");
@@ -131,6 +169,9 @@ void addModelCommands(CLI::App& app) {
   compileCommand->add_option("--params", compileArgs->params,
                               "a params file (tessel params) with the network's weights, for the same --layout; default: "
                               "random weights");
+  compileCommand->add_option("--channel-tile", compileArgs->channelTile,
+                             "GPU targets: output channels each thread computes in a direct convolution: auto (4 or 2 where the "
+                             "device keeps enough threads busy), 1, 2 or 4");
   compileCommand->callback([compileArgs] { compile(*compileArgs); });
 
   auto paramsArgs = std::make_shared<ParamsArgs>();

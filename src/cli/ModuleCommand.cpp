@@ -33,7 +33,25 @@ struct RunOptions {
   bool random = false;
   uint32_t seed = 0;
   bool profile = false;  ///< a VTA module: cycles and GEMM-core utilization per packed convolution
+  std::string device = "cpu";  ///< where the module runs: cpu, cuda[:N], opencl[:N]
+  bool noCudaGraph = false;
 };
+
+/// --device and --no-cuda-graph, shared by run and benchmark.
+void addDeviceOptions(CLI::App* command, std::string& device, bool& noCudaGraph) {
+  command->add_option("--device", device, "where the module runs: cpu (default), cuda[:N] or opencl[:N]; it must be the kind the "
+                                          "module was compiled for (--target)");
+  command->add_flag("--no-cuda-graph", noCudaGraph, "on cuda: launch the kernels one by one instead of replaying a CUDA graph");
+}
+
+runtime::GraphExecutor loadExecutor(const std::string& directory, const std::string& device, bool noCudaGraph) {
+  runtime::GraphExecutorOptions options;
+  options.device = runtime::Device::parse(device);
+  TESSEL_CHECK(options.device.kind != runtime::DeviceKind::VTA, "--device vta: VTA modules run on the vta device by themselves");
+  TESSEL_CHECK(!noCudaGraph || options.device.kind == runtime::DeviceKind::CUDA, "--no-cuda-graph applies to --device cuda");
+  options.cudaGraph = !noCudaGraph;
+  return runtime::GraphExecutor::load(directory, options);
+}
 
 struct BenchmarkOptions {
   std::string directory;
@@ -41,6 +59,8 @@ struct BenchmarkOptions {
   double minRepeatMs = 100;
   bool profile = false;
   RunnerArgs runnerArgs;  ///< --runner rpc: time it on a remote device
+  std::string device = "cpu";
+  bool noCudaGraph = false;
 };
 
 runtime::Tensor randomInput(const runtime::GraphExecutor& executor, int index, uint32_t seed) {
@@ -103,7 +123,7 @@ void runVta(const RunOptions& o) {
 void run(const RunOptions& o) {
   if (isVtaModule(o.directory)) return runVta(o);
   TESSEL_CHECK(!o.profile, "--profile applies to VTA modules (tessel benchmark --profile times a CPU module's calls)");
-  auto executor = runtime::GraphExecutor::load(o.directory);
+  auto executor = loadExecutor(o.directory, o.device, o.noCudaGraph);
   TESSEL_CHECK(int(o.outputs.size()) <= executor.numOutputs(), "{} --output paths given, the module has {} output{}",
                o.outputs.size(), executor.numOutputs(), executor.numOutputs() == 1 ? "" : "s");
   for (const auto& path : o.outputs) checkWritableFilePath(path, "--output");
@@ -144,11 +164,17 @@ void run(const RunOptions& o) {
 
 void benchmark(const BenchmarkOptions& o) {
   if (o.runnerArgs.runner == "rpc") return benchmarkOnRemoteDevice(o.runnerArgs, o.directory, o.number, o.repeat, o.minRepeatMs);
-  auto executor = runtime::GraphExecutor::load(o.directory);
+  auto executor = loadExecutor(o.directory, o.device, o.noCudaGraph);
   executor.setZeroInputs();
-  if (auto load = runtime::useFreeCores(); runtime::kernelThreadCount() < load.cores)
+  if (executor.device().kind != runtime::DeviceKind::CPU) {
+    // The host only launches; its load still delays launches that are not in a CUDA graph.
+    fmt::print("device {} ({}){}; machine load: {}\n", executor.device().str(), runtime::deviceAPI(executor.device()).name(),
+               executor.device().kind == runtime::DeviceKind::CUDA ? (executor.usesCudaGraph() ? ", CUDA graph" : ", kernel by kernel") : "",
+               runtime::sampleMachineLoad().describe());
+  } else if (auto load = runtime::useFreeCores(); runtime::kernelThreadCount() < load.cores) {
     fmt::print("machine busy: {}; timing with {} thread{}\n", load.describe(), runtime::kernelThreadCount(),
                runtime::kernelThreadCount() == 1 ? "" : "s");
+  }
   runtime::TimeEvaluatorOptions timing;
   timing.repeat = o.repeat;
   timing.number = o.number;
@@ -181,6 +207,7 @@ void addModuleCommands(CLI::App& app) {
   runCommand->add_option("--seed", runOptions->seed, "seed of the random input")->check(integerIn(0, UINT32_MAX));
   runCommand->add_flag("--profile", runOptions->profile,
                        "a VTA module: print cycles, GEMM-core utilization and where the rest went, per packed convolution");
+  addDeviceOptions(runCommand, runOptions->device, runOptions->noCudaGraph);
   runCommand->callback([runOptions] { run(*runOptions); });
 
   auto benchOptions = std::make_shared<BenchmarkOptions>();
@@ -192,6 +219,7 @@ void addModuleCommands(CLI::App& app) {
   benchCommand->add_option("--min-repeat-ms", benchOptions->minRepeatMs, "minimum length of one measurement")->check(numberIn(0.0, 60000.0));
   benchCommand->add_flag("--profile", benchOptions->profile, "also time every call on its own");
   addRunnerOptions(benchCommand, benchOptions->runnerArgs);
+  addDeviceOptions(benchCommand, benchOptions->device, benchOptions->noCudaGraph);
   benchCommand->callback([benchOptions] { benchmark(*benchOptions); });
 }
 

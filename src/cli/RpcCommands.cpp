@@ -1,6 +1,9 @@
 #include "cli/RpcCommands.h"
 
+#include "graph/GpuTargetLimits.h"
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -134,9 +137,27 @@ struct QueryArgs {
   std::string hardwareKey;
   double wait = 10;
   SecurityArgs security;
+  std::string device;  ///< a GPU of this machine instead of the tracker
 };
 
+/// query --device cuda|opencl[:N] [--hardware NAME]: the device's hardware parameters under
+/// TVM's names (seed 001 reads them from its remote device), all of them or the one named.
+void queryLocalDevice(const QueryArgs& a) {
+  auto parameters = graph::gpuHardwareParameters(runtime::Device::parse(a.device));
+  if (a.hardwareKey.empty() || a.hardwareKey == "all") {
+    for (const auto& [name, value] : parameters) fmt::print("{:<30}{}\n", name, value);
+    return;
+  }
+  std::vector<std::string> names;
+  for (const auto& [name, value] : parameters) {
+    if (name == a.hardwareKey) return fmt::print("{}\n", value);
+    names.push_back(name);
+  }
+  fail("--hardware {}: {} has no such parameter (it has: {}, or all)", a.hardwareKey, a.device, fmt::join(names, ", "));
+}
+
 void runQuery(const QueryArgs& a) {
+  if (!a.device.empty()) return queryLocalDevice(a);
   std::string address = fmt::format("{}:{}", a.host, a.port);
   if (!a.hardwareKey.empty()) {
     std::string device;
@@ -275,7 +296,10 @@ void addRpcCommands(CLI::App& app) {
   q->add_option("--host", query->host, "the tracker's host");
   q->add_option("--port", query->port, "the tracker's port")->check(integerIn(1, 65535));
   q->add_flag("--devices", query->devices, "also list every registered server");
-  q->add_option("--hardware", query->hardwareKey, "instead, print the hardware parameters of a free device of this key");
+  q->add_option("--hardware", query->hardwareKey,
+                "instead, print the hardware parameters of a free device of this key; with --device, the parameter of "
+                "that name (max_threads_per_block, max_shared_memory_per_block, warp_size, max_vthread_extent, ...; all: every one)");
+  q->add_option("--device", query->device, "query a GPU of this machine instead of the tracker: cuda[:N] or opencl[:N]");
   q->add_option("--wait", query->wait, "--hardware: seconds to wait for a free device")->check(numberIn(0.0, 86400.0));
   addSecurityOptions(q, query->security, false, true);
   q->callback([query] { runQuery(*query); });

@@ -6,10 +6,13 @@
 #include <climits>
 #include <filesystem>
 #include <map>
+#include <sstream>
 
 #include "codegen/CSource.h"
+#include "codegen/GpuBuild.h"
 #include "codegen/Toolchain.h"
 #include "graph/MemoryPlan.h"
+#include "ops/GpuSchedules.h"
 #include "passes/Lower.h"
 #include "runtime/Params.h"
 #include "support/Error.h"
@@ -35,13 +38,29 @@ std::string identifier(const std::string& name) {
 
 }  // namespace
 
+bool isGpuTarget(const std::string& target) {
+  std::istringstream words(target);
+  std::string kind;
+  words >> kind;
+  return kind == "cuda" || kind == "opencl";
+}
+
 BuildReport buildGraph(const Graph& graph, const std::string& directory, const BuildOptions& options) {
   TESSEL_CHECK(!graph.outputs().empty(), "building a graph without outputs");
   std::filesystem::create_directories(directory);
   auto groups = fuseOperators(graph, options.fuse);
 
   // One kernel per distinct workload; the calls name it.
+  bool gpu = isGpuTarget(options.target);
+  passes::GpuLimits limits = gpu ? (options.gpuLimits ? *options.gpuLimits : passes::GpuLimits::forTarget(options.target))
+                                 : passes::GpuLimits{};
+  ScheduleProvider schedule = options.schedule;
+  if (gpu && !schedule) {
+    ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits.maxThreadsPerBlock, limits.multiProcessorCount, limits.warpSize);
+    schedule = [rules](const te::ComputeDAG& dag) { return ops::defaultGpuSchedule(dag, rules); };
+  }
   std::vector<schedule::LoopNestFunction> functions;
+  std::vector<passes::GpuLoweredFunction> gpuKernels;
   std::map<std::string, std::string> kernelOfKey;
   std::vector<std::string> kernelOfGroup;
   for (const FusedGroup& g : groups) {
@@ -49,10 +68,11 @@ BuildReport buildGraph(const Graph& graph, const std::string& directory, const B
     std::string key = dag.workloadKey();
     auto it = kernelOfKey.find(key);
     if (it == kernelOfKey.end()) {
-      std::string name = fmt::format("fused_{}_{}", identifier(graph.node(g.output).op), functions.size());
-      std::vector<schedule::StepPtr> steps = options.schedule ? options.schedule(dag) : std::vector<schedule::StepPtr>{};
+      std::string name = fmt::format("fused_{}_{}", identifier(graph.node(g.output).op), kernelOfKey.size());
       try {
-        functions.push_back(passes::lower(schedule::replay(dag, steps), name));
+        std::vector<schedule::StepPtr> steps = schedule ? schedule(dag) : std::vector<schedule::StepPtr>{};
+        if (gpu) gpuKernels.push_back(passes::lowerForGpu(schedule::replay(dag, steps), name, limits));
+        else functions.push_back(passes::lower(schedule::replay(dag, steps), name));
       } catch (const Error& e) {
         throw e.withContext(fmt::format("scheduling the function of node '{}'", graph.node(g.output).name));
       }
@@ -61,8 +81,12 @@ BuildReport buildGraph(const Graph& graph, const std::string& directory, const B
     kernelOfGroup.push_back(it->second);
   }
   auto start = std::chrono::steady_clock::now();
-  codegen::compileSharedLibrary(codegen::generateCSource(functions), directory + "/kernels.so",
-                                codegen::compileOptionsForTarget(options.target));
+  if (gpu) {
+    codegen::saveGpuModule(codegen::buildGpuKernels(gpuKernels, options.target), directory);
+  } else {
+    codegen::compileSharedLibrary(codegen::generateCSource(functions), directory + "/kernels.so",
+                                  codegen::compileOptionsForTarget(options.target));
+  }
   double compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   // Tensors of the plan: every node whose value crosses a function boundary.
@@ -124,12 +148,14 @@ BuildReport buildGraph(const Graph& graph, const std::string& directory, const B
   for (size_t i = 0; i < plannedTensorIds.size(); ++i) tensors[size_t(plannedTensorIds[i])]["storage"] = memory.storageOf[i];
   nlohmann::json plan = {{"format", "tessel.graph_executor"}, {"version", 1}, {"storages", memory.storageBytes},
                          {"tensors", tensors}, {"inputs", inputs}, {"outputs", outputs}, {"calls", calls}};
+  // A GPU plan names its device kind, so that loading it for another kind is a clear error.
+  if (gpu) plan["device"] = codegen::gpuDialectOfTarget(options.target) == codegen::GpuDialect::Cuda ? "cuda" : "opencl";
   writeFile(directory + "/graph.json", plan.dump(1));
   runtime::saveParams(params, directory + "/params.bin");
 
   BuildReport report;
   report.functions = int(groups.size());
-  report.distinctKernels = int(functions.size());
+  report.distinctKernels = int(kernelOfKey.size());
   report.plannedBytes = memory.plannedBytes();
   report.naiveBytes = memory.naiveBytes;
   report.compileSeconds = compileSeconds;

@@ -7,8 +7,8 @@ namespace tessel::ops {
 namespace {
 
 OpTraits row(OpKind kind, std::string tag, bool anchor, int tileRank, TileAxes axes, std::string cpuTemplate,
-             bool inlinePadding = false, bool winogradTransform = false) {
-  return {kind, std::move(tag), anchor, tileRank, axes, std::move(cpuTemplate), inlinePadding, winogradTransform};
+             bool inlinePadding = false, bool winogradTransform = false, int channelAxis = -1) {
+  return {kind, std::move(tag), anchor, tileRank, axes, std::move(cpuTemplate), inlinePadding, winogradTransform, channelAxis};
 }
 
 }  // namespace
@@ -23,8 +23,8 @@ const std::vector<OpTraits>& allOpTraits() {
   // faster on 56x56 to 28x28 images, 5-25% on 14x14 and 7x7 (2-core Zen 5, 2026-11-24).
   static const std::vector<OpTraits> table = {
       row(OpKind::Padding, "injective,pad", false, 0, {-1, -1}, ""),
-      row(OpKind::Conv2dNCHW, "conv2d_nchw", true, 4, {3, 1}, "conv2d_nchw.x86"),
-      row(OpKind::Conv2dNHWC, "conv2d_nhwc", true, 4, {3, 2}, "conv2d_nhwc.x86", true),
+      row(OpKind::Conv2dNCHW, "conv2d_nchw", true, 4, {3, 1}, "conv2d_nchw.x86", false, false, 1),
+      row(OpKind::Conv2dNHWC, "conv2d_nhwc", true, 4, {3, 2}, "conv2d_nhwc.x86", true, false, 3),
       row(OpKind::Conv2dNHWCPacked, "conv2d_nhwc_packed", true, 4, {3, 2}, "conv2d_nhwc_packed.x86", true),
       row(OpKind::GroupConv2dNCHW, "group_conv2d_nchw", true, 4, {3, 1}, "group_conv2d_nchw.x86"),
       row(OpKind::GroupConv2dNHWC, "group_conv2d_nhwc", true, 4, {3, 2}, "group_conv2d_nhwc.x86"),

@@ -47,6 +47,10 @@ struct OpTraits {
   std::string cpuTemplate;          ///< the template tuning a function it anchors ("" none)
   bool inlinePaddingByDefault = false;  ///< the default rules compute its padding inside its loops
   bool winogradTransform = false;   ///< a transform stage the Winograd rule schedules
+  /// The output axis whose elements read the same inputs with different weights (a direct
+  /// convolution's output channels): a GPU thread computing several along it loads each input
+  /// once for all of them. -1: none.
+  int channelAxis = -1;
 };
 
 /// The traits of an operation (OpKind::Other for tags the table does not know).

@@ -12,6 +12,7 @@
 #include "codegen/Toolchain.h"
 #include "ir/Mutator.h"
 #include "ops/OpTraits.h"
+#include "ops/ScheduleRecorder.h"
 #include "ir/Simplify.h"
 #include "schedule/BoundInference.h"
 #include "schedule/LoopNest.h"
@@ -23,80 +24,6 @@ using namespace schedule;
 using ir::Expr;
 
 namespace {
-
-// ---- recording steps ---------------------------------------------------------------------------
-
-/// Applies each chosen step to a live State, so that later rules see the iterator names and
-/// extents the earlier steps produced, and collects the steps.
-class Recorder {
- public:
-  explicit Recorder(const te::ComputeDAG& dag) : state(dag) {}
-
-  void add(StepPtr step) {
-    step->apply(state);
-    steps.push_back(std::move(step));
-  }
-
-  const Stage& stage(const std::string& name) const { return state.stage(name); }
-
-  std::vector<std::string> leaves(const std::string& name) const {
-    const Stage& s = state.stage(name);
-    std::vector<std::string> names;
-    for (int id : s.leaves) names.push_back(s.iterator(id).name);
-    return names;
-  }
-
-  int64_t extent(const std::string& name, const std::string& iterator) const {
-    const Stage& s = state.stage(name);
-    return s.iterator(s.leafByName(iterator)).extent;
-  }
-
-  /// Splits a leaf and returns the new leaves, outermost first.
-  std::vector<std::string> split(const std::string& name, const std::string& iterator, const std::vector<int64_t>& factors) {
-    const Stage& s = state.stage(name);
-    int position = s.leafPosition(s.leafByName(iterator));
-    add(std::make_shared<SplitStep>(name, iterator, factors));
-    auto names = leaves(name);
-    return {names.begin() + position, names.begin() + position + int(factors.size()) + 1};
-  }
-
-  /// Fuses adjacent leaves (a single one is returned as it is) and returns the fused leaf.
-  std::string fuse(const std::string& name, const std::vector<std::string>& iterators) {
-    if (iterators.size() == 1) return iterators[0];
-    const Stage& s = state.stage(name);
-    int position = s.leafPosition(s.leafByName(iterators[0]));
-    add(std::make_shared<FuseStep>(name, iterators));
-    return leaves(name)[size_t(position)];
-  }
-
-  void reorder(const std::string& name, const std::vector<std::string>& order) {
-    if (order != leaves(name)) add(std::make_shared<ReorderStep>(name, order));
-  }
-  void annotate(const std::string& name, const std::string& iterator, Annotation a) {
-    add(std::make_shared<AnnotateStep>(name, iterator, a));
-  }
-  void computeAt(const std::string& name, const std::string& target, const std::string& iterator) {
-    add(std::make_shared<ComputeAtStep>(name, target, iterator));
-  }
-  void computeInline(const std::string& name) { add(std::make_shared<ComputeInlineStep>(name)); }
-
-  /// cache_write(name, "local"); returns the new stage, which computes what `name` computed.
-  std::string cacheWrite(const std::string& name) {
-    int index = state.stageIndex(name);
-    add(std::make_shared<CacheWriteStep>(name, "local"));
-    return state.stages()[size_t(index)].name();  // inserted where the stage was
-  }
-
-  /// rfactor(name, iterator); returns the new stage of partial results.
-  std::string rfactor(const std::string& name, const std::string& iterator) {
-    int index = state.stageIndex(name);
-    add(std::make_shared<RfactorStep>(name, iterator));
-    return state.stages()[size_t(index)].name();
-  }
-
-  State state;
-  std::vector<StepPtr> steps;
-};
 
 // ---- analysis of the DAG -----------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ namespace tessel::passes {
 GpuLimits GpuLimits::cudaSm90() {
   GpuLimits limits;
   limits.profile = "cuda sm_90";
+  limits.multiProcessorCount = 132;
   return limits;
 }
 

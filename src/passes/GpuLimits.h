@@ -19,9 +19,12 @@ struct GpuLimits {
   int64_t maxLocalMemoryPerThread = 16 * 1024;
   int64_t maxVThreadExtent = 8;
   int64_t warpSize = 32;
+  /// Streaming multiprocessors / compute units [multi_processor_count]: how many blocks run at
+  /// once, which the default schedule fills; 0 where unknown (the profiles of other devices).
+  int64_t multiProcessorCount = 0;
 
   /// NVIDIA Hopper (sm_90): 1024 threads, 48 KiB of static shared memory per block (more only
-  /// through dynamic shared memory, which generated kernels do not use).
+  /// through dynamic shared memory, which generated kernels do not use), the H100 SXM's 132 SMs.
   static GpuLimits cudaSm90();
   /// An ARM Mali GPU (Bifrost/Valhall) as TVM's `opencl -device=mali` target assumes it: 256
   /// work-items, 32 KiB of local memory.

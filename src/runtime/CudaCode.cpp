@@ -40,7 +40,7 @@ class CudaCode : public LoadedGpuCode {
     for (auto& p : pointers) params.push_back(&p);
     const Driver& d = driver();
     d.check(d.cuLaunchKernel(functions_.at(index), unsigned(dims.grid[0]), unsigned(dims.grid[1]), unsigned(dims.grid[2]),
-                             unsigned(dims.block[0]), unsigned(dims.block[1]), unsigned(dims.block[2]), 0, nullptr,
+                             unsigned(dims.block[0]), unsigned(dims.block[1]), unsigned(dims.block[2]), 0, launchStream(deviceId_),
                              params.data(), nullptr),
             "kernel launch");
   }

@@ -17,6 +17,7 @@ namespace {
 struct Contexts {
   std::mutex mutex;
   std::map<int, CUcontext> retained;  // primary contexts, kept for the process
+  std::map<int, CUstream> streams;    // the launch stream of each device, kept likewise
 };
 
 Contexts& contexts() {
@@ -53,6 +54,21 @@ void makeContextCurrent(int deviceId) {
     }
   }
   d.check(d.cuCtxSetCurrent(context), "context activation");
+}
+
+CUstream launchStream(int deviceId) {
+  makeContextCurrent(deviceId);
+  auto& c = contexts();
+  std::lock_guard lock(c.mutex);
+  auto it = c.streams.find(deviceId);
+  if (it != c.streams.end()) return it->second;
+  const Driver& d = driver();
+  CUstream stream = nullptr;
+  // Flags 0: a blocking stream, which the legacy default stream (the synchronous copies,
+  // event records) waits for and which waits for it, so the order of work is program order.
+  d.check(d.cuStreamCreate(&stream, 0), fmt::format("stream creation on cuda:{}", deviceId));
+  c.streams[deviceId] = stream;
+  return stream;
 }
 
 }  // namespace cuda

@@ -30,6 +30,11 @@ namespace cuda {
 /// Makes the device's primary context current on the calling thread (retained once, for the
 /// process). Every runtime entry point that touches CUDA calls it first.
 void makeContextCurrent(int deviceId);
+struct CUstream_st;
+/// The stream kernels are launched on (one per device, made on first use; not the legacy
+/// default stream, which cannot be captured into a CUDA graph). It is a blocking stream: the
+/// runtime's synchronous copies and the event clock stay ordered with it.
+CUstream_st* launchStream(int deviceId);
 }  // namespace cuda
 
 }  // namespace tessel::runtime

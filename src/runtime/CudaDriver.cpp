@@ -1,8 +1,8 @@
 #include "runtime/CudaDriver.h"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 
+#include "runtime/DynamicLibrary.h"
 #include "support/Error.h"
 
 namespace tessel::runtime::cuda {
@@ -14,51 +14,51 @@ struct LoadResult {
   std::string error;  ///< empty when loaded and a device exists
 };
 
-template <class F>
-bool bind(void* handle, F& function, const char* name, std::string& error) {
-  function = reinterpret_cast<F>(dlsym(handle, name));
-  if (!function && error.empty()) error = fmt::format("libcuda.so.1 lacks {} (driver too old?)", name);
-  return function != nullptr;
-}
-
 LoadResult load() {
   LoadResult r;
-  // Kept loaded for the process: device memory and modules outlive any one user.
-  void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char* message = dlerror();
-    r.error = fmt::format("the NVIDIA driver library libcuda.so.1 cannot be loaded ({})", message ? message : "?");
+  detail::DynamicLibrary library("libcuda.so.1");
+  if (!library.opened()) {
+    r.error = fmt::format("the NVIDIA driver library libcuda.so.1 cannot be loaded ({})", library.openError());
     return r;
   }
   Driver& d = r.driver;
-  std::string& e = r.error;
-  bind(handle, d.cuInit, "cuInit", e);
-  bind(handle, d.cuDriverGetVersion, "cuDriverGetVersion", e);
-  bind(handle, d.cuGetErrorName, "cuGetErrorName", e);
-  bind(handle, d.cuGetErrorString, "cuGetErrorString", e);
-  bind(handle, d.cuDeviceGetCount, "cuDeviceGetCount", e);
-  bind(handle, d.cuDeviceGet, "cuDeviceGet", e);
-  bind(handle, d.cuDeviceGetName, "cuDeviceGetName", e);
-  bind(handle, d.cuDeviceGetAttribute, "cuDeviceGetAttribute", e);
-  bind(handle, d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", e);
-  bind(handle, d.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", e);
-  bind(handle, d.cuCtxSetCurrent, "cuCtxSetCurrent", e);
-  bind(handle, d.cuCtxSynchronize, "cuCtxSynchronize", e);
-  bind(handle, d.cuMemAlloc, "cuMemAlloc_v2", e);
-  bind(handle, d.cuMemFree, "cuMemFree_v2", e);
-  bind(handle, d.cuMemcpyHtoD, "cuMemcpyHtoD_v2", e);
-  bind(handle, d.cuMemcpyDtoH, "cuMemcpyDtoH_v2", e);
-  bind(handle, d.cuModuleLoadData, "cuModuleLoadData", e);
-  bind(handle, d.cuModuleUnload, "cuModuleUnload", e);
-  bind(handle, d.cuModuleGetFunction, "cuModuleGetFunction", e);
-  bind(handle, d.cuLaunchKernel, "cuLaunchKernel", e);
-  bind(handle, d.cuEventCreate, "cuEventCreate", e);
-  bind(handle, d.cuEventRecord, "cuEventRecord", e);
-  bind(handle, d.cuEventSynchronize, "cuEventSynchronize", e);
-  bind(handle, d.cuEventDestroy, "cuEventDestroy_v2", e);
+  auto bind = [&](auto& function, const char* symbol) { library.bind(function, symbol, " (driver too old?)"); };
+  bind(d.cuInit, "cuInit");
+  bind(d.cuDriverGetVersion, "cuDriverGetVersion");
+  bind(d.cuGetErrorName, "cuGetErrorName");
+  bind(d.cuGetErrorString, "cuGetErrorString");
+  bind(d.cuDeviceGetCount, "cuDeviceGetCount");
+  bind(d.cuDeviceGet, "cuDeviceGet");
+  bind(d.cuDeviceGetName, "cuDeviceGetName");
+  bind(d.cuDeviceGetAttribute, "cuDeviceGetAttribute");
+  bind(d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  bind(d.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+  bind(d.cuCtxSetCurrent, "cuCtxSetCurrent");
+  bind(d.cuCtxSynchronize, "cuCtxSynchronize");
+  bind(d.cuMemAlloc, "cuMemAlloc_v2");
+  bind(d.cuMemFree, "cuMemFree_v2");
+  bind(d.cuMemcpyHtoD, "cuMemcpyHtoD_v2");
+  bind(d.cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+  bind(d.cuModuleLoadData, "cuModuleLoadData");
+  bind(d.cuModuleUnload, "cuModuleUnload");
+  bind(d.cuModuleGetFunction, "cuModuleGetFunction");
+  bind(d.cuLaunchKernel, "cuLaunchKernel");
+  bind(d.cuEventCreate, "cuEventCreate");
+  bind(d.cuEventRecord, "cuEventRecord");
+  bind(d.cuEventSynchronize, "cuEventSynchronize");
+  bind(d.cuEventDestroy, "cuEventDestroy_v2");
+  bind(d.cuStreamCreate, "cuStreamCreate");
+  bind(d.cuStreamSynchronize, "cuStreamSynchronize");
+  bind(d.cuStreamBeginCapture, "cuStreamBeginCapture_v2");
+  bind(d.cuStreamEndCapture, "cuStreamEndCapture");
+  bind(d.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
+  bind(d.cuGraphLaunch, "cuGraphLaunch");
+  bind(d.cuGraphExecDestroy, "cuGraphExecDestroy");
+  bind(d.cuGraphDestroy, "cuGraphDestroy");
   // CUDA 12.8 added the _v2 of cuEventElapsedTime; CUDA 13 drivers may lack the old one.
-  d.cuEventElapsedTime = reinterpret_cast<decltype(d.cuEventElapsedTime)>(dlsym(handle, "cuEventElapsedTime_v2"));
-  if (!d.cuEventElapsedTime) bind(handle, d.cuEventElapsedTime, "cuEventElapsedTime", e);
+  if (!library.bindOptional(d.cuEventElapsedTime, "cuEventElapsedTime_v2")) bind(d.cuEventElapsedTime, "cuEventElapsedTime");
+  std::string& e = r.error;
+  e = library.missing();
   if (!e.empty()) return r;
   if (CUresult res = d.cuInit(0); res != 0) {
     const char* name = nullptr;

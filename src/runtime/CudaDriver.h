@@ -17,6 +17,12 @@ using CUmodule = struct CUmod_st*;
 using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
 using CUevent = struct CUevent_st*;
+using CUgraph = struct CUgraph_st*;
+using CUgraphExec = struct CUgraphExec_st*;
+
+/// cuStreamBeginCapture's mode CU_STREAM_CAPTURE_MODE_RELAXED: other threads may keep using
+/// CUDA while one captures (a capture sees only its own stream's work).
+inline constexpr int kStreamCaptureModeRelaxed = 2;
 
 // Device attributes (cuda.h's CU_DEVICE_ATTRIBUTE_*).
 inline constexpr int kAttrMaxThreadsPerBlock = 1;
@@ -56,6 +62,14 @@ struct Driver {
   CUresult (*cuEventSynchronize)(CUevent) = nullptr;
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent) = nullptr;
   CUresult (*cuEventDestroy)(CUevent) = nullptr;
+  CUresult (*cuStreamCreate)(CUstream*, unsigned) = nullptr;
+  CUresult (*cuStreamSynchronize)(CUstream) = nullptr;
+  CUresult (*cuStreamBeginCapture)(CUstream, int) = nullptr;
+  CUresult (*cuStreamEndCapture)(CUstream, CUgraph*) = nullptr;
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec*, CUgraph, unsigned long long) = nullptr;
+  CUresult (*cuGraphLaunch)(CUgraphExec, CUstream) = nullptr;
+  CUresult (*cuGraphExecDestroy)(CUgraphExec) = nullptr;
+  CUresult (*cuGraphDestroy)(CUgraph) = nullptr;
 
   /// Throws Error "CUDA <what> failed: CUDA_ERROR_X (description)" unless result is success.
   void check(CUresult result, const std::string& what) const;

@@ -114,10 +114,21 @@ const GpuLaunchDims& GpuKernel::launch() const {
   return module_->launches[index_];
 }
 
+void GpuKernel::launchPacked(const TesselTensor* args, int numArgs) const {
+  std::vector<void*> buffers;
+  buffers.reserve(size_t(numArgs));
+  for (int i = 0; i < numArgs; ++i) buffers.push_back(args[i].data);
+  launchBuffers(buffers);
+}
+
 void GpuKernel::launchUnchecked(const std::vector<Tensor>& args) const {
   std::vector<void*> buffers;
   buffers.reserve(args.size());
   for (auto& t : args) buffers.push_back(t.data());
+  launchBuffers(buffers);
+}
+
+void GpuKernel::launchBuffers(const std::vector<void*>& buffers) const {
   try {
     module_->code->launch(index_, buffers, module_->launches[index_]);
   } catch (const Error& e) {

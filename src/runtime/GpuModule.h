@@ -37,11 +37,16 @@ class GpuKernel {
   void call(const std::vector<Tensor>& args) const;
   /// Checks once; the closure launches on the same tensors (kept alive) each time.
   std::function<void()> bind(const std::vector<Tensor>& args) const;
+  /// Launches on prebuilt ABI arguments (their data are device pointers or cl_mem handles of
+  /// this module's device) without any check: the caller vouches for them (the graph executor
+  /// checked its plan against the manifest when it loaded).
+  void launchPacked(const TesselTensor* args, int numArgs) const;
 
  private:
   friend class GpuModule;
   GpuKernel(std::shared_ptr<const detail::LoadedGpuModule> module, size_t index) : module_(std::move(module)), index_(index) {}
   void launchUnchecked(const std::vector<Tensor>& args) const;
+  void launchBuffers(const std::vector<void*>& buffers) const;
   std::shared_ptr<const detail::LoadedGpuModule> module_;
   size_t index_ = 0;
 };

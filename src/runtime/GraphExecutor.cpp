@@ -20,16 +20,29 @@ int64_t dtypeBytes(DataType dtype) { return int64_t(dtype.storageBytes()); }
 
 }  // namespace
 
-GraphExecutor GraphExecutor::load(const std::string& directory) {
+GraphExecutor GraphExecutor::load(const std::string& directory, const GraphExecutorOptions& options) {
   std::string planPath = directory + "/graph.json";
   nlohmann::json plan = parseJson(readFile(planPath, file_kinds::kGraphPlan), planPath);
-  Module module = Module::load(directory + "/kernels.so");
-  return GraphExecutor(module, plan, loadParams(directory + "/params.bin"), planPath);
+  std::string built = plan.is_object() && plan.contains("device") && plan["device"].is_string() ? plan["device"].get<std::string>() : "cpu";
+  std::string wanted = deviceKindName(options.device.kind);
+  TESSEL_CHECK(built == wanted, "{}: the module was built for {} devices, not {} (compile it with --target {}, or run it with --device {})",
+               directory, built, options.device.str(), wanted == "cpu" ? "cpu" : wanted, built);
+  if (built == "cpu") {
+    Module module = Module::load(directory + "/kernels.so");
+    return GraphExecutor(module, plan, loadParams(directory + "/params.bin"), planPath);
+  }
+  GpuModule module = GpuModule::load(directory, options.device.id);
+  return GraphExecutor(module, plan, loadParams(directory + "/params.bin"), planPath, options.cudaGraph);
 }
 
-GraphExecutor::GraphExecutor(Module kernels, const nlohmann::json& plan, const NamedTensors& params,
-                             const std::string& origin)
-    : module_(std::move(kernels)) {
+GraphExecutor::GraphExecutor(GpuModule kernels, const nlohmann::json& plan, const NamedTensors& params, const std::string& origin,
+                             bool cudaGraph)
+    : device_(kernels.device()), gpuModule_(std::move(kernels)) {
+  cudaGraphWanted_ = cudaGraph && device_.kind == DeviceKind::CUDA;
+  loadPlan(plan, params, origin);
+}
+
+void GraphExecutor::loadPlan(const nlohmann::json& plan, const NamedTensors& params, const std::string& origin) {
   try {
     loadPlan(plan, params);
   } catch (const Error& e) {
@@ -37,6 +50,12 @@ GraphExecutor::GraphExecutor(Module kernels, const nlohmann::json& plan, const N
   } catch (const nlohmann::json::exception& e) {
     fail("{}: malformed plan: {}", origin, e.what());
   }
+}
+
+GraphExecutor::GraphExecutor(Module kernels, const nlohmann::json& plan, const NamedTensors& params,
+                             const std::string& origin)
+    : module_(std::move(kernels)) {
+  loadPlan(plan, params, origin);
 }
 
 void GraphExecutor::loadPlan(const nlohmann::json& plan, const NamedTensors& params) {
@@ -52,11 +71,16 @@ void GraphExecutor::loadPlan(const nlohmann::json& plan, const NamedTensors& par
   for (size_t i = 0; i < storageBytes.size(); ++i) {
     size_t n = size_t(std::max<int64_t>(storageBytes[i], 1));
     try {
-      storages_.push_back(Tensor::empty({int64_t(n)}, DataType::uint8()));
+      storages_.push_back(Tensor::empty({int64_t(n)}, DataType::uint8(), device_));
     } catch (const std::bad_alloc&) {
       fail("storages[{}]: cannot allocate {} bytes", i, n);
     }
-    std::memset(storages_.back().data(), 0, n);
+    if (device_.kind == DeviceKind::CPU) {
+      std::memset(storages_.back().data(), 0, n);
+    } else {
+      std::vector<uint8_t> zeros(n, 0);
+      storages_.back().copyFromHost(zeros.data(), n);
+    }
   }
 
   const nlohmann::json& tensors = jsonMember(plan, "", "tensors");
@@ -87,7 +111,7 @@ void GraphExecutor::loadPlan(const nlohmann::json& plan, const NamedTensors& par
       TESSEL_CHECK(it != params.end(), "tensor '{}' needs parameter '{}', which the parameters lack", e.name, p);
       TESSEL_CHECK(it->second.dtype() == e.dtype && it->second.shape() == e.shape, "parameter '{}' is {} {}, the plan expects {} {}", p,
                    it->second.dtype().str(), formatShape(it->second.shape()), e.dtype.str(), formatShape(e.shape));
-      e.storage = it->second.to(Device::cpu());
+      e.storage = it->second.to(device_);  // uploaded once, here
       storageOfTensor.push_back(-1);
     } else {
       int64_t s = jsonInteger(t.at("storage"), where + ".storage");
@@ -137,18 +161,24 @@ void GraphExecutor::loadPlan(const nlohmann::json& plan, const NamedTensors& par
     const auto& entry = calls[c];
     std::string where = fmt::format("calls[{}]", c);
     Call call;
-    std::string name = jsonString(jsonMember(entry, where, "kernel"), where + ".kernel");
-    where = fmt::format("call {} ({})", c + 1, name);
+    call.name = jsonString(jsonMember(entry, where, "kernel"), where + ".kernel");
+    where = fmt::format("call {} ({})", c + 1, call.name);
     try {
-      call.kernel = module_.kernel(name);
+      if (gpuModule_) {
+        call.gpuKernel = gpuModule_->kernel(call.name);
+        call.gpu = true;
+      } else {
+        call.kernel = module_.kernel(call.name);
+      }
     } catch (const Error& error) {
       throw error.withContext(where);
     }
+    const KernelSpec& kernelSpec = call.gpu ? call.gpuKernel.spec() : call.kernel.spec();
     const nlohmann::json& args = jsonMember(entry, where, "args");
     TESSEL_CHECK(args.is_array(), "{}: 'args' must be an array", where);
     std::vector<int> ids;
     for (size_t a = 0; a < args.size(); ++a) ids.push_back(tensorId(args[a], fmt::format("{}, args[{}]", where, a)));
-    const auto& specs = call.kernel.argSpecs();
+    const auto& specs = kernelSpec.args;
     TESSEL_CHECK(ids.size() == specs.size(), "{} passes {} arguments, the kernel takes {}", where, ids.size(), specs.size());
     for (size_t a = 0; a < ids.size(); ++a) {
       const ArgSpec& spec = specs[a];
@@ -160,7 +190,7 @@ void GraphExecutor::loadPlan(const nlohmann::json& plan, const NamedTensors& par
       call.args.push_back(descriptor(t));
     }
     // Modules written before kernels declared their outputs have one, the last argument.
-    size_t numOutputs = call.kernel.spec().numOutputs >= 0 ? size_t(call.kernel.spec().numOutputs) : std::min<size_t>(1, ids.size());
+    size_t numOutputs = kernelSpec.numOutputs >= 0 ? size_t(kernelSpec.numOutputs) : std::min<size_t>(1, ids.size());
     size_t firstOutput = ids.size() - numOutputs;
     for (size_t a = 0; a < firstOutput; ++a) {
       int id = ids[a];
@@ -242,34 +272,53 @@ void GraphExecutor::setInput(int index, const Tensor& value) {
   TESSEL_CHECK(value.dtype() == t.dtype && value.shape() == t.shape, "input '{}': expected {} {}, got {} {}", t.name,
                t.dtype.str(), formatShape(t.shape), value.dtype().str(), formatShape(value.shape()));
   Tensor host = value.to(Device::cpu());
-  std::memcpy(t.storage.data(), host.data(), host.nbytes());
+  deviceAPI(device_).copyFromHost(t.storage.data(), host.data(), host.nbytes());
 }
 
 void GraphExecutor::Call::invoke() const {
   if (handler) handler(args.data(), int(args.size()));
+  else if (gpu) gpuKernel.launchPacked(args.data(), int(args.size()));
   else kernel.callPacked(args.data(), int(args.size()));
 }
 
 void GraphExecutor::replaceCall(size_t index, CallHandler handler) {
   TESSEL_CHECK(index < calls_.size(), "replaceCall: there is no call {} (the graph has {})", index, calls_.size());
   calls_[index].handler = std::move(handler);
+  cudaGraph_.reset();  // a host function cannot be replayed from a graph: usesCudaGraph() says so
 }
 
-void GraphExecutor::run() {
+bool GraphExecutor::usesCudaGraph() const {
+  if (!cudaGraphWanted_) return false;
+  for (const Call& call : calls_)
+    if (call.handler) return false;
+  return true;
+}
+
+void GraphExecutor::invokeCalls() {
   for (size_t i = 0; i < calls_.size(); ++i) {
     try {
       calls_[i].invoke();
     } catch (const Error& e) {
-      throw e.withContext(fmt::format("call {} of {} ({})", i + 1, calls_.size(), calls_[i].kernel.name()));
+      throw e.withContext(fmt::format("call {} of {} ({})", i + 1, calls_.size(), calls_[i].name));
     }
   }
+}
+
+void GraphExecutor::run() {
+  if (usesCudaGraph()) {
+    if (!cudaGraph_) cudaGraph_ = CudaGraph::capture(device_.id, [this] { invokeCalls(); });
+    cudaGraph_->launch();
+  } else {
+    invokeCalls();
+  }
+  if (device_.kind != DeviceKind::CPU) deviceAPI(device_).synchronize();
 }
 
 Tensor GraphExecutor::getOutput(int index) const {
   outputShape(index);
   const TensorEntry& t = tensors_[size_t(outputs_[size_t(index)])];
   Tensor out = Tensor::empty(t.shape, t.dtype);
-  std::memcpy(out.data(), t.storage.data(), out.nbytes());
+  deviceAPI(device_).copyToHost(out.data(), t.storage.data(), out.nbytes());
   return out;
 }
 
@@ -293,13 +342,14 @@ std::vector<GraphExecutor::CallProfile> GraphExecutor::profile(int repeat) {
     for (size_t i = 0; i < calls_.size(); ++i) {
       double start = steadySeconds();
       calls_[i].invoke();
+      if (device_.kind != DeviceKind::CPU) deviceAPI(device_).synchronize();
       samples[i].push_back(steadySeconds() - start);
     }
   }
   std::vector<CallProfile> result;
   for (size_t i = 0; i < calls_.size(); ++i) {
     std::sort(samples[i].begin(), samples[i].end());
-    result.push_back({calls_[i].kernel.name(), samples[i][samples[i].size() / 2]});
+    result.push_back({calls_[i].name, samples[i][samples[i].size() / 2]});
   }
   return result;
 }

@@ -17,24 +17,47 @@
 /// write has replaced in their storage.
 /// Every buffer is allocated once, when the executor is created, so running it touches no new
 /// memory; argument descriptors are prebuilt so one call costs one indirect function call.
+///
+/// A GPU module (graph.json with "device": "cuda" | "opencl", the kernels a GpuModule:
+/// manifest.json with kernels.cubin or kernels.cl) runs on a device of that kind: the planned
+/// storages are device buffers, the parameters are uploaded once when it loads, setInput and
+/// getOutput copy, and run() launches the calls in order on the device's one stream / queue
+/// and waits for them. On CUDA the first run captures the launches into a CUDA graph
+/// (CudaGraph.h) and every run replays it (GraphExecutorOptions::cudaGraph turns it off).
 #pragma once
 #include <functional>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "runtime/CudaGraph.h"
+#include "runtime/GpuModule.h"
 #include "runtime/Module.h"
 #include "runtime/Params.h"
 #include "runtime/TimeEvaluator.h"
 
 namespace tessel::runtime {
 
+struct GraphExecutorOptions {
+  Device device = Device::cpu();  ///< where to run; must be of the kind the module was built for
+  bool cudaGraph = true;          ///< on CUDA: replay the calls as one CUDA graph
+};
+
 class GraphExecutor {
  public:
-  /// Loads a module directory. Errors name the directory and the offending file or entry.
-  static GraphExecutor load(const std::string& directory);
+  /// Loads a module directory. Errors name the directory and the offending file or entry, and
+  /// a device of another kind than the module's ("built for cuda, not opencl").
+  static GraphExecutor load(const std::string& directory, const GraphExecutorOptions& options = {});
   /// From parts already in memory; `origin` names them in errors.
   GraphExecutor(Module kernels, const nlohmann::json& plan, const NamedTensors& params, const std::string& origin);
+  /// A GPU module's, on the module's device.
+  GraphExecutor(GpuModule kernels, const nlohmann::json& plan, const NamedTensors& params, const std::string& origin,
+                bool cudaGraph = true);
+
+  Device device() const { return device_; }
+  /// Whether run() replays a CUDA graph (CUDA, the option on, and no call replaced by a host function).
+  bool usesCudaGraph() const;
 
   int numInputs() const { return int(inputs_.size()); }
   int numOutputs() const { return int(outputs_.size()); }
@@ -58,7 +81,8 @@ class GraphExecutor {
   /// index past the calls.
   void replaceCall(size_t index, CallHandler handler);
 
-  /// Runs every call in order; a kernel's error becomes an Error naming the call.
+  /// Runs every call in order (on a GPU: launches them and waits); a kernel's error becomes an
+  /// Error naming the call.
   void run();
   /// A copy of output `index` after run().
   Tensor getOutput(int index) const;
@@ -87,7 +111,10 @@ class GraphExecutor {
     Tensor storage;  ///< the buffer holding it (a planned storage or the parameter itself)
   };
   struct Call {
-    Kernel kernel;
+    std::string name;     ///< the kernel's
+    Kernel kernel;        ///< a CPU module's kernel, or
+    GpuKernel gpuKernel;  ///< a GPU module's (gpu is true)
+    bool gpu = false;
     std::vector<TesselTensor> args;
     CallHandler handler;  ///< when set, runs instead of the kernel
     void invoke() const;
@@ -96,12 +123,20 @@ class GraphExecutor {
   /// Reads and validates the plan: every number in range, every value defined before it is
   /// read and not overwritten in its storage until its last read.
   void loadPlan(const nlohmann::json& plan, const NamedTensors& params);
+  /// The same, its errors prefixed with `origin` (a malformed plan's JSON error among them).
+  void loadPlan(const nlohmann::json& plan, const NamedTensors& params, const std::string& origin);
+  /// Runs the calls in order (a GPU's launches are queued, not waited for).
+  void invokeCalls();
 
+  Device device_ = Device::cpu();
   std::vector<Tensor> storages_;
   std::vector<TensorEntry> tensors_;
   std::vector<int> inputs_, outputs_;
   std::vector<Call> calls_;
   Module module_;
+  std::optional<GpuModule> gpuModule_;
+  bool cudaGraphWanted_ = false;
+  std::optional<CudaGraph> cudaGraph_;  ///< captured at the first run
   size_t unplannedBytes_ = 0;
 };
 

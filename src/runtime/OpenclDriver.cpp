@@ -1,12 +1,12 @@
 #include "runtime/OpenclDriver.h"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <map>
 #include <memory>
 #include <mutex>
 
+#include "runtime/DynamicLibrary.h"
 #include "support/Error.h"
 
 namespace tessel::runtime::opencl {
@@ -21,12 +21,6 @@ struct Loaded {
   std::map<int, std::unique_ptr<DeviceContext>> contexts;
 };
 
-template <class F>
-void bind(void* handle, F& function, const char* name, std::string& error) {
-  function = reinterpret_cast<F>(dlsym(handle, name));
-  if (!function && error.empty()) error = fmt::format("libOpenCL.so.1 lacks {}", name);
-}
-
 std::string deviceString(const Api& api, cl_device_id device, cl_uint what) {
   size_t size = 0;
   if (api.clGetDeviceInfo(device, what, 0, nullptr, &size) != 0) return "?";
@@ -37,33 +31,33 @@ std::string deviceString(const Api& api, cl_device_id device, cl_uint what) {
 }
 
 void load(Loaded& r) {
-  // Kept loaded for the process, like the drivers it loads.
-  void* handle = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char* message = dlerror();
-    r.error = fmt::format("the OpenCL loader libOpenCL.so.1 cannot be loaded ({})", message ? message : "?");
+  detail::DynamicLibrary library("libOpenCL.so.1");
+  if (!library.opened()) {
+    r.error = fmt::format("the OpenCL loader libOpenCL.so.1 cannot be loaded ({})", library.openError());
     return;
   }
   Api& a = r.api;
   std::string& e = r.error;
-  bind(handle, a.clGetPlatformIDs, "clGetPlatformIDs", e);
-  bind(handle, a.clGetDeviceIDs, "clGetDeviceIDs", e);
-  bind(handle, a.clGetDeviceInfo, "clGetDeviceInfo", e);
-  bind(handle, a.clCreateContext, "clCreateContext", e);
-  bind(handle, a.clCreateCommandQueue, "clCreateCommandQueue", e);
-  bind(handle, a.clCreateBuffer, "clCreateBuffer", e);
-  bind(handle, a.clReleaseMemObject, "clReleaseMemObject", e);
-  bind(handle, a.clEnqueueWriteBuffer, "clEnqueueWriteBuffer", e);
-  bind(handle, a.clEnqueueReadBuffer, "clEnqueueReadBuffer", e);
-  bind(handle, a.clFinish, "clFinish", e);
-  bind(handle, a.clCreateProgramWithSource, "clCreateProgramWithSource", e);
-  bind(handle, a.clBuildProgram, "clBuildProgram", e);
-  bind(handle, a.clGetProgramBuildInfo, "clGetProgramBuildInfo", e);
-  bind(handle, a.clReleaseProgram, "clReleaseProgram", e);
-  bind(handle, a.clCreateKernel, "clCreateKernel", e);
-  bind(handle, a.clReleaseKernel, "clReleaseKernel", e);
-  bind(handle, a.clSetKernelArg, "clSetKernelArg", e);
-  bind(handle, a.clEnqueueNDRangeKernel, "clEnqueueNDRangeKernel", e);
+  auto bind = [&](auto& function, const char* symbol) { library.bind(function, symbol); };
+  bind(a.clGetPlatformIDs, "clGetPlatformIDs");
+  bind(a.clGetDeviceIDs, "clGetDeviceIDs");
+  bind(a.clGetDeviceInfo, "clGetDeviceInfo");
+  bind(a.clCreateContext, "clCreateContext");
+  bind(a.clCreateCommandQueue, "clCreateCommandQueue");
+  bind(a.clCreateBuffer, "clCreateBuffer");
+  bind(a.clReleaseMemObject, "clReleaseMemObject");
+  bind(a.clEnqueueWriteBuffer, "clEnqueueWriteBuffer");
+  bind(a.clEnqueueReadBuffer, "clEnqueueReadBuffer");
+  bind(a.clFinish, "clFinish");
+  bind(a.clCreateProgramWithSource, "clCreateProgramWithSource");
+  bind(a.clBuildProgram, "clBuildProgram");
+  bind(a.clGetProgramBuildInfo, "clGetProgramBuildInfo");
+  bind(a.clReleaseProgram, "clReleaseProgram");
+  bind(a.clCreateKernel, "clCreateKernel");
+  bind(a.clReleaseKernel, "clReleaseKernel");
+  bind(a.clSetKernelArg, "clSetKernelArg");
+  bind(a.clEnqueueNDRangeKernel, "clEnqueueNDRangeKernel");
+  e = library.missing();
   if (!e.empty()) return;
   cl_uint platformCount = 0;
   if (a.clGetPlatformIDs(0, nullptr, &platformCount) != 0 || platformCount == 0) {

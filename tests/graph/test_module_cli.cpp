@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "graph/Build.h"
-#include "graph/TestOps.h"
+#include "graph/CliTestGraph.h"
 #include "runtime/Npy.h"
 #include "support/Subprocess.h"
 #include "support/TempDir.h"
@@ -13,12 +13,7 @@ using namespace tessel::graph;
 namespace {
 
 TEST(ModuleCli, RunAndBenchmark) {
-  testops::registerFusionTestOps();
-  Graph g;
-  int x = g.addInput("data", {{1, 8}, DataType::float32()});
-  auto w = runtime::Tensor::empty({8, 8}, DataType::float32());
-  for (int i = 0; i < 64; ++i) w.dataAs<float>()[i] = (i % 9 == 0) ? float(i) : 0.0f;  // diag(0, 9, 18, ...)
-  g.markOutput(g.addOp("fz_matmul", {x, g.addConstant("w", w)}));
+  Graph g = testsupport::diagonalMatmulGraph();
   TempDir dir;
   buildGraph(g, dir.path() + "/m");
   auto ones = runtime::Tensor::empty({1, 8}, DataType::float32());

@@ -1,0 +1,199 @@
+#include "ops/GpuSchedules.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "ops/OpTraits.h"
+#include "ops/Schedules.h"
+#include "ops/ScheduleRecorder.h"
+#include "support/Error.h"
+
+namespace tessel::ops {
+
+using namespace schedule;
+
+namespace {
+
+/// The operator class a rule names in its error: the traits table's tag where it has the
+/// operation, else whether it is a reduction.
+std::string operatorClass(const te::OperationNode& op) {
+  const OpTraits& traits = traitsOf(op);
+  if (!traits.tag.empty()) return traits.anchor ? traits.tag + ", the function's anchor class" : traits.tag;
+  return op.reduction() ? "reduction" : "injective";
+}
+
+class GpuPlanner {
+ public:
+  GpuPlanner(const te::ComputeDAG& dag, const GpuScheduleOptions& options) : dag_(dag), options_(options), rec_(dag) {}
+
+  std::vector<StepPtr> run() {
+    inlineInjective();
+    for (const std::string& out : dag_.outputNames()) bindOutput(out);
+    attachReductions();
+    return rec_.steps;
+  }
+
+ private:
+  /// Applies one rule to a stage; its Error gets the stage and its operator class in front.
+  template <class F>
+  void rule(const std::string& what, const std::string& stage, F&& apply) {
+    try {
+      apply();
+    } catch (const Error& e) {
+      throw e.withContext(fmt::format("GPU default schedule: {} of stage '{}' ({})", what, stage, operatorClass(*dag_.op(stage))));
+    }
+  }
+
+  // Rule 1. Readers first, so that a chain of injective stages folds into the last reader.
+  void inlineInjective() {
+    for (auto it = dag_.ops().rbegin(); it != dag_.ops().rend(); ++it) {
+      const auto& op = **it;
+      if (op.isPlaceholder() || op.reduction() || dag_.isOutput(op.name)) continue;
+      rule("inlining", op.name, [&] { rec_.computeInline(op.name); });
+    }
+  }
+
+  // Rules 2, 3 and 4's channel tile.
+  void bindOutput(const std::string& out) {
+    rule("thread binding", out, [&] {
+      std::string accumulation = dag_.op(out)->reduction() ? rec_.cacheWrite(out) : anchorOf(out);
+      std::vector<std::string> loops = rec_.leaves(out);
+      int64_t tile = accumulation.empty() ? 1 : channelTile(out, accumulation);
+      std::string channelInner;
+      if (tile > 1) {
+        // Each thread computes `tile` neighbouring channels (innermost, unrolled): they read the
+        // same inputs, loaded once for all of them.
+        int axis = traitsOf(*rec_.stage(accumulation).op).channelAxis;
+        auto parts = rec_.split(out, loops[size_t(axis)], {tile});
+        loops = rec_.leaves(out);
+        loops.erase(std::find(loops.begin(), loops.end(), parts[1]));
+        loops.push_back(parts[1]);
+        rec_.reorder(out, loops);
+        loops.pop_back();
+        channelInner = parts[1];
+        channelTile_[accumulation] = tile;
+      }
+      std::string fused = rec_.fuse(out, loops);
+      int64_t threads = threadsFor(rec_.extent(out, fused));
+      auto parts = rec_.split(out, fused, {threads});
+      rec_.annotate(out, parts[0], Annotation::BlockX);
+      rec_.annotate(out, parts[1], Annotation::ThreadX);
+      if (!channelInner.empty()) rec_.annotate(out, channelInner, Annotation::Unroll);
+      threadLoop_[out] = parts[1];
+    });
+  }
+
+  /// The function's anchor when `out` is its element-wise epilogue (same shape), else "".
+  std::string anchorOf(const std::string& out) const {
+    auto anchor = findAnchorStage(dag_);
+    if (!anchor || *anchor == out || dag_.op(*anchor)->shape != dag_.op(out)->shape) return "";
+    return *anchor;
+  }
+
+  /// Channels per thread for an accumulation computed at `out`'s threads: 4 or 2 where the
+  /// class has a channel axis that the tile divides, not the innermost one, and the launch
+  /// keeps at least 512 threads per multiprocessor (minBlocks blocks of 256) with it, else 1.
+  /// The tile trades threads for loads: on a small output the threads are what is short.
+  int64_t channelTile(const std::string& out, const std::string& accumulation) const {
+    const auto& op = *rec_.stage(accumulation).op;
+    int axis = traitsOf(op).channelAxis;
+    if (axis < 0 || options_.channelTile == 1 || op.shape != dag_.op(out)->shape) return 1;
+    // By the rule, not along the innermost axis (NHWC's channels): the threads' stores and
+    // weight loads would spread over `tile` times the cache lines. Resnet-50 in NHWC on an
+    // H100: 7.19 ms with channel tiles, 6.85 ms without.
+    if (options_.channelTile == 0 && size_t(axis) + 1 == op.shape.size()) return 1;
+    int64_t elements = 1;
+    for (int64_t e : op.shape) elements *= e;
+    for (int64_t tile : {int64_t(4), int64_t(2)}) {
+      if (options_.channelTile > 1 && tile != options_.channelTile) continue;
+      if (op.shape[size_t(axis)] % tile == 0 && elements / tile >= options_.minBlocks * 256) return tile;
+    }
+    return 1;
+  }
+
+  /// Threads per block for an output of `elements`: the option's, halved while the launch
+  /// would have fewer than minBlocks blocks (not below minThreadsPerBlock), at most `elements`.
+  int64_t threadsFor(int64_t elements) const {
+    int64_t threads = options_.threadsPerBlock;
+    auto blocks = [&](int64_t t) { return (elements + t - 1) / t; };
+    while (threads / 2 >= std::max<int64_t>(1, options_.minThreadsPerBlock) && blocks(threads) < options_.minBlocks) threads /= 2;
+    return std::clamp<int64_t>(threads, 1, elements);
+  }
+
+  /// The output a stage's value ends in: the output itself, or the output that every reader
+  /// (through inlined stages and stages attached already) is computed in.
+  std::string ownerOf(const std::string& stage) {
+    if (threadLoop_.count(stage)) return stage;
+    std::string owner;
+    for (const std::string& reader : rec_.state.effectiveConsumers(stage)) {
+      auto found = attachedTo_.find(reader);
+      std::string o = found != attachedTo_.end() ? found->second : threadLoop_.count(reader) ? reader : "";
+      if (o.empty() || (!owner.empty() && o != owner))
+        fail("its readers are computed in different outputs ({} and {}): one thread cannot compute it for both",
+             owner.empty() ? reader : owner, o.empty() ? reader : o);
+      owner = o;
+    }
+    TESSEL_CHECK(!owner.empty(), "no output reads it");
+    return owner;
+  }
+
+  // Rule 4. Readers first: a reduction read by another one (softmax's max, read by its sum)
+  // attaches after its reader has its place.
+  void attachReductions() {
+    const auto& stages = rec_.state.stages();
+    std::vector<std::string> pending;
+    for (const auto& s : stages)
+      if (!s.op->isPlaceholder() && s.op->reduction() && !threadLoop_.count(s.name())) pending.push_back(s.name());
+    for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
+      const std::string& r = *it;
+      rule("computing at the thread loop", r, [&] {
+        std::string owner = ownerOf(r);
+        rec_.computeAt(r, owner, threadLoop_.at(owner));
+        attachedTo_[r] = owner;
+        if (channelTile_.count(r)) tileChannels(r);
+      });
+    }
+  }
+
+  /// The accumulation of a channel tile: the reduction loops outside, the tile's channels
+  /// innermost and unrolled, so that each input loaded feeds every channel's accumulator.
+  void tileChannels(const std::string& accumulation) {
+    std::vector<std::string> loops = rec_.leaves(accumulation);
+    const auto& op = *rec_.stage(accumulation).op;
+    std::string channel = loops[size_t(traitsOf(op).channelAxis)];
+    std::vector<std::string> order;
+    for (size_t i = 0; i < loops.size(); ++i)
+      if (loops[i] != channel) order.push_back(loops[i]);
+    order.push_back(channel);
+    rec_.reorder(accumulation, order);
+    rec_.annotate(accumulation, channel, Annotation::Unroll);
+  }
+
+  const te::ComputeDAG& dag_;
+  GpuScheduleOptions options_;
+  Recorder rec_;
+  std::map<std::string, std::string> threadLoop_;  ///< output -> its threadIdx.x loop
+  std::map<std::string, std::string> attachedTo_;  ///< reduction -> the output it is computed in
+  std::map<std::string, int64_t> channelTile_;     ///< accumulation -> its channels per thread
+};
+
+}  // namespace
+
+GpuScheduleOptions gpuScheduleOptionsFor(int64_t maxThreadsPerBlock, int64_t multiProcessorCount, int64_t warpSize) {
+  GpuScheduleOptions options;
+  options.threadsPerBlock = std::min(options.threadsPerBlock, maxThreadsPerBlock);
+  options.minBlocks = 2 * multiProcessorCount;
+  options.minThreadsPerBlock = std::max<int64_t>(1, std::min(warpSize, options.threadsPerBlock));
+  return options;
+}
+
+std::vector<StepPtr> defaultGpuSchedule(const te::ComputeDAG& dag, const GpuScheduleOptions& options) {
+  TESSEL_CHECK(options.threadsPerBlock >= 1, "GPU default schedule: threads per block must be positive, got {}", options.threadsPerBlock);
+  TESSEL_CHECK(options.channelTile == 0 || options.channelTile == 1 || options.channelTile == 2 || options.channelTile == 4,
+               "GPU default schedule: the channel tile must be 0 (by the rule), 1, 2 or 4, got {}", options.channelTile);
+  return GpuPlanner(dag, options).run();
+}
+
+}  // namespace tessel::ops

@@ -1,0 +1,57 @@
+/// The default GPU schedule of a fused function: a rule-based step list with thread binding that
+/// runs any function built from the operators of this folder on a CUDA or OpenCL device without
+/// tuning. It is what a network is compiled with for `--target cuda` / `--target "opencl ..."`.
+///
+/// The rules, by operator class (ops/OpTraits.h), in order:
+///  1. Injective stages (element-wise, broadcast, padding, layout transforms, concatenation)
+///     that are not outputs are inlined into their readers: on a GPU a whole-call intermediate
+///     buffer is not allowed (passes/VerifyGpuKernel.h), and recomputing an index expression
+///     costs less than a trip through global memory.
+///  2. An output that is a reduction (a convolution, dense, pooling without an epilogue)
+///     accumulates in a per-thread local stage (cache_write "local") and stores once.
+///  3. Every output's spatial loops are fused and split by the threads of a block:
+///     blockIdx.x over the blocks, threadIdx.x inside. Fusing keeps the innermost axis (the
+///     contiguous one) innermost, so neighbouring threads touch neighbouring addresses. A small
+///     output (the deep layers and the classifier at batch 1) gets smaller blocks, down to a
+///     warp, so that its blocks still reach every multiprocessor: resnet-50's dense layer (1000
+///     outputs) ran on 4 of the H100's 132 SMs with 256-thread blocks.
+///  4. Every other reduction — the anchor of the function (OpTraits::anchor: conv2d,
+///     depthwise, dense, matmul, Winograd's GEMM), pooling, softmax's max and sum — is
+///     computed at the thread loop of the output that reads it: one thread per output element,
+///     the reduction loops serial inside it. A direct convolution (OpTraits::channelAxis, not
+///     the innermost axis) on a large output computes 4 or 2 neighbouring output channels per
+///     thread instead, with
+///     its reduction loops outside the unrolled channels, so that each input element loaded
+///     feeds them all (the output's channel loop is split, innermost, unrolled).
+/// A rule that cannot apply is an Error naming the stage and its operator class: there is no
+/// fallback to a schedule the device could not run.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "schedule/Steps.h"
+#include "te/ComputeDAG.h"
+
+namespace tessel::ops {
+
+struct GpuScheduleOptions {
+  /// Threads per block of every output's launch (the target's max_threads_per_block caps it).
+  int64_t threadsPerBlock = 256;
+  /// Blocks a launch should have at least, while its blocks can shrink (by halves, down to
+  /// minThreadsPerBlock): twice the multiprocessors of the device; 0 leaves every block at
+  /// threadsPerBlock.
+  int64_t minBlocks = 0;
+  int64_t minThreadsPerBlock = 32;  ///< a warp: fewer threads would leave lanes idle
+  /// Output channels per thread of a direct convolution: 0 by the rule (4 or 2 where enough
+  /// threads remain, NCHW only), 1 none, 2 or 4 that many where the channels divide (else none).
+  int64_t channelTile = 0;
+};
+
+/// The options for a device with these parameters: threads capped by its limit, and blocks
+/// for twice its multiprocessors (none asked for when the count is unknown, 0).
+GpuScheduleOptions gpuScheduleOptionsFor(int64_t maxThreadsPerBlock, int64_t multiProcessorCount, int64_t warpSize);
+
+/// The default GPU schedule's steps (rules above). Throws Error naming the stage a rule fails on.
+std::vector<schedule::StepPtr> defaultGpuSchedule(const te::ComputeDAG& dag, const GpuScheduleOptions& options = {});
+
+}  // namespace tessel::ops

@@ -1,0 +1,176 @@
+// The default GPU schedule (ops/GpuSchedules.h), one operator class at a time: each example
+// DAG gets its steps, is lowered for the GPU (verified against the target's limits), built for
+// OpenCL and run on the first OpenCL device (PoCL here), checked against the reference; the
+// same schedules are compiled for CUDA by NVRTC (run where a GPU is: `make test-gpu`).
+#include <gtest/gtest.h>
+
+#include "common/ErrorText.h"
+#include "common/GpuKernelCheck.h"
+#include "common/GpuRequire.h"
+#include "ops/Examples.h"
+#include "ops/GpuSchedules.h"
+#include "ops/Pooling.h"
+#include "ops/Transform.h"
+#include "runtime/CudaDevice.h"
+#include "runtime/OpenclDevice.h"
+
+using namespace tessel;
+using tessel::testsupport::errorOf;
+using tessel::testsupport::expectContains;
+
+namespace {
+
+struct Case {
+  std::string name;
+  te::ComputeDAG dag;
+};
+
+te::ComputeDAG globalAvgPoolNCHW() {
+  te::Tensor x = te::placeholder({1, 24, 5, 5}, DataType::float32(), "x");
+  return te::ComputeDAG({ops::globalAvgPool2d(x, ops::Layout::NCHW)});
+}
+
+te::ComputeDAG concatenation() {
+  te::Tensor a = te::placeholder({1, 6, 4, 4}, DataType::float32(), "a");
+  te::Tensor b = te::placeholder({1, 10, 4, 4}, DataType::float32(), "b");
+  return te::ComputeDAG({ops::concatenate({a, b}, 1)});
+}
+
+/// One case per operator class of the zoo networks; odd extents leave partial thread blocks.
+std::vector<Case> cases() {
+  return {
+      {"conv2d_nchw", ops::conv2dNCHW(1, 5, 9, 9, 7, 3, 3, 1, 1)},
+      {"conv2d_nchw_12", ops::conv2dNCHW(1, 3, 6, 7, 12, 3, 3, 1, 1)},
+      {"conv2d_nhwc_stride2", ops::conv2dNHWC(1, 6, 11, 11, 10, 3, 3, 2, 1)},
+      {"conv2d_bias_relu", ops::conv2dBiasReluNCHW(1, 4, 8, 8, 6, 1, 1, 1, 0)},
+      {"depthwise", ops::depthwiseConv2dNCHW(1, 9, 10, 10, 3, 1, 1)},
+      {"dense", ops::matmul(3, 37, 19)},
+      {"max_pool", ops::maxPool2dNCHW(1, 5, 9, 9, 3, 2, 1)},
+      {"global_avg_pool", globalAvgPoolNCHW()},
+      {"softmax", ops::softmax(3, 300)},
+      {"concatenate", concatenation()},
+  };
+}
+
+void buildAndRun(const std::string& target, bool run) {
+  uint64_t seed = 11;
+  for (auto& c : cases()) {
+    // One output per thread (the launch checked), then the rule's channel tiles (4 or 2
+    // channels per thread where they divide, NCHW: no multiprocessor count asks for threads),
+    // then 2 channels asked for (NHWC too).
+    for (int64_t tile : {1, 0, 2}) {
+      SCOPED_TRACE(c.name + " on " + target + ", channel tile " + std::to_string(tile));
+      ops::GpuScheduleOptions options;
+      options.threadsPerBlock = 64;
+      options.channelTile = tile;
+      auto steps = ops::defaultGpuSchedule(c.dag, options);
+      auto binary = kernelcheck::buildForGpu(schedule::replay(c.dag, steps), target, c.name);
+      if (tile == 1) {
+        // Every output is bound: the launch has the blocks and threads of its fused spatial loops.
+        int64_t elements = 1;
+        for (int64_t e : c.dag.op(c.dag.outputNames()[0])->shape) elements *= e;
+        const auto& launch = binary.source.manifest["kernels"][0]["launch"];
+        EXPECT_EQ(launch["block"][0].get<int64_t>(), std::min<int64_t>(64, elements));
+        EXPECT_EQ(launch["grid"][0].get<int64_t>(), (elements + 63) / 64);
+      }
+      if (!run) continue;
+      auto module = runtime::GpuModule::fromMemory(binary.manifestText(), binary.code);
+      auto data = kernelcheck::makeReferenceData(c.dag, seed++);
+      EXPECT_LT(kernelcheck::runGpuAndCompare(module.kernel(c.name), data), 1e-5) << binary.source.code;
+    }
+  }
+}
+
+}  // namespace
+
+TEST(GpuDefaultSchedules, EveryOperatorClassRunsOnOpencl) {
+  TESSEL_REQUIRE_OPENCL();
+  buildAndRun("opencl", true);
+}
+
+TEST(GpuDefaultSchedules, EveryOperatorClassCompilesForCudaAndRunsWhereAGpuIs) {
+  std::string why = kernelcheck::cudaUnavailableReason();
+  buildAndRun("cuda", why.empty());
+  if (!why.empty()) {
+    if (testsupport::deviceRequired("TESSEL_REQUIRE_CUDA")) FAIL() << "TESSEL_REQUIRE_CUDA=1: " << why;
+    GTEST_SKIP() << "compiled with NVRTC, not run: " << why;
+  }
+}
+
+TEST(GpuDefaultSchedules, TheThreadCountIsCappedByTheLimits) {
+  // 256 threads on the Mali profile's 256-thread blocks pass; 512 fail the verification,
+  // naming the limit (what the graph build prevents by capping the rule's threads).
+  auto dag = ops::softmax(4, 1000);
+  auto state = schedule::replay(dag, ops::defaultGpuSchedule(dag, {256}));
+  EXPECT_NO_THROW(passes::lowerForGpu(state, "k", passes::GpuLimits::mali()));
+  auto wide = schedule::replay(dag, ops::defaultGpuSchedule(dag, {512}));
+  expectContains(errorOf([&] { passes::lowerForGpu(wide, "k", passes::GpuLimits::mali()); }), "threads per block");
+}
+
+TEST(GpuDefaultSchedules, SmallOutputsGetSmallerBlocksToReachEveryMultiprocessor) {
+  auto options = ops::gpuScheduleOptionsFor(1024, 132, 32);  // an H100
+  EXPECT_EQ(options.threadsPerBlock, 256);
+  EXPECT_EQ(options.minBlocks, 264);
+  EXPECT_EQ(options.minThreadsPerBlock, 32);
+  auto launchOf = [&](const te::ComputeDAG& dag) {
+    return passes::lowerForGpu(schedule::replay(dag, ops::defaultGpuSchedule(dag, options)), "k", passes::GpuLimits::cudaSm90()).launch;
+  };
+  // A classifier at batch 1: 1000 outputs in blocks of a warp, 32 blocks (not 4 of 256).
+  auto classifier = launchOf(ops::matmul(1, 1000, 64));
+  EXPECT_EQ(classifier.block[0], 32);
+  EXPECT_EQ(classifier.grid[0], 32);
+  // 7x7x512: 25088 outputs in 392 blocks of 64 threads (98 of 256 would leave 34 SMs idle).
+  auto deep = launchOf(ops::conv2dNCHW(1, 8, 7, 7, 512, 1, 1, 1, 0));
+  EXPECT_EQ(deep.block[0], 64);
+  EXPECT_EQ(deep.grid[0], 392);
+  // Enough outputs keep the full blocks.
+  EXPECT_EQ(launchOf(ops::conv2dNCHW(1, 4, 56, 56, 64, 1, 1, 1, 0)).block[0], 256);
+  // A device of unknown size (a profile without a count) is asked for no minimum.
+  EXPECT_EQ(ops::gpuScheduleOptionsFor(256, 0, 1).minBlocks, 0);
+  EXPECT_EQ(ops::gpuScheduleOptionsFor(128, 4, 32).threadsPerBlock, 128);
+}
+
+TEST(GpuDefaultSchedules, ConvolutionsComputeSeveralChannelsPerThreadWhereThreadsRemain) {
+  auto launchOf = [](const te::ComputeDAG& dag, const ops::GpuScheduleOptions& options) {
+    return passes::lowerForGpu(schedule::replay(dag, ops::defaultGpuSchedule(dag, options)), "k", passes::GpuLimits::cudaSm90()).launch;
+  };
+  auto h100 = ops::gpuScheduleOptionsFor(1024, 132, 32);
+  // 56x56x256 (802816 outputs): 4 channels per thread leave 200704 threads, 784 blocks of 256.
+  auto large = launchOf(ops::conv2dBiasReluNCHW(1, 4, 56, 56, 256, 1, 1, 1, 0), h100);
+  EXPECT_EQ(large.grid[0] * large.block[0], 802816 / 4);
+  // 28x28x256 (200704): 2 per thread keep 100352 threads, above 264 blocks of 256.
+  auto middle = launchOf(ops::conv2dBiasReluNCHW(1, 4, 28, 28, 256, 1, 1, 1, 0), h100);
+  EXPECT_EQ(middle.grid[0] * middle.block[0], 200704 / 2);
+  // 14x14x256: one per thread; the threads are what is short.
+  auto small = launchOf(ops::conv2dBiasReluNCHW(1, 4, 14, 14, 256, 1, 1, 1, 0), h100);
+  EXPECT_EQ(small.grid[0] * small.block[0], 14 * 14 * 256);
+  // NHWC's channels are innermost: no tile by the rule, 4 when asked for.
+  auto nhwc = ops::conv2dNHWC(1, 4, 56, 56, 256, 1, 1, 1, 0);
+  EXPECT_EQ(launchOf(nhwc, h100).grid[0] * 256, 802816);
+  auto asked = h100;
+  asked.channelTile = 4;
+  EXPECT_EQ(launchOf(nhwc, asked).grid[0] * 256, 802816 / 4);
+  // Depthwise convolutions and dense layers share no input between output channels: no tile.
+  ops::GpuScheduleOptions always;
+  always.channelTile = 4;
+  auto depthwise = launchOf(ops::depthwiseConv2dNCHW(1, 32, 8, 8, 3, 1, 1), always);
+  EXPECT_EQ(depthwise.grid[0] * depthwise.block[0], 32 * 8 * 8);
+  EXPECT_EQ(launchOf(ops::matmul(4, 64, 16), always).grid[0] * 256, 256);  // 256 outputs in one block of 256
+  always.channelTile = 3;
+  EXPECT_EQ(errorOf([&] { ops::defaultGpuSchedule(ops::matmul(4, 64, 16), always); }),
+            "GPU default schedule: the channel tile must be 0 (by the rule), 1, 2 or 4, got 3");
+}
+
+TEST(GpuDefaultSchedules, ARuleThatCannotApplyNamesTheStage) {
+  // A reduction read by two outputs: one thread of each output would need it, so the rule
+  // refuses it rather than computing it somewhere no thread could read it.
+  te::Tensor x = te::placeholder({4, 8}, DataType::float32(), "x");
+  auto k = te::reduceAxis(8, "k");
+  te::Tensor total = te::compute({4}, [&](const std::vector<ir::Var>& i) { return te::sum(x(i[0], k.var), {k}); }, "row_sum");
+  te::Tensor a = te::compute({4}, [&](const std::vector<ir::Var>& i) { return total(i[0]) + ir::Expr(1.0f); }, "plus_one");
+  te::Tensor b = te::compute({4}, [&](const std::vector<ir::Var>& i) { return total(i[0]) * ir::Expr(2.0f); }, "twice");
+  te::ComputeDAG dag({a, b});
+  expectContains(errorOf([&] { ops::defaultGpuSchedule(dag); }),
+                 "GPU default schedule: computing at the thread loop of stage 'row_sum' (reduction)");
+  EXPECT_EQ(errorOf([&] { ops::defaultGpuSchedule(dag, {0}); }), "GPU default schedule: threads per block must be positive, got 0");
+}

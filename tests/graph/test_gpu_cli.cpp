@@ -1,0 +1,91 @@
+// The commands on GPU modules: compile --target opencl|cuda, run and benchmark --device,
+// query --device --hardware, and the errors of a module run on the wrong kind of device.
+// OpenCL runs on the first OpenCL device (PoCL here).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "common/GpuRequire.h"
+#include "graph/Build.h"
+#include "graph/CliTestGraph.h"
+#include "runtime/Npy.h"
+#include "runtime/OpenclDevice.h"
+#include "support/Files.h"
+#include "support/Subprocess.h"
+#include "support/TempDir.h"
+
+using namespace tessel;
+using namespace tessel::graph;
+
+namespace {
+
+void expectOutput(const SubprocessResult& r, const std::string& part, int exitCode = 0) {
+  EXPECT_EQ(r.exitCode, exitCode) << r.output;
+  EXPECT_NE(r.output.find(part), std::string::npos) << r.output;
+}
+
+}  // namespace
+
+TEST(GpuCli, RunAndBenchmarkAnOpenclModule) {
+  TESSEL_REQUIRE_OPENCL();
+  Graph g = graph::testsupport::diagonalMatmulGraph();
+  TempDir dir;
+  BuildOptions options;
+  options.target = "opencl";
+  buildGraph(g, dir.path() + "/m", options);
+  auto ones = runtime::Tensor::empty({1, 8}, DataType::float32());
+  for (int i = 0; i < 8; ++i) ones.dataAs<float>()[i] = 1.0f;
+  runtime::saveNpy(ones, dir.path() + "/ones.npy");
+  std::string m = dir.path() + "/m";
+
+  expectOutput(runSubprocess({TESSEL_CLI, "run", m, "--device", "opencl", "--input", dir.path() + "/ones.npy"}),
+               "output shape [1, 8]; top-5:\n  class     7  score 63\n  class     6  score 54\n");
+  auto bench = runSubprocess({TESSEL_CLI, "benchmark", m, "--device", "opencl:0", "--repeat", "3", "--min-repeat-ms", "5"});
+  expectOutput(bench, "Mean inference time (std dev): ");
+  expectOutput(bench, "device opencl:0 (");
+  expectOutput(runSubprocess({TESSEL_CLI, "run", m}), "error: " + m + ": the module was built for opencl devices, not cpu:0", 1);
+  expectOutput(runSubprocess({TESSEL_CLI, "run", m, "--device", "opencl", "--no-cuda-graph"}),
+               "error: --no-cuda-graph applies to --device cuda", 1);
+  expectOutput(runSubprocess({TESSEL_CLI, "run", m, "--device", "gpu"}), "error: ", 1);
+}
+
+TEST(GpuCli, CompileForOpenclAndCuda) {
+  TESSEL_REQUIRE_OPENCL();
+  TempDir dir;
+  auto compiled = runSubprocess({TESSEL_CLI, "compile", "--model", "mobilenet-v2", "--target", "opencl", "-o", dir.path() + "/cl"});
+  expectOutput(compiled, "compiled mobilenet-v2 for opencl into " + dir.path() + "/cl: ");
+  expectOutput(compiled, "limits of opencl:0 (");
+  EXPECT_TRUE(std::filesystem::exists(dir.path() + "/cl/kernels.cl"));
+  // GPU targets keep the network in NCHW (the default layout there): no image transposed.
+  std::string plan = readFile(dir.path() + "/cl/graph.json", file_kinds::kGraphPlan);
+  EXPECT_EQ(plan.find("transpose"), std::string::npos);
+  expectOutput(runSubprocess({TESSEL_CLI, "run", dir.path() + "/cl", "--device", "opencl"}), "output shape [1, 1000]; top-5:");
+  // CUDA: NVRTC builds the cubin here; the build names the profile when no GPU is present.
+  auto cuda = runSubprocess({TESSEL_CLI, "compile", "--model", "squeezenet_v1.1", "--target", "cuda", "-o", dir.path() + "/cu"});
+  expectOutput(cuda, "compiled squeezenet_v1.1 for cuda into ");
+  EXPECT_TRUE(std::filesystem::exists(dir.path() + "/cu/kernels.cubin"));
+  expectOutput(runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--target", "cuda", "--naive", "-o", dir.path() + "/n"}),
+               "error: --naive: a GPU kernel needs its loops bound to blocks and threads", 1);
+  // Channel tiles: the rule's (auto) or one asked for; a CPU build has none.
+  auto tiled = runSubprocess({TESSEL_CLI, "compile", "--model", "squeezenet_v1.1", "--target", "opencl", "--channel-tile", "4", "-o",
+                              dir.path() + "/t"});
+  expectOutput(tiled, "compiled squeezenet_v1.1 for opencl");
+  expectOutput(runSubprocess({TESSEL_CLI, "run", dir.path() + "/t", "--device", "opencl"}), "output shape [1, 1000]; top-5:");
+  expectOutput(runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--target", "cuda", "--channel-tile", "3", "-o",
+                              dir.path() + "/x"}),
+               "error: --channel-tile: '3' is not auto, 1, 2 or 4", 1);
+  expectOutput(runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--channel-tile", "2", "-o", dir.path() + "/y"}),
+               "error: --channel-tile applies to GPU targets (cuda, opencl)", 1);
+}
+
+TEST(GpuCli, QueryTheHardwareParametersOfADevice) {
+  TESSEL_REQUIRE_OPENCL();
+  auto one = runSubprocess({TESSEL_CLI, "query", "--device", "opencl", "--hardware", "max_threads_per_block"});
+  expectOutput(one, std::to_string(runtime::openclDeviceInfo(0).maxThreadsPerBlock) + "\n");
+  auto all = runSubprocess({TESSEL_CLI, "query", "--device", "opencl"});
+  for (const char* key : {"max_threads_per_block", "max_shared_memory_per_block", "warp_size", "max_vthread_extent"})
+    expectOutput(all, key);
+  expectOutput(runSubprocess({TESSEL_CLI, "query", "--device", "opencl", "--hardware", "cores"}),
+               "error: --hardware cores: opencl has no such parameter", 1);
+  expectOutput(runSubprocess({TESSEL_CLI, "query", "--device", "cpu"}), "error: device 'cpu:0' is not a GPU", 1);
+}

@@ -1,0 +1,191 @@
+// Whole networks on a GPU device: zoo networks at small image sizes (and a softmax head)
+// built for OpenCL with the default GPU schedule, run by the graph executor on the first
+// OpenCL device (PoCL here) and compared with the reference interpreter; the same networks
+// built for CUDA (NVRTC compiles every kernel here) and, where a GPU is, run with and without
+// the CUDA graph. Also the device checks of loading and the limits a build takes from a device.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "common/ErrorText.h"
+#include "common/GpuRequire.h"
+#include "graph/Build.h"
+#include "graph/GraphTestSupport.h"
+#include "graph/GpuTargetLimits.h"
+#include "graph/Interpreter.h"
+#include "graph/ModelZoo.h"
+#include "graph/Operators.h"
+#include "graph/passes/PassManager.h"
+#include "runtime/CudaDevice.h"
+#include "runtime/GraphExecutor.h"
+#include "runtime/OpenclDevice.h"
+#include "support/TempDir.h"
+
+using namespace tessel;
+using namespace tessel::graph;
+using tessel::testsupport::errorOf;
+using tessel::testsupport::expectContains;
+
+namespace {
+
+runtime::Tensor randomTensor(std::vector<int64_t> shape, uint32_t seed) { return graph::testsupport::randomTensor(std::move(shape), seed, 1.0f); }
+
+/// The largest difference relative to the reference's largest magnitude.
+double relativeError(const runtime::Tensor& got, const runtime::Tensor& want) {
+  EXPECT_EQ(got.shape(), want.shape());
+  double scale = 1e-12, worst = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) scale = std::max(scale, double(std::fabs(want.dataAs<float>()[i])));
+  for (int64_t i = 0; i < want.numel() && i < got.numel(); ++i)
+    worst = std::max(worst, std::fabs(double(got.dataAs<float>()[i]) - want.dataAs<float>()[i]) / scale);
+  return worst;
+}
+
+struct Network {
+  std::string name;
+  Graph graph;  ///< after the standard passes, as compile --target cuda|opencl prepares it
+};
+
+Graph prepared(const std::string& model, int64_t imageSize, std::optional<ops::Layout> layout) {
+  ModelOptions zoo;
+  zoo.imageSize = imageSize;
+  zoo.classes = 10;
+  OptimizeOptions passes;
+  passes.desiredLayout = layout;
+  passes.fuseSeparable = false;
+  return optimizeGraph(buildModel(model, zoo), passes);
+}
+
+/// dense -> bias -> softmax: the operator classes the zoo's classifiers do not end with.
+Graph softmaxHead() {
+  registerStandardOps();
+  Graph g;
+  int x = g.addInput("x", {{2, 40}, DataType::float32()});
+  int w = g.addConstant("w", randomTensor({30, 40}, 5));
+  int b = g.addConstant("b", randomTensor({30}, 6));
+  int logits = g.addOp("bias_add", {g.addOp("dense", {x, w}), b}, {{"axis", 1}});
+  g.markOutput(g.addOp("softmax", {logits}));
+  return g;
+}
+
+/// Every operator class of the zoo: convolutions in both layouts (plain, strided, 1x1,
+/// depthwise), folded batch norms as epilogues with relu/relu6 and residual adds, max and
+/// average pooling, concatenation (squeezenet), flatten, dense and softmax.
+std::vector<Network> networks() {
+  return {
+      {"resnet-18 32x32 NCHW", prepared("resnet-18", 32, ops::Layout::NCHW)},
+      {"mobilenet-v2 32x32 NHWC", prepared("mobilenet-v2", 32, ops::Layout::NHWC)},
+      {"squeezenet_v1.1 33x33 NCHW", prepared("squeezenet_v1.1", 33, ops::Layout::NCHW)},
+      {"dense + softmax", softmaxHead()},
+  };
+}
+
+std::map<std::string, runtime::Tensor> inputsOf(const Graph& g) {
+  std::map<std::string, runtime::Tensor> inputs;
+  for (int id : g.inputIds()) inputs[g.node(id).name] = randomTensor(g.node(id).type.shape, uint32_t(id + 1));
+  return inputs;
+}
+
+std::vector<runtime::Tensor> runOnDevice(const std::string& directory, const runtime::GraphExecutorOptions& options,
+                                         const std::map<std::string, runtime::Tensor>& inputs) {
+  auto executor = runtime::GraphExecutor::load(directory, options);
+  for (const auto& [name, value] : inputs) executor.setInput(name, value);
+  executor.run();
+  executor.run();  // a second run (the CUDA graph's replay) gives the same outputs
+  std::vector<runtime::Tensor> outputs;
+  for (int o = 0; o < executor.numOutputs(); ++o) outputs.push_back(executor.getOutput(o));
+  return outputs;
+}
+
+}  // namespace
+
+TEST(GpuNetworks, OpenclNetworksMatchTheInterpreter) {
+  TESSEL_REQUIRE_OPENCL();
+  for (auto& n : networks()) {
+    SCOPED_TRACE(n.name);
+    TempDir dir("tessel-gpu-net");
+    BuildOptions options;
+    options.target = "opencl";
+    BuildReport report = buildGraph(n.graph, dir.path(), options);
+    EXPECT_GT(report.distinctKernels, 0);
+    EXPECT_TRUE(std::filesystem::exists(dir.path() + "/kernels.cl"));
+    auto inputs = inputsOf(n.graph);
+    auto want = interpretGraph(n.graph, inputs);
+    auto got = runOnDevice(dir.path(), {runtime::Device{runtime::DeviceKind::OpenCL, 0}, false}, inputs);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t o = 0; o < want.size(); ++o) EXPECT_LT(relativeError(got[o], want[o]), 1e-4) << "output " << o;
+  }
+}
+
+TEST(GpuNetworks, CudaNetworksCompileWithNvrtcAndRunWhereAGpuIs) {
+  std::string why;
+  bool gpu = runtime::cudaDeviceAvailable(&why);
+  for (auto& n : networks()) {
+    SCOPED_TRACE(n.name);
+    TempDir dir("tessel-gpu-net");
+    BuildOptions options;
+    options.target = "cuda";
+    buildGraph(n.graph, dir.path(), options);  // NVRTC: every kernel compiled to one sm_90 cubin
+    EXPECT_TRUE(std::filesystem::exists(dir.path() + "/kernels.cubin"));
+    if (!gpu) continue;
+    auto inputs = inputsOf(n.graph);
+    auto want = interpretGraph(n.graph, inputs);
+    for (bool cudaGraph : {true, false}) {
+      auto got = runOnDevice(dir.path(), {runtime::Device{runtime::DeviceKind::CUDA, 0}, cudaGraph}, inputs);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t o = 0; o < want.size(); ++o) EXPECT_LT(relativeError(got[o], want[o]), 1e-4) << "CUDA graph " << cudaGraph;
+    }
+  }
+  if (!gpu) {
+    if (tessel::testsupport::deviceRequired("TESSEL_REQUIRE_CUDA")) FAIL() << "TESSEL_REQUIRE_CUDA=1: " << why;
+    GTEST_SKIP() << "compiled with NVRTC, not run: " << why;
+  }
+}
+
+TEST(GpuNetworks, AModuleRunsOnlyOnTheDeviceKindItWasBuiltFor) {
+  Graph g = softmaxHead();
+  TempDir gpuDir("tessel-gpu-net"), cpuDir("tessel-gpu-net");
+  BuildOptions options;
+  options.target = "opencl";
+  buildGraph(g, gpuDir.path(), options);
+  buildGraph(g, cpuDir.path());
+  expectContains(errorOf([&] { runtime::GraphExecutor::load(gpuDir.path(), {runtime::Device{runtime::DeviceKind::CUDA, 0}}); }),
+                 "the module was built for opencl devices, not cuda:0 (compile it with --target cuda, or run it with --device opencl)");
+  expectContains(errorOf([&] { runtime::GraphExecutor::load(gpuDir.path()); }), "built for opencl devices, not cpu:0");
+  expectContains(errorOf([&] { runtime::GraphExecutor::load(cpuDir.path(), {runtime::Device{runtime::DeviceKind::OpenCL, 0}}); }),
+                 "built for cpu devices, not opencl:0");
+}
+
+TEST(GpuNetworks, ABuildTakesTheLimitsOfThePresentDeviceOrOfTheNamedProfile) {
+  runtime::GpuDeviceInfo info;
+  info.name = "test GPU";
+  info.maxThreadsPerBlock = 512;
+  info.maxBlockDimensions = {512, 256, 32};
+  info.maxSharedMemoryPerBlock = 65536;
+  info.warpSize = 64;
+  info.computeUnits = 7;
+  auto limits = gpuLimitsOf(info, passes::GpuLimits::cudaSm90(), "cuda:1");
+  EXPECT_EQ(limits.profile, "cuda:1 (test GPU)");
+  EXPECT_EQ(limits.maxThreadsPerBlock, 512);
+  EXPECT_EQ(limits.maxBlockDimensions, (std::array<int64_t, 3>{512, 256, 32}));
+  EXPECT_EQ(limits.maxSharedMemoryPerBlock, 65536);
+  EXPECT_EQ(limits.warpSize, 64);
+  EXPECT_EQ(limits.multiProcessorCount, 7);
+  EXPECT_EQ(limits.maxVThreadExtent, passes::GpuLimits::cudaSm90().maxVThreadExtent);  // no device reports it
+  // A named device profile is a cross-compilation: the device here does not matter.
+  EXPECT_EQ(gpuLimitsForBuild("opencl -device=mali").profile, "opencl mali");
+  if (runtime::openclDeviceAvailable()) {
+    auto device = runtime::openclDeviceInfo(0);
+    auto here = gpuLimitsForBuild("opencl");
+    EXPECT_EQ(here.profile, "opencl:0 (" + device.name + ")");
+    EXPECT_EQ(here.maxThreadsPerBlock, device.maxThreadsPerBlock);
+    auto parameters = gpuHardwareParameters(runtime::Device{runtime::DeviceKind::OpenCL, 0});
+    ASSERT_GE(parameters.size(), 4u);
+    EXPECT_EQ(parameters[0], (std::pair<std::string, std::string>{"max_threads_per_block", std::to_string(device.maxThreadsPerBlock)}));
+    EXPECT_EQ(parameters[1].first, "max_shared_memory_per_block");
+    EXPECT_EQ(parameters[1].second, std::to_string(device.maxSharedMemoryPerBlock));
+  } else {
+    EXPECT_EQ(gpuLimitsForBuild("opencl").profile, "opencl");
+  }
+  expectContains(errorOf([] { gpuHardwareParameters(runtime::Device::cpu()); }), "device 'cpu:0' is not a GPU");
+}
