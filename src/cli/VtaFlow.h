@@ -36,6 +36,9 @@ struct VtaTuneOptions {
   int number = 1, repeat = 1;
   double timeout = 60;
   std::vector<size_t> onlyTasks;  ///< 1-based (empty: all)
+  /// Operators to tune: conv2d (the default, the seeds') and dense (resnet-18's classifier as a
+  /// dense_packed task; the network build keeps it on the CPU).
+  std::vector<std::string> ops;
   bool resume = false, noEvaluate = false;
   RunnerArgs runner;
 };
