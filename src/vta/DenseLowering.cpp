@@ -157,13 +157,14 @@ void emitDense(CommandStream& stream, const DenseWorkload& workload, const Dense
 DenseTiling defaultDenseTiling(const DenseWorkload& workload, const PackedConvolution& group, const HardwareConfig& config) {
   std::optional<std::string> problem;
   for (int64_t sets : {2, 1})
-    for (int64_t inputBlocks : divisorsDescending(workload.inputBlocks))
-      for (int64_t outputBlocks : divisorsDescending(workload.outputBlocks)) {
-        DenseTiling tiling{1, inputBlocks, outputBlocks, sets, group.storedBytes == 1 ? sets : 1};
-        problem = denseTilingProblem(workload, tiling, group, config);
-        if (!problem) return tiling;
-      }
-  fail("VTA dense: no tiling of one batch block fits: {}", *problem);
+    for (int64_t batchBlocks : divisorsDescending(workload.batchBlocks))
+      for (int64_t inputBlocks : divisorsDescending(workload.inputBlocks))
+        for (int64_t outputBlocks : divisorsDescending(workload.outputBlocks)) {
+          DenseTiling tiling{batchBlocks, inputBlocks, outputBlocks, sets, group.storedBytes == 1 ? sets : 1};
+          problem = denseTilingProblem(workload, tiling, group, config);
+          if (!problem) return tiling;
+        }
+  fail("VTA dense: no tiling fits, not even one block of each: {}", *problem);
 }
 
 runtime::Tensor runDenseGroup(CommandStream& stream, const graph::Graph& graph, const graph::FusedGroup& fused,

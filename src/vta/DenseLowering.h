@@ -44,10 +44,10 @@ std::optional<std::string> denseTilingProblem(const DenseWorkload& workload, con
 void emitDense(CommandStream& stream, const DenseWorkload& workload, const DenseTiling& tiling, const PackedConvolution& group,
                const Conv2dBuffers& buffers);
 
-/// The rule without a record: one batch block and as many output blocks per tile as fit
-/// (the largest divisor that does), every input block per load where that fits (else the
-/// largest divisor), two load and two accumulator sets (one for an int32 result), one each
-/// when two do not fit. Error naming the reason when nothing fits.
+/// The rule without a record: two load and two accumulator sets (one for an int32 result; one
+/// each when two do not fit), then the most batch blocks per tile (each weight load serves
+/// them all), the most input blocks per load, the most output blocks per tile that fit (the
+/// largest divisors). Error naming the reason when nothing fits.
 DenseTiling defaultDenseTiling(const DenseWorkload& workload, const PackedConvolution& group, const HardwareConfig& config);
 
 /// Runs one packed dense group on the device behind `stream` (as runConv2dGroup).
