@@ -44,13 +44,13 @@ std::string formatDensePackedTasks(const std::vector<VtaDenseTask>& tasks);
 /// How many of a task's best records a group's tiling is chosen from (below).
 inline constexpr size_t kRankedRecords = 16;
 
-/// The tilings a network runs with: for each packed convolution group, among the tilings of the
-/// `rankedRecords` best records of its shape's task in `records` (their steps read back by
-/// conv2dTilingOfSteps; those that do not fit the group itself left out) and the rule-based
-/// default, the one with the fewest modelled cycles under the group's own epilogue — the task
-/// measured seed 000's shift, clip and cast, a group may add bias and shortcut loads and more
-/// ALU passes, and the task's best tiling need not be the group's. `rankedRecords` 1: the best
-/// record as it is (the default only where there is none or it does not fit). Each choice is
+/// The tilings a network runs with: for each packed convolution group, among the first
+/// `rankedRecords` distinct tilings of its shape's task's records in `records`, best first
+/// (their steps read back by conv2dTilingOfSteps; those that do not fit the group itself left
+/// out), and the rule-based default, the one with the fewest modelled cycles under the group's
+/// own epilogue — the task measured seed 000's shift, clip and cast, a group may add bias and
+/// shortcut loads and more ALU passes, and the task's best tiling need not be the group's.
+/// `rankedRecords` 1: the best record that fits, as it is (the default where none does). Each choice is
 /// appended to `notes` when given: "SHAPE: record (config 12, 23.1 GFLOPS; ...)" or "SHAPE:
 /// default (why)". The function refers to `records`, `tasks` and `notes`: they must outlive it.
 TilingChoice tilingsFromRecords(const tune::HistoryBest& records, const std::vector<VtaConv2dTask>& tasks,
