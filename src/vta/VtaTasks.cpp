@@ -97,8 +97,9 @@ TilingChoice tilingsFromRecords(const tune::HistoryBest& records, const std::vec
     const VtaConv2dTask* task = nullptr;
     for (const VtaConv2dTask& t : tasks)
       if (conv2dPackedShapeLine(t.problem.workload, config) == shape) task = &t;
-    const std::vector<tune::TuningRecord>& ranked =
-        task ? records.candidates(task->task->measure->workloadKey) : std::vector<tune::TuningRecord>{};
+    // (A reference into `records`: both branches lvalues, so nothing is copied.)
+    static const std::vector<tune::TuningRecord> kNone;
+    const std::vector<tune::TuningRecord>& ranked = task ? records.candidates(task->task->measure->workloadKey) : kNone;
     // The task's best records (distinct tilings that fit this group), in the task's order.
     struct Candidate {
       Conv2dTiling tiling;

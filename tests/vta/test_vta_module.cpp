@@ -5,7 +5,8 @@
 // its CPU kernel (the CPU int8 reference) bit for bit, run after run; gemm_counter is the
 // groups' MACs / 256; the deployment example (linked against tessel_runtime and tessel_vta
 // only) gives the same. Damaged program files and a module for another configuration are
-// refused naming the file, the call and the problem.
+// refused naming the file, the call and the problem. A packed dense group's stored program runs
+// the same way.
 #include <gtest/gtest.h>
 
 #include <cstring>
