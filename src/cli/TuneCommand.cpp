@@ -160,6 +160,7 @@ void tune(const TuneArgs& a) {
     v.repeat = a.repeat;
     v.timeout = a.timeout;
     v.onlyTasks = a.onlyTasks;
+    v.ops = parseOps(a.ops);
     v.resume = a.resume;
     v.noEvaluate = a.noEvaluate;
     v.runner = a.runnerArgs;

@@ -77,27 +77,44 @@ void tuneVta(const ModelArgs& model, const VtaTuneOptions& o) {
 
   fmt::print("Extract tasks...\n");
   VtaNetwork network = prepareVtaNetwork(model);
-  fmt::print("{}", vta::formatConv2dPackedTasks(network.tasks));
-  std::vector<const vta::VtaConv2dTask*> chosen;
-  for (const vta::VtaConv2dTask& t : network.tasks) chosen.push_back(&t);
+  // --ops: the seeds tune conv2d only (dense stays on the CPU); "dense" adds the dense layers'
+  // dense_packed tasks, numbered after the convolutions'.
+  bool convolutions = o.ops.empty(), dense = false;
+  for (const std::string& op : o.ops) {
+    TESSEL_CHECK(op == "conv2d" || op == "dense", "--ops '{}': --target vta tunes conv2d and dense", op);
+    (op == "dense" ? dense : convolutions) = true;
+  }
+  std::vector<vta::VtaDenseTask> denseTasks;
+  if (dense) denseTasks = vta::extractDensePackedTasks(network.packed, network.config);
+  vta::VtaBuilder builder;
+  std::vector<tune::autotvm::TuningTaskPtr> listed;
+  if (convolutions) fmt::print("{}", vta::formatConv2dPackedTasks(network.tasks));
+  if (dense) fmt::print("{}", vta::formatDensePackedTasks(denseTasks));
+  for (const vta::VtaConv2dTask& t : network.tasks) {
+    builder.addProblem(t.task->measure->workloadKey, t.problem);
+    if (convolutions) listed.push_back(t.task);
+  }
+  for (const vta::VtaDenseTask& t : denseTasks) {
+    builder.addProblem(t.task->measure->workloadKey, t.problem);
+    listed.push_back(t.task);
+  }
+  std::vector<tune::autotvm::TuningTaskPtr> chosen = listed;
   if (!o.onlyTasks.empty()) {
     chosen.clear();
     for (size_t n : o.onlyTasks) {
-      TESSEL_CHECK(n >= 1 && n <= network.tasks.size(), "--tasks: there is no task {} (the network has {})", n, network.tasks.size());
-      chosen.push_back(&network.tasks[n - 1]);
+      TESSEL_CHECK(n >= 1 && n <= listed.size(), "--tasks: there is no task {} (the network has {})", n, listed.size());
+      chosen.push_back(listed[n - 1]);
     }
   }
   std::vector<tune::TuningRecord> earlier;
   if (o.resume && std::filesystem::exists(o.log)) earlier = tune::readRecords(o.log).records;
 
-  vta::VtaBuilder builder;
-  for (const vta::VtaConv2dTask& t : network.tasks) builder.addProblem(t.task->measure->workloadKey, t.problem);
   tune::RecordLogWriter log(o.log);
   fmt::print("Tuning...\n");
   std::fflush(stdout);
   int64_t trials = 0, errors = 0;
   for (size_t i = 0; i < chosen.size(); ++i) {
-    const tune::autotvm::TuningTaskPtr& task = chosen[i]->task;
+    const tune::autotvm::TuningTaskPtr& task = chosen[i];
     std::vector<tune::autotvm::Trial> resumed;
     for (const auto& r : tune::recordsOfTask(earlier, task->measure->workloadKey, task->measure->target))
       if (r.config && r.config->index >= 0 && uint64_t(r.config->index) < task->space->size())

@@ -36,6 +36,9 @@ struct VtaTuneOptions {
   int number = 1, repeat = 1;
   double timeout = 60;
   std::vector<size_t> onlyTasks;  ///< 1-based (empty: all)
+  /// Operators to tune: conv2d (the default, the seeds') and dense (resnet-18's classifier as a
+  /// dense_packed task; the network build keeps it on the CPU).
+  std::vector<std::string> ops;
   bool resume = false, noEvaluate = false;
   RunnerArgs runner;
 };
@@ -49,8 +52,9 @@ void tuneVta(const ModelArgs& model, const VtaTuneOptions& options);
 /// `tessel compile --target vta -o DIR [--records LOG]`: a VTA module directory that the runtime
 /// with the VTA device support runs alone (vta/ModuleBuilder.h) — the packed network compiled for
 /// --target-host (kernels.so, graph.json, params.bin; the packed convolutions as naive loops),
-/// vta_programs.json (each packed convolution group's VTA program, with the tiling of its task's
-/// best record, else the default), vta_module.json (the network, batch, layout, hardware
+/// vta_programs.json (each packed convolution group's VTA program, with the fastest tiling
+/// under its own epilogue of its task's best records and the default: vta::tilingsFromRecords),
+/// vta_module.json (the network, batch, layout, hardware
 /// configuration and packing region) and records.log (the best record of each task; with
 /// `shipped`, tessel's shipped records for the tasks the log does not cover).
 void compileVta(const ModelArgs& model, const std::string& output, const std::string& records, bool shipped = true);

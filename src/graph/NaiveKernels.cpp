@@ -153,6 +153,29 @@ std::vector<double> blockedConvolution(const Node& node, const std::vector<doubl
   return out;
 }
 
+/// dense_blocked: out[bo, m, bi, mi] = sum over the input channel blocks and the channels of a
+/// block of data[bo, c, bi, ci] * weight[m, c, mi, ci].
+std::vector<double> blockedDense(const std::vector<double>& data, const TensorType& dataType, const std::vector<double>& weight,
+                                 const TensorType& weightType) {
+  const auto& d = dataType.shape;    // [N / b, C / c, b, c]
+  const auto& w = weightType.shape;  // [M / o, C / c, o, c]
+  int64_t channelBlocks = d[1], batchBlock = d[2], channelBlock = d[3], outBlock = w[2];
+  std::vector<double> out(size_t(d[0] * w[0] * batchBlock * outBlock));
+  size_t at = 0;
+  for (int64_t bo = 0; bo < d[0]; ++bo)
+    for (int64_t m = 0; m < w[0]; ++m)
+      for (int64_t bi = 0; bi < batchBlock; ++bi)
+        for (int64_t mi = 0; mi < outBlock; ++mi) {
+          double sum = 0;
+          for (int64_t c = 0; c < channelBlocks; ++c)
+            for (int64_t ci = 0; ci < channelBlock; ++ci)
+              sum += data[size_t(((bo * channelBlocks + c) * batchBlock + bi) * channelBlock + ci)] *
+                     weight[size_t(((m * channelBlocks + c) * outBlock + mi) * channelBlock + ci)];
+          out[at++] = sum;
+        }
+  return out;
+}
+
 /// Floats, and 8-bit integers: their products summed in double stay exact (below 2^53) for
 /// any reduction shorter than 2^38 terms, so the int32 accumulation is reproduced exactly.
 bool naiveOperand(DataType t) {
@@ -168,6 +191,8 @@ std::optional<std::vector<double>> evaluateNaively(const Node& node, const std::
   if (!supported) return std::nullopt;
   if (node.op == "conv2d_blocked" && node.type.shape.size() == 6)
     return blockedConvolution(node, *inputs[0], inputTypes[0], *inputs[1], inputTypes[1]);
+  if (node.op == "dense_blocked" && node.type.shape.size() == 4)
+    return blockedDense(*inputs[0], inputTypes[0], *inputs[1], inputTypes[1]);
   if ((node.op == "conv2d" || node.op == "depthwise_conv2d") && node.type.shape.size() == 4)
     return convolution(node, *inputs[0], inputTypes[0], *inputs[1], inputTypes[1]);
   if (node.op == "dense" && node.type.shape.size() == 2 && inputTypes[0].shape.size() == 2)

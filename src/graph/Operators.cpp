@@ -9,6 +9,7 @@
 #include "ops/Conv2dBlocked.h"
 #include "ops/Conv2dTranspose.h"
 #include "ops/Dense.h"
+#include "ops/DenseBlocked.h"
 #include "ops/Elementwise.h"
 #include "ops/Pooling.h"
 #include "ops/Quantize.h"
@@ -124,6 +125,8 @@ void registerAll() {
     return ops::conv2dTranspose(in[0], in[1], c);
   });
   add("dense", F, 2, 2, [](const Inputs& in, const AttrReader& a) { return ops::dense(in[0], in[1], a.outDtype()); });
+  add("dense_blocked", F, 2, 2,
+      [](const Inputs& in, const AttrReader& a) { return ops::denseBlocked(in[0], in[1], a.outDtype()); });
   add("matmul", F, 2, 2, [](const Inputs& in, const AttrReader& a) { return ops::matmul(in[0], in[1], a.outDtype()); });
   add("bias_add", B, 2, 2,
       [](const Inputs& in, const AttrReader& a) { return ops::biasAdd(in[0], in[1], a.get<int>("axis", 1)); });

@@ -8,7 +8,8 @@
 ///     padding, out_dtype
 ///   conv2d_winograd (data NHWC, weight transformed by winograd_weight_transform): padding,
 ///     tile_size 2|4, layout "NHWC";   winograd_weight_transform (HWIO 3x3 weight): tile_size
-///   dense (weight [M, K]), matmul: out_dtype
+///   dense (weight [M, K]), matmul: out_dtype;   dense_blocked (data NC{b}n{c}c, weight
+///     OI{o}o{i}i, VTA's dense_packed layouts): out_dtype
 ///   bias_add: axis;   batch_norm (data, gamma, beta, mean, var): axis, epsilon
 ///   add, subtract, multiply, divide, maximum, minimum (numpy broadcasting)
 ///   relu, relu6, sigmoid, tanh, hard_swish, round;  clip: min, max;  hard_sigmoid: alpha, beta;

@@ -72,6 +72,12 @@ const TuningRecord* HistoryBest::find(const std::string& workloadKey) const {
   return it == shared_->candidates.end() ? nullptr : &it->second.front();
 }
 
+const std::vector<TuningRecord>& HistoryBest::candidates(const std::string& workloadKey) const {
+  static const std::vector<TuningRecord> kNone;
+  auto it = shared_->candidates.find(workloadKey);
+  return it == shared_->candidates.end() ? kNone : it->second;
+}
+
 ScheduleFunction HistoryBest::provider(ScheduleFunction fallback) const {
   auto shared = shared_;
   return [shared, fallback](const te::ComputeDAG& dag) -> std::vector<schedule::StepPtr> {

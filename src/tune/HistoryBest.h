@@ -48,6 +48,9 @@ class HistoryBest {
   /// The first record tried for a workload (the best measured on the target), or nullptr;
   /// provider() applies it if it replays on the build's DAG, else the next best that does.
   const TuningRecord* find(const std::string& workloadKey) const;
+  /// Every valid record of a workload in the order find() and provider() try them, best first
+  /// (empty when there is none): what a build that ranks records by its own measure reads.
+  const std::vector<TuningRecord>& candidates(const std::string& workloadKey) const;
 
   /// The dispatch function: the steps of the best record of a DAG's workload whose steps
   /// replay on that DAG, else `fallback(dag)`; an empty fallback means no steps.

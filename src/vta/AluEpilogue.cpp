@@ -89,7 +89,9 @@ void addSteps(const Graph& graph, int id, int chain, PackedConvolution& out, con
                  n.name, graph.node(other).name, dtype.str());
     AluStep s;
     s.operand = other;
-    s.perChannel = shape.size() == 5;  // [C/c, 1, 1, 1, c], as graph packing makes biases
+    // [C/c, 1, 1, 1, c] beside a convolution, as graph packing makes biases; [M/c, 1, c]
+    // beside a dense: one dimension fewer than the result, broadcast over all but the channels.
+    s.perChannel = shape.size() + 1 == graph.node(chain).type.shape.size();
     s.operandInt8 = dtype == DataType::int8();
     TESSEL_CHECK(s.perChannel || shape == graph.node(chain).type.shape, "node '{}' (add): operand '{}' {} is neither per channel nor {}",
                  n.name, graph.node(other).name, graph.node(other).type.str(), graph.node(chain).type.str());
@@ -152,8 +154,12 @@ Range valueRange(const Graph& graph, int id) {
 /// the tile less in every relu group. Exact: an interval that may have wrapped around int32
 /// becomes the whole range, so nothing is dropped on a value that can overflow.
 void dropRedundantClamps(const Graph& graph, PackedConvolution& out) {
-  const auto& w = graph.node(out.weight).type.shape;  // [K/c, C/c, KH, KW, c, c]
-  int64_t reduction = w[1] * w[2] * w[3] * w[5];
+  // The weight is [K/c, C/c, KH, KW, c, c] or [M/c, C/c, c, c]: the reduction runs over every
+  // dimension but the first and the output block.
+  const auto& w = graph.node(out.weight).type.shape;
+  int64_t reduction = 1;
+  for (size_t i = 1; i < w.size(); ++i)
+    if (i + 2 != w.size()) reduction *= w[i];
   Range r = wrapped({-128 * 127 * reduction, 128 * 128 * reduction});
   std::vector<AluStep> kept;
   for (const AluStep& s : out.epilogue) {
@@ -179,22 +185,22 @@ void dropRedundantClamps(const Graph& graph, PackedConvolution& out) {
 
 }  // namespace
 
-int packedConvolutionOf(const Graph& graph, const graph::FusedGroup& group) {
+int packedConvolutionOf(const Graph& graph, const graph::FusedGroup& group, const std::string& op) {
   for (int id : group.nodes)
-    if (graph.node(id).op == "conv2d_blocked") return id;
+    if (graph.node(id).op == op) return id;
   return -1;
 }
 
-PackedConvolution describePackedConvolution(const Graph& graph, const graph::FusedGroup& group) {
+PackedConvolution describePackedConvolution(const Graph& graph, const graph::FusedGroup& group, const std::string& op) {
   PackedConvolution out;
-  out.convolution = packedConvolutionOf(graph, group);
-  TESSEL_CHECK(out.convolution >= 0, "a packed convolution group has a conv2d_blocked node");
+  out.convolution = packedConvolutionOf(graph, group, op);
+  TESSEL_CHECK(out.convolution >= 0, "a packed group has a {} node", op);
   const Node& conv = graph.node(out.convolution);
   out.data = conv.inputs[0];
   out.weight = conv.inputs[1];
   TESSEL_CHECK(graph.node(out.data).type.dtype == DataType::int8() && graph.node(out.weight).type.dtype == DataType::int8() &&
                    conv.type.dtype == DataType::int32(),
-               "node '{}' (conv2d_blocked): VTA multiplies int8 by int8 into int32, this is {} x {} -> {}", conv.name,
+               "node '{}' ({}): VTA multiplies int8 by int8 into int32, this is {} x {} -> {}", conv.name, op,
                graph.node(out.data).type.dtype.str(), graph.node(out.weight).type.dtype.str(), conv.type.dtype.str());
   std::set<int> shortcutNodes, usedShortcuts;
   for (int id : group.nodes)
@@ -204,7 +210,7 @@ PackedConvolution describePackedConvolution(const Graph& graph, const graph::Fus
   for (int id : group.nodes)
     if (id > out.convolution && !shortcutNodes.count(id)) epilogue.push_back(id);
   TESSEL_CHECK(epilogue.size() + shortcutNodes.size() + 1 == group.nodes.size(),
-               "node '{}' (conv2d_blocked): the group has operators before it that are no fused shortcut", conv.name);
+               "node '{}' ({}): the group has operators before it that are no fused shortcut", conv.name, op);
   for (size_t k = 0; k < epilogue.size(); ++k) {
     int id = epilogue[k];
     const Node& n = graph.node(id);

@@ -28,7 +28,7 @@ struct AluStep {
   int operandShiftLeft = 0;
 };
 
-/// A fused group with a conv2d_blocked node, split into the convolution and its epilogue.
+/// A fused group with a conv2d_blocked (or dense_blocked) node, split into the GEMM and its epilogue.
 struct PackedConvolution {
   int convolution = -1;  ///< the conv2d_blocked node
   int data = -1, weight = -1;
@@ -43,10 +43,12 @@ struct PackedConvolution {
 /// The group as a convolution and ALU steps; Error naming the node the ALU cannot compute
 /// (such a group stays on the CPU). Besides the chain from the convolution, the group may hold
 /// shortcut chains fused into it (nodes marked `fuse_into_reader`: a cast of an int8 value to
-/// int32 and left shifts), each read by one add of the chain.
-PackedConvolution describePackedConvolution(const graph::Graph& graph, const graph::FusedGroup& group);
+/// int32 and left shifts), each read by one add of the chain. `op` names the GEMM node the
+/// group starts with: conv2d_blocked, or dense_blocked (whose epilogue is read the same way).
+PackedConvolution describePackedConvolution(const graph::Graph& graph, const graph::FusedGroup& group,
+                                            const std::string& op = "conv2d_blocked");
 
-/// The group's conv2d_blocked node, or -1 when it has none (a group for the CPU).
-int packedConvolutionOf(const graph::Graph& graph, const graph::FusedGroup& group);
+/// The group's `op` node, or -1 when it has none (a group for the CPU).
+int packedConvolutionOf(const graph::Graph& graph, const graph::FusedGroup& group, const std::string& op = "conv2d_blocked");
 
 }  // namespace tessel::vta

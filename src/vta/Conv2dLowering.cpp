@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "support/Error.h"
+#include "vta/TileProtocol.h"
 
 namespace tessel::vta {
 
@@ -39,15 +40,7 @@ TileLayout layoutOf(const Conv2dWorkload& w, const Conv2dTiling& t, const Packed
   l.weightElements = t.outputBlocks * t.inputBlocks * w.kernelHeight * w.kernelWidth;
   l.outputs = t.rows * t.columns;
   l.accumulators = t.outputBlocks * l.outputs;
-  l.accumulatorsUsed = l.accumulators;
-  for (const AluStep& s : group.epilogue) {
-    if (s.immediate) {
-      l.operandBase.push_back(-1);
-      continue;
-    }
-    l.operandBase.push_back(l.accumulatorsUsed);
-    l.accumulatorsUsed += s.perChannel ? t.outputBlocks : l.accumulators;
-  }
+  l.operandBase = operandBases(group, l.accumulators, t.outputBlocks, &l.accumulatorsUsed);
   return l;
 }
 
@@ -91,31 +84,12 @@ std::optional<std::string> tilingProblem(const Conv2dWorkload& w, const Conv2dTi
     return fmt::format("tile of {} input-channel blocks does not divide the {}", t.inputBlocks, w.inputBlocks);
   if (!divides(t.outputBlocks, w.outputBlocks))
     return fmt::format("tile of {} output-channel blocks does not divide the {}", t.outputBlocks, w.outputBlocks);
-  if (t.loadBufferSets < 1 || t.loadBufferSets > 4) return fmt::format("{} load buffer sets (1 to 4)", t.loadBufferSets);
-  if (t.accumulatorSets < 1 || t.accumulatorSets > 4)
-    return fmt::format("{} accumulator sets (1 to 4)", t.accumulatorSets);
   for (int64_t p : w.padding)
     if (p > kMaxPadding) return fmt::format("padding of {} exceeds the DMA's {} per side", p, kMaxPadding);
-  if (group.storedBytes != 1 && group.storedBytes != 4)
-    return fmt::format("{} bytes per stored value (1 or 4)", group.storedBytes);
-  if (group.storedBytes == 4 && t.accumulatorSets != 1)
-    return std::string("an int32 result (stored as byte planes) needs one accumulator set");
-  for (const AluStep& s : group.epilogue)
-    if (s.perChannel && config.batch() != 1)
-      return fmt::format("a per-channel operand needs BATCH 1 (one accumulator element per channel block), BATCH is {}",
-                         config.batch());
   TileLayout l = layoutOf(w, t, group);
-  struct Use {
-    const char* buffer;
-    int64_t elements;
-    uint32_t depth;
-  };
-  for (const Use& u : {Use{"input", t.loadBufferSets * l.inputElements, config.inputDepth()},
-                       Use{"weight", t.loadBufferSets * l.weightElements, config.weightDepth()},
-                       Use{"accumulator", t.accumulatorSets * l.accumulatorsUsed, config.accumulatorDepth()},
-                       Use{"micro-op", t.outputBlocks * t.inputBlocks * w.kernelHeight * w.kernelWidth, config.microOpDepth()}})
-    if (u.elements > int64_t(u.depth))
-      return fmt::format("the tile needs {} {} buffer elements, the buffer holds {}", u.elements, u.buffer, u.depth);
+  if (auto problem = tileBufferProblem(t.loadBufferSets, t.accumulatorSets, group, config, l.inputElements, l.weightElements,
+                                       l.accumulatorsUsed, t.outputBlocks * t.inputBlocks * w.kernelHeight * w.kernelWidth))
+    return problem;
   if (t.rows > kMaxLoopExtent || t.columns > kMaxLoopExtent || l.accumulators > kMaxLoopExtent)
     return fmt::format("a micro-op loop of the tile exceeds {} iterations", kMaxLoopExtent);
   return std::nullopt;
@@ -129,13 +103,18 @@ class Conv2dEmitter {
  public:
   Conv2dEmitter(CommandStream& stream, const Conv2dWorkload& w, const Conv2dTiling& t, const PackedConvolution& group,
                 const Conv2dBuffers& buffers)
-      : s_(stream), w_(w), t_(t), group_(group), b_(buffers), l_(layoutOf(w, t, group)) {}
+      : s_(stream),
+        w_(w),
+        t_(t),
+        group_(group),
+        b_(buffers),
+        l_(layoutOf(w, t, group)),
+        tokens_(stream, w.batchBlocks * (w.outHeight / t.rows) * (w.outputBlocks / t.outputBlocks) * (w.outWidth / t.columns),
+                w.inputBlocks / t.inputBlocks, t.loadBufferSets, t.accumulatorSets, l_.accumulatorsUsed) {}
 
   void run() {
     int64_t rowTiles = w_.outHeight / t_.rows, columnTiles = w_.outWidth / t_.columns;
     int64_t channelTiles = w_.outputBlocks / t_.outputBlocks, inputTiles = w_.inputBlocks / t_.inputBlocks;
-    tiles_ = w_.batchBlocks * rowTiles * channelTiles * columnTiles;
-    loads_ = tiles_ * inputTiles;
     for (int64_t nb = 0; nb < w_.batchBlocks; ++nb)
       for (int64_t rt = 0; rt < rowTiles; ++rt)
         for (int64_t ct = 0; ct < channelTiles; ++ct)
@@ -144,34 +123,24 @@ class Conv2dEmitter {
 
  private:
   void tile(int64_t nb, int64_t row, int64_t firstBlock, int64_t column, int64_t inputTiles) {
-    // This tile's accumulator set is free once the tile `sets` back is stored (the k-th pop
-    // takes the k-th push).
-    int64_t sets = t_.accumulatorSets;
-    acc_ = uint32_t((tile_ % sets) * l_.accumulatorsUsed);
-    if (tile_ >= sets) s_.dependencyPop(Stage::Store, Stage::Compute);
+    acc_ = tokens_.beginTile();
     MicroKernel reset;
     reset.loop(uint32_t(l_.accumulators), 1, 0).push(acc_, 0, 0);
     s_.gemm(reset, true);
     for (int64_t it = 0; it < inputTiles; ++it) accumulate(nb, row, firstBlock, column, it * t_.inputBlocks);
-    epilogue(nb, row, firstBlock, column);
-    for (int plane = 0; plane < group_.storedBytes; ++plane) {
-      if (plane > 0) {
-        // The next byte down, once the store has read this one.
-        s_.dependencyPop(Stage::Store, Stage::Compute);
-        MicroKernel inPlace;
-        inPlace.loop(uint32_t(l_.accumulators), 1, 0).push(acc_, acc_);
-        s_.alu(inPlace, AluOpcode::ShiftRight, 8);
-      }
-      s_.dependencyPush(Stage::Compute, Stage::Store);
-      s_.dependencyPop(Stage::Compute, Stage::Store);
+    EpilogueTile e{acc_, uint32_t(l_.accumulators), t_.outputBlocks, firstBlock, uint32_t(l_.outputs), 1, uint32_t(l_.outputs),
+                   l_.operandBase};
+    emitEpilogue(s_, group_, b_.operands, e, [&](const DeviceBuffer& buffer, MemoryType type, uint32_t base) {
+      for (int64_t kb = 0; kb < t_.outputBlocks; ++kb)
+        s_.loadBuffer2D(buffer, imageElement(nb, firstBlock + kb, row, column), uint32_t(t_.columns), uint32_t(t_.rows),
+                        uint32_t(w_.outWidth), Padding{}, type, uint32_t(base + kb * l_.outputs));
+    });
+    tokens_.storeTile(group_.storedBytes, acc_, uint32_t(l_.accumulators), [&](int plane) {
       uint64_t planeOffset = uint64_t(plane) * outputElements();
       for (int64_t kb = 0; kb < t_.outputBlocks; ++kb)
         s_.storeBuffer2D(acc_ + uint32_t(kb * l_.outputs), b_.output, planeOffset + imageElement(nb, firstBlock + kb, row, column),
                          uint32_t(t_.columns), uint32_t(t_.rows), uint32_t(w_.outWidth));
-      if (plane + 1 < group_.storedBytes) s_.dependencyPush(Stage::Store, Stage::Compute);
-    }
-    // A token for the tile that will reuse this set; the last `sets` tiles have none.
-    if (++tile_ + sets <= tiles_) s_.dependencyPush(Stage::Store, Stage::Compute);
+    });
   }
 
   uint64_t outputElements() const { return uint64_t(w_.batchBlocks * w_.outputBlocks * w_.outHeight * w_.outWidth); }
@@ -184,11 +153,8 @@ class Conv2dEmitter {
   /// One input-channel tile: its inputs and weights loaded into the next buffer set, the GEMM
   /// over the output tile.
   void accumulate(int64_t nb, int64_t row, int64_t firstBlock, int64_t column, int64_t firstInput) {
-    // The GEMM that last read this buffer set, `sets` loads back, has finished. Tokens are
-    // counted, not named: the k-th pop takes the k-th push, which is that GEMM's.
-    int64_t sets = t_.loadBufferSets;
-    if (load_ >= sets) s_.dependencyPop(Stage::Compute, Stage::Load);
-    uint32_t inputBase = uint32_t((load_ % sets) * l_.inputElements), weightBase = uint32_t((load_ % sets) * l_.weightElements);
+    int64_t set = tokens_.beginLoad();
+    uint32_t inputBase = uint32_t(set * l_.inputElements), weightBase = uint32_t(set * l_.weightElements);
     int64_t top = row * w_.strideHeight - w_.padding[0], left = column * w_.strideWidth - w_.padding[1];
     // Loaded rows are top, top + rowStep, ...: every row, or every stride-th of a 1x1
     // convolution without vertical padding (then none of them lies in the padding).
@@ -207,8 +173,7 @@ class Conv2dEmitter {
     int64_t taps = w_.kernelHeight * w_.kernelWidth;
     s_.loadBuffer2D(b_.weight, uint64_t((firstBlock * w_.inputBlocks + firstInput) * taps), uint32_t(t_.inputBlocks * taps),
                     uint32_t(t_.outputBlocks), uint32_t(w_.inputBlocks * taps), Padding{}, MemoryType::Weight, weightBase);
-    s_.dependencyPush(Stage::Load, Stage::Compute);
-    s_.dependencyPop(Stage::Load, Stage::Compute);
+    tokens_.loadIssued();
     // Output rows and columns are the kernel's two loops; a micro-op per (block, tap).
     MicroKernel conv;
     conv.loop(uint32_t(t_.rows), uint32_t(t_.columns), uint32_t(w_.strideHeight / l_.rowStep * l_.inputColumns), 0)
@@ -220,41 +185,7 @@ class Conv2dEmitter {
             conv.push(acc_ + uint32_t(kb * l_.outputs), inputBase + uint32_t((cb * l_.inputRows + ky) * l_.inputColumns + kx),
                       weightBase + uint32_t((kb * t_.inputBlocks + cb) * taps + ky * w_.kernelWidth + kx));
     s_.gemm(conv);
-    // A token for the load that will reuse this set; the last `sets` GEMMs have none.
-    if (++load_ + sets <= loads_) s_.dependencyPush(Stage::Compute, Stage::Load);
-  }
-
-  void epilogue(int64_t nb, int64_t row, int64_t firstBlock, int64_t column) {
-    size_t operand = 0;
-    for (size_t k = 0; k < group_.epilogue.size(); ++k) {
-      const AluStep& step = group_.epilogue[k];
-      MicroKernel kernel;
-      if (step.immediate) {
-        kernel.loop(uint32_t(l_.accumulators), 1, 0).push(acc_, acc_);
-        s_.alu(kernel, step.opcode, *step.immediate);
-        continue;
-      }
-      const DeviceBuffer& buffer = b_.operands.at(operand++);
-      auto type = step.operandInt8 ? MemoryType::Accumulator8Bit : MemoryType::Accumulator;
-      uint32_t base = acc_ + uint32_t(l_.operandBase[k]);
-      if (step.perChannel) {
-        s_.loadBuffer2D(buffer, uint64_t(firstBlock), uint32_t(t_.outputBlocks), 1, uint32_t(t_.outputBlocks), Padding{}, type, base);
-        kernel.loop(uint32_t(l_.outputs), 1, 0);
-        for (int64_t kb = 0; kb < t_.outputBlocks; ++kb) kernel.push(acc_ + uint32_t(kb * l_.outputs), uint32_t(base + kb));
-      } else {
-        for (int64_t kb = 0; kb < t_.outputBlocks; ++kb)
-          s_.loadBuffer2D(buffer, imageElement(nb, firstBlock + kb, row, column), uint32_t(t_.columns), uint32_t(t_.rows),
-                          uint32_t(w_.outWidth), Padding{}, type, uint32_t(base + kb * l_.outputs));
-        kernel.loop(uint32_t(l_.accumulators), 1, 1).push(acc_, base);
-      }
-      if (step.operandShiftLeft != 0) {
-        // A fused shortcut: the int8 value loaded (ACC_8BIT), brought to the accumulator's scale.
-        MicroKernel shift;
-        shift.loop(uint32_t(step.perChannel ? t_.outputBlocks : l_.accumulators), 1, 0).push(base, base);
-        s_.alu(shift, AluOpcode::ShiftRight, -step.operandShiftLeft);
-      }
-      s_.alu(kernel, step.opcode);
-    }
+    tokens_.gemmIssued();
   }
 
   CommandStream& s_;
@@ -263,7 +194,7 @@ class Conv2dEmitter {
   const PackedConvolution& group_;
   const Conv2dBuffers& b_;
   TileLayout l_;
-  int64_t tiles_ = 0, loads_ = 0, tile_ = 0, load_ = 0;
+  TileTokens tokens_;
   uint32_t acc_ = 0;  ///< the first accumulator element of the current tile's set
 };
 
@@ -294,6 +225,15 @@ Conv2dTiling defaultConv2dTiling(const Conv2dWorkload& workload, const PackedCon
 runtime::Tensor runConv2dGroup(CommandStream& stream, const graph::Graph& graph, const graph::FusedGroup& fused,
                                const PackedConvolution& group, const Conv2dTiling& tiling,
                                const std::function<runtime::Tensor(int node)>& valueOf) {
+  Conv2dWorkload workload = Conv2dWorkload::of(graph, group.convolution);
+  return runPackedGroup(
+      stream, graph, fused, group, [&](const Conv2dBuffers& buffers) { emitConv2d(stream, workload, tiling, group, buffers); },
+      valueOf);
+}
+
+runtime::Tensor runPackedGroup(CommandStream& stream, const graph::Graph& graph, const graph::FusedGroup& fused,
+                               const PackedConvolution& group, const std::function<void(const Conv2dBuffers&)>& emit,
+                               const std::function<runtime::Tensor(int node)>& valueOf) {
   std::vector<DeviceBuffer> uploaded;
   auto upload = [&](int node) {
     runtime::Tensor value = valueOf(node);
@@ -315,7 +255,7 @@ runtime::Tensor runConv2dGroup(CommandStream& stream, const graph::Graph& graph,
   std::vector<int8_t> stored(result.nbytes());
   buffers.output = stream.allocate(stored.size());
   uploaded.push_back(buffers.output);
-  emitConv2d(stream, Conv2dWorkload::of(graph, group.convolution), tiling, group, buffers);
+  emit(buffers);
   stream.synchronize();
   stream.copyFromDevice(buffers.output, stored.data(), stored.size());
   for (const DeviceBuffer& b : uploaded) stream.release(b);

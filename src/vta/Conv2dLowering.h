@@ -84,4 +84,10 @@ runtime::Tensor runConv2dGroup(CommandStream& stream, const graph::Graph& graph,
                                const PackedConvolution& group, const Conv2dTiling& tiling,
                                const std::function<runtime::Tensor(int node)>& valueOf);
 
+/// What runConv2dGroup and runDenseGroup share: uploads the group's data, weight and operands,
+/// records `emit(buffers)`, runs it and returns the result as runConv2dGroup does.
+runtime::Tensor runPackedGroup(CommandStream& stream, const graph::Graph& graph, const graph::FusedGroup& fused,
+                               const PackedConvolution& group, const std::function<void(const Conv2dBuffers&)>& emit,
+                               const std::function<runtime::Tensor(int node)>& valueOf);
+
 }  // namespace tessel::vta

@@ -4,6 +4,7 @@
 
 #include "graph/Operators.h"
 #include "support/Error.h"
+#include "vta/PackedTemplate.h"
 
 namespace tessel::vta {
 
@@ -16,40 +17,9 @@ namespace {
 /// The inner factor of a two-way split knob.
 int64_t innerFactor(const ConfigEntity& config, const std::string& knob) { return config.split(knob).back(); }
 
-/// The DAG's convolution and output stages by their roles.
-struct StageNames {
-  std::string convolution, output, convolutionInput, weight;
-  std::vector<std::string> epilogue;  ///< compute stages between the convolution and the output, in order
-  /// The output's axes (bo, co, yy, xx, bi, ci in the output layout [N/b, K/c, OH, OW, b, c]).
-  std::vector<std::string> outputAxes;
-};
-
 std::string firstAxis(const te::ComputeDAG& dag, const std::string& stage) { return dag.op(stage)->axes.at(0).var.name(); }
 
-StageNames stageNames(const te::ComputeDAG& dag) {
-  StageNames names;
-  for (const te::Operation& op : dag.ops())
-    if (op->tag == "conv2d_blocked") names.convolution = op->name;
-  TESSEL_CHECK(!names.convolution.empty(), "conv2d_packed: the DAG has no conv2d_blocked stage");
-  TESSEL_CHECK(dag.outputNames().size() == 1, "conv2d_packed: the DAG has {} outputs, not one", dag.outputNames().size());
-  names.output = dag.outputNames()[0];
-  for (const ir::IterVar& axis : dag.op(names.output)->axes) names.outputAxes.push_back(axis.var.name());
-  TESSEL_CHECK(names.outputAxes.size() == 6, "conv2d_packed: the output '{}' has {} axes, not 6", names.output,
-               names.outputAxes.size());
-  auto reads = te::ComputeDAG::accesses(*dag.op(names.convolution));
-  TESSEL_CHECK(reads.size() == 2, "conv2d_packed: the convolution reads {} tensors, not data and weight", reads.size());
-  names.convolutionInput = reads[0].producer;
-  names.weight = reads[1].producer;
-  bool after = false;
-  for (const te::Operation& op : dag.ops()) {
-    if (op->name == names.convolution) {
-      after = true;
-      continue;
-    }
-    if (after && !op->isPlaceholder() && op->name != names.output) names.epilogue.push_back(op->name);
-  }
-  return names;
-}
+PackedStages stageNames(const te::ComputeDAG& dag) { return packedStages(dag, "conv2d_blocked", 6, kConv2dPackedTemplate); }
 
 }  // namespace
 
@@ -79,7 +49,7 @@ Conv2dTiling conv2dPackedTiling(const ConfigEntity& config, const PackedConvolut
 
 std::vector<StepPtr> conv2dPackedSteps(const te::ComputeDAG& dag, const Conv2dTiling& t) {
   using namespace schedule;
-  StageNames n = stageNames(dag);
+  PackedStages n = stageNames(dag);
   std::vector<StepPtr> steps;
   auto add = [&](auto step) { steps.push_back(std::move(step)); };
   const std::string& o = n.output;
@@ -88,8 +58,8 @@ std::vector<StepPtr> conv2dPackedSteps(const te::ComputeDAG& dag, const Conv2dTi
   auto outer = [](const std::string& axis) { return axis + ".0"; };
   auto inner = [](const std::string& axis) { return axis + ".1"; };
   // The operands of the GEMM in the input and weight buffers; the DMA loads them.
-  add(std::make_shared<CacheReadStep>(n.convolutionInput, "local.inp_buffer", std::vector<std::string>{n.convolution}));
-  add(std::make_shared<CacheReadStep>(n.weight, "local.wgt_buffer", std::vector<std::string>{n.convolution}));
+  add(std::make_shared<CacheReadStep>(n.data, "local.inp_buffer", std::vector<std::string>{n.gemm}));
+  add(std::make_shared<CacheReadStep>(n.weight, "local.wgt_buffer", std::vector<std::string>{n.gemm}));
   // The output tile: TVM's (bo, h0, co0, w0, co1, h1, w1, bi, ci), virtual threads outermost.
   add(std::make_shared<SplitStep>(o, co, std::vector<int64_t>{t.outputBlocks}));
   add(std::make_shared<SplitStep>(o, yy, std::vector<int64_t>{t.rows}));
@@ -109,21 +79,21 @@ std::vector<StepPtr> conv2dPackedSteps(const te::ComputeDAG& dag, const Conv2dTi
   add(std::make_shared<ReorderStep>(o, order));
   add(std::make_shared<PragmaStep>(o, inner(co), "dma_copy", "store"));
   // The epilogue on the ALU and the convolution in the accumulator, at the tile.
-  if (n.convolution != o) {
+  if (n.gemm != o) {
     for (auto e = n.epilogue.rbegin(); e != n.epilogue.rend(); ++e) {
       add(std::make_shared<ComputeAtStep>(*e, o, outer(xx)));
       add(std::make_shared<PragmaStep>(*e, firstAxis(dag, *e), "alu", "local.acc_buffer"));
     }
-    add(std::make_shared<ComputeAtStep>(n.convolution, o, outer(xx)));
+    add(std::make_shared<ComputeAtStep>(n.gemm, o, outer(xx)));
   }
-  const std::string& c = n.convolution;
+  const std::string& c = n.gemm;
   add(std::make_shared<PragmaStep>(c, "bo", "storage_scope", "local.acc_buffer"));
   // Input-channel tiles outermost; a micro-op per (output block, input block, tap), the
   // kernel's two loops over the tile's rows and columns, the GEMM on the lanes.
   add(std::make_shared<SplitStep>(c, "ko", std::vector<int64_t>{t.inputBlocks}));
   add(std::make_shared<ReorderStep>(c, std::vector<std::string>{"ko.0", "bo", "co", "ko.1", "ry", "rx", "yy", "xx", "bi", "ci", "ki"}));
   add(std::make_shared<PragmaStep>(c, "bi", "tensorize", "vta.gemm"));
-  for (const std::string& loaded : {n.convolutionInput + ".local.inp_buffer", n.weight + ".local.wgt_buffer"}) {
+  for (const std::string& loaded : {n.data + ".local.inp_buffer", n.weight + ".local.wgt_buffer"}) {
     add(std::make_shared<ComputeAtStep>(loaded, c, "ko.0"));
     add(std::make_shared<PragmaStep>(loaded, "ax0", "dma_copy", "load"));  // a cache_read stage's first axis
   }
@@ -131,28 +101,13 @@ std::vector<StepPtr> conv2dPackedSteps(const te::ComputeDAG& dag, const Conv2dTi
 }
 
 Conv2dTiling conv2dTilingOfSteps(const Conv2dPackedProblem& problem, const std::vector<StepPtr>& steps) {
-  schedule::replay(problem.dag, steps);  // throws, naming the step, when they do not apply
-  StageNames n = stageNames(problem.dag);
+  PackedStages n = stageNames(problem.dag);
+  const std::vector<std::string>& axes = n.outputAxes;
   Conv2dTiling t;
-  int found = 0;
-  for (const StepPtr& step : steps) {
-    auto split = std::dynamic_pointer_cast<const schedule::SplitStep>(step);
-    if (!split) continue;
-    auto factor = [&]() {
-      TESSEL_CHECK(split->factors.size() == 1 && split->nparts == 0, "conv2d_packed: '{}' is not a two-way split by a factor",
-                   split->print());
-      ++found;
-      return split->factors[0];
-    };
-    const std::vector<std::string>& axes = n.outputAxes;
-    if (split->stage == n.output && split->iterator == axes[1]) t.outputBlocks = factor();
-    else if (split->stage == n.output && split->iterator == axes[2]) t.rows = factor();
-    else if (split->stage == n.output && split->iterator == axes[3]) t.columns = factor();
-    else if (split->stage == n.convolution && split->iterator == "ko") t.inputBlocks = factor();
-    else if (split->stage == n.output && split->iterator == axes[2] + ".0" && split->nparts > 0) t.loadBufferSets = split->nparts;
-  }
-  TESSEL_CHECK(found == 4, "conv2d_packed: the steps split {} of the tile's four axes (rows, columns, output and input blocks)",
-               found);
+  readTileSplits(problem.dag, steps,
+                 {{n.output, axes[1], &t.outputBlocks}, {n.output, axes[2], &t.rows}, {n.output, axes[3], &t.columns},
+                  {n.gemm, "ko", &t.inputBlocks}},
+                 n.output, axes[2] + ".0", &t.loadBufferSets, kConv2dPackedTemplate, "rows, columns, output and input blocks");
   t.accumulatorSets = problem.group.storedBytes == 1 ? t.loadBufferSets : 1;
   return t;
 }
@@ -175,24 +130,12 @@ graph::Graph conv2dPackedTaskGraph(const Conv2dWorkload& w, const HardwareConfig
   graph::Graph g;
   int data = g.addInput("data", {{w.batchBlocks, w.inputBlocks, w.height, w.width, config.batch(), config.blockIn()},
                                  DataType::int8()});
-  auto weight = runtime::Tensor::empty({w.outputBlocks, w.inputBlocks, w.kernelHeight, w.kernelWidth, config.blockOut(),
-                                        config.blockIn()},
-                                       DataType::int8());
-  // Small values of a linear congruential sequence: sums that use the whole int32 range
-  // after the shift would clip everything to the same byte.
-  uint64_t state = seed * 0x9e3779b97f4a7c15ULL + 1;
-  for (int64_t i = 0; i < weight.numel(); ++i) {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    weight.dataAs<int8_t>()[i] = int8_t(int64_t(state >> 59) - 16);
-  }
+  auto weight = seededWeight({w.outputBlocks, w.inputBlocks, w.kernelHeight, w.kernelWidth, config.blockOut(), config.blockIn()}, seed);
   int kernel = g.addConstant("weight", std::move(weight));
   graph::Attrs attrs = {{"strides", {w.strideHeight, w.strideWidth}},
                         {"padding", {w.padding[0], w.padding[1], w.padding[2], w.padding[3]}},
                         {"out_dtype", "int32"}};
-  int conv = g.addOp("conv2d_blocked", {data, kernel}, attrs, "conv2d_packed");
-  int shifted = g.addOp("right_shift", {conv}, {{"bits", 8}}, "shifted");
-  int clipped = g.addOp("clip", {shifted}, {{"min", 0.0}, {"max", 127.0}}, "clipped");
-  g.markOutput(g.addOp("cast", {clipped}, {{"dtype", "int8"}}, "result"));
+  addTaskEpilogue(g, g.addOp("conv2d_blocked", {data, kernel}, attrs, "conv2d_packed"));
   return g;
 }
 
@@ -215,15 +158,7 @@ std::string conv2dPackedShapeLine(const Conv2dWorkload& w, const HardwareConfig&
 }
 
 tune::autotvm::TuningTaskPtr makeConv2dPackedTask(const std::string& name, const Conv2dPackedProblem& problem) {
-  auto space = std::make_shared<const ConfigSpace>(conv2dPackedSpace(problem.workload));
-  auto task = std::make_shared<tune::autotvm::TuningTask>();
-  task->name = name;
-  task->templateName = kConv2dPackedTemplate;
-  task->measure = tune::makeMeasureTask(name, problem.dag, "vta");
-  task->flops = conv2dPackedFlops(problem.workload, problem.config);
-  task->space = space;
-  task->unprunedSize = space->size();
-  task->instantiate = [problem](const ConfigEntity& config) {
+  auto instantiate = [problem](const ConfigEntity& config) {
     Conv2dTiling tiling = conv2dPackedTiling(config, problem.group);
     if (auto reason = tilingProblem(problem.workload, tiling, problem.group, problem.config))
       fail("conv2d_packed config {}: {}", config.index(), *reason);
@@ -232,22 +167,17 @@ tune::autotvm::TuningTaskPtr makeConv2dPackedTask(const std::string& name, const
   // The fallback: the rule-based tiling, which is in the space (its rows divide the height,
   // its threads are one or two).
   Conv2dTiling fallback = defaultConv2dTiling(problem.workload, problem.group, problem.config);
-  std::vector<size_t> choices;
-  auto choose = [&](const std::string& knob, const nlohmann::json& value) {
-    auto index = space->optionIndex(knob, value);
-    TESSEL_CHECK(index.has_value(), "conv2d_packed: the default tiling's {} {} is not in the space", knob, value.dump());
-    choices.push_back(*index);
-  };
   const Conv2dWorkload& w = problem.workload;
-  choose("tile_b", std::vector<int64_t>{w.batchBlocks, 1});
-  choose("tile_h", std::vector<int64_t>{w.outHeight / fallback.rows, fallback.rows});
-  choose("tile_w", std::vector<int64_t>{w.outWidth / fallback.columns, fallback.columns});
-  choose("tile_ci", std::vector<int64_t>{w.inputBlocks / fallback.inputBlocks, fallback.inputBlocks});
-  choose("tile_co", std::vector<int64_t>{w.outputBlocks / fallback.outputBlocks, fallback.outputBlocks});
-  choose("oc_nthread", fallback.loadBufferSets);
-  choose("h_nthread", 1);
-  task->fallbackIndex = space->fromChoices(choices).index();
-  return task;
+  using Split = std::vector<int64_t>;
+  return makePackedTask(name, kConv2dPackedTemplate, problem.dag, conv2dPackedFlops(w, problem.config), conv2dPackedSpace(w),
+                        instantiate,
+                        {{"tile_b", Split{w.batchBlocks, 1}},
+                         {"tile_h", Split{w.outHeight / fallback.rows, fallback.rows}},
+                         {"tile_w", Split{w.outWidth / fallback.columns, fallback.columns}},
+                         {"tile_ci", Split{w.inputBlocks / fallback.inputBlocks, fallback.inputBlocks}},
+                         {"tile_co", Split{w.outputBlocks / fallback.outputBlocks, fallback.outputBlocks}},
+                         {"oc_nthread", fallback.loadBufferSets},
+                         {"h_nthread", 1}});
 }
 
 }  // namespace tessel::vta

@@ -5,14 +5,16 @@
 #include <map>
 
 #include "support/Error.h"
+#include "vta/DenseLowering.h"
 
 namespace tessel::vta {
 
 namespace {
 
-bool isPackedConvolution(const te::ComputeDAG& dag) {
+/// A packed convolution or dense: the host keeps its naive schedule (the CPU int8 reference).
+bool isPackedGemm(const te::ComputeDAG& dag) {
   for (const te::Operation& op : dag.ops())
-    if (op->tag == "conv2d_blocked") return true;
+    if (op->tag == "conv2d_blocked" || op->tag == "dense_blocked") return true;
   return false;
 }
 
@@ -29,12 +31,11 @@ nlohmann::json describe(const Conv2dWorkload& workload, const Conv2dTiling& t) {
           {"gemms", workload.gemmCount()}};
 }
 
-}  // namespace
-
-CallProgram recordCallProgram(const graph::Graph& packed, const graph::FusedGroup& group, size_t call, const Conv2dTiling& tiling,
-                              const HardwareConfig& config) {
-  PackedConvolution conv = describePackedConvolution(packed, group);
-  Conv2dWorkload workload = Conv2dWorkload::of(packed, conv.convolution);
+/// One group's program recorded by `emit` on a scratch device, with a segment per call argument
+/// (the group's inputs, then its output) that the runtime relocates.
+CallProgram recordGroupProgram(const graph::Graph& packed, const graph::FusedGroup& group, size_t call, const PackedConvolution& conv,
+                               const HardwareConfig& config, nlohmann::json description,
+                               const std::function<void(CommandStream&, const Conv2dBuffers&)>& emit) {
   // A scratch device: the program is recorded, never run, so the buffers stay zero and only
   // their addresses matter (each becomes a segment the runtime relocates).
   Simulator scratch(config);
@@ -44,7 +45,7 @@ CallProgram recordCallProgram(const graph::Graph& packed, const graph::FusedGrou
   program.call = call;
   program.name = packed.node(group.output).name;
   program.storedBytes = conv.storedBytes;
-  program.description = describe(workload, tiling);
+  program.description = std::move(description);
   std::vector<DeviceBuffer> arguments;
   for (int node : group.inputs) {
     uint64_t bytes = bytesOf(packed.node(node).type);
@@ -69,7 +70,7 @@ CallProgram recordCallProgram(const graph::Graph& packed, const graph::FusedGrou
   for (const AluStep& s : conv.epilogue)
     if (!s.immediate) buffers.operands.push_back(buffer(s.operand));
   buffers.output = arguments.back();
-  emitConv2d(stream, workload, tiling, conv, buffers);
+  emit(stream, buffers);
   program.program = stream.finishProgram();
   for (size_t k = 0; k < arguments.size(); ++k) {
     bool found = false;
@@ -83,18 +84,56 @@ CallProgram recordCallProgram(const graph::Graph& packed, const graph::FusedGrou
   return program;
 }
 
+
+}  // namespace
+
+CallProgram recordCallProgram(const graph::Graph& packed, const graph::FusedGroup& group, size_t call, const Conv2dTiling& tiling,
+                              const HardwareConfig& config) {
+  PackedConvolution conv = describePackedConvolution(packed, group);
+  Conv2dWorkload workload = Conv2dWorkload::of(packed, conv.convolution);
+  return recordGroupProgram(packed, group, call, conv, config, describe(workload, tiling),
+                            [&](CommandStream& stream, const Conv2dBuffers& buffers) {
+                              emitConv2d(stream, workload, tiling, conv, buffers);
+                            });
+}
+
+CallProgram recordDenseCallProgram(const graph::Graph& packed, const graph::FusedGroup& group, size_t call,
+                                   const HardwareConfig& config) {
+  PackedConvolution dense = describePackedConvolution(packed, group, "dense_blocked");
+  DenseWorkload workload = DenseWorkload::of(packed, dense.convolution);
+  DenseTiling t = defaultDenseTiling(workload, dense, config);
+  // The profile's tiling columns: the batch blocks per tile as rows.
+  nlohmann::json description = {
+      {"tiling", {t.batchBlocks, 1, t.inputBlocks, t.outputBlocks, t.loadBufferSets, t.accumulatorSets}},
+      {"gemms", workload.gemmCount()},
+      {"operator", "dense_packed"}};
+  return recordGroupProgram(packed, group, call, dense, config, description,
+                            [&](CommandStream& stream, const Conv2dBuffers& buffers) {
+                              emitDense(stream, workload, t, dense, buffers);
+                            });
+}
+
+
 graph::BuildReport buildVtaModule(const graph::Graph& packed, const HardwareConfig& config, const TilingChoice& tilingOf,
                                   const std::string& output, graph::BuildOptions host,
                                   const std::vector<std::string>* tilingNotes) {
   graph::ScheduleProvider hostSchedule = host.schedule;
   host.schedule = [hostSchedule](const te::ComputeDAG& dag) {
-    return isPackedConvolution(dag) || !hostSchedule ? std::vector<schedule::StepPtr>{} : hostSchedule(dag);
+    return isPackedGemm(dag) || !hostSchedule ? std::vector<schedule::StepPtr>{} : hostSchedule(dag);
   };
   TESSEL_CHECK(host.fuse, "a VTA module needs fused functions (a packed convolution group is one call)");
   std::vector<graph::FusedGroup> groups = graph::fuseOperators(packed);
   ModulePrograms programs;
   programs.config = config;
   for (size_t c = 0; c < groups.size(); ++c) {
+    if (packedConvolutionOf(packed, groups[c], "dense_blocked") >= 0) {
+      try {
+        programs.calls.push_back(recordDenseCallProgram(packed, groups[c], c, config));
+      } catch (const Error& e) {
+        throw e.withContext("VTA: the group of node '" + packed.node(groups[c].output).name + "'");
+      }
+      continue;
+    }
     if (packedConvolutionOf(packed, groups[c]) < 0) continue;
     try {
       PackedConvolution conv = describePackedConvolution(packed, groups[c]);

@@ -19,12 +19,18 @@ namespace tessel::vta {
 CallProgram recordCallProgram(const graph::Graph& packed, const graph::FusedGroup& group, size_t call, const Conv2dTiling& tiling,
                               const HardwareConfig& config);
 
+/// The program of a packed dense group (dense_blocked) with its rule-based tiling
+/// (defaultDenseTiling), as recordCallProgram's.
+CallProgram recordDenseCallProgram(const graph::Graph& packed, const graph::FusedGroup& group, size_t call,
+                                   const HardwareConfig& config);
+
 /// Writes the module directory `output`: the host side by graph::buildGraph with `host` (its
 /// schedule provider is asked for every function but the packed convolutions, which keep the
 /// naive schedule) and the programs of every packed convolution group, with `tilingOf`'s tiling
-/// (empty: the default one). `tilingNotes`, when given, is the list `tilingOf` appends a note on
-/// each choice to (tilingsFromRecords: "SHAPE: record (...)"): each program's description keeps
-/// its own as "tiling_note". Returns the host build's report.
+/// (empty: the default one), and of every packed dense group (its default tiling).
+/// `tilingNotes`, when given, is the list `tilingOf` appends a note on each choice to
+/// (tilingsFromRecords: "SHAPE: record (...)"): each program's description keeps its own as
+/// "tiling_note". Returns the host build's report.
 graph::BuildReport buildVtaModule(const graph::Graph& packed, const HardwareConfig& config, const TilingChoice& tilingOf,
                                   const std::string& output, graph::BuildOptions host = {},
                                   const std::vector<std::string>* tilingNotes = nullptr);

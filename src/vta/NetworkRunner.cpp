@@ -4,6 +4,7 @@
 
 #include "graph/Interpreter.h"
 #include "support/Error.h"
+#include "vta/DenseLowering.h"
 
 namespace tessel::vta {
 
@@ -52,16 +53,29 @@ std::vector<runtime::Tensor> runWithVta(const Graph& graph, const std::map<std::
     values[size_t(id)] = it->second;
   }
   for (const graph::FusedGroup& group : graph::fuseOperators(graph)) {
-    if (packedConvolutionOf(graph, group) < 0) {
+    bool dense = packedConvolutionOf(graph, group, "dense_blocked") >= 0;
+    if (!dense && packedConvolutionOf(graph, group) < 0) {
       for (int id : group.nodes) values[size_t(id)] = interpretNode(graph, id, valueOf);
       continue;
     }
     try {
-      PackedConvolution conv = describePackedConvolution(graph, group);
-      Conv2dWorkload workload = Conv2dWorkload::of(graph, conv.convolution);
-      Conv2dTiling tiling = tilingOf ? tilingOf(workload, conv) : defaultConv2dTiling(workload, conv, stream.device().config());
       uint64_t gemmsBefore = stream.device().stats().gemmCounter;
-      values[size_t(group.output)] = runConv2dGroup(stream, graph, group, conv, tiling, valueOf);
+      Conv2dWorkload workload;
+      Conv2dTiling tiling;
+      if (dense) {
+        // A packed dense (dense_packed) with its rule-based tiling; its profile row shows the
+        // batch blocks per tile as rows.
+        PackedConvolution gemm = describePackedConvolution(graph, group, "dense_blocked");
+        DenseWorkload w = DenseWorkload::of(graph, gemm.convolution);
+        DenseTiling t = defaultDenseTiling(w, gemm, stream.device().config());
+        values[size_t(group.output)] = runDenseGroup(stream, graph, group, gemm, t, valueOf);
+        tiling = {t.batchBlocks, 1, t.inputBlocks, t.outputBlocks, t.loadBufferSets, t.accumulatorSets};
+      } else {
+        PackedConvolution conv = describePackedConvolution(graph, group);
+        workload = Conv2dWorkload::of(graph, conv.convolution);
+        tiling = tilingOf ? tilingOf(workload, conv) : defaultConv2dTiling(workload, conv, stream.device().config());
+        values[size_t(group.output)] = runConv2dGroup(stream, graph, group, conv, tiling, valueOf);
+      }
       if (runs)
         runs->push_back({graph.node(group.output).name, workload, tiling, stream.device().lastRunCycles(),
                          stream.device().stats().gemmCounter - gemmsBefore, stream.device().lastRunProfile()});

@@ -1,6 +1,7 @@
 /// A packed network run with its packed convolutions on VTA and everything else in the
-/// reference interpreter: each fused group that starts with conv2d_blocked runs as a VTA
-/// program on the device behind a command stream, every other operator node by node in
+/// reference interpreter: each fused group that starts with conv2d_blocked (or dense_blocked:
+/// a packed dense, with its rule-based tiling) runs as a VTA program on the device behind a
+/// command stream, every other operator node by node in
 /// `interpretGraph`. The CPU int8 reference is the interpreter alone, so the two must agree bit
 /// for bit; the device's statistics are the network's. A step towards a compiled VTA module
 /// (which will call compiled CPU functions instead of the interpreter).

@@ -20,25 +20,52 @@ void VtaBuilder::addProblem(const std::string& workloadKey, Conv2dPackedProblem 
   problems_.insert_or_assign(workloadKey, std::move(problem));
 }
 
-Program conv2dPackedProgram(const Conv2dPackedProblem& problem, const Conv2dTiling& tiling) {
-  const Conv2dWorkload& w = problem.workload;
-  const HardwareConfig& c = problem.config;
-  Simulator device(c);
-  CommandStream stream(device);
-  const uint64_t inputs = uint64_t(w.batchBlocks * w.inputBlocks * w.height * w.width);
-  const uint64_t outputs = uint64_t(w.batchBlocks * w.outputBlocks * w.outHeight * w.outWidth);
+void VtaBuilder::addProblem(const std::string& workloadKey, DensePackedProblem problem) {
+  denseProblems_.insert_or_assign(workloadKey, std::move(problem));
+}
+
+namespace {
+
+/// Zero-filled DRAM buffers of one call: `inputs`, `weights` and `outputs` elements (the output
+/// `storedBytes` planes of them), and each epilogue operand (per channel: `channelBlocks`
+/// elements; an image: `outputs`).
+Conv2dBuffers zeroBuffers(CommandStream& stream, const HardwareConfig& c, const PackedConvolution& group, uint64_t inputs,
+                          uint64_t weights, uint64_t outputs, uint64_t channelBlocks) {
   Conv2dBuffers buffers;
   buffers.data = stream.allocate(inputs * uint64_t(c.inputElementBytes()));
-  buffers.weight = stream.allocate(uint64_t(w.outputBlocks * w.inputBlocks * w.kernelHeight * w.kernelWidth) *
-                                   uint64_t(c.weightElementBytes()));
-  buffers.output = stream.allocate(uint64_t(problem.group.storedBytes) * outputs * uint64_t(c.outputElementBytes()));
-  for (const AluStep& s : problem.group.epilogue) {
+  buffers.weight = stream.allocate(weights * uint64_t(c.weightElementBytes()));
+  buffers.output = stream.allocate(uint64_t(group.storedBytes) * outputs * uint64_t(c.outputElementBytes()));
+  for (const AluStep& s : group.epilogue) {
     if (s.immediate) continue;
-    uint64_t elements = s.perChannel ? uint64_t(w.outputBlocks) : outputs;
+    uint64_t elements = s.perChannel ? channelBlocks : outputs;
     uint64_t laneBytes = s.operandInt8 ? 1 : uint64_t(c.accumulatorWidth() / 8);
     buffers.operands.push_back(stream.allocate(elements * uint64_t(c.accumulatorLanes()) * laneBytes));
   }
+  return buffers;
+}
+
+}  // namespace
+
+Program conv2dPackedProgram(const Conv2dPackedProblem& problem, const Conv2dTiling& tiling) {
+  const Conv2dWorkload& w = problem.workload;
+  Simulator device(problem.config);
+  CommandStream stream(device);
+  Conv2dBuffers buffers =
+      zeroBuffers(stream, problem.config, problem.group, uint64_t(w.batchBlocks * w.inputBlocks * w.height * w.width),
+                  uint64_t(w.outputBlocks * w.inputBlocks * w.kernelHeight * w.kernelWidth),
+                  uint64_t(w.batchBlocks * w.outputBlocks * w.outHeight * w.outWidth), uint64_t(w.outputBlocks));
   emitConv2d(stream, w, tiling, problem.group, buffers);
+  return stream.finishProgram();
+}
+
+Program densePackedProgram(const DensePackedProblem& problem, const DenseTiling& tiling) {
+  const DenseWorkload& w = problem.workload;
+  Simulator device(problem.config);
+  CommandStream stream(device);
+  Conv2dBuffers buffers = zeroBuffers(stream, problem.config, problem.group, uint64_t(w.batchBlocks * w.inputBlocks),
+                                      uint64_t(w.outputBlocks * w.inputBlocks), uint64_t(w.batchBlocks * w.outputBlocks),
+                                      uint64_t(w.outputBlocks));
+  emitDense(stream, w, tiling, problem.group, buffers);
   return stream.finishProgram();
 }
 
@@ -46,12 +73,20 @@ tune::BuildResult VtaBuilder::buildOne(const tune::MeasureInput& input) {
   auto start = std::chrono::steady_clock::now();
   tune::BuildResult result;
   try {
-    auto it = problems_.find(input.task->workloadKey);
-    TESSEL_CHECK(it != problems_.end(), "VTA builder: task '{}' is not a packed convolution it knows", input.task->name);
-    const Conv2dPackedProblem& problem = it->second;
-    Conv2dTiling tiling = conv2dTilingOfSteps(problem, input.steps);
-    if (auto reason = tilingProblem(problem.workload, tiling, problem.group, problem.config)) fail("VTA conv2d: {}", *reason);
-    Program program = conv2dPackedProgram(problem, tiling);
+    Program program;
+    if (auto it = problems_.find(input.task->workloadKey); it != problems_.end()) {
+      const Conv2dPackedProblem& problem = it->second;
+      Conv2dTiling tiling = conv2dTilingOfSteps(problem, input.steps);
+      if (auto reason = tilingProblem(problem.workload, tiling, problem.group, problem.config)) fail("VTA conv2d: {}", *reason);
+      program = conv2dPackedProgram(problem, tiling);
+    } else if (auto dense = denseProblems_.find(input.task->workloadKey); dense != denseProblems_.end()) {
+      const DensePackedProblem& problem = dense->second;
+      DenseTiling tiling = denseTilingOfSteps(problem, input.steps);
+      if (auto reason = denseTilingProblem(problem.workload, tiling, problem.group, problem.config)) fail("VTA dense: {}", *reason);
+      program = densePackedProgram(problem, tiling);
+    } else {
+      fail("VTA builder: task '{}' is not a packed convolution or dense it knows", input.task->name);
+    }
     result.libraryPath = fmt::format("{}/candidate_{}.vta.json", dir_.path(), built_++);
     program.save(result.libraryPath);
     result.kernelName = input.task->name;

@@ -20,7 +20,11 @@
 #include "support/Files.h"
 #include "support/Subprocess.h"
 #include "support/TempDir.h"
+#include "tune/RecordLog.h"
+#include "vta/DensePackedTemplate.h"
 #include "vta/GraphPacking.h"
+#include "vta/Simulator.h"
+#include "vta/VtaMeasurement.h"
 
 using namespace tessel;
 using testsupport::expectContains;
@@ -115,4 +119,50 @@ TEST(VtaModuleCli, Seed004OnTheSimulatorIsBitExactWithTheCpuInt8Reference) {
   auto broken = runTessel({"run", dir.path() + "/module"});
   EXPECT_FALSE(broken.ok());
   expectContains(broken.output, "vta_module.json");
+}
+
+// `tessel tune --target vta --ops dense`: resnet-18's classifier as a dense_packed task (the
+// seeds keep it on the CPU and tune conv2d only), every trial logged with the modelled time of
+// its config's program (recomputed here) or refused with its reason; numbered after the ten
+// convolutions with --ops conv2d,dense; an operator VTA does not tune is refused.
+TEST(VtaModuleCli, DenseTasksAreTunedWithOpsDense) {
+  TempDir dir("tessel-vta-dense-cli");
+  std::string log = dir.path() + "/dense.log";
+  auto tuned = runTessel({"tune", "--model", "resnet-18", "--target", "vta", "--ops", "dense", "--tuner", "random", "--n-trial", "12",
+                          "--log", log, "--no-evaluate"});
+  ASSERT_TRUE(tuned.ok()) << tuned.output;
+  expectContains(tuned.output, "Extracted 1 dense tasks:\n(1, 512, 1008)\n");
+  EXPECT_EQ(tuned.output.find("conv2d tasks"), std::string::npos) << tuned.output;
+  vta::HardwareConfig config;
+  vta::DensePackedProblem problem = vta::densePackedTaskProblem(vta::DenseWorkload{1, 32, 63}, config);
+  auto task = vta::makeDensePackedTask(vta::densePackedTaskName(problem.workload, config), problem);
+  auto records = tune::readRecords(log).records;
+  ASSERT_EQ(records.size(), 12u);
+  int valid = 0;
+  for (const auto& r : records) {
+    EXPECT_EQ(r.task.workloadKey, task->measure->workloadKey);
+    ASSERT_TRUE(r.config.has_value());
+    vta::DenseTiling tiling = vta::densePackedTiling(task->space->get(uint64_t(r.config->index)), problem.group);
+    auto reason = vta::denseTilingProblem(problem.workload, tiling, problem.group, config);
+    EXPECT_EQ(r.ok(), !reason.has_value()) << r.result.errorMessage;
+    if (reason) {
+      expectContains(r.result.errorMessage, *reason);
+      continue;
+    }
+    ++valid;
+    vta::Simulator simulator;
+    vta::densePackedProgram(problem, tiling).runOn(simulator);
+    EXPECT_DOUBLE_EQ(r.cost(), simulator.lastRunSeconds());
+  }
+  EXPECT_GT(valid, 0);
+  auto both = runTessel({"tune", "--model", "resnet-18", "--target", "vta", "--ops", "conv2d,dense", "--tasks", "11", "--n-trial",
+                         "2", "--log", dir.path() + "/both.log", "--no-evaluate"});
+  ASSERT_TRUE(both.ok()) << both.output;
+  expectContains(both.output, "Extracted 10 conv2d tasks:");
+  expectContains(both.output, "Extracted 1 dense tasks:");
+  expectContains(both.output, "Tuned 1 tasks: 2 trials");
+  auto refused = runTessel({"tune", "--model", "resnet-18", "--target", "vta", "--ops", "depthwise_conv2d", "--log",
+                            dir.path() + "/x.log", "--no-evaluate"});
+  EXPECT_FALSE(refused.ok());
+  expectContains(refused.output, "--target vta tunes conv2d and dense");
 }

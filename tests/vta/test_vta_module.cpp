@@ -5,7 +5,8 @@
 // its CPU kernel (the CPU int8 reference) bit for bit, run after run; gemm_counter is the
 // groups' MACs / 256; the deployment example (linked against tessel_runtime and tessel_vta
 // only) gives the same. Damaged program files and a module for another configuration are
-// refused naming the file, the call and the problem.
+// refused naming the file, the call and the problem. A packed dense group's stored program runs
+// the same way.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -15,6 +16,7 @@
 #include <random>
 
 #include "common/ErrorText.h"
+#include "graph/Interpreter.h"
 #include "runtime/Npy.h"
 #include "support/Files.h"
 #include "support/Subprocess.h"
@@ -199,3 +201,41 @@ TEST_F(StoredVtaModule, TheDeploymentExampleLinkedWithoutACompilerRunsIt) {
   expectContains(refused.output, "built for");
 }
 #endif
+
+// A packed dense group (dense_packed) in a module: its program stored beside the convolutions',
+// run by the runtime alone, bit-exact with the same module on its CPU kernels and with the
+// interpreter; a CPU function after it reads its result.
+TEST(StoredVtaModuleDense, APackedDenseRunsFromItsStoredProgram) {
+  registerVtaSimulatorDevice();
+  graph::registerStandardOps();
+  graph::Graph g;
+  int data = g.addInput("data", {{2, 4, 1, 16}, DataType::int8()});
+  auto weight = runtime::Tensor::empty({5, 4, 16, 16}, DataType::int8());
+  auto bias = runtime::Tensor::empty({5, 1, 16}, DataType::int32());
+  for (int64_t i = 0; i < weight.numel(); ++i) weight.dataAs<int8_t>()[i] = int8_t(i * 37 % 61 - 30);
+  for (int64_t i = 0; i < bias.numel(); ++i) bias.dataAs<int32_t>()[i] = int32_t(i * 131 % 4001) - 2000;
+  int dense = g.addOp("dense_blocked", {data, g.addConstant("weight", std::move(weight))}, {{"out_dtype", "int32"}}, "fc");
+  int biased = g.addOp("add", {dense, g.addConstant("bias", std::move(bias))}, nlohmann::json::object(), "fc_bias");
+  int shifted = g.addOp("right_shift", {biased}, {{"bits", 6}}, "fc_shift");
+  int clipped = g.addOp("clip", {shifted}, {{"min", -127.0}, {"max", 127.0}}, "fc_clip");
+  int narrow = g.addOp("cast", {clipped}, {{"dtype", "int8"}}, "fc_int8");
+  // A pooling after it is a host function of its own (elementwise operators would fuse into
+  // the dense's group).
+  g.markOutput(g.addOp("max_pool2d", {narrow}, {{"kernel", {1, 2}}, {"strides", {1, 2}}, {"layout", "NCHW"}}, "pooled"));
+  TempDir dir("tessel-vta-dense-module");
+  buildVtaModule(g, HardwareConfig{}, {}, dir.path() + "/module");
+  VtaModuleExecutor loaded = loadVtaModuleExecutor(dir.path() + "/module");
+  ASSERT_NE(loaded.runner, nullptr);
+  ASSERT_EQ(loaded.runner->programs().calls.size(), 1u);
+  EXPECT_EQ(loaded.runner->programs().calls[0].description.value("operator", ""), "dense_packed");
+  auto input = runtime::Tensor::empty({2, 4, 1, 16}, DataType::int8());
+  for (int64_t i = 0; i < input.numel(); ++i) input.dataAs<int8_t>()[i] = int8_t(i * 73 % 255 - 127);
+  loaded.executor.setInput(0, input);
+  loaded.executor.run();
+  EXPECT_EQ(loaded.runner->simulator().stats().gemmCounter, uint64_t(2 * 4 * 5));
+  auto cpu = runtime::GraphExecutor::load(dir.path() + "/module");
+  cpu.setInput(0, input);
+  cpu.run();
+  EXPECT_TRUE(sameBytes(loaded.executor.getOutput(0), cpu.getOutput(0)));
+  EXPECT_TRUE(sameBytes(loaded.executor.getOutput(0), graph::interpretGraph(g, {{"data", input}})[0]));
+}
