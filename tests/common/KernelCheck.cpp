@@ -7,7 +7,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <future>
 #include <random>
+#include <thread>
 
 #include "codegen/CSource.h"
 #include "codegen/Toolchain.h"
@@ -140,12 +143,24 @@ KernelCheckResult checkAgainstReference(const schedule::State& state, uint64_t s
 void compileInBatches(const std::vector<passes::LoweredFunction>& functions, size_t perLibrary,
                       const std::function<void(size_t, const runtime::Kernel&)>& check) {
   TempDir dir("tessel-kernel-batches");
-  for (size_t begin = 0; begin < functions.size(); begin += perLibrary) {
-    size_t end = std::min(functions.size(), begin + perLibrary);
+  // The compiler runs of the batches are independent: as many at a time as there are cores,
+  // while the checks run on this thread, batch after batch in order.
+  const size_t batches = (functions.size() + perLibrary - 1) / perLibrary;
+  const size_t parallel = std::max<size_t>(1, std::thread::hardware_concurrency());
+  auto library = [&](size_t b) { return fmt::format("{}/batch{}.so", dir.path(), b); };
+  auto compile = [&](size_t b) {
+    size_t begin = b * perLibrary, end = std::min(functions.size(), begin + perLibrary);
     std::vector<passes::LoweredFunction> batch(functions.begin() + long(begin), functions.begin() + long(end));
-    std::string library = fmt::format("{}/batch{}.so", dir.path(), begin / perLibrary);
-    codegen::compileSharedLibrary(codegen::generateCSource(batch), library, boundsCheckedOptions());
-    auto module = runtime::Module::load(library);
+    codegen::compileSharedLibrary(codegen::generateCSource(batch), library(b), boundsCheckedOptions());
+  };
+  std::deque<std::future<void>> running;
+  size_t next = 0;
+  for (size_t b = 0; b < batches; ++b) {
+    while (next < batches && running.size() < parallel) running.push_back(std::async(std::launch::async, compile, next++));
+    running.front().get();  // rethrows the compiler's error
+    running.pop_front();
+    auto module = runtime::Module::load(library(b));
+    size_t begin = b * perLibrary, end = std::min(functions.size(), begin + perLibrary);
     for (size_t i = begin; i < end; ++i) check(i, module.kernel(functions[i].name));
   }
 }

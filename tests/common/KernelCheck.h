@@ -52,8 +52,9 @@ ReferenceData makeReferenceData(const te::ComputeDAG& dag, uint64_t seed);
 double runAndCompare(const runtime::Kernel& kernel, const ReferenceData& data);
 
 /// Compiles many kernels with one compiler run per `perLibrary` of them (bounds-checked, in a
-/// temporary directory) and calls `check(i, kernel)` for each, in order: how a test of
-/// thousands of schedules keeps its compile time in check.
+/// temporary directory, one compiler run per core at a time) and calls `check(i, kernel)` for
+/// each, in order, on the calling thread: how a test of thousands of schedules keeps its
+/// compile time in check.
 void compileInBatches(const std::vector<passes::LoweredFunction>& functions, size_t perLibrary,
                       const std::function<void(size_t, const runtime::Kernel&)>& check);
 
