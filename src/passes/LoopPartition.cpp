@@ -9,7 +9,7 @@
 
 #include "ir/Mutator.h"
 #include "ir/Simplify.h"
-#include "passes/IntegerDivision.h"
+#include "passes/LinearGuard.h"
 #include "passes/Passes.h"
 
 namespace tessel::passes {
@@ -17,32 +17,6 @@ namespace tessel::passes {
 using namespace ir;
 
 namespace {
-
-// Saturating interval arithmetic for the bounds of a guard's other terms.
-int64_t saturate(__int128 v) {
-  if (v <= Interval::kNegInf) return Interval::kNegInf;
-  if (v >= Interval::kPosInf) return Interval::kPosInf;
-  return int64_t(v);
-}
-
-/// coefficient * [b.min, b.max]; unbounded ends stay unbounded.
-Interval scaled(Interval b, int64_t coefficient) {
-  auto end = [&](int64_t x) -> __int128 {
-    if (x == Interval::kNegInf || x == Interval::kPosInf)
-      return ((x > 0) == (coefficient > 0)) ? __int128(Interval::kPosInf) : __int128(Interval::kNegInf);
-    return __int128(x) * coefficient;
-  };
-  __int128 a = end(b.min), c = end(b.max);
-  return {saturate(std::min(a, c)), saturate(std::max(a, c))};
-}
-
-Interval plus(Interval a, Interval b) {
-  auto add = [](int64_t x, int64_t y, int64_t infinity) {
-    if (x == infinity || y == infinity) return infinity;
-    return saturate(__int128(x) + y);
-  };
-  return {add(a.min, b.min, Interval::kNegInf), add(a.max, b.max, Interval::kPosInf)};
-}
 
 /// A guard `a OP b` over int64 as d = a - b in linear form, computed once per guard: every
 /// loop around the guard asks it again, and with hundreds of nested loops (long split chains)
@@ -205,34 +179,7 @@ class Partitioner : public IRMutator {
     if (k != ExprKind::LT && k != ExprKind::LE && k != ExprKind::GE && k != ExprKind::GT) return;
     const GuardForm& form = formOf(c);
     if (!form.usable) return;
-    // Normalize to d >= 0 (GE/GT) or d < 0 (LT/LE) with d = a - b = coef * var + rest, rest
-    // free of var.
-    int64_t coef = 0;
-    Interval rb = Interval::point(form.difference.constant);
-    for (const auto& [atom, coefficient] : form.difference.terms) {
-      if (atom.as<VarNode>() == var) {
-        coef = coefficient;
-        continue;
-      }
-      if (!atom.as<VarNode>() && usesVar(atom, var)) return;  // var inside a division, a product...
-      rb = plus(rb, scaled(constBounds(atom, inner), coefficient));
-    }
-    if (coef == 0) return;
-    int64_t bias = (k == ExprKind::LE || k == ExprKind::GT) ? 1 : 0;  // a <= b  <=>  a - b < 1
-    if (k == ExprKind::LT || k == ExprKind::LE) {
-      // coef * v + rest < bias for every rest: coef * v < bias - rest.max
-      if (!rb.boundedAbove()) return;
-      int64_t limit = bias - rb.max;  // coef * v < limit, i.e. coef * v <= limit - 1
-      if (coef > 0) safe.hi = std::min(safe.hi, floorDiv(limit - 1, coef));
-      else safe.lo = std::max(safe.lo, ceilDiv(limit - 1, coef));
-    } else {
-      // coef * v + rest >= bias for every rest: coef * v >= bias - rest.min
-      if (!rb.boundedBelow()) return;
-      int64_t limit = bias - rb.min;
-      if (coef > 0) safe.lo = std::max(safe.lo, ceilDiv(limit, coef));
-      else safe.hi = std::min(safe.hi, floorDiv(limit, coef));
-    }
-    any = true;
+    if (auto guard = solveGuard(k, form.difference, var, inner)) any = narrowToAll(*guard, safe.lo, safe.hi) || any;
   }
 
   const GuardForm& formOf(const Expr& guard) {

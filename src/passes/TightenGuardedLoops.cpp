@@ -12,7 +12,7 @@
 #include "ir/Bounds.h"
 #include "ir/Mutator.h"
 #include "ir/Simplify.h"
-#include "passes/IntegerDivision.h"
+#include "passes/LinearGuard.h"
 #include "passes/Passes.h"
 
 namespace tessel::passes {
@@ -75,41 +75,10 @@ class Tightener : public IRMutator {
       narrow(b->b, var, others, lo, hi);
       return;
     }
-    ExprKind k = c.kind();
-    if (k != ExprKind::LT && k != ExprKind::LE && k != ExprKind::GE && k != ExprKind::GT) return;
+    if (c.kind() != ExprKind::LT && c.kind() != ExprKind::LE && c.kind() != ExprKind::GE && c.kind() != ExprKind::GT) return;
     auto b = static_cast<const BinaryNode*>(c.get());
     if (b->a.type() != DataType::int64()) return;
-    LinearSum d = linearSum(simplify(b->a - b->b));
-    int64_t coef = 0;
-    __int128 restMin = d.constant, restMax = d.constant;
-    for (const auto& [atom, coefficient] : d.terms) {
-      if (atom.as<VarNode>() == var) {
-        coef = coefficient;
-        continue;
-      }
-      if (usesVar(atom, var)) return;  // var inside a division, a product...
-      Interval a = constBounds(atom, others);
-      if (!a.bounded()) return;
-      __int128 x = __int128(a.min) * coefficient, y = __int128(a.max) * coefficient;
-      restMin += std::min(x, y);
-      restMax += std::max(x, y);
-    }
-    // Far beyond any loop's range: an overflow risk, not a bound worth having.
-    constexpr __int128 kLimit = __int128(1) << 62;
-    if (restMin < -kLimit || restMax > kLimit) return;
-    Interval rest{int64_t(restMin), int64_t(restMax)};
-    if (coef == 0) return;
-    if (k == ExprKind::GE || k == ExprKind::GT) {
-      // coef * v + rest >= bias for some rest: coef * v >= bias - rest.max
-      int64_t limit = (k == ExprKind::GT ? 1 : 0) - rest.max;
-      if (coef > 0) lo = std::max(lo, ceilDiv(limit, coef));
-      else hi = std::min(hi, floorDiv(limit, coef));
-    } else {
-      // coef * v + rest < bias for some rest: coef * v <= bias - 1 - rest.min
-      int64_t limit = (k == ExprKind::LE ? 1 : 0) - 1 - rest.min;
-      if (coef > 0) hi = std::min(hi, floorDiv(limit, coef));
-      else lo = std::max(lo, ceilDiv(limit, coef));
-    }
+    if (auto guard = solveGuard(c.kind(), linearSum(simplify(b->a - b->b)), var, others)) narrowToSome(*guard, lo, hi);
   }
 
   VarBounds bounds;

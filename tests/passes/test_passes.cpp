@@ -8,6 +8,7 @@
 #include "ops/Conv2d.h"
 #include "ops/Examples.h"
 #include "ops/Schedules.h"
+#include "passes/LinearGuard.h"
 #include "passes/Lower.h"
 #include "passes/Passes.h"
 #include "schedule/State.h"
@@ -555,3 +556,37 @@ TEST(LoweredRegisters, RegisterTiledMatmulKeepsItsAccumulatorInVectorRegisters) 
 }
 
 }  // namespace
+
+TEST(LinearGuard, SolvedForOneVariableNarrowsToSomeOrEveryValueOfTheRest) {
+  Var i("i"), j("j");
+  VarBounds others{{j.node(), Interval{0, 3}}};
+  // i + j < 10: for some j (j = 0) while i <= 9; for every j (j = 3) while i <= 6.
+  auto lt = solveGuard(ExprKind::LT, linearSum(simplify(i + j - 10)), i.node(), others);
+  ASSERT_TRUE(lt.has_value());
+  int64_t lo = 0, hi = 100;
+  EXPECT_TRUE(narrowToSome(*lt, lo, hi));
+  EXPECT_EQ(lo, 0);
+  EXPECT_EQ(hi, 9);
+  lo = 0, hi = 100;
+  EXPECT_TRUE(narrowToAll(*lt, lo, hi));
+  EXPECT_EQ(hi, 6);
+  // 2 - 2i + j >= 1 (a negative coefficient, >=): some j: 2i <= 4, i <= 2; every j: 2i <= 1, i <= 0.
+  auto ge = solveGuard(ExprKind::GE, linearSum(simplify(Expr(2) - i * 2 + j - 1)), i.node(), others);
+  ASSERT_TRUE(ge.has_value());
+  lo = -5, hi = 5;
+  EXPECT_TRUE(narrowToSome(*ge, lo, hi));
+  EXPECT_EQ(hi, 2);
+  lo = -5, hi = 5;
+  EXPECT_TRUE(narrowToAll(*ge, lo, hi));
+  EXPECT_EQ(hi, 0);
+  EXPECT_EQ(lo, -5);
+  // An unbounded rest narrows nothing; i inside a product is not linear in i; no i, no guard.
+  auto unbounded = solveGuard(ExprKind::LT, linearSum(simplify(i + j - 10)), i.node(), VarBounds{});
+  ASSERT_TRUE(unbounded.has_value());
+  lo = 0, hi = 100;
+  EXPECT_FALSE(narrowToAll(*unbounded, lo, hi));
+  EXPECT_EQ(hi, 100);
+  EXPECT_FALSE(solveGuard(ExprKind::LT, linearSum(simplify(i * j - 10)), i.node(), others).has_value());
+  EXPECT_FALSE(solveGuard(ExprKind::LT, linearSum(simplify(j - 10)), i.node(), others).has_value());
+  EXPECT_FALSE(solveGuard(ExprKind::EQ, linearSum(simplify(i - 10)), i.node(), others).has_value());
+}
