@@ -153,6 +153,9 @@ TEST(GpuDefaultSchedules, LongReductionsWithFewOutputsAreSplitOnAnH100) {
   expectLaunch(launchOf(ops::conv2dBiasReluNCHW(1, 512, 7, 7, 512, 3, 3, 1, 1), h100), {49, 8, 1}, 512);
   // layer3: 50176 outputs in 4 parts, half a 14x14 image per block.
   expectLaunch(launchOf(ops::conv2dBiasReluNCHW(1, 256, 14, 14, 256, 3, 3, 1, 1), h100), {98, 4, 1}, 512);
+  // The same tiles where the device reports no warp size (OpenCL says 1): tiles of single
+  // outputs made blocks of 8 threads.
+  expectLaunch(launchOf(ops::conv2dBiasReluNCHW(1, 512, 7, 7, 512, 3, 3, 1, 1), ops::gpuScheduleOptionsFor(1024, 132, 1)), {49, 8, 1}, 512);
   // The classifier: 1000 outputs, 512 steps in 16 parts of 32, 40 outputs per block.
   expectLaunch(launchOf(ops::matmul(1, 1000, 512), h100), {40, 16, 1}, 25);
   // Not split: enough outputs (56x56x64), a short reduction (8 channels x 3 x 3), a device of
