@@ -60,7 +60,10 @@ TEST(GpuIndexWidth, AConvolutionComputesItsIndicesIn32Bits) {
     expectContains(text, "// 32-bit index arithmetic");
     expectContains(text, target == "cuda" ? " = (int)blockIdx.x;" : " = (int)get_group_id(0);");
     expectContains(text, "for (int ");
-    EXPECT_EQ(text.find("tessel_i64"), std::string::npos) << text;
+    EXPECT_EQ(text.find("const tessel_i64"), std::string::npos) << text;
+    EXPECT_EQ(text.find("for (tessel_i64"), std::string::npos) << text;
+    // A buffer index adds its 32-bit terms in 64 bits (constant offsets fold into the loads).
+    expectContains(text, "((tessel_i64)ry) * ((tessel_i64)3LL)");
     // Every division and modulo has a non-negative dividend (the fused thread index, the
     // padded taps): C's operators, no flooring helper.
     EXPECT_EQ(text.find("tessel_floor"), std::string::npos) << text;
