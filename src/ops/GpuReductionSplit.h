@@ -23,9 +23,9 @@ struct ReductionSplit {
 
 /// The split of `reduction` (an output's accumulation, of the output's shape), or none; its tile
 /// has at least 32 outputs (or the warp's, if more), whatever warp size the device reports. By the
-/// rule (options.reductionParts 0): outputs fewer than 4 x 256 threads per multiprocessor
-/// (2 x minBlocks x 256; none when minBlocks is 0) and a reduction of at least 256 steps get
-/// the fewest parts, a power of two up to 16, that reach that many threads, each part at least
+/// rule (options.reductionParts 0): outputs fewer than 2 x 256 threads per multiprocessor
+/// (minBlocks x 256; none when minBlocks is 0) and a reduction of at least 256 steps get the
+/// fewest parts, a power of two up to 16, that reach 4 x 256 threads per multiprocessor, each part at least
 /// 32 steps long and dividing the axis. options.reductionParts N > 1 asks for N parts wherever
 /// N divides the axis. Either way the block (tile x parts threads) must fit maxThreadsPerBlock.
 std::optional<ReductionSplit> planReductionSplit(const te::OperationNode& reduction, const GpuScheduleOptions& options);

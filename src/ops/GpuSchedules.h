@@ -31,8 +31,9 @@
 ///     the partial sum in a local accumulator), the partial sums meet in shared memory, and
 ///     after a barrier one thread per output adds them up and runs the epilogue. The tile is
 ///     whole inner axes of the output (7x7, 2x7x... images), so the shared buffer holds
-///     exactly its outputs; the parts are the fewest (a power of two, at most 16) that give
-///     the launch 4 x 256 threads per multiprocessor, each part at least 32 long.
+///     exactly its outputs. It applies below 2 x 256 outputs per multiprocessor; the parts
+///     are the fewest (a power of two, at most 16) that give the launch 4 x 256 threads per
+///     multiprocessor, each part at least 32 long.
 /// A rule that cannot apply is an Error naming the stage and its operator class: there is no
 /// fallback to a schedule the device could not run.
 #pragma once
