@@ -30,7 +30,7 @@
 ///     part for one output of the block's tile (threadIdx.y the part, threadIdx.x the output,
 ///     the partial sum in a local accumulator), the partial sums meet in shared memory, and
 ///     after a barrier one thread per output adds them up and runs the epilogue. The tile is
-///     whole inner axes of the output (7x7, 2x7x... images), so the shared buffer holds
+///     whole inner axes of the output (a 7x7 image, 7 rows of a 14x14 one), so the shared buffer holds
 ///     exactly its outputs. It applies below 2 x 256 outputs per multiprocessor; the parts
 ///     are the fewest (a power of two, at most 16) that give the launch 4 x 256 threads per
 ///     multiprocessor, each part at least 32 long.
