@@ -32,6 +32,7 @@ struct CompileArgs : ModelArgs {
   std::string output, records;
   bool noFuse = false, naive = false, noShippedRecords = false;
   std::string channelTile = "auto";  ///< GPU targets: output channels per thread of a convolution
+  std::string reductionParts = "auto";  ///< GPU targets: parts of a reduction split across threads
 };
 
 void listTasks(const ModelArgs& a) {
@@ -68,6 +69,12 @@ void compileGpu(const CompileArgs& a) {
                  a.channelTile);
     rules.channelTile = std::stoi(a.channelTile);
   }
+  if (a.reductionParts != "auto") {
+    TESSEL_CHECK(a.reductionParts == "1" || a.reductionParts == "2" || a.reductionParts == "4" || a.reductionParts == "8" ||
+                     a.reductionParts == "16",
+                 "--reduction-parts: '{}' is not auto, 1, 2, 4, 8 or 16", a.reductionParts);
+    rules.reductionParts = std::stoi(a.reductionParts);
+  }
   options.schedule = [rules](const te::ComputeDAG& dag) { return ops::defaultGpuSchedule(dag, rules); };
   auto report = graph::buildGraph(g, a.output, options);
   if (!a.params.empty()) fmt::print("weights from {}\n", a.params);
@@ -79,6 +86,7 @@ void compileGpu(const CompileArgs& a) {
 
 void compile(const CompileArgs& a) {
   TESSEL_CHECK(a.channelTile == "auto" || graph::isGpuTarget(a.target), "--channel-tile applies to GPU targets (cuda, opencl)");
+  TESSEL_CHECK(a.reductionParts == "auto" || graph::isGpuTarget(a.target), "--reduction-parts applies to GPU targets (cuda, opencl)");
   if (isVtaTarget(a.target)) {
     TESSEL_CHECK(!a.naive && !a.noFuse, "--naive and --no-fuse apply to CPU targets");
     return compileVta(a, a.output, a.records, !a.noShippedRecords);
@@ -172,6 +180,10 @@ void addModelCommands(CLI::App& app) {
   compileCommand->add_option("--channel-tile", compileArgs->channelTile,
                              "GPU targets: output channels each thread computes in a direct convolution: auto (4 or 2 where the "
                              "device keeps enough threads busy), 1, 2 or 4");
+  compileCommand->add_option("--reduction-parts", compileArgs->reductionParts,
+                             "GPU targets: parts each reduction with few outputs is split into across threads (partial sums "
+                             "added in shared memory): auto (where the device would have too few threads), 1 (never), 2, 4, 8 "
+                             "or 16 (wherever the reduction axis divides)");
   compileCommand->callback([compileArgs] { compile(*compileArgs); });
 
   auto paramsArgs = std::make_shared<ParamsArgs>();

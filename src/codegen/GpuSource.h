@@ -4,7 +4,9 @@
 /// the index of that dimension (guarded where the loop is shorter than the launch), shared
 /// buffers are declared at the top of the kernel (OpenCL requires it), local buffers are
 /// per-thread arrays, barrier pragmas become __syncthreads() / barrier(CLK_LOCAL_MEM_FENCE).
-/// Index arithmetic is 64-bit, as in the CPU code.
+/// Index arithmetic is 32-bit (`int`) where every index value of the kernel fits
+/// (codegen/GpuIndexWidth.h), else 64-bit as in the CPU code; a floor division or modulo of a
+/// non-negative value by a positive constant is C's / and %.
 #pragma once
 #include <nlohmann/json.hpp>
 

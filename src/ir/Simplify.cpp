@@ -187,7 +187,8 @@ class Simplifier : public IRMutator {
     Expr m = mutate(n->min), ext = mutate(n->extent);
     auto extentBounds = constBounds(ext, bounds_);
     if (extentBounds.max <= 0) return makeBlock({});
-    if (extentBounds.isPoint() && extentBounds.min == 1 && n->forKind != ForKind::Parallel) {
+    // A loop bound to a GPU index stays: its one iteration is a guard on the other threads.
+    if (extentBounds.isPoint() && extentBounds.min == 1 && n->forKind != ForKind::Parallel && !isGpuBinding(n->forKind)) {
       // The loop goes; its variable is its minimum. Replaced during this same traversal:
       // substituting first and simplifying after would rewrite the whole body once per
       // such loop (cubic for a nest of hundreds of them).

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
+#include "ops/GpuReductionSplit.h"
 #include "ops/OpTraits.h"
 #include "ops/Schedules.h"
 #include "ops/ScheduleRecorder.h"
@@ -30,7 +32,12 @@ class GpuPlanner {
 
   std::vector<StepPtr> run() {
     inlineInjective();
-    for (const std::string& out : dag_.outputNames()) bindOutput(out);
+    for (const std::string& out : dag_.outputNames()) {
+      const te::OperationNode* accumulation = accumulationOf(out);
+      auto split = accumulation ? planReductionSplit(*accumulation, options_) : std::nullopt;
+      if (split) splitReduction(out, *split);
+      else bindOutput(out);
+    }
     attachReductions();
     return rec_.steps;
   }
@@ -82,6 +89,76 @@ class GpuPlanner {
       rec_.annotate(out, parts[1], Annotation::ThreadX);
       if (!channelInner.empty()) rec_.annotate(out, channelInner, Annotation::Unroll);
       threadLoop_[out] = parts[1];
+    });
+  }
+
+  /// The reduction computed for `out`'s elements one to one: itself, or the anchor of which it
+  /// is the epilogue; null for other outputs.
+  const te::OperationNode* accumulationOf(const std::string& out) const {
+    if (dag_.op(out)->reduction()) return dag_.op(out).get();
+    std::string anchor = anchorOf(out);
+    return anchor.empty() ? nullptr : dag_.op(anchor).get();
+  }
+
+  // Rule 5: the reduction in parts across threadIdx.y, the block's tile of outputs across
+  // threadIdx.x, partial sums in shared memory, one thread per output adding them up.
+  void splitReduction(const std::string& out, const ReductionSplit& plan) {
+    rule("splitting the reduction", out, [&] {
+      std::string accumulation = dag_.op(out)->reduction() ? rec_.cacheWrite(out) : anchorOf(out);
+      // The parts: rfactor of the outer half of the split axis (each part a contiguous run of
+      // it), accumulated per thread in a local stage, stored to a shared copy the sum reads.
+      size_t spatial = rec_.stage(accumulation).op->axes.size();
+      std::string axis = rec_.leaves(accumulation)[spatial + size_t(plan.reduceAxis)];
+      auto halves = rec_.split(accumulation, axis, {rec_.extent(accumulation, axis) / plan.parts});
+      std::string partial = rec_.rfactor(accumulation, halves[0]);
+      std::string partialLocal = rec_.cacheWrite(partial);
+      std::string partialShared = rec_.cacheRead(partial, "shared", {accumulation});
+      rec_.computeInline(partial);
+
+      // The output: its tile's axes fused inside (threadIdx.x), the others outside (blockIdx.x).
+      std::vector<std::string> loops = rec_.leaves(out);
+      size_t at = size_t(plan.tileAxis);
+      std::vector<std::string> outer(loops.begin(), loops.begin() + int64_t(at)), inner;
+      if (plan.tileFactor < rec_.extent(out, loops[at])) {
+        auto parts = rec_.split(out, loops[at], {plan.tileFactor});
+        outer.push_back(parts[0]);
+        inner.push_back(parts[1]);
+      } else {
+        inner.push_back(loops[at]);
+      }
+      inner.insert(inner.end(), loops.begin() + int64_t(at) + 1, loops.end());
+      std::string threads = rec_.fuse(out, inner), blocks;
+      if (outer.empty()) {  // one tile is the whole output: a grid of one block
+        auto parts = rec_.split(out, threads, {plan.tileSize});
+        blocks = parts[0];
+        threads = parts[1];
+      } else {
+        blocks = rec_.fuse(out, outer);
+      }
+      // threadIdx.y of extent 1: the final sum and the epilogue run in the first part's
+      // threads only (the others are guarded off), once per output.
+      auto lanes = rec_.split(out, threads, {1});
+      rec_.annotate(out, blocks, Annotation::BlockX);
+      rec_.annotate(out, lanes[0], Annotation::ThreadX);
+      rec_.annotate(out, lanes[1], Annotation::ThreadY);
+      threadLoop_[out] = lanes[1];
+      // The sum of the parts, per output (rule 4's place, here: the shared stage below must
+      // be computed where its reader already is).
+      rec_.computeAt(accumulation, out, lanes[1]);
+      attachedTo_[accumulation] = out;
+      placed_.insert(accumulation);
+
+      // The partial sums of the block's tile, one per thread: parts x tile in shared memory.
+      rec_.computeAt(partialShared, out, blocks);
+      std::vector<std::string> sharedLoops = rec_.leaves(partialShared);
+      std::string part = sharedLoops[0];
+      std::string tile = rec_.fuse(partialShared, {sharedLoops.begin() + 1, sharedLoops.end()});
+      TESSEL_CHECK(rec_.extent(partialShared, tile) == plan.tileSize,
+                   "the shared partial sums cover {} outputs for a tile of {}", rec_.extent(partialShared, tile), plan.tileSize);
+      rec_.annotate(partialShared, part, Annotation::ThreadY);
+      rec_.annotate(partialShared, tile, Annotation::ThreadX);
+      rec_.computeAt(partialLocal, partialShared, tile);
+      placed_.insert(partialLocal);
     });
   }
 
@@ -145,7 +222,8 @@ class GpuPlanner {
     const auto& stages = rec_.state.stages();
     std::vector<std::string> pending;
     for (const auto& s : stages)
-      if (!s.op->isPlaceholder() && s.op->reduction() && !threadLoop_.count(s.name())) pending.push_back(s.name());
+      if (!s.op->isPlaceholder() && s.op->reduction() && !threadLoop_.count(s.name()) && !placed_.count(s.name()))
+        pending.push_back(s.name());
     for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
       const std::string& r = *it;
       rule("computing at the thread loop", r, [&] {
@@ -177,6 +255,7 @@ class GpuPlanner {
   std::map<std::string, std::string> threadLoop_;  ///< output -> its threadIdx.x loop
   std::map<std::string, std::string> attachedTo_;  ///< reduction -> the output it is computed in
   std::map<std::string, int64_t> channelTile_;     ///< accumulation -> its channels per thread
+  std::set<std::string> placed_;                   ///< reductions placed by their rule already (rule 5's partial sums)
 };
 
 }  // namespace
@@ -186,6 +265,7 @@ GpuScheduleOptions gpuScheduleOptionsFor(int64_t maxThreadsPerBlock, int64_t mul
   options.threadsPerBlock = std::min(options.threadsPerBlock, maxThreadsPerBlock);
   options.minBlocks = 2 * multiProcessorCount;
   options.minThreadsPerBlock = std::max<int64_t>(1, std::min(warpSize, options.threadsPerBlock));
+  options.maxThreadsPerBlock = maxThreadsPerBlock;
   return options;
 }
 
@@ -193,6 +273,8 @@ std::vector<StepPtr> defaultGpuSchedule(const te::ComputeDAG& dag, const GpuSche
   TESSEL_CHECK(options.threadsPerBlock >= 1, "GPU default schedule: threads per block must be positive, got {}", options.threadsPerBlock);
   TESSEL_CHECK(options.channelTile == 0 || options.channelTile == 1 || options.channelTile == 2 || options.channelTile == 4,
                "GPU default schedule: the channel tile must be 0 (by the rule), 1, 2 or 4, got {}", options.channelTile);
+  TESSEL_CHECK(options.reductionParts >= 0, "GPU default schedule: reduction parts must be 0 (by the rule) or positive, got {}",
+               options.reductionParts);
   return GpuPlanner(dag, options).run();
 }
 

@@ -23,6 +23,17 @@
 ///     thread instead, with
 ///     its reduction loops outside the unrolled channels, so that each input element loaded
 ///     feeds them all (the output's channel loop is split, innermost, unrolled).
+///  5. A reduction with few outputs and a long reduction (the deep layers and the classifier
+///     at batch 1: resnet-18's 7x7x512 convolutions have 25088 outputs of 4608 multiply-adds,
+///     a few warps per multiprocessor waiting on loads) is split across threads instead: its
+///     longest reduction axis is cut into `parts` (rfactor), each thread of a block sums one
+///     part for one output of the block's tile (threadIdx.y the part, threadIdx.x the output,
+///     the partial sum in a local accumulator), the partial sums meet in shared memory, and
+///     after a barrier one thread per output adds them up and runs the epilogue. The tile is
+///     whole inner axes of the output (a 7x7 image, 7 rows of a 14x14 one), so the shared buffer holds
+///     exactly its outputs. It applies below 2 x 256 outputs per multiprocessor; the parts
+///     are the fewest (a power of two, at most 16) that give the launch 4 x 256 threads per
+///     multiprocessor, each part at least 32 long.
 /// A rule that cannot apply is an Error naming the stage and its operator class: there is no
 /// fallback to a schedule the device could not run.
 #pragma once
@@ -45,10 +56,16 @@ struct GpuScheduleOptions {
   /// Output channels per thread of a direct convolution: 0 by the rule (4 or 2 where enough
   /// threads remain, NCHW only), 1 none, 2 or 4 that many where the channels divide (else none).
   int64_t channelTile = 0;
+  /// The device's threads per block: a block of rule 5 has its tile's threads times the parts.
+  int64_t maxThreadsPerBlock = 1024;
+  /// Parts of a split reduction (rule 5): 0 by the rule (needs minBlocks), 1 none, N > 1 that
+  /// many for every reduction whose longest axis N divides and whose blocks fit.
+  int64_t reductionParts = 0;
 };
 
 /// The options for a device with these parameters: threads capped by its limit, and blocks
-/// for twice its multiprocessors (none asked for when the count is unknown, 0).
+/// for twice its multiprocessors (none asked for when the count is unknown, 0: then no
+/// reduction is split by the rule either).
 GpuScheduleOptions gpuScheduleOptionsFor(int64_t maxThreadsPerBlock, int64_t multiProcessorCount, int64_t warpSize);
 
 /// The default GPU schedule's steps (rules above). Throws Error naming the stage a rule fails on.

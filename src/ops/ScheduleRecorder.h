@@ -74,6 +74,13 @@ class Recorder {
     return state.stages()[size_t(index)].name();  // inserted where the stage was
   }
 
+  /// cache_read(name, scope, readers); returns the new stage, which the readers now read.
+  std::string cacheRead(const std::string& name, const std::string& scope, const std::vector<std::string>& readers) {
+    int index = state.stageIndex(name);
+    add(std::make_shared<schedule::CacheReadStep>(name, scope, readers));
+    return state.stages()[size_t(index) + 1].name();  // inserted after the stage it copies
+  }
+
   /// rfactor(name, iterator); returns the new stage of partial results.
   std::string rfactor(const std::string& name, const std::string& iterator) {
     int index = state.stageIndex(name);

@@ -1,7 +1,8 @@
 // The default GPU schedule (ops/GpuSchedules.h), one operator class at a time: each example
 // DAG gets its steps, is lowered for the GPU (verified against the target's limits), built for
 // OpenCL and run on the first OpenCL device (PoCL here), checked against the reference; the
-// same schedules are compiled for CUDA by NVRTC (run where a GPU is: `make test-gpu`).
+// same schedules are compiled for CUDA by NVRTC (run where a GPU is: `make test-gpu`). Then the
+// reductions the rule splits across threads (few outputs, long reductions), the same way.
 #include <gtest/gtest.h>
 
 #include "common/ErrorText.h"
@@ -81,21 +82,108 @@ void buildAndRun(const std::string& target, bool run) {
   }
 }
 
+/// Rule 5's cases: few outputs, long reductions, on a small device (4 multiprocessors, 256
+/// threads per block: split under 2048 outputs, 4096 threads wanted), with the parts and the
+/// block the rule picks.
+struct SplitCase {
+  std::string name;
+  te::ComputeDAG dag;
+  int64_t tile, parts, blocks;
+};
+
+std::vector<SplitCase> splitCases() {
+  return {
+      // 200 outputs of 576 steps: 4 parts (8 would make blocks of 400 threads), tiles of 2x5x5.
+      {"conv_bias_relu", ops::conv2dBiasReluNCHW(1, 64, 5, 5, 8, 3, 3, 1, 1), 50, 4, 4},
+      // The convolution is the output (a local accumulation copied out), strided and padded.
+      {"conv_stride2", ops::conv2dNCHW(1, 32, 9, 9, 6, 3, 3, 2, 1), 50, 4, 3},
+      // NHWC: the tile is 16 channels x 2 of the 6 columns (a split axis); 8 parts fill 256.
+      {"conv_nhwc", ops::conv2dNHWC(1, 64, 6, 6, 16, 3, 3, 1, 1), 32, 8, 18},
+      // 20 outputs: one block holds them all; 300 steps in 4 parts of 75.
+      {"dense", ops::matmul(2, 10, 300), 20, 4, 1},
+  };
+}
+
+void buildAndRunSplit(const std::string& target, bool run) {
+  uint64_t seed = 23;
+  auto options = ops::gpuScheduleOptionsFor(256, 4, 32);
+  for (auto& c : splitCases()) {
+    SCOPED_TRACE(c.name + " on " + target);
+    auto binary = kernelcheck::buildForGpu(schedule::replay(c.dag, ops::defaultGpuSchedule(c.dag, options)), target, c.name);
+    const auto& launch = binary.source.manifest["kernels"][0]["launch"];
+    EXPECT_EQ(launch["block"], nlohmann::json({c.tile, c.parts, 1}));
+    EXPECT_EQ(launch["grid"][0].get<int64_t>(), c.blocks);
+    EXPECT_EQ(launch["shared_bytes"].get<int64_t>(), c.tile * c.parts * 4);
+    if (!run) continue;
+    auto module = runtime::GpuModule::fromMemory(binary.manifestText(), binary.code);
+    auto data = kernelcheck::makeReferenceData(c.dag, seed++);
+    EXPECT_LT(kernelcheck::runGpuAndCompare(module.kernel(c.name), data), 1e-5) << binary.source.code;
+  }
+}
+
+/// Calls `buildAndRunOn("cuda", run)`: compiled by NVRTC everywhere, run where a GPU is; without
+/// one the test skips with the reason (fails under TESSEL_REQUIRE_CUDA=1).
+void onCudaWhereAGpuIs(void (*buildAndRunOn)(const std::string& target, bool run)) {
+  std::string why = kernelcheck::cudaUnavailableReason();
+  buildAndRunOn("cuda", why.empty());
+  if (why.empty()) return;
+  if (testsupport::deviceRequired("TESSEL_REQUIRE_CUDA")) FAIL() << "TESSEL_REQUIRE_CUDA=1: " << why;
+  GTEST_SKIP() << "compiled with NVRTC, not run: " << why;
+}
+
 }  // namespace
+
+TEST(GpuDefaultSchedules, SplitReductionsMatchTheReferenceOnOpencl) {
+  TESSEL_REQUIRE_OPENCL();
+  buildAndRunSplit("opencl", true);
+}
+
+TEST(GpuDefaultSchedules, SplitReductionsCompileForCudaAndRunWhereAGpuIs) { onCudaWhereAGpuIs(buildAndRunSplit); }
+
+TEST(GpuDefaultSchedules, LongReductionsWithFewOutputsAreSplitOnAnH100) {
+  auto h100 = ops::gpuScheduleOptionsFor(1024, 132, 32);  // 135168 threads wanted
+  auto launchOf = [](const te::ComputeDAG& dag, const ops::GpuScheduleOptions& options) {
+    return passes::lowerForGpu(schedule::replay(dag, ops::defaultGpuSchedule(dag, options)), "k", passes::GpuLimits::cudaSm90()).launch;
+  };
+  auto expectLaunch = [](const passes::GpuLaunch& launch, std::array<int64_t, 3> block, int64_t blocks) {
+    EXPECT_EQ(launch.block, block);
+    EXPECT_EQ(launch.grid[0], blocks);
+    EXPECT_EQ(launch.sharedBytes, block[0] * block[1] * 4);
+  };
+  // resnet-18's layer4: 25088 outputs of 4608 steps in 8 parts, a 7x7 image per block.
+  expectLaunch(launchOf(ops::conv2dBiasReluNCHW(1, 512, 7, 7, 512, 3, 3, 1, 1), h100), {49, 8, 1}, 512);
+  // layer3: 50176 outputs in 4 parts, half a 14x14 image per block.
+  expectLaunch(launchOf(ops::conv2dBiasReluNCHW(1, 256, 14, 14, 256, 3, 3, 1, 1), h100), {98, 4, 1}, 512);
+  // The same tiles where the device reports no warp size (OpenCL says 1): tiles of single
+  // outputs made blocks of 8 threads.
+  expectLaunch(launchOf(ops::conv2dBiasReluNCHW(1, 512, 7, 7, 512, 3, 3, 1, 1), ops::gpuScheduleOptionsFor(1024, 132, 1)), {49, 8, 1}, 512);
+  // The classifier: 1000 outputs, 512 steps in 16 parts of 32, 40 outputs per block.
+  expectLaunch(launchOf(ops::matmul(1, 1000, 512), h100), {40, 16, 1}, 25);
+  // Not split: 28x28x128 (100352 outputs: 2 parts were slower on the H100), enough outputs
+  // (56x56x64), a short reduction (8 channels x 3 x 3), a device of
+  // unknown size, and never when asked so.
+  EXPECT_EQ(launchOf(ops::conv2dBiasReluNCHW(1, 128, 28, 28, 128, 3, 3, 1, 1), h100).block[1], 1);
+  EXPECT_EQ(launchOf(ops::conv2dBiasReluNCHW(1, 64, 56, 56, 64, 3, 3, 1, 1), h100).block[1], 1);
+  EXPECT_EQ(launchOf(ops::conv2dBiasReluNCHW(1, 8, 7, 7, 512, 3, 3, 1, 1), h100).block[1], 1);
+  EXPECT_EQ(launchOf(ops::conv2dBiasReluNCHW(1, 512, 7, 7, 512, 3, 3, 1, 1), ops::gpuScheduleOptionsFor(1024, 0, 32)).block[1], 1);
+  auto never = h100;
+  never.reductionParts = 1;
+  EXPECT_EQ(launchOf(ops::conv2dBiasReluNCHW(1, 512, 7, 7, 512, 3, 3, 1, 1), never).block[1], 1);
+  // Asked for: 2 parts, even where the rule would not split.
+  auto two = h100;
+  two.reductionParts = 2;
+  EXPECT_EQ(launchOf(ops::conv2dBiasReluNCHW(1, 64, 56, 56, 64, 3, 3, 1, 1), two).block[1], 2);
+  two.reductionParts = -1;
+  EXPECT_EQ(errorOf([&] { ops::defaultGpuSchedule(ops::matmul(4, 64, 16), two); }),
+            "GPU default schedule: reduction parts must be 0 (by the rule) or positive, got -1");
+}
 
 TEST(GpuDefaultSchedules, EveryOperatorClassRunsOnOpencl) {
   TESSEL_REQUIRE_OPENCL();
   buildAndRun("opencl", true);
 }
 
-TEST(GpuDefaultSchedules, EveryOperatorClassCompilesForCudaAndRunsWhereAGpuIs) {
-  std::string why = kernelcheck::cudaUnavailableReason();
-  buildAndRun("cuda", why.empty());
-  if (!why.empty()) {
-    if (testsupport::deviceRequired("TESSEL_REQUIRE_CUDA")) FAIL() << "TESSEL_REQUIRE_CUDA=1: " << why;
-    GTEST_SKIP() << "compiled with NVRTC, not run: " << why;
-  }
-}
+TEST(GpuDefaultSchedules, EveryOperatorClassCompilesForCudaAndRunsWhereAGpuIs) { onCudaWhereAGpuIs(buildAndRun); }
 
 TEST(GpuDefaultSchedules, TheThreadCountIsCappedByTheLimits) {
   // 256 threads on the Mali profile's 256-thread blocks pass; 512 fail the verification,

@@ -1,7 +1,7 @@
 #include "common/GpuKernelCheck.h"
 
 #include <cmath>
-#include <limits>
+#include <cstring>
 
 #include "runtime/CudaDevice.h"
 #include "runtime/OpenclDevice.h"
@@ -11,7 +11,44 @@ namespace tessel::kernelcheck {
 
 namespace {
 
-std::vector<float> asFloats(const std::vector<double>& values) { return std::vector<float>(values.begin(), values.end()); }
+/// The element types the harness moves: float32, and int32 / int64 (index data, integer kernels).
+void checkHandled(DataType dtype, const char* role, const std::string& name) {
+  TESSEL_CHECK(dtype == DataType::float32() || dtype == DataType::int32() || dtype == DataType::int64(),
+               "GPU test harness: {} '{}' is {}, only float32, int32 and int64 are handled", role, name, dtype.str());
+}
+
+template <class T>
+std::vector<char> bytesOf(const std::vector<double>& values) {
+  std::vector<char> bytes(values.size() * sizeof(T));
+  for (size_t i = 0; i < values.size(); ++i) {
+    T v = T(values[i]);
+    std::memcpy(bytes.data() + i * sizeof(T), &v, sizeof(T));
+  }
+  return bytes;
+}
+
+std::vector<char> hostBytes(const std::vector<double>& values, DataType dtype) {
+  if (dtype == DataType::int32()) return bytesOf<int32_t>(values);
+  if (dtype == DataType::int64()) return bytesOf<int64_t>(values);
+  return bytesOf<float>(values);
+}
+
+template <class T>
+std::vector<double> valuesOf(const std::vector<char>& bytes) {
+  std::vector<double> values(bytes.size() / sizeof(T));
+  for (size_t i = 0; i < values.size(); ++i) {
+    T v;
+    std::memcpy(&v, bytes.data() + i * sizeof(T), sizeof(T));
+    values[i] = double(v);
+  }
+  return values;
+}
+
+std::vector<double> hostValues(const std::vector<char>& bytes, DataType dtype) {
+  if (dtype == DataType::int32()) return valuesOf<int32_t>(bytes);
+  if (dtype == DataType::int64()) return valuesOf<int64_t>(bytes);
+  return valuesOf<float>(bytes);
+}
 
 }  // namespace
 
@@ -26,18 +63,20 @@ double runGpuAndCompare(const runtime::GpuKernel& kernel, const ReferenceData& d
   std::vector<runtime::Tensor> args;
   for (auto& name : dag.inputNames()) {
     const auto& op = *dag.op(name);
-    TESSEL_CHECK(op.dtype == DataType::float32(), "GPU test harness: input '{}' is {}, only float32 is handled", name, op.dtype.str());
+    checkHandled(op.dtype, "input", name);
     auto t = runtime::Tensor::empty(op.shape, op.dtype, device);
-    auto values = asFloats(data.inputs.at(name));
-    t.copyFromHost(values.data(), values.size() * sizeof(float));
+    auto bytes = hostBytes(data.inputs.at(name), op.dtype);
+    t.copyFromHost(bytes.data(), bytes.size());
     args.push_back(t);
   }
   for (auto& name : dag.outputNames()) {
     const auto& op = *dag.op(name);
-    TESSEL_CHECK(op.dtype == DataType::float32(), "GPU test harness: output '{}' is {}, only float32 is handled", name, op.dtype.str());
+    checkHandled(op.dtype, "output", name);
     auto t = runtime::Tensor::empty(op.shape, op.dtype, device);
-    std::vector<float> garbage(size_t(t.numel()), std::numeric_limits<float>::quiet_NaN());
-    t.copyFromHost(garbage.data(), garbage.size() * sizeof(float));
+    // NaN for floats, 0x7f7f... (far outside the reference's values) for integers.
+    auto garbage = op.dtype == DataType::float32() ? hostBytes(std::vector<double>(size_t(t.numel()), std::nan("")), op.dtype)
+                                                   : std::vector<char>(size_t(t.numel()) * size_t(op.dtype.storageBytes()), 0x7f);
+    t.copyFromHost(garbage.data(), garbage.size());
     args.push_back(t);
   }
   kernel.call(args);
@@ -45,9 +84,9 @@ double runGpuAndCompare(const runtime::GpuKernel& kernel, const ReferenceData& d
   double worst = 0;
   for (size_t o = 0; o < dag.outputNames().size(); ++o) {
     const auto& t = args[dag.inputNames().size() + o];
-    std::vector<float> got(size_t(t.numel()));
-    t.copyToHost(got.data(), got.size() * sizeof(float));
-    double error = relativeError(std::vector<double>(got.begin(), got.end()), data.reference.at(dag.outputNames()[o]));
+    std::vector<char> got(size_t(t.numel()) * size_t(t.dtype().storageBytes()));
+    t.copyToHost(got.data(), got.size());
+    double error = relativeError(hostValues(got, t.dtype()), data.reference.at(dag.outputNames()[o]));
     worst = std::max(worst, std::isnan(error) ? 1e30 : error);
   }
   return worst;

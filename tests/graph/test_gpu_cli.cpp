@@ -76,6 +76,17 @@ TEST(GpuCli, CompileForOpenclAndCuda) {
                "error: --channel-tile: '3' is not auto, 1, 2 or 4", 1);
   expectOutput(runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--channel-tile", "2", "-o", dir.path() + "/y"}),
                "error: --channel-tile applies to GPU targets (cuda, opencl)", 1);
+  // Reductions split across threads: asked for everywhere the axis divides, or never.
+  auto split = runSubprocess({TESSEL_CLI, "compile", "--model", "squeezenet_v1.1", "--target", "opencl", "--reduction-parts", "4",
+                              "-o", dir.path() + "/s"});
+  expectOutput(split, "compiled squeezenet_v1.1 for opencl");
+  EXPECT_NE(readFile(dir.path() + "/s/kernels.cl").find("barrier(CLK_LOCAL_MEM_FENCE);"), std::string::npos);
+  expectOutput(runSubprocess({TESSEL_CLI, "run", dir.path() + "/s", "--device", "opencl"}), "output shape [1, 1000]; top-5:");
+  expectOutput(runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--target", "cuda", "--reduction-parts", "3", "-o",
+                              dir.path() + "/x"}),
+               "error: --reduction-parts: '3' is not auto, 1, 2, 4, 8 or 16", 1);
+  expectOutput(runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--reduction-parts", "2", "-o", dir.path() + "/y"}),
+               "error: --reduction-parts applies to GPU targets (cuda, opencl)", 1);
 }
 
 TEST(GpuCli, QueryTheHardwareParametersOfADevice) {
