@@ -258,13 +258,14 @@ class KernelPrinter {
   }
   std::string widenedTerms(const Expr& e) {
     if (e.type() != DataType::int64()) return expr(e);
-    auto n = static_cast<const BinaryNode*>(e.get());
+    // Only the binary kinds below are BinaryNodes: cast after the kind is known.
+    auto binary = [&] { return static_cast<const BinaryNode*>(e.get()); };
     switch (e.kind()) {
       case ExprKind::IntImm: return fmt::format("((tessel_i64){}LL)", e.as<IntImmNode>()->value);
-      case ExprKind::Add: return fmt::format("({} + {})", widenedTerms(n->a), widenedTerms(n->b));
-      case ExprKind::Sub: return fmt::format("({} - {})", widenedTerms(n->a), widenedTerms(n->b));
+      case ExprKind::Add: return fmt::format("({} + {})", widenedTerms(binary()->a), widenedTerms(binary()->b));
+      case ExprKind::Sub: return fmt::format("({} - {})", widenedTerms(binary()->a), widenedTerms(binary()->b));
       case ExprKind::Mul:
-        if (asConstInt(n->b)) return fmt::format("({} * {})", widenedTerms(n->a), widenedTerms(n->b));
+        if (asConstInt(binary()->b)) return fmt::format("({} * {})", widenedTerms(binary()->a), widenedTerms(binary()->b));
         break;
       default: break;
     }
