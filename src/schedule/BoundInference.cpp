@@ -216,6 +216,16 @@ BoundsResult inferBounds(State& state, BoundsDetail detail) {
       for (auto& consumer : consumersOf[s.name()]) readsAnAttachedStage.insert(consumer);
   // The variables fixed at each stage's attach point (its scope).
   std::map<std::string, std::set<const VarNode*>> scope;
+  // Loops bound to threadIdx: a stage in shared memory is one buffer for the whole block, so its
+  // region is relaxed over them (TVM's rule: a storage scope relaxes the thread ranks it is
+  // shared by). Its threads then fill it together, each computing its own part.
+  std::set<const VarNode*> threadVars;
+  for (auto& st : stages)
+    for (int leaf : st.leaves) {
+      Annotation a = st.iterator(leaf).annotation;
+      if (a == Annotation::ThreadX || a == Annotation::ThreadY || a == Annotation::ThreadZ)
+        threadVars.insert(result.stages[st.name()].iteratorVars[size_t(leaf)].node());
+    }
 
   for (int si = int(stages.size()) - 1; si >= 0; --si) {
     Stage& s = stages[size_t(si)];
@@ -236,6 +246,8 @@ BoundsResult inferBounds(State& state, BoundsDetail detail) {
       std::set<const VarNode*> fixed = scope[target.name()];
       auto& targetVars = result.stages[target.name()].iteratorVars;
       for (int p = 0; p <= position; ++p) fixed.insert(targetVars[size_t(target.leaves[size_t(p)])].node());
+      if (s.memoryScope == "shared")
+        for (const VarNode* v : threadVars) fixed.erase(v);
       scope[s.name()] = fixed;
       // Consumers must all live inside the attach loop.
       for (auto& consumerName : consumersOf[s.name()]) {

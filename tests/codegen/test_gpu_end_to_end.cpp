@@ -31,6 +31,8 @@ std::vector<GpuCase> cases() {
       {"dense", ops::matmul(128, 96, 64), kernelcheck::gpuschedules::matmul(false)},
       {"dense_shared", ops::matmul(128, 96, 64), kernelcheck::gpuschedules::matmul(true)},
       {"dense_ragged", ops::matmul(100, 90, 33), kernelcheck::gpuschedules::matmul(true)},
+      {"dense_tiled", ops::matmul(128, 96, 64), kernelcheck::gpuschedules::matmulTiled()},
+      {"dense_tiled_ragged", ops::matmul(100, 90, 35), kernelcheck::gpuschedules::matmulTiled()},
       {"conv2d", ops::conv2dNCHW(1, 8, 14, 14, 16, 3, 3, 1, 1), kernelcheck::gpuschedules::conv2d()},
   };
 }

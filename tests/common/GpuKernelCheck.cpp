@@ -133,6 +133,25 @@ std::vector<StepPtr> matmul(bool sharedA) {
   return steps;
 }
 
+std::vector<StepPtr> matmulTiled() {
+  std::vector<StepPtr> steps = matmul(false);
+  // The reduction in chunks of 8: per chunk, the block's 8 rows of A and 16 columns of B go to
+  // shared memory (attached inside the thread loops, so their regions span the block's threads),
+  // copied by the 8x16 threads together, then every thread reads its row and column from there.
+  steps.push_back(std::make_shared<SplitStep>("C.local", "k", std::vector<int64_t>{8}));
+  steps.push_back(std::make_shared<ReorderStep>("C.local", std::vector<std::string>{"k.0", "k.1", "i", "j"}));
+  for (const char* input : {"A", "B"}) {
+    std::string shared = std::string(input) + ".shared";
+    steps.push_back(std::make_shared<CacheReadStep>(input, "shared", std::vector<std::string>{"C.local"}));
+    steps.push_back(std::make_shared<ComputeAtStep>(shared, "C.local", "k.0"));
+    steps.push_back(std::make_shared<FuseStep>(shared, std::vector<std::string>{"ax0", "ax1"}));
+    steps.push_back(std::make_shared<SplitStep>(shared, "ax0@ax1", std::vector<int64_t>{8, 16}));
+    steps.push_back(std::make_shared<AnnotateStep>(shared, "ax0@ax1.1", Annotation::ThreadY));
+    steps.push_back(std::make_shared<AnnotateStep>(shared, "ax0@ax1.2", Annotation::ThreadX));
+  }
+  return steps;
+}
+
 std::vector<StepPtr> conv2d() {
   return {
       std::make_shared<ComputeInlineStep>("pad_temp"),

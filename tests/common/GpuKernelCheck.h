@@ -32,6 +32,11 @@ namespace tessel::kernelcheck::gpuschedules {
 /// rows of A a block needs are fetched into shared memory first, by all its threads together.
 std::vector<schedule::StepPtr> matmul(bool sharedA);
 
+/// matmul(false) with the reduction in chunks of 8 whose tiles of A (8 rows) and B (16 columns)
+/// are staged in shared memory inside the thread loops, fetched by the block's threads together
+/// (the classic shared-memory GEMM tiling).
+std::vector<schedule::StepPtr> matmulTiled();
+
 /// conv2dNCHW with batch 1: padding inlined; output channels split into blockIdx.x and
 /// threadIdx.y (4 each), rows on blockIdx.y, columns split into 2 virtual threads of 7
 /// threadIdx.x, the reduction serial per thread.
