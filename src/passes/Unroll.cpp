@@ -54,6 +54,15 @@ Stmt unrollFully(const ForNode* n) {
 class Unroller : public IRMutator {
  public:
   Stmt visitPragma(const Stmt& s, const PragmaNode* n) override {
+    if (n->key == "unroll_explicit") {
+      // TVM's knob: 0 leaves the loops auto_unroll_max_step picks to the device compiler
+      // (`#pragma unroll`), which keeps the kernel's source short; 1 expands them here.
+      bool saved = autoExplicit;
+      autoExplicit = n->value != "0";
+      Stmt body = mutate(n->body);
+      autoExplicit = saved;
+      return body;
+    }
     if (n->key != "auto_unroll_max_step") return IRMutator::visitPragma(s, n);
     int64_t saved = autoLimit;
     autoLimit = std::stoll(n->value);
@@ -71,10 +80,12 @@ class Unroller : public IRMutator {
     bool explicitUnroll = f->forKind == ForKind::Unrolled && *extent <= kMaxExplicitUnroll && stepCount(f->body) >= 0;
     int64_t steps = stepCount(inner);
     bool automatic = autoLimit > 0 && steps >= 0 && steps <= autoLimit;
-    if (explicitUnroll || automatic) return unrollFully(f);
+    if (explicitUnroll || (automatic && autoExplicit)) return unrollFully(f);
+    if (automatic) return makeFor(f->var, f->min, f->extent, ForKind::Unrolled, f->body);
     return inner;
   }
   int64_t autoLimit = 0;
+  bool autoExplicit = true;
 };
 
 }  // namespace

@@ -389,6 +389,23 @@ TEST_F(PassTest, AutoUnrollUnrollsNestsWithinTheStepLimit) {
   ASSERT_NE(kept.as<PragmaNode>(), nullptr);
 }
 
+TEST_F(PassTest, UnrollExplicitZeroLeavesTheChosenLoopsToTheDeviceCompiler) {
+  Stmt nest = loop(i, 4, loop(j, 4, makeStore(out, i * Expr(4) + j, Expr(1.0f))));
+  // With unroll_explicit = 0 the loops auto_unroll_max_step picks stay loops, marked unrolled
+  // (codegen writes `#pragma unroll`); the pragma itself is consumed.
+  Stmt marked = unrollLoops(makePragma("unroll_explicit", "0", makePragma("auto_unroll_max_step", "8", nest)));
+  auto outer = marked.as<ForNode>();
+  ASSERT_NE(outer, nullptr) << toString(marked);
+  EXPECT_EQ(outer->forKind, ForKind::Serial);  // 16 steps: over the limit
+  auto inner = outer->body.as<ForNode>();
+  ASSERT_NE(inner, nullptr) << toString(marked);
+  EXPECT_EQ(inner->forKind, ForKind::Unrolled);
+  EXPECT_EQ(count(marked).stores, 1);
+  // unroll_explicit = 1 is the default: expanded in the IR.
+  Stmt expanded = unrollLoops(makePragma("unroll_explicit", "1", makePragma("auto_unroll_max_step", "8", nest)));
+  EXPECT_EQ(count(expanded).stores, 4);
+}
+
 // ---- vectorization ------------------------------------------------------------------------
 
 TEST_F(PassTest, VectorizedLoopBecomesRampsAndBroadcasts) {

@@ -1,0 +1,51 @@
+/// The shared-memory tiled schedule of a direct NCHW convolution on a GPU (TVM's conv2d_nchw
+/// CUDA template, whose knobs it takes). A block computes a tile of output channels x rows x
+/// columns; its threads are a grid over the tile (threadIdx.z, y, x along channels, rows and
+/// columns), each computing a contiguous sub-tile of `f.inner x y.inner x x.inner` outputs in
+/// registers (a local accumulator). The reduction runs in chunks of `rc x ry x rx`: per chunk
+/// the block's threads copy together the chunk's input window and weights into shared memory
+/// (each thread every `threads`-th element, neighbours on neighbouring addresses), wait at a
+/// barrier, and every thread accumulates its sub-tile from shared memory: each input read
+/// from global memory feeds every output channel of the block, each weight every pixel.
+///
+/// Padding is computed while the input window is copied (no padded tensor exists), and the
+/// function's element-wise epilogue (bias, batch norm, residual add, ReLU) runs per output as
+/// it is stored. TVM's virtual threads (a strided sub-tile per thread) are left out: with the
+/// sub-tile contiguous, a thread's accumulator is one box that bound inference sizes exactly.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "schedule/Steps.h"
+#include "te/ComputeDAG.h"
+
+namespace tessel::ops {
+
+struct GpuConv2dTile {
+  /// [blocks, threads, per thread] of the output channels, rows and columns (the product of
+  /// each covers its axis; the blocks part may round up).
+  std::array<int64_t, 3> f{}, y{}, x{};
+  /// The inner part of each reduction axis: one chunk staged in shared memory.
+  int64_t rc = 1, ry = 1, rx = 1;
+  int64_t autoUnrollMaxStep = 0;  ///< auto_unroll_max_step on the block's loops (0: none)
+  bool unrollExplicit = true;     ///< unroll in the IR (else `#pragma unroll` for the device compiler)
+
+  int64_t threads() const { return f[1] * y[1] * x[1]; }
+};
+
+/// The convolution a tile applies to: the function's anchor must be an NCHW conv2d (not
+/// grouped, not depthwise) whose output, or the element-wise epilogue's, is the function's one
+/// output. Error naming what does not fit.
+struct GpuConv2dShape {
+  std::string anchor;             ///< the conv2d stage
+  int64_t batch = 1, channels = 0, height = 0, width = 0;  ///< of its output
+  int64_t inChannels = 0, kernelHeight = 0, kernelWidth = 0;
+};
+GpuConv2dShape gpuConv2dShapeOf(const te::ComputeDAG& dag);
+
+/// The steps of the tiled schedule for `dag` with `tile`. Error naming the part that does not
+/// fit (a tile not covering its axis, a chunk that does not divide its reduction axis).
+std::vector<schedule::StepPtr> gpuTiledConv2dSchedule(const te::ComputeDAG& dag, const GpuConv2dTile& tile);
+
+}  // namespace tessel::ops

@@ -1,0 +1,141 @@
+#include "tune/autotvm/GpuConvTemplates.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "support/Error.h"
+
+namespace tessel::tune::autotvm {
+
+namespace {
+
+constexpr int64_t kMaxAccumulatorsPerThread = 64;
+
+/// The largest divisor of `n` that is at most `cap`.
+int64_t largestDivisorAtMost(int64_t n, int64_t cap) {
+  for (int64_t d = std::min(n, std::max<int64_t>(cap, 1)); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+/// [blocks, threads, per thread] of an axis, threads at most `maxThreads`, per thread at most
+/// `maxInner`.
+SplitOptions spatialTile(int64_t maxThreads, int64_t maxInner) {
+  SplitOptions o;
+  o.numOutputs = 3;
+  o.filter = [maxThreads, maxInner](const std::vector<int64_t>& p) { return p[1] <= maxThreads && p[2] <= maxInner; };
+  return o;
+}
+
+/// The fallback's factors: columns across threads (neighbouring threads, neighbouring
+/// addresses), a few rows and channels per thread for reuse in registers, 64 to 256 threads.
+struct FallbackTile {
+  std::vector<int64_t> f, y, x;
+  int64_t rc;
+};
+
+FallbackTile fallbackTile(const ops::GpuConv2dShape& s, const passes::GpuLimits& limits) {
+  int64_t tx = largestDivisorAtMost(s.width, 16);
+  int64_t ty = largestDivisorAtMost(s.height, std::max<int64_t>(1, 64 / tx));
+  int64_t yi = largestDivisorAtMost(s.height / ty, 2);
+  int64_t threadsLeft = std::max<int64_t>(1, std::min<int64_t>(256, limits.maxThreadsPerBlock) / (tx * ty));
+  int64_t tf = largestDivisorAtMost(s.channels, std::min<int64_t>(threadsLeft, limits.maxBlockDimensions[2]));
+  int64_t fi = largestDivisorAtMost(s.channels / tf, 4);
+  return {{s.channels / (tf * fi), tf, fi},
+          {s.height / (ty * yi), ty, yi},
+          {s.width / tx, tx, 1},
+          largestDivisorAtMost(s.inChannels, 8)};
+}
+
+}  // namespace
+
+bool gpuConv2dTemplateApplies(const te::ComputeDAG& dag) {
+  try {
+    ops::gpuConv2dShapeOf(dag);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+ops::GpuConv2dTile gpuConv2dTileOf(const ConfigEntity& config) {
+  ops::GpuConv2dTile tile;
+  auto three = [&](const char* knob) {
+    auto p = config.split(knob);
+    return std::array<int64_t, 3>{p[0], p[1], p[2]};
+  };
+  tile.f = three("tile_f");
+  tile.y = three("tile_y");
+  tile.x = three("tile_x");
+  tile.rc = config.split("tile_rc")[1];
+  tile.ry = config.split("tile_ry")[1];
+  tile.rx = config.split("tile_rx")[1];
+  tile.autoUnrollMaxStep = config.value("auto_unroll_max_step").get<int64_t>();
+  tile.unrollExplicit = config.value("unroll_explicit").get<int64_t>() != 0;
+  return tile;
+}
+
+GpuTemplateSpace gpuConv2dTemplate(const te::ComputeDAG& dag, const passes::GpuLimits& limits) {
+  ops::GpuConv2dShape shape = ops::gpuConv2dShapeOf(dag);
+  FallbackTile fallback = fallbackTile(shape, limits);
+  auto space = std::make_shared<ConfigSpace>();
+  double unpruned = 1;
+  auto defineSpatial = [&](const char* name, int64_t extent, int64_t maxThreads, int64_t maxInner, const std::vector<int64_t>& include) {
+    SplitOptions o = spatialTile(maxThreads, maxInner);
+    o.include = {include};
+    SplitOptions all;
+    all.numOutputs = 3;
+    unpruned *= double(splitCandidates(extent, all).size());
+    space->defineSplit(name, extent, o);
+  };
+  // Per-thread parts bounded so that any choice of the three stays near the register budget
+  // (16 x 8 x 8 is the extreme; the product is checked per config against 64).
+  defineSpatial("tile_f", shape.channels, limits.maxBlockDimensions[2], 16, fallback.f);
+  defineSpatial("tile_y", shape.height, limits.maxBlockDimensions[1], 8, fallback.y);
+  defineSpatial("tile_x", shape.width, limits.maxBlockDimensions[0], 8, fallback.x);
+  for (auto [name, extent, inner] : {std::tuple{"tile_rc", shape.inChannels, fallback.rc},
+                                     std::tuple{"tile_ry", shape.kernelHeight, shape.kernelHeight},
+                                     std::tuple{"tile_rx", shape.kernelWidth, shape.kernelWidth}}) {
+    SplitOptions o;
+    o.include = {{extent / inner, inner}};
+    unpruned *= double(splitCandidates(extent, o).size());
+    space->defineSplit(name, extent, o);
+  }
+  space->defineKnob("auto_unroll_max_step", {0, 512, 1500});
+  space->defineKnob("unroll_explicit", {0, 1});
+  unpruned *= 6;
+
+  std::vector<size_t> choices;
+  for (const Knob& k : space->knobs()) {
+    nlohmann::json value;
+    if (k.name == "tile_f") value = fallback.f;
+    else if (k.name == "tile_y") value = fallback.y;
+    else if (k.name == "tile_x") value = fallback.x;
+    else if (k.name == "tile_rc") value = std::vector<int64_t>{shape.inChannels / fallback.rc, fallback.rc};
+    else if (k.name == "tile_ry") value = std::vector<int64_t>{1, shape.kernelHeight};
+    else if (k.name == "tile_rx") value = std::vector<int64_t>{1, shape.kernelWidth};
+    else if (k.name == "auto_unroll_max_step") value = 512;
+    else value = 1;
+    auto index = space->optionIndex(k.name, value);
+    TESSEL_CHECK(index.has_value(), "conv2d_nchw.cuda: the fallback's {} = {} is not in the space", k.name, value.dump());
+    choices.push_back(*index);
+  }
+  GpuTemplateSpace t;
+  t.fallback = space->fromChoices(choices).index();
+  t.space = space;
+  t.unprunedSize = uint64_t(unpruned);
+  t.instantiate = [dag, limits](const ConfigEntity& config) {
+    ops::GpuConv2dTile tile = gpuConv2dTileOf(config);
+    TESSEL_CHECK(tile.threads() <= limits.maxThreadsPerBlock, "conv2d_nchw.cuda: {} threads per block, the device ({}) allows {}",
+                 tile.threads(), limits.profile, limits.maxThreadsPerBlock);
+    int64_t accumulators = tile.f[2] * tile.y[2] * tile.x[2];
+    TESSEL_CHECK(accumulators <= kMaxAccumulatorsPerThread,
+                 "conv2d_nchw.cuda: {} accumulators per thread would spill registers (at most {})", accumulators,
+                 kMaxAccumulatorsPerThread);
+    return ops::gpuTiledConv2dSchedule(dag, tile);
+  };
+  return t;
+}
+
+}  // namespace tessel::tune::autotvm

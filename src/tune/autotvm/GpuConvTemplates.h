@@ -1,0 +1,44 @@
+/// The GPU template of a direct NCHW convolution, `conv2d_nchw.cuda` (TVM's name, which TVM
+/// also uses for OpenCL devices other than Mali and Intel): shared-memory tiles
+/// (ops/GpuConv2dTiles.h) with TVM's knobs, minus the virtual-thread level:
+///
+///   tile_f, tile_y, tile_x   [blocks, threads, per thread] of the output channels, rows, columns
+///   tile_rc, tile_ry, tile_rx  [chunks, per chunk] of the reduction (a chunk is staged in shared memory)
+///   auto_unroll_max_step     0, 512 or 1500
+///   unroll_explicit          0 (the device compiler unrolls) or 1 (the IR is unrolled)
+///
+/// Pruned (each space prints its size before and after): thread counts outside [warp, the
+/// device's threads per block], more than the device's threads along a block dimension
+/// (threadIdx.z: 64 on NVIDIA GPUs), per-thread tiles over 64 accumulators (they would spill
+/// registers), and chunks whose shared copy would exceed the device's shared memory.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "ops/GpuConv2dTiles.h"
+#include "passes/GpuLimits.h"
+#include "tune/autotvm/ConfigSpace.h"
+
+namespace tessel::tune::autotvm {
+
+/// A GPU template's space for one function, and how a config becomes steps.
+struct GpuTemplateSpace {
+  std::shared_ptr<const ConfigSpace> space;
+  uint64_t fallback = 0;      ///< a config that runs well untuned (TVM's fallback tiles in spirit)
+  uint64_t unprunedSize = 0;  ///< the space's size before pruning
+  std::function<std::vector<schedule::StepPtr>(const ConfigEntity&)> instantiate;
+};
+
+/// True when conv2d_nchw.cuda applies: the function's anchor is a direct NCHW conv2d whose
+/// output, or its element-wise epilogue's, is the one output.
+bool gpuConv2dTemplateApplies(const te::ComputeDAG& dag);
+
+/// The space of conv2d_nchw.cuda for `dag` on a device with `limits`. Error when it does not apply.
+GpuTemplateSpace gpuConv2dTemplate(const te::ComputeDAG& dag, const passes::GpuLimits& limits);
+
+/// The tile of a config of that space (exposed for tests).
+ops::GpuConv2dTile gpuConv2dTileOf(const ConfigEntity& config);
+
+}  // namespace tessel::tune::autotvm

@@ -1,0 +1,143 @@
+// The GPU templates (tune/autotvm/GpuConvTemplates.h): their spaces on the zoo's conv shapes,
+// and the fallback plus random configs of each, lowered for the GPU, built for OpenCL and run on
+// the first OpenCL device (PoCL here) against the reference; the same kernels compiled for
+// CUDA by NVRTC, and run where a GPU is (`make test-gpu`).
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "common/ErrorText.h"
+#include "common/GpuKernelCheck.h"
+#include "common/GpuRequire.h"
+#include "ops/Examples.h"
+#include "runtime/CudaDevice.h"
+#include "runtime/OpenclDevice.h"
+#include "tune/autotvm/GpuConvTemplates.h"
+
+using namespace tessel;
+using namespace tessel::tune::autotvm;
+using tessel::testsupport::errorOf;
+using tessel::testsupport::expectContains;
+
+namespace {
+
+struct ConvCase {
+  std::string name;
+  te::ComputeDAG dag;
+};
+
+/// Small versions of the zoo's conv kinds: 3x3 stride 1 and 2, 1x1 (resnet-50's bottlenecks),
+/// the 7x7 stem over 3 channels, and a fused bias + ReLU epilogue; odd extents leave ragged
+/// copies of the shared windows.
+std::vector<ConvCase> convCases() {
+  return {
+      {"conv3x3", ops::conv2dNCHW(1, 8, 14, 14, 16, 3, 3, 1, 1)},
+      {"conv3x3_stride2", ops::conv2dNCHW(1, 6, 15, 15, 12, 3, 3, 2, 1)},
+      {"conv1x1", ops::conv2dNCHW(1, 16, 7, 7, 24, 1, 1, 1, 0)},
+      {"stem7x7", ops::conv2dNCHW(1, 3, 20, 20, 8, 7, 7, 2, 3)},
+      {"conv_bias_relu", ops::conv2dBiasReluNCHW(1, 8, 10, 10, 16, 3, 3, 1, 1)},
+  };
+}
+
+/// The fallback and `randomCount` random configs of the case's space that instantiate.
+std::vector<ConfigEntity> configsOf(const GpuTemplateSpace& t, int randomCount, uint64_t seed) {
+  std::vector<ConfigEntity> configs = {t.space->get(t.fallback)};
+  std::mt19937_64 rng(seed);
+  for (int tries = 0; int(configs.size()) < randomCount + 1 && tries < 1000; ++tries) {
+    ConfigEntity c = t.space->get(rng() % t.space->size());
+    try {
+      t.instantiate(c);
+      configs.push_back(c);
+    } catch (const Error&) {
+      // over the thread or register budget: the tuner records these as errors
+    }
+  }
+  return configs;
+}
+
+/// Builds every config of every case for `target`; runs them where `run`. The test's trace
+/// names the case and the config.
+void buildAndRun(const std::string& target, bool run) {
+  passes::GpuLimits limits = passes::GpuLimits::forTarget(target);
+  uint64_t seed = 3;
+  for (auto& c : convCases()) {
+    GpuTemplateSpace t = gpuConv2dTemplate(c.dag, limits);
+    for (const ConfigEntity& config : configsOf(t, 3, seed++)) {
+      SCOPED_TRACE(c.name + " on " + target + ", config " + config.str());
+      auto steps = t.instantiate(config);
+      codegen::GpuBinary binary;
+      try {
+        binary = kernelcheck::buildForGpu(schedule::replay(c.dag, steps), target, c.name);
+      } catch (const Error& e) {
+        // The shared windows of a config may exceed the device's shared memory: that and only
+        // that is refused (an error record in tuning).
+        expectContains(e.what(), "shared memory");
+        continue;
+      }
+      // The block's threads wait for the shared windows before reading them.
+      expectContains(binary.source.code, target == "cuda" ? "__syncthreads()" : "barrier(CLK_LOCAL_MEM_FENCE)");
+      if (!run) continue;
+      auto module = runtime::GpuModule::fromMemory(binary.manifestText(), binary.code);
+      auto data = kernelcheck::makeReferenceData(c.dag, seed++);
+      EXPECT_LT(kernelcheck::runGpuAndCompare(module.kernel(c.name), data), 1e-4) << binary.source.code;
+    }
+  }
+}
+
+}  // namespace
+
+TEST(GpuConv2dTemplate, SpacesOfTheZooShapesHoldTheFallbackAndArePruned) {
+  // resnet-18's 56x56x64 3x3 conv, its stride-2 128-channel one and a 7x7x512 one on an H100.
+  passes::GpuLimits limits = passes::GpuLimits::cudaSm90();
+  for (auto dag : {ops::conv2dNCHW(1, 64, 56, 56, 64, 3, 3, 1, 1), ops::conv2dNCHW(1, 64, 56, 56, 128, 3, 3, 2, 1),
+                   ops::conv2dNCHW(1, 512, 7, 7, 512, 3, 3, 1, 1)}) {
+    ASSERT_TRUE(gpuConv2dTemplateApplies(dag));
+    GpuTemplateSpace t = gpuConv2dTemplate(dag, limits);
+    std::printf("conv2d_nchw.cuda: %llu configs (%llu before pruning)\n", (unsigned long long)t.space->size(),
+                (unsigned long long)t.unprunedSize);
+    EXPECT_GT(t.space->size(), 1000u);
+    EXPECT_LT(t.space->size(), t.unprunedSize);
+    ops::GpuConv2dTile tile = gpuConv2dTileOf(t.space->get(t.fallback));
+    EXPECT_GE(tile.threads(), 32);
+    EXPECT_LE(tile.threads(), 256);
+    EXPECT_NO_THROW(t.instantiate(t.space->get(t.fallback)));
+    // Every option respects the per-dimension thread limits (threadIdx.z: 64).
+    for (const auto& option : t.space->knob("tile_f").options) EXPECT_LE(option.at(1).get<int64_t>(), 64);
+  }
+}
+
+TEST(GpuConv2dTemplate, RefusesWhatItCannotTileWithTheReason) {
+  EXPECT_FALSE(gpuConv2dTemplateApplies(ops::conv2dNHWC(1, 8, 8, 8, 8, 3, 3, 1, 1)));
+  EXPECT_FALSE(gpuConv2dTemplateApplies(ops::matmul(8, 8, 8)));
+  expectContains(errorOf([] { gpuConv2dTemplate(ops::depthwiseConv2dNCHW(1, 8, 8, 8, 3, 1, 1), passes::GpuLimits::cudaSm90()); }),
+                 "not a direct NCHW conv2d");
+  // A config over the device's threads per block is an instantiation error naming the count.
+  auto dag = ops::conv2dNCHW(1, 8, 32, 32, 64, 3, 3, 1, 1);
+  GpuTemplateSpace t = gpuConv2dTemplate(dag, passes::GpuLimits::cudaSm90());
+  std::vector<size_t> choices(t.space->knobs().size(), 0);
+  for (size_t k = 0; k < 3; ++k) {
+    const auto& options = t.space->knobs()[k].options;
+    size_t widest = 0;
+    for (size_t i = 0; i < options.size(); ++i)
+      if (options[i].at(1).get<int64_t>() > options[widest].at(1).get<int64_t>()) widest = i;
+    choices[k] = widest;  // 64 x 32 x 32 threads
+  }
+  expectContains(errorOf([&] { t.instantiate(t.space->fromChoices(choices)); }), "threads per block");
+  ops::GpuConv2dTile bad = gpuConv2dTileOf(t.space->get(t.fallback));
+  bad.rc = 5;
+  expectContains(errorOf([&] { ops::gpuTiledConv2dSchedule(dag, bad); }), "does not divide");
+}
+
+TEST(GpuConv2dTemplate, ConfigsMatchTheReferenceOnOpencl) {
+  TESSEL_REQUIRE_OPENCL();
+  buildAndRun("opencl", true);
+}
+
+TEST(GpuConv2dTemplate, ConfigsCompileForCudaAndRunWhereAGpuIs) {
+  std::string why = kernelcheck::cudaUnavailableReason();
+  buildAndRun("cuda", why.empty());
+  if (!why.empty()) {
+    if (testsupport::deviceRequired("TESSEL_REQUIRE_CUDA")) FAIL() << "TESSEL_REQUIRE_CUDA=1: " << why;
+    GTEST_SKIP() << "compiled with NVRTC, not run: " << why;
+  }
+}
