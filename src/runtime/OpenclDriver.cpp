@@ -33,10 +33,10 @@ std::string deviceString(const Api& api, cl_device_id device, cl_uint what) {
 
 void load(Loaded& r) {
   // PoCL 3.1 (Debian 12's) miscompiles, under its default "loopvec" work-group method, kernels
-  // whose loops with barriers hold unrolled loops: tiled convolutions gave wrong sums, while
-  // its "cbs" (continuation-based barriers) and "loops" methods gave the right ones. Set before
-  // the ICD loader starts PoCL; a user's own choice stands. Other drivers ignore the variable.
-  setenv("POCL_WORK_GROUP_METHOD", "cbs", 0);
+  // whose loops with barriers hold unrolled loops: tiled convolutions gave wrong sums, while its
+  // "loops" method (the work-items in plain loops between barriers) gave the right ones. Set
+  // before the ICD loader starts PoCL; a user's own choice stands; other drivers ignore it.
+  setenv("POCL_WORK_GROUP_METHOD", "loops", 0);
   detail::DynamicLibrary library("libOpenCL.so.1");
   if (!library.opened()) {
     r.error = fmt::format("the OpenCL loader libOpenCL.so.1 cannot be loaded ({})", library.openError());

@@ -1,0 +1,166 @@
+// Per-task figures of the GPU conv template on the device at hand: for each direct NCHW conv
+// task of a zoo network, the default GPU schedule, the template's fallback config and the best
+// of N random configs of its space, each timed with device events (the same TimeEvaluator as
+// tuning), in GFLOP/s. A random search is a floor of what tuning reaches; `tessel tune` with
+// the xgb tuner measures the network figures. Prints `BENCH` lines and a summary of the conv
+// time of the network (each task times its weight).
+//
+//   bench_gpu_conv [--model resnet-18] [--target cuda|opencl] [--configs 64] [--seed 1]
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "codegen/GpuBuild.h"
+#include "graph/Build.h"
+#include "graph/GpuTargetLimits.h"
+#include "graph/ModelZoo.h"
+#include "graph/TaskExtraction.h"
+#include "graph/passes/PassManager.h"
+#include "ops/GpuSchedules.h"
+#include "passes/Lower.h"
+#include "runtime/CudaDevice.h"
+#include "runtime/GpuModule.h"
+#include "runtime/OpenclDevice.h"
+#include "runtime/TimeEvaluator.h"
+#include "support/Error.h"
+#include "tune/autotvm/GpuConvTemplates.h"
+
+using namespace tessel;
+
+namespace {
+
+struct Options {
+  std::string model = "resnet-18";
+  std::string target = "cuda";
+  int configs = 64;
+  uint64_t seed = 1;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string key = argv[i], value = argv[i + 1];
+    if (key == "--model") o.model = value;
+    else if (key == "--target") o.target = value;
+    else if (key == "--configs") o.configs = std::stoi(value);
+    else if (key == "--seed") o.seed = std::stoull(value);
+    else throw Error(fmt::format("bench_gpu_conv: unknown option '{}' (--model, --target, --configs, --seed)", key));
+  }
+  return o;
+}
+
+struct Candidate {
+  Candidate(std::string l, std::vector<schedule::StepPtr> s) : label(std::move(l)), steps(std::move(s)) {}
+  std::string label;  ///< "default", "fallback" or the config
+  std::vector<schedule::StepPtr> steps;
+  std::optional<codegen::GpuBinary> binary;
+  std::string error;
+  double seconds = 0;
+};
+
+/// Builds every candidate on all cores (NVRTC and the lowering are per candidate).
+void buildAll(const te::ComputeDAG& dag, std::vector<Candidate>& candidates, const std::string& target,
+              const passes::GpuLimits& limits) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < candidates.size();) {
+      Candidate& c = candidates[i];
+      try {
+        auto lowered = passes::lowerForGpu(schedule::replay(dag, c.steps), "k", limits);
+        c.binary = codegen::buildGpuKernels({lowered}, target);
+      } catch (const Error& e) {
+        c.error = e.what();
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < std::max(1u, std::thread::hardware_concurrency()); ++t) threads.emplace_back(work);
+  for (auto& t : threads) t.join();
+}
+
+double timeCandidate(const Candidate& c, const te::ComputeDAG& dag, runtime::Device device, const runtime::SecondsClock& clock) {
+  auto module = runtime::GpuModule::fromMemory(c.binary->manifestText(), c.binary->code);
+  std::vector<runtime::Tensor> args;
+  for (const auto& name : dag.inputNames()) args.push_back(runtime::Tensor::empty(dag.op(name)->shape, DataType::float32(), device));
+  for (const auto& name : dag.outputNames()) args.push_back(runtime::Tensor::empty(dag.op(name)->shape, DataType::float32(), device));
+  runtime::TimeEvaluatorOptions options;
+  options.repeat = 3;
+  options.minRepeatMs = 20;
+  auto result = runtime::timeFunction(module.kernel("k").bind(args), options, clock);
+  return *std::min_element(result.costs.begin(), result.costs.end());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  Options o = parse(argc, argv);
+  bool cuda = o.target.rfind("cuda", 0) == 0;
+  runtime::Device device{cuda ? runtime::DeviceKind::CUDA : runtime::DeviceKind::OpenCL, 0};
+  runtime::SecondsClock clock = cuda ? runtime::cudaEventClock(0) : runtime::openclQueueClock(0);
+  passes::GpuLimits limits = graph::gpuLimitsForBuild(o.target);
+  graph::OptimizeOptions optimize;
+  optimize.desiredLayout = ops::Layout::NCHW;
+  auto tasks = graph::extractTasks(graph::optimizeGraph(graph::buildModel(o.model), optimize));
+  ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits.maxThreadsPerBlock, limits.multiProcessorCount, limits.warpSize);
+  fmt::print("{} on {} ({}), {} random configs per conv task, seed {}\n", o.model, o.target, limits.profile, o.configs, o.seed);
+  double totalDefault = 0, totalBest = 0;
+  std::mt19937_64 rng(o.seed);
+  for (size_t t = 0; t < tasks.size(); ++t) {
+    const auto& task = tasks[t];
+    if (!tune::autotvm::gpuConv2dTemplateApplies(task.dag)) continue;
+    auto space = tune::autotvm::gpuConv2dTemplate(task.dag, limits);
+    std::vector<Candidate> candidates;
+    candidates.emplace_back("default", ops::defaultGpuSchedule(task.dag, rules));
+    candidates.emplace_back("fallback", space.instantiate(space.space->get(space.fallback)));
+    for (int tries = 0; int(candidates.size()) < o.configs + 2 && tries < 100 * o.configs; ++tries) {
+      auto config = space.space->get(rng() % space.space->size());
+      try {
+        candidates.emplace_back(config.str(), space.instantiate(config));
+      } catch (const Error&) {
+      }
+    }
+    buildAll(task.dag, candidates, o.target, limits);
+    int failed = 0;
+    for (auto& c : candidates) {
+      if (!c.binary) {
+        ++failed;
+        continue;
+      }
+      try {
+        c.seconds = timeCandidate(c, task.dag, device, clock);
+      } catch (const Error& e) {
+        c.error = e.what();
+        ++failed;
+      }
+    }
+    const Candidate* best = nullptr;
+    for (const auto& c : candidates)
+      if (c.seconds > 0 && (!best || c.seconds < best->seconds)) best = &c;
+    auto gflops = [&](double s) { return s > 0 ? task.flops / s / 1e9 : 0.0; };
+    fmt::print("task {:2} {} x{}: default {:.1f} us ({:.0f} GFLOP/s), fallback {:.1f} us ({:.0f}), best of {} {:.1f} us ({:.0f}), {} not built or run\n",
+               t, task.name, task.weight, candidates[0].seconds * 1e6, gflops(candidates[0].seconds), candidates[1].seconds * 1e6,
+               gflops(candidates[1].seconds), candidates.size(), best ? best->seconds * 1e6 : 0.0, best ? gflops(best->seconds) : 0.0,
+               failed);
+    if (best) fmt::print("         best: {}\n", best->label);
+    for (const auto& c : candidates)
+      if (!c.error.empty()) {
+        fmt::print("         first failure: {}\n", c.error.substr(0, 300));
+        break;
+      }
+    fmt::print("BENCH gpu_conv_task{}_default {:.2f} GFLOP/s\nBENCH gpu_conv_task{}_best {:.2f} GFLOP/s\n", t,
+               gflops(candidates[0].seconds), t, best ? gflops(best->seconds) : 0.0);
+    totalDefault += task.weight * candidates[0].seconds;
+    totalBest += task.weight * std::min(candidates[0].seconds, best ? best->seconds : candidates[0].seconds);
+  }
+  fmt::print("conv time of the network: default {:.3f} ms, best per task {:.3f} ms ({:.2f}x)\n", totalDefault * 1e3,
+             totalBest * 1e3, totalDefault / std::max(totalBest, 1e-12));
+  return 0;
+} catch (const std::exception& e) {
+  fmt::print(stderr, "bench_gpu_conv: {}\n", e.what());
+  return 1;
+}
