@@ -1,11 +1,13 @@
 // Per-task figures of the GPU conv template on the device at hand: for each direct NCHW conv
 // task of a zoo network, the default GPU schedule, the template's fallback config and the best
 // of N random configs of its space, each timed with device events (the same TimeEvaluator as
-// tuning), in GFLOP/s. A random search is a floor of what tuning reaches; `tessel tune` with
-// the xgb tuner measures the network figures. Prints `BENCH` lines and a summary of the conv
-// time of the network (each task times its weight).
+// tuning), in GFLOP/s. A random search is a floor of what tuning reaches. With --records, the
+// best record of each task in a tuning log is timed instead of random configs (the tuned
+// figure). Prints `BENCH gpu_conv_<task>_<key>_<default|best|tuned> <GFLOP/s>` lines, the key as
+// time_torch_gpu.py --convs names cuDNN's (c<in>_h_w_f<out>_k_s_p) after the task's name, and the network's conv
+// time (each task times its weight).
 //
-//   bench_gpu_conv [--model resnet-18] [--target cuda|opencl] [--configs 64] [--seed 1]
+//   bench_gpu_conv [--model resnet-18] [--target cuda|opencl] [--configs 64] [--seed 1] [--records LOG]
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -28,6 +30,8 @@
 #include "runtime/OpenclDevice.h"
 #include "runtime/TimeEvaluator.h"
 #include "support/Error.h"
+#include "ops/OpTraits.h"
+#include "tune/HistoryBest.h"
 #include "tune/autotvm/GpuConvTemplates.h"
 
 using namespace tessel;
@@ -39,6 +43,7 @@ struct Options {
   std::string target = "cuda";
   int configs = 64;
   uint64_t seed = 1;
+  std::string records;
 };
 
 Options parse(int argc, char** argv) {
@@ -49,7 +54,8 @@ Options parse(int argc, char** argv) {
     else if (key == "--target") o.target = value;
     else if (key == "--configs") o.configs = std::stoi(value);
     else if (key == "--seed") o.seed = std::stoull(value);
-    else throw Error(fmt::format("bench_gpu_conv: unknown option '{}' (--model, --target, --configs, --seed)", key));
+    else if (key == "--records") o.records = value;
+    else throw Error(fmt::format("bench_gpu_conv: unknown option '{}' (--model, --target, --configs, --seed, --records)", key));
   }
   return o;
 }
@@ -95,6 +101,22 @@ double timeCandidate(const Candidate& c, const te::ComputeDAG& dag, runtime::Dev
   return *std::min_element(result.costs.begin(), result.costs.end());
 }
 
+/// c<in>_h<height>_w<width>_f<out>_k<kernel>_s<stride>_p<pad> of a conv task: the input is the
+/// 4-d placeholder that is not the weights, the padding the padded stage's growth.
+std::string shapeKey(const te::ComputeDAG& dag) {
+  ops::GpuConv2dShape s = ops::gpuConv2dShapeOf(dag);
+  int64_t height = 0, width = 0, padded = 0;
+  for (const auto& op : dag.ops()) {
+    if (op->shape.size() != 4) continue;
+    bool weights = op->shape[0] == s.channels && op->shape[2] == s.kernelHeight && op->shape[3] == s.kernelWidth;
+    if (op->isPlaceholder() && !weights && op->shape[1] == s.inChannels) height = op->shape[2], width = op->shape[3];
+    if (ops::traitsOf(*op).kind == ops::OpKind::Padding) padded = op->shape[2];
+  }
+  int64_t pad = padded > 0 ? (padded - height) / 2 : 0;
+  int64_t stride = s.height > 1 ? (height + 2 * pad - s.kernelHeight) / (s.height - 1) : 1;
+  return fmt::format("c{}_h{}_w{}_f{}_k{}_s{}_p{}", s.inChannels, height, width, s.channels, s.kernelHeight, stride, pad);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -110,6 +132,8 @@ int main(int argc, char** argv) try {
   fmt::print("{} on {} ({}), {} random configs per conv task, seed {}\n", o.model, o.target, limits.profile, o.configs, o.seed);
   double totalDefault = 0, totalBest = 0;
   std::mt19937_64 rng(o.seed);
+  std::optional<tune::HistoryBest> history;
+  if (!o.records.empty()) history = tune::HistoryBest::fromLog(o.records, o.target);
   for (size_t t = 0; t < tasks.size(); ++t) {
     const auto& task = tasks[t];
     if (!tune::autotvm::gpuConv2dTemplateApplies(task.dag)) continue;
@@ -117,7 +141,12 @@ int main(int argc, char** argv) try {
     std::vector<Candidate> candidates;
     candidates.emplace_back("default", ops::defaultGpuSchedule(task.dag, rules));
     candidates.emplace_back("fallback", space.instantiate(space.space->get(space.fallback)));
-    for (int tries = 0; int(candidates.size()) < o.configs + 2 && tries < 100 * o.configs; ++tries) {
+    if (history) {
+      // The tuned figure: the schedule the build takes from the log (its best record that
+      // replays), nothing random.
+      candidates.emplace_back("tuned", history->provider([&](const te::ComputeDAG& d) { return ops::defaultGpuSchedule(d, rules); })(task.dag));
+    }
+    for (int tries = 0; !history && int(candidates.size()) < o.configs + 2 && tries < 100 * o.configs; ++tries) {
       auto config = space.space->get(rng() % space.space->size());
       try {
         candidates.emplace_back(config.str(), space.instantiate(config));
@@ -142,8 +171,9 @@ int main(int argc, char** argv) try {
     for (const auto& c : candidates)
       if (c.seconds > 0 && (!best || c.seconds < best->seconds)) best = &c;
     auto gflops = [&](double s) { return s > 0 ? task.flops / s / 1e9 : 0.0; };
-    fmt::print("task {:2} {} x{}: default {:.1f} us ({:.0f} GFLOP/s), fallback {:.1f} us ({:.0f}), best of {} {:.1f} us ({:.0f}), {} not built or run\n",
-               t, task.name, task.weight, candidates[0].seconds * 1e6, gflops(candidates[0].seconds), candidates[1].seconds * 1e6,
+    std::string key = shapeKey(task.dag);
+    fmt::print("task {:2} {} {} x{}: default {:.1f} us ({:.0f} GFLOP/s), fallback {:.1f} us ({:.0f}), best of {} {:.1f} us ({:.0f}), {} not built or run\n",
+               t, task.name, key, task.weight, candidates[0].seconds * 1e6, gflops(candidates[0].seconds), candidates[1].seconds * 1e6,
                gflops(candidates[1].seconds), candidates.size(), best ? best->seconds * 1e6 : 0.0, best ? gflops(best->seconds) : 0.0,
                failed);
     if (best) fmt::print("         best: {}\n", best->label);
@@ -152,8 +182,8 @@ int main(int argc, char** argv) try {
         fmt::print("         first failure: {}\n", c.error.substr(0, 300));
         break;
       }
-    fmt::print("BENCH gpu_conv_task{}_default {:.2f} GFLOP/s\nBENCH gpu_conv_task{}_best {:.2f} GFLOP/s\n", t,
-               gflops(candidates[0].seconds), t, best ? gflops(best->seconds) : 0.0);
+    fmt::print("BENCH gpu_conv_{0}_{1}_default {2:.1f} GFLOP/s\nBENCH gpu_conv_{0}_{1}_{3} {4:.1f} GFLOP/s\n", task.name, key,
+               gflops(candidates[0].seconds), history ? "tuned" : "best", history ? gflops(candidates[2].seconds) : best ? gflops(best->seconds) : 0.0);
     totalDefault += task.weight * candidates[0].seconds;
     totalBest += task.weight * std::min(candidates[0].seconds, best ? best->seconds : candidates[0].seconds);
   }

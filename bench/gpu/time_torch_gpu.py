@@ -2,8 +2,11 @@
 """PyTorch's batch-1 latency of the zoo networks on a CUDA GPU, in strict fp32 (TF32 off for
 matmuls and cuDNN convolutions), eager and replayed as a CUDA graph, cuDNN autotuned
 (cudnn.benchmark). Prints one `BENCH <model>_torch_<eager|graph>_ms <ms> ms` line per figure.
+With --convs, also each distinct convolution of the networks alone (cuDNN, 20 calls replayed
+as one CUDA graph, so that launches do not count): `BENCH cudnn_conv_<key> <GFLOP/s> GFLOP/s`,
+the key `c<in>_h<height>_w<width>_f<out>_k<kernel>_s<stride>_p<pad>` (bench_gpu_conv's).
 
-    time_torch_gpu.py [--runs N] MODEL...      (resnet-18, resnet-50, mobilenet-v2)
+    time_torch_gpu.py [--runs N] [--convs] MODEL...      (resnet-18, resnet-50, mobilenet-v2)
 
 The networks come from torchvision when it is installed, else from the definitions below
 (torchvision's architectures layer for layer, with random weights: latency does not depend on
@@ -166,9 +169,49 @@ def time_ms(step, runs):
     return samples[len(samples) // 2]
 
 
+def conv_shapes(model):
+    """The distinct direct convolutions (groups 1) a 224x224 image meets: key -> (module, input)."""
+    shapes = {}
+
+    def hook(module, inputs, _):
+        x = inputs[0]
+        if module.groups != 1:
+            return
+        n, c, h, w = x.shape
+        key = f"c{c}_h{h}_w{w}_f{module.out_channels}_k{module.kernel_size[0]}_s{module.stride[0]}_p{module.padding[0]}"
+        shapes.setdefault(key, (module, x.detach().clone()))
+
+    handles = [m.register_forward_hook(hook) for m in model.modules() if isinstance(m, nn.Conv2d)]
+    with torch.inference_mode():
+        model(torch.randn(1, 3, 224, 224, device="cuda"))
+    for h in handles:
+        h.remove()
+    return shapes
+
+
+def time_convs(model, runs):
+    """cuDNN's GFLOP/s on each distinct convolution, 20 calls captured in one CUDA graph."""
+    for key, (conv, x) in conv_shapes(model).items():
+        with torch.inference_mode():
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                for _ in range(3):
+                    conv(x)
+            torch.cuda.current_stream().wait_stream(side)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                for _ in range(20):
+                    y = conv(x)
+            ms = time_ms(graph.replay, runs) / 20
+        flops = 2.0 * y.numel() * x.shape[1] * conv.kernel_size[0] * conv.kernel_size[1]
+        print(f"BENCH cudnn_conv_{key} {flops / ms / 1e6:.1f} GFLOP/s")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--convs", action="store_true", help="also time each distinct convolution alone")
     parser.add_argument("models", nargs="+")
     args = parser.parse_args()
     if not torch.cuda.is_available():
@@ -198,6 +241,8 @@ def main():
         print(f"# {name}: {source}")
         print(f"BENCH {name}_torch_eager_ms {eager:.3f} ms")
         print(f"BENCH {name}_torch_graph_ms {replay:.3f} ms")
+        if args.convs:
+            time_convs(model, args.runs)
     return 0
 
 
