@@ -52,32 +52,45 @@ void checkCovers(const char* what, const std::array<int64_t, 3>& parts, int64_t 
 
 }  // namespace
 
-std::vector<StepPtr> gpuTiledConv2dSchedule(const te::ComputeDAG& dag, const GpuConv2dTile& tile) {
-  GpuConv2dShape shape = gpuConv2dShapeOf(dag);
-  checkCovers("f", tile.f, shape.channels);
-  checkCovers("y", tile.y, shape.height);
-  checkCovers("x", tile.x, shape.width);
-  for (auto [name, inner, extent] : {std::tuple{"rc", tile.rc, shape.inChannels}, std::tuple{"ry", tile.ry, shape.kernelHeight},
-                                     std::tuple{"rx", tile.rx, shape.kernelWidth}})
-    TESSEL_CHECK(inner >= 1 && extent % inner == 0, "GPU conv2d tiles: the chunk of {} ({}) does not divide its extent {}", name,
-                 inner, extent);
+namespace {
 
-  Recorder rec(dag);
-  const std::string out = dag.outputNames()[0];
-  const auto& conv = *dag.op(shape.anchor);
-  // The accumulator: per thread, in registers. A convolution that is the output gets a local
-  // copy; one with an epilogue is computed per thread where the epilogue reads it.
-  std::string accumulator = out == shape.anchor ? rec.cacheWrite(out) : shape.anchor;
-  auto [data, weights] = dataAndWeights(conv);
-  std::string dataShared = rec.cacheRead(data, "shared", {accumulator});
-  std::string weightsShared = rec.cacheRead(weights, "shared", {accumulator});
-  // The padding is computed as the window is copied; the epilogue as the output is stored.
-  for (auto it = dag.ops().rbegin(); it != dag.ops().rend(); ++it) {
-    const auto& op = **it;
-    if (!op.isPlaceholder() && !op.reduction() && !dag.isOutput(op.name)) rec.computeInline(op.name);
-  }
+/// The stages a tiled schedule names, made by its first steps.
+struct TiledStages {
+  std::string out;          ///< the function's output (the conv or its epilogue)
+  std::string accumulator;  ///< the conv's sums per thread (a local copy when the conv is the output)
+  std::string data, weights;
+};
 
-  // The output: blocks x threads x each thread's sub-tile along channels, rows and columns.
+/// The reduction of `stage` in chunks: the chunk loops outside, the chunk and the thread's
+/// sub-tile (its spatial loops) inside. Returns the innermost chunk loop, where the shared
+/// windows of a chunk are attached. `reduceAt` is the position of its first reduce loop.
+std::string reduceInChunks(Recorder& rec, const std::string& stage, size_t reduceAt, const GpuConv2dTile& tile) {
+  std::vector<std::string> loops = rec.leaves(stage);
+  auto rc = rec.split(stage, loops[reduceAt], {tile.rc});
+  auto ry = rec.split(stage, loops[reduceAt + 1], {tile.ry});
+  auto rx = rec.split(stage, loops[reduceAt + 2], {tile.rx});
+  std::vector<std::string> order = {rc[0], ry[0], rx[0], rc[1], ry[1], rx[1]};
+  order.insert(order.end(), loops.begin(), loops.begin() + int64_t(reduceAt));
+  rec.reorder(stage, order);
+  return rx[0];
+}
+
+/// A chunk's window of `input` copied into shared memory by the block's threads together, in
+/// element order with thread x fastest, so that neighbouring threads read neighbouring addresses.
+void copyCooperatively(Recorder& rec, const std::string& shared, const std::string& reader, const std::string& at,
+                       const std::array<int64_t, 3>& threadsZYX) {
+  rec.computeAt(shared, reader, at);
+  std::string all = rec.fuse(shared, rec.leaves(shared));
+  auto parts = rec.split(shared, all, {threadsZYX[0], threadsZYX[1], threadsZYX[2]});
+  rec.annotate(shared, parts[1], Annotation::ThreadZ);
+  rec.annotate(shared, parts[2], Annotation::ThreadY);
+  rec.annotate(shared, parts[3], Annotation::ThreadX);
+}
+
+/// The output's loops: [n x f blocks, y blocks, x blocks, f threads, y threads, x threads, the
+/// thread's sub-tile], the blocks bound and the unroll pragmas on the outermost loop. Returns
+/// the loops, outermost first.
+std::vector<std::string> tileOutput(Recorder& rec, const std::string& out, const GpuConv2dTile& tile) {
   std::vector<std::string> loops = rec.leaves(out);
   auto f = rec.split(out, loops[1], {tile.f[1], tile.f[2]});
   auto y = rec.split(out, loops[2], {tile.y[1], tile.y[2]});
@@ -87,33 +100,97 @@ std::vector<StepPtr> gpuTiledConv2dSchedule(const te::ComputeDAG& dag, const Gpu
   rec.annotate(out, blocksZ, Annotation::BlockZ);
   rec.annotate(out, y[0], Annotation::BlockY);
   rec.annotate(out, x[0], Annotation::BlockX);
-  rec.annotate(out, f[1], Annotation::ThreadZ);
-  rec.annotate(out, y[1], Annotation::ThreadY);
-  rec.annotate(out, x[1], Annotation::ThreadX);
   if (tile.autoUnrollMaxStep > 0)
     rec.add(std::make_shared<PragmaStep>(out, blocksZ, "auto_unroll_max_step", std::to_string(tile.autoUnrollMaxStep)));
   if (!tile.unrollExplicit) rec.add(std::make_shared<PragmaStep>(out, blocksZ, "unroll_explicit", "0"));
+  return {blocksZ, y[0], x[0], f[1], y[1], x[1], f[2], y[2], x[2]};
+}
 
-  // The accumulator at the thread: the reduction in chunks outside, the chunk and the
-  // thread's sub-tile inside.
-  rec.computeAt(accumulator, out, x[1]);
-  std::vector<std::string> acc = rec.leaves(accumulator);
-  auto rc = rec.split(accumulator, acc[4], {tile.rc});
-  auto ry = rec.split(accumulator, acc[5], {tile.ry});
-  auto rx = rec.split(accumulator, acc[6], {tile.rx});
-  rec.reorder(accumulator, {rc[0], ry[0], rx[0], rc[1], ry[1], rx[1], acc[0], acc[1], acc[2], acc[3]});
-
-  // Each chunk's window and weights, copied by the block's threads together: the copy's
-  // elements in order, thread x fastest, so that neighbouring threads read neighbouring
-  // addresses.
-  for (const std::string& shared : {dataShared, weightsShared}) {
-    rec.computeAt(shared, accumulator, rx[0]);
-    std::string all = rec.fuse(shared, rec.leaves(shared));
-    auto parts = rec.split(shared, all, {tile.f[1], tile.y[1], tile.x[1]});
-    rec.annotate(shared, parts[1], Annotation::ThreadZ);
-    rec.annotate(shared, parts[2], Annotation::ThreadY);
-    rec.annotate(shared, parts[3], Annotation::ThreadX);
+/// The padding computed as the window is copied, the epilogue as the output is stored.
+void inlineInjective(Recorder& rec, const te::ComputeDAG& dag) {
+  for (auto it = dag.ops().rbegin(); it != dag.ops().rend(); ++it) {
+    const auto& op = **it;
+    if (!op.isPlaceholder() && !op.reduction() && !dag.isOutput(op.name)) rec.computeInline(op.name);
   }
+}
+
+void tileDirect(Recorder& rec, const te::ComputeDAG& dag, const TiledStages& st, const GpuConv2dTile& tile) {
+  std::string dataShared = rec.cacheRead(st.data, "shared", {st.accumulator});
+  std::string weightsShared = rec.cacheRead(st.weights, "shared", {st.accumulator});
+  inlineInjective(rec, dag);
+  auto loops = tileOutput(rec, st.out, tile);
+  rec.annotate(st.out, loops[3], Annotation::ThreadZ);
+  rec.annotate(st.out, loops[4], Annotation::ThreadY);
+  rec.annotate(st.out, loops[5], Annotation::ThreadX);
+  rec.computeAt(st.accumulator, st.out, loops[5]);
+  std::string chunk = reduceInChunks(rec, st.accumulator, 4, tile);
+  for (const std::string& shared : {dataShared, weightsShared})
+    copyCooperatively(rec, shared, st.accumulator, chunk, {tile.f[1], tile.y[1], tile.x[1]});
+}
+
+/// Split-K: the input channels are shared out over `splitK` groups of threads (threadIdx.z),
+/// group k summing channels k, k + splitK, ... so that a chunk's channels of all groups are one
+/// contiguous window. Each thread's partial sums of its sub-tile go to shared memory; after a
+/// barrier the threads of group 0 add the groups' partial sums and run the epilogue. Threads:
+/// channels along y, rows and columns fused along x.
+void tileSplitK(Recorder& rec, const te::ComputeDAG& dag, const TiledStages& st, const GpuConv2dTile& tile) {
+  std::vector<std::string> acc = rec.leaves(st.accumulator);
+  auto channels = rec.split(st.accumulator, acc[4], {tile.splitK});
+  std::string partial = rec.rfactor(st.accumulator, channels[1]);  // [k, n, f, y, x], reducing [rc / k, ry, rx]
+  std::string partialLocal = rec.cacheWrite(partial);
+  std::string partialShared = rec.cacheRead(partial, "shared", {st.accumulator});
+  rec.computeInline(partial);
+  std::string dataShared = rec.cacheRead(st.data, "shared", {partialLocal});
+  std::string weightsShared = rec.cacheRead(st.weights, "shared", {partialLocal});
+  inlineInjective(rec, dag);
+
+  auto loops = tileOutput(rec, st.out, tile);
+  std::string pixels = rec.fuse(st.out, {loops[4], loops[5]});
+  auto lanes = rec.split(st.out, pixels, {1});  // threadIdx.z of extent 1: group 0 alone
+  rec.annotate(st.out, loops[3], Annotation::ThreadY);
+  rec.annotate(st.out, lanes[0], Annotation::ThreadX);
+  rec.annotate(st.out, lanes[1], Annotation::ThreadZ);
+  rec.computeAt(st.accumulator, st.out, lanes[1]);
+
+  // The block's partial sums: [k, n, f, y, x] over its tile, one sub-tile per thread.
+  rec.computeAt(partialShared, st.out, loops[2]);
+  std::vector<std::string> sums = rec.leaves(partialShared);
+  auto f = rec.split(partialShared, sums[2], {tile.f[2]});
+  auto y = rec.split(partialShared, sums[3], {tile.y[2]});
+  auto x = rec.split(partialShared, sums[4], {tile.x[2]});
+  rec.reorder(partialShared, {sums[0], sums[1], f[0], y[0], x[0], f[1], y[1], x[1]});
+  std::string sumPixels = rec.fuse(partialShared, {y[0], x[0]});
+  rec.annotate(partialShared, sums[0], Annotation::ThreadZ);
+  rec.annotate(partialShared, f[0], Annotation::ThreadY);
+  rec.annotate(partialShared, sumPixels, Annotation::ThreadX);
+  rec.computeAt(partialLocal, partialShared, sumPixels);
+  std::string chunk = reduceInChunks(rec, partialLocal, 5, tile);
+  for (const std::string& shared : {dataShared, weightsShared})
+    copyCooperatively(rec, shared, partialLocal, chunk, {tile.splitK, tile.f[1], tile.y[1] * tile.x[1]});
+}
+
+}  // namespace
+
+std::vector<StepPtr> gpuTiledConv2dSchedule(const te::ComputeDAG& dag, const GpuConv2dTile& tile) {
+  GpuConv2dShape shape = gpuConv2dShapeOf(dag);
+  checkCovers("f", tile.f, shape.channels);
+  checkCovers("y", tile.y, shape.height);
+  checkCovers("x", tile.x, shape.width);
+  TESSEL_CHECK(tile.splitK >= 1 && shape.inChannels % (tile.splitK * tile.rc) == 0,
+               "GPU conv2d tiles: {} groups of chunks of {} input channels do not divide the {} channels", tile.splitK, tile.rc,
+               shape.inChannels);
+  for (auto [name, inner, extent] : {std::tuple{"ry", tile.ry, shape.kernelHeight}, std::tuple{"rx", tile.rx, shape.kernelWidth}})
+    TESSEL_CHECK(inner >= 1 && extent % inner == 0, "GPU conv2d tiles: the chunk of {} ({}) does not divide its extent {}", name,
+                 inner, extent);
+  Recorder rec(dag);
+  TiledStages st;
+  st.out = dag.outputNames()[0];
+  // The accumulator: per thread, in registers. A convolution that is the output gets a local
+  // copy; one with an epilogue is computed per thread where the epilogue reads it.
+  st.accumulator = st.out == shape.anchor ? rec.cacheWrite(st.out) : shape.anchor;
+  std::tie(st.data, st.weights) = dataAndWeights(*dag.op(shape.anchor));
+  if (tile.splitK > 1) tileSplitK(rec, dag, st, tile);
+  else tileDirect(rec, dag, st, tile);
   return rec.steps;
 }
 

@@ -10,7 +10,9 @@
 ///
 /// Padding is computed while the input window is copied (no padded tensor exists), and the
 /// function's element-wise epilogue (bias, batch norm, residual add, ReLU) runs per output as
-/// it is stored. TVM's virtual threads (a strided sub-tile per thread) are left out: with the
+/// it is stored. With split-K (for images too small to give every multiprocessor threads),
+/// groups of threads sum interleaved input channels and add their partial sums in shared memory.
+/// TVM's virtual threads (a strided sub-tile per thread) are left out: with the
 /// sub-tile contiguous, a thread's accumulator is one box that bound inference sizes exactly.
 #pragma once
 #include <array>
@@ -28,10 +30,14 @@ struct GpuConv2dTile {
   std::array<int64_t, 3> f{}, y{}, x{};
   /// The inner part of each reduction axis: one chunk staged in shared memory.
   int64_t rc = 1, ry = 1, rx = 1;
+  /// Groups of threads (threadIdx.z) the input channels are shared out over, each summing
+  /// every splitK-th chunk; their partial sums meet in shared memory (1: none). It gives the
+  /// deep layers' small images (7x7, 14x14) enough threads.
+  int64_t splitK = 1;
   int64_t autoUnrollMaxStep = 0;  ///< auto_unroll_max_step on the block's loops (0: none)
   bool unrollExplicit = true;     ///< unroll in the IR (else `#pragma unroll` for the device compiler)
 
-  int64_t threads() const { return f[1] * y[1] * x[1]; }
+  int64_t threads() const { return f[1] * y[1] * x[1] * splitK; }
 };
 
 /// The convolution a tile applies to: the function's anchor must be an NCHW conv2d (not

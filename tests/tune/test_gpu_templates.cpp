@@ -39,18 +39,33 @@ std::vector<ConvCase> convCases() {
   };
 }
 
-/// The fallback and `randomCount` random configs of the case's space that instantiate.
+/// False for a config over the device's thread or register budget (the tuner records these as errors).
+bool instantiates(const GpuTemplateSpace& t, const ConfigEntity& c) {
+  try {
+    t.instantiate(c);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+/// The fallback, the fallback split over 2 and 4 groups of threads (where the channels allow),
+/// and `randomCount` random configs of the case's space that instantiate.
 std::vector<ConfigEntity> configsOf(const GpuTemplateSpace& t, int randomCount, uint64_t seed) {
-  std::vector<ConfigEntity> configs = {t.space->get(t.fallback)};
+  ConfigEntity fallback = t.space->get(t.fallback);
+  std::vector<ConfigEntity> configs = {fallback};
+  int splitKnob = t.space->knobIndex("split_rc");
+  for (int64_t groups : {2, 4}) {
+    auto option = t.space->optionIndex("split_rc", groups);
+    if (!option) continue;
+    std::vector<size_t> choices = fallback.choices();
+    choices[size_t(splitKnob)] = *option;
+    if (instantiates(t, t.space->fromChoices(choices))) configs.push_back(t.space->fromChoices(choices));
+  }
   std::mt19937_64 rng(seed);
-  for (int tries = 0; int(configs.size()) < randomCount + 1 && tries < 1000; ++tries) {
+  for (size_t wanted = configs.size() + size_t(randomCount), tries = 0; configs.size() < wanted && tries < 1000; ++tries) {
     ConfigEntity c = t.space->get(rng() % t.space->size());
-    try {
-      t.instantiate(c);
-      configs.push_back(c);
-    } catch (const Error&) {
-      // over the thread or register budget: the tuner records these as errors
-    }
+    if (instantiates(t, c)) configs.push_back(c);
   }
   return configs;
 }
@@ -60,6 +75,7 @@ std::vector<ConfigEntity> configsOf(const GpuTemplateSpace& t, int randomCount, 
 void buildAndRun(const std::string& target, bool run) {
   passes::GpuLimits limits = passes::GpuLimits::forTarget(target);
   uint64_t seed = 3;
+  int built = 0, splitK = 0;
   for (auto& c : convCases()) {
     GpuTemplateSpace t = gpuConv2dTemplate(c.dag, limits);
     for (const ConfigEntity& config : configsOf(t, 3, seed++)) {
@@ -74,6 +90,8 @@ void buildAndRun(const std::string& target, bool run) {
         expectContains(e.what(), "shared memory");
         continue;
       }
+      ++built;
+      splitK += gpuConv2dTileOf(config).splitK > 1;
       // The block's threads wait for the shared windows before reading them.
       expectContains(binary.source.code, target == "cuda" ? "__syncthreads()" : "barrier(CLK_LOCAL_MEM_FENCE)");
       if (!run) continue;
@@ -82,6 +100,9 @@ void buildAndRun(const std::string& target, bool run) {
       EXPECT_LT(kernelcheck::runGpuAndCompare(module.kernel(c.name), data), 1e-4) << binary.source.code;
     }
   }
+  // Most configs build; the split-K ones among them.
+  EXPECT_GE(built, 15);
+  EXPECT_GE(splitK, 5);
 }
 
 }  // namespace
@@ -125,7 +146,7 @@ TEST(GpuConv2dTemplate, RefusesWhatItCannotTileWithTheReason) {
   expectContains(errorOf([&] { t.instantiate(t.space->fromChoices(choices)); }), "threads per block");
   ops::GpuConv2dTile bad = gpuConv2dTileOf(t.space->get(t.fallback));
   bad.rc = 5;
-  expectContains(errorOf([&] { ops::gpuTiledConv2dSchedule(dag, bad); }), "does not divide");
+  expectContains(errorOf([&] { ops::gpuTiledConv2dSchedule(dag, bad); }), "do not divide the 8 channels");
 }
 
 TEST(GpuConv2dTemplate, ConfigsMatchTheReferenceOnOpencl) {

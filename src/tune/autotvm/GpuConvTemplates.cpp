@@ -71,6 +71,7 @@ ops::GpuConv2dTile gpuConv2dTileOf(const ConfigEntity& config) {
   tile.rc = config.split("tile_rc")[1];
   tile.ry = config.split("tile_ry")[1];
   tile.rx = config.split("tile_rx")[1];
+  tile.splitK = config.value("split_rc").get<int64_t>();
   tile.autoUnrollMaxStep = config.value("auto_unroll_max_step").get<int64_t>();
   tile.unrollExplicit = config.value("unroll_explicit").get<int64_t>() != 0;
   return tile;
@@ -102,6 +103,12 @@ GpuTemplateSpace gpuConv2dTemplate(const te::ComputeDAG& dag, const passes::GpuL
     unpruned *= double(splitCandidates(extent, o).size());
     space->defineSplit(name, extent, o);
   }
+  // Split-K: groups of threads over the input channels, for the deep layers' small images.
+  std::vector<nlohmann::json> groups;
+  for (int64_t k : {1, 2, 4, 8, 16})
+    if (shape.inChannels % k == 0 && k <= limits.maxBlockDimensions[2]) groups.push_back(k);
+  space->defineKnob("split_rc", groups);
+  unpruned *= 5;
   space->defineKnob("auto_unroll_max_step", {0, 512, 1500});
   space->defineKnob("unroll_explicit", {0, 1});
   unpruned *= 6;
@@ -115,6 +122,7 @@ GpuTemplateSpace gpuConv2dTemplate(const te::ComputeDAG& dag, const passes::GpuL
     else if (k.name == "tile_rc") value = std::vector<int64_t>{shape.inChannels / fallback.rc, fallback.rc};
     else if (k.name == "tile_ry") value = std::vector<int64_t>{1, shape.kernelHeight};
     else if (k.name == "tile_rx") value = std::vector<int64_t>{1, shape.kernelWidth};
+    else if (k.name == "split_rc") value = 1;
     else if (k.name == "auto_unroll_max_step") value = 512;
     else value = 1;
     auto index = space->optionIndex(k.name, value);

@@ -4,6 +4,7 @@
 ///
 ///   tile_f, tile_y, tile_x   [blocks, threads, per thread] of the output channels, rows, columns
 ///   tile_rc, tile_ry, tile_rx  [chunks, per chunk] of the reduction (a chunk is staged in shared memory)
+///   split_rc                 groups of threads the input channels are shared out over (1: none)
 ///   auto_unroll_max_step     0, 512 or 1500
 ///   unroll_explicit          0 (the device compiler unrolls) or 1 (the IR is unrolled)
 ///
