@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # GPU benchmark: batch-1 fp32 latency of resnet-18, resnet-50 and mobilenet-v2 compiled by
 # tessel untuned (default GPU schedules) on CUDA (replayed as a CUDA graph, and kernel by
-# kernel) and OpenCL, next to PyTorch on the same GPU (eager and CUDA graph, cuDNN, TF32 off),
-# all measured in this one run. Prints `BENCH <name> <value> <unit>` lines and a table with
-# tessel's time over PyTorch's best.
+# kernel) and OpenCL, and tuned on CUDA (the records of DIR/<model>.cuda.log: tuned here with
+# BENCH_GPU_TRIALS trials per task, resuming the log), next to PyTorch on the same GPU (eager
+# and CUDA graph, cuDNN, TF32 off), all measured in this one run. Then per resnet-18 conv task
+# the default and tuned GFLOP/s (bench_gpu_conv) next to cuDNN's on the same conv. Prints
+# `BENCH <name> <value> <unit>` lines and tables with tessel's time over PyTorch's best.
 #
 #   bench/gpu/run.sh [--out DIR] [models...]
 #
-# Environment: TESSEL (the tessel binary, default build/src/cli/tessel), PYTHON (default
-# python3), BENCH_GPU_REPEAT (measurements per figure, default 20).
+# Environment: TESSEL (the tessel binary, default build/src/cli/tessel), BENCH_GPU_CONV (the
+# bench_gpu_conv binary, default beside TESSEL's build), PYTHON (default python3),
+# BENCH_GPU_REPEAT (measurements per figure, default 20), BENCH_GPU_TRIALS (trials per task
+# when tuning, default 0: tune nothing, use the logs there are).
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 out="${BENCH_GPU_OUT:-build/bench-gpu}"
@@ -25,6 +29,8 @@ done
 tessel="${TESSEL:-build/src/cli/tessel}"
 py="${PYTHON:-python3}"
 repeat="${BENCH_GPU_REPEAT:-20}"
+trials="${BENCH_GPU_TRIALS:-0}"
+conv_bench="${BENCH_GPU_CONV:-$(dirname "$tessel")/../../bench/gpu/bench_gpu_conv}"
 mkdir -p "$out"
 
 echo "# $(date -u +%FT%TZ) on $(hostname): load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
@@ -42,11 +48,26 @@ for m in "${models[@]}"; do
     fi
     echo "# $(grep '^compiled' "$log")"
   done
-  for variant in cuda_graph cuda_kernels opencl; do
+  # Tuned: the log's records (tuning first, resumed, when trials are asked for).
+  log="$out/$m.cuda.log"
+  if ((trials > 0)); then
+    "$tessel" tune --model "$m" --target cuda --tuner xgb --n-trial "$trials" --early-stopping "$((trials / 2))" \
+      --log "$log" --resume --no-evaluate > "$out/$m.cuda.tune.log" 2>&1 || echo "# $m: tune failed: $(tail -1 "$out/$m.cuda.tune.log")"
+    grep -E '^(Tuned|tuned|Tuning)' "$out/$m.cuda.tune.log" | tail -3 | sed 's/^/# /'
+  fi
+  if [ -s "$log" ]; then
+    if "$tessel" compile --model "$m" --target cuda --records "$log" -o "$out/$m.cuda.tuned" > "$out/$m.cuda.tuned.compile.log" 2>&1; then
+      echo "# $m tuned: $(grep -iE 'records' "$out/$m.cuda.tuned.compile.log" | head -1)"
+    else
+      echo "# $m: compile --records failed: $(tail -1 "$out/$m.cuda.tuned.compile.log")"
+    fi
+  fi
+  for variant in cuda_graph cuda_kernels opencl tuned_cuda_graph; do
     case "$variant" in
       cuda_graph) dir="$out/$m.cuda"; flags=(--device cuda) ;;
       cuda_kernels) dir="$out/$m.cuda"; flags=(--device cuda --no-cuda-graph) ;;
       opencl) dir="$out/$m.opencl"; flags=(--device opencl) ;;
+      tuned_cuda_graph) dir="$out/$m.cuda.tuned"; flags=(--device cuda) ;;
     esac
     [ -d "$dir" ] || continue
     log="$out/$m.$variant.bench.log"
@@ -63,22 +84,43 @@ for m in "${models[@]}"; do
 done
 
 torch_log="$out/torch.log"
-"$py" "$here/time_torch_gpu.py" "${models[@]}" > "$torch_log" 2>&1 || echo "# PyTorch failed: $(tail -1 "$torch_log")"
+"$py" "$here/time_torch_gpu.py" --convs "${models[@]}" > "$torch_log" 2>&1 || echo "# PyTorch failed: $(tail -1 "$torch_log")"
 grep '^#' "$torch_log"
-while read -r _ name value _; do
-  ms["${name%_ms}"]=$value
-  echo "BENCH $name $value ms"
+declare -A cudnn
+while read -r _ name value unit; do
+  if [ "$unit" = ms ]; then ms["${name%_ms}"]=$value; else cudnn["${name#cudnn_conv_}"]=$value; fi
+  echo "BENCH $name $value $unit"
 done < <(grep '^BENCH' "$torch_log")
 
 echo
-printf '%-14s %12s %12s %12s %12s %12s %14s\n' model "cuda graph" "cuda kernels" opencl "torch eager" "torch graph" "best/torch best"
+ratio() {  # the first figure over the second, or n/a
+  awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "") print "n/a"; else printf "%.2fx", a / b }'
+}
+printf '%-14s %12s %12s %12s %12s %12s %12s %12s %12s\n' model "cuda graph" "cuda kernels" opencl "tuned" \
+  "torch eager" "torch graph" "untuned/torch" "tuned/torch"
 for m in "${models[@]}"; do
   g=${ms["${m}_tessel_cuda_graph"]:-} k=${ms["${m}_tessel_cuda_kernels"]:-} o=${ms["${m}_tessel_opencl"]:-}
-  e=${ms["${m}_torch_eager"]:-} t=${ms["${m}_torch_graph"]:-}
-  ratio=$(awk -v a="$g" -v b="$k" -v c="$e" -v d="$t" 'BEGIN {
-    best = a; if (b != "" && (best == "" || b + 0 < best + 0)) best = b
-    peer = c; if (d != "" && (peer == "" || d + 0 < peer + 0)) peer = d
-    if (best == "" || peer == "") print "n/a"; else printf "%.2fx", best / peer }')
-  printf '%-14s %12s %12s %12s %12s %12s %14s\n' "$m" "${g:-n/a}" "${k:-n/a}" "${o:-n/a}" "${e:-n/a}" "${t:-n/a}" "$ratio"
+  u=${ms["${m}_tessel_tuned_cuda_graph"]:-} e=${ms["${m}_torch_eager"]:-} t=${ms["${m}_torch_graph"]:-}
+  peer=$(awk -v c="$e" -v d="$t" 'BEGIN { p = c; if (d != "" && (p == "" || d + 0 < p + 0)) p = d; print p }')
+  untuned=$(awk -v a="$g" -v b="$k" 'BEGIN { p = a; if (b != "" && (p == "" || b + 0 < p + 0)) p = b; print p }')
+  printf '%-14s %12s %12s %12s %12s %12s %12s %12s %12s\n' "$m" "${g:-n/a}" "${k:-n/a}" "${o:-n/a}" "${u:-n/a}" "${e:-n/a}" \
+    "${t:-n/a}" "$(ratio "$untuned" "$peer")" "$(ratio "$u" "$peer")"
 done
+
+# Per resnet-18 conv task: the default schedule and the log's records, next to cuDNN.
+if [ -x "$conv_bench" ] && [ -s "$out/resnet-18.cuda.log" ]; then
+  echo
+  "$conv_bench" --model resnet-18 --records "$out/resnet-18.cuda.log" > "$out/resnet-18.conv.log" 2>&1 ||
+    echo "# bench_gpu_conv failed: $(tail -1 "$out/resnet-18.conv.log")"
+  printf '%-28s %-34s %10s %10s %10s %12s\n' task shape default tuned cuDNN tuned/cuDNN
+  while read -r _ name value _; do
+    case "$name" in *_tuned) ;; *) continue ;; esac
+    key=$(sed -E 's/^gpu_conv_.*_(c[0-9]+_h[0-9]+_w[0-9]+_f[0-9]+_k[0-9]+_s[0-9]+_p[0-9]+)_tuned$/\1/' <<< "$name")
+    task=$(sed -E "s/^gpu_conv_(.*)_${key}_tuned\$/\1/" <<< "$name")
+    default=$(awk -v n="gpu_conv_${task}_${key}_default" '$2 == n { print $3 }' "$out/resnet-18.conv.log")
+    peer=${cudnn[$key]:-}
+    printf '%-28s %-34s %10s %10s %10s %12s\n' "$task" "$key" "$default" "$value" "${peer:-n/a}" "$(ratio "$value" "$peer")"
+    echo "BENCH $name $value GFLOP/s"
+  done < <(grep '^BENCH gpu_conv_' "$out/resnet-18.conv.log")
+fi
 echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
