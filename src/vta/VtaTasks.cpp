@@ -10,22 +10,33 @@
 
 namespace tessel::vta {
 
+namespace {
+
+/// The task of `shape` (the seeds' shape line: what makes two layers one task), made by `make`
+/// where the shape first occurs: one task per distinct shape, in order of first occurrence.
+template <class Task, class Make>
+Task& taskOfShape(std::vector<Task>& tasks, std::map<std::string, size_t>& byShape, const std::string& shape, Make&& make) {
+  auto [it, fresh] = byShape.emplace(shape, tasks.size());
+  if (fresh) tasks.push_back(make());
+  return tasks[it->second];
+}
+
+}  // namespace
+
 std::vector<VtaConv2dTask> extractConv2dPackedTasks(const graph::Graph& packed, const HardwareConfig& config) {
   std::vector<VtaConv2dTask> tasks;
-  std::map<std::string, size_t> byShape;  // the seeds' shape line: what makes two groups one task
+  std::map<std::string, size_t> byShape;
   for (const graph::FusedGroup& group : graph::fuseOperators(packed)) {
     int convolution = packedConvolutionOf(packed, group);
     if (convolution < 0) continue;
     Conv2dWorkload workload = Conv2dWorkload::of(packed, convolution);
-    std::string shape = conv2dPackedShapeLine(workload, config);
-    auto [it, fresh] = byShape.emplace(shape, tasks.size());
-    if (fresh) {
+    VtaConv2dTask& task = taskOfShape(tasks, byShape, conv2dPackedShapeLine(workload, config), [&] {
       VtaConv2dTask t;
       t.problem = conv2dPackedTaskProblem(workload, config);
       t.task = makeConv2dPackedTask(conv2dPackedTaskName(workload, config), t.problem);
-      tasks.push_back(std::move(t));
-    }
-    tasks[it->second].groups.push_back(packed.node(group.output).name);
+      return t;
+    });
+    task.groups.push_back(packed.node(group.output).name);
   }
   return tasks;
 }
@@ -45,15 +56,13 @@ std::vector<VtaDenseTask> extractDensePackedTasks(const graph::Graph& graph, con
     const auto& d = graph.node(n.inputs[0]).type.shape;  // [N, C]
     const auto& w = graph.node(n.inputs[1]).type.shape;  // [M, C]
     DenseWorkload workload{blocks(d[0], config.batch()), blocks(d[1], config.blockIn()), blocks(w[0], config.blockOut())};
-    std::string shape = densePackedShapeLine(workload, config);
-    auto [it, fresh] = byShape.emplace(shape, tasks.size());
-    if (fresh) {
+    VtaDenseTask& task = taskOfShape(tasks, byShape, densePackedShapeLine(workload, config), [&] {
       VtaDenseTask t;
       t.problem = densePackedTaskProblem(workload, config);
       t.task = makeDensePackedTask(densePackedTaskName(workload, config), t.problem);
-      tasks.push_back(std::move(t));
-    }
-    tasks[it->second].layers.push_back(n.name);
+      return t;
+    });
+    task.layers.push_back(n.name);
   }
   return tasks;
 }
