@@ -44,6 +44,10 @@ GpuLaunchDims parseLaunch(const nlohmann::json& entry, const std::string& where)
 }  // namespace
 
 GpuModule GpuModule::fromMemory(const std::string& manifestText, const std::string& code, int deviceId) {
+  return make(manifestText, code, deviceId, false);
+}
+
+GpuModule GpuModule::make(const std::string& manifestText, const std::string& code, int deviceId, bool cacheOpenclBinary) {
   auto module = std::make_shared<detail::LoadedGpuModule>();
   try {
     module->kernels = parseKernelManifest(manifestText);
@@ -67,7 +71,7 @@ GpuModule GpuModule::fromMemory(const std::string& manifestText, const std::stri
     module->launches.push_back(parseLaunch(doc["kernels"][k], where));
     names.push_back(spec.symbol);
   }
-  module->code = kind == DeviceKind::CUDA ? detail::loadCudaCode(deviceId, code, names) : detail::loadOpenclCode(deviceId, code, names);
+  module->code = kind == DeviceKind::CUDA ? detail::loadCudaCode(deviceId, code, names) : detail::loadOpenclCode(deviceId, code, names, cacheOpenclBinary);
   GpuModule result;
   result.module_ = std::move(module);
   return result;
@@ -84,7 +88,7 @@ GpuModule GpuModule::load(const std::string& directory, int deviceId) {
                "{}: 'device' must be \"cuda\" or \"opencl\" in a GPU module", manifestPath);
   std::string code = readFile((fs::path(directory) / codeFile).string(), FileKind{"GPU kernel code", uint64_t(1) << 30});
   try {
-    return fromMemory(manifest, code, deviceId);
+    return make(manifest, code, deviceId, true);
   } catch (const Error& e) {
     throw e.withContext(directory);
   }

@@ -57,7 +57,9 @@ class GpuModule {
   /// naming the file for a missing or malformed part, "no CUDA device: ..." / "no OpenCL device:
   /// ..." without the device, the driver's log for OpenCL C that does not build.
   static GpuModule load(const std::string& directory, int deviceId = 0);
-  /// The same from memory: the manifest's text and the code.
+  /// The same from memory: the manifest's text and the code. Unlike load(), an OpenCL module
+  /// from memory does not go through the program binary cache (OpenclProgramCache.h): what
+  /// is loaded from memory is a tuning candidate, run once, whose binary would only fill it.
   static GpuModule fromMemory(const std::string& manifestText, const std::string& code, int deviceId = 0);
 
   Device device() const;
@@ -66,6 +68,7 @@ class GpuModule {
   GpuKernel kernel(const std::string& name) const;
 
  private:
+  static GpuModule make(const std::string& manifestText, const std::string& code, int deviceId, bool cacheOpenclBinary);
   std::shared_ptr<const detail::LoadedGpuModule> module_;
 };
 

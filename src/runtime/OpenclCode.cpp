@@ -1,9 +1,11 @@
 #include <fmt/format.h>
 
 #include <mutex>
+#include <optional>
 
 #include "runtime/GpuCode.h"
 #include "runtime/OpenclDriver.h"
+#include "runtime/OpenclProgramCache.h"
 #include "support/Error.h"
 
 namespace tessel::runtime::detail {
@@ -14,24 +16,20 @@ using namespace opencl;
 
 class OpenclCode : public LoadedGpuCode {
  public:
-  OpenclCode(int deviceId, const std::string& source, const std::vector<std::string>& kernels)
+  OpenclCode(int deviceId, const std::string& source, const std::vector<std::string>& kernels, bool cacheBinary)
       : device_(deviceContext(deviceId)) {
-    const Api& a = api();
-    const char* text = source.c_str();
-    size_t length = source.size();
-    cl_int err = 0;
-    program_ = a.clCreateProgramWithSource(device_.context, 1, &text, &length, &err);
-    a.check(err, "program creation");
-    cl_int built = a.clBuildProgram(program_, 1, &device_.device, "", nullptr, nullptr);
-    if (built != 0) {
-      size_t size = 0;
-      a.clGetProgramBuildInfo(program_, device_.device, kProgramBuildLog, 0, nullptr, &size);
-      std::string log(size, '\0');
-      a.clGetProgramBuildInfo(program_, device_.device, kProgramBuildLog, size, log.data(), nullptr);
-      while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
-      a.clReleaseProgram(program_);
-      fail("OpenCL could not build the kernels on opencl:{} ({}), error {}:\n{}", deviceId, device_.name, built, log);
+    ProgramIdentity identity{source, kBuildOptions, device_.name, device_.version, device_.driverVersion};
+    std::string directory = cacheBinary ? programCacheDirectory() : "";
+    std::string cached = directory.empty() ? "" : programCachePath(directory, identity);
+    if (!cached.empty())
+      if (auto binary = readCachedBinary(cached)) program_ = buildFromBinary(*binary);
+    if (!program_) {
+      buildFromSource(deviceId, source);
+      if (!cached.empty())
+        if (auto binary = programBinary()) storeCachedBinary(cached, *binary);
     }
+    const Api& a = api();
+    cl_int err = 0;
     for (auto& name : kernels) {
       cl_kernel k = a.clCreateKernel(program_, name.c_str(), &err);
       if (err != 0) {
@@ -42,6 +40,7 @@ class OpenclCode : public LoadedGpuCode {
     }
   }
   ~OpenclCode() override { release(); }
+
 
   void launch(size_t index, const std::vector<void*>& buffers, const GpuLaunchDims& dims) const override {
     const Api& a = api();
@@ -61,6 +60,58 @@ class OpenclCode : public LoadedGpuCode {
   }
 
  private:
+  static constexpr const char* kBuildOptions = "";
+
+  /// The program of a cached binary, built; null when the driver refuses it (another driver
+  /// version wrote it, the file is damaged): the caller then builds from source.
+  cl_program buildFromBinary(const std::string& binary) {
+    const Api& a = api();
+    const auto* bytes = reinterpret_cast<const unsigned char*>(binary.data());
+    size_t size = binary.size();
+    cl_int status = 0, err = 0;
+    cl_program program = a.clCreateProgramWithBinary(device_.context, 1, &device_.device, &size, &bytes, &status, &err);
+    if (err != 0 || status != 0 || !program) {
+      if (program) a.clReleaseProgram(program);
+      return nullptr;
+    }
+    if (a.clBuildProgram(program, 1, &device_.device, kBuildOptions, nullptr, nullptr) != 0) {
+      a.clReleaseProgram(program);
+      return nullptr;
+    }
+    return program;
+  }
+
+  void buildFromSource(int deviceId, const std::string& source) {
+    const Api& a = api();
+    const char* text = source.c_str();
+    size_t length = source.size();
+    cl_int err = 0;
+    program_ = a.clCreateProgramWithSource(device_.context, 1, &text, &length, &err);
+    a.check(err, "program creation");
+    cl_int built = a.clBuildProgram(program_, 1, &device_.device, kBuildOptions, nullptr, nullptr);
+    if (built != 0) {
+      size_t size = 0;
+      a.clGetProgramBuildInfo(program_, device_.device, kProgramBuildLog, 0, nullptr, &size);
+      std::string log(size, '\0');
+      a.clGetProgramBuildInfo(program_, device_.device, kProgramBuildLog, size, log.data(), nullptr);
+      while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+      a.clReleaseProgram(program_);
+      program_ = nullptr;
+      fail("OpenCL could not build the kernels on opencl:{} ({}), error {}:\n{}", deviceId, device_.name, built, log);
+    }
+  }
+
+  /// The binary the driver made of the built program (one device), if it gives one.
+  std::optional<std::string> programBinary() const {
+    const Api& a = api();
+    size_t size = 0;
+    if (a.clGetProgramInfo(program_, kProgramBinarySizes, sizeof(size), &size, nullptr) != 0 || size == 0) return std::nullopt;
+    std::string binary(size, '\0');
+    unsigned char* where = reinterpret_cast<unsigned char*>(binary.data());
+    if (a.clGetProgramInfo(program_, kProgramBinaries, sizeof(where), &where, nullptr) != 0) return std::nullopt;
+    return binary;
+  }
+
   void release() {
     for (auto k : kernels_) api().clReleaseKernel(k);
     kernels_.clear();
@@ -76,8 +127,9 @@ class OpenclCode : public LoadedGpuCode {
 
 }  // namespace
 
-std::shared_ptr<const LoadedGpuCode> loadOpenclCode(int deviceId, const std::string& source, const std::vector<std::string>& kernels) {
-  return std::make_shared<OpenclCode>(deviceId, source, kernels);
+std::shared_ptr<const LoadedGpuCode> loadOpenclCode(int deviceId, const std::string& source, const std::vector<std::string>& kernels,
+                                                    bool cacheBinary) {
+  return std::make_shared<OpenclCode>(deviceId, source, kernels, cacheBinary);
 }
 
 }  // namespace tessel::runtime::detail

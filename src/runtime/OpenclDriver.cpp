@@ -56,7 +56,9 @@ void load(Loaded& r) {
   bind(a.clEnqueueReadBuffer, "clEnqueueReadBuffer");
   bind(a.clFinish, "clFinish");
   bind(a.clCreateProgramWithSource, "clCreateProgramWithSource");
+  bind(a.clCreateProgramWithBinary, "clCreateProgramWithBinary");
   bind(a.clBuildProgram, "clBuildProgram");
+  bind(a.clGetProgramInfo, "clGetProgramInfo");
   bind(a.clGetProgramBuildInfo, "clGetProgramBuildInfo");
   bind(a.clReleaseProgram, "clReleaseProgram");
   bind(a.clCreateKernel, "clCreateKernel");
@@ -148,6 +150,8 @@ const DeviceContext& deviceContext(int index) {
     auto c = std::make_unique<DeviceContext>();
     c->device = r.devices[size_t(index)];
     c->name = deviceString(a, c->device, kDeviceName);
+    c->version = deviceString(a, c->device, kDeviceVersion);
+    c->driverVersion = deviceString(a, c->device, kDriverVersion);
     cl_int err = 0;
     c->context = a.clCreateContext(nullptr, 1, &c->device, nullptr, nullptr, &err);
     a.check(err, fmt::format("context creation on opencl:{} ({})", index, c->name));

@@ -32,6 +32,9 @@ inline constexpr cl_uint kDeviceMaxWorkItemSizes = 0x1005;
 inline constexpr cl_uint kDeviceLocalMemSize = 0x1023;
 inline constexpr cl_uint kDeviceName = 0x102B;
 inline constexpr cl_uint kDeviceVersion = 0x102F;
+inline constexpr cl_uint kDriverVersion = 0x102D;
+inline constexpr cl_uint kProgramBinarySizes = 0x1165;
+inline constexpr cl_uint kProgramBinaries = 0x1166;
 inline constexpr cl_uint kProgramBuildLog = 0x1183;
 inline constexpr uint64_t kMemReadWrite = 1 << 0;
 
@@ -49,7 +52,10 @@ struct Api {
                                 cl_event*) = nullptr;
   cl_int (*clFinish)(cl_command_queue) = nullptr;
   cl_program (*clCreateProgramWithSource)(cl_context, cl_uint, const char**, const size_t*, cl_int*) = nullptr;
+  cl_program (*clCreateProgramWithBinary)(cl_context, cl_uint, const cl_device_id*, const size_t*, const unsigned char**, cl_int*,
+                                         cl_int*) = nullptr;
   cl_int (*clBuildProgram)(cl_program, cl_uint, const cl_device_id*, const char*, void*, void*) = nullptr;
+  cl_int (*clGetProgramInfo)(cl_program, cl_uint, size_t, void*, size_t*) = nullptr;
   cl_int (*clGetProgramBuildInfo)(cl_program, cl_device_id, cl_uint, size_t, void*, size_t*) = nullptr;
   cl_int (*clReleaseProgram)(cl_program) = nullptr;
   cl_kernel (*clCreateKernel)(cl_program, const char*, cl_int*) = nullptr;
@@ -68,6 +74,7 @@ struct DeviceContext {
   cl_context context = nullptr;
   cl_command_queue queue = nullptr;
   std::string name;
+  std::string version, driverVersion;  ///< what a cached program binary is valid for
 };
 
 /// The API, loaded once. Throws Error "no OpenCL device: <why>" when libOpenCL.so.1 is missing

@@ -3,6 +3,10 @@
 // refuses. Kernels are test_gpu_end_to_end's.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <filesystem>
 #include <numeric>
 
 #include "common/ErrorText.h"
@@ -11,6 +15,8 @@
 #include "runtime/GpuModule.h"
 #include "runtime/OpenclDevice.h"
 #include "runtime/Tensor.h"
+#include "support/Files.h"
+#include "support/TempDir.h"
 
 using namespace tessel;
 using namespace tessel::runtime;
@@ -48,6 +54,78 @@ TEST(GpuDevices, OpenclReportsItsLimits) {
   EXPECT_GE(info.maxBlockDimensions[0], 1);
   EXPECT_GE(info.computeUnits, 1);
   expectContains(errorOf([] { openclDeviceInfo(99); }), "no OpenCL device opencl:99: this machine has ");
+}
+
+namespace {
+
+/// A one-kernel OpenCL module writing x[i] = 2 * i + `offset` (the offset makes another source),
+/// saved in `directory` and loaded from there (as a deployed module is).
+GpuModule doublingModule(int offset, const std::string& directory) {
+  std::string manifest = R"({"device": "opencl", "kernels": [{"name": "twice", "outputs": 1,
+      "args": [{"name": "x", "dtype": "float32", "shape": [64]}],
+      "launch": {"grid": [2, 1, 1], "block": [32, 1, 1], "shared_bytes": 0}}]})";
+  std::string source = "__kernel void twice(__global float* restrict x) { int i = get_global_id(0); x[i] = 2.0f * i + " +
+                       std::to_string(offset) + ".0f; }\n";
+  std::filesystem::create_directories(directory);
+  writeFile(directory + "/" + kGpuManifestFile, manifest);
+  writeFile(directory + "/" + kOpenclCodeFile, source);
+  return GpuModule::load(directory);
+}
+
+/// Runs it and checks what it wrote.
+void expectDoubles(const GpuModule& module, int offset) {
+  Device gpu{DeviceKind::OpenCL, 0};
+  auto x = Tensor::empty({64}, DataType::float32(), gpu);
+  module.kernel("twice").call({x});
+  auto back = x.to(Device::cpu());
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(back.dataAs<float>()[i], 2.0f * i + offset) << i;
+}
+
+std::vector<std::filesystem::path> cachedFiles(const std::string& directory) {
+  std::vector<std::filesystem::path> files;
+  if (std::filesystem::exists(directory))
+    for (const auto& entry : std::filesystem::directory_iterator(directory)) files.push_back(entry.path());
+  return files;
+}
+
+}  // namespace
+
+TEST(GpuDevices, OpenclProgramBinariesAreCachedAndADamagedOneIsRebuilt) {
+  TESSEL_REQUIRE_OPENCL();
+  TempDir dir("tessel-opencl-cache");
+  std::string cache = dir.path() + "/cache", module = dir.path() + "/module";
+  ::setenv("TESSEL_OPENCL_CACHE", cache.c_str(), 1);
+  // The first load builds from source and keeps the driver's binary.
+  expectDoubles(doublingModule(1, module), 1);
+  auto files = cachedFiles(cache);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].extension(), ".bin");
+  auto inode = [](const std::filesystem::path& p) {
+    struct stat st {};
+    ::stat(p.c_str(), &st);
+    return st.st_ino;
+  };
+  auto first = inode(files[0]);
+  // The second load takes the binary: the file is not written again (a write renames a new one
+  // into place).
+  expectDoubles(doublingModule(1, module), 1);
+  EXPECT_EQ(inode(files[0]), first);
+  // Another source is another entry.
+  expectDoubles(doublingModule(3, module), 3);
+  EXPECT_EQ(cachedFiles(cache).size(), 2u);
+  // A damaged binary is refused by the driver: the kernels are built from source again and the
+  // entry replaced.
+  writeFile(files[0].string(), "not a program binary");
+  expectDoubles(doublingModule(1, module), 1);
+  EXPECT_NE(readFile(files[0].string()), "not a program binary");
+  // "off": nothing is written; nor is anything for a module from memory (a tuning candidate).
+  ::setenv("TESSEL_OPENCL_CACHE", "off", 1);
+  expectDoubles(doublingModule(5, module), 5);
+  EXPECT_EQ(cachedFiles(cache).size(), 2u);
+  ::setenv("TESSEL_OPENCL_CACHE", cache.c_str(), 1);
+  expectDoubles(GpuModule::fromMemory(readFile(module + "/" + kGpuManifestFile), readFile(module + "/" + kOpenclCodeFile)), 5);
+  EXPECT_EQ(cachedFiles(cache).size(), 2u);
+  ::unsetenv("TESSEL_OPENCL_CACHE");
 }
 
 TEST(GpuDevices, CudaMemoryRoundTripsAndLimits) {

@@ -1,0 +1,65 @@
+#include "runtime/OpenclProgramCache.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "support/Hash.h"
+
+namespace tessel::runtime::opencl {
+
+namespace fs = std::filesystem;
+
+std::string programCacheDirectory() {
+  if (const char* own = std::getenv("TESSEL_OPENCL_CACHE"); own && *own) return std::string(own) == "off" ? "" : own;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/tessel/opencl";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/tessel/opencl";
+  return "";
+}
+
+std::string programCachePath(const std::string& directory, const ProgramIdentity& id) {
+  StableHasher h;
+  // Lengths first: no two identities run into the same byte stream.
+  for (const std::string* part : {&id.source, &id.buildOptions, &id.deviceName, &id.deviceVersion, &id.driverVersion})
+    h.add(int64_t(part->size())).add(*part);
+  return (fs::path(directory) / (h.hex() + ".bin")).string();
+}
+
+std::optional<std::string> readCachedBinary(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (!in.good() && !in.eof()) return std::nullopt;
+  std::string binary = bytes.str();
+  if (binary.empty()) return std::nullopt;
+  return binary;
+}
+
+bool storeCachedBinary(const std::string& path, const std::string& binary) {
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  if (ec) return false;
+  // Unique per process and call: two programs storing the same binary at once each rename a
+  // whole file of their own.
+  static std::atomic<uint64_t> counter{0};
+  std::string temporary = path + ".tmp" + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out.write(binary.data(), std::streamsize(binary.size()));
+    if (!out.good()) {
+      fs::remove(temporary, ec);
+      return false;
+    }
+  }
+  fs::rename(temporary, path, ec);
+  if (ec) fs::remove(temporary, ec);
+  return !ec;
+}
+
+}  // namespace tessel::runtime::opencl
