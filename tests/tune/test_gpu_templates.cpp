@@ -118,10 +118,18 @@ TEST(GpuConv2dTemplate, SpacesOfTheZooShapesHoldTheFallbackAndArePruned) {
                 (unsigned long long)t.unprunedSize);
     EXPECT_GT(t.space->size(), 1000u);
     EXPECT_LT(t.space->size(), t.unprunedSize);
+    // The fallback builds within the device's limits and gives the 132 multiprocessors 256
+    // threads each; on the small image that takes groups of threads over the input channels.
     ops::GpuConv2dTile tile = gpuConv2dTileOf(t.space->get(t.fallback));
     EXPECT_GE(tile.threads(), 32);
-    EXPECT_LE(tile.threads(), 256);
-    EXPECT_NO_THROW(t.instantiate(t.space->get(t.fallback)));
+    EXPECT_LE(tile.threads(), limits.maxThreadsPerBlock);
+    EXPECT_NO_THROW(kernelcheck::buildForGpu(schedule::replay(dag, t.instantiate(t.space->get(t.fallback))), "cuda"));
+    ops::GpuConv2dShape shape = ops::gpuConv2dShapeOf(dag);
+    int64_t blocks = tile.f[0] * tile.y[0] * tile.x[0];
+    EXPECT_GE(blocks * tile.threads(), 132 * 256);
+    if (shape.height == 7) {
+      EXPECT_GT(tile.splitK, 1);
+    }
     // Every option respects the per-dimension thread limits (threadIdx.z: 64).
     for (const auto& option : t.space->knob("tile_f").options) EXPECT_LE(option.at(1).get<int64_t>(), 64);
   }

@@ -29,23 +29,35 @@ SplitOptions spatialTile(int64_t maxThreads, int64_t maxInner) {
 }
 
 /// The fallback's factors: columns across threads (neighbouring threads, neighbouring
-/// addresses), a few rows and channels per thread for reuse in registers, 64 to 256 threads.
+/// addresses), a few rows and channels per thread for reuse in registers, 64 to 256 threads a
+/// block. Where that leaves the device's multiprocessors short of threads (the deep layers'
+/// 7x7 and 14x14 images), fewer channels per block and the input channels split over groups of
+/// threads (split-K) until the launch has about 256 threads per multiprocessor.
 struct FallbackTile {
   std::vector<int64_t> f, y, x;
-  int64_t rc;
+  int64_t rc, splitK;
 };
 
 FallbackTile fallbackTile(const ops::GpuConv2dShape& s, const passes::GpuLimits& limits) {
+  int64_t maxThreads = std::min<int64_t>(1024, limits.maxThreadsPerBlock);
   int64_t tx = largestDivisorAtMost(s.width, 16);
   int64_t ty = largestDivisorAtMost(s.height, std::max<int64_t>(1, 64 / tx));
   int64_t yi = largestDivisorAtMost(s.height / ty, 2);
-  int64_t threadsLeft = std::max<int64_t>(1, std::min<int64_t>(256, limits.maxThreadsPerBlock) / (tx * ty));
-  int64_t tf = largestDivisorAtMost(s.channels, std::min<int64_t>(threadsLeft, limits.maxBlockDimensions[2]));
-  int64_t fi = largestDivisorAtMost(s.channels / tf, 4);
+  int64_t threadsLeft = std::max<int64_t>(1, std::min<int64_t>(256, maxThreads) / (tx * ty));
+  int64_t fi = largestDivisorAtMost(s.channels, 4);
+  int64_t tf = largestDivisorAtMost(s.channels / fi, std::min<int64_t>(threadsLeft, limits.maxBlockDimensions[2]));
+  int64_t sms = limits.multiProcessorCount;  // 0 where unknown: no reshaping for it
+  auto blocks = [&] { return (s.channels / (tf * fi)) * (s.height / (ty * yi)) * (s.width / tx); };
+  if (sms > 0 && blocks() < 2 * sms) tf = 1;
+  int64_t splitK = 1;
+  while (sms > 0 && blocks() * tf * ty * tx * splitK < sms * 256 && splitK * 2 <= 16 && s.inChannels % (splitK * 2) == 0 &&
+         tf * ty * tx * splitK * 2 <= maxThreads)
+    splitK *= 2;
   return {{s.channels / (tf * fi), tf, fi},
           {s.height / (ty * yi), ty, yi},
           {s.width / tx, tx, 1},
-          largestDivisorAtMost(s.inChannels, 8)};
+          largestDivisorAtMost(s.inChannels / splitK, std::max<int64_t>(1, 32 / splitK)),
+          splitK};
 }
 
 }  // namespace
@@ -122,7 +134,7 @@ GpuTemplateSpace gpuConv2dTemplate(const te::ComputeDAG& dag, const passes::GpuL
     else if (k.name == "tile_rc") value = std::vector<int64_t>{shape.inChannels / fallback.rc, fallback.rc};
     else if (k.name == "tile_ry") value = std::vector<int64_t>{1, shape.kernelHeight};
     else if (k.name == "tile_rx") value = std::vector<int64_t>{1, shape.kernelWidth};
-    else if (k.name == "split_rc") value = 1;
+    else if (k.name == "split_rc") value = fallback.splitK;
     else if (k.name == "auto_unroll_max_step") value = 512;
     else value = 1;
     auto index = space->optionIndex(k.name, value);
