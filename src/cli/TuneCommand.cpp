@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -12,12 +13,14 @@
 #include <sstream>
 
 #include "cli/AutoScheduleTasks.h"
+#include "cli/GpuTargets.h"
 #include "cli/OptionChecks.h"
 #include "cli/ModelArgs.h"
 #include "cli/RpcCommands.h"
 #include "cli/VtaFlow.h"
 #include "graph/Build.h"
 #include "graph/Fusion.h"
+#include "graph/GpuTargetLimits.h"
 #include "graph/TaskExtraction.h"
 #include "ops/Schedules.h"
 #include "runtime/GraphExecutor.h"
@@ -36,6 +39,7 @@
 #include "tune/RecordQueries.h"
 #include "tune/TaskScheduler.h"
 #include "tune/autotvm/CpuTemplates.h"
+#include "tune/autotvm/GpuTemplates.h"
 #include "tune/autotvm/TuneTask.h"
 
 namespace tessel::cli {
@@ -58,7 +62,7 @@ struct TuneArgs : ModelArgs {
   std::vector<size_t> onlyTasks;  ///< 1-based task numbers to tune (empty: all)
   int64_t nTrial = 1000, earlyStopping = 0;
   bool resume = false, transferLearning = false, checkCorrectness = false, cacheFlush = false, noEvaluate = false, force = false;
-  int nParallel = 0, number = 4, repeat = 3, confirmTop = 5, confirmRounds = 5, threads = 0;
+  int nParallel = 0, number = 4, repeat = 3, confirmTop = 5, confirmRounds = 5, threads = 0, evaluateRepeat = 10;
   double busyPause = 10;
   size_t batchSize = 8;
   double minRepeatMs = 0, timeout = 10, buildTimeout = 10, cooldown = 0;
@@ -134,14 +138,15 @@ struct Evaluation {
 
 /// The tuned and the untuned module, timed in alternation (10 rounds of at least 100 ms each):
 /// the speedup printed is a same-run ratio.
-std::pair<Evaluation, Evaluation> evaluate(const std::string& tunedDirectory, const std::string& untunedDirectory) {
-  auto tuned = runtime::GraphExecutor::load(tunedDirectory);
-  auto untuned = runtime::GraphExecutor::load(untunedDirectory);
+std::pair<Evaluation, Evaluation> evaluate(const std::string& tunedDirectory, const std::string& untunedDirectory,
+                                           const runtime::Device& device, int repeat) {
+  auto tuned = runtime::GraphExecutor::load(tunedDirectory, {device});
+  auto untuned = runtime::GraphExecutor::load(untunedDirectory, {device});
   tuned.setZeroInputs();
   untuned.setZeroInputs();
   runtime::TimeEvaluatorOptions timing;
   timing.number = 1;
-  timing.repeat = 10;
+  timing.repeat = repeat;
   timing.minRepeatMs = 100;
   auto r = runtime::timeInterleaved({[&] { tuned.run(); }, [&] { untuned.run(); }}, timing);
   return {{r[0].mean * 1e3, r[0].stddev * 1e3}, {r[1].mean * 1e3, r[1].stddev * 1e3}};
@@ -167,7 +172,18 @@ void tune(const TuneArgs& a) {
     tuneVta(a, v);
     return;
   }
-  checkCpuTarget(a.target);
+  // GPU targets: the functions' kernels run on a device; the host target only compiles the
+  // correctness reference (GpuTargets.h).
+  const bool gpu = graph::isGpuTarget(a.target);
+  std::string gpuHost;
+  if (gpu) {
+    gpuHost = checkGpuTargetHost(a.target, a.targetHost);
+    TESSEL_CHECK(a.scheduler == "autotvm", "--scheduler auto: GPU targets are tuned with templates (the GPU sketch rules are not written yet)");
+    TESSEL_CHECK(!a.cacheFlush, "--enable-cpu-cache-flush: GPU candidates are timed on the device, with its memory warm");
+    TESSEL_CHECK(a.coldCache != "always", "--cold-cache always: GPU candidates are timed on the device, with its memory warm");
+  } else {
+    checkCpuTarget(a.target);
+  }
   TESSEL_CHECK(!a.log.empty(), "--log is required: every trial is written there");
   TESSEL_CHECK(a.nTrial >= 1, "--n-trial must be at least 1, got {}", a.nTrial);
   TESSEL_CHECK(a.earlyStopping >= 0, "--early-stopping must not be negative, got {}", a.earlyStopping);
@@ -207,7 +223,7 @@ void tune(const TuneArgs& a) {
   // Kernel threads from the cores other programs leave free: a 2-thread kernel sharing a core
   // with another program measures that program, not itself.
   bool local = a.runnerArgs.runner == "local";
-  if (local) {
+  if (local && !gpu) {
     runtime::MachineLoad load = runtime::sampleMachineLoad(std::chrono::milliseconds(300));
     runnerOptions.threads = a.threads > 0 ? a.threads : runtime::kernelThreadsFor(load);
     runnerOptions.passiveWait = runnerOptions.threads < load.cores;
@@ -217,19 +233,27 @@ void tune(const TuneArgs& a) {
   }
   // A remote runner checks the tracker and the key here, before any work.
   auto runner = makeRunner(a.runnerArgs, runnerOptions);
-  const std::string target = targetForDevices(a.runnerArgs, a.target);
+  const std::string target = gpu ? a.target : targetForDevices(a.runnerArgs, a.target);
+  // The limits GPU kernels are verified against: the remote device's, or this machine's device
+  // (the profile for a named -device= or without one).
+  passes::GpuLimits gpuLimits;
+  if (gpu) {
+    gpuLimits = local ? graph::gpuLimitsForBuild(target) : gpuLimitsOfDevices(a.runnerArgs, target);
+    fmt::print("GPU kernels verified against the limits of {}: {} threads per block, {} bytes of shared memory\n", gpuLimits.profile,
+               gpuLimits.maxThreadsPerBlock, gpuLimits.maxSharedMemoryPerBlock);
+  }
   std::optional<tune::LoadMonitor> monitor;
-  if (local) {
+  if (local && !gpu) {
     tune::LoadMonitorOptions m;
     m.pauseSeconds = a.busyPause;
     m.warnTo = stdout;
     monitor.emplace(*runner, m);
   }
   fmt::print("Extract tasks...\n");
-  PreparedModel prepared = prepareModel(a);
+  PreparedModel prepared = prepareModel(gpu ? gpuModelArgs(a) : static_cast<const ModelArgs&>(a));
   const graph::Graph& g = prepared.chosen;
   std::vector<tune::autotvm::TuningTaskPtr> tasks;
-  ColdCachePolicy cold(g, a.coldCache);
+  ColdCachePolicy cold(g, gpu ? "never" : a.coldCache);
   // Under --winograd auto, a Winograd layer is tuned both ways: the direct convolution's task
   // and the Winograd one's; the build takes the faster (chooseByRecords).
   // The direct variant is listed right after its Winograd task (same name).
@@ -289,6 +313,20 @@ void tune(const TuneArgs& a) {
     candidates.clear();
   }
   for (const auto& [taskGraph, t] : candidates) {
+    if (gpu) {
+      // Every function has a GPU template (gpu_default at least); --ops selects by its anchor.
+      auto classes = opsClassesOf(t.dag);
+      bool selected = ops.empty();
+      for (const auto& op : ops) selected = selected || std::find(classes.begin(), classes.end(), op) != classes.end();
+      if (!selected) continue;
+      auto task = tune::autotvm::makeGpuTuningTask(t.name, t.dag, target, gpuLimits);
+      auto measure = std::make_shared<tune::MeasureTask>(*task->measure);
+      measure->hostTarget = gpuHost;
+      auto copy = std::make_shared<tune::autotvm::TuningTask>(*task);
+      copy->measure = measure;
+      tasks.push_back(copy);
+      continue;
+    }
     auto templateName = tune::autotvm::cpuTemplateFor(t.dag);
     if (!templateName || !selectedByOps(*templateName, ops)) continue;
     auto task = tune::autotvm::makeCpuTuningTask(t.name, t.dag, target, *templateName);
@@ -446,17 +484,40 @@ void tune(const TuneArgs& a) {
   graph::BuildOptions build;
   build.target = target;
   DefaultSchedules defaults(target);
-  build.schedule = best.provider(defaults.provider());
+  if (gpu) {
+    build.gpuLimits = gpuLimits;
+    build.schedule = best.provider(defaultGpuScheduleFor(gpuLimits));
+  } else {
+    build.schedule = best.provider(defaults.provider());
+  }
   RecordsChoice chosen = chooseByRecords(prepared, best);
   graph::buildGraph(chosen.graph, tunedDir, build);
   fmt::print("{}\n", best.summary());
   if (!chosen.summary.empty()) fmt::print("{}\n", chosen.summary);
-  fmt::print("{}\n", defaults.summary());
+  if (!gpu) fmt::print("{}\n", defaults.summary());
   if (!a.output.empty()) fmt::print("wrote the tuned module to {}\n", a.output);
   if (a.noEvaluate) return;
 
   fmt::print("Evaluate inference time cost...\n");
   std::fflush(stdout);
+  if (gpu) {
+    if (!local) {
+      // On a device of the key, as `tessel benchmark --runner rpc` (the seed: number 1).
+      fmt::print("Upload...\n");
+      benchmarkOnRemoteDevice(a.runnerArgs, tunedDir, 1, a.evaluateRepeat, 0);
+      return;
+    }
+    graph::BuildOptions untunedBuild;
+    untunedBuild.target = target;
+    untunedBuild.gpuLimits = gpuLimits;
+    graph::buildGraph(g, scratch.path() + "/untuned", untunedBuild);
+    runtime::Device device = runtime::Device::parse(target.substr(0, target.find(' ')));
+    auto [tuned, untuned] = evaluate(tunedDir, scratch.path() + "/untuned", device, a.evaluateRepeat);
+    fmt::print("Mean inference time (std dev): {:.2f} ms ({:.2f} ms)\n", tuned.mean, tuned.stddev);
+    fmt::print("Untuned (default GPU schedules): {:.2f} ms ({:.2f} ms); speedup {:.2f}x (timed in alternation on {})\n", untuned.mean,
+               untuned.stddev, untuned.mean / tuned.mean, device.str());
+    return;
+  }
   graph::BuildOptions untunedBuild;
   untunedBuild.target = target;
   untunedBuild.schedule = [options = ops::cpuScheduleOptionsFor(target)](const te::ComputeDAG& dag) {
@@ -469,7 +530,7 @@ void tune(const TuneArgs& a) {
   if (runtime::kernelThreadCount() < now.cores)
     fmt::print("machine busy: {}; timing with {} thread{}\n", now.describe(), runtime::kernelThreadCount(),
                runtime::kernelThreadCount() == 1 ? "" : "s");
-  auto [tuned, untuned] = evaluate(tunedDir, scratch.path() + "/untuned");
+  auto [tuned, untuned] = evaluate(tunedDir, scratch.path() + "/untuned", runtime::Device::cpu(), a.evaluateRepeat);
   fmt::print("Mean inference time (std dev): {:.2f} ms ({:.2f} ms)\n", tuned.mean, tuned.stddev);
   fmt::print("Untuned (default schedules): {:.2f} ms ({:.2f} ms); speedup {:.2f}x (timed in alternation)\n", untuned.mean,
              untuned.stddev, untuned.mean / tuned.mean);
@@ -525,6 +586,8 @@ void addTuneCommand(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "always", "never"}));
   c->add_flag("--check-correctness", args->checkCorrectness, "compare each candidate's output with the naive schedule's");
   c->add_flag("--no-evaluate", args->noEvaluate, "build with the best records but do not time the network");
+  c->add_option("--evaluate-repeat", args->evaluateRepeat, "measurements of the tuned network's inference time (default 10)")
+      ->check(integerIn(1, 10000));
   c->add_flag("--force", args->force, "append to --log even when the existing file is not a records log");
   c->add_option("--seed", args->seed, "seed of the tuners")->check(integerIn(0, INT64_MAX));
   addRunnerOptions(c, args->runnerArgs);

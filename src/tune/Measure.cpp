@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "codegen/GpuBuild.h"
 #include "te/DagJson.h"
 
 #include <algorithm>
@@ -20,6 +21,8 @@ MeasureTaskPtr makeMeasureTask(std::string name, te::ComputeDAG dag, std::string
   task->target = std::move(target);
   return task;
 }
+
+bool MeasureTask::onGpu() const { return codegen::isGpuTarget(target); }
 
 double MeasureResult::cost() const {
   if (!ok() || costs.empty()) return std::numeric_limits<double>::infinity();

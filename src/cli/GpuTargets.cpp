@@ -1,0 +1,56 @@
+#include "cli/GpuTargets.h"
+
+#include "codegen/Toolchain.h"
+#include "ops/GpuSchedules.h"
+#include "ops/OpTraits.h"
+#include "ops/Schedules.h"
+#include "support/Error.h"
+
+namespace tessel::cli {
+
+ModelArgs gpuModelArgs(const ModelArgs& args) {
+  ModelArgs gpu = args;
+  gpu.winograd = "never";
+  gpu.packWeights = "never";
+  gpu.fuseSeparable = "never";
+  return gpu;
+}
+
+tune::ScheduleFunction defaultGpuScheduleFor(const passes::GpuLimits& limits) {
+  ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits.maxThreadsPerBlock, limits.multiProcessorCount, limits.warpSize);
+  return [rules](const te::ComputeDAG& dag) { return ops::defaultGpuSchedule(dag, rules); };
+}
+
+std::string checkGpuTargetHost(const std::string& target, const std::string& targetHost) {
+  bool cpu = targetHost.rfind("cpu", 0) == 0 || targetHost.rfind("llvm", 0) == 0;
+  std::string why = "a GPU target's host is the CPU beside the device (e.g. \"cpu -mtriple=aarch64-linux-gnu\"): GPU modules "
+                    "have no host code, the host compiles the correctness reference --check-correctness runs there";
+  TESSEL_CHECK(cpu, "--target-host '{}' with --target '{}': not a CPU target; {}", targetHost, target, why);
+  std::string host = targetHost.rfind("llvm", 0) == 0 ? "cpu" + targetHost.substr(4) : targetHost;
+  try {
+    codegen::compileOptionsForTarget(host);
+  } catch (const Error& e) {
+    fail("--target-host '{}': {}", targetHost, e.what());
+  }
+  return host;
+}
+
+std::vector<std::string> opsClassesOf(const te::ComputeDAG& dag) {
+  auto anchor = ops::findAnchorStage(dag);
+  if (!anchor) return {};
+  switch (ops::traitsOf(*dag.op(*anchor)).kind) {
+    case ops::OpKind::Dense:
+    case ops::OpKind::Matmul: return {"dense"};
+    case ops::OpKind::DepthwiseConv2dNCHW:
+    case ops::OpKind::DepthwiseConv2dNHWC: return {"conv2d", "depthwise_conv2d"};
+    case ops::OpKind::Conv2dNCHW:
+    case ops::OpKind::Conv2dNHWC:
+    case ops::OpKind::Conv2dNHWCPacked:
+    case ops::OpKind::GroupConv2dNCHW:
+    case ops::OpKind::GroupConv2dNHWC:
+    case ops::OpKind::Conv2dTransposeNCHW: return {"conv2d"};
+    default: return {};
+  }
+}
+
+}  // namespace tessel::cli

@@ -1,0 +1,33 @@
+/// What the network commands (compile, tune) do differently for a GPU target ("cuda ...",
+/// "opencl ..."): the graph passes without the CPU's convolution variants, the limits kernels
+/// are verified against, the default GPU schedule as the build's fallback, the host target,
+/// and which functions `--ops` selects.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "cli/ModelArgs.h"
+#include "passes/GpuLimits.h"
+#include "tune/HistoryBest.h"
+
+namespace tessel::cli {
+
+/// The model options of a GPU build: Winograd, packed weights and fused separable blocks off
+/// (their rules, layouts and tiles are the CPU kernels').
+ModelArgs gpuModelArgs(const ModelArgs& args);
+
+/// The default GPU schedule for a device with these limits, as a build's schedule provider.
+tune::ScheduleFunction defaultGpuScheduleFor(const passes::GpuLimits& limits);
+
+/// Checks `--target-host` of a GPU target and returns it (llvm spelled cpu). A GPU module has
+/// no host code: the host target is where the device's host CPU runs the correctness reference
+/// of `tune --check-correctness` (the naive kernel, compiled for it). Error naming the value
+/// when it is not a CPU target the toolchain can compile for.
+std::string checkGpuTargetHost(const std::string& target, const std::string& targetHost);
+
+/// The operator class of a function's anchor for `--ops`: "conv2d" (every convolution,
+/// depthwise and grouped included), "depthwise_conv2d" or "dense" (matmul too); empty for a
+/// function without an anchor.
+std::vector<std::string> opsClassesOf(const te::ComputeDAG& dag);
+
+}  // namespace tessel::cli
