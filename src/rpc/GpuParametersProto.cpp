@@ -24,7 +24,7 @@ passes::GpuLimits readGpuParameters(const proto::GpuParameters& p, const std::st
     return value;
   };
   passes::GpuLimits limits;
-  limits.profile = p.device_name().empty() ? p.device() : fmt::format("{} ({})", p.device(), p.device_name());
+  limits.profile = p.device_name().empty() ? p.device() : p.device_name();  // the server's profile names its device
   limits.maxThreadsPerBlock = positive("max_threads_per_block", p.max_threads_per_block());
   limits.maxSharedMemoryPerBlock = positive("max_shared_memory_per_block", p.max_shared_memory_per_block());
   limits.warpSize = positive("warp_size", p.warp_size());

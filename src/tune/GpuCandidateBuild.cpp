@@ -16,25 +16,17 @@ using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-BuildResult gpuBuildError(MeasureErrorNo errorNo, std::string message, Clock::time_point start) {
-  BuildResult result;
-  result.errorNo = errorNo;
-  result.errorMessage = std::move(message);
-  result.buildSeconds = secondsSince(start);
-  return result;
-}
-
 /// What an isolated step that did not return becomes: a timeout, or `failure` with its message.
 BuildResult failedStep(const IsolatedCallResult& step, MeasureErrorNo failure, const std::string& what, const MeasureTask& task,
                        Clock::time_point start) {
   using Status = IsolatedCallResult::Status;
+  double seconds = secondsSince(start);
   if (step.status == Status::TimedOut)
-    return gpuBuildError(MeasureErrorNo::BuildTimeoutError,
-                         fmt::format("build timed out after {:.1f} s while {} for task '{}'", secondsSince(start), what, task.name),
-                         start);
-  if (step.status == Status::Threw) return gpuBuildError(failure, step.output, start);
-  return gpuBuildError(failure, fmt::format("{} for task '{}' crashed the build process: {}", what, task.name, step.describe()),
-                       start);
+    return buildErrorResult(MeasureErrorNo::BuildTimeoutError,
+                            fmt::format("build timed out after {:.1f} s while {} for task '{}'", seconds, what, task.name), seconds);
+  if (step.status == Status::Threw) return buildErrorResult(failure, step.output, seconds);
+  return buildErrorResult(failure, fmt::format("{} for task '{}' crashed the build process: {}", what, task.name, step.describe()),
+                          seconds);
 }
 
 }  // namespace
@@ -54,7 +46,7 @@ BuildResult buildGpuCandidate(const MeasureInput& input, const std::string& kern
     dialect = codegen::gpuDialectOfTarget(task.target);
     limits = gpuLimitsOfTask(task);
   } catch (const Error& e) {
-    return gpuBuildError(MeasureErrorNo::InstantiationError, e.what(), start);
+    return buildErrorResult(MeasureErrorNo::InstantiationError, e.what(), secondsSince(start));
   }
 
   // 1. Replay, lower (with the verification against the limits) and generate, isolated.
@@ -76,9 +68,10 @@ BuildResult buildGpuCandidate(const MeasureInput& input, const std::string& kern
   if (dialect == codegen::GpuDialect::Cuda) {
     auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (remaining.count() <= 0)
-      return gpuBuildError(MeasureErrorNo::BuildTimeoutError,
-                           fmt::format("build timed out after {:.1f} s before NVRTC compiled task '{}'", secondsSince(start), task.name),
-                           start);
+      return buildErrorResult(MeasureErrorNo::BuildTimeoutError,
+                              fmt::format("build timed out after {:.1f} s before NVRTC compiled task '{}'", secondsSince(start),
+                                          task.name),
+                              secondsSince(start));
     auto compileStart = Clock::now();
     std::string arch = codegen::cudaArchOfTarget(task.target);
     auto compiled = runIsolated([&] { return codegen::compileCudaToCubin(binary.source.code, arch); }, remaining);
@@ -92,7 +85,7 @@ BuildResult buildGpuCandidate(const MeasureInput& input, const std::string& kern
   try {
     codegen::saveGpuModule(binary, directory);
   } catch (const Error& e) {
-    return gpuBuildError(MeasureErrorNo::UnknownError, fmt::format("builder: {}", e.what()), start);
+    return buildErrorResult(MeasureErrorNo::UnknownError, fmt::format("builder: {}", e.what()), secondsSince(start));
   }
   BuildResult result;
   result.libraryPath = directory;

@@ -23,11 +23,7 @@ using Clock = std::chrono::steady_clock;
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 BuildResult buildError(MeasureErrorNo errorNo, std::string message, Clock::time_point start) {
-  BuildResult result;
-  result.errorNo = errorNo;
-  result.errorMessage = std::move(message);
-  result.buildSeconds = secondsSince(start);
-  return result;
+  return buildErrorResult(errorNo, std::move(message), secondsSince(start));
 }
 
 }  // namespace

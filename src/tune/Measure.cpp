@@ -32,6 +32,14 @@ double MeasureResult::cost() const {
   return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
 }
 
+BuildResult buildErrorResult(MeasureErrorNo errorNo, std::string message, double buildSeconds) {
+  BuildResult result;
+  result.errorNo = errorNo;
+  result.errorMessage = std::move(message);
+  result.buildSeconds = buildSeconds;
+  return result;
+}
+
 MeasureResult errorResult(MeasureErrorNo errorNo, std::string message) {
   MeasureResult result;
   result.errorNo = errorNo;

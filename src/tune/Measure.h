@@ -104,6 +104,9 @@ struct MeasureResult {
   double cost() const;
 };
 
+/// A build that failed: its error, after `buildSeconds`.
+BuildResult buildErrorResult(MeasureErrorNo errorNo, std::string message, double buildSeconds);
+
 /// A result carrying an error (timestamped now).
 MeasureResult errorResult(MeasureErrorNo errorNo, std::string message);
 

@@ -81,7 +81,7 @@ TEST(GpuTemplates, DefaultTemplateFallbackIsTheDefaultSchedule) {
 
 TEST(GpuTemplates, PrunesKnobsThatDoNotChangeTheSchedule) {
   // A matmul has no direct convolution: channel tiles change nothing and are pruned to the rule's.
-  auto task = tune::autotvm::makeGpuTuningTask("dense", ops::matmul(3, 37, 19), "cuda", passes::GpuLimits::cudaSm90());
+  auto task = tune::autotvm::makeGpuTuningTask("dense", ops::matmul(64, 512, 128), "cuda", passes::GpuLimits::cudaSm90());
   EXPECT_EQ(task->space->knob("channel_tile").options.size(), 1u);
   std::set<std::string> schedules;
   for (uint64_t i = 0; i < task->space->size(); ++i)
