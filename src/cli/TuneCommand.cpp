@@ -181,6 +181,11 @@ void tune(const TuneArgs& a) {
     TESSEL_CHECK(a.scheduler == "autotvm", "--scheduler auto: GPU targets are tuned with templates (the GPU sketch rules are not written yet)");
     TESSEL_CHECK(!a.cacheFlush, "--enable-cpu-cache-flush: GPU candidates are timed on the device, with its memory warm");
     TESSEL_CHECK(a.coldCache != "always", "--cold-cache always: GPU candidates are timed on the device, with its memory warm");
+    // The local runner's device is in this machine: its host, which runs the reference, is this CPU.
+    TESSEL_CHECK(!a.checkCorrectness || a.runnerArgs.runner != "local" || gpuHost.find("-mtriple") == std::string::npos,
+                 "--target-host '{}' with --runner local --check-correctness: the local device's host is this machine's CPU "
+                 "(leave out --target-host, or measure on the device's own machine with --runner rpc)",
+                 a.targetHost);
   } else {
     checkCpuTarget(a.target);
   }

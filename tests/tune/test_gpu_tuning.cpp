@@ -184,6 +184,14 @@ TEST(GpuMeasure, CudaCandidateCompiledByNvrtcAndRunWhereAGpuIs) {
   EXPECT_EQ(builds[0].gpuDevice, "cuda");
   EXPECT_TRUE(std::filesystem::exists(builds[0].libraryPath + "/" + kCudaCodeFile));
   EXPECT_GT(builds[0].compileSeconds, 0);
+  // NVRTC rejects what it cannot compile (here an architecture it does not know): the
+  // candidate's CompileDeviceError with NVRTC's message, not the end of the batch.
+  auto old = std::make_shared<tune::MeasureTask>(*task->measure);
+  old->target = "cuda -arch=sm_12";
+  auto rejected = builder.build({{old, fallbackCandidate(task).steps, "sm_12"}, fallbackCandidate(task)});
+  EXPECT_EQ(rejected[0].errorNo, tune::MeasureErrorNo::CompileDeviceError) << rejected[0].errorMessage;
+  expectContains(rejected[0].errorMessage, "sm_12");
+  EXPECT_TRUE(rejected[1].ok()) << rejected[1].errorMessage;
   TESSEL_REQUIRE_CUDA();
   tune::LocalRunner runner(checkedRunner());
   auto results = tune::measureBatch(builder, runner, {fallbackCandidate(task)});
