@@ -23,7 +23,10 @@
 #include "graph/GpuTargetLimits.h"
 #include "graph/TaskExtraction.h"
 #include "ops/Schedules.h"
+#include "codegen/GpuBuild.h"
+#include "runtime/CudaDevice.h"
 #include "runtime/GraphExecutor.h"
+#include "runtime/OpenclDevice.h"
 #include "runtime/TimeEvaluator.h"
 #include "support/Error.h"
 #include "support/Files.h"
@@ -242,6 +245,13 @@ void tune(const TuneArgs& a) {
   // The limits GPU kernels are verified against: the remote device's, or this machine's device
   // (the profile for a named -device= or without one).
   passes::GpuLimits gpuLimits;
+  if (gpu && local) {
+    std::string why;
+    bool cuda = codegen::gpuDialectOfTarget(target) == codegen::GpuDialect::Cuda;
+    bool present = cuda ? runtime::cudaDeviceAvailable(&why) : runtime::openclDeviceAvailable(&why);
+    TESSEL_CHECK(present, "--target {} --runner local: candidates run on this machine's device, and {}; measure on a machine with "
+                 "one through --runner rpc (`tessel server --device {}`)", target, why, cuda ? "cuda" : "opencl");
+  }
   if (gpu) {
     gpuLimits = local ? graph::gpuLimitsForBuild(target) : gpuLimitsOfDevices(a.runnerArgs, target);
     fmt::print("GPU kernels verified against the limits of {}: {} threads per block, {} bytes of shared memory\n", gpuLimits.profile,

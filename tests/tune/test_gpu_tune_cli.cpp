@@ -6,6 +6,7 @@
 
 #include "common/ErrorText.h"
 #include "common/GpuRequire.h"
+#include "runtime/CudaDevice.h"
 #include "runtime/OpenclDevice.h"
 #include "support/Subprocess.h"
 #include "support/TempDir.h"
@@ -56,4 +57,11 @@ TEST(GpuTuneCli, OptionsAGpuTargetRefuses) {
   auto flush = run({"--enable-cpu-cache-flush"});
   EXPECT_FALSE(flush.ok());
   expectContains(flush.output, "GPU candidates are timed on the device");
+  std::string why;
+  if (!runtime::cudaDeviceAvailable(&why)) {
+    // Without a GPU here, local CUDA tuning is refused before any work, saying why.
+    auto cuda = runSubprocess({TESSEL_CLI, "tune", "--model", "resnet-18", "--target", "cuda", "--log", dir.path() + "/c.log"}, {});
+    EXPECT_FALSE(cuda.ok());
+    expectContains(cuda.output, "--target cuda --runner local: candidates run on this machine's device, and no CUDA device");
+  }
 }

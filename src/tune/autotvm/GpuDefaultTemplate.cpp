@@ -1,5 +1,6 @@
 #include "tune/autotvm/GpuDefaultTemplate.h"
 
+#include <algorithm>
 #include <set>
 
 #include "ops/GpuSchedules.h"

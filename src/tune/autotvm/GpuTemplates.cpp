@@ -10,7 +10,8 @@
 namespace tessel::tune::autotvm {
 
 const std::vector<GpuTemplate>& gpuTemplates() {
-  // Most specific first: a function takes the first template that applies.
+  // Most specific first: a function takes the first template that applies. A template is one
+  // row: {name, applies(dag), make(name, dag, target, limits)}.
   static const std::vector<GpuTemplate> table = {
       {kGpuDefaultTemplate, [](const te::ComputeDAG&) { return true; }, &makeGpuDefaultTask},
   };
