@@ -83,9 +83,9 @@ void compileGpu(const CompileArgs& a) {
   auto report = graph::buildGraph(g, a.output, options);
   if (best) fmt::print("{}: {}\n", a.records, best->summary());
   if (!a.params.empty()) fmt::print("weights from {}\n", a.params);
-  fmt::print("compiled {} for {} (host {}) into {}: {} fused functions, {} distinct kernels ({}, limits of {}; code built in {:.1f} s); "
+  fmt::print("compiled {} for {}{} into {}: {} fused functions, {} distinct kernels ({}, limits of {}; code built in {:.1f} s); "
              "activations {:.1f} MiB planned, {:.1f} MiB without reuse\n",
-             a.model, a.target, host, a.output, report.functions, report.distinctKernels,
+             a.model, a.target, host == "cpu" ? "" : fmt::format(" (host {})", host), a.output, report.functions, report.distinctKernels,
              best ? "best records, else the default GPU schedule" : "default GPU schedule", options.gpuLimits->profile,
              report.compileSeconds, report.plannedBytes / 1048576.0, report.naiveBytes / 1048576.0);
 }
