@@ -1,12 +1,23 @@
 #include "cli/GpuTargets.h"
 
 #include "codegen/Toolchain.h"
+#include "passes/Lower.h"
 #include "ops/GpuSchedules.h"
 #include "ops/OpTraits.h"
 #include "ops/Schedules.h"
 #include "support/Error.h"
 
 namespace tessel::cli {
+
+namespace {
+
+/// The default GPU schedule for a device with these limits, as a build's schedule provider.
+tune::ScheduleFunction defaultGpuScheduleFor(const passes::GpuLimits& limits) {
+  ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits.maxThreadsPerBlock, limits.multiProcessorCount, limits.warpSize);
+  return [rules](const te::ComputeDAG& dag) { return ops::defaultGpuSchedule(dag, rules); };
+}
+
+}  // namespace
 
 ModelArgs gpuModelArgs(const ModelArgs& args) {
   ModelArgs gpu = args;
@@ -16,9 +27,9 @@ ModelArgs gpuModelArgs(const ModelArgs& args) {
   return gpu;
 }
 
-tune::ScheduleFunction defaultGpuScheduleFor(const passes::GpuLimits& limits) {
-  ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits.maxThreadsPerBlock, limits.multiProcessorCount, limits.warpSize);
-  return [rules](const te::ComputeDAG& dag) { return ops::defaultGpuSchedule(dag, rules); };
+tune::ScheduleFunction gpuRecordsProvider(const tune::HistoryBest& best, const passes::GpuLimits& limits) {
+  return best.provider(defaultGpuScheduleFor(limits),
+                       [limits](const schedule::State& state) { passes::lowerForGpu(state, "record_check", limits); });
 }
 
 std::string checkGpuTargetHost(const std::string& target, const std::string& targetHost) {

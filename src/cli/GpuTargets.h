@@ -16,8 +16,10 @@ namespace tessel::cli {
 /// (their rules, layouts and tiles are the CPU kernels').
 ModelArgs gpuModelArgs(const ModelArgs& args);
 
-/// The default GPU schedule for a device with these limits, as a build's schedule provider.
-tune::ScheduleFunction defaultGpuScheduleFor(const passes::GpuLimits& limits);
+/// The schedules of a GPU build with tuning records: each function's best record that replays
+/// and lowers within `limits` (a record measured on a device with larger limits may not), else
+/// the default GPU schedule.
+tune::ScheduleFunction gpuRecordsProvider(const tune::HistoryBest& best, const passes::GpuLimits& limits);
 
 /// Checks `--target-host` of a GPU target and returns it (llvm spelled cpu). A GPU module has
 /// no host code: the host target is where the device's host CPU runs the correctness reference

@@ -79,7 +79,7 @@ void compileGpu(const CompileArgs& a) {
     rules.reductionParts = std::stoi(a.reductionParts);
   }
   tune::ScheduleFunction defaults = [rules](const te::ComputeDAG& dag) { return ops::defaultGpuSchedule(dag, rules); };
-  options.schedule = best ? best->provider(defaults) : defaults;
+  options.schedule = best ? gpuRecordsProvider(*best, limits) : defaults;
   auto report = graph::buildGraph(g, a.output, options);
   if (best) fmt::print("{}: {}\n", a.records, best->summary());
   if (!a.params.empty()) fmt::print("weights from {}\n", a.params);

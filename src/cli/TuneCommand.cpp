@@ -501,7 +501,7 @@ void tune(const TuneArgs& a) {
   DefaultSchedules defaults(target);
   if (gpu) {
     build.gpuLimits = gpuLimits;
-    build.schedule = best.provider(defaultGpuScheduleFor(gpuLimits));
+    build.schedule = gpuRecordsProvider(best, gpuLimits);
   } else {
     build.schedule = best.provider(defaults.provider());
   }

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "common/ErrorText.h"
 #include "common/GpuRequire.h"
 #include "graph/Build.h"
 #include "graph/GpuTargetLimits.h"
@@ -13,6 +14,8 @@
 #include "graph/ModelZoo.h"
 #include "graph/TaskExtraction.h"
 #include "graph/passes/PassManager.h"
+#include "ops/Examples.h"
+#include "passes/Lower.h"
 #include "ops/GpuSchedules.h"
 #include "runtime/GraphExecutor.h"
 #include "runtime/OpenclDevice.h"
@@ -111,4 +114,33 @@ TEST(GpuRecords, BestRecordsApplyToAnOpenclBuildAndMatchTheInterpreter) {
       worst = std::max(worst, std::fabs(double(got.dataAs<float>()[i]) - want[o].dataAs<float>()[i]) / scale);
     EXPECT_LT(worst, 1e-4) << "output " << o;
   }
+}
+
+TEST(GpuRecords, ARecordOverTheBuildsLimitsIsSkippedForTheDefault) {
+  TESSEL_REQUIRE_OPENCL();
+  // Measured on this machine's OpenCL device with 1024 threads per block (it allows them)...
+  te::ComputeDAG dag = ops::conv2dBiasReluNCHW(1, 8, 16, 16, 32, 3, 3, 1, 1);
+  passes::GpuLimits device = graph::gpuLimitsForBuild("opencl");
+  ASSERT_GE(device.maxThreadsPerBlock, 1024) << "the test needs a device allowing 1024 threads per block";
+  auto task = std::make_shared<tune::MeasureTask>(*tune::makeMeasureTask("conv", dag, "opencl -device=mali"));
+  task->gpuLimits = device;
+  ops::GpuScheduleOptions wide;
+  wide.threadsPerBlock = 1024;
+  tune::MeasureInput input{task, ops::defaultGpuSchedule(dag, wide), "wide"};
+  tune::LocalBuilder builder;
+  tune::LocalRunner runner;
+  auto results = tune::measureBatch(builder, runner, {input});
+  ASSERT_TRUE(results[0].ok()) << results[0].errorMessage;
+  tune::HistoryBest best({tune::makeRecord(input, results[0])}, "opencl -device=mali");
+  // ... then a build for a Mali board (256 threads): the record does not fit, the default does.
+  passes::GpuLimits mali = passes::GpuLimits::mali();
+  auto rules = ops::gpuScheduleOptionsFor(mali.maxThreadsPerBlock, mali.multiProcessorCount, mali.warpSize);
+  auto provider = best.provider([rules](const te::ComputeDAG& d) { return ops::defaultGpuSchedule(d, rules); },
+                                [mali](const schedule::State& state) { passes::lowerForGpu(state, "check", mali); });
+  auto steps = provider(dag);
+  EXPECT_EQ(schedule::stepsToJson(steps), schedule::stepsToJson(ops::defaultGpuSchedule(dag, rules)));
+  ASSERT_EQ(best.uses().size(), 1u);
+  EXPECT_FALSE(best.uses()[0].fromRecord);
+  testsupport::expectContains(best.uses()[0].note, "1 record and none applies: GPU kernel");
+  testsupport::expectContains(best.uses()[0].note, "exceed the limit of 256");
 }
