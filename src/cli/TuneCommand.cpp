@@ -253,9 +253,13 @@ void tune(const TuneArgs& a) {
                  "one through --runner rpc (`tessel server --device {}`)", target, why, cuda ? "cuda" : "opencl");
   }
   if (gpu) {
-    gpuLimits = local ? graph::gpuLimitsForBuild(target) : gpuLimitsOfDevices(a.runnerArgs, target);
-    fmt::print("GPU kernels verified against the limits of {}: {} threads per block, {} bytes of shared memory\n", gpuLimits.profile,
-               gpuLimits.maxThreadsPerBlock, gpuLimits.maxSharedMemoryPerBlock);
+    if (!local) {
+      gpuLimits = gpuLimitsOfDevices(a.runnerArgs, target);  // prints them
+    } else {
+      gpuLimits = graph::gpuLimitsForBuild(target);
+      fmt::print("GPU kernels verified against the limits of {}: {} threads per block, {} bytes of shared memory\n",
+                 gpuLimits.profile, gpuLimits.maxThreadsPerBlock, gpuLimits.maxSharedMemoryPerBlock);
+    }
   }
   std::optional<tune::LoadMonitor> monitor;
   if (local && !gpu) {
