@@ -3,8 +3,6 @@
 #include "codegen/Toolchain.h"
 #include "passes/Lower.h"
 #include "ops/GpuSchedules.h"
-#include "ops/OpTraits.h"
-#include "ops/Schedules.h"
 #include "support/Error.h"
 
 namespace tessel::cli {
@@ -44,24 +42,6 @@ std::string checkGpuTargetHost(const std::string& target, const std::string& tar
     fail("--target-host '{}': {}", targetHost, e.what());
   }
   return host;
-}
-
-std::vector<std::string> opsClassesOf(const te::ComputeDAG& dag) {
-  auto anchor = ops::findAnchorStage(dag);
-  if (!anchor) return {};
-  switch (ops::traitsOf(*dag.op(*anchor)).kind) {
-    case ops::OpKind::Dense:
-    case ops::OpKind::Matmul: return {"dense"};
-    case ops::OpKind::DepthwiseConv2dNCHW:
-    case ops::OpKind::DepthwiseConv2dNHWC: return {"conv2d", "depthwise_conv2d"};
-    case ops::OpKind::Conv2dNCHW:
-    case ops::OpKind::Conv2dNHWC:
-    case ops::OpKind::Conv2dNHWCPacked:
-    case ops::OpKind::GroupConv2dNCHW:
-    case ops::OpKind::GroupConv2dNHWC:
-    case ops::OpKind::Conv2dTransposeNCHW: return {"conv2d"};
-    default: return {};
-  }
 }
 
 }  // namespace tessel::cli

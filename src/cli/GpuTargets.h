@@ -1,10 +1,9 @@
 /// What the network commands (compile, tune) do differently for a GPU target ("cuda ...",
 /// "opencl ..."): the graph passes without the CPU's convolution variants, the limits kernels
-/// are verified against, the default GPU schedule as the build's fallback, the host target,
-/// and which functions `--ops` selects.
+/// are verified against, the records with the default GPU schedule as the build's fallback,
+/// and the host target.
 #pragma once
 #include <string>
-#include <vector>
 
 #include "cli/ModelArgs.h"
 #include "passes/GpuLimits.h"
@@ -26,10 +25,5 @@ tune::ScheduleFunction gpuRecordsProvider(const tune::HistoryBest& best, const p
 /// of `tune --check-correctness` (the naive kernel, compiled for it). Error naming the value
 /// when it is not a CPU target the toolchain can compile for.
 std::string checkGpuTargetHost(const std::string& target, const std::string& targetHost);
-
-/// The operator class of a function's anchor for `--ops`: "conv2d" (every convolution,
-/// depthwise and grouped included), "depthwise_conv2d" or "dense" (matmul too); empty for a
-/// function without an anchor.
-std::vector<std::string> opsClassesOf(const te::ComputeDAG& dag);
 
 }  // namespace tessel::cli

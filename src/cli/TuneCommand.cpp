@@ -22,6 +22,7 @@
 #include "graph/Fusion.h"
 #include "graph/GpuTargetLimits.h"
 #include "graph/TaskExtraction.h"
+#include "ops/OpTraits.h"
 #include "ops/Schedules.h"
 #include "codegen/GpuBuild.h"
 #include "runtime/CudaDevice.h"
@@ -73,16 +74,35 @@ struct TuneArgs : ModelArgs {
   RunnerArgs runnerArgs;  ///< --runner local|rpc and the rpc runner's options
 };
 
-/// Whether a task's anchor is one of the operator kinds --ops names. "conv2d" covers every
-/// convolution (depthwise and grouped are conv2d with groups, as in Relay); "dense" covers
-/// matmul.
-bool selectedByOps(const std::string& templateName, const std::vector<std::string>& ops) {
-  if (ops.empty()) return true;
-  for (const std::string& op : ops) {
-    if (op == "conv2d" && templateName.find("conv2d") != std::string::npos) return true;
-    if (op == "depthwise_conv2d" && templateName.rfind("depthwise_conv2d", 0) == 0) return true;
-    if (op == "dense" && (templateName.rfind("dense", 0) == 0 || templateName.rfind("matmul", 0) == 0)) return true;
+/// The operator classes --ops may name that select a function, by its anchor: "conv2d" covers
+/// every convolution (depthwise and grouped are conv2d with groups, as in Relay; Winograd's
+/// GEMM too), "depthwise_conv2d" only depthwise ones, "dense" also matmul; none for a function
+/// without an anchor.
+std::vector<std::string> opsClassesOf(const te::ComputeDAG& dag) {
+  auto anchor = ops::findAnchorStage(dag);
+  if (!anchor) return {};
+  switch (ops::traitsOf(*dag.op(*anchor)).kind) {
+    case ops::OpKind::Dense:
+    case ops::OpKind::Matmul: return {"dense"};
+    case ops::OpKind::DepthwiseConv2dNCHW:
+    case ops::OpKind::DepthwiseConv2dNHWC: return {"conv2d", "depthwise_conv2d"};
+    case ops::OpKind::Conv2dNCHW:
+    case ops::OpKind::Conv2dNHWC:
+    case ops::OpKind::Conv2dNHWCPacked:
+    case ops::OpKind::GroupConv2dNCHW:
+    case ops::OpKind::GroupConv2dNHWC:
+    case ops::OpKind::Conv2dTransposeNCHW:
+    case ops::OpKind::WinogradGemm: return {"conv2d"};
+    default: return {};
   }
+}
+
+/// Whether --ops (empty: every function) selects a function.
+bool selectedByOps(const te::ComputeDAG& dag, const std::vector<std::string>& ops) {
+  if (ops.empty()) return true;
+  auto classes = opsClassesOf(dag);
+  for (const std::string& op : ops)
+    if (std::find(classes.begin(), classes.end(), op) != classes.end()) return true;
   return false;
 }
 
@@ -334,10 +354,7 @@ void tune(const TuneArgs& a) {
   for (const auto& [taskGraph, t] : candidates) {
     if (gpu) {
       // Every function has a GPU template (gpu_default at least); --ops selects by its anchor.
-      auto classes = opsClassesOf(t.dag);
-      bool selected = ops.empty();
-      for (const auto& op : ops) selected = selected || std::find(classes.begin(), classes.end(), op) != classes.end();
-      if (!selected) continue;
+      if (!selectedByOps(t.dag, ops)) continue;
       auto task = tune::autotvm::makeGpuTuningTask(t.name, t.dag, target, gpuLimits);
       auto measure = std::make_shared<tune::MeasureTask>(*task->measure);
       measure->hostTarget = gpuHost;
@@ -347,7 +364,7 @@ void tune(const TuneArgs& a) {
       continue;
     }
     auto templateName = tune::autotvm::cpuTemplateFor(t.dag);
-    if (!templateName || !selectedByOps(*templateName, ops)) continue;
+    if (!templateName || !selectedByOps(t.dag, ops)) continue;
     auto task = tune::autotvm::makeCpuTuningTask(t.name, t.dag, target, *templateName);
     if (cold.measureCold(*taskGraph, t)) {
       auto measure = std::make_shared<tune::MeasureTask>(*task->measure);
