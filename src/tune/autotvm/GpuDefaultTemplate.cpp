@@ -49,9 +49,7 @@ TuningTaskPtr makeGpuDefaultTask(const std::string& name, const te::ComputeDAG& 
   auto task = std::make_shared<TuningTask>();
   task->name = name;
   task->templateName = kGpuDefaultTemplate;
-  auto measure = std::make_shared<MeasureTask>(*makeMeasureTask(name, dag, target));
-  measure->gpuLimits = limits;
-  task->measure = measure;
+  task->measure = makeMeasureTask(name, dag, target);  // makeGpuTuningTask adds the limits
   task->flops = dag.flopCount();
   task->space = space;
   task->instantiate = [dag, rule](const ConfigEntity& config) { return ops::defaultGpuSchedule(dag, optionsOf(rule, config)); };

@@ -37,7 +37,12 @@ TuningTaskPtr makeGpuTuningTask(const std::string& name, const te::ComputeDAG& d
   for (const auto& t : gpuTemplates()) {
     if (t.name != chosen) continue;
     TESSEL_CHECK(t.applies(dag), "task '{}': GPU template '{}' does not apply to this function", name, chosen);
-    return t.make(name, dag, target, limits);
+    // Whatever the template, its candidates are verified against the limits it was made for.
+    auto task = std::make_shared<TuningTask>(*t.make(name, dag, target, limits));
+    auto measure = std::make_shared<MeasureTask>(*task->measure);
+    measure->gpuLimits = limits;
+    task->measure = measure;
+    return task;
   }
   fail("task '{}': no GPU template '{}' (templates: {})", name, chosen, fmt::join(gpuTemplateNames(), ", "));
 }

@@ -25,7 +25,8 @@ struct GpuTemplate {
       make;
 };
 
-/// The table, most specific first; `gpu_default` (GpuDefaultTemplate.h) is the last row.
+/// The table, most specific first; `gpu_default` (GpuDefaultTemplate.h) is the last row. A
+/// row's `make` need not set the MeasureTask's limits: makeGpuTuningTask sets them.
 const std::vector<GpuTemplate>& gpuTemplates();
 
 std::vector<std::string> gpuTemplateNames();
