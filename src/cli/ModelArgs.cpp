@@ -24,6 +24,7 @@ namespace tessel::cli {
 graph::ModelOptions ModelArgs::options() const {
   graph::ModelOptions o;
   o.batch = batch;
+  o.imageSize = imageSize;
   o.layout = ops::parseLayout(layout);
   return o;
 }
@@ -36,6 +37,8 @@ void addModelSourceOptions(CLI::App* c, ModelArgs& a) {
                 "ONNX models: the shape of an input, NAME:D0,D1,... (repeatable; needed where the model's is symbolic)");
   c->add_option("--layout", a.layout, "zoo networks: NCHW or NHWC");
   c->add_option("--batch", a.batch, "zoo networks: batch size")->check(integerIn(1, 65536));
+  c->add_option("--image-size", a.imageSize, "zoo networks: input image size (default: the network's own, 224; smaller for quick runs)")
+      ->check(integerIn(1, 4096));
 }
 
 graph::Graph loadModel(const ModelArgs& a) {
@@ -45,6 +48,7 @@ graph::Graph loadModel(const ModelArgs& a) {
   }
   // An ONNX model is NCHW with its own batch: the zoo's options would silently mean nothing.
   TESSEL_CHECK(a.batch == 1, "--batch applies to zoo networks; give an ONNX model's batch with --input-shape NAME:N,...");
+  TESSEL_CHECK(a.imageSize == 0, "--image-size applies to zoo networks; give an ONNX model's input with --input-shape NAME:N,C,H,W");
   TESSEL_CHECK(a.layout == "NCHW", "--layout applies to zoo networks (ONNX models are NCHW; --desired-layout converts them)");
   graph::OnnxImportOptions options;
   for (const auto& text : a.inputShapes) {
@@ -57,7 +61,9 @@ graph::Graph loadModel(const ModelArgs& a) {
 void addModelOptions(CLI::App* c, ModelArgs& a) {
   addModelSourceOptions(c, a);
   c->add_option("--target", a.target, "target string, e.g. \"cpu -mcpu=native\", cuda (NVIDIA GPUs, sm_90), \"opencl\" or \"opencl -device=mali\", or vta (the accelerator's simulator)");
-  c->add_option("--target-host", a.targetHost, "--target vta: where the operators VTA does not run go (cpu)");
+  c->add_option("--target-host", a.targetHost,
+                "--target vta: where the operators VTA does not run go (cpu); a GPU target: the CPU beside the device, e.g. \"cpu "
+                "-mtriple=aarch64-linux-gnu\" (GPU modules have no host code: it compiles the reference of --check-correctness)");
   c->add_option("--vta-config", a.vtaConfig, "--target vta: the hardware configuration, a vta_config.json (default: built in)");
   c->add_option("--vta-pack-start", a.vtaPackStart,
                 "--target vta: graph packing starts after this operator, NAME or NAME:INDEX (default max_pool2d)");

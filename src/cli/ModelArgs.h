@@ -19,6 +19,7 @@ namespace tessel::cli {
 struct ModelArgs {
   std::string model, layout = "NCHW", target = "cpu";
   int64_t batch = 1;
+  int64_t imageSize = 0;  ///< zoo networks: the input image's size (0: the network's own, 224)
   bool noOptimize = false;
   std::string desiredLayout = "auto";  ///< auto: desiredLayoutFor
   /// Winograd for stride-1 3x3 convolutions: "auto" (the default rules:
@@ -35,7 +36,8 @@ struct ModelArgs {
   std::string params;
   /// --input-shape NAME:D0,D1,... of an ONNX model (repeatable).
   std::vector<std::string> inputShapes;
-  /// --target vta: the host target of the operators that stay on the CPU, the hardware
+  /// --target vta: the host target of the operators that stay on the CPU; a GPU target: the
+  /// CPU beside the device (cli/GpuTargets.h says what it is used for); and for --target vta that stay on the CPU, the hardware
   /// configuration (a vta_config.json; empty: the built-in default) and graph packing's region.
   std::string targetHost = "cpu", vtaConfig, vtaPackStart = "max_pool2d", vtaPackStop = "global_avg_pool2d";
   graph::ModelOptions options() const;

@@ -1,5 +1,6 @@
 #include "cli/ModelCommand.h"
 
+#include "cli/GpuTargets.h"
 #include "cli/ModelArgs.h"
 #include "cli/OptionChecks.h"
 #include "cli/VtaFlow.h"
@@ -47,17 +48,19 @@ void listTasks(const ModelArgs& a) {
 
 /// compile --target cuda|opencl: the standard passes without the CPU's convolution variants
 /// (Winograd, packed weights, fused separable blocks: their rules and layouts are the CPU
-/// kernels'), every function with the default GPU schedule, verified against the limits of the
-/// device present or of the target's profile.
+/// kernels'), every function with the default GPU schedule, or its best record of the log
+/// (--records: apply-history-best, as for the CPU), verified against the limits of the device
+/// present or of the target's profile.
 void compileGpu(const CompileArgs& a) {
-  TESSEL_CHECK(a.records.empty(), "--records: GPU targets take no tuning records yet (the default GPU schedule is used)");
   TESSEL_CHECK(!a.naive, "--naive: a GPU kernel needs its loops bound to blocks and threads; the naive schedule has none");
+  TESSEL_CHECK(a.records.empty() || (a.channelTile == "auto" && a.reductionParts == "auto"),
+               "--channel-tile and --reduction-parts set the default GPU schedule; with --records the records choose them");
+  std::string host = checkGpuTargetHost(a.target, a.targetHost);
   prepareOutputDirectory(a.output, "--output");
-  ModelArgs gpuArgs = a;
-  gpuArgs.winograd = "never";
-  gpuArgs.packWeights = "never";
-  gpuArgs.fuseSeparable = "never";
-  graph::Graph g = preparedModel(gpuArgs);
+  // The log is read before the network is prepared: a bad log fails before any work.
+  std::optional<tune::HistoryBest> best;
+  if (!a.records.empty()) best = tune::HistoryBest::fromLog(a.records, a.target);
+  graph::Graph g = preparedModel(gpuModelArgs(a));
   graph::BuildOptions options;
   options.target = a.target;
   options.fuse = !a.noFuse;
@@ -75,13 +78,16 @@ void compileGpu(const CompileArgs& a) {
                  "--reduction-parts: '{}' is not auto, 1, 2, 4, 8 or 16", a.reductionParts);
     rules.reductionParts = std::stoi(a.reductionParts);
   }
-  options.schedule = [rules](const te::ComputeDAG& dag) { return ops::defaultGpuSchedule(dag, rules); };
+  tune::ScheduleFunction defaults = [rules](const te::ComputeDAG& dag) { return ops::defaultGpuSchedule(dag, rules); };
+  options.schedule = best ? gpuRecordsProvider(*best, limits) : defaults;
   auto report = graph::buildGraph(g, a.output, options);
+  if (best) fmt::print("{}: {}\n", a.records, best->summary());
   if (!a.params.empty()) fmt::print("weights from {}\n", a.params);
-  fmt::print("compiled {} for {} into {}: {} fused functions, {} distinct kernels (default GPU schedule, limits of {}; code built in {:.1f} s); "
+  fmt::print("compiled {} for {}{} into {}: {} fused functions, {} distinct kernels ({}, limits of {}; code built in {:.1f} s); "
              "activations {:.1f} MiB planned, {:.1f} MiB without reuse\n",
-             a.model, a.target, a.output, report.functions, report.distinctKernels, options.gpuLimits->profile, report.compileSeconds,
-             report.plannedBytes / 1048576.0, report.naiveBytes / 1048576.0);
+             a.model, a.target, host == "cpu" ? "" : fmt::format(" (host {})", host), a.output, report.functions, report.distinctKernels,
+             best ? "best records, else the default GPU schedule" : "default GPU schedule", options.gpuLimits->profile,
+             report.compileSeconds, report.plannedBytes / 1048576.0, report.naiveBytes / 1048576.0);
 }
 
 void compile(const CompileArgs& a) {

@@ -114,6 +114,17 @@ void runServer(ServerArgs& a) {
   TESSEL_CHECK(a.maxUploadMb > 0 && a.maxUploadMb < 2000, "--max-upload-mb must be between 0 and 2000, got {}",
                a.maxUploadMb);
   a.options.maxUploadBytes = int64_t(a.maxUploadMb * (1 << 20));
+  if (a.device != "cpu" && a.device != "vta") {
+    runtime::Device device;
+    try {
+      device = runtime::Device::parse(a.device);
+    } catch (const Error& e) {
+      fail("--device {}: not cpu, cuda[:N], opencl[:N] or vta ({})", a.device, e.what());
+    }
+    TESSEL_CHECK(device.kind == runtime::DeviceKind::CUDA || device.kind == runtime::DeviceKind::OpenCL,
+                 "--device {}: not cpu, cuda[:N], opencl[:N] or vta", a.device);
+    a.options.gpuDevice = a.device;
+  }
   if (a.device == "vta") {
     // VTA candidates are program files, run by the VTA worker on the simulator.
     TESSEL_CHECK(a.options.workerPath.empty(), "--device vta brings its own worker; leave out --worker");
@@ -167,6 +178,13 @@ void runQuery(const QueryArgs& a) {
                "  L1 data cache  {} KiB\n  L2 cache       {} KiB\n  L3 cache       {} KiB\n  worker         {}\n",
                a.hardwareKey, device, info.arch, info.cores, info.vectorBits, info.l1CacheBytes >> 10,
                info.l2CacheBytes >> 10, info.l3CacheBytes >> 10, info.worker);
+    if (!info.gpuDevice.empty()) {
+      const passes::GpuLimits& g = info.gpuLimits;
+      fmt::print("  GPU            {}\n  max_threads_per_block        {}\n  max_shared_memory_per_block  {}\n  warp_size                    "
+                 "{}\n  max_vthread_extent           {}\n  max_block_dims               {}, {}, {}\n  multi_processor_count        {}\n",
+                 g.profile, g.maxThreadsPerBlock, g.maxSharedMemoryPerBlock, g.warpSize, g.maxVThreadExtent, g.maxBlockDimensions[0],
+                 g.maxBlockDimensions[1], g.maxBlockDimensions[2], g.multiProcessorCount);
+    }
     return;
   }
   rpc::TrackerClient client(address, a.security.security());
@@ -286,8 +304,9 @@ void addRpcCommands(CLI::App& app) {
       ->check(numberIn(0.1, 86400.0));
   s->add_option("--worker", server->options.workerPath, "the measurement worker program (or a wrapper, e.g. one running it under qemu)");
   s->add_option("--arch", server->options.arch, "architecture to report (default: this machine's)");
-  s->add_option("--device", server->device, "what candidates run on: cpu (compiled kernels, default) or vta (VTA programs on the simulator)")
-      ->check(CLI::IsMember({"cpu", "vta"}));
+  s->add_option("--device", server->device,
+                "what candidates run on: cpu (compiled kernels, default), cuda[:N] or opencl[:N] (GPU kernels on that device of "
+                "this machine, whose limits the server reports) or vta (VTA programs on the simulator)");
   addSecurityOptions(s, server->security, true, true);
   s->callback([server] { runServer(*server); });
 
@@ -303,6 +322,19 @@ void addRpcCommands(CLI::App& app) {
   q->add_option("--wait", query->wait, "--hardware: seconds to wait for a free device")->check(numberIn(0.0, 86400.0));
   addSecurityOptions(q, query->security, false, true);
   q->callback([query] { runQuery(*query); });
+}
+
+passes::GpuLimits gpuLimitsOfDevices(const RunnerArgs& a, const std::string& target) {
+  std::string device;
+  auto info = rpc::queryRemoteHardware(withDefaultPort(a.tracker, 9190), a.key, clientSecurity(a),
+                                       std::chrono::milliseconds(int64_t(a.deviceWait * 1000)), &device);
+  std::string kind = target.substr(0, target.find(' '));
+  TESSEL_CHECK(!info.gpuDevice.empty(), "--target {}: the '{}' device at {} measures CPU kernels; start its server with `tessel server "
+               "--device {} --key {}`", target, a.key, device, kind, a.key);
+  TESSEL_CHECK(info.gpuDevice.rfind(kind, 0) == 0, "--target {}: the '{}' device at {} measures on {}, not on a {} device", target, a.key,
+               device, info.gpuDevice, kind);
+  fmt::print("Devices of key '{}' (asked {}): {}; kernels are verified against its limits\n", a.key, device, info.toString());
+  return info.gpuLimits;
 }
 
 std::string targetForDevices(const RunnerArgs& a, const std::string& target) {

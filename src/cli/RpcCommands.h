@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "passes/GpuLimits.h"
 #include "tune/LocalRunner.h"
 #include "tune/MeasureBatch.h"
 
@@ -37,6 +38,11 @@ std::unique_ptr<tune::Runner> makeRunner(const RunnerArgs& args, const tune::Loc
 /// `target`, the target with the cores a free device of the key reports (a schedule's thread
 /// partition is made for the cores the kernels will run on); otherwise `target` itself.
 std::string targetForDevices(const RunnerArgs& args, const std::string& target);
+
+/// The limits GPU kernels are tuned for with `--runner rpc`: those a free device of the key
+/// reports (seed 001 reads them from the device). Error naming the key when its servers
+/// measure CPU kernels (no `--device cuda|opencl`) or a GPU of another kind than the target's.
+passes::GpuLimits gpuLimitsOfDevices(const RunnerArgs& args, const std::string& target);
 
 /// `tessel benchmark DIR --runner rpc`: times the compiled module on a free device of the key
 /// and prints the seeds' "Mean inference time (std dev)" line and the device.

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -12,15 +13,21 @@
 #include <sstream>
 
 #include "cli/AutoScheduleTasks.h"
+#include "cli/GpuTargets.h"
 #include "cli/OptionChecks.h"
 #include "cli/ModelArgs.h"
 #include "cli/RpcCommands.h"
 #include "cli/VtaFlow.h"
 #include "graph/Build.h"
 #include "graph/Fusion.h"
+#include "graph/GpuTargetLimits.h"
 #include "graph/TaskExtraction.h"
+#include "ops/OpTraits.h"
 #include "ops/Schedules.h"
+#include "codegen/GpuBuild.h"
+#include "runtime/CudaDevice.h"
 #include "runtime/GraphExecutor.h"
+#include "runtime/OpenclDevice.h"
 #include "runtime/TimeEvaluator.h"
 #include "support/Error.h"
 #include "support/Files.h"
@@ -36,6 +43,7 @@
 #include "tune/RecordQueries.h"
 #include "tune/TaskScheduler.h"
 #include "tune/autotvm/CpuTemplates.h"
+#include "tune/autotvm/GpuTemplates.h"
 #include "tune/autotvm/TuneTask.h"
 
 namespace tessel::cli {
@@ -58,7 +66,7 @@ struct TuneArgs : ModelArgs {
   std::vector<size_t> onlyTasks;  ///< 1-based task numbers to tune (empty: all)
   int64_t nTrial = 1000, earlyStopping = 0;
   bool resume = false, transferLearning = false, checkCorrectness = false, cacheFlush = false, noEvaluate = false, force = false;
-  int nParallel = 0, number = 4, repeat = 3, confirmTop = 5, confirmRounds = 5, threads = 0;
+  int nParallel = 0, number = 4, repeat = 3, confirmTop = 5, confirmRounds = 5, threads = 0, evaluateRepeat = 10;
   double busyPause = 10;
   size_t batchSize = 8;
   double minRepeatMs = 0, timeout = 10, buildTimeout = 10, cooldown = 0;
@@ -66,16 +74,35 @@ struct TuneArgs : ModelArgs {
   RunnerArgs runnerArgs;  ///< --runner local|rpc and the rpc runner's options
 };
 
-/// Whether a task's anchor is one of the operator kinds --ops names. "conv2d" covers every
-/// convolution (depthwise and grouped are conv2d with groups, as in Relay); "dense" covers
-/// matmul.
-bool selectedByOps(const std::string& templateName, const std::vector<std::string>& ops) {
-  if (ops.empty()) return true;
-  for (const std::string& op : ops) {
-    if (op == "conv2d" && templateName.find("conv2d") != std::string::npos) return true;
-    if (op == "depthwise_conv2d" && templateName.rfind("depthwise_conv2d", 0) == 0) return true;
-    if (op == "dense" && (templateName.rfind("dense", 0) == 0 || templateName.rfind("matmul", 0) == 0)) return true;
+/// The operator classes --ops may name that select a function, by its anchor: "conv2d" covers
+/// every convolution (depthwise and grouped are conv2d with groups, as in Relay; Winograd's
+/// GEMM too), "depthwise_conv2d" only depthwise ones, "dense" also matmul; none for a function
+/// without an anchor.
+std::vector<std::string> opsClassesOf(const te::ComputeDAG& dag) {
+  auto anchor = ops::findAnchorStage(dag);
+  if (!anchor) return {};
+  switch (ops::traitsOf(*dag.op(*anchor)).kind) {
+    case ops::OpKind::Dense:
+    case ops::OpKind::Matmul: return {"dense"};
+    case ops::OpKind::DepthwiseConv2dNCHW:
+    case ops::OpKind::DepthwiseConv2dNHWC: return {"conv2d", "depthwise_conv2d"};
+    case ops::OpKind::Conv2dNCHW:
+    case ops::OpKind::Conv2dNHWC:
+    case ops::OpKind::Conv2dNHWCPacked:
+    case ops::OpKind::GroupConv2dNCHW:
+    case ops::OpKind::GroupConv2dNHWC:
+    case ops::OpKind::Conv2dTransposeNCHW:
+    case ops::OpKind::WinogradGemm: return {"conv2d"};
+    default: return {};
   }
+}
+
+/// Whether --ops (empty: every function) selects a function.
+bool selectedByOps(const te::ComputeDAG& dag, const std::vector<std::string>& ops) {
+  if (ops.empty()) return true;
+  auto classes = opsClassesOf(dag);
+  for (const std::string& op : ops)
+    if (std::find(classes.begin(), classes.end(), op) != classes.end()) return true;
   return false;
 }
 
@@ -134,14 +161,15 @@ struct Evaluation {
 
 /// The tuned and the untuned module, timed in alternation (10 rounds of at least 100 ms each):
 /// the speedup printed is a same-run ratio.
-std::pair<Evaluation, Evaluation> evaluate(const std::string& tunedDirectory, const std::string& untunedDirectory) {
-  auto tuned = runtime::GraphExecutor::load(tunedDirectory);
-  auto untuned = runtime::GraphExecutor::load(untunedDirectory);
+std::pair<Evaluation, Evaluation> evaluate(const std::string& tunedDirectory, const std::string& untunedDirectory,
+                                           const runtime::Device& device, int repeat) {
+  auto tuned = runtime::GraphExecutor::load(tunedDirectory, {device});
+  auto untuned = runtime::GraphExecutor::load(untunedDirectory, {device});
   tuned.setZeroInputs();
   untuned.setZeroInputs();
   runtime::TimeEvaluatorOptions timing;
   timing.number = 1;
-  timing.repeat = 10;
+  timing.repeat = repeat;
   timing.minRepeatMs = 100;
   auto r = runtime::timeInterleaved({[&] { tuned.run(); }, [&] { untuned.run(); }}, timing);
   return {{r[0].mean * 1e3, r[0].stddev * 1e3}, {r[1].mean * 1e3, r[1].stddev * 1e3}};
@@ -167,7 +195,23 @@ void tune(const TuneArgs& a) {
     tuneVta(a, v);
     return;
   }
-  checkCpuTarget(a.target);
+  // GPU targets: the functions' kernels run on a device; the host target only compiles the
+  // correctness reference (GpuTargets.h).
+  const bool gpu = graph::isGpuTarget(a.target);
+  std::string gpuHost;
+  if (gpu) {
+    gpuHost = checkGpuTargetHost(a.target, a.targetHost);
+    TESSEL_CHECK(a.scheduler == "autotvm", "--scheduler auto: GPU targets are tuned with templates (the GPU sketch rules are not written yet)");
+    TESSEL_CHECK(!a.cacheFlush, "--enable-cpu-cache-flush: GPU candidates are timed on the device, with its memory warm");
+    TESSEL_CHECK(a.coldCache != "always", "--cold-cache always: GPU candidates are timed on the device, with its memory warm");
+    // The local runner's device is in this machine: its host, which runs the reference, is this CPU.
+    TESSEL_CHECK(!a.checkCorrectness || a.runnerArgs.runner != "local" || gpuHost.find("-mtriple") == std::string::npos,
+                 "--target-host '{}' with --runner local --check-correctness: the local device's host is this machine's CPU "
+                 "(leave out --target-host, or measure on the device's own machine with --runner rpc)",
+                 a.targetHost);
+  } else {
+    checkCpuTarget(a.target);
+  }
   TESSEL_CHECK(!a.log.empty(), "--log is required: every trial is written there");
   TESSEL_CHECK(a.nTrial >= 1, "--n-trial must be at least 1, got {}", a.nTrial);
   TESSEL_CHECK(a.earlyStopping >= 0, "--early-stopping must not be negative, got {}", a.earlyStopping);
@@ -207,7 +251,7 @@ void tune(const TuneArgs& a) {
   // Kernel threads from the cores other programs leave free: a 2-thread kernel sharing a core
   // with another program measures that program, not itself.
   bool local = a.runnerArgs.runner == "local";
-  if (local) {
+  if (local && !gpu) {
     runtime::MachineLoad load = runtime::sampleMachineLoad(std::chrono::milliseconds(300));
     runnerOptions.threads = a.threads > 0 ? a.threads : runtime::kernelThreadsFor(load);
     runnerOptions.passiveWait = runnerOptions.threads < load.cores;
@@ -217,19 +261,38 @@ void tune(const TuneArgs& a) {
   }
   // A remote runner checks the tracker and the key here, before any work.
   auto runner = makeRunner(a.runnerArgs, runnerOptions);
-  const std::string target = targetForDevices(a.runnerArgs, a.target);
+  const std::string target = gpu ? a.target : targetForDevices(a.runnerArgs, a.target);
+  // The limits GPU kernels are verified against: the remote device's, or this machine's device
+  // (the profile for a named -device= or without one).
+  passes::GpuLimits gpuLimits;
+  if (gpu && local) {
+    std::string why;
+    bool cuda = codegen::gpuDialectOfTarget(target) == codegen::GpuDialect::Cuda;
+    bool present = cuda ? runtime::cudaDeviceAvailable(&why) : runtime::openclDeviceAvailable(&why);
+    TESSEL_CHECK(present, "--target {} --runner local: candidates run on this machine's device, and {}; measure on a machine with "
+                 "one through --runner rpc (`tessel server --device {}`)", target, why, cuda ? "cuda" : "opencl");
+  }
+  if (gpu) {
+    if (!local) {
+      gpuLimits = gpuLimitsOfDevices(a.runnerArgs, target);  // prints them
+    } else {
+      gpuLimits = graph::gpuLimitsForBuild(target);
+      fmt::print("GPU kernels verified against the limits of {}: {} threads per block, {} bytes of shared memory\n",
+                 gpuLimits.profile, gpuLimits.maxThreadsPerBlock, gpuLimits.maxSharedMemoryPerBlock);
+    }
+  }
   std::optional<tune::LoadMonitor> monitor;
-  if (local) {
+  if (local && !gpu) {
     tune::LoadMonitorOptions m;
     m.pauseSeconds = a.busyPause;
     m.warnTo = stdout;
     monitor.emplace(*runner, m);
   }
   fmt::print("Extract tasks...\n");
-  PreparedModel prepared = prepareModel(a);
+  PreparedModel prepared = prepareModel(gpu ? gpuModelArgs(a) : static_cast<const ModelArgs&>(a));
   const graph::Graph& g = prepared.chosen;
   std::vector<tune::autotvm::TuningTaskPtr> tasks;
-  ColdCachePolicy cold(g, a.coldCache);
+  ColdCachePolicy cold(g, gpu ? "never" : a.coldCache);
   // Under --winograd auto, a Winograd layer is tuned both ways: the direct convolution's task
   // and the Winograd one's; the build takes the faster (chooseByRecords).
   // The direct variant is listed right after its Winograd task (same name).
@@ -289,8 +352,19 @@ void tune(const TuneArgs& a) {
     candidates.clear();
   }
   for (const auto& [taskGraph, t] : candidates) {
+    if (gpu) {
+      // Every function has a GPU template (gpu_default at least); --ops selects by its anchor.
+      if (!selectedByOps(t.dag, ops)) continue;
+      auto task = tune::autotvm::makeGpuTuningTask(t.name, t.dag, target, gpuLimits);
+      auto measure = std::make_shared<tune::MeasureTask>(*task->measure);
+      measure->hostTarget = gpuHost;
+      auto copy = std::make_shared<tune::autotvm::TuningTask>(*task);
+      copy->measure = measure;
+      tasks.push_back(copy);
+      continue;
+    }
     auto templateName = tune::autotvm::cpuTemplateFor(t.dag);
-    if (!templateName || !selectedByOps(*templateName, ops)) continue;
+    if (!templateName || !selectedByOps(t.dag, ops)) continue;
     auto task = tune::autotvm::makeCpuTuningTask(t.name, t.dag, target, *templateName);
     if (cold.measureCold(*taskGraph, t)) {
       auto measure = std::make_shared<tune::MeasureTask>(*task->measure);
@@ -446,17 +520,40 @@ void tune(const TuneArgs& a) {
   graph::BuildOptions build;
   build.target = target;
   DefaultSchedules defaults(target);
-  build.schedule = best.provider(defaults.provider());
+  if (gpu) {
+    build.gpuLimits = gpuLimits;
+    build.schedule = gpuRecordsProvider(best, gpuLimits);
+  } else {
+    build.schedule = best.provider(defaults.provider());
+  }
   RecordsChoice chosen = chooseByRecords(prepared, best);
   graph::buildGraph(chosen.graph, tunedDir, build);
   fmt::print("{}\n", best.summary());
   if (!chosen.summary.empty()) fmt::print("{}\n", chosen.summary);
-  fmt::print("{}\n", defaults.summary());
+  if (!gpu) fmt::print("{}\n", defaults.summary());
   if (!a.output.empty()) fmt::print("wrote the tuned module to {}\n", a.output);
   if (a.noEvaluate) return;
 
   fmt::print("Evaluate inference time cost...\n");
   std::fflush(stdout);
+  if (gpu) {
+    if (!local) {
+      // On a device of the key, as `tessel benchmark --runner rpc` (the seed: number 1).
+      fmt::print("Upload...\n");
+      benchmarkOnRemoteDevice(a.runnerArgs, tunedDir, 1, a.evaluateRepeat, 0);
+      return;
+    }
+    graph::BuildOptions untunedBuild;
+    untunedBuild.target = target;
+    untunedBuild.gpuLimits = gpuLimits;
+    graph::buildGraph(g, scratch.path() + "/untuned", untunedBuild);
+    runtime::Device device = runtime::Device::parse(target.substr(0, target.find(' ')));
+    auto [tuned, untuned] = evaluate(tunedDir, scratch.path() + "/untuned", device, a.evaluateRepeat);
+    fmt::print("Mean inference time (std dev): {:.2f} ms ({:.2f} ms)\n", tuned.mean, tuned.stddev);
+    fmt::print("Untuned (default GPU schedules): {:.2f} ms ({:.2f} ms); speedup {:.2f}x (timed in alternation on {})\n", untuned.mean,
+               untuned.stddev, untuned.mean / tuned.mean, device.str());
+    return;
+  }
   graph::BuildOptions untunedBuild;
   untunedBuild.target = target;
   untunedBuild.schedule = [options = ops::cpuScheduleOptionsFor(target)](const te::ComputeDAG& dag) {
@@ -469,7 +566,7 @@ void tune(const TuneArgs& a) {
   if (runtime::kernelThreadCount() < now.cores)
     fmt::print("machine busy: {}; timing with {} thread{}\n", now.describe(), runtime::kernelThreadCount(),
                runtime::kernelThreadCount() == 1 ? "" : "s");
-  auto [tuned, untuned] = evaluate(tunedDir, scratch.path() + "/untuned");
+  auto [tuned, untuned] = evaluate(tunedDir, scratch.path() + "/untuned", runtime::Device::cpu(), a.evaluateRepeat);
   fmt::print("Mean inference time (std dev): {:.2f} ms ({:.2f} ms)\n", tuned.mean, tuned.stddev);
   fmt::print("Untuned (default schedules): {:.2f} ms ({:.2f} ms); speedup {:.2f}x (timed in alternation)\n", untuned.mean,
              untuned.stddev, untuned.mean / tuned.mean);
@@ -525,6 +622,8 @@ void addTuneCommand(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "always", "never"}));
   c->add_flag("--check-correctness", args->checkCorrectness, "compare each candidate's output with the naive schedule's");
   c->add_flag("--no-evaluate", args->noEvaluate, "build with the best records but do not time the network");
+  c->add_option("--evaluate-repeat", args->evaluateRepeat, "measurements of the tuned network's inference time (default 10)")
+      ->check(integerIn(1, 10000));
   c->add_flag("--force", args->force, "append to --log even when the existing file is not a records log");
   c->add_option("--seed", args->seed, "seed of the tuners")->check(integerIn(0, INT64_MAX));
   addRunnerOptions(c, args->runnerArgs);

@@ -10,10 +10,25 @@
 
 namespace tessel::codegen {
 
-GpuDialect gpuDialectOfTarget(const std::string& target) {
+namespace {
+
+/// The first word of a target string: its kind.
+std::string targetKindWord(const std::string& target) {
   std::istringstream words(target);
   std::string kind;
   words >> kind;
+  return kind;
+}
+
+}  // namespace
+
+bool isGpuTarget(const std::string& target) {
+  std::string kind = targetKindWord(target);
+  return kind == "cuda" || kind == "opencl";
+}
+
+GpuDialect gpuDialectOfTarget(const std::string& target) {
+  std::string kind = targetKindWord(target);
   if (kind == "cuda") return GpuDialect::Cuda;
   if (kind == "opencl") return GpuDialect::OpenCL;
   fail("target '{}' is not a GPU target (expected 'cuda ...' or 'opencl ...')", target);

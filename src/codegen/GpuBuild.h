@@ -17,6 +17,9 @@ struct GpuBinary {
   std::string manifestText() const { return source.manifest.dump(); }
 };
 
+/// True for the targets whose kernels run on a GPU: "cuda ..." and "opencl ...".
+bool isGpuTarget(const std::string& target);
+
 /// The dialect of a GPU target string ("cuda ...", "opencl ..."); Error for anything else.
 GpuDialect gpuDialectOfTarget(const std::string& target);
 

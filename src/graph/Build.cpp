@@ -38,12 +38,7 @@ std::string identifier(const std::string& name) {
 
 }  // namespace
 
-bool isGpuTarget(const std::string& target) {
-  std::istringstream words(target);
-  std::string kind;
-  words >> kind;
-  return kind == "cuda" || kind == "opencl";
-}
+bool isGpuTarget(const std::string& target) { return codegen::isGpuTarget(target); }
 
 BuildReport buildGraph(const Graph& graph, const std::string& directory, const BuildOptions& options) {
   TESSEL_CHECK(!graph.outputs().empty(), "building a graph without outputs");

@@ -44,6 +44,11 @@ passes::GpuLimits gpuLimitsForBuild(const std::string& target) {
   return gpuLimitsOf(infoOf(device), profile, device.str());
 }
 
+passes::GpuLimits gpuLimitsOfDevice(const runtime::Device& device) {
+  runtime::GpuDeviceInfo info = infoOf(device);
+  return gpuLimitsOf(info, passes::GpuLimits::forTarget(runtime::deviceKindName(device.kind)), device.str());
+}
+
 std::vector<std::pair<std::string, std::string>> gpuHardwareParameters(const runtime::Device& device) {
   runtime::GpuDeviceInfo info = infoOf(device);
   // Virtual threads are a compiler notion: the extent the profile of the kind allows.

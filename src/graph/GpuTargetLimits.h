@@ -21,6 +21,10 @@ passes::GpuLimits gpuLimitsOf(const runtime::GpuDeviceInfo& info, const passes::
 /// The limits to verify a build for `target` against (see the top of this file).
 passes::GpuLimits gpuLimitsForBuild(const std::string& target);
 
+/// The limits of a device of this machine ("opencl:1"): what it reports, its kind's profile for
+/// the rest. Error naming the device when it is not a GPU or not present.
+passes::GpuLimits gpuLimitsOfDevice(const runtime::Device& device);
+
 /// The device's parameters under TVM's names, in a fixed order: max_threads_per_block,
 /// max_shared_memory_per_block, warp_size, max_vthread_extent, max_block_dim_x/y/z,
 /// multi_processor_count, device_name, arch. Throws Error for a CPU or VTA device.

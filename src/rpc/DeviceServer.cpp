@@ -15,10 +15,15 @@
 #include <set>
 #include <thread>
 
+#include <filesystem>
+
+#include "graph/GpuTargetLimits.h"
 #include "rpc/DeviceQueues.h"
+#include "rpc/GpuParametersProto.h"
 #include "rpc/GrpcSupport.h"
 #include "rpc/Validate.h"
 #include "support/Error.h"
+#include "support/GpuModuleFormat.h"
 #include "support/TempDir.h"
 #include "tessel_rpc.grpc.pb.h"
 #include "tune/LocalRunner.h"
@@ -85,6 +90,30 @@ std::string findDeviceWorker() {
   return tune::findMeasureWorker();
 }
 
+/// The files of a whole module a client uploads: a CPU module's library, or a GPU module's
+/// manifest and code for the server's device ("cuda:0", "opencl:1").
+std::vector<std::string> moduleFiles(const std::string& gpuDevice) {
+  if (gpuDevice.empty()) return {"graph.json", "kernels.so", "params.bin"};
+  bool cuda = gpuDevice.rfind("cuda", 0) == 0;
+  return {"graph.json", kGpuManifestFile, cuda ? kCudaCodeFile : kOpenclCodeFile, "params.bin"};
+}
+
+/// A GPU candidate's module directory, made of its two uploaded files (moved under the names
+/// the runtime loads): `<manifest>.module/manifest.json` and `kernels.cubin` / `kernels.cl`.
+std::string gpuModuleDirectory(const std::string& sessionDir, const std::string& manifest, const std::string& code,
+                               const std::string& kind) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::path(sessionDir) / (manifest + ".module");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!ec) fs::copy_file(fs::path(sessionDir) / manifest, dir / kGpuManifestFile, fs::copy_options::overwrite_existing, ec);
+  if (!ec)
+    fs::copy_file(fs::path(sessionDir) / code, dir / (kind == "cuda" ? kCudaCodeFile : kOpenclCodeFile),
+                  fs::copy_options::overwrite_existing, ec);
+  TESSEL_CHECK(!ec, "cannot assemble the GPU module of '{}' and '{}': {}", manifest, code, ec.message());
+  return dir.string();
+}
+
 }  // namespace
 
 struct DeviceServer::Impl final : proto::DeviceServer::Service {
@@ -108,6 +137,8 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
   bool busyChanged = false;
   bool stopping = false;
   std::string fatal;
+
+  int gpuDeviceId = 0;  ///< the index of hardware.gpuDevice
 
   // Measurement: one at a time, in a long-lived worker.
   std::mutex measureMutex;
@@ -275,10 +306,24 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
     o.tolerance = request->tolerance();
     o.seed = request->seed();
     o.workerPath = options.workerPath;
+    o.gpuDeviceId = gpuDeviceId;
     try {
       o.validate("measure request");
     } catch (const Error& e) {
       return {grpc::INVALID_ARGUMENT, e.what()};
+    }
+    // A GPU candidate: its code beside its manifest, for this server's kind of device.
+    bool gpu = !request->gpu_device().empty() || !request->gpu_code().empty();
+    if (gpu) {
+      if (hardware.gpuDevice.empty())
+        return invalid("gpu_device", fmt::format("is '{}', but this server measures CPU kernels (start it with --device cuda|opencl)",
+                                                 request->gpu_device()));
+      std::string kind = hardware.gpuDevice.substr(0, hardware.gpuDevice.find(':'));
+      if (request->gpu_device() != kind)
+        return invalid("gpu_device", fmt::format("is '{}', but this server measures on {}", request->gpu_device(), hardware.gpuDevice));
+      if (auto s = validFileName(request->gpu_code(), "gpu_code"); !s.ok()) return s;
+    } else if (!hardware.gpuDevice.empty()) {
+      return invalid("gpu_device", fmt::format("is empty: this server measures GPU candidates on {}", hardware.gpuDevice));
     }
     bool checking = !request->reference_library().empty();
     if (checking) {
@@ -286,7 +331,7 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
       if (request->reference_kernel().empty()) return invalid("reference_kernel", "is empty");
     }
     std::string dir;
-    if (auto s = beginCall(request->session_id(), dir, {request->library(), request->reference_library()}); !s.ok())
+    if (auto s = beginCall(request->session_id(), dir, {request->library(), request->reference_library(), request->gpu_code()}); !s.ok())
       return s;
 
     o.checkCorrectness = checking;
@@ -304,8 +349,13 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
         build.libraryPath = dir + "/" + request->library();
         build.kernelName = request->kernel();
         build.numInputs = request->num_inputs();
+        if (gpu) {
+          build.libraryPath = gpuModuleDirectory(dir, request->library(), request->gpu_code(), request->gpu_device());
+          build.gpuDevice = request->gpu_device();
+        }
         if (checking && runner->needsReference(*task)) {
           tune::BuildResult reference = build;
+          reference.gpuDevice.clear();
           reference.libraryPath = dir + "/" + request->reference_library();
           reference.kernelName = request->reference_kernel();
           runner->setReference(*task, reference);
@@ -343,7 +393,7 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
       return {grpc::INVALID_ARGUMENT, e.what()};
     }
     std::string dir;
-    if (auto s = beginCall(request->session_id(), dir, {"graph.json", "kernels.so", "params.bin"}); !s.ok()) return s;
+    if (auto s = beginCall(request->session_id(), dir, moduleFiles(hardware.gpuDevice)); !s.ok()) return s;
     {
       std::lock_guard measuring(measureMutex);
       auto result = benchmarkInWorker(dir, *request);
@@ -382,6 +432,7 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
                       options.workerPath, ready.status == Status::Line ? "" : ": " + ready.describe(60))));
     nlohmann::json line = {{"id", 1},
                            {"module", dir},
+                           {"device", hardware.gpuDevice.empty() ? "cpu" : hardware.gpuDevice},
                            {"number", request.number()},
                            {"repeat", request.repeat()},
                            {"min_repeat_ms", request.min_repeat_ms()}};
@@ -423,6 +474,7 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
     reply->set_l2_cache_bytes(hardware.l2CacheBytes);
     reply->set_l3_cache_bytes(hardware.l3CacheBytes);
     reply->set_worker(hardware.worker);
+    if (!hardware.gpuDevice.empty()) writeGpuParameters(hardware.gpuDevice, hardware.gpuLimits, reply->mutable_gpu());
     return grpc::Status::OK;
   }
 
@@ -534,6 +586,14 @@ DeviceServer::DeviceServer(DeviceServerOptions options) : impl_(std::make_unique
   impl_->hardware = queryHostHardware();
   if (!o.arch.empty() && o.arch != impl_->hardware.arch) impl_->hardware = emulatedHardware(o.arch);
   impl_->hardware.worker = o.workerPath;
+  if (!o.gpuDevice.empty()) {
+    runtime::Device device = runtime::Device::parse(o.gpuDevice);
+    TESSEL_CHECK(device.kind == runtime::DeviceKind::CUDA || device.kind == runtime::DeviceKind::OpenCL,
+                 "device server: --device {}: not a GPU (cpu, cuda[:N], opencl[:N])", o.gpuDevice);
+    impl_->hardware.gpuDevice = device.str();
+    impl_->hardware.gpuLimits = graph::gpuLimitsOfDevice(device);  // Error when the device is not here
+    impl_->gpuDeviceId = device.id;
+  }
 
   // Clients send files in chunks (DeviceSession::kUploadChunkBytes); a message of a whole file
   // up to 64 MiB is accepted too, as clients before chunking sent them.

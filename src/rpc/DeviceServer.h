@@ -4,7 +4,8 @@
 /// session's own temporary directory (plain names only, up to a size limit), candidates are
 /// measured through the same isolated measurement worker the local runner uses (a crashing
 /// kernel kills the worker, never the server), and the machine's hardware parameters are
-/// answered on request. A session idle for longer than the session timeout is closed, so a
+/// answered on request. With a GPU device, candidates are GPU modules (a manifest and its code,
+/// uploaded as two files) run on that device, and whole modules are timed there. A session idle for longer than the session timeout is closed, so a
 /// client that died does not hold the device forever.
 #pragma once
 #include <cstdint>
@@ -29,6 +30,10 @@ struct DeviceServerOptions {
   double sessionTimeoutSeconds = 60; ///< an idle session is closed after this long
   std::string workerPath;            ///< the measurement worker (a program or a wrapper script); empty: the default
   std::string arch;                  ///< reported architecture; empty: this machine's (another: an emulated worker)
+  /// The GPU candidates run on ("cuda", "opencl:1"; `tessel server --device`); empty: CPU
+  /// kernels. Its limits are reported with the hardware parameters, and a GPU candidate for
+  /// another kind of device is refused.
+  std::string gpuDevice;
   RpcSecurity security;              ///< token (checked and sent), TLS cert/key (served), TLS CA (for the tracker)
   /// Progress lines ("bind to ...", "registered with ..."); null: silent.
   std::function<void(const std::string&)> log;

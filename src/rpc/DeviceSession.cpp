@@ -1,9 +1,12 @@
 #include "rpc/DeviceSession.h"
 
 #include <cmath>
+#include <filesystem>
 
+#include "rpc/GpuParametersProto.h"
 #include "rpc/GrpcSupport.h"
 #include "support/Files.h"
+#include "support/GpuModuleFormat.h"
 #include "support/TempDir.h"
 #include "tessel_rpc.grpc.pb.h"
 
@@ -115,6 +118,8 @@ tune::MeasureResult DeviceSession::measure(const RemoteKernel& kernel, const tun
   request.set_tolerance(o.tolerance);
   request.set_reference_library(kernel.referenceLibrary);
   request.set_reference_kernel(kernel.referenceKernel);
+  request.set_gpu_device(kernel.gpuDevice);
+  request.set_gpu_code(kernel.gpuCode);
   proto::MeasureReply reply;
   auto status = impl_->stub->Measure(&context, request, &reply);
   if (!status.ok()) {
@@ -139,8 +144,13 @@ tune::MeasureResult DeviceSession::measure(const RemoteKernel& kernel, const tun
 runtime::TimingResult DeviceSession::benchmarkModule(const std::string& directory,
                                                      const runtime::TimeEvaluatorOptions& timing,
                                                      double timeoutSeconds) {
-  for (const char* name : {"graph.json", "kernels.so", "params.bin"})
-    uploadFile(name, directory + "/" + name);
+  // A CPU module's library, or a GPU module's manifest and code (the server runs it on its GPU).
+  bool gpu = std::filesystem::exists(directory + "/" + kGpuManifestFile);
+  bool cuda = std::filesystem::exists(directory + "/" + kCudaCodeFile);
+  std::vector<std::string> files{"graph.json", "params.bin"};
+  if (!gpu) files.push_back("kernels.so");
+  else files.insert(files.end(), {kGpuManifestFile, cuda ? kCudaCodeFile : kOpenclCodeFile});
+  for (const std::string& name : files) uploadFile(name, directory + "/" + name);
   grpc::ClientContext context;
   prepareCall(context, impl_->security, std::chrono::milliseconds(int64_t(std::ceil(timeoutSeconds * 1000)) + 30000));
   proto::ModuleRequest request;
@@ -187,6 +197,10 @@ HardwareInfo DeviceSession::hardwareInfo() {
   info.l2CacheBytes = reply.l2_cache_bytes();
   info.l3CacheBytes = reply.l3_cache_bytes();
   info.worker = reply.worker();
+  if (reply.has_gpu() && !reply.gpu().device().empty()) {
+    info.gpuDevice = reply.gpu().device();
+    info.gpuLimits = readGpuParameters(reply.gpu(), fmt::format("the device server at {}", address_));
+  }
   return info;
 }
 

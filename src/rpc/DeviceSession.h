@@ -33,6 +33,9 @@ struct RemoteKernel {
   std::string referenceLibrary;  ///< uploaded file; empty: no correctness check
   std::string referenceKernel;
   double stopAboveSeconds = 0;   ///< MeasureInput::stopAboveSeconds
+  /// A GPU candidate: the kind it was built for ("cuda", "opencl") and its uploaded code file
+  /// (`library` is then its manifest); empty for a CPU kernel.
+  std::string gpuDevice, gpuCode;
 };
 
 class DeviceSession {
@@ -64,7 +67,8 @@ class DeviceSession {
 
   HardwareInfo hardwareInfo();
 
-  /// Uploads a compiled module directory (graph.json, kernels.so, params.bin) and times its
+  /// Uploads a compiled module directory (graph.json, kernels.so or a GPU module's manifest.json
+  /// and code, params.bin) and times its
   /// run() on the device. Throws Error with the device's message when it fails there.
   runtime::TimingResult benchmarkModule(const std::string& directory, const runtime::TimeEvaluatorOptions& timing,
                                         double timeoutSeconds);

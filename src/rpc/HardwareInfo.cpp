@@ -56,8 +56,13 @@ int vectorBitsOf(const std::string& arch) {
 }  // namespace
 
 std::string HardwareInfo::toString() const {
-  return fmt::format("{}, {} cores, {}-bit vectors, L1 {} KiB, L2 {} KiB, L3 {} KiB", arch, cores, vectorBits,
-                     l1CacheBytes >> 10, l2CacheBytes >> 10, l3CacheBytes >> 10);
+  std::string host = fmt::format("{}, {} cores, {}-bit vectors, L1 {} KiB, L2 {} KiB, L3 {} KiB", arch, cores, vectorBits,
+                                 l1CacheBytes >> 10, l2CacheBytes >> 10, l3CacheBytes >> 10);
+  if (gpuDevice.empty()) return host;
+  return fmt::format("{}; GPU {}: max_threads_per_block {}, max_shared_memory_per_block {}, warp_size {}, max_vthread_extent {}, "
+                     "multi_processor_count {}",
+                     host, gpuLimits.profile, gpuLimits.maxThreadsPerBlock, gpuLimits.maxSharedMemoryPerBlock, gpuLimits.warpSize,
+                     gpuLimits.maxVThreadExtent, gpuLimits.multiProcessorCount);
 }
 
 HardwareInfo emulatedHardware(const std::string& arch) {

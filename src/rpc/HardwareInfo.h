@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "passes/GpuLimits.h"
+
 namespace tessel::rpc {
 
 struct HardwareInfo {
@@ -16,6 +18,11 @@ struct HardwareInfo {
   int64_t l2CacheBytes = 0;
   int64_t l3CacheBytes = 0;   ///< shared last level; 0 when there is none or it is unknown
   std::string worker;         ///< the server's measurement worker command
+  /// A server measuring on a GPU (`--device cuda|opencl[:N]`): the device ("opencl:0") and its
+  /// limits, as the driver reports them (vthread extent and local memory: the kind's profile).
+  /// Empty device: the server measures CPU kernels.
+  std::string gpuDevice;
+  passes::GpuLimits gpuLimits;
   /// "x86_64, 16 cores, 512-bit vectors, L1 48 KiB, L2 2048 KiB, L3 107520 KiB".
   std::string toString() const;
 };

@@ -11,6 +11,7 @@
 #include "rpc/DeviceSession.h"
 #include "rpc/TrackerClient.h"
 #include "support/Error.h"
+#include "support/GpuModuleFormat.h"
 
 namespace tessel::rpc {
 
@@ -327,7 +328,17 @@ void RpcRunner::deviceLoop(Batch& batch) {
           if (referencesUploaded.insert(kernel.referenceLibrary).second)
             session->uploadFile(kernel.referenceLibrary, ref.libraryPath);
         }
-        session->uploadFile(kernel.library, build.libraryPath);
+        if (build.gpuDevice.empty()) {
+          session->uploadFile(kernel.library, build.libraryPath);
+        } else {
+          // A GPU module directory goes up as its manifest and its code.
+          bool cuda = build.gpuDevice == "cuda";
+          kernel.library = fmt::format("candidate_{}_{}.manifest.json", batch.id, item.index);
+          kernel.gpuCode = fmt::format("candidate_{}_{}.{}", batch.id, item.index, cuda ? "cubin" : "cl");
+          kernel.gpuDevice = build.gpuDevice;
+          session->uploadFile(kernel.library, build.libraryPath + "/" + kGpuManifestFile);
+          session->uploadFile(kernel.gpuCode, build.libraryPath + "/" + (cuda ? kCudaCodeFile : kOpenclCodeFile));
+        }
         result = session->measure(kernel, o.measure);
         if (!result->ok())
           result->errorMessage = fmt::format("on {}: {}", lease.address, result->errorMessage);

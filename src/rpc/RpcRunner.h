@@ -7,7 +7,8 @@
 /// A device lost mid-measurement (the server died, hung past the deadline, or the network went)
 /// returns its candidate to the queue for another device, up to max_attempts in all, after
 /// which the candidate ends in a RuntimeDeviceError naming the devices lost. A tracker that is
-/// unreachable (restarting) is waited for, up to the device wait. Every candidate ends in
+/// unreachable (restarting) is waited for, up to the device wait. A GPU candidate (a module
+/// directory) goes up as its manifest and code, for a server measuring on a GPU of its kind. Every candidate ends in
 /// exactly one result, in input order.
 #pragma once
 #include <map>

@@ -78,9 +78,9 @@ const std::vector<TuningRecord>& HistoryBest::candidates(const std::string& work
   return it == shared_->candidates.end() ? kNone : it->second;
 }
 
-ScheduleFunction HistoryBest::provider(ScheduleFunction fallback) const {
+ScheduleFunction HistoryBest::provider(ScheduleFunction fallback, std::function<void(const schedule::State&)> fits) const {
   auto shared = shared_;
-  return [shared, fallback](const te::ComputeDAG& dag) -> std::vector<schedule::StepPtr> {
+  return [shared, fallback, fits](const te::ComputeDAG& dag) -> std::vector<schedule::StepPtr> {
     std::string key = dag.workloadKey();
     auto it = shared->candidates.find(key);
     std::string note;
@@ -92,7 +92,8 @@ ScheduleFunction HistoryBest::provider(ScheduleFunction fallback) const {
       std::string firstFailure;
       for (const TuningRecord& record : it->second) {
         try {
-          schedule::replay(dag, record.steps);
+          schedule::State state = schedule::replay(dag, record.steps);
+          if (fits) fits(state);
         } catch (const Error& e) {
           if (skipped++ == 0) firstFailure = e.what();
           continue;
@@ -107,12 +108,12 @@ ScheduleFunction HistoryBest::provider(ScheduleFunction fallback) const {
         std::vector<std::string> notes;
         if (record.target != shared->target) notes.push_back(fmt::format("measured on target '{}'", record.target));
         if (skipped > 0)
-          notes.push_back(fmt::format("{} preferred record{} did not replay: {}", skipped, skipped == 1 ? "" : "s", firstFailure));
+          notes.push_back(fmt::format("{} preferred record{} did not apply: {}", skipped, skipped == 1 ? "" : "s", firstFailure));
         use.note = fmt::format("{}", fmt::join(notes, "; "));
         ++use.requests;
         return record.steps;
       }
-      note = fmt::format("{} record{} and none replays: {}", skipped, skipped == 1 ? "" : "s", firstFailure);
+      note = fmt::format("{} record{} and none applies: {}", skipped, skipped == 1 ? "" : "s", firstFailure);
     } else {
       note = "no record";
     }

@@ -53,9 +53,12 @@ class HistoryBest {
   const std::vector<TuningRecord>& candidates(const std::string& workloadKey) const;
 
   /// The dispatch function: the steps of the best record of a DAG's workload whose steps
-  /// replay on that DAG, else `fallback(dag)`; an empty fallback means no steps.
-  /// Every call is noted in uses(). The function shares state with this object.
-  ScheduleFunction provider(ScheduleFunction fallback = {}) const;
+  /// replay on that DAG (and pass `fits`, when given), else `fallback(dag)`; an empty fallback
+  /// means no steps. `fits` checks the replayed state for this build and throws Error when it
+  /// cannot take it (a GPU build: a kernel over its device's limits, recorded on a device with
+  /// others); the record is then skipped like one that does not replay. Every call is noted in
+  /// uses(). The function shares state with this object.
+  ScheduleFunction provider(ScheduleFunction fallback = {}, std::function<void(const schedule::State&)> fits = {}) const;
 
   /// The workloads asked for so far, in order of first request.
   std::vector<DispatchUse> uses() const;

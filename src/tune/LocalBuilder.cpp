@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <thread>
@@ -10,6 +11,7 @@
 #include "passes/Lower.h"
 #include "support/Error.h"
 #include "support/ThreadPool.h"
+#include "tune/GpuCandidateBuild.h"
 #include "tune/IsolatedCall.h"
 
 namespace tessel::tune {
@@ -21,11 +23,7 @@ using Clock = std::chrono::steady_clock;
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 BuildResult buildError(MeasureErrorNo errorNo, std::string message, Clock::time_point start) {
-  BuildResult result;
-  result.errorNo = errorNo;
-  result.errorMessage = std::move(message);
-  result.buildSeconds = secondsSince(start);
-  return result;
+  return buildErrorResult(errorNo, std::move(message), secondsSince(start));
 }
 
 }  // namespace
@@ -72,7 +70,10 @@ std::vector<BuildResult> LocalBuilder::build(const std::vector<MeasureInput>& in
   std::vector<BuildResult> results(inputs.size());
   if (inputs.empty()) return results;
   int64_t firstId = nextId_.fetch_add(int64_t(inputs.size()));
-  if (options_.shareTranslationUnits && !options_.sourceGenerator && inputs.size() > 1) return buildShared(inputs, firstId);
+  // GPU candidates are built one by one (a module each): shared units are the CPU's.
+  bool anyGpu = std::any_of(inputs.begin(), inputs.end(), [](const MeasureInput& i) { return i.task && i.task->onGpu(); });
+  if (options_.shareTranslationUnits && !options_.sourceGenerator && inputs.size() > 1 && !anyGpu)
+    return buildShared(inputs, firstId);
   ThreadPool pool(std::min<int>(parallelism_, int(inputs.size())));
   pool.parallelFor(int(inputs.size()), [&](int i) {
     try {
@@ -98,12 +99,28 @@ std::string oversizedMessage(const MeasureTask& task, size_t bytes, size_t limit
 
 }  // namespace
 
-BuildResult LocalBuilder::buildOne(const MeasureInput& input, int id) {
+BuildResult LocalBuilder::buildOne(const MeasureInput& given, int id) {
   auto start = Clock::now();
   auto deadline = start + options_.timeout;
-  TESSEL_CHECK(input.task != nullptr, "LocalBuilder: candidate {} has no task", id);
+  TESSEL_CHECK(given.task != nullptr, "LocalBuilder: candidate {} has no task", id);
+  std::string kernel = kernelName(*given.task);
+  MeasureInput input = given;
+  if (given.task->onGpu()) {
+    if (!given.reference) {
+      BuildResult gpu = buildGpuCandidate(given, kernel, fmt::format("{}/candidate_{}.gpu", dir_.path(), id), options_.timeout);
+      if (gpu.ok()) {
+        gpu.args = argumentSpecs(given.task->dag);
+        gpu.numInputs = int(given.task->dag.inputNames().size());
+      }
+      return gpu;
+    }
+    // A GPU task's reference is its naive schedule on the device's host CPU.
+    auto onHost = std::make_shared<MeasureTask>(*given.task);
+    onHost->target = given.task->hostTarget;
+    onHost->gpuLimits.reset();
+    input.task = onHost;
+  }
   const MeasureTask& task = *input.task;
-  std::string kernel = kernelName(task);
 
   codegen::CompileOptions compile;
   try {
@@ -292,6 +309,11 @@ std::vector<BuildResult> LocalBuilder::buildShared(const std::vector<MeasureInpu
 
 void LocalBuilder::discard(const BuildResult& result) {
   if (!result.ok() || result.libraryPath.empty() || options_.keepFiles) return;
+  if (!result.gpuDevice.empty()) {  // a GPU module directory of its own
+    std::error_code ignored;
+    std::filesystem::remove_all(result.libraryPath, ignored);
+    return;
+  }
   {
     std::lock_guard lock(libraryMutex_);
     auto it = libraryUsers_.find(result.libraryPath);

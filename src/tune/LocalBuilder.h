@@ -4,7 +4,8 @@
 /// build. Whatever goes wrong becomes the candidate's BuildResult error, never the end of the
 /// batch: a step that does not apply or a lowering error -> InstantiationError with its message
 /// (a crash of the lowering too, naming the signal); a compiler failure -> CompileHostError
-/// with the compiler's message; the deadline -> BuildTimeoutError.
+/// with the compiler's message; the deadline -> BuildTimeoutError. A GPU task's candidates are
+/// built into GPU module directories (GpuCandidateBuild.h); its reference, for the host CPU.
 ///
 /// A batch is compiled in as many translation units as builds run at once, several candidates
 /// to a unit: one compiler run for four candidates costs 40% less than one each (process

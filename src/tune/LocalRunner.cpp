@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "support/Error.h"
+#include "support/GpuModuleFormat.h"
 
 #ifndef TESSEL_MEASURE_WORKER_PATH
 #define TESSEL_MEASURE_WORKER_PATH ""
@@ -154,6 +155,13 @@ MeasureResult LocalRunner::runOne(const MeasureInput& input, const BuildResult& 
                             {"cold", task.coldCache},
                             {"stop_above_s", input.stopAboveSeconds},
                             {"tolerance", options_.tolerance}};
+  if (!build.gpuDevice.empty()) {
+    // A GPU module: its manifest and code, on this machine's device of its kind.
+    bool cuda = build.gpuDevice == "cuda";
+    request["library"] = build.libraryPath + "/" + kGpuManifestFile;
+    request["code"] = build.libraryPath + "/" + (cuda ? kCudaCodeFile : kOpenclCodeFile);
+    request["device"] = fmt::format("{}:{}", build.gpuDevice, options_.gpuDeviceId);
+  }
   if (options_.checkCorrectness) {
     auto it = references_.find(task.key());
     if (it == references_.end())

@@ -8,6 +8,9 @@
 /// per task and registered with setReference) on the same seeded inputs: a mismatch is a
 /// WrongAnswerError naming the output, element and error.
 ///
+/// A GPU candidate (BuildResult::gpuDevice) runs in the same worker on this machine's device of
+/// its kind, timed by the device's clock (worker/GpuMeasure.cpp).
+///
 /// Timing follows runtime::timeFunction: `repeat` costs of `number` calls each, `number` raised
 /// until one measurement lasts min_repeat_ms; flushing the CPU cache happens before each
 /// measurement and never changes `number` or min_repeat_ms (TVM's evaluator silently did).
@@ -32,6 +35,9 @@ struct LocalRunnerOptions : MeasureOptions {
   /// Threads that wait for work sleep at once (OMP_WAIT_POLICY=PASSIVE) instead of spinning
   /// first: on a busy machine a spinning thread holds a core a preempted sibling needs.
   bool passiveWait = false;
+  /// The index of the device GPU candidates run on (among this machine's devices of their kind:
+  /// cuda:N, opencl:N).
+  int gpuDeviceId = 0;
 };
 
 class LocalRunner : public Runner {

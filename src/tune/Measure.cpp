@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "codegen/GpuBuild.h"
 #include "te/DagJson.h"
 
 #include <algorithm>
@@ -21,12 +22,22 @@ MeasureTaskPtr makeMeasureTask(std::string name, te::ComputeDAG dag, std::string
   return task;
 }
 
+bool MeasureTask::onGpu() const { return codegen::isGpuTarget(target); }
+
 double MeasureResult::cost() const {
   if (!ok() || costs.empty()) return std::numeric_limits<double>::infinity();
   std::vector<double> sorted = costs;
   std::sort(sorted.begin(), sorted.end());
   size_t n = sorted.size();
   return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}
+
+BuildResult buildErrorResult(MeasureErrorNo errorNo, std::string message, double buildSeconds) {
+  BuildResult result;
+  result.errorNo = errorNo;
+  result.errorMessage = std::move(message);
+  result.buildSeconds = buildSeconds;
+  return result;
 }
 
 MeasureResult errorResult(MeasureErrorNo errorNo, std::string message) {

@@ -4,10 +4,12 @@
 /// MeasureResult, whatever goes wrong; the records log writes these fields.
 #pragma once
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "passes/GpuLimits.h"
 #include "runtime/Module.h"
 #include "schedule/Steps.h"
 #include "te/ComputeDAG.h"
@@ -27,6 +29,15 @@ struct MeasureTask {
   /// Measure with cold caches: the arguments rotate through copies larger than the last-level
   /// cache, as a layer whose weights come from DRAM meets them in the network.
   bool coldCache = false;
+  /// A GPU task ("cuda ..." / "opencl ..." target): the limits its kernels are verified against
+  /// when built (from the device that measures, or a named profile); unset: the target's
+  /// profile (passes::GpuLimits::forTarget).
+  std::optional<passes::GpuLimits> gpuLimits;
+  /// A GPU task: the CPU its correctness reference (the naive schedule) is compiled for, the
+  /// host of the device that runs the candidates (`--target-host`).
+  std::string hostTarget = "cpu";
+  /// Whether the kernels of this task run on a GPU (codegen::isGpuTarget of the target).
+  bool onGpu() const;
   /// Identifies the task across networks and runs: the workload key and the target.
   std::string key() const { return workloadKey + " @ " + target; }
 };
@@ -44,6 +55,9 @@ struct MeasureInput {
   /// (runtime::TimeEvaluatorOptions::stopAboveSeconds). The tuning loops set it from the
   /// task's best cost (stopAboveFor); confirmations never do.
   double stopAboveSeconds = 0;
+  /// The task's correctness reference (its naive schedule), added by buildBatch: on a GPU task
+  /// it is built for the host CPU (MeasureTask::hostTarget), not for the device.
+  bool reference = false;
 };
 
 /// How much slower than the task's best a candidate must run to be timed by one call.
@@ -53,7 +67,10 @@ double stopAboveFor(double bestSeconds);
 
 /// A compiled candidate, or why there is none.
 struct BuildResult {
-  std::string libraryPath;             ///< the shared library; empty on error
+  std::string libraryPath;             ///< the shared library (a GPU candidate: its module directory); empty on error
+  /// "cuda" or "opencl" when libraryPath is a GPU module directory (runtime/GpuModule.h);
+  /// empty for a CPU shared library.
+  std::string gpuDevice;
   std::string kernelName;              ///< the kernel's symbol in it
   std::vector<runtime::ArgSpec> args;  ///< the kernel's arguments: inputs, then outputs
   int numInputs = 0;                   ///< how many of `args` are inputs
@@ -86,6 +103,9 @@ struct MeasureResult {
   /// or a single sample would make the verdict), +infinity for a failed trial.
   double cost() const;
 };
+
+/// A build that failed: its error, after `buildSeconds`.
+BuildResult buildErrorResult(MeasureErrorNo errorNo, std::string message, double buildSeconds);
 
 /// A result carrying an error (timestamped now).
 MeasureResult errorResult(MeasureErrorNo errorNo, std::string message);

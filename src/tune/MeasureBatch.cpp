@@ -16,7 +16,9 @@ std::vector<BuildResult> buildBatch(Builder& builder, Runner& runner, const std:
     TESSEL_CHECK(input.task != nullptr, "measureBatch: a candidate has no task");
     if (runner.needsReference(*input.task) && seen.insert(input.task->key()).second) {
       referenceTasks.push_back(input.task);
-      toBuild.push_back(MeasureInput{input.task, {}, "reference (naive schedule)"});
+      MeasureInput reference{input.task, {}, "reference (naive schedule)"};
+      reference.reference = true;
+      toBuild.push_back(reference);
     }
   }
   std::vector<BuildResult> builds = builder.build(toBuild);

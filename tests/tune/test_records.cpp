@@ -501,11 +501,11 @@ TEST(HistoryBest, DispatchesTheBestRecordOrTheFallback) {
   ASSERT_EQ(again.uses().size(), 1u);
   EXPECT_TRUE(again.uses()[0].fromRecord);
   EXPECT_EQ(again.uses()[0].cost, 1e-7);
-  expectContains(again.uses()[0].note, "2 preferred records did not replay: step 1 (cache_write)");
+  expectContains(again.uses()[0].note, "2 preferred records did not apply: step 1 (cache_write)");
   HistoryBest none({records[0], records[1]}, "cpu");
   EXPECT_TRUE(none.provider()(renamed).empty());  // no fallback given: no steps
   EXPECT_FALSE(none.uses()[0].fromRecord);
-  expectContains(none.uses()[0].note, "2 records and none replays: step 1 (cache_write)");
+  expectContains(none.uses()[0].note, "2 records and none applies: step 1 (cache_write)");
 }
 
 // Shipped records fill only the workloads the user's records leave out, even when faster: they
@@ -532,7 +532,7 @@ TEST(HistoryBest, ShippedRecordsFillOnlyWhatTheUsersRecordsLeaveOut) {
   EXPECT_TRUE(uses[0].fromRecord && !uses[0].shipped);
   EXPECT_TRUE(uses[1].fromRecord && uses[1].shipped);
   EXPECT_TRUE(!uses[2].fromRecord && uses[2].shipped);
-  expectContains(uses[2].note, "1 record and none replays: step 1 (split)");
+  expectContains(uses[2].note, "1 record and none applies: step 1 (split)");
   expectContains(history.summary(), "applied tuned records to 2 of 3 workloads (1 shipped with tessel); fallback for 1: C");
 }
 

@@ -24,7 +24,10 @@ nlohmann::json benchmarkModule(const nlohmann::json& request) {
     timing.minRepeatMs = request.value("min_repeat_ms", 0.0);
     TESSEL_CHECK(timing.number >= 1 && timing.repeat >= 1 && timing.minRepeatMs >= 0,
                  "bad module request: number and repeat must be at least 1 and min_repeat_ms non-negative");
-    auto executor = runtime::GraphExecutor::load(request["module"].get<std::string>());
+    // A GPU module runs on the server's device ("opencl:0"); the CPU's by default.
+    runtime::GraphExecutorOptions options;
+    options.device = runtime::Device::parse(request.value("device", std::string("cpu")));
+    auto executor = runtime::GraphExecutor::load(request["module"].get<std::string>(), options);
     executor.setZeroInputs();
     auto result = executor.benchmark(timing);
     reply["costs"] = result.costs;

@@ -79,19 +79,6 @@ runtime::Tensor allocate(const runtime::ArgSpec& spec) {
   return runtime::Tensor::empty(spec.shape, spec.dtype);
 }
 
-/// An output buffer full of garbage (all bits set: NaN for floats), so that an element the
-/// kernel never writes shows as wrong.
-runtime::Tensor garbageOutput(const runtime::ArgSpec& spec) {
-  auto t = allocate(spec);
-  std::memset(t.data(), 0xff, t.nbytes());
-  return t;
-}
-
-/// Raised inside a request for a failure that is the candidate's: it becomes the reply's error.
-struct CandidateFailure {
-  MeasureErrorNo errorNo;
-  std::string message;
-};
 
 std::vector<runtime::Tensor> callWithOutputs(const runtime::Kernel& kernel, const std::vector<runtime::Tensor>& inputs,
                                              std::vector<runtime::Tensor>* outputs) {
@@ -99,26 +86,57 @@ std::vector<runtime::Tensor> callWithOutputs(const runtime::Kernel& kernel, cons
   std::vector<runtime::Tensor> args = inputs;
   outputs->clear();
   for (size_t i = inputs.size(); i < specs.size(); ++i) {
-    outputs->push_back(garbageOutput(specs[i]));
+    outputs->push_back(garbageTensor(specs[i]));
     args.push_back(outputs->back());
   }
   kernel.call(args);
   return args;
 }
 
-void checkSameSignature(const runtime::Kernel& candidate, const runtime::Kernel& reference) {
-  const auto& a = candidate.argSpecs();
+}  // namespace
+
+void checkSameSignature(const std::string& candidate, const std::vector<runtime::ArgSpec>& a, const runtime::Kernel& reference) {
   const auto& b = reference.argSpecs();
-  TESSEL_CHECK(a.size() == b.size(), "kernel '{}' has {} arguments but its reference '{}' has {}", candidate.name(),
-               a.size(), reference.name(), b.size());
+  TESSEL_CHECK(a.size() == b.size(), "kernel '{}' has {} arguments but its reference '{}' has {}", candidate, a.size(),
+               reference.name(), b.size());
   for (size_t i = 0; i < a.size(); ++i)
     TESSEL_CHECK(a[i].dtype == b[i].dtype && a[i].shape == b[i].shape,
-                 "kernel '{}', argument {} ('{}'): {} {} differs from the reference's {} {}", candidate.name(), i + 1,
-                 a[i].name, a[i].dtype.str(), runtime::formatShape(a[i].shape), b[i].dtype.str(),
-                 runtime::formatShape(b[i].shape));
+                 "kernel '{}', argument {} ('{}'): {} {} differs from the reference's {} {}", candidate, i + 1, a[i].name,
+                 a[i].dtype.str(), runtime::formatShape(a[i].shape), b[i].dtype.str(), runtime::formatShape(b[i].shape));
 }
 
-}  // namespace
+void checkOutputs(const std::vector<runtime::Tensor>& outputs, const std::vector<runtime::Tensor>& expected,
+                  const std::vector<runtime::ArgSpec>& specs, int numInputs, double tolerance) {
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    auto c = compareOutputs(outputs[o], expected[o]);
+    bool floating = outputs[o].dtype().isFloat();
+    bool wrong = floating ? !(c.maxError <= tolerance) : c.maxError != 0;
+    if (wrong) {
+      const auto& spec = specs[size_t(numInputs) + o];
+      throw CandidateFailure{
+          MeasureErrorNo::WrongAnswerError,
+          fmt::format("wrong answer: output '{}' element {} of {}: got {}, expected {} ({} error {:.3g}{})", spec.name,
+                      c.worstIndex, outputs[o].numel(), c.got, c.expected, floating ? "relative" : "absolute", c.maxError,
+                      floating ? fmt::format(", tolerance {:.3g}", tolerance) : std::string())};
+    }
+  }
+}
+
+runtime::TimeEvaluatorOptions timingOfRequest(const nlohmann::json& request) {
+  runtime::TimeEvaluatorOptions timing;
+  timing.number = request.value("number", 1);
+  timing.repeat = request.value("repeat", 1);
+  timing.minRepeatMs = request.value("min_repeat_ms", 0.0);
+  timing.flushCache = request.value("flush_cache", false);
+  timing.stopAboveSeconds = request.value("stop_above_s", 0.0);
+  return timing;
+}
+
+runtime::Tensor garbageTensor(const runtime::ArgSpec& spec) {
+  auto t = allocate(spec);
+  std::memset(t.data(), 0xff, t.nbytes());
+  return t;
+}
 
 runtime::Tensor randomTensor(const runtime::ArgSpec& spec, uint64_t seed) {
   auto t = allocate(spec);
@@ -237,16 +255,12 @@ const std::vector<std::vector<runtime::Tensor>>& MeasureSession::coldCopies(cons
 }
 
 nlohmann::json MeasureSession::measure(const nlohmann::json& request) {
+  if (request.contains("device")) return measureOnGpu(request);
   std::string library = request.at("library").get<std::string>();
   std::string kernelName = request.at("kernel").get<std::string>();
   int numInputs = request.at("num_inputs").get<int>();
   uint64_t seed = request.value("seed", uint64_t(0));
-  runtime::TimeEvaluatorOptions timing;
-  timing.number = request.value("number", 1);
-  timing.repeat = request.value("repeat", 1);
-  timing.minRepeatMs = request.value("min_repeat_ms", 0.0);
-  timing.flushCache = request.value("flush_cache", false);
-  timing.stopAboveSeconds = request.value("stop_above_s", 0.0);
+  runtime::TimeEvaluatorOptions timing = timingOfRequest(request);
 
   runtime::Module module;
   runtime::Kernel kernel;
@@ -268,7 +282,7 @@ nlohmann::json MeasureSession::measure(const nlohmann::json& request) {
     const ReferenceRun& reference = referenceRun(ref.at("library").get<std::string>(), ref.at("kernel").get<std::string>(),
                                                  numInputs, seed);
     try {
-      checkSameSignature(kernel, reference.module.kernel(ref.at("kernel").get<std::string>()));
+      checkSameSignature(kernel.name(), specs, reference.module.kernel(ref.at("kernel").get<std::string>()));
     } catch (const Error& e) {
       throw CandidateFailure{MeasureErrorNo::UnknownError, e.what()};
     }
@@ -280,26 +294,13 @@ nlohmann::json MeasureSession::measure(const nlohmann::json& request) {
     } catch (const Error& e) {
       throw CandidateFailure{MeasureErrorNo::RuntimeDeviceError, e.what()};
     }
-    double tolerance = request.value("tolerance", 1e-4);
-    for (size_t o = 0; o < outputs.size(); ++o) {
-      auto c = compareOutputs(outputs[o], reference.outputs[o]);
-      bool floating = outputs[o].dtype().isFloat();
-      bool wrong = floating ? !(c.maxError <= tolerance) : c.maxError != 0;
-      if (wrong) {
-        const auto& spec = specs[size_t(numInputs) + o];
-        throw CandidateFailure{
-            MeasureErrorNo::WrongAnswerError,
-            fmt::format("wrong answer: output '{}' element {} of {}: got {}, expected {} ({} error {:.3g}{})", spec.name,
-                        c.worstIndex, outputs[o].numel(), c.got, c.expected, floating ? "relative" : "absolute",
-                        c.maxError, floating ? fmt::format(", tolerance {:.3g}", tolerance) : std::string())};
-      }
-    }
+    checkOutputs(outputs, reference.outputs, specs, numInputs, request.value("tolerance", 1e-4));
   } else {
     for (int i = 0; i < numInputs; ++i) inputs.push_back(randomInput(specs[size_t(i)], seed + uint64_t(i)));
   }
 
   std::vector<runtime::Tensor> args = inputs;
-  for (size_t i = inputs.size(); i < specs.size(); ++i) args.push_back(garbageOutput(specs[i]));
+  for (size_t i = inputs.size(); i < specs.size(); ++i) args.push_back(garbageTensor(specs[i]));
   std::vector<std::function<void()>> calls{kernel.bind(args)};
   if (request.value("cold", false))
     for (const auto& copy : coldCopies(args, seed)) calls.push_back(kernel.bind(copy));

@@ -12,6 +12,9 @@
 ///              "flush_cache": false,
 ///              "reference": {"library": "...", "kernel": "..."}, "tolerance": 1e-4}
 ///              ("reference" is optional: without it nothing is checked)
+///   a GPU candidate adds "device": "cuda:0" | "opencl:1", and "library" is then the module's
+///   manifest.json with "code" its kernels.cubin / kernels.cl (runtime/GpuModule.h); the
+///   reference stays a CPU library. "flush_cache" and "cold" are refused for it.
 ///   reply:    {"id": 7, "error_no": 0, "message": "", "costs": [1.2e-5, ...], "number": 4}
 ///              (error_no as MeasureErrorNo: 4 for a load or kernel failure, 5 for a wrong
 ///              answer whose message names the output, element and error; costs empty on error)
@@ -23,6 +26,8 @@
 
 #include "runtime/Module.h"
 #include "runtime/Tensor.h"
+#include "runtime/TimeEvaluator.h"
+#include "tune/MeasureErrorNo.h"
 
 namespace tessel::tune::worker {
 
@@ -42,6 +47,8 @@ class MeasureSession {
   };
   const ReferenceRun& referenceRun(const std::string& library, const std::string& kernel, int numInputs, uint64_t seed);
   nlohmann::json measure(const nlohmann::json& request);
+  /// A GPU candidate's request (GpuMeasure.cpp): the same steps on the device.
+  nlohmann::json measureOnGpu(const nlohmann::json& request);
   /// A copy of randomTensor(spec, seed): the candidates of a task share their inputs, and
   /// drawing a million random numbers for each cost more than running it (about 20 ms).
   runtime::Tensor randomInput(const runtime::ArgSpec& spec, uint64_t seed);
@@ -62,6 +69,24 @@ class MeasureSession {
   };
   ColdCopies cold_;  ///< the last task's only: they may take up to a GiB
 };
+
+/// Raised inside a request for a failure that is the candidate's: it becomes the reply's error.
+struct CandidateFailure {
+  MeasureErrorNo errorNo;
+  std::string message;
+};
+
+/// Error (a bad request) when a candidate's arguments differ from its reference kernel's.
+void checkSameSignature(const std::string& candidate, const std::vector<runtime::ArgSpec>& specs, const runtime::Kernel& reference);
+/// Throws CandidateFailure (WrongAnswerError) naming the first output off the reference by more
+/// than `tolerance` (floats, relative) or at all (integers).
+void checkOutputs(const std::vector<runtime::Tensor>& outputs, const std::vector<runtime::Tensor>& expected,
+                  const std::vector<runtime::ArgSpec>& specs, int numInputs, double tolerance);
+/// number, repeat, min_repeat_ms, flush_cache and stop_above_s of a request.
+runtime::TimeEvaluatorOptions timingOfRequest(const nlohmann::json& request);
+/// A CPU tensor full of garbage (all bits set: NaN for floats), so that an element a kernel
+/// never writes shows as wrong.
+runtime::Tensor garbageTensor(const runtime::ArgSpec& spec);
 
 /// One output of a wrong answer: where it is most wrong. Exposed for tests.
 struct OutputComparison {

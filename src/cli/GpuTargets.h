@@ -1,0 +1,29 @@
+/// What the network commands (compile, tune) do differently for a GPU target ("cuda ...",
+/// "opencl ..."): the graph passes without the CPU's convolution variants, the limits kernels
+/// are verified against, the records with the default GPU schedule as the build's fallback,
+/// and the host target.
+#pragma once
+#include <string>
+
+#include "cli/ModelArgs.h"
+#include "passes/GpuLimits.h"
+#include "tune/HistoryBest.h"
+
+namespace tessel::cli {
+
+/// The model options of a GPU build: Winograd, packed weights and fused separable blocks off
+/// (their rules, layouts and tiles are the CPU kernels').
+ModelArgs gpuModelArgs(const ModelArgs& args);
+
+/// The schedules of a GPU build with tuning records: each function's best record that replays
+/// and lowers within `limits` (a record measured on a device with larger limits may not), else
+/// the default GPU schedule.
+tune::ScheduleFunction gpuRecordsProvider(const tune::HistoryBest& best, const passes::GpuLimits& limits);
+
+/// Checks `--target-host` of a GPU target and returns it (llvm spelled cpu). A GPU module has
+/// no host code: the host target is where the device's host CPU runs the correctness reference
+/// of `tune --check-correctness` (the naive kernel, compiled for it). Error naming the value
+/// when it is not a CPU target the toolchain can compile for.
+std::string checkGpuTargetHost(const std::string& target, const std::string& targetHost);
+
+}  // namespace tessel::cli

@@ -1,0 +1,43 @@
+/// The GPU tuning templates ("cuda ..." and "opencl ..." targets) and the one table that says
+/// which applies to a fused function. A template is a row of gpuTemplates(): its name, whether
+/// it applies to a DAG, and how it makes the tuning task; the first row that applies is the
+/// function's template, so the specific templates (a shared-memory conv2d, a dense) stand above
+/// `gpu_default`, which applies to every function. The tasks are the TuningTasks of the CPU
+/// templates (TuningTask.h): the tuning loops do not know which device they tune for; the
+/// task's MeasureTask carries the limits its candidates are verified against.
+#pragma once
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "passes/GpuLimits.h"
+#include "tune/autotvm/TuningTask.h"
+
+namespace tessel::tune::autotvm {
+
+/// One GPU template: a row of the table.
+struct GpuTemplate {
+  std::string name;
+  std::function<bool(const te::ComputeDAG&)> applies;
+  std::function<TuningTaskPtr(const std::string& taskName, const te::ComputeDAG& dag, const std::string& target,
+                              const passes::GpuLimits& limits)>
+      make;
+};
+
+/// The table, most specific first; `gpu_default` (GpuDefaultTemplate.h) is the last row. A
+/// row's `make` need not set the MeasureTask's limits: makeGpuTuningTask sets them.
+const std::vector<GpuTemplate>& gpuTemplates();
+
+std::vector<std::string> gpuTemplateNames();
+
+/// The name of the first template of the table that applies to the DAG (every fused function
+/// has one: gpu_default).
+std::optional<std::string> gpuTemplateFor(const te::ComputeDAG& dag);
+
+/// A tuning task for the DAG on a GPU target with the named template (empty: gpuTemplateFor's).
+/// Error naming the template and the task when the template is unknown or does not apply.
+TuningTaskPtr makeGpuTuningTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
+                                const passes::GpuLimits& limits, const std::string& templateName = "");
+
+}  // namespace tessel::tune::autotvm

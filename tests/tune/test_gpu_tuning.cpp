@@ -1,0 +1,199 @@
+// GPU candidates through the tuning contract (tune/Measure.h): built by LocalBuilder into GPU
+// modules (an invalid one is an error record), run by LocalRunner's worker on the device with
+// its clock (a hanging kernel is a timeout, a wrong one a wrong answer, neither the end of the
+// run), checked against the CPU reference; the gpu_default template and the tuning loop on
+// them. OpenCL runs on PoCL here; CUDA candidates are compiled by NVRTC everywhere and run
+// where a GPU is (`make test-gpu`).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "codegen/Nvrtc.h"
+#include "common/ErrorText.h"
+#include "common/GpuRequire.h"
+#include "ops/Examples.h"
+#include "ops/GpuSchedules.h"
+#include "runtime/CudaDevice.h"
+#include "runtime/OpenclDevice.h"
+#include "support/Files.h"
+#include "support/GpuModuleFormat.h"
+#include "tune/LocalBuilder.h"
+#include "tune/LocalRunner.h"
+#include "tune/MeasureBatch.h"
+#include "tune/autotvm/BasicTuners.h"
+#include "tune/autotvm/GpuTemplates.h"
+#include "tune/autotvm/TuneTask.h"
+
+using namespace tessel;
+using tessel::testsupport::expectContains;
+
+namespace {
+
+/// conv2d + bias + relu, NCHW, 16 output channels (the channel tiles divide them).
+te::ComputeDAG smallConv() { return ops::conv2dBiasReluNCHW(1, 8, 10, 10, 16, 3, 3, 1, 1); }
+
+tune::autotvm::TuningTaskPtr convTask(const std::string& target) {
+  return tune::autotvm::makeGpuTuningTask("conv", smallConv(), target, passes::GpuLimits::forTarget(target));
+}
+
+tune::MeasureInput fallbackCandidate(const tune::autotvm::TuningTaskPtr& task) {
+  return {task->measure, task->instantiate(task->space->get(task->fallbackIndex)), "fallback"};
+}
+
+tune::LocalRunnerOptions checkedRunner() {
+  tune::LocalRunnerOptions o;
+  o.number = 2;
+  o.repeat = 2;
+  o.checkCorrectness = true;
+  o.timeoutSeconds = 20;
+  return o;
+}
+
+/// The OpenCL C of a built candidate with `statement` at the top of its kernel's body.
+void injectIntoKernel(const tune::BuildResult& build, const std::string& statement) {
+  std::string path = build.libraryPath + "/" + kOpenclCodeFile;
+  std::string code = readFile(path);
+  size_t kernel = code.find("__kernel");
+  ASSERT_NE(kernel, std::string::npos);
+  size_t body = code.find('{', kernel);
+  code.insert(body + 1, "\n" + statement + "\n");
+  writeFile(path, code);
+}
+
+}  // namespace
+
+TEST(GpuTemplates, DefaultTemplateFallbackIsTheDefaultSchedule) {
+  passes::GpuLimits limits = passes::GpuLimits::forTarget("opencl");
+  auto task = tune::autotvm::makeGpuTuningTask("conv", smallConv(), "opencl", limits);
+  EXPECT_EQ(task->templateName, "gpu_default");
+  EXPECT_EQ(tune::autotvm::gpuTemplateFor(smallConv()).value_or(""), "gpu_default");
+  ASSERT_TRUE(task->measure->gpuLimits.has_value());
+  EXPECT_EQ(task->measure->gpuLimits->maxThreadsPerBlock, limits.maxThreadsPerBlock);
+  auto rules = ops::gpuScheduleOptionsFor(limits.maxThreadsPerBlock, limits.multiProcessorCount, limits.warpSize);
+  EXPECT_EQ(schedule::stepsToJson(task->instantiate(task->space->get(task->fallbackIndex))),
+            schedule::stepsToJson(ops::defaultGpuSchedule(smallConv(), rules)));
+  // Threads within the device's limit (256 for the OpenCL profile), every config a distinct
+  // schedule along each knob.
+  for (const auto& option : task->space->knob("threads_per_block").options) EXPECT_LE(option.get<int64_t>(), 256);
+  EXPECT_GT(task->space->knob("channel_tile").options.size(), 1u);  // a direct convolution has channel tiles
+  EXPECT_LE(task->space->size(), task->unprunedSize);
+}
+
+TEST(GpuTemplates, PrunesKnobsThatDoNotChangeTheSchedule) {
+  // A matmul has no direct convolution: channel tiles change nothing and are pruned to the rule's.
+  auto task = tune::autotvm::makeGpuTuningTask("dense", ops::matmul(64, 512, 128), "cuda", passes::GpuLimits::cudaSm90());
+  EXPECT_EQ(task->space->knob("channel_tile").options.size(), 1u);
+  std::set<std::string> schedules;
+  for (uint64_t i = 0; i < task->space->size(); ++i)
+    schedules.insert(schedule::stepsToJson(task->instantiate(task->space->get(i))).dump());
+  EXPECT_GT(schedules.size(), 1u);
+}
+
+TEST(GpuTemplates, UnknownTemplateAndCpuTargetAreErrors) {
+  expectContains(testsupport::errorOf([] {
+                   tune::autotvm::makeGpuTuningTask("conv", smallConv(), "opencl", passes::GpuLimits::forTarget("opencl"), "nope");
+                 }),
+                 "no GPU template 'nope' (templates: gpu_default)");
+  expectContains(testsupport::errorOf([] { tune::autotvm::makeGpuTuningTask("conv", smallConv(), "cpu", passes::GpuLimits{}); }),
+                 "not a GPU target");
+}
+
+TEST(GpuMeasure, OpenclCandidateMeasuredAndCheckedOnTheDevice) {
+  TESSEL_REQUIRE_OPENCL();
+  auto task = convTask("opencl");
+  tune::LocalBuilder builder;
+  tune::LocalRunner runner(checkedRunner());
+  auto results = tune::measureBatch(builder, runner, {fallbackCandidate(task)});
+  ASSERT_EQ(results.size(), 1u);
+  ASSERT_TRUE(results[0].ok()) << results[0].errorMessage;
+  EXPECT_EQ(results[0].costs.size(), 2u);
+  for (double c : results[0].costs) EXPECT_GT(c, 0);
+  EXPECT_GE(results[0].callsPerRepeat, 2);
+}
+
+TEST(GpuMeasure, KernelOverTheThreadLimitIsAnErrorRecord) {
+  // Steps made for 1024 threads per block; the task's device allows 64.
+  passes::GpuLimits small = passes::GpuLimits::forTarget("opencl");
+  small.maxThreadsPerBlock = 64;
+  small.profile = "a 64-thread device";
+  auto task = std::make_shared<tune::MeasureTask>(*tune::makeMeasureTask("conv", smallConv(), "opencl"));
+  task->gpuLimits = small;
+  ops::GpuScheduleOptions wide;
+  wide.threadsPerBlock = 1024;
+  tune::LocalBuilder builder;
+  auto builds = builder.build({{task, ops::defaultGpuSchedule(smallConv(), wide), "wide"}});
+  ASSERT_EQ(builds.size(), 1u);
+  EXPECT_EQ(builds[0].errorNo, tune::MeasureErrorNo::InstantiationError);
+  expectContains(builds[0].errorMessage, "a 64-thread device");
+}
+
+TEST(GpuMeasure, HangingKernelTimesOutAndWrongKernelIsAWrongAnswer) {
+  TESSEL_REQUIRE_OPENCL();
+  auto task = convTask("opencl");
+  tune::LocalBuilderOptions keep;
+  keep.keepFiles = true;
+  tune::LocalBuilder builder(keep);
+  auto o = checkedRunner();
+  o.timeoutSeconds = 5;  // the hang's cost; the driver's build of the others stays well inside it
+  tune::LocalRunner runner(o);
+  auto input = fallbackCandidate(task);
+  auto builds = tune::buildBatch(builder, runner, {input, input, input});
+  ASSERT_TRUE(builds[0].ok() && builds[1].ok() && builds[2].ok());
+  injectIntoKernel(builds[0], "volatile int spin = 1; while (spin) {}");
+  injectIntoKernel(builds[1], "return;");  // writes nothing: the outputs keep their garbage
+  auto results = runner.run({input, input, input}, builds);
+  EXPECT_EQ(results[0].errorNo, tune::MeasureErrorNo::RunTimeoutError) << results[0].errorMessage;
+  EXPECT_EQ(results[1].errorNo, tune::MeasureErrorNo::WrongAnswerError) << results[1].errorMessage;
+  expectContains(results[1].errorMessage, "wrong answer");
+  EXPECT_TRUE(results[2].ok()) << results[2].errorMessage;  // the run went on with a fresh worker
+  EXPECT_GE(runner.workersStarted(), 2);
+}
+
+TEST(GpuMeasure, TuningLoopTunesAnOpenclTask) {
+  TESSEL_REQUIRE_OPENCL();
+  auto task = convTask("opencl");
+  tune::LocalBuilder builder;
+  tune::LocalRunner runner(checkedRunner());
+  tune::autotvm::RandomTuner tuner(task, 3);
+  tune::autotvm::TuneTaskOptions o;
+  o.nTrial = 4;
+  o.batchSize = 2;
+  o.confirmTop = 0;
+  int ok = 0, logged = 0;
+  auto result = tune::autotvm::tuneTask(task, tuner, builder, runner, o, {},
+                                        [&](const tune::autotvm::ConfigEntity&, const tune::MeasureInput&, const tune::MeasureResult& r) {
+                                          ++logged;
+                                          ok += r.ok();
+                                        });
+  int64_t expected = std::min<int64_t>(4, int64_t(task->space->size()));
+  EXPECT_EQ(result.trials, expected);
+  EXPECT_EQ(logged, expected);
+  EXPECT_EQ(ok, expected);
+  EXPECT_GT(result.bestFlopsPerSecond, 0);
+}
+
+TEST(GpuMeasure, CudaCandidateCompiledByNvrtcAndRunWhereAGpuIs) {
+  std::string why;
+  if (!codegen::nvrtcAvailable(&why)) GTEST_SKIP() << "NVRTC is not available: " << why;
+  auto task = convTask("cuda -arch=sm_90");
+  tune::LocalBuilderOptions keep;
+  keep.keepFiles = true;
+  tune::LocalBuilder builder(keep);
+  auto builds = builder.build({fallbackCandidate(task)});
+  ASSERT_TRUE(builds[0].ok()) << builds[0].errorMessage;
+  EXPECT_EQ(builds[0].gpuDevice, "cuda");
+  EXPECT_TRUE(std::filesystem::exists(builds[0].libraryPath + "/" + kCudaCodeFile));
+  EXPECT_GT(builds[0].compileSeconds, 0);
+  // NVRTC rejects what it cannot compile (here an architecture it does not know): the
+  // candidate's CompileDeviceError with NVRTC's message, not the end of the batch.
+  auto old = std::make_shared<tune::MeasureTask>(*task->measure);
+  old->target = "cuda -arch=sm_12";
+  auto rejected = builder.build({{old, fallbackCandidate(task).steps, "sm_12"}, fallbackCandidate(task)});
+  EXPECT_EQ(rejected[0].errorNo, tune::MeasureErrorNo::CompileDeviceError) << rejected[0].errorMessage;
+  expectContains(rejected[0].errorMessage, "sm_12");
+  EXPECT_TRUE(rejected[1].ok()) << rejected[1].errorMessage;
+  TESSEL_REQUIRE_CUDA();
+  tune::LocalRunner runner(checkedRunner());
+  auto results = tune::measureBatch(builder, runner, {fallbackCandidate(task)});
+  ASSERT_TRUE(results[0].ok()) << results[0].errorMessage;
+}
