@@ -1,4 +1,5 @@
 #include "FmaPeak.h"
+#include "support/Clock.h"
 
 #include <immintrin.h>
 
@@ -92,10 +93,6 @@ std::vector<PeakLoop> peakLoops() {
 #endif
   if (loops.empty()) loops.push_back({"scalar", fmaLoopScalar, 2.0 * 8});
   return loops;
-}
-
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 const char* lastWinner = "none";

@@ -1,4 +1,5 @@
 #include "MeasurementCache.h"
+#include "support/Clock.h"
 
 #include <chrono>
 
@@ -8,10 +9,6 @@ namespace {
 
 /// Marks a build that was never made because the candidate's result is already known.
 constexpr const char* kSharedKernel = "(shared measurement)";
-
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 }  // namespace
 

@@ -97,6 +97,7 @@
 #include "tune/RecordQueries.h"
 #include "tune/autotvm/CpuTemplates.h"
 #include "tune/autotvm/TuneTask.h"
+#include "support/Clock.h"
 
 namespace tessel::bench {
 namespace {
@@ -185,8 +186,6 @@ class DeferredReports {
   };
   std::vector<Line> lines_;
 };
-
-double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 std::string machineLoad() {
   double load[3] = {0, 0, 0};

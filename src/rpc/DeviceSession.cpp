@@ -14,7 +14,7 @@ namespace tessel::rpc {
 
 namespace {
 
-constexpr std::chrono::milliseconds kShortCall{10000};
+constexpr std::chrono::milliseconds kShortSessionCall{10000};
 constexpr std::chrono::milliseconds kUploadCall{120000};
 
 /// How long a measurement may take on the server before the client gives up on the device:
@@ -36,7 +36,7 @@ DeviceSession::DeviceSession(const std::string& address, const RpcSecurity& secu
   impl_->security = security;
   impl_->stub = proto::DeviceServer::NewStub(makeChannel(address, security));
   grpc::ClientContext context;
-  prepareCall(context, security, kShortCall);
+  prepareCall(context, security, kShortSessionCall);
   proto::OpenSessionRequest request;
   request.set_client(clientName);
   request.set_lease_id(leaseId);
@@ -178,7 +178,7 @@ runtime::TimingResult DeviceSession::benchmarkModule(const std::string& director
 
 HardwareInfo DeviceSession::hardwareInfo() {
   grpc::ClientContext context;
-  prepareCall(context, impl_->security, kShortCall);
+  prepareCall(context, impl_->security, kShortSessionCall);
   proto::SessionRef request;
   request.set_session_id(sessionId_);
   proto::HardwareInfo reply;

@@ -10,6 +10,7 @@
 
 #include "rpc/DeviceSession.h"
 #include "rpc/TrackerClient.h"
+#include "support/Clock.h"
 #include "support/Error.h"
 #include "support/GpuModuleFormat.h"
 
@@ -21,10 +22,6 @@ using std::chrono::duration;
 constexpr std::chrono::milliseconds kTrackerRetry{200};
 constexpr std::chrono::milliseconds kRegistrationGrace{3000};
 constexpr int kSessionFailuresPerThread = 5;
-
-std::chrono::milliseconds millis(double seconds) { return std::chrono::milliseconds(int64_t(std::llround(seconds * 1000))); }
-
-double secondsSince(Clock::time_point start) { return duration<double>(Clock::now() - start).count(); }
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include "rpc/DeviceQueues.h"
 #include "rpc/GrpcSupport.h"
 #include "rpc/Validate.h"
+#include "support/Clock.h"
 #include "support/Error.h"
 #include "tessel_rpc.grpc.pb.h"
 
@@ -17,8 +18,6 @@ namespace {
 
 constexpr int64_t kMaxWaitMs = int64_t(7) * 24 * 3600 * 1000;
 constexpr int64_t kDefaultLeaseMs = 60000;
-
-std::chrono::milliseconds millis(double seconds) { return std::chrono::milliseconds(int64_t(std::llround(seconds * 1000))); }
 
 class TrackerService final : public proto::Tracker::Service {
  public:

@@ -7,7 +7,7 @@
 namespace tessel::rpc {
 
 namespace {
-constexpr std::chrono::milliseconds kShortCall{5000};
+constexpr std::chrono::milliseconds kShortTrackerCall{5000};
 }
 
 void RequestCanceller::cancel() {
@@ -112,7 +112,7 @@ DeviceRequestOutcome TrackerClient::requestDevice(const std::string& key, int pr
 
 LeaseState TrackerClient::renew(uint64_t leaseId) {
   grpc::ClientContext context;
-  prepareCall(context, impl_->security, kShortCall);
+  prepareCall(context, impl_->security, kShortTrackerCall);
   proto::LeaseRef request;
   request.set_lease_id(leaseId);
   proto::LeaseStatus reply;
@@ -123,7 +123,7 @@ LeaseState TrackerClient::renew(uint64_t leaseId) {
 
 void TrackerClient::release(uint64_t leaseId) {
   grpc::ClientContext context;
-  prepareCall(context, impl_->security, kShortCall);
+  prepareCall(context, impl_->security, kShortTrackerCall);
   proto::LeaseRef request;
   request.set_lease_id(leaseId);
   proto::LeaseStatus reply;

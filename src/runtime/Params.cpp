@@ -11,7 +11,7 @@ namespace tessel::runtime {
 
 namespace {
 
-constexpr char kMagic[8] = {'T', 'E', 'S', 'S', 'E', 'L', 'P', 'R'};
+constexpr char kParamsMagic[8] = {'T', 'E', 'S', 'S', 'E', 'L', 'P', 'R'};
 constexpr uint32_t kVersion = 1;
 // No real network has a tensor of more dimensions or a name this long: larger values mean a
 // corrupt file, and reading them as sizes would allocate absurd amounts.
@@ -64,7 +64,7 @@ class Reader {
 }  // namespace
 
 void saveParams(const NamedTensors& params, const std::string& path) {
-  std::string out(kMagic, sizeof(kMagic));
+  std::string out(kParamsMagic, sizeof(kParamsMagic));
   put<uint32_t>(out, kVersion);
   put<uint64_t>(out, params.size());
   for (const auto& [name, tensor] : params) {
@@ -86,8 +86,8 @@ void saveParams(const NamedTensors& params, const std::string& path) {
 
 NamedTensors parseParams(const std::string& bytes, const std::string& origin) {
   Reader in(bytes, origin);
-  const char* magic = in.take(sizeof(kMagic), "the file header");
-  if (std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) in.corrupt("not a tessel parameters file (bad magic)");
+  const char* magic = in.take(sizeof(kParamsMagic), "the file header");
+  if (std::memcmp(magic, kParamsMagic, sizeof(kParamsMagic)) != 0) in.corrupt("not a tessel parameters file (bad magic)");
   uint32_t version = in.get<uint32_t>("the format version");
   if (version != kVersion) in.corrupt(fmt::format("format version {} is not supported (this runtime reads {})", version, kVersion));
   uint64_t count = in.get<uint64_t>("the parameter count");

@@ -8,6 +8,7 @@
 #include <random>
 #include <set>
 
+#include "support/Clock.h"
 #include "support/Error.h"
 
 namespace tessel::tune {
@@ -15,7 +16,6 @@ namespace tessel::tune {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());

@@ -9,6 +9,7 @@
 
 #include "codegen/CSource.h"
 #include "passes/Lower.h"
+#include "support/Clock.h"
 #include "support/Error.h"
 #include "support/ThreadPool.h"
 #include "tune/GpuCandidateBuild.h"
@@ -19,8 +20,6 @@ namespace tessel::tune {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 BuildResult buildError(MeasureErrorNo errorNo, std::string message, Clock::time_point start) {
   return buildErrorResult(errorNo, std::move(message), secondsSince(start));

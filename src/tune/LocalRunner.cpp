@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "support/Clock.h"
 #include "support/Error.h"
 #include "support/GpuModuleFormat.h"
 
@@ -24,8 +25,6 @@ constexpr std::chrono::milliseconds kWorkerStartTimeout{10000};
 constexpr const char* kWorkerName = "tessel-measure-worker";
 
 bool isExecutable(const std::string& path) { return !path.empty() && access(path.c_str(), X_OK) == 0; }
-
-double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 }  // namespace
 

@@ -13,8 +13,6 @@ namespace {
 
 /// The DMA's padding fields are 4 bits wide.
 constexpr int64_t kMaxPadding = 15;
-/// Micro-op kernel loops count in 14-bit fields.
-constexpr int64_t kMaxLoopExtent = (int64_t(1) << 14) - 1;
 
 /// Where one tile's data lives on chip.
 struct TileLayout {

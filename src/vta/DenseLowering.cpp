@@ -9,9 +9,6 @@ namespace tessel::vta {
 
 namespace {
 
-/// Micro-op kernel loops count in 14-bit fields.
-constexpr int64_t kMaxLoopExtent = (int64_t(1) << 14) - 1;
-
 /// The on-chip footprint of one tile.
 struct DenseLayout {
   int64_t inputElements, weightElements;  ///< one set of each

@@ -12,8 +12,8 @@ namespace tessel::vta {
 
 namespace {
 
-constexpr const char* kFormatName = "tessel-vta-module-programs";
-constexpr int kFormatVersion = 1;
+constexpr const char* kProgramsFormatName = "tessel-vta-module-programs";
+constexpr int kProgramsFormatVersion = 1;
 /// Far above any network's call count or a call's argument count: a larger number is corruption.
 constexpr int64_t kMaxCalls = int64_t(1) << 24;
 
@@ -62,14 +62,14 @@ nlohmann::json ModulePrograms::toJson() const {
                       {"description", c.description},
                       {"program", c.program.toJson()}});
   }
-  return {{"format", kFormatName}, {"version", kFormatVersion}, {"config", config.toJson()}, {"calls", std::move(entries)}};
+  return {{"format", kProgramsFormatName}, {"version", kProgramsFormatVersion}, {"config", config.toJson()}, {"calls", std::move(entries)}};
 }
 
 ModulePrograms ModulePrograms::fromJson(const nlohmann::json& json) {
-  TESSEL_CHECK(json.is_object() && json.value("format", "") == kFormatName, "not VTA module programs (expected \"format\": \"{}\")",
-               kFormatName);
+  TESSEL_CHECK(json.is_object() && json.value("format", "") == kProgramsFormatName, "not VTA module programs (expected \"format\": \"{}\")",
+               kProgramsFormatName);
   int64_t version = jsonInteger(jsonMember(json, "", "version"), "version");
-  TESSEL_CHECK(version == kFormatVersion, "version {} is not supported (this runtime reads version {})", version, kFormatVersion);
+  TESSEL_CHECK(version == kProgramsFormatVersion, "version {} is not supported (this runtime reads version {})", version, kProgramsFormatVersion);
   ModulePrograms programs;
   try {
     programs.config = HardwareConfig::fromJson(jsonMember(json, "", "config"));

@@ -17,6 +17,9 @@
 
 namespace tessel::vta {
 
+/// Micro-op kernel loops count in 14-bit fields.
+constexpr int64_t kMaxLoopExtent = (int64_t(1) << 14) - 1;
+
 /// The tokens of `tiles` tiles of `loadsPerTile` loads each.
 class TileTokens {
  public:

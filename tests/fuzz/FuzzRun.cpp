@@ -15,6 +15,7 @@
 #include "ops/Examples.h"
 #include "passes/Lower.h"
 #include "runtime/Module.h"
+#include "support/Clock.h"
 #include "support/Error.h"
 #include "support/TempDir.h"
 #include "support/ThreadPool.h"
@@ -175,10 +176,6 @@ void compileBatch(const std::vector<FuzzCase*>& batch, const std::string& dir, i
                                       "compiles alone:\n{}",
                                       library, batchError));
   }
-}
-
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace

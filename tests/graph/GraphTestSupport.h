@@ -13,13 +13,18 @@
 
 namespace tessel::graph::testsupport {
 
-/// float32, uniform in [-limit, limit], the same for the same seed.
-inline runtime::Tensor randomTensor(std::vector<int64_t> shape, uint32_t seed, float limit) {
+/// float32, uniform in [low, high), the same for the same seed.
+inline runtime::Tensor randomTensor(std::vector<int64_t> shape, uint32_t seed, float low, float high) {
   auto t = runtime::Tensor::empty(std::move(shape), DataType::float32());
   std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-limit, limit);
+  std::uniform_real_distribution<float> dist(low, high);
   for (int64_t i = 0; i < t.numel(); ++i) t.dataAs<float>()[i] = dist(rng);
   return t;
+}
+
+/// float32, uniform in [-limit, limit), the same for the same seed.
+inline runtime::Tensor randomTensor(std::vector<int64_t> shape, uint32_t seed, float limit = 1) {
+  return randomTensor(std::move(shape), seed, -limit, limit);
 }
 
 /// The graph's outputs computed by its compiled CPU module (default build options).

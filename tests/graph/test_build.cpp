@@ -7,6 +7,7 @@
 
 #include "common/ErrorText.h"
 #include "graph/Build.h"
+#include "graph/GraphTestSupport.h"
 #include "graph/Interpreter.h"
 #include "graph/MemoryPlan.h"
 #include "graph/TestOps.h"
@@ -17,16 +18,9 @@
 using namespace tessel;
 using namespace tessel::graph;
 using namespace tessel::testsupport;
+using namespace tessel::graph::testsupport;  // randomTensor
 
 namespace {
-
-runtime::Tensor randomTensor(std::vector<int64_t> shape, uint32_t seed) {
-  auto t = runtime::Tensor::empty(std::move(shape), DataType::float32());
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  for (int64_t i = 0; i < t.numel(); ++i) t.dataAs<float>()[i] = dist(rng);
-  return t;
-}
 
 /// x -> relu(x @ w1 + b) -> y; z = relu(y @ w2 + y); out = transpose(z)
 Graph residualGraph() {

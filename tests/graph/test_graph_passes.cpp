@@ -9,6 +9,7 @@
 
 #include "common/ErrorText.h"
 #include "graph/Fusion.h"
+#include "graph/GraphTestSupport.h"
 #include "graph/Interpreter.h"
 #include "graph/Operators.h"
 #include "graph/passes/ConstantEvaluation.h"
@@ -19,16 +20,9 @@
 using namespace tessel;
 using namespace tessel::graph;
 using namespace tessel::testsupport;
+using namespace tessel::graph::testsupport;  // randomTensor
 
 namespace {
-
-runtime::Tensor randomTensor(std::vector<int64_t> shape, uint32_t seed, float low = -1, float high = 1) {
-  auto t = runtime::Tensor::empty(std::move(shape), DataType::float32());
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(low, high);
-  for (int64_t i = 0; i < t.numel(); ++i) t.dataAs<float>()[i] = dist(rng);
-  return t;
-}
 
 int countOps(const Graph& g, const std::string& op) {
   int n = 0;

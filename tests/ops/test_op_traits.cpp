@@ -14,7 +14,7 @@ using namespace tessel::ops;
 
 namespace {
 
-te::Tensor in(std::vector<int64_t> shape, const std::string& name) {
+te::Tensor inTensor(std::vector<int64_t> shape, const std::string& name) {
   return te::placeholder(std::move(shape), DataType::float32(), name);
 }
 
@@ -31,17 +31,17 @@ const OpTraits& of(const te::Tensor& t) { return traitsOf(*t.op()); }
 }  // namespace
 
 TEST(OpTraits, EveryAnchorOfTheLibraryFindsItsRow) {
-  auto nchw = in({1, 4, 6, 6}, "x"), nhwc = in({1, 6, 6, 4}, "x");
-  EXPECT_EQ(of(conv2d(nchw, in({8, 4, 3, 3}, "w"), attrs(Layout::NCHW))).kind, OpKind::Conv2dNCHW);
-  EXPECT_EQ(of(conv2d(nhwc, in({3, 3, 4, 8}, "w"), attrs(Layout::NHWC))).cpuTemplate, "conv2d_nhwc.x86");
-  EXPECT_EQ(of(conv2d(nhwc, in({3, 3, 2, 8}, "w"), attrs(Layout::NHWC, 2))).kind, OpKind::GroupConv2dNHWC);
-  const OpTraits& depthwise = of(depthwiseConv2d(nhwc, in({3, 3, 4, 1}, "w"), attrs(Layout::NHWC)));
+  auto nchw = inTensor({1, 4, 6, 6}, "x"), nhwc = inTensor({1, 6, 6, 4}, "x");
+  EXPECT_EQ(of(conv2d(nchw, inTensor({8, 4, 3, 3}, "w"), attrs(Layout::NCHW))).kind, OpKind::Conv2dNCHW);
+  EXPECT_EQ(of(conv2d(nhwc, inTensor({3, 3, 4, 8}, "w"), attrs(Layout::NHWC))).cpuTemplate, "conv2d_nhwc.x86");
+  EXPECT_EQ(of(conv2d(nhwc, inTensor({3, 3, 2, 8}, "w"), attrs(Layout::NHWC, 2))).kind, OpKind::GroupConv2dNHWC);
+  const OpTraits& depthwise = of(depthwiseConv2d(nhwc, inTensor({3, 3, 4, 1}, "w"), attrs(Layout::NHWC)));
   EXPECT_EQ(depthwise.kind, OpKind::DepthwiseConv2dNHWC);
   EXPECT_TRUE(depthwise.inlinePaddingByDefault);
-  EXPECT_EQ(of(dense(in({2, 8}, "x"), in({3, 8}, "w"))).kind, OpKind::Dense);
-  EXPECT_EQ(of(matmul(in({2, 8}, "a"), in({8, 3}, "b"))).kind, OpKind::Matmul);
+  EXPECT_EQ(of(dense(inTensor({2, 8}, "x"), inTensor({3, 8}, "w"))).kind, OpKind::Dense);
+  EXPECT_EQ(of(matmul(inTensor({2, 8}, "a"), inTensor({8, 3}, "b"))).kind, OpKind::Matmul);
   // Winograd: the GEMM anchors, the transforms are marked, the output is known.
-  auto y = conv2dWinograd(nhwc, in({6, 6, 4, 8}, "u"), attrs(Layout::NHWC), 4);
+  auto y = conv2dWinograd(nhwc, inTensor({6, 6, 4, 8}, "u"), attrs(Layout::NHWC), 4);
   EXPECT_EQ(of(y).kind, OpKind::WinogradOutput);
   te::ComputeDAG dag({y}, {nhwc});
   int transforms = 0, gemms = 0;
@@ -52,7 +52,7 @@ TEST(OpTraits, EveryAnchorOfTheLibraryFindsItsRow) {
   EXPECT_EQ(transforms, 3);
   EXPECT_EQ(gemms, 1);
   // The padding of a convolution, and an operator the table does not know.
-  EXPECT_EQ(of(conv2d(nhwc, in({3, 3, 4, 8}, "w"), attrs(Layout::NHWC))).anchor, true);
+  EXPECT_EQ(of(conv2d(nhwc, inTensor({3, 3, 4, 8}, "w"), attrs(Layout::NHWC))).anchor, true);
   Pool2dAttrs pool;
   pool.layout = Layout::NHWC;
   EXPECT_EQ(of(maxPool2d(nhwc, pool)).kind, OpKind::Other);

@@ -8,21 +8,15 @@
 #include "common/ErrorText.h"
 #include "ops/Examples.h"
 #include "passes/Lower.h"
+#include "schedule/ExampleSchedules.h"
 #include "schedule/Steps.h"
 
 using namespace tessel;
 using namespace tessel::schedule;
+using namespace tessel::schedule::examples;  // Factors, Names, step<T>()
 using namespace tessel::testsupport;
 
 namespace {
-
-using Factors = std::vector<int64_t>;
-using Names = std::vector<std::string>;
-
-template <class T, class... Args>
-StepPtr step(Args&&... args) {
-  return std::make_shared<T>(std::forward<Args>(args)...);
-}
 
 /// The error of replaying `steps` on a 16x12x8 matmul after two valid steps (so the bad one,
 /// if last, is step 3).

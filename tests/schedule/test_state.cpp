@@ -6,16 +6,15 @@
 #include "ir/Printer.h"
 #include "ops/Examples.h"
 #include "schedule/BoundInference.h"
+#include "schedule/ExampleSchedules.h"
 #include "schedule/LoopNest.h"
 #include "schedule/Steps.h"
 
 using namespace tessel;
 using namespace tessel::schedule;
+using namespace tessel::schedule::examples;  // Factors, Names, step<T>()
 
 namespace {
-
-using Factors = std::vector<int64_t>;
-using Names = std::vector<std::string>;
 
 /// The names and extents of a stage's loops, outermost first: "i.0:4 j:6 k:4".
 std::string loops(const State& state, const std::string& stage) {
@@ -29,11 +28,6 @@ std::vector<std::string> stageNames(const State& state) {
   std::vector<std::string> names;
   for (auto& s : state.stages()) names.push_back(s.name());
   return names;
-}
-
-template <class T, class... Args>
-StepPtr step(Args&&... args) {
-  return std::make_shared<T>(std::forward<Args>(args)...);
 }
 
 // ---- printing -----------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <filesystem>
 
+#include "support/Clock.h"
 #include "support/Files.h"
 #include "support/TempDir.h"
 #include "tune/LocalBuilder.h"
@@ -23,10 +24,6 @@ LocalBuilderOptions faultyOptions(std::chrono::milliseconds timeout = std::chron
   options.timeout = timeout;
   options.sourceGenerator = faultySource;
   return options;
-}
-
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace

@@ -26,6 +26,7 @@
 #include "graph/passes/GraphPasses.h"
 #include "graph/passes/PassManager.h"
 #include "passes/Lower.h"
+#include "support/Clock.h"
 #include "support/TempDir.h"
 #include "tune/FlippedConfig.h"
 #include "tune/autotvm/CpuTemplates.h"
@@ -54,10 +55,6 @@ std::vector<graph::Task> variantTasks(const std::string& name, int64_t imageSize
     tasks.insert(tasks.end(), more.begin(), more.end());
   }
   return tasks;
-}
-
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 struct Case {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "support/Clock.h"
 #include "support/Error.h"
 
 namespace tessel::tune::ansor {
@@ -12,8 +13,6 @@ namespace tessel::tune::ansor {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
 }  // namespace
 
 TuneAutoResult tuneAutoTask(const MeasureTaskPtr& task, double flops, SearchPolicy& policy, Builder& builder, Runner& runner,

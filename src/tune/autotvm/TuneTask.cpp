@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "support/Clock.h"
 #include "support/Error.h"
 
 namespace tessel::tune::autotvm {
@@ -47,8 +48,6 @@ void addBuildTimes(const std::vector<BuildResult>& builds, TuneTaskResult& resul
     result.linkCpuSeconds += b.linkSeconds;
   }
 }
-double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
 }  // namespace
 
 void confirmTask(const TuningTask& task, Builder& builder, Runner& runner, const TuneTaskOptions& options,
