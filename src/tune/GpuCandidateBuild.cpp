@@ -5,6 +5,7 @@
 #include "codegen/GpuBuild.h"
 #include "codegen/Nvrtc.h"
 #include "passes/Lower.h"
+#include "support/Clock.h"
 #include "support/Error.h"
 #include "tune/IsolatedCall.h"
 
@@ -13,8 +14,6 @@ namespace tessel::tune {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 /// What an isolated step that did not return becomes: a timeout, or `failure` with its message.
 BuildResult failedStep(const IsolatedCallResult& step, MeasureErrorNo failure, const std::string& what, const MeasureTask& task,

@@ -168,10 +168,16 @@ TEST(RpcServices, TheDeviceServerConfinesUploadsAndServesOneSessionAtATime) {
                  "over its limit of 41940 bytes (4 x --max-upload-mb)");
   // Measuring a file that was never uploaded.
   tune::LocalRunnerOptions o;
-  RemoteKernel k{"missing.so", "matmul", 2, "matmul", false, "", ""};
-  expectContains(errorOf([&] { session.measure(k, o); }), "'missing.so' was not uploaded in this session");
+  auto kernelOf = [](const std::string& library) {
+    RemoteKernel k;
+    k.library = library;
+    k.kernel = k.taskName = "matmul";
+    k.numInputs = 2;
+    return k;
+  };
+  expectContains(errorOf([&] { session.measure(kernelOf("missing.so"), o); }), "'missing.so' was not uploaded in this session");
   // Measuring an uploaded file that is not a library: the worker says so, the server lives on.
-  auto garbage = session.measure(RemoteKernel{"small.so", "matmul", 2, "matmul", false, "", ""}, o);
+  auto garbage = session.measure(kernelOf("small.so"), o);
   EXPECT_EQ(garbage.errorNo, tune::MeasureErrorNo::RuntimeDeviceError) << garbage.errorMessage;
   // One session at a time.
   auto busy = errorOf([&] { DeviceSession second(address, {}, "intruder"); });

@@ -21,6 +21,7 @@
 #include "tune/LocalRunner.h"
 #include "tune/MeasureBatch.h"
 #include "tune/autotvm/BasicTuners.h"
+#include "tune/autotvm/GpuDefaultTemplate.h"
 #include "tune/autotvm/GpuTemplates.h"
 #include "tune/autotvm/TuneTask.h"
 
@@ -32,8 +33,10 @@ namespace {
 /// conv2d + bias + relu, NCHW, 16 output channels (the channel tiles divide them).
 te::ComputeDAG smallConv() { return ops::conv2dBiasReluNCHW(1, 8, 10, 10, 16, 3, 3, 1, 1); }
 
+/// The convolution as gpu_default tunes it (every config of that space builds).
 tune::autotvm::TuningTaskPtr convTask(const std::string& target) {
-  return tune::autotvm::makeGpuTuningTask("conv", smallConv(), target, passes::GpuLimits::forTarget(target));
+  return tune::autotvm::makeGpuTuningTask("conv", smallConv(), target, passes::GpuLimits::forTarget(target),
+                                          tune::autotvm::kGpuDefaultTemplate);
 }
 
 tune::MeasureInput fallbackCandidate(const tune::autotvm::TuningTaskPtr& task) {
@@ -64,9 +67,12 @@ void injectIntoKernel(const tune::BuildResult& build, const std::string& stateme
 
 TEST(GpuTemplates, DefaultTemplateFallbackIsTheDefaultSchedule) {
   passes::GpuLimits limits = passes::GpuLimits::forTarget("opencl");
-  auto task = tune::autotvm::makeGpuTuningTask("conv", smallConv(), "opencl", limits);
+  auto task = tune::autotvm::makeGpuTuningTask("conv", smallConv(), "opencl", limits, "gpu_default");
   EXPECT_EQ(task->templateName, "gpu_default");
-  EXPECT_EQ(tune::autotvm::gpuTemplateFor(smallConv()).value_or(""), "gpu_default");
+  // The table's first row that applies: the tiled template for a direct NCHW convolution,
+  // gpu_default for the rest.
+  EXPECT_EQ(tune::autotvm::gpuTemplateFor(smallConv()).value_or(""), "conv2d_nchw.cuda");
+  EXPECT_EQ(tune::autotvm::gpuTemplateFor(ops::matmul(8, 8, 8)).value_or(""), "gpu_default");
   ASSERT_TRUE(task->measure->gpuLimits.has_value());
   EXPECT_EQ(task->measure->gpuLimits->maxThreadsPerBlock, limits.maxThreadsPerBlock);
   auto rules = ops::gpuScheduleOptionsFor(limits.maxThreadsPerBlock, limits.multiProcessorCount, limits.warpSize);
@@ -93,7 +99,7 @@ TEST(GpuTemplates, UnknownTemplateAndCpuTargetAreErrors) {
   expectContains(testsupport::errorOf([] {
                    tune::autotvm::makeGpuTuningTask("conv", smallConv(), "opencl", passes::GpuLimits::forTarget("opencl"), "nope");
                  }),
-                 "no GPU template 'nope' (templates: gpu_default)");
+                 "no GPU template 'nope' (templates: conv2d_nchw.cuda, gpu_default)");
   expectContains(testsupport::errorOf([] { tune::autotvm::makeGpuTuningTask("conv", smallConv(), "cpu", passes::GpuLimits{}); }),
                  "not a GPU target");
 }

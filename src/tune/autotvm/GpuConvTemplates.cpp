@@ -158,4 +158,21 @@ GpuTemplateSpace gpuConv2dTemplate(const te::ComputeDAG& dag, const passes::GpuL
   return t;
 }
 
+TuningTaskPtr makeGpuConv2dTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
+                                const passes::GpuLimits& limits) {
+  GpuTemplateSpace t = gpuConv2dTemplate(dag, limits);
+  auto task = std::make_shared<TuningTask>();
+  task->name = name;
+  task->templateName = kGpuConv2dTemplate;
+  auto measure = std::make_shared<MeasureTask>(*makeMeasureTask(name, dag, target));
+  measure->gpuLimits = limits;
+  task->measure = measure;
+  task->flops = dag.flopCount();
+  task->space = t.space;
+  task->instantiate = t.instantiate;
+  task->fallbackIndex = t.fallback;
+  task->unprunedSize = t.unprunedSize;
+  return task;
+}
+
 }  // namespace tessel::tune::autotvm

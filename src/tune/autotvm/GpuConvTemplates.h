@@ -21,8 +21,11 @@
 #include "ops/GpuConv2dTiles.h"
 #include "passes/GpuLimits.h"
 #include "tune/autotvm/ConfigSpace.h"
+#include "tune/autotvm/TuningTask.h"
 
 namespace tessel::tune::autotvm {
+
+inline constexpr const char* kGpuConv2dTemplate = "conv2d_nchw.cuda";
 
 /// A GPU template's space for one function, and how a config becomes steps.
 struct GpuTemplateSpace {
@@ -38,6 +41,10 @@ bool gpuConv2dTemplateApplies(const te::ComputeDAG& dag);
 
 /// The space of conv2d_nchw.cuda for `dag` on a device with `limits`. Error when it does not apply.
 GpuTemplateSpace gpuConv2dTemplate(const te::ComputeDAG& dag, const passes::GpuLimits& limits);
+
+/// The tuning task of conv2d_nchw.cuda (the row of GpuTemplates.h's table).
+TuningTaskPtr makeGpuConv2dTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
+                                const passes::GpuLimits& limits);
 
 /// The tile of a config of that space (exposed for tests).
 ops::GpuConv2dTile gpuConv2dTileOf(const ConfigEntity& config);

@@ -5,6 +5,7 @@
 
 #include "codegen/GpuBuild.h"
 #include "support/Error.h"
+#include "tune/autotvm/GpuConvTemplates.h"
 #include "tune/autotvm/GpuDefaultTemplate.h"
 
 namespace tessel::tune::autotvm {
@@ -13,6 +14,7 @@ const std::vector<GpuTemplate>& gpuTemplates() {
   // Most specific first: a function takes the first template that applies. A template is one
   // row: {name, applies(dag), make(name, dag, target, limits)}.
   static const std::vector<GpuTemplate> table = {
+      {kGpuConv2dTemplate, &gpuConv2dTemplateApplies, &makeGpuConv2dTask},
       {kGpuDefaultTemplate, [](const te::ComputeDAG&) { return true; }, &makeGpuDefaultTask},
   };
   return table;
