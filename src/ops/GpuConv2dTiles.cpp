@@ -172,6 +172,21 @@ void tileSplitK(Recorder& rec, const te::ComputeDAG& dag, const TiledStages& st,
 }  // namespace
 
 std::vector<StepPtr> gpuTiledConv2dSchedule(const te::ComputeDAG& dag, const GpuConv2dTile& tile) {
+  return gpuTiledConv2d(dag, tile).steps;
+}
+
+int64_t sharedMemoryBytes(const State& state) {
+  int64_t bytes = 0;
+  for (const Stage& s : state.stages()) {
+    if (s.memoryScope != "shared" || s.isPlaceholder()) continue;
+    int64_t elements = 1;
+    for (size_t d = 0; d < s.op->axes.size(); ++d) elements *= s.iterator(int(d)).extent;
+    bytes += elements * s.op->dtype.storageBytes();
+  }
+  return bytes;
+}
+
+GpuConv2dSchedule gpuTiledConv2d(const te::ComputeDAG& dag, const GpuConv2dTile& tile) {
   GpuConv2dShape shape = gpuConv2dShapeOf(dag);
   checkCovers("f", tile.f, shape.channels);
   checkCovers("y", tile.y, shape.height);
@@ -191,7 +206,8 @@ std::vector<StepPtr> gpuTiledConv2dSchedule(const te::ComputeDAG& dag, const Gpu
   std::tie(st.data, st.weights) = dataAndWeights(*dag.op(shape.anchor));
   if (tile.splitK > 1) tileSplitK(rec, dag, st, tile);
   else tileDirect(rec, dag, st, tile);
-  return rec.steps;
+  rec.state.ensureBounds();
+  return {rec.steps, rec.state};
 }
 
 }  // namespace tessel::ops

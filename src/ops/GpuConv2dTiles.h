@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "schedule/State.h"
 #include "schedule/Steps.h"
 #include "te/ComputeDAG.h"
 
@@ -53,5 +54,17 @@ GpuConv2dShape gpuConv2dShapeOf(const te::ComputeDAG& dag);
 /// The steps of the tiled schedule for `dag` with `tile`. Error naming the part that does not
 /// fit (a tile not covering its axis, a chunk that does not divide its reduction axis).
 std::vector<schedule::StepPtr> gpuTiledConv2dSchedule(const te::ComputeDAG& dag, const GpuConv2dTile& tile);
+
+/// The same steps with the state they make (the one they were recorded on: no replay needed,
+/// which a cost model extracting features of thousands of configs would otherwise pay).
+struct GpuConv2dSchedule {
+  std::vector<schedule::StepPtr> steps;
+  schedule::State state;
+};
+GpuConv2dSchedule gpuTiledConv2d(const te::ComputeDAG& dag, const GpuConv2dTile& tile);
+
+/// Bytes of shared memory a block of the state's kernel takes: each shared stage's region (its
+/// root extents after bound inference) times its element size, as lowering allocates it.
+int64_t sharedMemoryBytes(const schedule::State& state);
 
 }  // namespace tessel::ops

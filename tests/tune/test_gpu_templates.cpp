@@ -92,6 +92,9 @@ void buildAndRun(const std::string& target, bool run) {
       }
       ++built;
       splitK += gpuConv2dTileOf(config).splitK > 1;
+      // The template's count of shared memory (what it refuses configs by) is the kernel's.
+      EXPECT_EQ(ops::sharedMemoryBytes(t.instantiateState(config)),
+                binary.source.manifest["kernels"][0]["launch"]["shared_bytes"].get<int64_t>());
       // The block's threads wait for the shared windows before reading them.
       expectContains(binary.source.code, target == "cuda" ? "__syncthreads()" : "barrier(CLK_LOCAL_MEM_FENCE)");
       if (!run) continue;
@@ -152,6 +155,13 @@ TEST(GpuConv2dTemplate, RefusesWhatItCannotTileWithTheReason) {
     choices[k] = widest;  // 64 x 32 x 32 threads
   }
   expectContains(errorOf([&] { t.instantiate(t.space->fromChoices(choices)); }), "threads per block");
+  // Windows over the shared memory: instantiation errors too, before any build (here a device
+  // with 1 KiB of it, which the fallback's windows exceed).
+  passes::GpuLimits tiny = passes::GpuLimits::cudaSm90();
+  tiny.maxSharedMemoryPerBlock = 1024;
+  GpuTemplateSpace small = gpuConv2dTemplate(dag, tiny);
+  expectContains(errorOf([&] { small.instantiate(small.space->get(small.fallback)); }), "bytes of shared memory per block");
+  expectContains(errorOf([&] { small.instantiateState(small.space->get(small.fallback)); }), "bytes of shared memory per block");
   ops::GpuConv2dTile bad = gpuConv2dTileOf(t.space->get(t.fallback));
   bad.rc = 5;
   expectContains(errorOf([&] { ops::gpuTiledConv2dSchedule(dag, bad); }), "do not divide the 8 channels");

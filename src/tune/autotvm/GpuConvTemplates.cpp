@@ -145,7 +145,9 @@ GpuTemplateSpace gpuConv2dTemplate(const te::ComputeDAG& dag, const passes::GpuL
   t.fallback = space->fromChoices(choices).index();
   t.space = space;
   t.unprunedSize = uint64_t(unpruned);
-  t.instantiate = [dag, limits](const ConfigEntity& config) {
+  // A config the device cannot run is an instantiation error before any build: the tuners'
+  // cost model then marks it invalid and never proposes it (FeatureCache.h).
+  auto schedule = [dag, limits](const ConfigEntity& config) {
     ops::GpuConv2dTile tile = gpuConv2dTileOf(config);
     TESSEL_CHECK(tile.threads() <= limits.maxThreadsPerBlock, "conv2d_nchw.cuda: {} threads per block, the device ({}) allows {}",
                  tile.threads(), limits.profile, limits.maxThreadsPerBlock);
@@ -153,8 +155,15 @@ GpuTemplateSpace gpuConv2dTemplate(const te::ComputeDAG& dag, const passes::GpuL
     TESSEL_CHECK(accumulators <= kMaxAccumulatorsPerThread,
                  "conv2d_nchw.cuda: {} accumulators per thread would spill registers (at most {})", accumulators,
                  kMaxAccumulatorsPerThread);
-    return ops::gpuTiledConv2dSchedule(dag, tile);
+    ops::GpuConv2dSchedule s = ops::gpuTiledConv2d(dag, tile);
+    int64_t shared = ops::sharedMemoryBytes(s.state);
+    TESSEL_CHECK(shared <= limits.maxSharedMemoryPerBlock,
+                 "conv2d_nchw.cuda: the shared windows take {} bytes of shared memory per block, the device ({}) has {}", shared,
+                 limits.profile, limits.maxSharedMemoryPerBlock);
+    return s;
   };
+  t.instantiate = [schedule](const ConfigEntity& config) { return schedule(config).steps; };
+  t.instantiateState = [schedule](const ConfigEntity& config) { return schedule(config).state; };
   return t;
 }
 
@@ -170,6 +179,7 @@ TuningTaskPtr makeGpuConv2dTask(const std::string& name, const te::ComputeDAG& d
   task->flops = dag.flopCount();
   task->space = t.space;
   task->instantiate = t.instantiate;
+  task->instantiateState = t.instantiateState;
   task->fallbackIndex = t.fallback;
   task->unprunedSize = t.unprunedSize;
   return task;

@@ -8,10 +8,13 @@
 ///   auto_unroll_max_step     0, 512 or 1500
 ///   unroll_explicit          0 (the device compiler unrolls) or 1 (the IR is unrolled)
 ///
-/// Pruned (each space prints its size before and after): thread counts outside [warp, the
-/// device's threads per block], more than the device's threads along a block dimension
-/// (threadIdx.z: 64 on NVIDIA GPUs), per-thread tiles over 64 accumulators (they would spill
-/// registers), and chunks whose shared copy would exceed the device's shared memory.
+/// Pruned per knob (each space prints its size before and after): more threads along a block
+/// dimension than the device allows (threadIdx.z: 64 on NVIDIA GPUs), per-thread parts over 16
+/// channels or 8 rows or columns, thread groups that do not divide the input channels. Checked
+/// per config, since they depend on several knobs: threads per block over the device's limit,
+/// over 64 accumulators per thread (they would spill registers), shared windows over the
+/// device's shared memory. Those are instantiation errors, which the tuners' cost model marks
+/// invalid and never proposes.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -33,6 +36,8 @@ struct GpuTemplateSpace {
   uint64_t fallback = 0;      ///< a config that runs well untuned (TVM's fallback tiles in spirit)
   uint64_t unprunedSize = 0;  ///< the space's size before pruning
   std::function<std::vector<schedule::StepPtr>(const ConfigEntity&)> instantiate;
+  /// The state a config's steps make, without replaying them (TuningTask::instantiateState).
+  std::function<schedule::State(const ConfigEntity&)> instantiateState;
 };
 
 /// True when conv2d_nchw.cuda applies: the function's anchor is a direct NCHW conv2d whose
