@@ -598,6 +598,16 @@ TEST(TuneLoop, ADefaultFarAheadOfEveryCandidateStaysWithoutRounds) {
   ASSERT_TRUE(r.confirmedIndex.has_value());
   EXPECT_EQ(*r.confirmedIndex, task->fallbackIndex);
   expectContains(r.confirmationSummary, "no candidate came within 1.5x of the default schedule: the default stays (1.0000 ms)");
+
+  // A template whose fallback is its own config (a GPU conv's tiles) says so.
+  auto tiled = std::make_shared<TuningTask>(*task);
+  tiled->fallbackIsDefaultSchedule = false;
+  FarAheadDefaultMeasurer again(*tiled);
+  again.fallbackIndex = tiled->fallbackIndex;
+  auto retuner = makeTuner("random", tiled, 5);
+  auto t = tuneTask(tiled, *retuner, again, again, o, resumed, {});
+  expectContains(t.confirmationSummary,
+                 "no candidate came within 1.5x of the template's fallback config: the fallback stays (1.0000 ms)");
 }
 
 TEST(TuneLoop, TheConfirmationIsOneRecordThatNamesWhatItBeat) {

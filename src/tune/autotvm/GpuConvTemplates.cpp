@@ -181,6 +181,7 @@ TuningTaskPtr makeGpuConv2dTask(const std::string& name, const te::ComputeDAG& d
   task->instantiate = t.instantiate;
   task->instantiateState = t.instantiateState;
   task->fallbackIndex = t.fallback;
+  task->fallbackIsDefaultSchedule = false;  // tiles the default schedule cannot express (gpu_default tunes that one)
   task->unprunedSize = t.unprunedSize;
   return task;
 }

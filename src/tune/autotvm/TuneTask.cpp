@@ -108,16 +108,18 @@ void confirmTask(const TuningTask& task, Builder& builder, Runner& runner, const
   result.withoutRounds = withoutRounds;
   result.confirmedCost = c->winnerCost;
   result.fallbackCost = c->fallbackCost;
+  const char* fallback = task.fallbackIsDefaultSchedule ? "the default schedule" : "the template's fallback config";
+  const char* fallbackShort = task.fallbackIsDefaultSchedule ? "the default" : "the fallback";
   result.confirmationSummary =
       withoutRounds
-          ? fmt::format("no candidate came within {}x of the default schedule: the default stays ({:.4f} ms)", kContenderSlack,
+          ? fmt::format("no candidate came within {}x of {}: {} stays ({:.4f} ms)", kContenderSlack, fallback, fallbackShort,
                         result.confirmedCost * 1e3)
       : result.keptFallback
-          ? fmt::format("no candidate beat the default schedule in {} interleaved rounds: the default stays ({:.4f} ms)",
-                        options.confirmRounds, result.confirmedCost * 1e3)
-          : fmt::format("config {} confirmed: {:.4f} ms against the default's {:.4f} ms ({:.1f}% faster round by round) in {} "
+          ? fmt::format("no candidate beat {} in {} interleaved rounds: {} stays ({:.4f} ms)", fallback, options.confirmRounds,
+                        fallbackShort, result.confirmedCost * 1e3)
+          : fmt::format("config {} confirmed: {:.4f} ms against {}'s {:.4f} ms ({:.1f}% faster round by round) in {} "
                         "interleaved rounds",
-                        decided, result.confirmedCost * 1e3, result.fallbackCost * 1e3, 100 * (1 - c->winnerRatio),
+                        decided, result.confirmedCost * 1e3, fallbackShort, result.fallbackCost * 1e3, 100 * (1 - c->winnerRatio),
                         options.confirmRounds);
   if (onTrial) {
     nlohmann::json candidates = nlohmann::json::array();

@@ -27,6 +27,10 @@ struct TuningTask {
   std::function<schedule::State(const ConfigEntity&)> instantiateState;
   /// The config used when no record exists: at least as fast as the default schedule.
   uint64_t fallbackIndex = 0;
+  /// Whether the fallback config is the default schedule itself (the CPU templates and
+  /// gpu_default), or the template's own starting point (a GPU template whose schedules the
+  /// default cannot express): what the tuning messages call it.
+  bool fallbackIsDefaultSchedule = true;
   /// The space's size before the template pruned what cannot win (= space->size() unpruned).
   uint64_t unprunedSize = 0;
 };
