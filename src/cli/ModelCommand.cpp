@@ -41,6 +41,12 @@ void listTasks(const ModelArgs& a) {
     fmt::print("Extract tasks...\n{}", vta::formatConv2dPackedTasks(prepareVtaNetwork(a).tasks));
     return;
   }
+  if (graph::isGpuTarget(a.target)) {
+    // The functions a GPU build compiles and tunes (NCHW, no CPU-only convolution variants).
+    checkGpuTargetHost(a.target, a.targetHost);
+    fmt::print("Extract tasks...\n{}", graph::formatTasks(graph::extractTasks(preparedModel(gpuModelArgs(a)))));
+    return;
+  }
   checkCpuTarget(a.target);
   auto tasks = graph::extractTasks(preparedModel(a));
   fmt::print("Extract tasks...\n{}", graph::formatTasks(tasks));

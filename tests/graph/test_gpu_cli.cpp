@@ -49,6 +49,16 @@ TEST(GpuCli, RunAndBenchmarkAnOpenclModule) {
   expectOutput(runSubprocess({TESSEL_CLI, "run", m, "--device", "gpu"}), "error: ", 1);
 }
 
+TEST(GpuCli, TasksOfAGpuTargetAreTheFunctionsItsBuildTunes) {
+  // NCHW convolutions with their epilogues, as `tune --target` extracts them (no Winograd).
+  auto tasks = runSubprocess({TESSEL_CLI, "tasks", "--model", "resnet-18", "--image-size", "32", "--target", "cuda"});
+  expectOutput(tasks, "Extract tasks...\n========== Task 0 ");
+  expectOutput(tasks, "conv2d_nchw");
+  EXPECT_EQ(tasks.output.find("winograd"), std::string::npos) << tasks.output;
+  expectOutput(runSubprocess({TESSEL_CLI, "tasks", "--model", "resnet-18", "--target", "opencl", "--target-host", "mali"}),
+               "--target-host 'mali' with --target 'opencl': not a CPU target", 1);
+}
+
 TEST(GpuCli, CompileForOpenclAndCuda) {
   TESSEL_REQUIRE_OPENCL();
   TempDir dir;
