@@ -138,6 +138,17 @@ TEST(GpuConv2dTemplate, SpacesOfTheZooShapesHoldTheFallbackAndArePruned) {
   }
 }
 
+TEST(GpuConv2dTemplate, TheFallbackFitsAMaliGpusSharedMemory) {
+  // 32 KiB of shared memory and 256 threads: the fallback's chunk of channels shrinks to fit.
+  passes::GpuLimits mali = passes::GpuLimits::mali();
+  for (auto dag : {ops::conv2dNCHW(1, 64, 56, 56, 64, 3, 3, 1, 1), ops::conv2dNCHW(1, 256, 14, 14, 256, 3, 3, 1, 1)}) {
+    GpuTemplateSpace t = gpuConv2dTemplate(dag, mali);
+    ops::GpuConv2dSchedule s = ops::gpuTiledConv2d(dag, gpuConv2dTileOf(t.space->get(t.fallback)));
+    EXPECT_LE(ops::sharedMemoryBytes(s.state), mali.maxSharedMemoryPerBlock);
+    EXPECT_NO_THROW(t.instantiate(t.space->get(t.fallback)));
+  }
+}
+
 TEST(GpuConv2dTemplate, RefusesWhatItCannotTileWithTheReason) {
   EXPECT_FALSE(gpuConv2dTemplateApplies(ops::conv2dNHWC(1, 8, 8, 8, 8, 3, 3, 1, 1)));
   EXPECT_FALSE(gpuConv2dTemplateApplies(ops::matmul(8, 8, 8)));

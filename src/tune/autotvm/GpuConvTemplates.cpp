@@ -142,7 +142,6 @@ GpuTemplateSpace gpuConv2dTemplate(const te::ComputeDAG& dag, const passes::GpuL
     choices.push_back(*index);
   }
   GpuTemplateSpace t;
-  t.fallback = space->fromChoices(choices).index();
   t.space = space;
   t.unprunedSize = uint64_t(unpruned);
   // A config the device cannot run is an instantiation error before any build: the tuners'
@@ -164,6 +163,34 @@ GpuTemplateSpace gpuConv2dTemplate(const te::ComputeDAG& dag, const passes::GpuL
   };
   t.instantiate = [schedule](const ConfigEntity& config) { return schedule(config).steps; };
   t.instantiateState = [schedule](const ConfigEntity& config) { return schedule(config).state; };
+
+  // The fallback's chunk of input channels shrinks until its windows fit the device's shared
+  // memory (a Mali GPU has 32 KiB of it, an H100 block 48).
+  auto runs = [&](const std::vector<size_t>& c) {
+    try {
+      schedule(space->fromChoices(c));
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+  };
+  if (!runs(choices)) {
+    size_t rcKnob = size_t(space->knobIndex("tile_rc"));
+    std::vector<std::pair<int64_t, size_t>> smaller;  // (chunk, option), largest chunk first
+    const auto& options = space->knob("tile_rc").options;
+    for (size_t i = 0; i < options.size(); ++i)
+      if (options[i].at(1).get<int64_t>() < fallback.rc) smaller.emplace_back(options[i].at(1).get<int64_t>(), i);
+    std::sort(smaller.rbegin(), smaller.rend());
+    for (const auto& [chunk, option] : smaller) {
+      std::vector<size_t> c = choices;
+      c[rcKnob] = option;
+      if (runs(c)) {
+        choices = c;
+        break;
+      }
+    }
+  }
+  t.fallback = space->fromChoices(choices).index();
   return t;
 }
 
