@@ -229,8 +229,8 @@ std::string DefaultSchedules::summary() const {
 bool isVtaTarget(const std::string& target) { return target == "vta" || target.rfind("vta ", 0) == 0; }
 
 void checkCpuTarget(const std::string& target) {
-  TESSEL_CHECK(target.rfind("cpu", 0) == 0 || target.rfind("llvm", 0) == 0, "target '{}': only CPU targets can build networks yet",
-               target);
+  TESSEL_CHECK(target.rfind("cpu", 0) == 0 || target.rfind("llvm", 0) == 0,
+               "target '{}' is unknown: networks build for \"cpu ...\" (or \"llvm ...\"), cuda, \"opencl ...\" and vta", target);
 }
 
 }  // namespace tessel::cli

@@ -112,7 +112,8 @@ class DefaultSchedules {
 /// Whether the target string names the VTA accelerator ("vta ...").
 bool isVtaTarget(const std::string& target);
 
-/// Error unless the target is a CPU (the only one whole networks build for yet).
+/// Error unless the target is a CPU. Callers have handled the GPU and VTA targets before; the
+/// message names every kind of target a network builds for.
 void checkCpuTarget(const std::string& target);
 
 }  // namespace tessel::cli

@@ -57,6 +57,9 @@ TEST(GpuCli, TasksOfAGpuTargetAreTheFunctionsItsBuildTunes) {
   EXPECT_EQ(tasks.output.find("winograd"), std::string::npos) << tasks.output;
   expectOutput(runSubprocess({TESSEL_CLI, "tasks", "--model", "resnet-18", "--target", "opencl", "--target-host", "mali"}),
                "--target-host 'mali' with --target 'opencl': not a CPU target", 1);
+  expectOutput(runSubprocess({TESSEL_CLI, "tasks", "--model", "resnet-18", "--target", "mali"}),
+               "error: target 'mali' is unknown: networks build for \"cpu ...\" (or \"llvm ...\"), cuda, \"opencl ...\" and vta",
+               1);
 }
 
 TEST(GpuCli, CompileForOpenclAndCuda) {
