@@ -11,11 +11,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
-#include <mutex>
 #include <random>
-#include <thread>
 
 #include "codegen/GpuBuild.h"
 #include "graph/Build.h"
@@ -24,13 +21,14 @@
 #include "graph/TaskExtraction.h"
 #include "graph/passes/PassManager.h"
 #include "ops/GpuSchedules.h"
+#include "ops/OpTraits.h"
 #include "passes/Lower.h"
 #include "runtime/CudaDevice.h"
 #include "runtime/GpuModule.h"
 #include "runtime/OpenclDevice.h"
 #include "runtime/TimeEvaluator.h"
 #include "support/Error.h"
-#include "ops/OpTraits.h"
+#include "support/ThreadPool.h"
 #include "tune/HistoryBest.h"
 #include "tune/autotvm/GpuConvTemplates.h"
 
@@ -72,21 +70,15 @@ struct Candidate {
 /// Builds every candidate on all cores (NVRTC and the lowering are per candidate).
 void buildAll(const te::ComputeDAG& dag, std::vector<Candidate>& candidates, const std::string& target,
               const passes::GpuLimits& limits) {
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next++) < candidates.size();) {
-      Candidate& c = candidates[i];
-      try {
-        auto lowered = passes::lowerForGpu(schedule::replay(dag, c.steps), "k", limits);
-        c.binary = codegen::buildGpuKernels({lowered}, target);
-      } catch (const Error& e) {
-        c.error = e.what();
-      }
+  ThreadPool(0).parallelFor(int(candidates.size()), [&](int i) {
+    Candidate& c = candidates[size_t(i)];
+    try {
+      auto lowered = passes::lowerForGpu(schedule::replay(dag, c.steps), "k", limits);
+      c.binary = codegen::buildGpuKernels({lowered}, target);
+    } catch (const Error& e) {
+      c.error = e.what();
     }
-  };
-  std::vector<std::thread> threads;
-  for (unsigned t = 0; t < std::max(1u, std::thread::hardware_concurrency()); ++t) threads.emplace_back(work);
-  for (auto& t : threads) t.join();
+  });
 }
 
 double timeCandidate(const Candidate& c, const te::ComputeDAG& dag, runtime::Device device, const runtime::SecondsClock& clock) {

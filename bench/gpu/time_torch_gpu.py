@@ -189,20 +189,27 @@ def conv_shapes(model):
     return shapes
 
 
+def capture(step, calls=1):
+    """`calls` calls of step() as one CUDA graph: warmed up on a side stream (as
+    torch.cuda.graphs asks), captured once. Returns the graph and step()'s last result."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(calls):
+            result = step()
+    return graph, result
+
+
 def time_convs(model, runs):
     """cuDNN's GFLOP/s on each distinct convolution, 20 calls captured in one CUDA graph."""
     for key, (conv, x) in conv_shapes(model).items():
         with torch.inference_mode():
-            side = torch.cuda.Stream()
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):
-                for _ in range(3):
-                    conv(x)
-            torch.cuda.current_stream().wait_stream(side)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                for _ in range(20):
-                    y = conv(x)
+            graph, y = capture(lambda: conv(x), 20)
             ms = time_ms(graph.replay, runs) / 20
         flops = 2.0 * y.numel() * x.shape[1] * conv.kernel_size[0] * conv.kernel_size[1]
         print(f"BENCH cudnn_conv_{key} {flops / ms / 1e6:.1f} GFLOP/s")
@@ -227,16 +234,7 @@ def main():
         x = torch.randn(1, 3, 224, 224, device="cuda")
         with torch.inference_mode():
             eager = time_ms(lambda: model(x), args.runs)
-            # A CUDA graph: warmed up on a side stream (as torch.cuda.graphs asks), captured once.
-            side = torch.cuda.Stream()
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):
-                for _ in range(3):
-                    model(x)
-            torch.cuda.current_stream().wait_stream(side)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                model(x)
+            graph, _ = capture(lambda: model(x))
             replay = time_ms(graph.replay, args.runs)
         print(f"# {name}: {source}")
         print(f"BENCH {name}_torch_eager_ms {eager:.3f} ms")

@@ -6,8 +6,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
+#include "support/Error.h"
+#include "support/Files.h"
 #include "support/Hash.h"
 
 namespace tessel::runtime::opencl {
@@ -31,14 +32,14 @@ std::string programCachePath(const std::string& directory, const ProgramIdentity
 
 std::optional<std::string> readCachedBinary(const std::string& path) {
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (!in.good() && !in.eof()) return std::nullopt;
-  std::string binary = bytes.str();
-  if (binary.empty()) return std::nullopt;
-  return binary;
+  if (!fs::exists(path, ec)) return std::nullopt;
+  try {
+    std::string binary = readFile(path, FileKind{"OpenCL program binary", uint64_t(1) << 30});
+    if (!binary.empty()) return binary;
+  } catch (const Error&) {
+    // unreadable: the kernels are built from source, and the entry replaced
+  }
+  return std::nullopt;
 }
 
 bool storeCachedBinary(const std::string& path, const std::string& binary) {

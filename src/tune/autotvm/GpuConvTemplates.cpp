@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "support/Error.h"
+#include "tune/ansor/SplitFactorizations.h"
 
 namespace tessel::tune::autotvm {
 
@@ -12,11 +13,10 @@ namespace {
 
 constexpr int64_t kMaxAccumulatorsPerThread = 64;
 
-/// The largest divisor of `n` that is at most `cap`.
+/// The largest divisor of `n` that is at most `cap` (1 at least).
 int64_t largestDivisorAtMost(int64_t n, int64_t cap) {
-  for (int64_t d = std::min(n, std::max<int64_t>(cap, 1)); d > 1; --d)
-    if (n % d == 0) return d;
-  return 1;
+  std::vector<int64_t> divisors = ansor::divisorsOf(n);  // increasing, 1 first
+  return *std::prev(std::upper_bound(divisors.begin() + 1, divisors.end(), std::max<int64_t>(cap, 1)));
 }
 
 /// [blocks, threads, per thread] of an axis, threads at most `maxThreads`, per thread at most
