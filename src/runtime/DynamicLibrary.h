@@ -3,6 +3,7 @@
 /// so that one build serves machines with and without them. Internal to the runtime.
 #pragma once
 #include <dlfcn.h>
+#include <link.h>
 
 #include <string>
 
@@ -36,6 +37,12 @@ class DynamicLibrary {
   bool bindOptional(F& function, const char* symbol) {
     function = handle_ ? reinterpret_cast<F>(dlsym(handle_, symbol)) : nullptr;
     return function != nullptr;
+  }
+  /// The file the library was loaded from (dlinfo's link map), or its name when unknown.
+  std::string path() const {
+    struct link_map* map = nullptr;
+    if (handle_ && dlinfo(handle_, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && *map->l_name) return map->l_name;
+    return name_;
   }
   /// The first symbol bind() did not find, as a message; empty when all were found.
   const std::string& missing() const { return missing_; }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runtime/Module.h"
+#include "support/Error.h"
 #include "support/GpuModuleFormat.h"
 
 namespace tessel::runtime {
@@ -26,6 +27,14 @@ struct GpuLaunchDims {
 namespace detail {
 struct LoadedGpuModule;
 }
+
+/// The device's own compiler rejected the module's code (OpenCL C that the driver does not
+/// build): the code is wrong for that device, which a tuner records as a compile error of the
+/// candidate rather than a failure of the device.
+class DeviceCompileError : public Error {
+ public:
+  using Error::Error;
+};
 
 class GpuKernel {
  public:
@@ -55,7 +64,8 @@ class GpuModule {
  public:
   /// Loads a module directory onto the device of its kind with index `deviceId`. Throws Error
   /// naming the file for a missing or malformed part, "no CUDA device: ..." / "no OpenCL device:
-  /// ..." without the device, the driver's log for OpenCL C that does not build.
+  /// ..." without the device, and DeviceCompileError with the driver's log for OpenCL C that
+  /// does not build.
   static GpuModule load(const std::string& directory, int deviceId = 0);
   /// The same from memory: the manifest's text and the code. Unlike load(), an OpenCL module
   /// from memory does not go through the program binary cache (OpenclProgramCache.h): what

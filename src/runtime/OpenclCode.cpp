@@ -97,7 +97,8 @@ class OpenclCode : public LoadedGpuCode {
       while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
       a.clReleaseProgram(program_);
       program_ = nullptr;
-      fail("OpenCL could not build the kernels on opencl:{} ({}), error {}:\n{}", deviceId, device_.name, built, log);
+      throw DeviceCompileError(
+          fmt::format("OpenCL could not build the kernels on opencl:{} ({}), error {}:\n{}", deviceId, device_.name, built, log));
     }
   }
 

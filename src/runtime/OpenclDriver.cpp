@@ -68,8 +68,17 @@ void load(Loaded& r) {
   e = library.missing();
   if (!e.empty()) return;
   cl_uint platformCount = 0;
-  if (a.clGetPlatformIDs(0, nullptr, &platformCount) != 0 || platformCount == 0) {
-    e = "no OpenCL platform is installed (for the CPU: apt-get install pocl-opencl-icd)";
+  cl_int status = a.clGetPlatformIDs(0, nullptr, &platformCount);
+  if (status != 0 || platformCount == 0) {
+    // Where the ICD loader looked, so that a machine whose drivers are named another way
+    // than /etc/OpenCL/vendors says what to check.
+    auto variable = [](const char* name) {
+      const char* value = std::getenv(name);
+      return fmt::format("{}={}", name, value ? value : "(unset)");
+    };
+    e = fmt::format("no OpenCL platform is installed: clGetPlatformIDs of {} returned {} with {} platforms ({}, {}; "
+                    "for the CPU: apt-get install pocl-opencl-icd)",
+                    library.path(), status, platformCount, variable("OCL_ICD_VENDORS"), variable("OCL_ICD_FILENAMES"));
     return;
   }
   std::vector<cl_platform_id> platforms(platformCount);

@@ -155,6 +155,26 @@ TEST(GpuMeasure, HangingKernelTimesOutAndWrongKernelIsAWrongAnswer) {
   EXPECT_GE(runner.workersStarted(), 2);
 }
 
+TEST(GpuMeasure, OpenclCodeTheDriverRejectsIsACompileDeviceError) {
+  // OpenCL C is built by the driver when the worker loads the candidate: code it refuses is
+  // the candidate's compile error (with the driver's log), not a failure of the device.
+  TESSEL_REQUIRE_OPENCL();
+  auto task = convTask("opencl");
+  tune::LocalBuilderOptions keep;
+  keep.keepFiles = true;
+  tune::LocalBuilder builder(keep);
+  tune::LocalRunner runner(checkedRunner());
+  auto input = fallbackCandidate(task);
+  auto builds = tune::buildBatch(builder, runner, {input, input});
+  ASSERT_TRUE(builds[0].ok() && builds[1].ok());
+  injectIntoKernel(builds[0], "this_is_not_declared = 1;");
+  auto results = runner.run({input, input}, builds);
+  EXPECT_EQ(results[0].errorNo, tune::MeasureErrorNo::CompileDeviceError) << results[0].errorMessage;
+  expectContains(results[0].errorMessage, "could not build the kernels");
+  expectContains(results[0].errorMessage, "this_is_not_declared");
+  EXPECT_TRUE(results[1].ok()) << results[1].errorMessage;
+}
+
 TEST(GpuMeasure, TuningLoopTunesAnOpenclTask) {
   TESSEL_REQUIRE_OPENCL();
   auto task = convTask("opencl");

@@ -41,6 +41,8 @@ nlohmann::json MeasureSession::measureOnGpu(const nlohmann::json& request) {
   try {
     module = runtime::GpuModule::fromMemory(readFile(manifestPath), readFile(codePath), device.id);
     kernel = module.kernel(kernelName);
+  } catch (const runtime::DeviceCompileError& e) {
+    throw CandidateFailure{MeasureErrorNo::CompileDeviceError, fmt::format("the compiler of {} rejected the candidate: {}", device.str(), e.what())};
   } catch (const Error& e) {
     throw CandidateFailure{MeasureErrorNo::RuntimeDeviceError, fmt::format("cannot load the candidate on {}: {}", device.str(), e.what())};
   }
