@@ -197,7 +197,7 @@ GpuConv2dSchedule gpuTiledConv2d(const te::ComputeDAG& dag, const GpuConv2dTile&
   for (auto [name, inner, extent] : {std::tuple{"ry", tile.ry, shape.kernelHeight}, std::tuple{"rx", tile.rx, shape.kernelWidth}})
     TESSEL_CHECK(inner >= 1 && extent % inner == 0, "GPU conv2d tiles: the chunk of {} ({}) does not divide its extent {}", name,
                  inner, extent);
-  Recorder rec(dag);
+  Recorder rec(dag, /*deferBounds=*/true);
   TiledStages st;
   st.out = dag.outputNames()[0];
   // The accumulator: per thread, in registers. A convolution that is the output gets a local
@@ -206,8 +206,7 @@ GpuConv2dSchedule gpuTiledConv2d(const te::ComputeDAG& dag, const GpuConv2dTile&
   std::tie(st.data, st.weights) = dataAndWeights(*dag.op(shape.anchor));
   if (tile.splitK > 1) tileSplitK(rec, dag, st, tile);
   else tileDirect(rec, dag, st, tile);
-  rec.state.ensureBounds();
-  return {rec.steps, rec.state};
+  return {rec.steps, rec.finish()};
 }
 
 }  // namespace tessel::ops

@@ -17,7 +17,17 @@ namespace tessel::ops {
 /// extents the earlier steps produced, and collects the steps.
 class Recorder {
  public:
-  explicit Recorder(const te::ComputeDAG& dag) : state(dag) {}
+  /// With `deferBounds`, bound inference runs only when an extent is read (extent(), or a
+  /// step that reads one) and at finish(), not after every step: a schedule builder that reads
+  /// no extents while it records (a template instantiated for every config the tuner's model
+  /// scores) then infers bounds once instead of once per step.
+  explicit Recorder(const te::ComputeDAG& dag, bool deferBounds = false) : state(dag) { state.setBoundsDeferred(deferBounds); }
+
+  /// The recorded state with its bounds inferred, deferral ended.
+  const schedule::State& finish() {
+    state.setBoundsDeferred(false);
+    return state;
+  }
 
   void add(schedule::StepPtr step) {
     step->apply(state);
@@ -33,7 +43,8 @@ class Recorder {
     return names;
   }
 
-  int64_t extent(const std::string& name, const std::string& iterator) const {
+  int64_t extent(const std::string& name, const std::string& iterator) {
+    state.ensureBounds();
     const schedule::Stage& s = state.stage(name);
     return s.iterator(s.leafByName(iterator)).extent;
   }
