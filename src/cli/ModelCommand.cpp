@@ -36,6 +36,42 @@ struct CompileArgs : ModelArgs {
   std::string reductionParts = "auto";  ///< GPU targets: parts of a reduction split across threads
 };
 
+/// The shipped records a build may use (ShippedRecords.h): the log of the target's class, read
+/// once; none when turned off or when tessel ships nothing for the class.
+struct ShippedRecordsUse {
+  std::string set;  ///< the class's log name; empty when shipped records are off
+  std::vector<tune::TuningRecord> records;
+  bool available = false;  ///< tessel ships records for the class
+
+  static ShippedRecordsUse of(const std::string& set) {
+    if (set.empty()) return {};
+    auto records = tune::shippedRecords(set);
+    bool available = !records.empty();
+    return {set, std::move(records), available};
+  }
+
+  /// The user's log (if any) with the shipped records filling what it does not cover.
+  std::optional<tune::HistoryBest> historyBest(const std::string& log, const std::string& target) {
+    if (!log.empty()) return tune::HistoryBest::fromLog(log, target, std::move(records));
+    if (available) return tune::HistoryBest({}, target, std::move(records));
+    return std::nullopt;
+  }
+
+  /// After the build: how many kernels took a shipped record, or that none ships for the class.
+  void report(const std::optional<tune::HistoryBest>& best, const std::string& target) const {
+    if (set.empty()) return;
+    if (!available) {
+      fmt::print("no shipped records for {} ({}): tessel ships records for {}\n", target, set, fmt::join(tune::shippedRecordSets(), ", "));
+      return;
+    }
+    auto uses = best->uses();
+    auto fromShipped = std::count_if(uses.begin(), uses.end(), [](const tune::DispatchUse& u) { return u.fromRecord && u.shipped; });
+    fmt::print("using shipped records for {} ({}): {} of {} kernels\n", target, set, fromShipped, uses.size());
+    for (const tune::DispatchUse& u : uses)
+      if (u.shipped && !u.fromRecord) fmt::print(stderr, "warning: shipped records of {} skipped: {}\n", u.name, u.note);
+  }
+};
+
 void listTasks(const ModelArgs& a) {
   if (isVtaTarget(a.target)) {
     fmt::print("Extract tasks...\n{}", vta::formatConv2dPackedTasks(prepareVtaNetwork(a).tasks));
@@ -63,9 +99,11 @@ void compileGpu(const CompileArgs& a) {
                "--channel-tile and --reduction-parts set the default GPU schedule; with --records the records choose them");
   std::string host = checkGpuTargetHost(a.target, a.targetHost);
   prepareOutputDirectory(a.output, "--output");
+  // Shipped records choose their own tiles: an explicit default-schedule rule leaves them out.
+  bool rulesGiven = a.channelTile != "auto" || a.reductionParts != "auto";
+  ShippedRecordsUse shipped = a.noShippedRecords || rulesGiven ? ShippedRecordsUse{} : ShippedRecordsUse::of(tune::shippedRecordSetForGpu(a.target));
   // The log is read before the network is prepared: a bad log fails before any work.
-  std::optional<tune::HistoryBest> best;
-  if (!a.records.empty()) best = tune::HistoryBest::fromLog(a.records, a.target);
+  std::optional<tune::HistoryBest> best = shipped.historyBest(a.records, a.target);
   graph::Graph g = preparedModel(gpuModelArgs(a));
   graph::BuildOptions options;
   options.target = a.target;
@@ -87,7 +125,8 @@ void compileGpu(const CompileArgs& a) {
   tune::ScheduleFunction defaults = [rules](const te::ComputeDAG& dag) { return ops::defaultGpuSchedule(dag, rules); };
   options.schedule = best ? gpuRecordsProvider(*best, limits) : defaults;
   auto report = graph::buildGraph(g, a.output, options);
-  if (best) fmt::print("{}: {}\n", a.records, best->summary());
+  if (!a.records.empty()) fmt::print("{}: {}\n", a.records, best->summary());
+  shipped.report(best, a.target);
   if (!a.params.empty()) fmt::print("weights from {}\n", a.params);
   fmt::print("compiled {} for {}{} into {}: {} fused functions, {} distinct kernels ({}, limits of {}; code built in {:.1f} s); "
              "activations {:.1f} MiB planned, {:.1f} MiB without reuse\n",
@@ -108,17 +147,9 @@ void compile(const CompileArgs& a) {
   prepareOutputDirectory(a.output, "--output");
   TESSEL_CHECK(a.records.empty() || !a.naive, "--records and --naive exclude each other");
   // Tessel's shipped records fill the workloads the user's records do not cover.
-  std::string shippedSet;
-  std::vector<tune::TuningRecord> shipped;
-  if (!a.naive && !a.noShippedRecords) {
-    shippedSet = tune::shippedRecordSetForCpu(a.target);
-    shipped = tune::shippedRecords(shippedSet);
-  }
-  bool haveShipped = !shipped.empty();
+  ShippedRecordsUse shipped = a.naive || a.noShippedRecords ? ShippedRecordsUse{} : ShippedRecordsUse::of(tune::shippedRecordSetForCpu(a.target));
   // The log is read before the network is prepared: a bad log fails before any work.
-  std::optional<tune::HistoryBest> best;
-  if (!a.records.empty()) best = tune::HistoryBest::fromLog(a.records, a.target, std::move(shipped));
-  else if (haveShipped) best = tune::HistoryBest({}, a.target, std::move(shipped));
+  std::optional<tune::HistoryBest> best = shipped.historyBest(a.records, a.target);
   auto prepared = prepareModel(a);
   RecordsChoice chosen = best ? chooseByRecords(prepared, *best)
                               : RecordsChoice{prepared.chosen, winogradSummary(prepared, prepared.chosen)};
@@ -131,16 +162,7 @@ void compile(const CompileArgs& a) {
   else if (!a.naive) options.schedule = defaults.provider();
   auto report = graph::buildGraph(g, a.output, options);
   if (!a.records.empty()) fmt::print("{}: {}\n", a.records, best->summary());
-  if (haveShipped) {
-    auto uses = best->uses();
-    auto fromShipped = std::count_if(uses.begin(), uses.end(), [](const tune::DispatchUse& u) { return u.fromRecord && u.shipped; });
-    fmt::print("using shipped records for {} ({}): {} of {} kernels\n", a.target, shippedSet, fromShipped, uses.size());
-    for (const tune::DispatchUse& u : uses)
-      if (u.shipped && !u.fromRecord) fmt::print(stderr, "warning: shipped records of {} skipped: {}\n", u.name, u.note);
-  } else if (!shippedSet.empty()) {
-    fmt::print("no shipped records for {} ({}): tessel ships records for {}\n", a.target, shippedSet,
-               fmt::join(tune::shippedRecordSets(), ", "));
-  }
+  shipped.report(best, a.target);
   if (!chosen.summary.empty()) fmt::print("{}\n", chosen.summary);
   if (!a.naive) fmt::print("{}\n", defaults.summary());
   if (!a.params.empty()) fmt::print("weights from {}\n", a.params);

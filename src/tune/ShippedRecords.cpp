@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "codegen/Nvrtc.h"
 #include "codegen/Toolchain.h"
 #include "support/Error.h"
 #include "tune/HistoryBest.h"
@@ -39,6 +40,11 @@ std::vector<TuningRecord> shippedRecords(const std::string& set) {
 
 std::string shippedRecordSetForCpu(const std::string& target) {
   return "cpu/" + codegen::cpuClass(codegen::compileOptionsForTarget(target));
+}
+
+std::string shippedRecordSetForGpu(const std::string& target) {
+  if (targetKind(target) != "cuda") return "";
+  return "cuda/" + codegen::cudaArchOfTarget(target);
 }
 
 std::vector<TuningRecord> withShippedRecords(std::vector<TuningRecord> records, std::vector<TuningRecord> shipped,

@@ -1,6 +1,6 @@
 /// The tuning records shipped with tessel (the role of TVM's tophub): the best records of the
 /// zoo networks for the devices tessel was tuned on, one log per device class under the
-/// repository's `records/` ("cpu/x86_64-avx512.log", "vta/<configuration>.log"), embedded in the
+/// repository's `records/` ("cpu/x86_64-avx512.log", "cuda/sm_90.log", "vta/<configuration>.log"), embedded in the
 /// program at build time so that an installed tessel needs no data files. A build uses them for
 /// the workloads the user's own records do not cover.
 #pragma once
@@ -22,6 +22,11 @@ std::vector<TuningRecord> shippedRecords(const std::string& set);
 /// The shipped log for a CPU target: "cpu/" + codegen::cpuClass of the target's compiler
 /// options (the class may have no log).
 std::string shippedRecordSetForCpu(const std::string& target);
+
+/// The shipped log for a GPU target: "cuda/" + the CUDA architecture of a "cuda ..." target
+/// (records tuned on one GPU of an architecture serve its others best of all); empty for an
+/// OpenCL target, whose devices have nothing in common to ship for.
+std::string shippedRecordSetForGpu(const std::string& target);
 
 /// `records`, plus the `shipped` records of every workload that has no valid record of the
 /// same target kind among `records`: the user's own measurements always win. `added`, when
