@@ -18,19 +18,6 @@ GpuConv2dShape gpuConv2dShapeOf(const te::ComputeDAG& dag) {
 
 namespace {
 
-/// The producers a convolution reads: the input (through its padding, if any) and the weights,
-/// told apart by their first index (the weights' is the output channel).
-std::pair<std::string, std::string> dataAndWeights(const te::OperationNode& conv) {
-  std::string data, weights;
-  for (const auto& access : te::ComputeDAG::accesses(conv)) {
-    auto first = access.indices.empty() ? nullptr : access.indices[0].as<ir::VarNode>();
-    if (first == conv.axes[1].var.node()) weights = access.producer;
-    else data = access.producer;
-  }
-  TESSEL_CHECK(!data.empty() && !weights.empty(), "GPU conv2d tiles: '{}' does not read an input and weights", conv.name);
-  return {data, weights};
-}
-
 /// The stages a tiled schedule names, made by its first steps.
 struct TiledStages {
   std::string out;          ///< the function's output (the conv or its epilogue)
@@ -50,18 +37,6 @@ std::string reduceInChunks(Recorder& rec, const std::string& stage, size_t reduc
   order.insert(order.end(), loops.begin(), loops.begin() + int64_t(reduceAt));
   rec.reorder(stage, order);
   return rx[0];
-}
-
-/// A chunk's window of `input` copied into shared memory by the block's threads together, in
-/// element order with thread x fastest, so that neighbouring threads read neighbouring addresses.
-void copyCooperatively(Recorder& rec, const std::string& shared, const std::string& reader, const std::string& at,
-                       const std::array<int64_t, 3>& threadsZYX) {
-  rec.computeAt(shared, reader, at);
-  std::string all = rec.fuse(shared, rec.leaves(shared));
-  auto parts = rec.split(shared, all, {threadsZYX[0], threadsZYX[1], threadsZYX[2]});
-  rec.annotate(shared, parts[1], Annotation::ThreadZ);
-  rec.annotate(shared, parts[2], Annotation::ThreadY);
-  rec.annotate(shared, parts[3], Annotation::ThreadX);
 }
 
 void tileDirect(Recorder& rec, const te::ComputeDAG& dag, const TiledStages& st, const GpuConv2dTile& tile) {
@@ -140,7 +115,7 @@ GpuConv2dSchedule gpuTiledConv2d(const te::ComputeDAG& dag, const GpuConv2dTile&
   TiledStages st;
   st.out = dag.outputNames()[0];
   st.accumulator = perThreadAccumulator(rec, st.out, shape.anchor);
-  std::tie(st.data, st.weights) = dataAndWeights(*dag.op(shape.anchor));
+  std::tie(st.data, st.weights) = dataAndWeights(*dag.op(shape.anchor), "GPU conv2d tiles");
   if (tile.splitK > 1) tileSplitK(rec, dag, st, tile);
   else tileDirect(rec, dag, st, tile);
   rec.state.ensureBounds();

@@ -60,4 +60,40 @@ GpuTileSchedule gpuDenseSmallBatch(const te::ComputeDAG& dag, const GpuDenseSmal
   return {rec.steps, rec.state};
 }
 
+GpuTileSchedule gpuDenseLargeBatch(const te::ComputeDAG& dag, const GpuDenseLargeBatchTile& tile) {
+  GpuDenseShape shape = gpuDenseShapeOf(dag);
+  checkTileCovers(kDenseSchedule, "x", tile.x, shape.batch);
+  checkTileCovers(kDenseSchedule, "y", tile.y, shape.outputs);
+  TESSEL_CHECK(tile.k >= 1 && shape.reduction % tile.k == 0, "{}: a chunk of {} does not divide the reduction of {}", kDenseSchedule,
+               tile.k, shape.reduction);
+  Recorder rec(dag);
+  const std::string out = dag.outputNames()[0];
+  std::string accumulator = perThreadAccumulator(rec, out, shape.anchor);
+  auto [data, weights] = dataAndWeights(*dag.op(shape.anchor), kDenseSchedule);
+  std::string dataShared = rec.cacheRead(data, "shared", {accumulator});
+  std::string weightsShared = rec.cacheRead(weights, "shared", {accumulator});
+  inlineInjectiveStages(rec, dag);
+
+  std::vector<std::string> loops = rec.leaves(out);  // [n, m]
+  auto x = rec.split(out, loops[0], {tile.x[1], tile.x[2]});
+  auto y = rec.split(out, loops[1], {tile.y[1], tile.y[2]});
+  rec.reorder(out, {x[0], y[0], x[1], y[1], x[2], y[2]});
+  rec.annotate(out, x[0], Annotation::BlockY);
+  rec.annotate(out, y[0], Annotation::BlockX);
+  rec.annotate(out, x[1], Annotation::ThreadY);
+  rec.annotate(out, y[1], Annotation::ThreadX);
+  addUnrollPragmas(rec, out, x[0], tile.autoUnrollMaxStep, tile.unrollExplicit);
+  rec.computeAt(accumulator, out, y[1]);
+
+  // [n, m, k] -> [k chunks, k in the chunk, n, m]: the sub-tile innermost, each chunk's
+  // windows attached at the chunk loop.
+  std::vector<std::string> acc = rec.leaves(accumulator);
+  auto k = rec.split(accumulator, acc[2], {tile.k});
+  rec.reorder(accumulator, {k[0], k[1], acc[0], acc[1]});
+  for (const std::string& shared : {dataShared, weightsShared})
+    copyCooperatively(rec, shared, accumulator, k[0], {1, tile.x[1], tile.y[1]});
+  rec.state.ensureBounds();
+  return {rec.steps, rec.state};
+}
+
 }  // namespace tessel::ops

@@ -1,4 +1,7 @@
-/// The tiled schedule of a dense layer at small batch on a GPU (TVM's dense_small_batch CUDA
+/// The tiled schedules of a dense layer on a GPU. At small batch (TVM's dense_small_batch CUDA
+/// template) and at large batch (dense_large_batch), below.
+///
+/// Small batch (TVM's dense_small_batch CUDA
 /// template, whose `tile_k` it takes, with a tile of outputs per block added). At batch 1 a
 /// dense layer is a matrix-vector product: few outputs (resnet's 1000 classes), each a long
 /// reduction (512 to 2048 features), and every weight read once, so the kernel is bound by
@@ -36,5 +39,23 @@ struct GpuDenseSmallBatchTile {
 /// The steps of the schedule for `dag` with `tile`, and the state they make. Error naming the
 /// part that does not divide its axis.
 GpuTileSchedule gpuDenseSmallBatch(const te::ComputeDAG& dag, const GpuDenseSmallBatchTile& tile);
+
+/// Large batch (TVM's dense_large_batch, without its virtual threads): a matrix product, tiled
+/// as a shared-memory GEMM. A block computes a tile of batch rows x outputs; its threads
+/// (threadIdx.y along the rows, x along the outputs) each a contiguous sub-tile in registers.
+/// The reduction runs in chunks of `k`: per chunk the block's threads copy the chunk's rows of
+/// the data and of the weights into shared memory together, wait at a barrier, and accumulate
+/// from there, so each element loaded from global memory feeds a whole row or column of the
+/// block's tile.
+struct GpuDenseLargeBatchTile {
+  std::array<int64_t, 3> x{}, y{};  ///< [blocks, threads, per thread] of the batch rows and outputs
+  int64_t k = 1;                    ///< the reduction's chunk staged in shared memory (divides K)
+  int64_t autoUnrollMaxStep = 0;
+  bool unrollExplicit = true;
+
+  int64_t threads() const { return x[1] * y[1]; }
+};
+
+GpuTileSchedule gpuDenseLargeBatch(const te::ComputeDAG& dag, const GpuDenseLargeBatchTile& tile);
 
 }  // namespace tessel::ops

@@ -20,12 +20,33 @@ const te::OperationNode& gpuTileAnchor(const te::ComputeDAG& dag, OpKind kind, c
   return op;
 }
 
+std::pair<std::string, std::string> dataAndWeights(const te::OperationNode& anchor, const char* schedule) {
+  std::string data, weights;
+  for (const auto& access : te::ComputeDAG::accesses(anchor)) {
+    auto first = access.indices.empty() ? nullptr : access.indices[0].as<ir::VarNode>();
+    if (first == anchor.axes[1].var.node()) weights = access.producer;
+    else data = access.producer;
+  }
+  TESSEL_CHECK(!data.empty() && !weights.empty(), "{}: '{}' does not read an input and weights", schedule, anchor.name);
+  return {data, weights};
+}
+
 void checkTileCovers(const char* schedule, const char* what, const std::array<int64_t, 3>& parts, int64_t extent) {
   for (int64_t p : parts)
     TESSEL_CHECK(p >= 1, "{}: tile_{} [{}, {}, {}] has a part below 1", schedule, what, parts[0], parts[1], parts[2]);
   int64_t inner = parts[1] * parts[2];
   TESSEL_CHECK(parts[0] == (extent + inner - 1) / inner, "{}: tile_{} [{}, {}, {}] does not cover the extent {}", schedule, what,
                parts[0], parts[1], parts[2], extent);
+}
+
+void copyCooperatively(Recorder& rec, const std::string& shared, const std::string& reader, const std::string& at,
+                       const std::array<int64_t, 3>& threadsZYX) {
+  rec.computeAt(shared, reader, at);
+  std::string all = rec.fuse(shared, rec.leaves(shared));
+  auto parts = rec.split(shared, all, {threadsZYX[0], threadsZYX[1], threadsZYX[2]});
+  rec.annotate(shared, parts[1], Annotation::ThreadZ);
+  rec.annotate(shared, parts[2], Annotation::ThreadY);
+  rec.annotate(shared, parts[3], Annotation::ThreadX);
 }
 
 void addUnrollPragmas(Recorder& rec, const std::string& stage, const std::string& loop, int64_t autoUnrollMaxStep,

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ops/OpTraits.h"
@@ -21,6 +22,11 @@ namespace tessel::ops {
 /// epilogue (same shape), is the function's one output. Error starting with `schedule` and
 /// naming what does not fit (`kindName`: what the anchor should be, e.g. "a direct NCHW conv2d").
 const te::OperationNode& gpuTileAnchor(const te::ComputeDAG& dag, OpKind kind, const char* schedule, const char* kindName);
+
+/// The producers an anchor reads: the input (through its padding, if any) and the weights, told
+/// apart by their first index (the weights' is the anchor's output axis 1: a convolution's
+/// output channel, a dense layer's output feature). Error starting with `schedule` otherwise.
+std::pair<std::string, std::string> dataAndWeights(const te::OperationNode& anchor, const char* schedule);
 
 /// An NCHW output's tile: [blocks, threads, per thread] of the channels, rows and columns (the
 /// product of each covers its axis; the blocks part may round up), and the unroll pragmas.
@@ -42,6 +48,12 @@ void checkTileCovers(const char* schedule, const char* what, const std::array<in
 /// pragmas on the outermost loop. The thread loops are left for the caller to bind. Returns
 /// the loops, outermost first.
 std::vector<std::string> tileImageOutput(Recorder& rec, const std::string& out, const GpuImageTile& tile);
+
+/// `shared` (a shared-memory copy read by `reader`) computed at `at` of the reader, its window
+/// copied by the block's threads together, in element order with thread x fastest, so that
+/// neighbouring threads read neighbouring addresses.
+void copyCooperatively(Recorder& rec, const std::string& shared, const std::string& reader, const std::string& at,
+                       const std::array<int64_t, 3>& threadsZYX);
 
 /// auto_unroll_max_step and unroll_explicit as pragmas on `loop` of `stage`.
 void addUnrollPragmas(Recorder& rec, const std::string& stage, const std::string& loop, int64_t autoUnrollMaxStep,

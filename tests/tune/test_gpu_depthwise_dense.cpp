@@ -28,6 +28,7 @@
 #include "tune/RecordLog.h"
 #include "tune/autotvm/BasicTuners.h"
 #include "tune/autotvm/GpuDefaultTemplate.h"
+#include "tune/autotvm/GpuDenseLargeBatchTemplate.h"
 #include "tune/autotvm/GpuDenseTemplate.h"
 #include "tune/autotvm/GpuDepthwiseTemplate.h"
 #include "tune/autotvm/GpuTemplates.h"
@@ -105,6 +106,11 @@ std::vector<Case> denseCases() {
   return cases;
 }
 
+/// Batches of 32 and more (dense_large_batch.cuda): ragged tiles where the extents are odd.
+std::vector<Case> largeBatchCases() {
+  return {{"dense32x64x48", denseBias(32, 64, 48)}, {"dense64x100x30", denseBias(64, 100, 30)}, {"dense_odd", bareDense(33, 27, 21)}};
+}
+
 /// The fallback and up to `randomCount` random configs that instantiate (the others are over
 /// the device's thread or register budget: error records in tuning).
 std::vector<ConfigEntity> configsOf(const GpuTemplateSpace& t, int randomCount, uint64_t seed) {
@@ -146,7 +152,7 @@ int buildAndRun(const std::vector<Case>& cases, MakeSpace makeSpace, int randomC
 /// buildAndRun for CUDA: compiled by NVRTC, run where a GPU is, else the test skipped with the reason.
 void buildForCuda(const std::vector<Case>& cases, MakeSpace makeSpace, int randomCount) {
   std::string why = kernelcheck::cudaUnavailableReason();
-  EXPECT_GE(buildAndRun(cases, makeSpace, randomCount, "cuda", why.empty()), 40);
+  EXPECT_GE(buildAndRun(cases, makeSpace, randomCount, "cuda", why.empty()), 30);
   if (!why.empty()) {
     if (testsupport::deviceRequired("TESSEL_REQUIRE_CUDA")) FAIL() << "TESSEL_REQUIRE_CUDA=1: " << why;
     GTEST_SKIP() << "compiled with NVRTC, not run: " << why;
@@ -247,16 +253,18 @@ TEST(GpuTemplateTable, PicksDepthwiseAndDenseTemplatesForTheZooNetworks) {
     EXPECT_EQ(depthwise > 0, std::string(model) != "resnet-18") << model;
     EXPECT_EQ(dense, 1) << model;
   }
-  // Not the depthwise template: NHWC and a function with two outputs; not the small-batch one:
-  // a batch of 32, and a matmul (B not transposed); those are gpu_default's.
+  // Not the depthwise template: NHWC; a batch of 32 is the large-batch dense template's; a
+  // matmul (B not transposed) is gpu_default's.
   EXPECT_FALSE(gpuDepthwiseTemplateApplies(ops::conv2dNHWC(1, 8, 8, 8, 8, 3, 3, 1, 1)));
-  EXPECT_EQ(gpuTemplateFor(denseBias(32, 64, 64)).value_or(""), "gpu_default");
+  EXPECT_EQ(gpuTemplateFor(denseBias(32, 64, 64)).value_or(""), kGpuDenseLargeBatchTemplate);
   EXPECT_EQ(gpuTemplateFor(denseBias(31, 64, 64)).value_or(""), kGpuDenseSmallBatchTemplate);
   EXPECT_EQ(gpuTemplateFor(ops::matmul(1, 64, 64)).value_or(""), "gpu_default");
   expectContains(errorOf([] { gpuDepthwiseTemplate(ops::conv2dNCHW(1, 8, 8, 8, 8, 3, 3, 1, 1), passes::GpuLimits::cudaSm90()); }),
                  "not an NCHW depthwise conv2d");
   expectContains(errorOf([] { gpuDenseSmallBatchTemplate(denseBias(64, 8, 8), passes::GpuLimits::cudaSm90()); }),
                  "a batch of 64 is over the 31 it takes");
+  expectContains(errorOf([] { gpuDenseLargeBatchTemplate(denseBias(4, 8, 8), passes::GpuLimits::cudaSm90()); }),
+                 "a batch of 4 is dense_small_batch.cuda's");
 }
 
 TEST(GpuDepthwiseTemplate, SpacesOfMobilenetV2ShapesHoldAGoodFallbackAndArePruned) {
@@ -339,4 +347,36 @@ TEST(GpuDenseTemplate, ConfigsCompileForCudaAndRunWhereAGpuIs) { buildForCuda(de
 TEST(GpuDenseTemplate, TuningRunLogsRecordsThatReplay) {
   TESSEL_REQUIRE_OPENCL();
   tuneAndReplay(denseBias(1, 256, 40), kGpuDenseSmallBatchTemplate);
+}
+
+TEST(GpuDenseLargeBatchTemplate, SpaceHoldsTheFallbackAndIsPruned) {
+  auto dag = denseBias(64, 512, 1000);
+  GpuTemplateSpace t = gpuDenseLargeBatchTemplate(dag, passes::GpuLimits::cudaSm90());
+  printSpace(kGpuDenseLargeBatchTemplate, dag, t);
+  EXPECT_GT(t.space->size(), 1000u);
+  EXPECT_LT(t.space->size(), t.unprunedSize);
+  ops::GpuDenseLargeBatchTile tile = gpuDenseLargeBatchTileOf(t.space->get(t.fallback));
+  EXPECT_EQ(tile.threads(), 16 * 10);  // 10: the largest divisor of 1000 up to 16
+  EXPECT_EQ(tile.k, 16);
+  // Over the limits: threads per block, shared memory (the per-thread parts are pruned to 8 x 8).
+  expectContains(errorOf([&] { t.instantiate(widest(t, {"tile_x", "tile_y"}, 1)); }), "threads per block, the device");
+  EXPECT_NO_THROW(t.instantiate(widest(t, {"tile_x", "tile_y"}, 2)));
+  passes::GpuLimits tiny = passes::GpuLimits::cudaSm90();
+  tiny.maxSharedMemoryPerBlock = 256;
+  GpuTemplateSpace small = gpuDenseLargeBatchTemplate(dag, tiny);
+  expectContains(errorOf([&] { small.instantiateState(small.space->get(small.fallback)); }), "bytes of shared memory per block");
+}
+
+TEST(GpuDenseLargeBatchTemplate, ConfigsMatchTheReferenceOnOpencl) {
+  TESSEL_REQUIRE_OPENCL();
+  EXPECT_GE(buildAndRun(largeBatchCases(), &gpuDenseLargeBatchTemplate, 10, "opencl", true), 30);
+}
+
+TEST(GpuDenseLargeBatchTemplate, ConfigsCompileForCudaAndRunWhereAGpuIs) {
+  buildForCuda(largeBatchCases(), &gpuDenseLargeBatchTemplate, 10);
+}
+
+TEST(GpuDenseLargeBatchTemplate, TuningRunLogsRecordsThatReplay) {
+  TESSEL_REQUIRE_OPENCL();
+  tuneAndReplay(denseBias(32, 48, 40), kGpuDenseLargeBatchTemplate);
 }

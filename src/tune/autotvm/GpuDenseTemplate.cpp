@@ -10,17 +10,6 @@ namespace {
 
 constexpr int64_t kMaxOutputsPerBlock = 64;
 
-/// A 2-level split knob [outer, threads] of an axis, threads at most `maxThreads`, `include`
-/// kept whatever; multiplies `unpruned` by the number of splits without the bound.
-void defineThreadSplit(ConfigSpace& space, const std::string& name, int64_t extent, int64_t maxThreads,
-                       const std::vector<int64_t>& include, double& unpruned) {
-  SplitOptions o;
-  unpruned *= double(splitCandidates(extent, o).size());
-  o.filter = [maxThreads](const std::vector<int64_t>& p) { return p[1] <= maxThreads; };
-  o.include = {include};
-  space.defineSplit(name, extent, o);
-}
-
 }  // namespace
 
 bool gpuDenseSmallBatchTemplateApplies(const te::ComputeDAG& dag) {
@@ -52,11 +41,11 @@ GpuTemplateSpace gpuDenseSmallBatchTemplate(const te::ComputeDAG& dag, const pas
 
   auto space = std::make_shared<ConfigSpace>();
   double unpruned = 1;
-  defineThreadSplit(*space, "tile_k", shape.reduction, std::min(maxThreads, limits.maxBlockDimensions[0]),
+  defineTwoLevelSplit(*space, "tile_k", shape.reduction, std::min(maxThreads, limits.maxBlockDimensions[0]),
                     {shape.reduction / reduceThreads, reduceThreads}, unpruned);
   // More outputs per block would leave a classifier's launch (about 1000 outputs) fewer blocks
   // than a GPU has multiprocessors.
-  defineThreadSplit(*space, "tile_y", shape.outputs, std::min({maxThreads, limits.maxBlockDimensions[1], kMaxOutputsPerBlock}),
+  defineTwoLevelSplit(*space, "tile_y", shape.outputs, std::min({maxThreads, limits.maxBlockDimensions[1], kMaxOutputsPerBlock}),
                     {shape.outputs / outputThreads, outputThreads}, unpruned);
   defineUnrollKnobs(*space, unpruned);
 

@@ -8,8 +8,8 @@
 ///   auto_unroll_max_step  0, 256 or 1500
 ///   unroll_explicit       0 (the device compiler unrolls) or 1 (the IR is unrolled)
 ///
-/// It applies below a batch of 32, where TVM takes it too (dense_large_batch.cuda, shared-memory
-/// tiles for larger batches, is not written: such a function is tuned as gpu_default). Pruned
+/// It applies below a batch of 32, where TVM takes it too (GpuDenseLargeBatchTemplate.h takes
+/// larger batches). Pruned
 /// per knob (the space prints its size before and after): more threads along a block dimension
 /// than the device allows, over 64 outputs per block. Checked per config, as instantiation errors: threads per block over
 /// the device's limit, partial sums over its shared memory. The fallback: a warp of threads

@@ -22,6 +22,15 @@ void defineThreadTile(ConfigSpace& space, const std::string& name, int64_t exten
   space.defineSplit(name, extent, o);
 }
 
+void defineTwoLevelSplit(ConfigSpace& space, const std::string& name, int64_t extent, int64_t maxInner,
+                         const std::vector<int64_t>& include, double& unpruned) {
+  SplitOptions o;
+  unpruned *= double(splitCandidates(extent, o).size());
+  o.filter = [maxInner](const std::vector<int64_t>& p) { return p[1] <= maxInner; };
+  o.include = {include};
+  space.defineSplit(name, extent, o);
+}
+
 void defineUnrollKnobs(ConfigSpace& space, double& unpruned) {
   space.defineKnob("auto_unroll_max_step", {0, 256, 1500});
   space.defineKnob("unroll_explicit", {0, 1});
@@ -33,15 +42,17 @@ void addUnrollFallback(std::map<std::string, nlohmann::json>& values) {
   values["unroll_explicit"] = 1;
 }
 
+std::array<int64_t, 3> threeLevels(const ConfigEntity& config, const std::string& knob) {
+  auto p = config.split(knob);
+  TESSEL_CHECK(p.size() == 3, "the knob {} has {} parts, not 3", knob, p.size());
+  return {p[0], p[1], p[2]};
+}
+
 ops::GpuImageTile gpuImageTileOf(const ConfigEntity& config) {
-  auto three = [&](const char* knob) {
-    auto p = config.split(knob);
-    return std::array<int64_t, 3>{p[0], p[1], p[2]};
-  };
   ops::GpuImageTile tile;
-  tile.f = three("tile_f");
-  tile.y = three("tile_y");
-  tile.x = three("tile_x");
+  tile.f = threeLevels(config, "tile_f");
+  tile.y = threeLevels(config, "tile_y");
+  tile.x = threeLevels(config, "tile_x");
   tile.autoUnrollMaxStep = config.value("auto_unroll_max_step").get<int64_t>();
   tile.unrollExplicit = config.value("unroll_explicit").get<int64_t>() != 0;
   return tile;

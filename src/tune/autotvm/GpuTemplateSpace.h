@@ -4,6 +4,7 @@
 /// device's limits, whose errors are instantiation errors that the tuners' cost model marks
 /// invalid and never proposes (FeatureCache.h); and the tuning task made of a space.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -41,12 +42,21 @@ int64_t largestDivisorAtMost(int64_t n, int64_t cap);
 void defineThreadTile(ConfigSpace& space, const std::string& name, int64_t extent, int64_t maxThreads, int64_t maxInner,
                       const std::vector<int64_t>& include, double& unpruned);
 
+/// Defines the split knob `name` of an axis into [outer, inner] (factors), inner at most
+/// `maxInner`, `include` kept whatever; multiplies `unpruned` by the number of splits without
+/// the bound.
+void defineTwoLevelSplit(ConfigSpace& space, const std::string& name, int64_t extent, int64_t maxInner,
+                         const std::vector<int64_t>& include, double& unpruned);
+
 /// auto_unroll_max_step {0, 256, 1500} and unroll_explicit {0, 1}, as TVM's depthwise and dense
 /// templates define them; multiplies `unpruned` by their 6 configs.
 void defineUnrollKnobs(ConfigSpace& space, double& unpruned);
 
 /// The values of those knobs in a fallback: unrolled in the IR up to 256 steps.
 void addUnrollFallback(std::map<std::string, nlohmann::json>& values);
+
+/// The [blocks, threads, per thread] parts of a config's 3-level split knob.
+std::array<int64_t, 3> threeLevels(const ConfigEntity& config, const std::string& knob);
 
 /// The output tile of a config with the knobs tile_f, tile_y, tile_x (each [blocks, threads,
 /// per thread]), auto_unroll_max_step and unroll_explicit.

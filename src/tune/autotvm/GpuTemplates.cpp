@@ -7,6 +7,7 @@
 #include "support/Error.h"
 #include "tune/autotvm/GpuConvTemplates.h"
 #include "tune/autotvm/GpuDefaultTemplate.h"
+#include "tune/autotvm/GpuDenseLargeBatchTemplate.h"
 #include "tune/autotvm/GpuDenseTemplate.h"
 #include "tune/autotvm/GpuDepthwiseTemplate.h"
 
@@ -19,6 +20,7 @@ const std::vector<GpuTemplate>& gpuTemplates() {
       {kGpuConv2dTemplate, &gpuConv2dTemplateApplies, &makeGpuConv2dTask},
       {kGpuDepthwiseTemplate, &gpuDepthwiseTemplateApplies, &makeGpuDepthwiseTask},
       {kGpuDenseSmallBatchTemplate, &gpuDenseSmallBatchTemplateApplies, &makeGpuDenseSmallBatchTask},
+      {kGpuDenseLargeBatchTemplate, &gpuDenseLargeBatchTemplateApplies, &makeGpuDenseLargeBatchTask},
       {kGpuDefaultTemplate, [](const te::ComputeDAG&) { return true; }, &makeGpuDefaultTask},
   };
   return table;
