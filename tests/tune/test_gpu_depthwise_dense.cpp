@@ -6,6 +6,7 @@
 // tuning run of each whose log replays.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <set>
 
@@ -27,6 +28,7 @@
 #include "tune/Record.h"
 #include "tune/RecordLog.h"
 #include "tune/autotvm/BasicTuners.h"
+#include "tune/autotvm/FeatureCache.h"
 #include "tune/autotvm/GpuDefaultTemplate.h"
 #include "tune/autotvm/GpuDenseLargeBatchTemplate.h"
 #include "tune/autotvm/GpuDenseTemplate.h"
@@ -173,6 +175,17 @@ ConfigEntity widest(const GpuTemplateSpace& t, const std::vector<std::string>& k
   return t.space->fromChoices(choices);
 }
 
+/// The cost model's view of the task of `dag` on an H100: `over` (a config over the device's
+/// limits) is invalid, never proposed; the fallback is valid, with features.
+void expectInvalidForTheCostModel(const te::ComputeDAG& dag, const ConfigEntity& over) {
+  auto task = makeGpuTuningTask("task", dag, "cuda", passes::GpuLimits::cudaSm90());
+  FeatureCache cache(task, FeatureType::Itervar, 1);
+  EXPECT_FALSE(cache.valid(over.index()));
+  EXPECT_TRUE(cache.valid(task->fallbackIndex));
+  const auto& features = cache.features(task->fallbackIndex);
+  EXPECT_TRUE(std::any_of(features.begin(), features.end(), [](float f) { return f != 0; }));
+}
+
 /// A few trials of the function's template through the tuning loop on OpenCL, logged as the
 /// CLI logs them; every record of the log is of the template, and its config instantiates the
 /// record's steps again, which replay and build.
@@ -289,6 +302,7 @@ TEST(GpuDepthwiseTemplate, ConfigsOverTheLimitsAreInstantiationErrors) {
   auto dag = ops::depthwiseConv2dNCHW(1, 64, 32, 32, 3, 1, 1);
   GpuTemplateSpace t = gpuDepthwiseTemplate(dag, passes::GpuLimits::cudaSm90());
   expectContains(errorOf([&] { t.instantiate(widest(t, {"tile_f", "tile_y", "tile_x"}, 1)); }), "threads per block, the device");
+  expectInvalidForTheCostModel(dag, widest(t, {"tile_f", "tile_y", "tile_x"}, 1));
   expectContains(errorOf([&] { t.instantiateState(widest(t, {"tile_f", "tile_y", "tile_x"}, 2)); }),
                  "accumulators per thread would spill registers");
   // A Mali GPU's 256 threads per block: the fallback stays within them.
@@ -330,6 +344,7 @@ TEST(GpuDenseTemplate, ConfigsOverTheLimitsAreInstantiationErrors) {
   auto dag = denseBias(1, 2048, 1000);
   GpuTemplateSpace t = gpuDenseSmallBatchTemplate(dag, passes::GpuLimits::cudaSm90());
   expectContains(errorOf([&] { t.instantiate(widest(t, {"tile_k", "tile_y"}, 1)); }), "threads per block, the device");
+  expectInvalidForTheCostModel(dag, widest(t, {"tile_k", "tile_y"}, 1));
   passes::GpuLimits tiny = passes::GpuLimits::cudaSm90();
   tiny.maxSharedMemoryPerBlock = 64;
   GpuTemplateSpace small = gpuDenseSmallBatchTemplate(dag, tiny);
@@ -360,6 +375,7 @@ TEST(GpuDenseLargeBatchTemplate, SpaceHoldsTheFallbackAndIsPruned) {
   EXPECT_EQ(tile.k, 16);
   // Over the limits: threads per block, shared memory (the per-thread parts are pruned to 8 x 8).
   expectContains(errorOf([&] { t.instantiate(widest(t, {"tile_x", "tile_y"}, 1)); }), "threads per block, the device");
+  expectInvalidForTheCostModel(dag, widest(t, {"tile_x", "tile_y"}, 1));
   EXPECT_NO_THROW(t.instantiate(widest(t, {"tile_x", "tile_y"}, 2)));
   passes::GpuLimits tiny = passes::GpuLimits::cudaSm90();
   tiny.maxSharedMemoryPerBlock = 256;
