@@ -13,7 +13,8 @@ constexpr const char* kDepthwiseSchedule = "GPU depthwise tiles";
 GpuDepthwiseShape gpuDepthwiseShapeOf(const te::ComputeDAG& dag) {
   const auto& op = gpuTileAnchor(dag, OpKind::DepthwiseConv2dNCHW, kDepthwiseSchedule, "an NCHW depthwise conv2d");
   const auto& reduce = op.reduction()->axes;
-  TESSEL_CHECK(op.shape.size() == 4 && reduce.size() == 2, "{}: '{}' is not a 4-d convolution over (di, dj)", kDepthwiseSchedule, op.name);
+  TESSEL_CHECK(op.shape.size() == 4 && reduce.size() == 2, "{}: '{}' is not a 4-d convolution over (di, dj)", kDepthwiseSchedule,
+               op.name);
   return {op.name, op.shape[0], op.shape[1], op.shape[2], op.shape[3], reduce[0].extent, reduce[1].extent};
 }
 

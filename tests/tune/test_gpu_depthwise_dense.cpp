@@ -1,4 +1,4 @@
-// The depthwise and dense GPU templates (tune/autotvm/GpuDepthwiseTemplate.h, GpuDenseTemplate.h,
+// The depthwise and dense GPU templates (tune/autotvm/GpuDepthwiseTemplate.h, GpuDenseSmallBatchTemplate.h,
 // GpuDenseLargeBatchTemplate.h): the table picks them for the zoo networks' functions; their
 // spaces; the fallback plus random configs over the zoo's shapes, built for OpenCL and run on
 // the first OpenCL device (PoCL here) against the reference, and compiled for CUDA by NVRTC
@@ -31,7 +31,7 @@
 #include "tune/autotvm/FeatureCache.h"
 #include "tune/autotvm/GpuDefaultTemplate.h"
 #include "tune/autotvm/GpuDenseLargeBatchTemplate.h"
-#include "tune/autotvm/GpuDenseTemplate.h"
+#include "tune/autotvm/GpuDenseSmallBatchTemplate.h"
 #include "tune/autotvm/GpuDepthwiseTemplate.h"
 #include "tune/autotvm/GpuTemplates.h"
 #include "tune/autotvm/TuneTask.h"
@@ -211,13 +211,14 @@ void tuneAndReplay(const te::ComputeDAG& dag, const std::string& templateName) {
   int ok = 0;
   {
     tune::RecordLogWriter writer(log);
-    tuneTask(task, tuner, builder, runner, o, {}, [&](const ConfigEntity& config, const tune::MeasureInput& input, const tune::MeasureResult& r) {
+    auto onTrial = [&](const ConfigEntity& config, const tune::MeasureInput& input, const tune::MeasureResult& r) {
       ok += r.ok();
       EXPECT_TRUE(r.ok() || r.errorNo == tune::MeasureErrorNo::InstantiationError) << r.errorMessage;
       if (r.errorNo != tune::MeasureErrorNo::InstantiationError)
         writer.append(tune::makeRecord(input, r, task->templateName, nullptr,
                                        tune::RecordConfig{int64_t(config.index()), config.toJson()["entity"]}));
-    });
+    };
+    tuneTask(task, tuner, builder, runner, o, {}, onTrial);
   }
   EXPECT_GE(ok, 1);  // random configs may be over a device's thread limit (instantiation errors, not logged)
   auto file = tune::readRecords(log);
@@ -324,7 +325,7 @@ TEST(GpuDepthwiseTemplate, TuningRunLogsRecordsThatReplay) {
   tuneAndReplay(depthwiseCases().front().dag, kGpuDepthwiseTemplate);
 }
 
-TEST(GpuDenseTemplate, SpacesOfTheClassifiersHoldAGoodFallbackAndArePruned) {
+TEST(GpuDenseSmallBatchTemplate, SpacesOfTheClassifiersHoldAGoodFallbackAndArePruned) {
   passes::GpuLimits limits = passes::GpuLimits::cudaSm90();
   for (auto dag : {denseBias(1, 512, 1000), denseBias(1, 1280, 1000), denseBias(1, 2048, 1000)}) {
     GpuTemplateSpace t = gpuDenseSmallBatchTemplate(dag, limits);
@@ -340,7 +341,7 @@ TEST(GpuDenseTemplate, SpacesOfTheClassifiersHoldAGoodFallbackAndArePruned) {
   }
 }
 
-TEST(GpuDenseTemplate, ConfigsOverTheLimitsAreInstantiationErrors) {
+TEST(GpuDenseSmallBatchTemplate, ConfigsOverTheLimitsAreInstantiationErrors) {
   auto dag = denseBias(1, 2048, 1000);
   GpuTemplateSpace t = gpuDenseSmallBatchTemplate(dag, passes::GpuLimits::cudaSm90());
   expectContains(errorOf([&] { t.instantiate(widest(t, {"tile_k", "tile_y"}, 1)); }), "threads per block, the device");
@@ -349,17 +350,20 @@ TEST(GpuDenseTemplate, ConfigsOverTheLimitsAreInstantiationErrors) {
   tiny.maxSharedMemoryPerBlock = 64;
   GpuTemplateSpace small = gpuDenseSmallBatchTemplate(dag, tiny);
   expectContains(errorOf([&] { small.instantiate(small.space->get(small.fallback)); }), "bytes of shared memory per block");
-  expectContains(errorOf([&] { ops::gpuDenseSmallBatch(dag, {3, 8, 0, true}); }), "3 threads per output do not divide the reduction of 2048");
+  expectContains(errorOf([&] { ops::gpuDenseSmallBatch(dag, {3, 8, 0, true}); }),
+                 "3 threads per output do not divide the reduction of 2048");
 }
 
-TEST(GpuDenseTemplate, ConfigsMatchTheReferenceOnOpencl) {
+TEST(GpuDenseSmallBatchTemplate, ConfigsMatchTheReferenceOnOpencl) {
   TESSEL_REQUIRE_OPENCL();
   EXPECT_GE(buildAndRun(denseCases(), &gpuDenseSmallBatchTemplate, 8, "opencl", true), 40);
 }
 
-TEST(GpuDenseTemplate, ConfigsCompileForCudaAndRunWhereAGpuIs) { buildForCuda(denseCases(), &gpuDenseSmallBatchTemplate, 8); }
+TEST(GpuDenseSmallBatchTemplate, ConfigsCompileForCudaAndRunWhereAGpuIs) {
+  buildForCuda(denseCases(), &gpuDenseSmallBatchTemplate, 8);
+}
 
-TEST(GpuDenseTemplate, TuningRunLogsRecordsThatReplay) {
+TEST(GpuDenseSmallBatchTemplate, TuningRunLogsRecordsThatReplay) {
   TESSEL_REQUIRE_OPENCL();
   tuneAndReplay(denseBias(1, 256, 40), kGpuDenseSmallBatchTemplate);
 }

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "support/Error.h"
-#include "tune/autotvm/GpuDenseTemplate.h"
+#include "tune/autotvm/GpuDenseSmallBatchTemplate.h"
 
 namespace tessel::tune::autotvm {
 
@@ -28,8 +28,8 @@ GpuTemplateSpace gpuDenseLargeBatchTemplate(const te::ComputeDAG& dag, const pas
                shape.batch, kMaxSmallBatch);
   // The fallback: a block of up to 16 x 16 threads, 4 x 4 outputs each, chunks of 16.
   int64_t rowThreads = largestDivisorAtMost(shape.batch, std::min<int64_t>(16, limits.maxBlockDimensions[1]));
-  int64_t outThreads = largestDivisorAtMost(
-      shape.outputs, std::min<int64_t>({16, limits.maxBlockDimensions[0], std::max<int64_t>(1, limits.maxThreadsPerBlock / rowThreads)}));
+  int64_t threadsLeft = std::max<int64_t>(1, limits.maxThreadsPerBlock / rowThreads);
+  int64_t outThreads = largestDivisorAtMost(shape.outputs, std::min<int64_t>({16, limits.maxBlockDimensions[0], threadsLeft}));
   int64_t rows = largestDivisorAtMost(shape.batch / rowThreads, 4), outs = largestDivisorAtMost(shape.outputs / outThreads, 4);
   int64_t chunk = largestDivisorAtMost(shape.reduction, 16);
 

@@ -24,7 +24,7 @@ namespace tessel::tune::autotvm {
 inline constexpr const char* kGpuDenseLargeBatchTemplate = "dense_large_batch.cuda";
 
 /// True when the function's anchor is a dense layer of a batch over dense_small_batch.cuda's
-/// (GpuDenseTemplate.h) whose output, or its element-wise epilogue's, is the one output.
+/// (GpuDenseSmallBatchTemplate.h) whose output, or its element-wise epilogue's, is the one output.
 bool gpuDenseLargeBatchTemplateApplies(const te::ComputeDAG& dag);
 
 /// The space for `dag` on a device with `limits`. Error when the template does not apply.

@@ -18,7 +18,8 @@ DepthwiseFallback depthwiseFallback(const ops::GpuDepthwiseShape& s, const passe
   int64_t tx = largestDivisorAtMost(s.width, std::min<int64_t>(16, limits.maxBlockDimensions[0]));
   int64_t ty = largestDivisorAtMost(s.height, std::min<int64_t>(std::max<int64_t>(1, 64 / tx), limits.maxBlockDimensions[1]));
   int64_t yi = largestDivisorAtMost(s.height / ty, 2);
-  int64_t tf = largestDivisorAtMost(s.channels, std::min<int64_t>(std::max<int64_t>(1, maxThreads / (tx * ty)), limits.maxBlockDimensions[2]));
+  int64_t threadsLeft = std::max<int64_t>(1, maxThreads / (tx * ty));
+  int64_t tf = largestDivisorAtMost(s.channels, std::min<int64_t>(threadsLeft, limits.maxBlockDimensions[2]));
   // Blocks for twice the multiprocessors where the device says how many it has: the deep
   // layers' 7x7 and 14x14 images have few outputs per channel.
   int64_t sms = limits.multiProcessorCount;

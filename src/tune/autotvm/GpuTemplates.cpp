@@ -8,7 +8,7 @@
 #include "tune/autotvm/GpuConvTemplates.h"
 #include "tune/autotvm/GpuDefaultTemplate.h"
 #include "tune/autotvm/GpuDenseLargeBatchTemplate.h"
-#include "tune/autotvm/GpuDenseTemplate.h"
+#include "tune/autotvm/GpuDenseSmallBatchTemplate.h"
 #include "tune/autotvm/GpuDepthwiseTemplate.h"
 
 namespace tessel::tune::autotvm {

@@ -1,4 +1,4 @@
-#include "tune/autotvm/GpuDenseTemplate.h"
+#include "tune/autotvm/GpuDenseSmallBatchTemplate.h"
 
 #include <algorithm>
 
@@ -33,8 +33,8 @@ GpuTemplateSpace gpuDenseSmallBatchTemplate(const te::ComputeDAG& dag, const pas
   int64_t maxThreads = std::min<int64_t>(1024, limits.maxThreadsPerBlock);
   // The fallback: a warp's threads read one output's weights, 32 consecutive floats at a time.
   int64_t reduceThreads = largestDivisorAtMost(shape.reduction, std::min<int64_t>({32, limits.maxBlockDimensions[0], maxThreads}));
-  int64_t outputThreads = largestDivisorAtMost(
-      shape.outputs, std::min<int64_t>(std::max<int64_t>(1, std::min<int64_t>(256, maxThreads) / reduceThreads), limits.maxBlockDimensions[1]));
+  int64_t threadsLeft = std::max<int64_t>(1, std::min<int64_t>(256, maxThreads) / reduceThreads);
+  int64_t outputThreads = largestDivisorAtMost(shape.outputs, std::min<int64_t>(threadsLeft, limits.maxBlockDimensions[1]));
   int64_t sms = limits.multiProcessorCount;
   while (sms > 0 && shape.batch * (shape.outputs / outputThreads) < 2 * sms && outputThreads > 1)
     outputThreads = largestDivisorAtMost(shape.outputs, outputThreads - 1);
