@@ -1,11 +1,12 @@
-// Per-task figures of the GPU conv template on the device at hand: for each direct NCHW conv
-// task of a zoo network, the default GPU schedule, the template's fallback config and the best
-// of N random configs of its space, each timed with device events (the same TimeEvaluator as
-// tuning), in GFLOP/s. A random search is a floor of what tuning reaches. With --records, the
-// best record of each task in a tuning log is timed instead of random configs (the tuned
-// figure). Prints `BENCH gpu_conv_<task>_<key>_<default|best|tuned> <GFLOP/s>` lines, the key as
-// time_torch_gpu.py --convs names cuDNN's (c<in>_h_w_f<out>_k_s_p) after the task's name, and the network's conv
-// time (each task times its weight).
+// Per-task figures of the GPU conv templates on the device at hand: for each direct NCHW conv
+// task (conv2d_nchw.cuda) and depthwise conv task (depthwise_conv2d_nchw.cuda) of a zoo network,
+// the default GPU schedule, the template's fallback config and the best of N random configs of
+// its space, each timed with device events (the same TimeEvaluator as tuning), in GFLOP/s. A
+// random search is a floor of what tuning reaches. With --records, the best record of each task
+// in a tuning log is timed instead of random configs (the tuned figure). Prints `BENCH
+// gpu_conv_<task>_<key>_<default|best|tuned> <GFLOP/s>` lines (`gpu_dw_` for depthwise tasks),
+// the key as time_torch_gpu.py --convs names cuDNN's (c<in>_h_w_f<out>_k_s_p) after the task's
+// name, and the network's conv time (each task times its weight).
 //
 //   bench_gpu_conv [--model resnet-18] [--target cuda|opencl] [--configs 64] [--seed 1] [--records LOG]
 #include <fmt/format.h>
@@ -31,6 +32,7 @@
 #include "support/ThreadPool.h"
 #include "tune/HistoryBest.h"
 #include "tune/autotvm/GpuConvTemplates.h"
+#include "tune/autotvm/GpuDepthwiseTemplate.h"
 
 using namespace tessel;
 
@@ -93,20 +95,40 @@ double timeCandidate(const Candidate& c, const te::ComputeDAG& dag, runtime::Dev
   return *std::min_element(result.costs.begin(), result.costs.end());
 }
 
-/// c<in>_h<height>_w<width>_f<out>_k<kernel>_s<stride>_p<pad> of a conv task: the input is the
-/// 4-d placeholder that is not the weights, the padding the padded stage's growth.
-std::string shapeKey(const te::ComputeDAG& dag) {
-  ops::GpuConv2dShape s = ops::gpuConv2dShapeOf(dag);
+/// c<in>_h<height>_w<width>_f<out>_k<kernel>_s<stride>_p<pad> of a conv task whose output has
+/// `channels` x `outHeight` and whose weights `kernel` x `kernel` taps over `inChannels`: the
+/// input is the 4-d placeholder that is not the weights, the padding the padded stage's growth.
+std::string shapeKey(const te::ComputeDAG& dag, int64_t inChannels, int64_t channels, int64_t outHeight, int64_t kernel) {
   int64_t height = 0, width = 0, padded = 0;
   for (const auto& op : dag.ops()) {
     if (op->shape.size() != 4) continue;
-    bool weights = op->shape[0] == s.channels && op->shape[2] == s.kernelHeight && op->shape[3] == s.kernelWidth;
-    if (op->isPlaceholder() && !weights && op->shape[1] == s.inChannels) height = op->shape[2], width = op->shape[3];
+    bool weights = op->shape[0] == channels && op->shape[2] == kernel && op->shape[3] == kernel;
+    if (op->isPlaceholder() && !weights && op->shape[1] == inChannels) height = op->shape[2], width = op->shape[3];
     if (ops::traitsOf(*op).kind == ops::OpKind::Padding) padded = op->shape[2];
   }
   int64_t pad = padded > 0 ? (padded - height) / 2 : 0;
-  int64_t stride = s.height > 1 ? (height + 2 * pad - s.kernelHeight) / (s.height - 1) : 1;
-  return fmt::format("c{}_h{}_w{}_f{}_k{}_s{}_p{}", s.inChannels, height, width, s.channels, s.kernelHeight, stride, pad);
+  int64_t stride = outHeight > 1 ? (height + 2 * pad - kernel) / (outHeight - 1) : 1;
+  return fmt::format("c{}_h{}_w{}_f{}_k{}_s{}_p{}", inChannels, height, width, channels, kernel, stride, pad);
+}
+
+/// The template a task is timed with: its space, the BENCH lines' prefix and the shape key.
+struct BenchTemplate {
+  tune::autotvm::GpuTemplateSpace space;
+  std::string prefix, key;
+};
+
+std::optional<BenchTemplate> benchTemplateOf(const te::ComputeDAG& dag, const passes::GpuLimits& limits) {
+  if (tune::autotvm::gpuConv2dTemplateApplies(dag)) {
+    ops::GpuConv2dShape s = ops::gpuConv2dShapeOf(dag);
+    return BenchTemplate{tune::autotvm::gpuConv2dTemplate(dag, limits), "gpu_conv",
+                         shapeKey(dag, s.inChannels, s.channels, s.height, s.kernelHeight)};
+  }
+  if (tune::autotvm::gpuDepthwiseTemplateApplies(dag)) {
+    ops::GpuDepthwiseShape s = ops::gpuDepthwiseShapeOf(dag);
+    return BenchTemplate{tune::autotvm::gpuDepthwiseTemplate(dag, limits), "gpu_dw",
+                         shapeKey(dag, s.channels, s.channels, s.height, s.kernelHeight)};
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -119,17 +141,19 @@ int main(int argc, char** argv) try {
   passes::GpuLimits limits = graph::gpuLimitsForBuild(o.target);
   graph::OptimizeOptions optimize;
   optimize.desiredLayout = ops::Layout::NCHW;
+  optimize.fuseSeparable = false;  // as a GPU build: one function per convolution, depthwise ones included
   auto tasks = graph::extractTasks(graph::optimizeGraph(graph::buildModel(o.model), optimize));
   ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits.maxThreadsPerBlock, limits.multiProcessorCount, limits.warpSize);
-  fmt::print("{} on {} ({}), {} random configs per conv task, seed {}\n", o.model, o.target, limits.profile, o.configs, o.seed);
+  fmt::print("{} on {} ({}), {} random configs per conv and depthwise task, seed {}\n", o.model, o.target, limits.profile, o.configs, o.seed);
   double totalDefault = 0, totalBest = 0;
   std::mt19937_64 rng(o.seed);
   std::optional<tune::HistoryBest> history;
   if (!o.records.empty()) history = tune::HistoryBest::fromLog(o.records, o.target);
   for (size_t t = 0; t < tasks.size(); ++t) {
     const auto& task = tasks[t];
-    if (!tune::autotvm::gpuConv2dTemplateApplies(task.dag)) continue;
-    auto space = tune::autotvm::gpuConv2dTemplate(task.dag, limits);
+    auto bench = benchTemplateOf(task.dag, limits);
+    if (!bench) continue;
+    const auto& space = bench->space;
     std::vector<Candidate> candidates;
     candidates.emplace_back("default", ops::defaultGpuSchedule(task.dag, rules));
     candidates.emplace_back("fallback", space.instantiate(space.space->get(space.fallback)));
@@ -163,7 +187,7 @@ int main(int argc, char** argv) try {
     for (const auto& c : candidates)
       if (c.seconds > 0 && (!best || c.seconds < best->seconds)) best = &c;
     auto gflops = [&](double s) { return s > 0 ? task.flops / s / 1e9 : 0.0; };
-    std::string key = shapeKey(task.dag);
+    const std::string& key = bench->key;
     fmt::print("task {:2} {} {} x{}: default {:.1f} us ({:.0f} GFLOP/s), fallback {:.1f} us ({:.0f}), best of {} {:.1f} us ({:.0f}), {} not built or run\n",
                t, task.name, key, task.weight, candidates[0].seconds * 1e6, gflops(candidates[0].seconds), candidates[1].seconds * 1e6,
                gflops(candidates[1].seconds), candidates.size(), best ? best->seconds * 1e6 : 0.0, best ? gflops(best->seconds) : 0.0,
@@ -174,8 +198,9 @@ int main(int argc, char** argv) try {
         fmt::print("         first failure: {}\n", c.error.substr(0, 300));
         break;
       }
-    fmt::print("BENCH gpu_conv_{0}_{1}_default {2:.1f} GFLOP/s\nBENCH gpu_conv_{0}_{1}_{3} {4:.1f} GFLOP/s\n", task.name, key,
-               gflops(candidates[0].seconds), history ? "tuned" : "best", history ? gflops(candidates[2].seconds) : best ? gflops(best->seconds) : 0.0);
+    fmt::print("BENCH {5}_{0}_{1}_default {2:.1f} GFLOP/s\nBENCH {5}_{0}_{1}_{3} {4:.1f} GFLOP/s\n", task.name, key,
+               gflops(candidates[0].seconds), history ? "tuned" : "best", history ? gflops(candidates[2].seconds) : best ? gflops(best->seconds) : 0.0,
+               bench->prefix);
     totalDefault += task.weight * candidates[0].seconds;
     totalBest += task.weight * std::min(candidates[0].seconds, best ? best->seconds : candidates[0].seconds);
   }

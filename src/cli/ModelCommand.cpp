@@ -23,6 +23,7 @@
 #include "support/Files.h"
 #include "tune/HistoryBest.h"
 #include "tune/ShippedRecords.h"
+#include "tune/autotvm/GpuTemplates.h"
 
 namespace tessel::cli {
 
@@ -80,7 +81,11 @@ void listTasks(const ModelArgs& a) {
   if (graph::isGpuTarget(a.target)) {
     // The functions a GPU build compiles and tunes (NCHW, no CPU-only convolution variants).
     checkGpuTargetHost(a.target, a.targetHost);
-    fmt::print("Extract tasks...\n{}", graph::formatTasks(graph::extractTasks(preparedModel(gpuModelArgs(a)))));
+    auto tasks = graph::extractTasks(preparedModel(gpuModelArgs(a)));
+    fmt::print("Extract tasks...\n{}", graph::formatTasks(tasks));
+    fmt::print("GPU templates (`tessel tune` tunes each task with these):\n");
+    for (size_t i = 0; i < tasks.size(); ++i)
+      fmt::print("  Task {:>2}  {}\n", i, fmt::join(tune::autotvm::gpuTemplatesTuned(tasks[i].dag), ", "));
     return;
   }
   checkCpuTarget(a.target);

@@ -43,7 +43,6 @@
 #include "tune/RecordQueries.h"
 #include "tune/TaskScheduler.h"
 #include "tune/autotvm/CpuTemplates.h"
-#include "tune/autotvm/GpuDefaultTemplate.h"
 #include "tune/autotvm/GpuTemplates.h"
 #include "tune/autotvm/TuneTask.h"
 
@@ -356,12 +355,7 @@ void tune(const TuneArgs& a) {
     if (gpu) {
       // Every function has a GPU template (gpu_default at least); --ops selects by its anchor.
       if (!selectedByOps(t.dag, ops)) continue;
-      // A function with a specific template (a tiled conv2d) is also tuned as gpu_default, right
-      // after it: the default schedule and its knobs are the baseline the tiles must beat, and
-      // the build takes the faster record of the two (history best).
-      std::vector<std::string> templates = {tune::autotvm::gpuTemplateFor(t.dag).value_or("")};
-      if (templates[0] != tune::autotvm::kGpuDefaultTemplate) templates.push_back(tune::autotvm::kGpuDefaultTemplate);
-      for (const std::string& templateName : templates) {
+      for (const std::string& templateName : tune::autotvm::gpuTemplatesTuned(t.dag)) {
         auto task = tune::autotvm::makeGpuTuningTask(t.name, t.dag, target, gpuLimits, templateName);
         auto measure = std::make_shared<tune::MeasureTask>(*task->measure);
         measure->hostTarget = gpuHost;

@@ -2,9 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "ops/OpTraits.h"
-#include "ops/Schedules.h"
-#include "ops/ScheduleRecorder.h"
 #include "support/Error.h"
 
 namespace tessel::ops {
@@ -12,45 +9,12 @@ namespace tessel::ops {
 using namespace schedule;
 
 GpuConv2dShape gpuConv2dShapeOf(const te::ComputeDAG& dag) {
-  auto anchor = findAnchorStage(dag);
-  TESSEL_CHECK(anchor.has_value(), "GPU conv2d tiles: the function has no convolution to tile");
-  const auto& op = *dag.op(*anchor);
-  TESSEL_CHECK(traitsOf(op).kind == OpKind::Conv2dNCHW, "GPU conv2d tiles: the anchor '{}' is {}, not a direct NCHW conv2d",
-               *anchor, traitsOf(op).tag.empty() ? "not a convolution" : traitsOf(op).tag);
-  TESSEL_CHECK(dag.outputNames().size() == 1, "GPU conv2d tiles: the function has {} outputs; the tiles need exactly one",
-               dag.outputNames().size());
-  const std::string& out = dag.outputNames()[0];
-  TESSEL_CHECK(dag.op(out)->shape == op.shape,
-               "GPU conv2d tiles: the output '{}' is not element-wise over the convolution '{}' (its shape differs)", out, *anchor);
+  const auto& op = gpuTileAnchor(dag, OpKind::Conv2dNCHW, "GPU conv2d tiles", "a direct NCHW conv2d");
   const auto& reduce = op.reduction()->axes;
   TESSEL_CHECK(op.shape.size() == 4 && reduce.size() == 3, "GPU conv2d tiles: '{}' is not a 4-d convolution over (rc, ry, rx)",
-               *anchor);
-  return {*anchor, op.shape[0], op.shape[1], op.shape[2], op.shape[3], reduce[0].extent, reduce[1].extent, reduce[2].extent};
+               op.name);
+  return {op.name, op.shape[0], op.shape[1], op.shape[2], op.shape[3], reduce[0].extent, reduce[1].extent, reduce[2].extent};
 }
-
-namespace {
-
-/// The producers a convolution reads: the input (through its padding, if any) and the weights,
-/// told apart by their first index (the weights' is the output channel).
-std::pair<std::string, std::string> dataAndWeights(const te::OperationNode& conv) {
-  std::string data, weights;
-  for (const auto& access : te::ComputeDAG::accesses(conv)) {
-    auto first = access.indices.empty() ? nullptr : access.indices[0].as<ir::VarNode>();
-    if (first == conv.axes[1].var.node()) weights = access.producer;
-    else data = access.producer;
-  }
-  TESSEL_CHECK(!data.empty() && !weights.empty(), "GPU conv2d tiles: '{}' does not read an input and weights", conv.name);
-  return {data, weights};
-}
-
-void checkCovers(const char* what, const std::array<int64_t, 3>& parts, int64_t extent) {
-  for (int64_t p : parts) TESSEL_CHECK(p >= 1, "GPU conv2d tiles: tile_{} [{}, {}, {}] has a part below 1", what, parts[0], parts[1], parts[2]);
-  int64_t inner = parts[1] * parts[2];
-  TESSEL_CHECK(parts[0] == (extent + inner - 1) / inner, "GPU conv2d tiles: tile_{} [{}, {}, {}] does not cover the extent {}",
-               what, parts[0], parts[1], parts[2], extent);
-}
-
-}  // namespace
 
 namespace {
 
@@ -75,50 +39,11 @@ std::string reduceInChunks(Recorder& rec, const std::string& stage, size_t reduc
   return rx[0];
 }
 
-/// A chunk's window of `input` copied into shared memory by the block's threads together, in
-/// element order with thread x fastest, so that neighbouring threads read neighbouring addresses.
-void copyCooperatively(Recorder& rec, const std::string& shared, const std::string& reader, const std::string& at,
-                       const std::array<int64_t, 3>& threadsZYX) {
-  rec.computeAt(shared, reader, at);
-  std::string all = rec.fuse(shared, rec.leaves(shared));
-  auto parts = rec.split(shared, all, {threadsZYX[0], threadsZYX[1], threadsZYX[2]});
-  rec.annotate(shared, parts[1], Annotation::ThreadZ);
-  rec.annotate(shared, parts[2], Annotation::ThreadY);
-  rec.annotate(shared, parts[3], Annotation::ThreadX);
-}
-
-/// The output's loops: [n x f blocks, y blocks, x blocks, f threads, y threads, x threads, the
-/// thread's sub-tile], the blocks bound and the unroll pragmas on the outermost loop. Returns
-/// the loops, outermost first.
-std::vector<std::string> tileOutput(Recorder& rec, const std::string& out, const GpuConv2dTile& tile) {
-  std::vector<std::string> loops = rec.leaves(out);
-  auto f = rec.split(out, loops[1], {tile.f[1], tile.f[2]});
-  auto y = rec.split(out, loops[2], {tile.y[1], tile.y[2]});
-  auto x = rec.split(out, loops[3], {tile.x[1], tile.x[2]});
-  rec.reorder(out, {loops[0], f[0], y[0], x[0], f[1], y[1], x[1], f[2], y[2], x[2]});
-  std::string blocksZ = rec.fuse(out, {loops[0], f[0]});
-  rec.annotate(out, blocksZ, Annotation::BlockZ);
-  rec.annotate(out, y[0], Annotation::BlockY);
-  rec.annotate(out, x[0], Annotation::BlockX);
-  if (tile.autoUnrollMaxStep > 0)
-    rec.add(std::make_shared<PragmaStep>(out, blocksZ, "auto_unroll_max_step", std::to_string(tile.autoUnrollMaxStep)));
-  if (!tile.unrollExplicit) rec.add(std::make_shared<PragmaStep>(out, blocksZ, "unroll_explicit", "0"));
-  return {blocksZ, y[0], x[0], f[1], y[1], x[1], f[2], y[2], x[2]};
-}
-
-/// The padding computed as the window is copied, the epilogue as the output is stored.
-void inlineInjective(Recorder& rec, const te::ComputeDAG& dag) {
-  for (auto it = dag.ops().rbegin(); it != dag.ops().rend(); ++it) {
-    const auto& op = **it;
-    if (!op.isPlaceholder() && !op.reduction() && !dag.isOutput(op.name)) rec.computeInline(op.name);
-  }
-}
-
 void tileDirect(Recorder& rec, const te::ComputeDAG& dag, const TiledStages& st, const GpuConv2dTile& tile) {
   std::string dataShared = rec.cacheRead(st.data, "shared", {st.accumulator});
   std::string weightsShared = rec.cacheRead(st.weights, "shared", {st.accumulator});
-  inlineInjective(rec, dag);
-  auto loops = tileOutput(rec, st.out, tile);
+  inlineInjectiveStages(rec, dag);
+  auto loops = tileImageOutput(rec, st.out, tile);
   rec.annotate(st.out, loops[3], Annotation::ThreadZ);
   rec.annotate(st.out, loops[4], Annotation::ThreadY);
   rec.annotate(st.out, loops[5], Annotation::ThreadX);
@@ -142,9 +67,9 @@ void tileSplitK(Recorder& rec, const te::ComputeDAG& dag, const TiledStages& st,
   rec.computeInline(partial);
   std::string dataShared = rec.cacheRead(st.data, "shared", {partialLocal});
   std::string weightsShared = rec.cacheRead(st.weights, "shared", {partialLocal});
-  inlineInjective(rec, dag);
+  inlineInjectiveStages(rec, dag);
 
-  auto loops = tileOutput(rec, st.out, tile);
+  auto loops = tileImageOutput(rec, st.out, tile);
   std::string pixels = rec.fuse(st.out, {loops[4], loops[5]});
   auto lanes = rec.split(st.out, pixels, {1});  // threadIdx.z of extent 1: group 0 alone
   rec.annotate(st.out, loops[3], Annotation::ThreadY);
@@ -175,22 +100,11 @@ std::vector<StepPtr> gpuTiledConv2dSchedule(const te::ComputeDAG& dag, const Gpu
   return gpuTiledConv2d(dag, tile).steps;
 }
 
-int64_t sharedMemoryBytes(const State& state) {
-  int64_t bytes = 0;
-  for (const Stage& s : state.stages()) {
-    if (s.memoryScope != "shared" || s.isPlaceholder()) continue;
-    int64_t elements = 1;
-    for (size_t d = 0; d < s.op->axes.size(); ++d) elements *= s.iterator(int(d)).extent;
-    bytes += elements * s.op->dtype.storageBytes();
-  }
-  return bytes;
-}
-
 GpuConv2dSchedule gpuTiledConv2d(const te::ComputeDAG& dag, const GpuConv2dTile& tile) {
   GpuConv2dShape shape = gpuConv2dShapeOf(dag);
-  checkCovers("f", tile.f, shape.channels);
-  checkCovers("y", tile.y, shape.height);
-  checkCovers("x", tile.x, shape.width);
+  checkTileCovers("GPU conv2d tiles", "f", tile.f, shape.channels);
+  checkTileCovers("GPU conv2d tiles", "y", tile.y, shape.height);
+  checkTileCovers("GPU conv2d tiles", "x", tile.x, shape.width);
   TESSEL_CHECK(tile.splitK >= 1 && shape.inChannels % (tile.splitK * tile.rc) == 0,
                "GPU conv2d tiles: {} groups of chunks of {} input channels do not divide the {} channels", tile.splitK, tile.rc,
                shape.inChannels);
@@ -200,10 +114,8 @@ GpuConv2dSchedule gpuTiledConv2d(const te::ComputeDAG& dag, const GpuConv2dTile&
   Recorder rec(dag, /*deferBounds=*/true);
   TiledStages st;
   st.out = dag.outputNames()[0];
-  // The accumulator: per thread, in registers. A convolution that is the output gets a local
-  // copy; one with an epilogue is computed per thread where the epilogue reads it.
-  st.accumulator = st.out == shape.anchor ? rec.cacheWrite(st.out) : shape.anchor;
-  std::tie(st.data, st.weights) = dataAndWeights(*dag.op(shape.anchor));
+  st.accumulator = perThreadAccumulator(rec, st.out, shape.anchor);
+  std::tie(st.data, st.weights) = dataAndWeights(*dag.op(shape.anchor), "GPU conv2d tiles");
   if (tile.splitK > 1) tileSplitK(rec, dag, st, tile);
   else tileDirect(rec, dag, st, tile);
   return {rec.steps, rec.finish()};

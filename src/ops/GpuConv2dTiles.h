@@ -15,30 +15,24 @@
 /// TVM's virtual threads (a strided sub-tile per thread) are left out: with the
 /// sub-tile contiguous, a thread's accumulator is one box that bound inference sizes exactly.
 #pragma once
-#include <array>
 #include <cstdint>
 #include <vector>
 
-#include "schedule/State.h"
-#include "schedule/Steps.h"
-#include "te/ComputeDAG.h"
+#include "ops/GpuTiles.h"
 
 namespace tessel::ops {
 
-struct GpuConv2dTile {
-  /// [blocks, threads, per thread] of the output channels, rows and columns (the product of
-  /// each covers its axis; the blocks part may round up).
-  std::array<int64_t, 3> f{}, y{}, x{};
+/// The output's tile (GpuImageTile: [blocks, threads, per thread] of the output channels, rows
+/// and columns, and the unroll pragmas) and the reduction's chunks.
+struct GpuConv2dTile : GpuImageTile {
   /// The inner part of each reduction axis: one chunk staged in shared memory.
   int64_t rc = 1, ry = 1, rx = 1;
   /// Groups of threads (threadIdx.z) the input channels are shared out over, each summing
   /// every splitK-th chunk; their partial sums meet in shared memory (1: none). It gives the
   /// deep layers' small images (7x7, 14x14) enough threads.
   int64_t splitK = 1;
-  int64_t autoUnrollMaxStep = 0;  ///< auto_unroll_max_step on the block's loops (0: none)
-  bool unrollExplicit = true;     ///< unroll in the IR (else `#pragma unroll` for the device compiler)
 
-  int64_t threads() const { return f[1] * y[1] * x[1] * splitK; }
+  int64_t threads() const { return tileThreads() * splitK; }
 };
 
 /// The convolution a tile applies to: the function's anchor must be an NCHW conv2d (not
@@ -55,16 +49,8 @@ GpuConv2dShape gpuConv2dShapeOf(const te::ComputeDAG& dag);
 /// fit (a tile not covering its axis, a chunk that does not divide its reduction axis).
 std::vector<schedule::StepPtr> gpuTiledConv2dSchedule(const te::ComputeDAG& dag, const GpuConv2dTile& tile);
 
-/// The same steps with the state they make (the one they were recorded on: no replay needed,
-/// which a cost model extracting features of thousands of configs would otherwise pay).
-struct GpuConv2dSchedule {
-  std::vector<schedule::StepPtr> steps;
-  schedule::State state;
-};
+/// The same steps with the state they make.
+using GpuConv2dSchedule = GpuTileSchedule;
 GpuConv2dSchedule gpuTiledConv2d(const te::ComputeDAG& dag, const GpuConv2dTile& tile);
-
-/// Bytes of shared memory a block of the state's kernel takes: each shared stage's region (its
-/// root extents after bound inference) times its element size, as lowering allocates it.
-int64_t sharedMemoryBytes(const schedule::State& state);
 
 }  // namespace tessel::ops

@@ -55,6 +55,11 @@ TEST(GpuCli, TasksOfAGpuTargetAreTheFunctionsItsBuildTunes) {
   expectOutput(tasks, "Extract tasks...\n========== Task 0 ");
   expectOutput(tasks, "conv2d_nchw");
   EXPECT_EQ(tasks.output.find("winograd"), std::string::npos) << tasks.output;
+  // Each task's templates, as `tune` tunes it: the specific one, then gpu_default.
+  expectOutput(tasks, "GPU templates (`tessel tune` tunes each task with these):\n  Task  0  conv2d_nchw.cuda, gpu_default\n");
+  expectOutput(tasks, "  dense_small_batch.cuda, gpu_default\n");
+  auto mobilenet = runSubprocess({TESSEL_CLI, "tasks", "--model", "mobilenet", "--image-size", "32", "--target", "opencl"});
+  expectOutput(mobilenet, "  depthwise_conv2d_nchw.cuda, gpu_default\n");
   expectOutput(runSubprocess({TESSEL_CLI, "tasks", "--model", "resnet-18", "--target", "opencl", "--target-host", "mali"}),
                "--target-host 'mali' with --target 'opencl': not a CPU target", 1);
   expectOutput(runSubprocess({TESSEL_CLI, "tasks", "--model", "resnet-18", "--target", "mali"}),

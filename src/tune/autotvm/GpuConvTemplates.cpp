@@ -5,28 +5,10 @@
 #include <algorithm>
 
 #include "support/Error.h"
-#include "tune/ansor/SplitFactorizations.h"
 
 namespace tessel::tune::autotvm {
 
 namespace {
-
-constexpr int64_t kMaxAccumulatorsPerThread = 64;
-
-/// The largest divisor of `n` that is at most `cap` (1 at least).
-int64_t largestDivisorAtMost(int64_t n, int64_t cap) {
-  std::vector<int64_t> divisors = ansor::divisorsOf(n);  // increasing, 1 first
-  return *std::prev(std::upper_bound(divisors.begin() + 1, divisors.end(), std::max<int64_t>(cap, 1)));
-}
-
-/// [blocks, threads, per thread] of an axis, threads at most `maxThreads`, per thread at most
-/// `maxInner`.
-SplitOptions spatialTile(int64_t maxThreads, int64_t maxInner) {
-  SplitOptions o;
-  o.numOutputs = 3;
-  o.filter = [maxThreads, maxInner](const std::vector<int64_t>& p) { return p[1] <= maxThreads && p[2] <= maxInner; };
-  return o;
-}
 
 /// The fallback's factors: columns across threads (neighbouring threads, neighbouring
 /// addresses), a few rows and channels per thread for reuse in registers, 64 to 256 threads a
@@ -63,29 +45,16 @@ FallbackTile fallbackTile(const ops::GpuConv2dShape& s, const passes::GpuLimits&
 }  // namespace
 
 bool gpuConv2dTemplateApplies(const te::ComputeDAG& dag) {
-  try {
-    ops::gpuConv2dShapeOf(dag);
-    return true;
-  } catch (const Error&) {
-    return false;
-  }
+  return succeeds([&] { ops::gpuConv2dShapeOf(dag); });
 }
 
 ops::GpuConv2dTile gpuConv2dTileOf(const ConfigEntity& config) {
   ops::GpuConv2dTile tile;
-  auto three = [&](const char* knob) {
-    auto p = config.split(knob);
-    return std::array<int64_t, 3>{p[0], p[1], p[2]};
-  };
-  tile.f = three("tile_f");
-  tile.y = three("tile_y");
-  tile.x = three("tile_x");
+  static_cast<ops::GpuImageTile&>(tile) = gpuImageTileOf(config);
   tile.rc = config.split("tile_rc")[1];
   tile.ry = config.split("tile_ry")[1];
   tile.rx = config.split("tile_rx")[1];
   tile.splitK = config.value("split_rc").get<int64_t>();
-  tile.autoUnrollMaxStep = config.value("auto_unroll_max_step").get<int64_t>();
-  tile.unrollExplicit = config.value("unroll_explicit").get<int64_t>() != 0;
   return tile;
 }
 
@@ -94,19 +63,11 @@ GpuTemplateSpace gpuConv2dTemplate(const te::ComputeDAG& dag, const passes::GpuL
   FallbackTile fallback = fallbackTile(shape, limits);
   auto space = std::make_shared<ConfigSpace>();
   double unpruned = 1;
-  auto defineSpatial = [&](const char* name, int64_t extent, int64_t maxThreads, int64_t maxInner, const std::vector<int64_t>& include) {
-    SplitOptions o = spatialTile(maxThreads, maxInner);
-    o.include = {include};
-    SplitOptions all;
-    all.numOutputs = 3;
-    unpruned *= double(splitCandidates(extent, all).size());
-    space->defineSplit(name, extent, o);
-  };
   // Per-thread parts bounded so that any choice of the three stays near the register budget
   // (16 x 8 x 8 is the extreme; the product is checked per config against 64).
-  defineSpatial("tile_f", shape.channels, limits.maxBlockDimensions[2], 16, fallback.f);
-  defineSpatial("tile_y", shape.height, limits.maxBlockDimensions[1], 8, fallback.y);
-  defineSpatial("tile_x", shape.width, limits.maxBlockDimensions[0], 8, fallback.x);
+  defineThreadTile(*space, "tile_f", shape.channels, limits.maxBlockDimensions[2], 16, fallback.f, unpruned);
+  defineThreadTile(*space, "tile_y", shape.height, limits.maxBlockDimensions[1], 8, fallback.y, unpruned);
+  defineThreadTile(*space, "tile_x", shape.width, limits.maxBlockDimensions[0], 8, fallback.x, unpruned);
   for (auto [name, extent, inner] : {std::tuple{"tile_rc", shape.inChannels, fallback.rc},
                                      std::tuple{"tile_ry", shape.kernelHeight, shape.kernelHeight},
                                      std::tuple{"tile_rx", shape.kernelWidth, shape.kernelWidth}}) {
@@ -125,22 +86,18 @@ GpuTemplateSpace gpuConv2dTemplate(const te::ComputeDAG& dag, const passes::GpuL
   space->defineKnob("unroll_explicit", {0, 1});
   unpruned *= 6;
 
-  std::vector<size_t> choices;
-  for (const Knob& k : space->knobs()) {
-    nlohmann::json value;
-    if (k.name == "tile_f") value = fallback.f;
-    else if (k.name == "tile_y") value = fallback.y;
-    else if (k.name == "tile_x") value = fallback.x;
-    else if (k.name == "tile_rc") value = std::vector<int64_t>{shape.inChannels / fallback.rc, fallback.rc};
-    else if (k.name == "tile_ry") value = std::vector<int64_t>{1, shape.kernelHeight};
-    else if (k.name == "tile_rx") value = std::vector<int64_t>{1, shape.kernelWidth};
-    else if (k.name == "split_rc") value = fallback.splitK;
-    else if (k.name == "auto_unroll_max_step") value = 512;
-    else value = 1;
-    auto index = space->optionIndex(k.name, value);
-    TESSEL_CHECK(index.has_value(), "conv2d_nchw.cuda: the fallback's {} = {} is not in the space", k.name, value.dump());
-    choices.push_back(*index);
-  }
+  std::vector<size_t> choices =
+      choicesOf(*space,
+                {{"tile_f", fallback.f},
+                 {"tile_y", fallback.y},
+                 {"tile_x", fallback.x},
+                 {"tile_rc", std::vector<int64_t>{shape.inChannels / fallback.rc, fallback.rc}},
+                 {"tile_ry", std::vector<int64_t>{1, shape.kernelHeight}},
+                 {"tile_rx", std::vector<int64_t>{1, shape.kernelWidth}},
+                 {"split_rc", fallback.splitK},
+                 {"auto_unroll_max_step", 512},
+                 {"unroll_explicit", 1}},
+                kGpuConv2dTemplate);
   GpuTemplateSpace t;
   t.space = space;
   t.unprunedSize = uint64_t(unpruned);
@@ -148,32 +105,17 @@ GpuTemplateSpace gpuConv2dTemplate(const te::ComputeDAG& dag, const passes::GpuL
   // cost model then marks it invalid and never proposes it (FeatureCache.h).
   auto schedule = [dag, limits](const ConfigEntity& config) {
     ops::GpuConv2dTile tile = gpuConv2dTileOf(config);
-    TESSEL_CHECK(tile.threads() <= limits.maxThreadsPerBlock, "conv2d_nchw.cuda: {} threads per block, the device ({}) allows {}",
-                 tile.threads(), limits.profile, limits.maxThreadsPerBlock);
-    int64_t accumulators = tile.f[2] * tile.y[2] * tile.x[2];
-    TESSEL_CHECK(accumulators <= kMaxAccumulatorsPerThread,
-                 "conv2d_nchw.cuda: {} accumulators per thread would spill registers (at most {})", accumulators,
-                 kMaxAccumulatorsPerThread);
+    checkThreadsPerBlock(kGpuConv2dTemplate, tile.threads(), limits);
+    checkAccumulators(kGpuConv2dTemplate, tile.outputsPerThread());
     ops::GpuConv2dSchedule s = ops::gpuTiledConv2d(dag, tile);
-    int64_t shared = ops::sharedMemoryBytes(s.state);
-    TESSEL_CHECK(shared <= limits.maxSharedMemoryPerBlock,
-                 "conv2d_nchw.cuda: the shared windows take {} bytes of shared memory per block, the device ({}) has {}", shared,
-                 limits.profile, limits.maxSharedMemoryPerBlock);
+    checkSharedMemory(kGpuConv2dTemplate, s.state, limits);
     return s;
   };
-  t.instantiate = [schedule](const ConfigEntity& config) { return schedule(config).steps; };
-  t.instantiateState = [schedule](const ConfigEntity& config) { return schedule(config).state; };
+  setSchedule(t, schedule);
 
   // The fallback's chunk of input channels shrinks until its windows fit the device's shared
   // memory (a Mali GPU has 32 KiB of it, an H100 block 48).
-  auto runs = [&](const std::vector<size_t>& c) {
-    try {
-      schedule(space->fromChoices(c));
-      return true;
-    } catch (const Error&) {
-      return false;
-    }
-  };
+  auto runs = [&](const std::vector<size_t>& c) { return succeeds([&] { schedule(space->fromChoices(c)); }); };
   if (!runs(choices)) {
     size_t rcKnob = size_t(space->knobIndex("tile_rc"));
     std::vector<std::pair<int64_t, size_t>> smaller;  // (chunk, option), largest chunk first
@@ -196,21 +138,7 @@ GpuTemplateSpace gpuConv2dTemplate(const te::ComputeDAG& dag, const passes::GpuL
 
 TuningTaskPtr makeGpuConv2dTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
                                 const passes::GpuLimits& limits) {
-  GpuTemplateSpace t = gpuConv2dTemplate(dag, limits);
-  auto task = std::make_shared<TuningTask>();
-  task->name = name;
-  task->templateName = kGpuConv2dTemplate;
-  auto measure = std::make_shared<MeasureTask>(*makeMeasureTask(name, dag, target));
-  measure->gpuLimits = limits;
-  task->measure = measure;
-  task->flops = dag.flopCount();
-  task->space = t.space;
-  task->instantiate = t.instantiate;
-  task->instantiateState = t.instantiateState;
-  task->fallbackIndex = t.fallback;
-  task->fallbackIsDefaultSchedule = false;  // tiles the default schedule cannot express (gpu_default tunes that one)
-  task->unprunedSize = t.unprunedSize;
-  return task;
+  return makeGpuTemplateTask(name, kGpuConv2dTemplate, dag, target, limits, gpuConv2dTemplate(dag, limits));
 }
 
 }  // namespace tessel::tune::autotvm

@@ -16,29 +16,12 @@
 /// device's shared memory. Those are instantiation errors, which the tuners' cost model marks
 /// invalid and never proposes.
 #pragma once
-#include <cstdint>
-#include <functional>
-#include <memory>
-#include <vector>
-
 #include "ops/GpuConv2dTiles.h"
-#include "passes/GpuLimits.h"
-#include "tune/autotvm/ConfigSpace.h"
-#include "tune/autotvm/TuningTask.h"
+#include "tune/autotvm/GpuTemplateSpace.h"
 
 namespace tessel::tune::autotvm {
 
 inline constexpr const char* kGpuConv2dTemplate = "conv2d_nchw.cuda";
-
-/// A GPU template's space for one function, and how a config becomes steps.
-struct GpuTemplateSpace {
-  std::shared_ptr<const ConfigSpace> space;
-  uint64_t fallback = 0;      ///< a config that runs well untuned (TVM's fallback tiles in spirit)
-  uint64_t unprunedSize = 0;  ///< the space's size before pruning
-  std::function<std::vector<schedule::StepPtr>(const ConfigEntity&)> instantiate;
-  /// The state a config's steps make, without replaying them (TuningTask::instantiateState).
-  std::function<schedule::State(const ConfigEntity&)> instantiateState;
-};
 
 /// True when conv2d_nchw.cuda applies: the function's anchor is a direct NCHW conv2d whose
 /// output, or its element-wise epilogue's, is the one output.

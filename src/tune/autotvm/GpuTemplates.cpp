@@ -7,6 +7,9 @@
 #include "support/Error.h"
 #include "tune/autotvm/GpuConvTemplates.h"
 #include "tune/autotvm/GpuDefaultTemplate.h"
+#include "tune/autotvm/GpuDenseLargeBatchTemplate.h"
+#include "tune/autotvm/GpuDenseSmallBatchTemplate.h"
+#include "tune/autotvm/GpuDepthwiseTemplate.h"
 
 namespace tessel::tune::autotvm {
 
@@ -15,6 +18,9 @@ const std::vector<GpuTemplate>& gpuTemplates() {
   // row: {name, applies(dag), make(name, dag, target, limits)}.
   static const std::vector<GpuTemplate> table = {
       {kGpuConv2dTemplate, &gpuConv2dTemplateApplies, &makeGpuConv2dTask},
+      {kGpuDepthwiseTemplate, &gpuDepthwiseTemplateApplies, &makeGpuDepthwiseTask},
+      {kGpuDenseSmallBatchTemplate, &gpuDenseSmallBatchTemplateApplies, &makeGpuDenseSmallBatchTask},
+      {kGpuDenseLargeBatchTemplate, &gpuDenseLargeBatchTemplateApplies, &makeGpuDenseLargeBatchTask},
       {kGpuDefaultTemplate, [](const te::ComputeDAG&) { return true; }, &makeGpuDefaultTask},
   };
   return table;
@@ -30,6 +36,12 @@ std::optional<std::string> gpuTemplateFor(const te::ComputeDAG& dag) {
   for (const auto& t : gpuTemplates())
     if (t.applies(dag)) return t.name;
   return std::nullopt;
+}
+
+std::vector<std::string> gpuTemplatesTuned(const te::ComputeDAG& dag) {
+  std::vector<std::string> templates = {gpuTemplateFor(dag).value_or("")};
+  if (templates[0] != kGpuDefaultTemplate) templates.push_back(kGpuDefaultTemplate);
+  return templates;
 }
 
 TuningTaskPtr makeGpuTuningTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,

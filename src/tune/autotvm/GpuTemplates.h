@@ -35,6 +35,11 @@ std::vector<std::string> gpuTemplateNames();
 /// has one: gpu_default).
 std::optional<std::string> gpuTemplateFor(const te::ComputeDAG& dag);
 
+/// The templates a function is tuned with, in order: its own (gpuTemplateFor), then gpu_default
+/// where that is another. The default schedule and its knobs are the baseline a specific
+/// template's tiles must beat, and the build takes the faster record of the two (history best).
+std::vector<std::string> gpuTemplatesTuned(const te::ComputeDAG& dag);
+
 /// A tuning task for the DAG on a GPU target with the named template (empty: gpuTemplateFor's).
 /// Error naming the template and the task when the template is unknown or does not apply.
 TuningTaskPtr makeGpuTuningTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
