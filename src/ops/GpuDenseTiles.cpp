@@ -24,7 +24,7 @@ GpuTileSchedule gpuDenseSmallBatch(const te::ComputeDAG& dag, const GpuDenseSmal
                "{}: {} threads per output do not divide the reduction of {}", kDenseSchedule, tile.reduceThreads, shape.reduction);
   TESSEL_CHECK(tile.outputThreads >= 1 && shape.outputs % tile.outputThreads == 0,
                "{}: {} outputs per block do not divide the {} outputs", kDenseSchedule, tile.outputThreads, shape.outputs);
-  Recorder rec(dag);
+  Recorder rec(dag, /*deferBounds=*/true);
   const std::string out = dag.outputNames()[0];
   std::string accumulator = perThreadAccumulator(rec, out, shape.anchor);
   // The threads' parts: the inner half of the reduction factored out, [t, n, m] reducing K / t,
@@ -56,8 +56,7 @@ GpuTileSchedule gpuDenseSmallBatch(const te::ComputeDAG& dag, const GpuDenseSmal
   rec.annotate(partialShared, sums[0], Annotation::ThreadX);
   rec.annotate(partialShared, outputs, Annotation::ThreadY);
   rec.computeAt(partialLocal, partialShared, outputs);
-  rec.state.ensureBounds();
-  return {rec.steps, rec.state};
+  return {rec.steps, rec.finish()};
 }
 
 GpuTileSchedule gpuDenseLargeBatch(const te::ComputeDAG& dag, const GpuDenseLargeBatchTile& tile) {
@@ -66,7 +65,7 @@ GpuTileSchedule gpuDenseLargeBatch(const te::ComputeDAG& dag, const GpuDenseLarg
   checkTileCovers(kDenseSchedule, "y", tile.y, shape.outputs);
   TESSEL_CHECK(tile.k >= 1 && shape.reduction % tile.k == 0, "{}: a chunk of {} does not divide the reduction of {}", kDenseSchedule,
                tile.k, shape.reduction);
-  Recorder rec(dag);
+  Recorder rec(dag, /*deferBounds=*/true);
   const std::string out = dag.outputNames()[0];
   std::string accumulator = perThreadAccumulator(rec, out, shape.anchor);
   auto [data, weights] = dataAndWeights(*dag.op(shape.anchor), kDenseSchedule);
@@ -92,8 +91,7 @@ GpuTileSchedule gpuDenseLargeBatch(const te::ComputeDAG& dag, const GpuDenseLarg
   rec.reorder(accumulator, {k[0], k[1], acc[0], acc[1]});
   for (const std::string& shared : {dataShared, weightsShared})
     copyCooperatively(rec, shared, accumulator, k[0], {1, tile.x[1], tile.y[1]});
-  rec.state.ensureBounds();
-  return {rec.steps, rec.state};
+  return {rec.steps, rec.finish()};
 }
 
 }  // namespace tessel::ops

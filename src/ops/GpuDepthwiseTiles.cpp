@@ -23,7 +23,7 @@ GpuTileSchedule gpuTiledDepthwise(const te::ComputeDAG& dag, const GpuImageTile&
   checkTileCovers(kDepthwiseSchedule, "f", tile.f, shape.channels);
   checkTileCovers(kDepthwiseSchedule, "y", tile.y, shape.height);
   checkTileCovers(kDepthwiseSchedule, "x", tile.x, shape.width);
-  Recorder rec(dag);
+  Recorder rec(dag, /*deferBounds=*/true);
   const std::string out = dag.outputNames()[0];
   std::string accumulator = perThreadAccumulator(rec, out, shape.anchor);
   inlineInjectiveStages(rec, dag);
@@ -35,8 +35,7 @@ GpuTileSchedule gpuTiledDepthwise(const te::ComputeDAG& dag, const GpuImageTile&
   // [b, c, i, j, di, dj] -> [di, dj, b, c, i, j]: the taps outside the sub-tile.
   std::vector<std::string> acc = rec.leaves(accumulator);
   rec.reorder(accumulator, {acc[4], acc[5], acc[0], acc[1], acc[2], acc[3]});
-  rec.state.ensureBounds();
-  return {rec.steps, rec.state};
+  return {rec.steps, rec.finish()};
 }
 
 }  // namespace tessel::ops
