@@ -143,9 +143,14 @@ int buildAndRun(const std::vector<Case>& cases, MakeSpace makeSpace, int randomC
       codegen::GpuBinary binary = kernelcheck::buildForGpu(state, target, "tiled");
       ++built;
       if (!run) continue;
-      auto module = runtime::GpuModule::fromMemory(binary.manifestText(), binary.code);
-      auto data = kernelcheck::makeReferenceData(c.dag, seed++);
-      EXPECT_LT(kernelcheck::runGpuAndCompare(module.kernel("tiled"), data), 1e-4) << binary.source.code;
+      // A failure names the config and shows the kernel (an escaping exception would lose both).
+      try {
+        auto module = runtime::GpuModule::fromMemory(binary.manifestText(), binary.code);
+        auto data = kernelcheck::makeReferenceData(c.dag, seed++);
+        EXPECT_LT(kernelcheck::runGpuAndCompare(module.kernel("tiled"), data), 1e-4) << binary.source.code;
+      } catch (const Error& e) {
+        ADD_FAILURE() << e.what() << "\nlaunch " << binary.manifestText() << "\n" << binary.source.code;
+      }
     }
   }
   return built;
