@@ -1,8 +1,9 @@
 // Sketch generation and random annotation on the zoo's tasks: every sketch (with its tile
-// holes at 1) and 1,000 random annotated states per task replay from their JSON and lower;
-// every sketch and a seeded sample of the states is compiled, run and compared with the
-// reference evaluator (all of them with TESSEL_ANSOR_ALL_STATES=1: a few thousand compiler
-// runs, too slow for `make test`, which checks lowering for all and numbers for a sample).
+// holes at 1) and 1,000 random annotated states per task replay from their JSON, lower, and
+// run in the loop-IR evaluator (tests/common/LoopIrEvaluator.h: bounds-checked, no compiler)
+// against the reference evaluator. The sketches and a seeded sample of 24 states per task are
+// also compiled and run, so that the C++ code generator stays covered too (all of them with
+// TESSEL_ANSOR_ALL_STATES=1: a few thousand compiler runs, a quarter of an hour).
 //
 // Environment: TESSEL_FUZZ_SEED (default: random, printed) picks the states.
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -17,7 +19,9 @@
 
 #include "common/KernelCheck.h"
 #include "ops/Winograd.h"
+#include "ir/Printer.h"
 #include "passes/Lower.h"
+#include "support/ThreadPool.h"
 #include "tune/ansor/Annotation.h"
 #include "tune/ansor/AnsorZooTasks.h"
 #include "tune/ansor/DagAnalysis.h"
@@ -46,28 +50,63 @@ std::set<std::string> descriptions(const std::vector<Sketch>& sketches) {
   return out;
 }
 
-/// Kernels of one DAG compiled into one library per batch and compared with its reference.
-struct KernelBatch {
+/// The schedules of one task: every one lowered and run in the loop-IR evaluator (on every
+/// core), the marked ones also compiled (one library per batch) and run; each compared with
+/// the reference.
+struct TaskCheck {
   kernelcheck::ReferenceData reference;
-  std::vector<passes::LoweredFunction> functions;
+  std::vector<State> states;
   std::vector<std::string> what;
+  std::vector<bool> compiled;
 
-  void add(const State& state, std::string description) {
-    functions.push_back(passes::lower(state, fmt::format("k{}", functions.size())));
+  void add(State state, std::string description, bool compile) {
+    states.push_back(std::move(state));
     what.push_back(std::move(description));
+    compiled.push_back(compile);
   }
 
-  /// Compiles and runs every kernel; returns how many were checked.
-  int check(const std::string& task) {
-    int checked = 0;
+  struct Summary {
+    int evaluated = 0, compiled = 0;
+    double evaluateSeconds = 0, compileSeconds = 0;
+  };
+
+  Summary check(const std::string& task) {
+    auto start = std::chrono::steady_clock::now();
+    auto secondsSince = [](auto t) { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count(); };
+    std::vector<std::string> problems(states.size());  // empty: lowered and matched the reference
+    std::vector<passes::LoweredFunction> functions(states.size());
+    {
+      ThreadPool pool;
+      pool.parallelFor(int(states.size()), [&](int i) {
+        try {
+          auto f = passes::lower(states[size_t(i)], fmt::format("k{}", i));
+          double error = kernelcheck::evaluateAndCompare(f, reference);
+          if (!kernelcheck::withinTolerance(error, reference)) problems[size_t(i)] = fmt::format("evaluated error {}", error);
+          if (compiled[size_t(i)]) functions[size_t(i)] = std::move(f);
+        } catch (const std::exception& e) {
+          problems[size_t(i)] = e.what();
+        }
+      });
+    }
+    for (size_t i = 0; i < states.size(); ++i) EXPECT_TRUE(problems[i].empty()) << task << ": " << what[i] << "\n" << problems[i];
+    Summary summary{int(states.size()), 0, secondsSince(start), 0};
+    start = std::chrono::steady_clock::now();
+    std::vector<passes::LoweredFunction> sample;
+    std::vector<size_t> sampled;
+    for (size_t i = 0; i < states.size(); ++i)
+      if (compiled[i] && problems[i].empty()) {
+        sample.push_back(std::move(functions[i]));
+        sampled.push_back(i);
+      }
     // Small libraries: unrolled tiles make big kernels, and one compiler run must stay
     // within the toolchain's timeout.
-    kernelcheck::compileInBatches(functions, 16, [&](size_t i, const runtime::Kernel& kernel) {
+    kernelcheck::compileInBatches(sample, 16, [&](size_t k, const runtime::Kernel& kernel) {
       double error = kernelcheck::runAndCompare(kernel, reference);
-      EXPECT_TRUE(kernelcheck::withinTolerance(error, reference)) << task << ": " << what[i] << " (error " << error << ")";
-      ++checked;
+      EXPECT_TRUE(kernelcheck::withinTolerance(error, reference)) << task << ": " << what[sampled[k]] << " (compiled error " << error << ")";
     });
-    return checked;
+    summary.compiled = int(sample.size());
+    summary.compileSeconds = secondsSince(start);
+    return summary;
   }
 };
 
@@ -196,28 +235,29 @@ TEST(AnsorSketches, EverySketchAndRandomStatesComputeTheReference) {
   constexpr int kStatesPerTask = 1000;
   constexpr int kCompiledSample = 24;  // per task, besides the sketches
   for (auto& t : tasks()) {
-    KernelBatch batch{kernelcheck::makeReferenceData(t.dag, rng()), {}, {}};
+    TaskCheck check{kernelcheck::makeReferenceData(t.dag, rng()), {}, {}, {}};
     auto sketches = generateSketches(t.dag);
-    for (auto& sketch : sketches) batch.add(schedule::replay(t.dag, sketch.steps), "sketch: " + sketch.description);
+    for (auto& sketch : sketches) check.add(schedule::replay(t.dag, sketch.steps), "sketch: " + sketch.description, true);
     SplitFactorizations factorizations;
     std::set<std::string> distinct;
     for (int i = 0; i < kStatesPerTask; ++i) {
       const Sketch& sketch = sketches[size_t(i) % sketches.size()];
       AnnotatedState annotated = annotateRandomly(t.dag, sketch, factorizations, rng);
-      // The record is the step list: it must replay by itself to the same state and lower.
+      // The record is the step list: it must replay by itself to the same state.
       std::string json = schedule::stepsToJson(annotated.steps).dump();
       State replayed = schedule::replay(t.dag, schedule::stepsFromJson(nlohmann::json::parse(json)));
       ASSERT_EQ(replayed.toString(), annotated.state.toString()) << t.what << "\n" << schedule::printSteps(annotated.steps);
       distinct.insert(json);
-      std::string what = fmt::format("state {} of sketch '{}':\n{}", i, sketch.description, schedule::printSteps(annotated.steps));
-      if (compileAll || i < kCompiledSample) batch.add(replayed, what);
-      else EXPECT_NO_THROW(passes::lower(replayed, "k")) << t.what << ": " << what;
+      std::string what = fmt::format("state {} of sketch '{}' (seed {}):\n{}\nsteps: {}", i, sketch.description, seed,
+                                     schedule::printSteps(annotated.steps), json);
+      check.add(std::move(replayed), std::move(what), compileAll || i < kCompiledSample);
     }
     // Random annotation explores: the states are mostly different.
     EXPECT_GT(distinct.size(), size_t(kStatesPerTask) / 2) << t.what;
-    int checked = batch.check(t.what);
-    std::printf("[ fuzz     ] %s: %zu sketches, %zu distinct states of %d, %d kernels compiled and checked\n", t.what.c_str(),
-                sketches.size(), distinct.size(), kStatesPerTask, checked);
+    auto summary = check.check(t.what);
+    std::printf("[ fuzz     ] %s: %zu sketches, %zu distinct states of %d; %d kernels evaluated (%.1f s), %d of them compiled too (%.1f s)\n",
+                t.what.c_str(), sketches.size(), distinct.size(), kStatesPerTask, summary.evaluated, summary.evaluateSeconds,
+                summary.compiled, summary.compileSeconds);
   }
 }
 
@@ -234,4 +274,40 @@ TEST(AnsorRegression, DepthwisePointwiseUnderAutoUnroll) {
   auto steps = schedule::stepsFromJson(nlohmann::json::parse(in));
   auto result = kernelcheck::checkAgainstReference(schedule::replay(task("depthwise").dag, steps), 7);
   EXPECT_LT(result.maxRelativeError, 1e-5);
+}
+
+TEST(AnsorSketches, DISABLED_EvaluatorSpeedOnTheConvolution) {
+  // Not a check: the loop-IR evaluator's speed on random states of the conv task, one thread.
+  const auto& t = task("conv2d");
+  auto reference = kernelcheck::makeReferenceData(t.dag, 1);
+  std::mt19937_64 rng(1);
+  auto sketches = generateSketches(t.dag);
+  SplitFactorizations factorizations;
+  int64_t macs = 1;
+  for (auto& op : t.dag.ops())
+    if (op->reduction()) {
+      macs = 1;
+      for (auto e : op->shape) macs *= e;
+      for (auto& a : op->reduction()->axes) macs *= a.extent;
+    }
+  const int states = 40;
+  double lowerSeconds = 0, compileSeconds = 0, runSeconds = 0;
+  for (int i = 0; i < states; ++i) {
+    State s = annotateRandomly(t.dag, sketches[size_t(i) % sketches.size()], factorizations, rng).state;
+    auto t0 = std::chrono::steady_clock::now();
+    auto f = passes::lower(s, "k");
+    if (std::getenv("DUMP_IR") && i == std::atoi(std::getenv("DUMP_IR"))) std::printf("%s\n", ir::toString(f.body).c_str());
+    auto t1 = std::chrono::steady_clock::now();
+    kernelcheck::LoopIrEvaluator evaluator(f);
+    auto t2 = std::chrono::steady_clock::now();
+    EXPECT_TRUE(kernelcheck::withinTolerance(kernelcheck::evaluateAndCompare(evaluator, reference), reference));
+    auto t3 = std::chrono::steady_clock::now();
+    lowerSeconds += std::chrono::duration<double>(t1 - t0).count();
+    compileSeconds += std::chrono::duration<double>(t2 - t1).count();
+    runSeconds += std::chrono::duration<double>(t3 - t2).count();
+    if (std::getenv("DUMP_IR")) std::printf("state %d: %.1f ns per MAC\n", i, std::chrono::duration<double>(t3 - t2).count() / double(macs) * 1e9);
+  }
+  std::printf("%d states of %lld MACs: lowering %.3f s, evaluator compile %.3f s, run %.3f s: %.1f ns per MAC\n", states,
+              static_cast<long long>(macs), lowerSeconds / states, compileSeconds / states, runSeconds / states,
+              runSeconds / states / double(macs) * 1e9);
 }
