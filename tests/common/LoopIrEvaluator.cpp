@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 #include <set>
 
 #include "common/LoopIrNodes.h"
 #include "ir/Equality.h"
+#include "ir/Mutator.h"
 #include "support/Error.h"
 
 namespace tessel::kernelcheck {
@@ -95,7 +97,7 @@ std::unique_ptr<Node> binaryNode(Ptr<T> a, Ptr<T> b) {
 class Compiler {
  public:
   explicit Compiler(const passes::LoweredFunction& f, Hoisted* outsideLoops) : function(f.name) {
-    frames.push_back({outsideLoops, {}});
+    frames.push_back({outsideLoops, {}, {}});
     for (auto& b : f.args) {
       bufferId(b);
       inScope.insert(b.get());
@@ -133,8 +135,9 @@ class Compiler {
         auto [it, fresh] = slots.emplace(v, slotCount);
         if (fresh) ++slotCount;
         n->slot = it->second;
-        frames.push_back({&n->hoisted, {}});
+        frames.push_back({&n->hoisted, {}, {}});
         depthOfVar[v] = int(frames.size()) - 1;
+        setSlotDepth(n->slot, int(frames.size()) - 1);
         n->body = stmt(x->body);
         depthOfVar.erase(v);
         frames.pop_back();
@@ -168,6 +171,7 @@ class Compiler {
   struct Frame {
     Hoisted* hoisted;
     std::unordered_multimap<uint64_t, Hoist> byHash;
+    std::map<std::vector<std::pair<int, int64_t>>, int> sums;  ///< compacted index terms -> slot
   };
   std::vector<Frame> frames;
 
@@ -207,10 +211,55 @@ class Compiler {
     for (auto [it, end] = frame.byHash.equal_range(hash); it != end; ++it)
       if (it->second.lane == lane && structurallyEqual(it->second.expr, e)) return it->second.slot;
     Ptr<int64_t> value = node<int64_t>(e, lane);
-    int slot = slotCount++;
-    frames[size_t(depth)].hoisted->values.emplace_back(slot, std::move(value));
+    int slot = newSlot(depth, std::move(value));
     frames[size_t(depth)].byHash.emplace(hash, Hoist{e, lane, slot});
     return slot;
+  }
+
+  std::vector<int> slotDepth;  ///< the loop depth a slot's value changes at
+
+  void setSlotDepth(int slot, int depth) {
+    if (size_t(slot) >= slotDepth.size()) slotDepth.resize(size_t(slot) + 1);
+    slotDepth[size_t(slot)] = depth;
+  }
+
+  int newSlot(int depth, Ptr<int64_t> value) {
+    int slot = slotCount++;
+    setSlotDepth(slot, depth);
+    frames[size_t(depth)].hoisted->values.emplace_back(slot, std::move(value));
+    return slot;
+  }
+
+  /// Folds the terms of an affine index that do not change in the innermost loop into one
+  /// slot, computed outside it: the unrolled statements of a tile share it, differing in c0.
+  void compact(Index& index) {
+    const int innermost = int(frames.size()) - 1;
+    std::vector<std::pair<int, int64_t>> outer;
+    int depth = 0;
+    for (int i = 0; i < index.terms; ++i) {
+      int slot = index.slot[size_t(i)];
+      if (slotDepth[size_t(slot)] < innermost) {
+        outer.emplace_back(slot, index.coefficient[size_t(i)]);
+        depth = std::max(depth, slotDepth[size_t(slot)]);
+      }
+    }
+    if (outer.size() < 2) return;
+    std::sort(outer.begin(), outer.end());
+    auto [it, fresh] = frames[size_t(depth)].sums.emplace(outer, 0);
+    if (fresh) {
+      auto sum = std::make_unique<AffineValue>();
+      for (auto [slot, coefficient] : outer) {
+        sum->index.slot[size_t(sum->index.terms)] = slot;
+        sum->index.coefficient[size_t(sum->index.terms++)] = coefficient;
+      }
+      it->second = newSlot(depth, std::move(sum));
+    }
+    Index compacted;
+    compacted.c0 = index.c0;
+    for (int i = 0; i < index.terms; ++i)
+      if (slotDepth[size_t(index.slot[size_t(i)])] >= innermost) addTerm(compacted, index.slot[size_t(i)], index.coefficient[size_t(i)]);
+    addTerm(compacted, it->second, 1);
+    index = std::move(compacted);
   }
 
   std::map<const BufferNode*, int> bufferIds;
@@ -256,7 +305,39 @@ class Compiler {
     fail("loop IR evaluator, function '{}': buffer '{}' has unsupported dtype {}", function, b->name, t.str());
   }
 
+  /// buf[i] = buf[i] + x (or x + buf[i]) with x not reading buf, on float32 buffers, where the
+  /// lanes of i are distinct (a ramp of nonzero stride): then the lanes can update one by one.
+  StmtPtr accumulate(const StoreNode* x) {
+    if (x->buffer->dtype != DataType::float32() || x->value.kind() != ExprKind::Add) return nullptr;
+    if (auto r = x->index.as<RampNode>()) {
+      auto stride = asConstInt(r->stride);
+      if (!stride || *stride == 0 || r->base.type().isVector()) return nullptr;
+    } else if (x->index.type().isVector()) {
+      return nullptr;
+    }
+    auto sum = static_cast<const BinaryNode*>(x->value.get());
+    auto sameElement = [&](const Expr& e) {
+      auto l = e.as<LoadNode>();
+      return l && l->buffer.get() == x->buffer.get() && structurallyEqual(l->index, x->index);
+    };
+    const Expr* addend = sameElement(sum->a) ? &sum->b : sameElement(sum->b) ? &sum->a : nullptr;
+    if (!addend || readsBuffer(*addend, x->buffer.get())) return nullptr;
+    int id = usedBuffer(x->buffer);
+    auto lane = [&](int l) {
+      auto n = std::make_unique<Accumulate<Element<float, float>, float>>();
+      n->buffer = id;
+      n->index = index(x->index, l);
+      n->addend = expr<float>(*addend, l);
+      return n;
+    };
+    if (x->index.type().isScalar()) return lane(-1);
+    auto lanes = std::make_unique<Sequence>();
+    for (int l = 0; l < x->index.type().lanes; ++l) lanes->stmts.push_back(lane(l));
+    return lanes;
+  }
+
   StmtPtr store(const StoreNode* x) {
+    if (StmtPtr fused = accumulate(x)) return fused;
     StmtPtr result;
     int id = usedBuffer(x->buffer);
     int lanes = x->index.type().lanes;
@@ -335,7 +416,9 @@ class Compiler {
 
   Index index(const Expr& e, int lane) {
     Index i;
-    if (!affine(e, lane, 1, i)) {
+    if (affine(e, lane, 1, i)) {
+      compact(i);
+    } else {
       TESSEL_CHECK(e.type().isIntegral(), "loop IR evaluator, function '{}': index of type {}", function, e.type().str());
       i = Index();
       i.general = expr<int64_t>(e, lane);
@@ -351,12 +434,16 @@ class Compiler {
     else if (lane < 0) unknown(e, "a vector value where a scalar is needed");
     if (categoryOf(e.type()) != categoryOfValue<T>()) unknown(e, "an operand of a different type than its use");
     if constexpr (std::is_same_v<T, int64_t>) {
-      // Whatever does not depend on the innermost loop is computed outside it (guards, mostly).
+      // Whatever does not depend on the innermost loop is computed outside it; a condition
+      // is computed once per iteration of the innermost loop too, where unrolled statements
+      // share it.
       if (e.kind() != ExprKind::IntImm && e.kind() != ExprKind::Var) {
         int depth = hoistDepth(e);
-        if (depth >= 0 && depth + 1 < int(frames.size())) return std::make_unique<SlotRead>(hoist(e, lane, depth));
+        if (depth >= 0 && (depth + 1 < int(frames.size()) || e.type().isBool()))
+          return std::make_unique<SlotRead>(hoist(e, lane, depth));
         auto n = std::make_unique<AffineValue>();
         if (affine(e, lane, 1, n->index)) {
+          compact(n->index);
           if (n->index.terms == 1 && n->index.c0 == 0 && n->index.coefficient[0] == 1)
             return std::make_unique<SlotRead>(n->index.slot[0]);
           return n;
@@ -507,9 +594,39 @@ class Compiler {
     });
   }
 
+  /// e as an operand of a LoadProduct: a load of a float32 buffer, or a padded one
+  /// (if_then_else(guard, load, constant)), either of them possibly broadcast.
+  bool productOperand(const Expr& e, int lane, LoadProduct<Element<float, float>, float>::Operand& out) {
+    const Expr& x = e.as<BroadcastNode>() ? e.as<BroadcastNode>()->value : e;
+    const Expr* loaded = &x;
+    float otherwise = 0;
+    auto guarded = x.kind() == ExprKind::IfThenElse ? static_cast<const SelectNode*>(x.get()) : nullptr;
+    if (guarded) {
+      auto constant = guarded->falseValue.as<BroadcastNode>() ? guarded->falseValue.as<BroadcastNode>()->value.as<FloatImmNode>()
+                                                              : guarded->falseValue.as<FloatImmNode>();
+      if (!constant) return false;
+      otherwise = float(constant->value);
+      loaded = &guarded->trueValue;
+    }
+    auto l = loaded->as<LoadNode>();
+    if (!l || l->buffer->dtype != DataType::float32()) return false;
+    int laneOfX = x.type().isScalar() ? -1 : lane;
+    if (guarded) out.guard = expr<int64_t>(guarded->condition, laneOfX);
+    out.otherwise = otherwise;
+    out.buffer = usedBuffer(l->buffer);
+    out.index = index(l->index, l->index.type().isScalar() ? -1 : laneOfX);
+    return true;
+  }
+
   template <class T>
   Ptr<T> arithmetic(const Expr& e, int lane) {
     auto x = static_cast<const BinaryNode*>(e.get());
+    if constexpr (std::is_same_v<T, float>) {
+      auto n = std::make_unique<LoadProduct<Element<float, float>, float>>();
+      if (e.kind() == ExprKind::Mul && e.type().element() == DataType::float32() && productOperand(x->a, lane, n->a) &&
+          productOperand(x->b, lane, n->b))
+        return n;
+    }
     Ptr<T> a = expr<T>(x->a, lane), b = expr<T>(x->b, lane);
     if constexpr (std::is_same_v<T, int64_t>) {
       IntType type = intTypeOf(x->a.type());

@@ -118,6 +118,28 @@ struct Load : Scalar<R> {
   }
 };
 
+/// a[i] * b[j]: the product of a multiply-add, two loads in one node. Either load may be
+/// guarded (if_then_else(guard, a[i], otherwise): a padded read), and then runs only where
+/// its guard holds.
+template <class E, class R>
+struct LoadProduct : Scalar<R> {
+  struct Operand {
+    int buffer = 0;
+    Index index;
+    Ptr<int64_t> guard;  ///< null: always read
+    R otherwise = 0;
+    R eval(Context& c) const {
+      if (guard && !guard->eval(c)) return otherwise;
+      return E::read(c.buffers[buffer].data, checkedIndex(c, buffer, index, true));
+    }
+  };
+  Operand a, b;
+  R eval(Context& c) const override {
+    R x = a.eval(c);
+    return x * b.eval(c);
+  }
+};
+
 // ---- leaves -----------------------------------------------------------------------------------
 
 template <class T>
@@ -419,6 +441,20 @@ struct Store : Statement {
     R v = value->eval(c);
     int64_t i = checkedIndex(c, buffer, index, false);
     E::write(c.buffers[buffer].data, i, v);
+  }
+};
+
+/// acc[i] = acc[i] + addend (the update of a reduction), where the addend does not read acc:
+/// one index evaluation for the load and the store.
+template <class E, class R>
+struct Accumulate : Statement {
+  int buffer = 0;
+  Index index;
+  Ptr<R> addend;
+  void run(Context& c) const override {
+    int64_t i = checkedIndex(c, buffer, index, true);
+    R sum = E::read(c.buffers[buffer].data, i) + addend->eval(c);
+    E::write(c.buffers[buffer].data, i, sum);
   }
 };
 
