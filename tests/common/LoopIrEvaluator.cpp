@@ -160,14 +160,14 @@ class Compiler {
 
  private:
   std::map<const VarNode*, int> slots;
-  std::map<const VarNode*, int> depthOfVar;  ///< the bound variables: 1 for the outermost loop's
+  std::map<const VarNode*, int> depthOfVar;  ///< the bound variables' frames: 1 for the outermost loop's
 
-  /// One enclosing loop (or the function itself, frame 0): what is hoisted to it, by structure.
   struct Hoist {
     Expr expr;
     int lane;
     int slot;
   };
+  /// One enclosing loop (or the function itself, frame 0): what is hoisted to it, by structure.
   struct Frame {
     Hoisted* hoisted;
     std::unordered_multimap<uint64_t, Hoist> byHash;
@@ -454,77 +454,6 @@ class Compiler {
   }
 
  private:
-  /// e itself as a node (its operands may still be hoisted or affine).
-  template <class T>
-  Ptr<T> node(const Expr& e, int lane) {
-    switch (e.kind()) {
-      case ExprKind::IntImm: return std::make_unique<Constant<T>>(T(e.as<IntImmNode>()->value));
-      case ExprKind::FloatImm: return std::make_unique<Constant<T>>(T(e.as<FloatImmNode>()->value));
-      case ExprKind::Var:
-        if constexpr (std::is_same_v<T, int64_t>) return std::make_unique<SlotRead>(slotOf(e.as<VarNode>()));
-        unknown(e, "a non-integer variable");
-      case ExprKind::Ramp:
-        if constexpr (std::is_same_v<T, int64_t>) {
-          auto r = e.as<RampNode>();
-          auto n = binaryNode<IntArith<IntOp::Mul>>(expr<int64_t>(r->stride, -1), Ptr<int64_t>(std::make_unique<Constant<int64_t>>(lane)));
-          n->type = intTypeOf(e.type());
-          auto sum = binaryNode<IntArith<IntOp::Add>>(expr<int64_t>(r->base, -1), Ptr<int64_t>(std::move(n)));
-          sum->type = intTypeOf(e.type());
-          return sum;
-        }
-        unknown(e, "a non-integer ramp");
-      case ExprKind::Broadcast: return expr<T>(e.as<BroadcastNode>()->value, -1);
-      case ExprKind::Load: return loadOf<T>(e.as<LoadNode>(), lane);
-      case ExprKind::Select:
-      case ExprKind::IfThenElse: {
-        auto x = static_cast<const SelectNode*>(e.get());
-        auto choose = [&](auto n) -> Ptr<T> {
-          n->condition = expr<int64_t>(x->condition, lane);
-          n->whenTrue = expr<T>(x->trueValue, lane);
-          n->whenFalse = expr<T>(x->falseValue, lane);
-          return n;
-        };
-        if (e.kind() == ExprKind::IfThenElse) return choose(std::make_unique<Choose<T, true>>());
-        return choose(std::make_unique<Choose<T, false>>());
-      }
-      case ExprKind::Cast: return castOf<T>(e, lane);
-      case ExprKind::Call: return callOf<T>(e, lane);
-      case ExprKind::Not:
-        if constexpr (std::is_same_v<T, int64_t>) {
-          auto n = std::make_unique<LogicalNot>();
-          n->a = expr<int64_t>(e.as<NotNode>()->a, lane);
-          return n;
-        }
-        unknown(e, "a non-boolean not");
-      case ExprKind::EQ:
-      case ExprKind::NE:
-      case ExprKind::LT:
-      case ExprKind::LE:
-      case ExprKind::GT:
-      case ExprKind::GE:
-        if constexpr (std::is_same_v<T, int64_t>) return comparison(e, lane);
-        unknown(e, "a non-boolean comparison");
-      case ExprKind::And:
-      case ExprKind::Or:
-        if constexpr (std::is_same_v<T, int64_t>) {
-          auto x = static_cast<const BinaryNode*>(e.get());
-          if (e.kind() == ExprKind::And) return binaryNode<Logical<true>>(expr<int64_t>(x->a, lane), expr<int64_t>(x->b, lane));
-          return binaryNode<Logical<false>>(expr<int64_t>(x->a, lane), expr<int64_t>(x->b, lane));
-        }
-        unknown(e, "a non-boolean logical operator");
-      case ExprKind::Add:
-      case ExprKind::Sub:
-      case ExprKind::Mul:
-      case ExprKind::Div:
-      case ExprKind::Mod:
-      case ExprKind::FloorDiv:
-      case ExprKind::FloorMod:
-      case ExprKind::Min:
-      case ExprKind::Max: return arithmetic<T>(e, lane);
-      default: unknown(e, "an expression the evaluator does not know");
-    }
-  }
-
   template <class T>
   Ptr<T> loadOf(const LoadNode* x, int lane) {
     Ptr<T> result;
@@ -657,7 +586,84 @@ class Compiler {
       }
     }
   }
+
+  /// e itself as a node (its operands may still be hoisted or affine).
+  template <class T>
+  Ptr<T> node(const Expr& e, int lane) {
+    switch (e.kind()) {
+      case ExprKind::IntImm: return std::make_unique<Constant<T>>(T(e.as<IntImmNode>()->value));
+      case ExprKind::FloatImm: return std::make_unique<Constant<T>>(T(e.as<FloatImmNode>()->value));
+      case ExprKind::Var:
+        if constexpr (std::is_same_v<T, int64_t>) return std::make_unique<SlotRead>(slotOf(e.as<VarNode>()));
+        unknown(e, "a non-integer variable");
+      case ExprKind::Ramp:
+        if constexpr (std::is_same_v<T, int64_t>) {
+          auto r = e.as<RampNode>();
+          auto n = binaryNode<IntArith<IntOp::Mul>>(expr<int64_t>(r->stride, -1), Ptr<int64_t>(std::make_unique<Constant<int64_t>>(lane)));
+          n->type = intTypeOf(e.type());
+          auto sum = binaryNode<IntArith<IntOp::Add>>(expr<int64_t>(r->base, -1), Ptr<int64_t>(std::move(n)));
+          sum->type = intTypeOf(e.type());
+          return sum;
+        }
+        unknown(e, "a non-integer ramp");
+      case ExprKind::Broadcast: return expr<T>(e.as<BroadcastNode>()->value, -1);
+      case ExprKind::Load: return loadOf<T>(e.as<LoadNode>(), lane);
+      case ExprKind::Select:
+      case ExprKind::IfThenElse: {
+        auto x = static_cast<const SelectNode*>(e.get());
+        auto choose = [&](auto n) -> Ptr<T> {
+          n->condition = expr<int64_t>(x->condition, lane);
+          n->whenTrue = expr<T>(x->trueValue, lane);
+          n->whenFalse = expr<T>(x->falseValue, lane);
+          return n;
+        };
+        if (e.kind() == ExprKind::IfThenElse) return choose(std::make_unique<Choose<T, true>>());
+        return choose(std::make_unique<Choose<T, false>>());
+      }
+      case ExprKind::Cast: return castOf<T>(e, lane);
+      case ExprKind::Call: return callOf<T>(e, lane);
+      case ExprKind::Not:
+        if constexpr (std::is_same_v<T, int64_t>) {
+          auto n = std::make_unique<LogicalNot>();
+          n->a = expr<int64_t>(e.as<NotNode>()->a, lane);
+          return n;
+        }
+        unknown(e, "a non-boolean not");
+      case ExprKind::EQ:
+      case ExprKind::NE:
+      case ExprKind::LT:
+      case ExprKind::LE:
+      case ExprKind::GT:
+      case ExprKind::GE:
+        if constexpr (std::is_same_v<T, int64_t>) return comparison(e, lane);
+        unknown(e, "a non-boolean comparison");
+      case ExprKind::And:
+      case ExprKind::Or:
+        if constexpr (std::is_same_v<T, int64_t>) {
+          auto x = static_cast<const BinaryNode*>(e.get());
+          if (e.kind() == ExprKind::And) return binaryNode<Logical<true>>(expr<int64_t>(x->a, lane), expr<int64_t>(x->b, lane));
+          return binaryNode<Logical<false>>(expr<int64_t>(x->a, lane), expr<int64_t>(x->b, lane));
+        }
+        unknown(e, "a non-boolean logical operator");
+      case ExprKind::Add:
+      case ExprKind::Sub:
+      case ExprKind::Mul:
+      case ExprKind::Div:
+      case ExprKind::Mod:
+      case ExprKind::FloorDiv:
+      case ExprKind::FloorMod:
+      case ExprKind::Min:
+      case ExprKind::Max: return arithmetic<T>(e, lane);
+      default: unknown(e, "an expression the evaluator does not know");
+    }
+  }
 };
+
+// Clang (15) loses the instantiations the mutual recursion of these templates needs unless
+// they are spelled out.
+template Ptr<int64_t> Compiler::node<int64_t>(const Expr&, int);
+template Ptr<float> Compiler::node<float>(const Expr&, int);
+template Ptr<double> Compiler::node<double>(const Expr&, int);
 
 }  // namespace
 }  // namespace loopir

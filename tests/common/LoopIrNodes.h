@@ -210,12 +210,13 @@ struct IntDivide : Scalar<int64_t> {
   int64_t eval(Context& c) const override {
     int64_t x = a->eval(c), y = b->eval(c);
     if (y == 0) failArithmetic(c, fmt::format("integer division by zero ({} / 0)", x));
-    if (y == -1 && x == type.lowest() && !type.isUnsigned)
+    // C divides narrower types in int, where -128 / -1 is no overflow.
+    if (y == -1 && x == type.lowest() && !type.isUnsigned && type.bits >= 32)
       failArithmetic(c, fmt::format("integer division overflows ({} / -1)", x));
     int64_t q = x / y, m = x % y;
     bool adjust = m != 0 && ((m < 0) != (y < 0));
     switch (Op) {
-      case DivOp::TruncDiv: return type.wrap(q);
+      case DivOp::TruncDiv: return q;  // unwrapped: C's `/` on narrower types gives an int (-128 / -1 is 128)
       case DivOp::TruncMod: return type.wrap(m);
       case DivOp::FloorDiv: return type.wrap(q - adjust);
       case DivOp::FloorMod: return type.wrap(m + (adjust ? y : 0));
@@ -306,7 +307,7 @@ struct Convert : Scalar<To> {
     if constexpr (std::is_same_v<To, int64_t>) {
       if (toBool) return v != 0;
       if constexpr (!std::is_same_v<From, int64_t>) {
-        if (!(std::trunc(v) >= double(intType.lowest()) && std::trunc(v) <= double(intType.highest())))
+        if (!(std::trunc(v) >= double(intType.lowest()) && std::trunc(v) < double(intType.highest()) + 1.0))
           failArithmetic(c, fmt::format("cast of {} to a {}-bit integer is out of range", double(v), intType.bits));
         return int64_t(v);
       } else {

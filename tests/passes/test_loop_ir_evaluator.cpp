@@ -100,14 +100,15 @@ std::vector<T> valuesOf(const runtime::Tensor& t) {
 
 /// The integer operations whose C semantics differ from the obvious: truncating `/` and `%`
 /// against the floor forms on negative operands, narrow types wrapping, float-to-int casts
-/// truncating, min/max/select, a vector of int32 lanes. out[8 * i + k] is operation k on a[i], b[i].
+/// truncating, min/max/select, C's `/` on int8 giving an int. out[9 * i + k] is operation k on
+/// a[i], b[i].
 passes::LoweredFunction integerSemantics() {
   Buffer a = argument("a", DataType::int32(), 6), b = argument("b", DataType::int32(), 6);
-  Buffer out = argument("out", DataType::int32(), 48), small = argument("small", DataType::int8(), 6);
+  Buffer out = argument("out", DataType::int32(), 54), small = argument("small", DataType::int8(), 6);
   Var i("i");
   Expr x = load(a, i), y = load(b, i);
-  auto at = [&](int k) { return i * Expr(8) + Expr(k); };
-  Expr narrowX = cast(DataType::int8(), x * Expr(int32_t(0)) + x), narrowY = cast(DataType::int8(), y);
+  auto at = [&](int k) { return i * Expr(9) + Expr(k); };
+  Expr narrowX = cast(DataType::int8(), x), narrowY = cast(DataType::int8(), y);
   std::vector<Stmt> body = {
       makeStore(out, at(0), truncdiv(x, y)),
       makeStore(out, at(1), truncmod(x, y)),
@@ -117,6 +118,7 @@ passes::LoweredFunction integerSemantics() {
       makeStore(out, at(5), cast(DataType::int32(), cast(DataType::float32(), x) / cast(DataType::float32(), y) * Expr(2.5f))),
       makeStore(out, at(6), select(x < y, ir::max(x, y), ir::min(x, y) - y)),
       makeStore(out, at(7), cast(DataType::int32(), call(Intrinsic::Abs, {x})) * Expr(int32_t(1 << 28))),
+      makeStore(out, at(8), cast(DataType::int32(), truncdiv(narrowX, narrowY))),
       makeStore(small, i, cast(DataType::int8(), x * Expr(int32_t(50)))),
   };
   return {"integer_semantics", {a, b, out, small}, 2, makeFor(i, Expr(int64_t(0)), Expr(int64_t(6)), ForKind::Serial, makeBlock(body))};
@@ -126,8 +128,8 @@ TEST(LoopIrEvaluator, IntegerArithmeticIsTheCompiledCodes) {
   auto f = integerSemantics();
   auto args = [] {
     return std::vector<runtime::Tensor>{tensorOf<int32_t>({-7, 7, -7, 9, -128, 100}, DataType::int32()),
-                                        tensorOf<int32_t>({2, -2, -2, 4, 3, -3}, DataType::int32()),
-                                        tensorOf<int32_t>(std::vector<int32_t>(48, 0), DataType::int32()),
+                                        tensorOf<int32_t>({2, -2, -2, 4, -1, -3}, DataType::int32()),
+                                        tensorOf<int32_t>(std::vector<int32_t>(54, 0), DataType::int32()),
                                         tensorOf<int8_t>(std::vector<int8_t>(6, 0), DataType::int8())};
   };
   auto evaluated = args(), compiled = args();
@@ -140,6 +142,7 @@ TEST(LoopIrEvaluator, IntegerArithmeticIsTheCompiledCodes) {
   // The cases the test is about, spelled out: -7 / 2 truncates to -3, floors to -4.
   auto got = valuesOf<int32_t>(evaluated[2]);
   EXPECT_EQ(std::vector<int32_t>(got.begin(), got.begin() + 4), (std::vector<int32_t>{-3, -1, -4, 1}));
+  EXPECT_EQ(got[4 * 9 + 8], 128);  // int8 -128 / -1
 }
 
 std::string errorOf(const passes::LoweredFunction& f, const std::vector<runtime::Tensor>& args) {
