@@ -90,21 +90,25 @@ struct TaskCheck {
       pool.parallelFor(int(states.size()), [&](int i) {
         try {
           auto f = passes::lower(states[size_t(i)], fmt::format("k{}", i));
+          if (compiled[size_t(i)]) functions[size_t(i)] = f;
           double error = kernelcheck::evaluateAndCompare(f, reference);
           if (!kernelcheck::withinTolerance(error, reference)) problems[size_t(i)] = fmt::format("evaluated error {}", error);
-          if (compiled[size_t(i)]) functions[size_t(i)] = std::move(f);
         } catch (const std::exception& e) {
           problems[size_t(i)] = e.what();
         }
       });
     }
-    for (size_t i = 0; i < states.size(); ++i) EXPECT_TRUE(problems[i].empty()) << task << ": " << what[i] << "\n" << problems[i];
+    // The first few in full (a broken pass can fail them all, each with its step list).
+    int failed = 0;
+    for (size_t i = 0; i < states.size(); ++i)
+      if (!problems[i].empty() && ++failed <= 5) ADD_FAILURE() << task << ": " << what[i] << "\n" << problems[i];
+    EXPECT_EQ(failed, 0) << task << ": schedules whose lowering failed or computed wrong numbers in the loop-IR evaluator";
     Summary summary{int(states.size()), 0, secondsSince(start), cpuSeconds() - startCpu, 0};
     start = std::chrono::steady_clock::now();
     std::vector<passes::LoweredFunction> sample;
     std::vector<size_t> sampled;
     for (size_t i = 0; i < states.size(); ++i)
-      if (compiled[i] && problems[i].empty()) {
+      if (compiled[i] && functions[i].body.defined()) {  // lowered, whatever the evaluator found
         sample.push_back(std::move(functions[i]));
         sampled.push_back(i);
       }
