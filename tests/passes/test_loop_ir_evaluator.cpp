@@ -1,13 +1,14 @@
 // The loop-IR evaluator (tests/common/LoopIrEvaluator.h) against the compiled kernels: lowered
 // schedules with every loop step (vectorize, unroll, parallel, cache stages, padding, rfactor,
-// register tiles), a softmax and integer arithmetic give the compiled kernel's numbers, and
-// broken IR (an access out of bounds, a read of a local never written, a division by zero, a
-// node lowering never leaves) is an Error naming the function, the buffer and the index.
-// All kernels go into one library: one compiler run.
+// register tiles), a softmax, integer arithmetic and float16 rounding give the compiled
+// kernel's numbers, and broken IR (an access out of bounds, a read of a local never written, a
+// division by zero, a node lowering never leaves) is an Error naming the function, the buffer
+// and the index. The scheduled kernels go into one library: one compiler run.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "codegen/CSource.h"
@@ -102,6 +103,19 @@ std::vector<T> valuesOf(const runtime::Tensor& t) {
   return std::vector<T>(p, p + t.numel());
 }
 
+/// f's arguments after the evaluator ran it and after its compiled kernel did, each on fresh
+/// arguments from `makeArgs`.
+template <class MakeArgs>
+std::pair<std::vector<runtime::Tensor>, std::vector<runtime::Tensor>> evaluateAndRun(const passes::LoweredFunction& f,
+                                                                                     const MakeArgs& makeArgs) {
+  auto evaluated = makeArgs(), compiled = makeArgs();
+  kernelcheck::LoopIrEvaluator(f).run(evaluated);
+  TempDir dir("tessel-evaluator-test");
+  codegen::compileSharedLibrary(codegen::generateCSource({f}), dir.path() + "/k.so");
+  runtime::Module::load(dir.path() + "/k.so").kernel(f.name).call(compiled);
+  return {evaluated, compiled};
+}
+
 /// The integer operations whose C semantics differ from the obvious: truncating `/` and `%`
 /// against the floor forms on negative operands, narrow types wrapping, float-to-int casts
 /// truncating, min/max/select, C's `/` on int8 giving an int. out[9 * i + k] is operation k on
@@ -136,17 +150,54 @@ TEST(LoopIrEvaluator, IntegerArithmeticIsTheCompiledCodes) {
                                         tensorOf<int32_t>(std::vector<int32_t>(54, 0), DataType::int32()),
                                         tensorOf<int8_t>(std::vector<int8_t>(6, 0), DataType::int8())};
   };
-  auto evaluated = args(), compiled = args();
-  kernelcheck::LoopIrEvaluator(f).run(evaluated);
-  TempDir dir("tessel-evaluator-test");
-  codegen::compileSharedLibrary(codegen::generateCSource({f}), dir.path() + "/k.so");
-  runtime::Module::load(dir.path() + "/k.so").kernel(f.name).call(compiled);
+  auto [evaluated, compiled] = evaluateAndRun(f, args);
   EXPECT_EQ(valuesOf<int32_t>(evaluated[2]), valuesOf<int32_t>(compiled[2]));
   EXPECT_EQ(valuesOf<int8_t>(evaluated[3]), valuesOf<int8_t>(compiled[3]));
   // The cases the test is about, spelled out: -7 / 2 truncates to -3, floors to -4.
   auto got = valuesOf<int32_t>(evaluated[2]);
   EXPECT_EQ(std::vector<int32_t>(got.begin(), got.begin() + 4), (std::vector<int32_t>{-3, -1, -4, 1}));
   EXPECT_EQ(got[4 * 9 + 8], 128);  // int8 -128 / -1
+}
+
+/// float16 rounding (the evaluator's own conversion against the prelude's), the math calls,
+/// float-to-int truncation, min and max: half[i] = a[i] as float16; out[6 * i + k] is
+/// operation k on a[i].
+passes::LoweredFunction floatSemantics(int64_t n) {
+  Buffer a = argument("a", DataType::float32(), n);
+  Buffer half = argument("half", DataType::float16(), n), out = argument("out", DataType::float32(), 6 * n);
+  Var i("i");
+  Expr x = load(a, i);
+  auto at = [&](int k) { return i * Expr(6) + Expr(k); };
+  std::vector<Stmt> body = {
+      makeStore(half, i, cast(DataType::float16(), x)),
+      makeStore(out, at(0), cast(DataType::float32(), load(half, i)) * Expr(3.0f)),
+      makeStore(out, at(1), call(Intrinsic::Sigmoid, {x * Expr(1e-3f)}) + call(Intrinsic::Exp, {x * Expr(-1e-4f)})),
+      makeStore(out, at(2), cast(DataType::float32(), cast(DataType::int32(), x * Expr(1e-3f)))),
+      makeStore(out, at(3), call(Intrinsic::Round, {x * Expr(0.5f)}) + call(Intrinsic::Floor, {x * Expr(0.25f)})),
+      makeStore(out, at(4), ir::min(x, Expr(100.0f)) - ir::max(x, Expr(-100.0f))),
+      makeStore(out, at(5), call(Intrinsic::Rsqrt, {call(Intrinsic::Abs, {x}) + Expr(1.0f)})),
+  };
+  return {"float_semantics", {a, half, out}, 2, makeFor(i, Expr(int64_t(0)), Expr(n), ForKind::Serial, makeBlock(body))};
+}
+
+TEST(LoopIrEvaluator, FloatArithmeticIsTheCompiledCodes) {
+  // Halves' edges: subnormals, ties to even, the largest half and past it, signed zero (no NaN:
+  // its cast to int32 is an Error).
+  std::vector<float> a = {0.0f, -0.0f, 1.0f, -2.5f, 3e-8f, 6.1e-5f, -5.96e-8f, 2049.0f, 2051.0f, 1.0009765625f + 0.00048828125f,
+                          65504.0f, 65519.0f, 65520.0f, 1e6f, -7e4f, 12345.678f, 0.1f, -333.3f, 1e-3f};
+  auto f = floatSemantics(int64_t(a.size()));
+  auto args = [&] {
+    return std::vector<runtime::Tensor>{tensorOf<float>(a, DataType::float32()),
+                                        tensorOf<uint16_t>(std::vector<uint16_t>(a.size(), 0), DataType::float16()),
+                                        tensorOf<float>(std::vector<float>(6 * a.size(), 0), DataType::float32())};
+  };
+  auto [evaluated, compiled] = evaluateAndRun(f, args);
+  EXPECT_EQ(valuesOf<uint16_t>(evaluated[1]), valuesOf<uint16_t>(compiled[1]));
+  auto got = valuesOf<float>(evaluated[2]), want = valuesOf<float>(compiled[2]);
+  for (size_t k = 0; k < got.size(); ++k) {
+    if (got[k] == want[k]) continue;  // infinities too
+    EXPECT_NEAR(got[k], want[k], 1e-6 * std::max(1.0f, std::fabs(want[k]))) << "element " << k << " (a = " << a[k / 6] << ")";
+  }
 }
 
 std::string errorOf(const passes::LoweredFunction& f, const std::vector<runtime::Tensor>& args) {
