@@ -270,4 +270,18 @@ bool usesAnyVar(const Expr& e, const std::function<bool(const VarNode*)>& pred) 
   return f.found;
 }
 
+bool readsBuffer(const Expr& e, const BufferNode* buffer) {
+  struct Finder : IRVisitor {
+    const BufferNode* buffer;
+    bool found = false;
+    void visit(const Expr& x) override {
+      if (auto l = x.as<LoadNode>(); l && l->buffer.get() == buffer) found = true;
+      if (!found) IRVisitor::visit(x);
+    }
+  } finder;
+  finder.buffer = buffer;
+  finder.visit(e);
+  return finder.found;
+}
+
 }  // namespace tessel::ir

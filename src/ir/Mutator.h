@@ -53,5 +53,7 @@ bool usesVar(const Expr& e, const VarNode* var);
 bool usesVar(const Stmt& s, const VarNode* var);
 /// True if e reads any of the variables for which `pred` holds.
 bool usesAnyVar(const Expr& e, const std::function<bool(const VarNode*)>& pred);
+/// True if e loads from `buffer`.
+bool readsBuffer(const Expr& e, const BufferNode* buffer);
 
 }  // namespace tessel::ir

@@ -53,20 +53,6 @@ class Widen : public IRMutator {
 
   Stmt visitAllocate(const Stmt&, const AllocateNode*) override { throw CannotVectorize{}; }
 
-  static bool readsBuffer(const Expr& e, const BufferNode* b) {
-    struct V : IRVisitor {
-      const BufferNode* buffer;
-      bool found = false;
-      void visit(const Expr& x) override {
-        if (auto l = x.as<LoadNode>(); l && l->buffer.get() == buffer) found = true;
-        IRVisitor::visit(x);
-      }
-    } v;
-    v.buffer = b;
-    v.visit(e);
-    return v.found;
-  }
-
   const VarNode* var;
   Expr rampValue;
 };

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "codegen/CSource.h"
+#include "common/LoopIrEvaluator.h"
 #include "codegen/Toolchain.h"
 #include "passes/Lower.h"
 #include "runtime/Module.h"
@@ -93,7 +94,11 @@ ReferenceData makeReferenceData(const te::ComputeDAG& dag, uint64_t seed) {
   return data;
 }
 
-double runAndCompare(const runtime::Kernel& kernel, const ReferenceData& data) {
+namespace {
+
+/// Tensors holding the reference inputs, then outputs holding garbage (all bits set: NaN for
+/// floats), so that an element the kernel never writes shows.
+std::vector<runtime::Tensor> argumentsFor(const ReferenceData& data) {
   const auto& dag = data.dag;
   std::vector<runtime::Tensor> args;
   for (auto& name : dag.inputNames()) {
@@ -110,16 +115,38 @@ double runAndCompare(const runtime::Kernel& kernel, const ReferenceData& data) {
   for (auto& name : dag.outputNames()) {
     const auto& op = *dag.op(name);
     auto t = runtime::Tensor::empty(op.shape, op.dtype);
-    std::memset(t.data(), 0xff, size_t(t.nbytes()));  // garbage, so an unwritten element shows
+    std::memset(t.data(), 0xff, size_t(t.nbytes()));
     args.push_back(t);
   }
-  kernel.call(args);
+  return args;
+}
+
+double compareOutputs(const std::vector<runtime::Tensor>& args, const ReferenceData& data) {
+  const auto& dag = data.dag;
   double worst = 0;
   for (size_t o = 0; o < dag.outputNames().size(); ++o) {
     auto got = readAny(args[dag.inputNames().size() + o]);
     worst = std::max(worst, relativeError(got, data.reference.at(dag.outputNames()[o])));
   }
   return worst;
+}
+
+}  // namespace
+
+double runAndCompare(const runtime::Kernel& kernel, const ReferenceData& data) {
+  auto args = argumentsFor(data);
+  kernel.call(args);
+  return compareOutputs(args, data);
+}
+
+double evaluateAndCompare(const LoopIrEvaluator& evaluator, const ReferenceData& data) {
+  auto args = argumentsFor(data);
+  evaluator.run(args);
+  return compareOutputs(args, data);
+}
+
+double evaluateAndCompare(const passes::LoweredFunction& function, const ReferenceData& data) {
+  return evaluateAndCompare(LoopIrEvaluator(function), data);
 }
 
 KernelCheckResult checkAgainstReference(const schedule::State& state, uint64_t seed, const codegen::CompileOptions& options) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "codegen/Toolchain.h"
+#include "common/LoopIrEvaluator.h"
 #include "passes/Lower.h"
 #include "runtime/Module.h"
 #include "schedule/State.h"
@@ -50,6 +51,12 @@ ReferenceData makeReferenceData(const te::ComputeDAG& dag, uint64_t seed);
 /// garbage, so an element the kernel never writes shows) and returns the largest relative
 /// error over all outputs.
 double runAndCompare(const runtime::Kernel& kernel, const ReferenceData& data);
+
+/// runAndCompare without a compiler: the function runs in the loop-IR evaluator (common/
+/// LoopIrEvaluator.h), which also throws an Error on an out-of-bounds access, a read of an
+/// element never written or a division by zero.
+double evaluateAndCompare(const LoopIrEvaluator& evaluator, const ReferenceData& data);
+double evaluateAndCompare(const passes::LoweredFunction& function, const ReferenceData& data);
 
 /// Compiles many kernels with one compiler run per `perLibrary` of them (bounds-checked, in a
 /// temporary directory, one compiler run per core at a time) and calls `check(i, kernel)` for

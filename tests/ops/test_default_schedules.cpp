@@ -1,6 +1,7 @@
 // The default CPU schedule of every operator and of fused functions (a convolution or dense
 // with its epilogue, pooling, softmax, injective chains), compiled through the real toolchain
-// and compared with the reference evaluator: 1e-5 relative for floats, exact for integers.
+// and compared with the reference evaluator: 1e-5 relative for floats, exact for integers; the
+// loop-IR evaluator (tests/common/LoopIrEvaluator.h) must give the same on the same lowered IR.
 // All kernels go into one library (one compiler run) to keep the test quick. The shapes are the
 // awkward ones: 7x7 images, channel counts no vector width divides, stride 2, dilation, groups,
 // asymmetric padding, broadcasting.
@@ -400,6 +401,10 @@ TEST(DefaultSchedules, EveryCaseCompiledMatchesTheReference) {
     double error = kernelcheck::runAndCompare(module.kernel(fmt::format("case{}", i)), data);
     EXPECT_TRUE(kernelcheck::withinTolerance(error, data, cases[i].tolerance))
         << cases[i].name << ": error " << error << "\n" << schedule::printSteps(steps[i]);
+    // The loop-IR evaluator on the same IR: what test_ansor_sketches relies on for every op.
+    double evaluated = kernelcheck::evaluateAndCompare(functions[i], data);
+    EXPECT_TRUE(kernelcheck::withinTolerance(evaluated, data, cases[i].tolerance))
+        << cases[i].name << ": evaluated error " << evaluated << "\n" << schedule::printSteps(steps[i]);
   }
 }
 

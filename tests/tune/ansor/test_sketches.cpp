@@ -1,8 +1,9 @@
 // Sketch generation and random annotation on the zoo's tasks: every sketch (with its tile
-// holes at 1) and 1,000 random annotated states per task replay from their JSON and lower;
-// every sketch and a seeded sample of the states is compiled, run and compared with the
-// reference evaluator (all of them with TESSEL_ANSOR_ALL_STATES=1: a few thousand compiler
-// runs, too slow for `make test`, which checks lowering for all and numbers for a sample).
+// holes at 1) and 1,000 random annotated states per task replay from their JSON, lower, and
+// run in the loop-IR evaluator (tests/common/LoopIrEvaluator.h: bounds-checked, no compiler)
+// against the reference evaluator. The sketches and a seeded sample of 24 states per task are
+// also compiled and run, so that the C++ code generator stays covered too (all of them with
+// TESSEL_ANSOR_ALL_STATES=1: a few thousand compiler runs, a quarter of an hour).
 //
 // Environment: TESSEL_FUZZ_SEED (default: random, printed) picks the states.
 #include <gtest/gtest.h>
@@ -10,14 +11,19 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <random>
 #include <set>
 
+#include <sys/resource.h>
+
 #include "common/KernelCheck.h"
 #include "ops/Winograd.h"
 #include "passes/Lower.h"
+#include "support/ThreadPool.h"
 #include "tune/ansor/Annotation.h"
 #include "tune/ansor/AnsorZooTasks.h"
 #include "tune/ansor/DagAnalysis.h"
@@ -46,28 +52,75 @@ std::set<std::string> descriptions(const std::vector<Sketch>& sketches) {
   return out;
 }
 
-/// Kernels of one DAG compiled into one library per batch and compared with its reference.
-struct KernelBatch {
+/// The schedules of one task: every one lowered and run in the loop-IR evaluator (on every
+/// core), the marked ones also compiled (one library per batch) and run; each compared with
+/// the reference.
+struct TaskCheck {
   kernelcheck::ReferenceData reference;
-  std::vector<passes::LoweredFunction> functions;
+  std::vector<State> states;
   std::vector<std::string> what;
+  std::vector<bool> compiled;
 
-  void add(const State& state, std::string description) {
-    functions.push_back(passes::lower(state, fmt::format("k{}", functions.size())));
+  void add(State state, std::string description, bool compile) {
+    states.push_back(std::move(state));
     what.push_back(std::move(description));
+    compiled.push_back(compile);
   }
 
-  /// Compiles and runs every kernel; returns how many were checked.
-  int check(const std::string& task) {
-    int checked = 0;
+  struct Summary {
+    int evaluated = 0, compiled = 0;
+    double evaluateSeconds = 0, evaluateCpuSeconds = 0, compileSeconds = 0;
+  };
+
+  /// This process's CPU time, all threads: what the evaluation costs, however busy the machine.
+  static double cpuSeconds() {
+    rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + 1e-6 * double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+  }
+
+  Summary check(const std::string& task) {
+    auto start = std::chrono::steady_clock::now();
+    double startCpu = cpuSeconds();
+    auto secondsSince = [](auto t) { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count(); };
+    std::vector<std::string> problems(states.size());  // empty: lowered and matched the reference
+    std::vector<passes::LoweredFunction> functions(states.size());
+    {
+      ThreadPool pool;
+      pool.parallelFor(int(states.size()), [&](int i) {
+        try {
+          auto f = passes::lower(states[size_t(i)], fmt::format("k{}", i));
+          if (compiled[size_t(i)]) functions[size_t(i)] = f;
+          double error = kernelcheck::evaluateAndCompare(f, reference);
+          if (!kernelcheck::withinTolerance(error, reference)) problems[size_t(i)] = fmt::format("evaluated error {}", error);
+        } catch (const std::exception& e) {
+          problems[size_t(i)] = e.what();
+        }
+      });
+    }
+    // The first few in full (a broken pass can fail them all, each with its step list).
+    int failed = 0;
+    for (size_t i = 0; i < states.size(); ++i)
+      if (!problems[i].empty() && ++failed <= 5) ADD_FAILURE() << task << ": " << what[i] << "\n" << problems[i];
+    EXPECT_EQ(failed, 0) << task << ": schedules whose lowering failed or computed wrong numbers in the loop-IR evaluator";
+    Summary summary{int(states.size()), 0, secondsSince(start), cpuSeconds() - startCpu, 0};
+    start = std::chrono::steady_clock::now();
+    std::vector<passes::LoweredFunction> sample;
+    std::vector<size_t> sampled;
+    for (size_t i = 0; i < states.size(); ++i)
+      if (compiled[i] && functions[i].body.defined()) {  // lowered, whatever the evaluator found
+        sample.push_back(std::move(functions[i]));
+        sampled.push_back(i);
+      }
     // Small libraries: unrolled tiles make big kernels, and one compiler run must stay
     // within the toolchain's timeout.
-    kernelcheck::compileInBatches(functions, 16, [&](size_t i, const runtime::Kernel& kernel) {
+    kernelcheck::compileInBatches(sample, 16, [&](size_t k, const runtime::Kernel& kernel) {
       double error = kernelcheck::runAndCompare(kernel, reference);
-      EXPECT_TRUE(kernelcheck::withinTolerance(error, reference)) << task << ": " << what[i] << " (error " << error << ")";
-      ++checked;
+      EXPECT_TRUE(kernelcheck::withinTolerance(error, reference)) << task << ": " << what[sampled[k]] << " (compiled error " << error << ")";
     });
-    return checked;
+    summary.compiled = int(sample.size());
+    summary.compileSeconds = secondsSince(start);
+    return summary;
   }
 };
 
@@ -196,28 +249,30 @@ TEST(AnsorSketches, EverySketchAndRandomStatesComputeTheReference) {
   constexpr int kStatesPerTask = 1000;
   constexpr int kCompiledSample = 24;  // per task, besides the sketches
   for (auto& t : tasks()) {
-    KernelBatch batch{kernelcheck::makeReferenceData(t.dag, rng()), {}, {}};
+    TaskCheck check{kernelcheck::makeReferenceData(t.dag, rng()), {}, {}, {}};
     auto sketches = generateSketches(t.dag);
-    for (auto& sketch : sketches) batch.add(schedule::replay(t.dag, sketch.steps), "sketch: " + sketch.description);
+    for (auto& sketch : sketches) check.add(schedule::replay(t.dag, sketch.steps), "sketch: " + sketch.description, true);
     SplitFactorizations factorizations;
     std::set<std::string> distinct;
     for (int i = 0; i < kStatesPerTask; ++i) {
       const Sketch& sketch = sketches[size_t(i) % sketches.size()];
       AnnotatedState annotated = annotateRandomly(t.dag, sketch, factorizations, rng);
-      // The record is the step list: it must replay by itself to the same state and lower.
+      // The record is the step list: it must replay by itself to the same state.
       std::string json = schedule::stepsToJson(annotated.steps).dump();
       State replayed = schedule::replay(t.dag, schedule::stepsFromJson(nlohmann::json::parse(json)));
       ASSERT_EQ(replayed.toString(), annotated.state.toString()) << t.what << "\n" << schedule::printSteps(annotated.steps);
       distinct.insert(json);
-      std::string what = fmt::format("state {} of sketch '{}':\n{}", i, sketch.description, schedule::printSteps(annotated.steps));
-      if (compileAll || i < kCompiledSample) batch.add(replayed, what);
-      else EXPECT_NO_THROW(passes::lower(replayed, "k")) << t.what << ": " << what;
+      std::string what = fmt::format("state {} of sketch '{}' (seed {}):\n{}\nsteps: {}", i, sketch.description, seed,
+                                     schedule::printSteps(annotated.steps), json);
+      check.add(std::move(replayed), std::move(what), compileAll || i < kCompiledSample);
     }
     // Random annotation explores: the states are mostly different.
     EXPECT_GT(distinct.size(), size_t(kStatesPerTask) / 2) << t.what;
-    int checked = batch.check(t.what);
-    std::printf("[ fuzz     ] %s: %zu sketches, %zu distinct states of %d, %d kernels compiled and checked\n", t.what.c_str(),
-                sketches.size(), distinct.size(), kStatesPerTask, checked);
+    auto summary = check.check(t.what);
+    std::printf("[ fuzz     ] %s: %zu sketches, %zu distinct states of %d; %d kernels lowered and evaluated (%.1f s, %.1f s CPU), %d of "
+                "them compiled too (%.1f s)\n",
+                t.what.c_str(), sketches.size(), distinct.size(), kStatesPerTask, summary.evaluated, summary.evaluateSeconds,
+                summary.evaluateCpuSeconds, summary.compiled, summary.compileSeconds);
   }
 }
 
@@ -234,4 +289,48 @@ TEST(AnsorRegression, DepthwisePointwiseUnderAutoUnroll) {
   auto steps = schedule::stepsFromJson(nlohmann::json::parse(in));
   auto result = kernelcheck::checkAgainstReference(schedule::replay(task("depthwise").dag, steps), 7);
   EXPECT_LT(result.maxRelativeError, 1e-5);
+}
+
+TEST(AnsorSketches, DISABLED_EvaluatorSpeed) {
+  // Not a check: the loop-IR evaluator's speed on random states of each task, in this
+  // thread's CPU time (what other processes take of the machine does not count).
+  auto threadSeconds = [] {
+    timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+  };
+  for (auto& t : tasks()) {
+    auto reference = kernelcheck::makeReferenceData(t.dag, 1);
+    std::mt19937_64 rng(1);
+    auto sketches = generateSketches(t.dag);
+    SplitFactorizations factorizations;
+    int64_t macs = 0;  // of all reductions
+    for (auto& op : t.dag.ops())
+      if (op->reduction()) {
+        int64_t m = 1;
+        for (auto e : op->shape) m *= e;
+        for (auto& a : op->reduction()->axes) m *= a.extent;
+        macs += m;
+      }
+    const int states = 40;
+    double lowerSeconds = 0, compileSeconds = 0, runSeconds = 0, slowest = 0;
+    for (int i = 0; i < states; ++i) {
+      State s = annotateRandomly(t.dag, sketches[size_t(i) % sketches.size()], factorizations, rng).state;
+      auto t0 = threadSeconds();
+      auto f = passes::lower(s, "k");
+      auto t1 = threadSeconds();
+      kernelcheck::LoopIrEvaluator evaluator(f);
+      auto t2 = threadSeconds();
+      EXPECT_TRUE(kernelcheck::withinTolerance(kernelcheck::evaluateAndCompare(evaluator, reference), reference));
+      auto t3 = threadSeconds();
+      lowerSeconds += t1 - t0;
+      compileSeconds += t2 - t1;
+      runSeconds += t3 - t2;
+      slowest = std::max(slowest, t3 - t2);
+    }
+    std::printf("%s: %d states of %lld MACs, per state: lowering %.4f s, evaluator compile %.4f s, run %.4f s (slowest %.3f s): "
+                "%.1f ns per MAC\n",
+                t.what.c_str(), states, static_cast<long long>(macs), lowerSeconds / states, compileSeconds / states,
+                runSeconds / states, slowest, runSeconds / states / double(macs) * 1e9);
+  }
 }
