@@ -40,7 +40,9 @@ GpuLimits GpuLimits::forTarget(const std::string& target) {
     GpuLimits limits;
     limits.profile = "opencl";
     limits.maxThreadsPerBlock = 256;
-    limits.maxBlockDimensions = {256, 256, 256};
+    // 64 along z: the OpenCL driver of NVIDIA GPUs allows no more (CUDA's limit), and a kernel
+    // compiled for any OpenCL device must launch there too; a z of 128 is refused at launch.
+    limits.maxBlockDimensions = {256, 256, 64};
     limits.maxSharedMemoryPerBlock = 16 * 1024;
     limits.warpSize = 1;
     return limits;

@@ -30,8 +30,8 @@ struct GpuLimits {
   /// work-items, 32 KiB of local memory.
   static GpuLimits mali();
   /// The profile of a target string: "cuda ..." is sm_90 (the only -arch= accepted for now),
-  /// "opencl -device=mali" Mali, any other "opencl" the OpenCL 1.2 minimums (256 work-items,
-  /// 16 KiB local memory). Throws Error naming the target otherwise.
+  /// "opencl -device=mali" Mali, any other "opencl" what every OpenCL GPU allows (256
+  /// work-items, at most 64 along z, 16 KiB local memory). Throws Error naming the target otherwise.
   static GpuLimits forTarget(const std::string& target);
 };
 

@@ -323,6 +323,14 @@ TEST(GpuDepthwiseTemplate, ConfigsMatchTheReferenceOnOpencl) {
   EXPECT_GE(buildAndRun(depthwiseCases(), &gpuDepthwiseTemplate, 4, "opencl", true), 40);
 }
 
+TEST(GpuDepthwiseTemplate, TheGenericOpenclProfileKeepsThreadIdxZWithinWhatNvidiaDriversLaunch) {
+  // The H100's OpenCL driver refused a 1 x 2 x 128 work-group (CL_INVALID_KERNEL_ARGS): a
+  // kernel compiled for "opencl" without its device must launch on any OpenCL GPU.
+  auto dag = ops::depthwiseConv2dNCHW(1, 128, 16, 16, 3, 1, 1);
+  GpuTemplateSpace t = gpuDepthwiseTemplate(dag, passes::GpuLimits::forTarget("opencl"));
+  for (const auto& option : t.space->knob("tile_f").options) EXPECT_LE(option.at(1).get<int64_t>(), 64) << option.dump();
+}
+
 TEST(GpuDepthwiseTemplate, ConfigsCompileForCudaAndRunWhereAGpuIs) { buildForCuda(depthwiseCases(), &gpuDepthwiseTemplate, 4); }
 
 TEST(GpuDepthwiseTemplate, TuningRunLogsRecordsThatReplay) {
