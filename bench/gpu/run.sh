@@ -3,7 +3,8 @@
 # tessel untuned (default GPU schedules) on CUDA (replayed as a CUDA graph, and kernel by
 # kernel) and OpenCL, and tuned on CUDA (the records of DIR/<model>.cuda.log: tuned here with
 # BENCH_GPU_TRIALS trials per task, resuming the log), next to PyTorch on the same GPU (eager
-# and CUDA graph, cuDNN, TF32 off), all measured in this one run. Then per resnet-18 conv task
+# and CUDA graph, cuDNN, TF32 off), all measured in this one run. Without a log, "tuned" is the
+# records tessel ships for the GPU's architecture (records/cuda/). Then per resnet-18 conv task
 # the default and tuned GFLOP/s (bench_gpu_conv) next to cuDNN's on the same conv. Prints
 # `BENCH <name> <value> <unit>` lines and tables with tessel's time over PyTorch's best.
 #
@@ -42,7 +43,7 @@ mean_of() { sed -n 's/^Mean inference time (std dev): \([0-9.]*\) ms.*/\1/p' "$1
 for m in "${models[@]}"; do
   for kind in cuda opencl; do
     log="$out/$m.$kind.compile.log"
-    if ! "$tessel" compile --model "$m" --target "$kind" -o "$out/$m.$kind" > "$log" 2>&1; then
+    if ! "$tessel" compile --model "$m" --target "$kind" --no-shipped-records -o "$out/$m.$kind" > "$log" 2>&1; then
       echo "# $m: compile --target $kind failed: $(tail -1 "$log")"
       continue
     fi
@@ -55,12 +56,13 @@ for m in "${models[@]}"; do
       --log "$log" --resume --no-evaluate > "$out/$m.cuda.tune.log" 2>&1 || echo "# $m: tune failed: $(tail -1 "$out/$m.cuda.tune.log")"
     grep -E '^(Tuned|tuned|Tuning)' "$out/$m.cuda.tune.log" | tail -3 | sed 's/^/# /'
   fi
-  if [ -s "$log" ]; then
-    if "$tessel" compile --model "$m" --target cuda --records "$log" -o "$out/$m.cuda.tuned" > "$out/$m.cuda.tuned.compile.log" 2>&1; then
-      echo "# $m tuned: $(grep -iE 'records' "$out/$m.cuda.tuned.compile.log" | head -1)"
-    else
-      echo "# $m: compile --records failed: $(tail -1 "$out/$m.cuda.tuned.compile.log")"
-    fi
+  # Without a log of this run's, the records tessel ships for the GPU's architecture.
+  records=()
+  [ -s "$log" ] && records=(--records "$log")
+  if "$tessel" compile --model "$m" --target cuda "${records[@]}" -o "$out/$m.cuda.tuned" > "$out/$m.cuda.tuned.compile.log" 2>&1; then
+    grep -iE 'records' "$out/$m.cuda.tuned.compile.log" | sed "s/^/# $m tuned: /"
+  else
+    echo "# $m: the tuned compile failed: $(tail -1 "$out/$m.cuda.tuned.compile.log")"
   fi
   for variant in cuda_graph cuda_kernels opencl tuned_cuda_graph; do
     case "$variant" in
@@ -107,10 +109,13 @@ for m in "${models[@]}"; do
     "${t:-n/a}" "$(ratio "$untuned" "$peer")" "$(ratio "$u" "$peer")"
 done
 
-# Per resnet-18 conv task: the default schedule and the log's records, next to cuDNN.
-if [ -x "$conv_bench" ] && [ -s "$out/resnet-18.cuda.log" ]; then
+# Per resnet-18 conv task: the default schedule and the log's records (or the shipped ones),
+# next to cuDNN.
+conv_records="$out/resnet-18.cuda.log"
+[ -s "$conv_records" ] || conv_records="${BENCH_GPU_SHIPPED:-$here/../../records/cuda/sm_90.log}"
+if [ -x "$conv_bench" ] && [ -s "$conv_records" ]; then
   echo
-  "$conv_bench" --model resnet-18 --records "$out/resnet-18.cuda.log" > "$out/resnet-18.conv.log" 2>&1 ||
+  "$conv_bench" --model resnet-18 --records "$conv_records" > "$out/resnet-18.conv.log" 2>&1 ||
     echo "# bench_gpu_conv failed: $(tail -1 "$out/resnet-18.conv.log")"
   printf '%-28s %-34s %10s %10s %10s %12s\n' task shape default tuned cuDNN tuned/cuDNN
   while read -r _ name value _; do

@@ -3,6 +3,7 @@
 // OpenCL runs on the first OpenCL device (PoCL here).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 
 #include "common/GpuRequire.h"
@@ -105,6 +106,31 @@ TEST(GpuCli, CompileForOpenclAndCuda) {
                "error: --reduction-parts: '3' is not auto, 1, 2, 4, 8 or 16", 1);
   expectOutput(runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--reduction-parts", "2", "-o", dir.path() + "/y"}),
                "error: --reduction-parts applies to GPU targets (cuda, opencl)", 1);
+}
+
+TEST(GpuCli, CudaBuildsTakeTheRecordsShippedForTheirArchitecture) {
+  // records/cuda/sm_90.log was tuned on an H100: every kernel of the networks it was tuned for
+  // finds its record and replays (a change of the operators or passes that leaves them behind
+  // fails here); --no-shipped-records and an explicit default-schedule rule build the defaults.
+  TempDir dir;
+  for (const std::string model : {"resnet-18", "resnet-50", "mobilenet-v2"}) {
+    auto r = runSubprocess({TESSEL_CLI, "compile", "--model", model, "--target", "cuda", "-o", dir.path() + "/" + model});
+    expectOutput(r, "using shipped records for cuda (cuda/sm_90): ");
+    EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+    // Every kernel but the flatten (a copy no tuning task covers) takes a shipped record.
+    std::string line = r.output.substr(r.output.find("using shipped records"));
+    int used = 0, all = 0;
+    ASSERT_EQ(std::sscanf(line.c_str(), "using shipped records for cuda (cuda/sm_90): %d of %d kernels", &used, &all), 2) << line;
+    EXPECT_GE(used, all - 1) << r.output;
+  }
+  auto none = runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--target", "cuda", "--no-shipped-records", "-o", dir.path() + "/none"});
+  EXPECT_EQ(none.output.find("shipped"), std::string::npos) << none.output;
+  auto rule = runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--target", "cuda", "--channel-tile", "2", "-o", dir.path() + "/rule"});
+  EXPECT_EQ(rule.exitCode, 0) << rule.output;
+  EXPECT_EQ(rule.output.find("shipped"), std::string::npos) << rule.output;
+  // OpenCL devices have nothing in common to ship for: no records, no message.
+  auto cl = runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--target", "opencl", "-o", dir.path() + "/cl"});
+  EXPECT_EQ(cl.output.find("shipped"), std::string::npos) << cl.output;
 }
 
 TEST(GpuCli, QueryTheHardwareParametersOfADevice) {

@@ -1,7 +1,7 @@
 // The records shipped with tessel (records/ in the repository, embedded at build time): every log
 // parses, every record is a valid trial that carries its DAG, each workload has one record (the
 // VTA log: up to 16 distinct configs per task), and
-// every CPU record replays and lowers on its DAG, so a change of the schedule language that
+// every CPU and CUDA record replays and lowers on its DAG (a CUDA one within sm_90's limits), so a change of the schedule language that
 // breaks a shipped record fails here rather than in a user's build.
 #include <gtest/gtest.h>
 
@@ -19,10 +19,13 @@ namespace {
 
 TEST(ShippedRecords, TheLogsTesselShips) {
   auto sets = tune::shippedRecordSets();
-  EXPECT_EQ(sets, (std::vector<std::string>{"cpu/x86_64-avx512", "vta/sim_1x16_i8w8a32_15_15_18_17"}));
+  EXPECT_EQ(sets, (std::vector<std::string>{"cpu/x86_64-avx512", "cuda/sm_90", "vta/sim_1x16_i8w8a32_15_15_18_17"}));
   EXPECT_TRUE(tune::shippedRecords("cpu/no-such-class").empty());
   EXPECT_EQ(tune::shippedRecordSetForCpu("cpu -mcpu=skylake-avx512"), "cpu/x86_64-avx512");
   EXPECT_EQ(tune::shippedRecordSetForCpu("cpu -mcpu=haswell"), "cpu/x86_64-avx2");
+  EXPECT_EQ(tune::shippedRecordSetForGpu("cuda"), "cuda/sm_90");
+  EXPECT_EQ(tune::shippedRecordSetForGpu("cuda -arch=sm_90"), "cuda/sm_90");
+  EXPECT_EQ(tune::shippedRecordSetForGpu("opencl -device=mali"), "");
 }
 
 TEST(ShippedRecords, EveryRecordIsValidUniqueAndReplaysOnItsDag) {
@@ -44,12 +47,13 @@ TEST(ShippedRecords, EveryRecordIsValidUniqueAndReplaysOnItsDag) {
       if (r.config) {
         EXPECT_TRUE(configs.insert({r.task.workloadKey, r.config->index}).second) << "a config shipped twice";
       }
-      if (kind != "cpu") continue;
+      if (kind == "vta") continue;
       ASSERT_TRUE(r.task.dag);
       te::ComputeDAG dag = te::dagFromJson(nlohmann::json::parse(*r.task.dag));
       EXPECT_EQ(dag.workloadKey(), r.task.workloadKey);
       schedule::State state = schedule::replay(dag, r.steps);
-      EXPECT_NO_THROW(passes::lower(state, "kernel"));
+      if (kind == "cuda") EXPECT_NO_THROW(passes::lowerForGpu(state, "kernel", passes::GpuLimits::cudaSm90()));
+      else EXPECT_NO_THROW(passes::lower(state, "kernel"));
     }
   }
 }
