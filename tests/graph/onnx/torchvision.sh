@@ -25,7 +25,13 @@ mkdir -p "$work"
 # Exports are cached by the exporter (a model whose manifest matches is not exported again).
 /usr/bin/python3 "$here/../../../bench/peers/export_models.py" --out "$work" "${models[@]}"
 for m in "${models[@]}"; do
-  "$tessel" compile --model "$work/$m/model.onnx" -o "$work/$m/tessel"
+  compiled="$("$tessel" compile --model "$work/$m/model.onnx" -o "$work/$m/tessel")" || exit 1
+  echo "$compiled"
   "$tessel" run "$work/$m/tessel" --input "data=$work/$m/input.npy" --output "$work/$m/tessel_output.npy" >/dev/null
-  node "$here/compare_with_ort.js" "$work/$m/model.onnx" "data=$work/$m/input.npy" "$work/$m/tessel_output.npy"
+  # Winograd F(4x4) (points 0, +-1, +-2) rounds about ten times more than a direct convolution
+  # in float32: inception_v3, with nine such layers, was 1.16e-4 off on an Intel Xeon (1.3e-5
+  # with --winograd never); a build that has them is held to 2e-4.
+  floor=1e-4
+  grep -qE 'F\(4x4\): [1-9]' <<< "$compiled" && floor=2e-4
+  node "$here/compare_with_ort.js" "$work/$m/model.onnx" "data=$work/$m/input.npy" "$work/$m/tessel_output.npy" "$floor"
 done
