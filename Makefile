@@ -4,7 +4,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_GEN  := $(shell command -v ninja >/dev/null 2>&1 && echo -G Ninja)
 
-.PHONY: all deps build build-asan test test-release test-asan test-gpu fuzz demo bench-core bench-vta bench bench-models bench-tune bench-rpc bench-gpu clean
+.PHONY: all deps build build-asan test test-release test-asan test-gpu gpu-test-bundle fuzz demo bench-core bench-vta bench bench-models bench-tune bench-rpc bench-gpu clean
 
 all: build
 
@@ -41,6 +41,11 @@ test: test-release test-asan
 # tests, the CUDA ones compiled with NVRTC and skipped without a GPU, the OpenCL ones on PoCL.
 test-gpu: build
 	cd $(BUILD) && TESSEL_REQUIRE_CUDA=1 ctest --output-on-failure -R '^Gpu'
+
+# The same GPU tests for a GPU host without this build tree or its libraries (a rented H100):
+# $(BUILD)/gpu-test-bundle.tar.xz, whose run-gpu-tests.sh runs them there.
+gpu-test-bundle: build
+	bash scripts/gpu-test-bundle.sh $(BUILD)
 
 FUZZ_SECONDS ?= 60
 fuzz: build-asan

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "runtime/DynamicLibrary.h"
 #include "support/Error.h"
@@ -67,8 +68,17 @@ void load(Loaded& r) {
   bind(a.clEnqueueNDRangeKernel, "clEnqueueNDRangeKernel");
   e = library.missing();
   if (!e.empty()) return;
+  // ocl-icd 2.3.2 (Ubuntu 24.04's loader) cuts OCL_ICD_FILENAMES at its colons in place, in
+  // this process's own environment, when it reads it: every program started from here on saw
+  // only the first driver. On a machine naming "libpocl.so.2:libnvidia-opencl.so.1", a
+  // measurement worker or device server asked for opencl:0 got PoCL's CPU instead of the GPU.
+  // The variable is put back as it was once the loader has read it (at its first call).
+  const char* icdFiles = std::getenv("OCL_ICD_FILENAMES");
+  std::optional<std::string> icdFilesBefore;
+  if (icdFiles) icdFilesBefore = icdFiles;
   cl_uint platformCount = 0;
   cl_int status = a.clGetPlatformIDs(0, nullptr, &platformCount);
+  if (icdFilesBefore) setenv("OCL_ICD_FILENAMES", icdFilesBefore->c_str(), 1);
   if (status != 0 || platformCount == 0) {
     // Where the ICD loader looked, so that a machine whose drivers are named another way
     // than /etc/OpenCL/vendors says what to check.

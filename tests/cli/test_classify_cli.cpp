@@ -8,9 +8,12 @@
 #include <chrono>
 #include <fstream>
 
+#include "common/TesselCli.h"
 #include "support/Files.h"
 #include "support/Subprocess.h"
 #include "support/TempDir.h"
+
+using tessel::testsupport::tesselCli;
 
 using namespace tessel;
 
@@ -25,7 +28,7 @@ SubprocessResult run(std::vector<std::string> arguments) {
 }
 
 SubprocessResult tessel(std::vector<std::string> arguments) {
-  arguments.insert(arguments.begin(), TESSEL_CLI);
+  arguments.insert(arguments.begin(), tesselCli());
   return run(arguments);
 }
 

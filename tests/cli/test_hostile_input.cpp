@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/TesselCli.h"
 #include "graph/Build.h"
 #include "graph/TestOps.h"
 #include "runtime/Npy.h"
@@ -18,12 +19,14 @@
 #include "support/TempDir.h"
 #include "vta/Program.h"
 
+using tessel::testsupport::tesselCli;
+
 using namespace tessel;
 
 namespace {
 
 SubprocessResult tessel(std::vector<std::string> arguments, int timeoutSeconds = 300) {
-  arguments.insert(arguments.begin(), TESSEL_CLI);
+  arguments.insert(arguments.begin(), tesselCli());
   SubprocessOptions options;
   options.timeout = std::chrono::seconds(timeoutSeconds);
   return runSubprocess(arguments, options);

@@ -6,9 +6,12 @@
 #include <chrono>
 #include <cmath>
 
+#include "common/TesselCli.h"
 #include "runtime/Npy.h"
 #include "support/Subprocess.h"
 #include "support/TempDir.h"
+
+using tessel::testsupport::tesselCli;
 
 using namespace tessel;
 
@@ -17,7 +20,7 @@ namespace {
 const std::string kOnnx = std::string(TESSEL_SOURCE_DIR) + "/tests/graph/onnx/";
 
 SubprocessResult tessel(std::vector<std::string> arguments) {
-  arguments.insert(arguments.begin(), TESSEL_CLI);
+  arguments.insert(arguments.begin(), tesselCli());
   SubprocessOptions options;
   options.timeout = std::chrono::seconds(300);
   return runSubprocess(arguments, options);

@@ -12,6 +12,7 @@
 #include <random>
 
 #include "common/ErrorText.h"
+#include "common/TesselCli.h"
 #include "graph/Interpreter.h"
 #include "graph/ModelZoo.h"
 #include "graph/Operators.h"
@@ -26,13 +27,15 @@
 #include "vta/Simulator.h"
 #include "vta/VtaMeasurement.h"
 
+using tessel::testsupport::tesselCli;
+
 using namespace tessel;
 using testsupport::expectContains;
 
 namespace {
 
 SubprocessResult runTessel(std::vector<std::string> args) {
-  args.insert(args.begin(), TESSEL_CLI);
+  args.insert(args.begin(), tesselCli());
   SubprocessOptions o;
   o.timeout = std::chrono::seconds(300);
   return runSubprocess(args, o);

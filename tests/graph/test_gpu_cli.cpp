@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "common/GpuRequire.h"
+#include "common/TesselCli.h"
 #include "graph/Build.h"
 #include "graph/CliTestGraph.h"
 #include "runtime/Npy.h"
@@ -14,6 +15,8 @@
 #include "support/Files.h"
 #include "support/Subprocess.h"
 #include "support/TempDir.h"
+
+using tessel::testsupport::tesselCli;
 
 using namespace tessel;
 using namespace tessel::graph;
@@ -39,31 +42,31 @@ TEST(GpuCli, RunAndBenchmarkAnOpenclModule) {
   runtime::saveNpy(ones, dir.path() + "/ones.npy");
   std::string m = dir.path() + "/m";
 
-  expectOutput(runSubprocess({TESSEL_CLI, "run", m, "--device", "opencl", "--input", dir.path() + "/ones.npy"}),
+  expectOutput(runSubprocess({tesselCli(), "run", m, "--device", "opencl", "--input", dir.path() + "/ones.npy"}),
                "output shape [1, 8]; top-5:\n  class     7  score 63\n  class     6  score 54\n");
-  auto bench = runSubprocess({TESSEL_CLI, "benchmark", m, "--device", "opencl:0", "--repeat", "3", "--min-repeat-ms", "5"});
+  auto bench = runSubprocess({tesselCli(), "benchmark", m, "--device", "opencl:0", "--repeat", "3", "--min-repeat-ms", "5"});
   expectOutput(bench, "Mean inference time (std dev): ");
   expectOutput(bench, "device opencl:0 (");
-  expectOutput(runSubprocess({TESSEL_CLI, "run", m}), "error: " + m + ": the module was built for opencl devices, not cpu:0", 1);
-  expectOutput(runSubprocess({TESSEL_CLI, "run", m, "--device", "opencl", "--no-cuda-graph"}),
+  expectOutput(runSubprocess({tesselCli(), "run", m}), "error: " + m + ": the module was built for opencl devices, not cpu:0", 1);
+  expectOutput(runSubprocess({tesselCli(), "run", m, "--device", "opencl", "--no-cuda-graph"}),
                "error: --no-cuda-graph applies to --device cuda", 1);
-  expectOutput(runSubprocess({TESSEL_CLI, "run", m, "--device", "gpu"}), "error: ", 1);
+  expectOutput(runSubprocess({tesselCli(), "run", m, "--device", "gpu"}), "error: ", 1);
 }
 
 TEST(GpuCli, TasksOfAGpuTargetAreTheFunctionsItsBuildTunes) {
   // NCHW convolutions with their epilogues, as `tune --target` extracts them (no Winograd).
-  auto tasks = runSubprocess({TESSEL_CLI, "tasks", "--model", "resnet-18", "--image-size", "32", "--target", "cuda"});
+  auto tasks = runSubprocess({tesselCli(), "tasks", "--model", "resnet-18", "--image-size", "32", "--target", "cuda"});
   expectOutput(tasks, "Extract tasks...\n========== Task 0 ");
   expectOutput(tasks, "conv2d_nchw");
   EXPECT_EQ(tasks.output.find("winograd"), std::string::npos) << tasks.output;
   // Each task's templates, as `tune` tunes it: the specific one, then gpu_default.
   expectOutput(tasks, "GPU templates (`tessel tune` tunes each task with these):\n  Task  0  conv2d_nchw.cuda, gpu_default\n");
   expectOutput(tasks, "  dense_small_batch.cuda, gpu_default\n");
-  auto mobilenet = runSubprocess({TESSEL_CLI, "tasks", "--model", "mobilenet", "--image-size", "32", "--target", "opencl"});
+  auto mobilenet = runSubprocess({tesselCli(), "tasks", "--model", "mobilenet", "--image-size", "32", "--target", "opencl"});
   expectOutput(mobilenet, "  depthwise_conv2d_nchw.cuda, gpu_default\n");
-  expectOutput(runSubprocess({TESSEL_CLI, "tasks", "--model", "resnet-18", "--target", "opencl", "--target-host", "mali"}),
+  expectOutput(runSubprocess({tesselCli(), "tasks", "--model", "resnet-18", "--target", "opencl", "--target-host", "mali"}),
                "--target-host 'mali' with --target 'opencl': not a CPU target", 1);
-  expectOutput(runSubprocess({TESSEL_CLI, "tasks", "--model", "resnet-18", "--target", "mali"}),
+  expectOutput(runSubprocess({tesselCli(), "tasks", "--model", "resnet-18", "--target", "mali"}),
                "error: target 'mali' is unknown: networks build for \"cpu ...\" (or \"llvm ...\"), cuda, \"opencl ...\" and vta",
                1);
 }
@@ -71,40 +74,40 @@ TEST(GpuCli, TasksOfAGpuTargetAreTheFunctionsItsBuildTunes) {
 TEST(GpuCli, CompileForOpenclAndCuda) {
   TESSEL_REQUIRE_OPENCL();
   TempDir dir;
-  auto compiled = runSubprocess({TESSEL_CLI, "compile", "--model", "mobilenet-v2", "--target", "opencl", "-o", dir.path() + "/cl"});
+  auto compiled = runSubprocess({tesselCli(), "compile", "--model", "mobilenet-v2", "--target", "opencl", "-o", dir.path() + "/cl"});
   expectOutput(compiled, "compiled mobilenet-v2 for opencl into " + dir.path() + "/cl: ");
   expectOutput(compiled, "limits of opencl:0 (");
   EXPECT_TRUE(std::filesystem::exists(dir.path() + "/cl/kernels.cl"));
   // GPU targets keep the network in NCHW (the default layout there): no image transposed.
   std::string plan = readFile(dir.path() + "/cl/graph.json", file_kinds::kGraphPlan);
   EXPECT_EQ(plan.find("transpose"), std::string::npos);
-  expectOutput(runSubprocess({TESSEL_CLI, "run", dir.path() + "/cl", "--device", "opencl"}), "output shape [1, 1000]; top-5:");
+  expectOutput(runSubprocess({tesselCli(), "run", dir.path() + "/cl", "--device", "opencl"}), "output shape [1, 1000]; top-5:");
   // CUDA: NVRTC builds the cubin here; the build names the profile when no GPU is present.
-  auto cuda = runSubprocess({TESSEL_CLI, "compile", "--model", "squeezenet_v1.1", "--target", "cuda", "-o", dir.path() + "/cu"});
+  auto cuda = runSubprocess({tesselCli(), "compile", "--model", "squeezenet_v1.1", "--target", "cuda", "-o", dir.path() + "/cu"});
   expectOutput(cuda, "compiled squeezenet_v1.1 for cuda into ");
   EXPECT_TRUE(std::filesystem::exists(dir.path() + "/cu/kernels.cubin"));
-  expectOutput(runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--target", "cuda", "--naive", "-o", dir.path() + "/n"}),
+  expectOutput(runSubprocess({tesselCli(), "compile", "--model", "resnet-18", "--target", "cuda", "--naive", "-o", dir.path() + "/n"}),
                "error: --naive: a GPU kernel needs its loops bound to blocks and threads", 1);
   // Channel tiles: the rule's (auto) or one asked for; a CPU build has none.
-  auto tiled = runSubprocess({TESSEL_CLI, "compile", "--model", "squeezenet_v1.1", "--target", "opencl", "--channel-tile", "4", "-o",
+  auto tiled = runSubprocess({tesselCli(), "compile", "--model", "squeezenet_v1.1", "--target", "opencl", "--channel-tile", "4", "-o",
                               dir.path() + "/t"});
   expectOutput(tiled, "compiled squeezenet_v1.1 for opencl");
-  expectOutput(runSubprocess({TESSEL_CLI, "run", dir.path() + "/t", "--device", "opencl"}), "output shape [1, 1000]; top-5:");
-  expectOutput(runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--target", "cuda", "--channel-tile", "3", "-o",
+  expectOutput(runSubprocess({tesselCli(), "run", dir.path() + "/t", "--device", "opencl"}), "output shape [1, 1000]; top-5:");
+  expectOutput(runSubprocess({tesselCli(), "compile", "--model", "resnet-18", "--target", "cuda", "--channel-tile", "3", "-o",
                               dir.path() + "/x"}),
                "error: --channel-tile: '3' is not auto, 1, 2 or 4", 1);
-  expectOutput(runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--channel-tile", "2", "-o", dir.path() + "/y"}),
+  expectOutput(runSubprocess({tesselCli(), "compile", "--model", "resnet-18", "--channel-tile", "2", "-o", dir.path() + "/y"}),
                "error: --channel-tile applies to GPU targets (cuda, opencl)", 1);
   // Reductions split across threads: asked for everywhere the axis divides, or never.
-  auto split = runSubprocess({TESSEL_CLI, "compile", "--model", "squeezenet_v1.1", "--target", "opencl", "--reduction-parts", "4",
+  auto split = runSubprocess({tesselCli(), "compile", "--model", "squeezenet_v1.1", "--target", "opencl", "--reduction-parts", "4",
                               "-o", dir.path() + "/s"});
   expectOutput(split, "compiled squeezenet_v1.1 for opencl");
   EXPECT_NE(readFile(dir.path() + "/s/kernels.cl").find("barrier(CLK_LOCAL_MEM_FENCE);"), std::string::npos);
-  expectOutput(runSubprocess({TESSEL_CLI, "run", dir.path() + "/s", "--device", "opencl"}), "output shape [1, 1000]; top-5:");
-  expectOutput(runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--target", "cuda", "--reduction-parts", "3", "-o",
+  expectOutput(runSubprocess({tesselCli(), "run", dir.path() + "/s", "--device", "opencl"}), "output shape [1, 1000]; top-5:");
+  expectOutput(runSubprocess({tesselCli(), "compile", "--model", "resnet-18", "--target", "cuda", "--reduction-parts", "3", "-o",
                               dir.path() + "/x"}),
                "error: --reduction-parts: '3' is not auto, 1, 2, 4, 8 or 16", 1);
-  expectOutput(runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--reduction-parts", "2", "-o", dir.path() + "/y"}),
+  expectOutput(runSubprocess({tesselCli(), "compile", "--model", "resnet-18", "--reduction-parts", "2", "-o", dir.path() + "/y"}),
                "error: --reduction-parts applies to GPU targets (cuda, opencl)", 1);
 }
 
@@ -114,7 +117,7 @@ TEST(GpuCli, CudaBuildsTakeTheRecordsShippedForTheirArchitecture) {
   // fails here); --no-shipped-records and an explicit default-schedule rule build the defaults.
   TempDir dir;
   for (const std::string model : {"resnet-18", "resnet-50", "mobilenet-v2"}) {
-    auto r = runSubprocess({TESSEL_CLI, "compile", "--model", model, "--target", "cuda", "-o", dir.path() + "/" + model});
+    auto r = runSubprocess({tesselCli(), "compile", "--model", model, "--target", "cuda", "-o", dir.path() + "/" + model});
     expectOutput(r, "using shipped records for cuda (cuda/sm_90): ");
     EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
     // Every kernel but the flatten (a copy no tuning task covers) takes a shipped record.
@@ -123,24 +126,24 @@ TEST(GpuCli, CudaBuildsTakeTheRecordsShippedForTheirArchitecture) {
     ASSERT_EQ(std::sscanf(line.c_str(), "using shipped records for cuda (cuda/sm_90): %d of %d kernels", &used, &all), 2) << line;
     EXPECT_GE(used, all - 1) << r.output;
   }
-  auto none = runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--target", "cuda", "--no-shipped-records", "-o", dir.path() + "/none"});
+  auto none = runSubprocess({tesselCli(), "compile", "--model", "resnet-18", "--target", "cuda", "--no-shipped-records", "-o", dir.path() + "/none"});
   EXPECT_EQ(none.output.find("shipped"), std::string::npos) << none.output;
-  auto rule = runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--target", "cuda", "--channel-tile", "2", "-o", dir.path() + "/rule"});
+  auto rule = runSubprocess({tesselCli(), "compile", "--model", "resnet-18", "--target", "cuda", "--channel-tile", "2", "-o", dir.path() + "/rule"});
   EXPECT_EQ(rule.exitCode, 0) << rule.output;
   EXPECT_EQ(rule.output.find("shipped"), std::string::npos) << rule.output;
   // OpenCL devices have nothing in common to ship for: no records, no message.
-  auto cl = runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--target", "opencl", "-o", dir.path() + "/cl"});
+  auto cl = runSubprocess({tesselCli(), "compile", "--model", "resnet-18", "--target", "opencl", "-o", dir.path() + "/cl"});
   EXPECT_EQ(cl.output.find("shipped"), std::string::npos) << cl.output;
 }
 
 TEST(GpuCli, QueryTheHardwareParametersOfADevice) {
   TESSEL_REQUIRE_OPENCL();
-  auto one = runSubprocess({TESSEL_CLI, "query", "--device", "opencl", "--hardware", "max_threads_per_block"});
+  auto one = runSubprocess({tesselCli(), "query", "--device", "opencl", "--hardware", "max_threads_per_block"});
   expectOutput(one, std::to_string(runtime::openclDeviceInfo(0).maxThreadsPerBlock) + "\n");
-  auto all = runSubprocess({TESSEL_CLI, "query", "--device", "opencl"});
+  auto all = runSubprocess({tesselCli(), "query", "--device", "opencl"});
   for (const char* key : {"max_threads_per_block", "max_shared_memory_per_block", "warp_size", "max_vthread_extent"})
     expectOutput(all, key);
-  expectOutput(runSubprocess({TESSEL_CLI, "query", "--device", "opencl", "--hardware", "cores"}),
+  expectOutput(runSubprocess({tesselCli(), "query", "--device", "opencl", "--hardware", "cores"}),
                "error: --hardware cores: opencl has no such parameter", 1);
-  expectOutput(runSubprocess({TESSEL_CLI, "query", "--device", "cpu"}), "error: device 'cpu:0' is not a GPU", 1);
+  expectOutput(runSubprocess({tesselCli(), "query", "--device", "cpu"}), "error: device 'cpu:0' is not a GPU", 1);
 }

@@ -1,11 +1,14 @@
 // `tessel run` and `tessel benchmark` on a module directory the graph layer built.
 #include <gtest/gtest.h>
 
+#include "common/TesselCli.h"
 #include "graph/Build.h"
 #include "graph/CliTestGraph.h"
 #include "runtime/Npy.h"
 #include "support/Subprocess.h"
 #include "support/TempDir.h"
+
+using tessel::testsupport::tesselCli;
 
 using namespace tessel;
 using namespace tessel::graph;
@@ -13,28 +16,28 @@ using namespace tessel::graph;
 namespace {
 
 TEST(ModuleCli, RunAndBenchmark) {
-  Graph g = testsupport::diagonalMatmulGraph();
+  Graph g = graph::testsupport::diagonalMatmulGraph();
   TempDir dir;
   buildGraph(g, dir.path() + "/m");
   auto ones = runtime::Tensor::empty({1, 8}, DataType::float32());
   for (int i = 0; i < 8; ++i) ones.dataAs<float>()[i] = 1.0f;
   runtime::saveNpy(ones, dir.path() + "/ones.npy");
 
-  auto run = runSubprocess({TESSEL_CLI, "run", dir.path() + "/m", "--input", dir.path() + "/ones.npy"});
+  auto run = runSubprocess({tesselCli(), "run", dir.path() + "/m", "--input", dir.path() + "/ones.npy"});
   ASSERT_TRUE(run.ok()) << run.output;
   EXPECT_NE(run.output.find("output shape [1, 8]; top-5:\n  class     7  score 63\n  class     6  score 54\n"), std::string::npos)
       << run.output;
-  auto random = runSubprocess({TESSEL_CLI, "run", dir.path() + "/m", "--random"});
+  auto random = runSubprocess({tesselCli(), "run", dir.path() + "/m", "--random"});
   EXPECT_TRUE(random.ok()) << random.output;
-  auto bench = runSubprocess({TESSEL_CLI, "benchmark", dir.path() + "/m", "--repeat", "3", "--min-repeat-ms", "5"});
+  auto bench = runSubprocess({tesselCli(), "benchmark", dir.path() + "/m", "--repeat", "3", "--min-repeat-ms", "5"});
   ASSERT_TRUE(bench.ok()) << bench.output;
   // (A busy machine adds a line before it saying so.)
   EXPECT_NE(bench.output.find("Mean inference time (std dev): "), std::string::npos) << bench.output;
 
-  auto wrongInput = runSubprocess({TESSEL_CLI, "run", dir.path() + "/m", "--input", dir.path() + "/m/params.bin"});
+  auto wrongInput = runSubprocess({tesselCli(), "run", dir.path() + "/m", "--input", dir.path() + "/m/params.bin"});
   EXPECT_EQ(wrongInput.exitCode, 1);
   EXPECT_NE(wrongInput.output.find("error: "), std::string::npos) << wrongInput.output;
-  auto missing = runSubprocess({TESSEL_CLI, "benchmark", dir.path() + "/none"});
+  auto missing = runSubprocess({tesselCli(), "benchmark", dir.path() + "/none"});
   EXPECT_EQ(missing.exitCode, 1);
   EXPECT_NE(missing.output.find("none/graph.json"), std::string::npos) << missing.output;
 }

@@ -4,12 +4,15 @@
 
 #include <cstring>
 
+#include "common/TesselCli.h"
 #include "graph/GraphParams.h"
 #include "graph/ModelZoo.h"
 #include "runtime/Params.h"
 #include "support/Files.h"
 #include "support/Subprocess.h"
 #include "support/TempDir.h"
+
+using tessel::testsupport::tesselCli;
 
 using namespace tessel;
 using namespace tessel::graph;
@@ -23,7 +26,7 @@ void expectIn(const std::string& text, const std::string& part) {
 TEST(ParamsCli, WritesTheZooParametersAndCompilesWithThem) {
   TempDir dir;
   std::string nchw = dir.path() + "/nchw.params";
-  auto written = runSubprocess({TESSEL_CLI, "params", "--model", "squeezenet_v1.1", "-o", nchw});
+  auto written = runSubprocess({tesselCli(), "params", "--model", "squeezenet_v1.1", "-o", nchw});
   ASSERT_TRUE(written.ok()) << written.output;
   expectIn(written.output, "wrote the 52 parameters of squeezenet_v1.1 (NCHW, 1235496 values)");
   Graph zoo = buildModel("squeezenet_v1.1");
@@ -41,7 +44,7 @@ TEST(ParamsCli, WritesTheZooParametersAndCompilesWithThem) {
   Graph reseeded = buildModel("squeezenet_v1.1", other);
   std::string otherFile = dir.path() + "/seed5.params";
   saveGraphParams(reseeded, otherFile);
-  auto compiled = runSubprocess({TESSEL_CLI, "compile", "--model", "squeezenet_v1.1", "--params", otherFile, "--no-optimize",
+  auto compiled = runSubprocess({tesselCli(), "compile", "--model", "squeezenet_v1.1", "--params", otherFile, "--no-optimize",
                                  "--desired-layout", "keep", "-o", dir.path() + "/module"});
   ASSERT_TRUE(compiled.ok()) << compiled.output;
   expectIn(compiled.output, "weights from " + otherFile);
@@ -54,39 +57,39 @@ TEST(ParamsCli, WritesTheZooParametersAndCompilesWithThem) {
 TEST(ParamsCli, BadFilesAndOptionsAreErrors) {
   TempDir dir;
   std::string nhwc = dir.path() + "/nhwc.params";
-  ASSERT_TRUE(runSubprocess({TESSEL_CLI, "params", "--model", "squeezenet_v1.1", "--layout", "NHWC", "-o", nhwc}).ok());
+  ASSERT_TRUE(runSubprocess({tesselCli(), "params", "--model", "squeezenet_v1.1", "--layout", "NHWC", "-o", nhwc}).ok());
   // An NHWC file for the NCHW network: the error says a params file is layout-specific.
-  auto wrongLayout = runSubprocess({TESSEL_CLI, "compile", "--model", "squeezenet_v1.1", "--params", nhwc, "-o", dir.path() + "/m"});
+  auto wrongLayout = runSubprocess({tesselCli(), "compile", "--model", "squeezenet_v1.1", "--params", nhwc, "-o", dir.path() + "/m"});
   EXPECT_EQ(wrongLayout.exitCode, 1);
   expectIn(wrongLayout.output, nhwc);
   expectIn(wrongLayout.output, "layout-specific");
   // Another network's file: the parameters it lacks and the ones it has in excess.
-  auto wrongModel = runSubprocess({TESSEL_CLI, "compile", "--model", "mobilenet-v2", "--layout", "NHWC", "--params", nhwc, "-o",
+  auto wrongModel = runSubprocess({tesselCli(), "compile", "--model", "mobilenet-v2", "--layout", "NHWC", "--params", nhwc, "-o",
                                    dir.path() + "/m"});
   EXPECT_EQ(wrongModel.exitCode, 1);
   expectIn(wrongModel.output, "missing from the file");
   expectIn(wrongModel.output, "that the graph does not have");
 
-  auto missing = runSubprocess({TESSEL_CLI, "compile", "--model", "squeezenet_v1.1", "--params", dir.path() + "/none.params", "-o",
+  auto missing = runSubprocess({tesselCli(), "compile", "--model", "squeezenet_v1.1", "--params", dir.path() + "/none.params", "-o",
                                 dir.path() + "/m"});
   EXPECT_EQ(missing.exitCode, 1);
   expectIn(missing.output, "none.params");
   std::string cut = dir.path() + "/cut.params";
   std::string bytes = readFile(nhwc);
   writeFile(cut, bytes.substr(0, bytes.size() - 100));
-  auto truncated = runSubprocess({TESSEL_CLI, "compile", "--model", "squeezenet_v1.1", "--layout", "NHWC", "--params", cut, "-o",
+  auto truncated = runSubprocess({tesselCli(), "compile", "--model", "squeezenet_v1.1", "--layout", "NHWC", "--params", cut, "-o",
                                   dir.path() + "/m"});
   EXPECT_EQ(truncated.exitCode, 1);
   expectIn(truncated.output, "truncated");
 
-  auto unknown = runSubprocess({TESSEL_CLI, "params", "--model", "alexnet", "-o", dir.path() + "/x.params"});
+  auto unknown = runSubprocess({tesselCli(), "params", "--model", "alexnet", "-o", dir.path() + "/x.params"});
   EXPECT_EQ(unknown.exitCode, 1);
   expectIn(unknown.output, "unknown model 'alexnet' (known: resnet-18");
   expectIn(unknown.output, "inception_v3");
-  auto batch = runSubprocess({TESSEL_CLI, "params", "--model", "vgg-11", "--batch", "0", "-o", dir.path() + "/x.params"});
+  auto batch = runSubprocess({tesselCli(), "params", "--model", "vgg-11", "--batch", "0", "-o", dir.path() + "/x.params"});
   EXPECT_EQ(batch.exitCode, 2);  // a usage error: refused where the command line is read
   expectIn(batch.output, "--batch: 0 is out of range [1, 65536]");
-  auto layout = runSubprocess({TESSEL_CLI, "params", "--model", "vgg-11", "--layout", "NCWH", "-o", dir.path() + "/x.params"});
+  auto layout = runSubprocess({tesselCli(), "params", "--model", "vgg-11", "--layout", "NCWH", "-o", dir.path() + "/x.params"});
   EXPECT_EQ(layout.exitCode, 1);
   expectIn(layout.output, "unknown layout 'NCWH'");
 }

@@ -10,9 +10,12 @@
 #include <regex>
 #include <thread>
 
+#include "common/TesselCli.h"
 #include "rpc/TrackerClient.h"
 #include "support/Error.h"
 #include "support/Files.h"
+
+using tessel::testsupport::tesselCli;
 
 namespace tessel::rpctest {
 
@@ -89,7 +92,7 @@ int boundPort(const std::string& output) {
 Cluster::Cluster() : dir_("tessel-rpc-test") {}
 
 void Cluster::startTracker(int port, const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {TESSEL_CLI, "tracker", "--host", "127.0.0.1", "--port", std::to_string(port),
+  std::vector<std::string> argv = {tesselCli(), "tracker", "--host", "127.0.0.1", "--port", std::to_string(port),
                                    "--heartbeat-interval", "0.2", "--device-timeout",
                                    fmt::format("{}", deviceTimeout)};
   if (!token.empty()) argv.insert(argv.end(), {"--token", token});
@@ -101,7 +104,7 @@ void Cluster::startTracker(int port, const std::vector<std::string>& extra) {
 
 size_t Cluster::startServer(const std::string& key, const std::vector<std::string>& extra, bool waitRegistered) {
   size_t index = servers_.size();
-  std::vector<std::string> argv = {TESSEL_CLI, "server", "--tracker", trackerAddress(), "--key", key, "--host",
+  std::vector<std::string> argv = {tesselCli(), "server", "--tracker", trackerAddress(), "--key", key, "--host",
                                    "127.0.0.1", "--port", "0", "--name", fmt::format("server{}", index)};
   if (!token.empty()) argv.insert(argv.end(), {"--token", token});
   argv.insert(argv.end(), extra.begin(), extra.end());

@@ -12,6 +12,7 @@
 #include "RpcTestSupport.h"
 #include "common/ErrorText.h"
 #include "common/GpuRequire.h"
+#include "common/TesselCli.h"
 #include "ops/Examples.h"
 #include "rpc/DeviceSession.h"
 #include "rpc/GpuParametersProto.h"
@@ -23,6 +24,8 @@
 #include "tune/MeasureBatch.h"
 #include "tune/RecordLog.h"
 #include "tune/autotvm/GpuTemplates.h"
+
+using tessel::testsupport::tesselCli;
 
 using namespace tessel;
 using namespace tessel::rpctest;
@@ -114,7 +117,7 @@ TEST(GpuRpc, ServersRefuseCandidatesOfAnotherKind) {
     session.upload("k.cubin", "not a cubin");
     expectContains(errorOf([&] { session.measure(kernel, {}); }), "this server measures CPU kernels");
   }
-  auto bad = runSubprocess({TESSEL_CLI, "server", "--device", "opencl:x", "--port", "0"}, {});
+  auto bad = runSubprocess({tesselCli(), "server", "--device", "opencl:x", "--port", "0"}, {});
   EXPECT_FALSE(bad.ok());
   expectContains(bad.output, "--device opencl:x");
 }
@@ -127,7 +130,7 @@ TEST(GpuRpc, Seed003FlowTunesResnet18ConvolutionsOnAnOpenclServer) {
   std::string log = c.dir() + "/rk3399.resnet-18.log";
   SubprocessOptions o;
   o.timeout = 180s;
-  auto r = runSubprocess({TESSEL_CLI, "tune", "--model", "resnet-18", "--target", "opencl -device=mali",
+  auto r = runSubprocess({tesselCli(), "tune", "--model", "resnet-18", "--target", "opencl -device=mali",
                           "--target-host", "cpu -mtriple=aarch64-linux-gnu", "--runner", "rpc", "--key", "rk3399", "--tracker",
                           c.trackerAddress(), "--ops", "conv2d", "--tuner", "xgb", "--n-trial", "2", "--batch-size", "2",
                           "--confirm-top", "0", "--number", "1", "--repeat", "1", "--evaluate-repeat", "3", "--log", log},
@@ -155,13 +158,13 @@ TEST(GpuRpc, Seed003FlowTunesResnet18ConvolutionsOnAnOpenclServer) {
 
   // The records apply to a build of the same network (compile --records), and nonsense hosts are refused.
   std::string module = c.dir() + "/module";
-  auto compiled = runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--target", "opencl -device=mali",
+  auto compiled = runSubprocess({tesselCli(), "compile", "--model", "resnet-18", "--target", "opencl -device=mali",
                                  "--target-host", "cpu -mtriple=aarch64-linux-gnu", "--records", log, "-o", module},
                                 {});
   ASSERT_TRUE(compiled.ok()) << compiled.output;
   expectContains(compiled.output, "best records, else the default GPU schedule");
   EXPECT_TRUE(std::filesystem::exists(module + "/kernels.cl"));
-  auto nonsense = runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--target", "opencl", "--target-host", "mali", "-o",
+  auto nonsense = runSubprocess({tesselCli(), "compile", "--model", "resnet-18", "--target", "opencl", "--target-host", "mali", "-o",
                                  c.dir() + "/other"},
                                 {});
   EXPECT_FALSE(nonsense.ok());

@@ -12,10 +12,13 @@
 #include "RpcTestSupport.h"
 #include "codegen/Toolchain.h"
 #include "common/ErrorText.h"
+#include "common/TesselCli.h"
 #include "rpc/DeviceSession.h"
 #include "support/Subprocess.h"
 #include "tune/RecordLog.h"
 #include "tune/WorkerProcess.h"
+
+using tessel::testsupport::tesselCli;
 
 using namespace tessel;
 using namespace tessel::rpctest;
@@ -50,7 +53,7 @@ TEST(RpcCross, TunesADenseTaskOnAnEmulatedAarch64BoardThroughTheTracker) {
   size_t s = c.startServer("aarch64-qemu", {"--worker", TESSEL_AARCH64_WORKER, "--arch", "aarch64"});
   SubprocessOptions quick;
   quick.timeout = 30s;
-  auto hardware = runSubprocess({TESSEL_CLI, "query", "--port", std::to_string(c.trackerPort()), "--hardware",
+  auto hardware = runSubprocess({tesselCli(), "query", "--port", std::to_string(c.trackerPort()), "--hardware",
                                  "aarch64-qemu"}, quick);
   ASSERT_TRUE(hardware.ok()) << hardware.output;
   expectContains(hardware.output, fmt::format("Hardware of a 'aarch64-qemu' device (127.0.0.1:{})", c.serverPort(s)));
@@ -60,7 +63,7 @@ TEST(RpcCross, TunesADenseTaskOnAnEmulatedAarch64BoardThroughTheTracker) {
   std::string log = c.dir() + "/aarch64.log", module = c.dir() + "/module";
   SubprocessOptions o;
   o.timeout = 300s;
-  auto r = runSubprocess({TESSEL_CLI, "tune", "--model", "resnet-18", "--ops", "dense", "--target",
+  auto r = runSubprocess({tesselCli(), "tune", "--model", "resnet-18", "--ops", "dense", "--target",
                           "cpu -mtriple=aarch64-linux-gnu", "--tuner", "random", "--n-trial", "3", "--batch-size", "3",
                           "--number", "1", "--repeat", "1", "--cooldown-interval", "0", "--runner", "rpc", "--key",
                           "aarch64-qemu", "--tracker", c.trackerAddress(), "--log", log, "--no-evaluate", "-o", module},

@@ -13,11 +13,14 @@
 
 #include "RpcTestSupport.h"
 #include "common/ErrorText.h"
+#include "common/TesselCli.h"
 #include "rpc/DeviceSession.h"
 #include "rpc/HardwareInfo.h"
 #include "rpc/TrackerClient.h"
 #include "support/Subprocess.h"
 #include "tessel_rpc.grpc.pb.h"
+
+using tessel::testsupport::tesselCli;
 
 using namespace tessel;
 using namespace tessel::rpc;
@@ -29,7 +32,7 @@ using testsupport::expectContains;
 namespace {
 
 SubprocessResult query(const Cluster& c, const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> argv = {TESSEL_CLI, "query", "--host", "127.0.0.1", "--port", std::to_string(c.trackerPort())};
+  std::vector<std::string> argv = {tesselCli(), "query", "--host", "127.0.0.1", "--port", std::to_string(c.trackerPort())};
   argv.insert(argv.end(), extra.begin(), extra.end());
   SubprocessOptions o;
   o.timeout = 20s;
@@ -106,7 +109,7 @@ TEST(RpcServices, ASecondTrackerOnABusyPortFailsClearly) {
   c.startTracker();
   SubprocessOptions o;
   o.timeout = 20s;
-  auto r = runSubprocess({TESSEL_CLI, "tracker", "--host", "127.0.0.1", "--port", std::to_string(c.trackerPort())}, o);
+  auto r = runSubprocess({tesselCli(), "tracker", "--host", "127.0.0.1", "--port", std::to_string(c.trackerPort())}, o);
   EXPECT_EQ(r.exitCode, 1) << r.output;
   expectContains(r.output, fmt::format("cannot listen on 127.0.0.1:{}", c.trackerPort()));
 }
@@ -127,7 +130,7 @@ TEST(RpcServices, AWrongTokenIsRefusedClearly) {
   EXPECT_TRUE(right.ok()) << right.output;
   expectContains(right.output, "secure       1      1     0");
   // A server with the wrong token is refused and says so.
-  ChildProcess bad({TESSEL_CLI, "server", "--tracker", c.trackerAddress(), "--key", "secure", "--host", "127.0.0.1",
+  ChildProcess bad({tesselCli(), "server", "--tracker", c.trackerAddress(), "--key", "secure", "--host", "127.0.0.1",
                     "--port", "0", "--token", "guess"},
                    c.dir() + "/bad_server.log");
   EXPECT_EQ(bad.wait(), 1);
@@ -142,7 +145,7 @@ TEST(RpcServices, AWrongTokenIsRefusedClearly) {
 
 TEST(RpcServices, TheDeviceServerConfinesUploadsAndServesOneSessionAtATime) {
   Cluster c;
-  ChildProcess server({TESSEL_CLI, "server", "--host", "127.0.0.1", "--port", "0", "--max-upload-mb", "0.01"},
+  ChildProcess server({tesselCli(), "server", "--host", "127.0.0.1", "--port", "0", "--max-upload-mb", "0.01"},
                       c.dir() + "/server.log");
   ASSERT_TRUE(server.waitForOutput("bind to")) << server.output();
   std::string address = fmt::format("127.0.0.1:{}", boundPort(server.output()));
@@ -193,7 +196,7 @@ TEST(RpcServices, TheDeviceServerConfinesUploadsAndServesOneSessionAtATime) {
 
 TEST(RpcServices, UploadChunksMustFollowEachOther) {
   Cluster c;
-  ChildProcess server({TESSEL_CLI, "server", "--host", "127.0.0.1", "--port", "0"}, c.dir() + "/server.log");
+  ChildProcess server({tesselCli(), "server", "--host", "127.0.0.1", "--port", "0"}, c.dir() + "/server.log");
   ASSERT_TRUE(server.waitForOutput("bind to")) << server.output();
   auto channel = grpc::CreateChannel(fmt::format("127.0.0.1:{}", boundPort(server.output())), grpc::InsecureChannelCredentials());
   auto stub = proto::DeviceServer::NewStub(channel);
@@ -318,7 +321,7 @@ TEST(RpcServices, TlsLinksWorkAndPlainClientsAreTurnedAway) {
   expectContains(errorOf([&] { DeviceSession s(fmt::format("127.0.0.1:{}", c.serverPort(i)), {}, "plain"); }),
                  "cannot open a session");
   // A certificate file that is not one.
-  auto bad = runSubprocess({TESSEL_CLI, "tracker", "--port", "0", "--tls-cert", c.dir() + "/tracker_1.log", "--tls-key", key}, o);
+  auto bad = runSubprocess({tesselCli(), "tracker", "--port", "0", "--tls-cert", c.dir() + "/tracker_1.log", "--tls-key", key}, o);
   EXPECT_EQ(bad.exitCode, 1);
   expectContains(bad.output, "is not in PEM format");
 }
@@ -329,7 +332,7 @@ TEST(RpcServices, QueryPrintsAServersHardware) {
   size_t i = c.startServer("hw");
   SubprocessOptions o;
   o.timeout = 30s;
-  auto r = runSubprocess({TESSEL_CLI, "query", "--port", std::to_string(c.trackerPort()), "--hardware", "hw"}, o);
+  auto r = runSubprocess({tesselCli(), "query", "--port", std::to_string(c.trackerPort()), "--hardware", "hw"}, o);
   ASSERT_TRUE(r.ok()) << r.output;
   expectContains(r.output, fmt::format("Hardware of a 'hw' device (127.0.0.1:{})", c.serverPort(i)));
   auto host = queryHostHardware();
@@ -337,7 +340,7 @@ TEST(RpcServices, QueryPrintsAServersHardware) {
   EXPECT_GT(host.cores, 0);
   EXPECT_GE(host.vectorBits, 128);
   EXPECT_GT(host.l1CacheBytes, 0);
-  auto none = runSubprocess({TESSEL_CLI, "query", "--port", std::to_string(c.trackerPort()), "--hardware", "none",
+  auto none = runSubprocess({tesselCli(), "query", "--port", std::to_string(c.trackerPort()), "--hardware", "none",
                              "--wait", "0.2"}, o);
   EXPECT_EQ(none.exitCode, 1);
   expectContains(none.output, "no device of key 'none' became free within 0.2 s");

@@ -5,9 +5,12 @@
 
 #include "RpcTestSupport.h"
 #include "common/ErrorText.h"
+#include "common/TesselCli.h"
 #include "support/Files.h"
 #include "support/Subprocess.h"
 #include "tune/RecordLog.h"
+
+using tessel::testsupport::tesselCli;
 
 using namespace tessel;
 using namespace tessel::rpctest;
@@ -17,7 +20,7 @@ using testsupport::expectContains;
 namespace {
 
 std::vector<std::string> tuneCommand(const std::string& log, const std::vector<std::string>& runner) {
-  std::vector<std::string> argv = {TESSEL_CLI, "tune", "--model", "resnet-18", "--tasks", "2", "--tuner", "random",
+  std::vector<std::string> argv = {tesselCli(), "tune", "--model", "resnet-18", "--tasks", "2", "--tuner", "random",
                                    "--n-trial", "6", "--batch-size", "3", "--number", "1", "--repeat", "1",
                                    "--cooldown-interval", "0", "--log", log, "--no-evaluate"};
   argv.insert(argv.end(), runner.begin(), runner.end());
@@ -54,7 +57,7 @@ TEST(RpcTuneCli, TunesThroughTheTrackerOnThreeServers) {
   ASSERT_TRUE(c.waitForDevices("tune3", 3, 3)) << "every device is free after the run";
 
   // The tuned network, timed on one of the devices.
-  auto bench = runSubprocess({TESSEL_CLI, "benchmark", module, "--repeat", "3", "--min-repeat-ms", "0", "--runner", "rpc",
+  auto bench = runSubprocess({tesselCli(), "benchmark", module, "--repeat", "3", "--min-repeat-ms", "0", "--runner", "rpc",
                               "--key", "tune3", "--tracker", c.trackerAddress()},
                              o);
   ASSERT_TRUE(bench.ok()) << bench.output;
@@ -62,7 +65,7 @@ TEST(RpcTuneCli, TunesThroughTheTrackerOnThreeServers) {
   expectContains(bench.output, "over 3 measurements of 1 runs, on the 'tune3' device at 127.0.0.1:");
   // A module whose kernels are garbage fails on the device, which says why; the server lives on.
   writeFile(module + "/kernels.so", "not a shared library");
-  auto broken = runSubprocess({TESSEL_CLI, "benchmark", module, "--repeat", "1", "--runner", "rpc", "--key", "tune3",
+  auto broken = runSubprocess({tesselCli(), "benchmark", module, "--repeat", "1", "--runner", "rpc", "--key", "tune3",
                                "--tracker", c.trackerAddress()},
                               o);
   EXPECT_EQ(broken.exitCode, 1);

@@ -7,10 +7,13 @@
 
 #include "RpcTestSupport.h"
 #include "common/ErrorText.h"
+#include "common/TesselCli.h"
 #include "support/Subprocess.h"
 #include "tune/RecordLog.h"
 #include "vta/Simulator.h"
 #include "vta/VtaMeasurement.h"
+
+using tessel::testsupport::tesselCli;
 
 using namespace tessel;
 using namespace tessel::rpctest;
@@ -25,7 +28,7 @@ TEST(RpcVtaTune, TunesThroughTheTrackerOnTwoSimServersAndLogsEveryTrial) {
   std::string log = c.dir() + "/vta.log";
   SubprocessOptions o;
   o.timeout = 120s;
-  auto r = runSubprocess({TESSEL_CLI, "tune", "--model", "resnet-18", "--target", "vta", "--target-host", "cpu", "--runner", "rpc",
+  auto r = runSubprocess({tesselCli(), "tune", "--model", "resnet-18", "--target", "vta", "--target-host", "cpu", "--runner", "rpc",
                           "--key", "sim", "--tracker", c.trackerAddress(), "--tuner", "random", "--n-trial", "12", "--batch-size",
                           "4", "--tasks", "8", "--log", log},
                          o);
@@ -71,10 +74,10 @@ TEST(RpcVtaTune, TunesThroughTheTrackerOnTwoSimServersAndLogsEveryTrial) {
 }
 
 TEST(RpcVtaTune, ServerOptions) {
-  auto r = runSubprocess({TESSEL_CLI, "server", "--device", "vta", "--worker", "/bin/true", "--port", "0"}, {});
+  auto r = runSubprocess({tesselCli(), "server", "--device", "vta", "--worker", "/bin/true", "--port", "0"}, {});
   EXPECT_FALSE(r.ok());
   expectContains(r.output, "--device vta brings its own worker");
-  auto bad = runSubprocess({TESSEL_CLI, "server", "--device", "gpu"}, {});
+  auto bad = runSubprocess({tesselCli(), "server", "--device", "gpu"}, {});
   EXPECT_FALSE(bad.ok());
   expectContains(bad.output, "--device");
 }

@@ -5,6 +5,7 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <numeric>
@@ -43,6 +44,28 @@ TEST(GpuDevices, OpenclMemoryRoundTrips) {
   TESSEL_REQUIRE_OPENCL();
   roundTrip(Device{DeviceKind::OpenCL, 0});
   expectContains(deviceAPI(Device{DeviceKind::OpenCL, 0}).name(), "opencl (");
+}
+
+// Caught on an H200 host whose environment names its drivers "libpocl.so.2:libnvidia-opencl.so.1":
+// Ubuntu 24.04's ICD loader cut the variable at its colons in place, so every process started
+// after OpenCL was loaded (a measurement worker, a device server, `tessel query`) saw PoCL's
+// CPU as opencl:0. The loader runs in a fresh process here (a death test re-executes the
+// program), the list set before it loads.
+TEST(GpuDevices, LoadingOpenclLeavesTheDriverListForTheProgramsStartedLater) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const char* given = std::getenv("OCL_ICD_FILENAMES");
+  const std::string drivers = given && std::string(given).find(':') != std::string::npos
+                                  ? std::string(given)
+                                  : std::string("libpocl.so.2:libtessel-no-such-opencl-driver.so");
+  EXPECT_EXIT(
+      {
+        setenv("OCL_ICD_FILENAMES", drivers.c_str(), 1);
+        openclDeviceAvailable(nullptr);
+        const char* after = std::getenv("OCL_ICD_FILENAMES");
+        std::fprintf(stderr, "OCL_ICD_FILENAMES after loading: %s\n", after ? after : "(unset)");
+        std::exit(after && drivers == after ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(GpuDevices, OpenclReportsItsLimits) {

@@ -56,7 +56,9 @@ TEST(GpuRecords, BestRecordsApplyToAnOpenclBuildAndMatchTheInterpreter) {
   const std::string target = "opencl";
   passes::GpuLimits limits = graph::gpuLimitsForBuild(target);
 
-  // The last config of the first two tasks' spaces (not the fallback): measured and logged.
+  // The last config of the first two tasks with a choice (not the fallback): measured and logged.
+  // Which tasks have one depends on the device's limits: on an H200, the 32x32 network's max
+  // pool has one schedule for every thread count, since its few outputs bound the block.
   TempDir dir("tessel-gpu-records");
   std::string log = dir.path() + "/records.log";
   tune::LocalBuilder builder;
@@ -67,10 +69,9 @@ TEST(GpuRecords, BestRecordsApplyToAnOpenclBuildAndMatchTheInterpreter) {
   {
     tune::RecordLogWriter writer(log);
     auto tasks = graph::extractTasks(g);
-    ASSERT_GE(tasks.size(), 2u);
-    for (size_t t = 0; t < 2; ++t) {
+    for (size_t t = 0; t < tasks.size() && tuned.size() < 2; ++t) {
       auto task = tune::autotvm::makeGpuTuningTask(tasks[t].name, tasks[t].dag, target, limits);
-      ASSERT_GT(task->space->size(), 1u) << tasks[t].name;
+      if (task->space->size() < 2) continue;
       // The last config that instantiates (a tiled conv's last ones are over the register budget).
       uint64_t index = task->space->size() - 1;
       std::vector<schedule::StepPtr> steps;
@@ -91,6 +92,7 @@ TEST(GpuRecords, BestRecordsApplyToAnOpenclBuildAndMatchTheInterpreter) {
       tuned.insert(task->measure->workloadKey);
     }
   }
+  ASSERT_EQ(tuned.size(), 2u) << "fewer than two tasks with more than one config";
 
   auto best = tune::HistoryBest::fromLog(log, target);
   graph::BuildOptions build;

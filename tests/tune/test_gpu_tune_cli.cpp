@@ -6,11 +6,14 @@
 
 #include "common/ErrorText.h"
 #include "common/GpuRequire.h"
+#include "common/TesselCli.h"
 #include "runtime/CudaDevice.h"
 #include "runtime/OpenclDevice.h"
 #include "support/Subprocess.h"
 #include "support/TempDir.h"
 #include "tune/RecordLog.h"
+
+using tessel::testsupport::tesselCli;
 
 using namespace tessel;
 using namespace std::chrono_literals;
@@ -22,7 +25,7 @@ TEST(GpuTuneCli, TunesAnOpenclNetworkLocallyAndTimesItOnTheDevice) {
   std::string log = dir.path() + "/r18.log";
   SubprocessOptions o;
   o.timeout = 180s;
-  auto r = runSubprocess({TESSEL_CLI, "tune", "--model", "resnet-18", "--image-size", "32", "--target", "opencl", "--ops", "conv2d",
+  auto r = runSubprocess({tesselCli(), "tune", "--model", "resnet-18", "--image-size", "32", "--target", "opencl", "--ops", "conv2d",
                           "--tasks", "1,2", "--tuner", "random", "--n-trial", "3", "--batch-size", "3", "--check-correctness",
                           "--evaluate-repeat", "2", "--log", log, "-o", dir.path() + "/tuned"},
                          o);
@@ -44,7 +47,7 @@ TEST(GpuTuneCli, TunesAnOpenclNetworkLocallyAndTimesItOnTheDevice) {
 TEST(GpuTuneCli, OptionsAGpuTargetRefuses) {
   TempDir dir("tessel-gpu-tune");
   auto run = [&](std::vector<std::string> extra) {
-    std::vector<std::string> argv{TESSEL_CLI, "tune", "--model", "resnet-18", "--target", "opencl", "--log", dir.path() + "/x.log"};
+    std::vector<std::string> argv{tesselCli(), "tune", "--model", "resnet-18", "--target", "opencl", "--log", dir.path() + "/x.log"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return runSubprocess(argv, {});
   };
@@ -60,7 +63,7 @@ TEST(GpuTuneCli, OptionsAGpuTargetRefuses) {
   std::string why;
   if (!runtime::cudaDeviceAvailable(&why)) {
     // Without a GPU here, local CUDA tuning is refused before any work, saying why.
-    auto cuda = runSubprocess({TESSEL_CLI, "tune", "--model", "resnet-18", "--target", "cuda", "--log", dir.path() + "/c.log"}, {});
+    auto cuda = runSubprocess({tesselCli(), "tune", "--model", "resnet-18", "--target", "cuda", "--log", dir.path() + "/c.log"}, {});
     EXPECT_FALSE(cuda.ok());
     expectContains(cuda.output, "--target cuda --runner local: candidates run on this machine's device, and no CUDA device");
   }

@@ -53,11 +53,19 @@ tune::LocalRunnerOptions checkedRunner() {
 }
 
 /// The OpenCL C of a built candidate with `statement` at the top of its kernel's body.
-void injectIntoKernel(const tune::BuildResult& build, const std::string& statement) {
+/// Puts `statement` first in the candidate's kernel, with `FIRST_BUFFER` in it replaced by the
+/// name of the kernel's first buffer parameter.
+void injectIntoKernel(const tune::BuildResult& build, std::string statement) {
   std::string path = build.libraryPath + "/" + kOpenclCodeFile;
   std::string code = readFile(path);
   size_t kernel = code.find("__kernel");
   ASSERT_NE(kernel, std::string::npos);
+  size_t open = code.find("void ", kernel);
+  open = code.find('(', open);
+  size_t end = code.find_first_of(",)", open);
+  std::string first = code.substr(open + 1, end - open - 1);
+  first = first.substr(first.find_last_of(" *") + 1);
+  for (size_t at; (at = statement.find("FIRST_BUFFER")) != std::string::npos;) statement.replace(at, 12, first);
   size_t body = code.find('{', kernel);
   code.insert(body + 1, "\n" + statement + "\n");
   writeFile(path, code);
@@ -145,7 +153,10 @@ TEST(GpuMeasure, HangingKernelTimesOutAndWrongKernelIsAWrongAnswer) {
   auto input = fallbackCandidate(task);
   auto builds = tune::buildBatch(builder, runner, {input, input, input});
   ASSERT_TRUE(builds[0].ok() && builds[1].ok() && builds[2].ok());
-  injectIntoKernel(builds[0], "volatile int spin = 1; while (spin) {}");
+  // A loop of volatile stores to global memory: a side effect that no compiler may drop
+  // (NVIDIA's OpenCL compiler dropped a spin on a volatile private variable, and the H200 then
+  // ran the kernel to its right answer).
+  injectIntoKernel(builds[0], "for (;;) ((volatile __global float*)FIRST_BUFFER)[0] += 1.0f;");
   injectIntoKernel(builds[1], "return;");  // writes nothing: the outputs keep their garbage
   auto results = runner.run({input, input, input}, builds);
   EXPECT_EQ(results[0].errorNo, tune::MeasureErrorNo::RunTimeoutError) << results[0].errorMessage;

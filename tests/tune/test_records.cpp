@@ -536,7 +536,11 @@ TEST(HistoryBest, ShippedRecordsFillOnlyWhatTheUsersRecordsLeaveOut) {
   expectContains(history.summary(), "applied tuned records to 2 of 3 workloads (1 shipped with tessel); fallback for 1: C");
 }
 
-#ifdef TESSEL_CLI
+#ifdef TESSEL_CLI_PATH
+#include "common/TesselCli.h"
+
+using tessel::testsupport::tesselCli;
+
 // ---- the CLI ---------------------------------------------------------------------------------
 
 TEST(RecordsCli, ShowAndBest) {
@@ -557,7 +561,7 @@ TEST(RecordsCli, ShowAndBest) {
     out << "{\"version\":1,\"target\":\"c";  // torn by a kill
   }
 
-  auto show = runSubprocess({TESSEL_CLI, "records", "show", log});
+  auto show = runSubprocess({tesselCli(), "records", "show", log});
   ASSERT_TRUE(show.ok()) << show.output;
   expectContains(show.output, "warning: " + log + ": skipped 1 of 7 lines: line 7 (torn last line)");
   expectContains(show.output, "6 records of 2 tasks (1 line skipped)");
@@ -570,7 +574,7 @@ TEST(RecordsCli, ShowAndBest) {
   expectContains(show.output, "matmul: 1 step\n       C.split(");
 
   std::string out = dir.path() + "/best.log";
-  auto best = runSubprocess({TESSEL_CLI, "records", "best", log, "-o", out});
+  auto best = runSubprocess({tesselCli(), "records", "best", log, "-o", out});
   ASSERT_TRUE(best.ok()) << best.output;
   expectContains(best.output, "kept 2 of 6 records (2 tasks) in " + out);
   auto kept = readRecords(out);
@@ -579,15 +583,15 @@ TEST(RecordsCli, ShowAndBest) {
   EXPECT_EQ(kept.records[0].config->index, 2);
   EXPECT_EQ(kept.records[1].task.workloadKey, t16->workloadKey);
 
-  auto again = runSubprocess({TESSEL_CLI, "records", "best", log, "-o", out});
+  auto again = runSubprocess({tesselCli(), "records", "best", log, "-o", out});
   EXPECT_EQ(again.exitCode, 1);
   expectContains(again.output, "exists; pass --force to replace it");
 
-  auto distill = runSubprocess({TESSEL_CLI, "records", "distill", log, "-o", out, "--top", "5", "--force"});
+  auto distill = runSubprocess({tesselCli(), "records", "distill", log, "-o", out, "--top", "5", "--force"});
   ASSERT_TRUE(distill.ok()) << distill.output;
   expectContains(distill.output, "kept 3 of 6 records (2 tasks)");
 
-  auto missing = runSubprocess({TESSEL_CLI, "records", "show", dir.path() + "/nope.log"});
+  auto missing = runSubprocess({tesselCli(), "records", "show", dir.path() + "/nope.log"});
   EXPECT_EQ(missing.exitCode, 1);
   expectContains(missing.output, "error: cannot read records log " + dir.path() + "/nope.log");
 }

@@ -17,9 +17,12 @@
 
 #include "codegen/Toolchain.h"
 #include "common/ErrorText.h"
+#include "common/TesselCli.h"
 #include "support/Subprocess.h"
 #include "support/TempDir.h"
 #include "tune/RecordLog.h"
+
+using tessel::testsupport::tesselCli;
 
 using namespace tessel;
 using namespace tessel::testsupport;
@@ -35,7 +38,7 @@ std::vector<std::string> lines(const std::string& path) {
 
 // Task 2 of resnet-18 (NHWC after the passes) is a 3x3 convolution with thousands of configs.
 std::vector<std::string> tuneCommand(const std::string& log, const std::string& trials) {
-  return {TESSEL_CLI, "tune", "--model", "resnet-18", "--tasks", "2", "--tuner", "random", "--n-trial", trials,
+  return {tesselCli(), "tune", "--model", "resnet-18", "--tasks", "2", "--tuner", "random", "--n-trial", trials,
           "--batch-size", "2", "--number", "1", "--repeat", "1", "--cooldown-interval", "0", "--log", log, "--no-evaluate"};
 }
 
@@ -51,7 +54,7 @@ SubprocessResult tuneTasks(const std::string& log, const std::string& tasks, con
 
 TEST(TuneCli, AnUnknownTunerFailsBeforeAnyWork) {
   TempDir dir;
-  auto r = runSubprocess({TESSEL_CLI, "tune", "--model", "resnet-18", "--tuner", "bayes", "--log", dir.path() + "/x.log"});
+  auto r = runSubprocess({tesselCli(), "tune", "--model", "resnet-18", "--tuner", "bayes", "--log", dir.path() + "/x.log"});
   EXPECT_NE(r.exitCode, 0);
   expectContains(r.output, "Invalid tuner: bayes");
   EXPECT_EQ(r.output.find("Tuning..."), std::string::npos);
@@ -208,7 +211,7 @@ TEST(TuneCli, RecordsChooseBetweenWinogradAndTheDirectConvolution) {
   }
   slowWinograd.close();
   ASSERT_GT(edited, 0);
-  auto compiled = runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--records", dir.path() + "/slow.log",
+  auto compiled = runSubprocess({tesselCli(), "compile", "--model", "resnet-18", "--records", dir.path() + "/slow.log",
                                  "--no-shipped-records", "-o", dir.path() + "/module"},
                                 limit);
   ASSERT_TRUE(compiled.ok()) << compiled.describe() << "\n" << compiled.output;
@@ -216,10 +219,10 @@ TEST(TuneCli, RecordsChooseBetweenWinogradAndTheDirectConvolution) {
   expectContains(compiled.output, "Winograd for 8 of 13 stride-1 3x3 convolutions");
   expectContains(compiled.output, "default schedules: the rules applied to all");
   // (Two layers share that workload.) --winograd never: no Winograd layer, nothing to choose.
-  auto never = runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--winograd", "never", "-o", dir.path() + "/direct"}, limit);
+  auto never = runSubprocess({tesselCli(), "compile", "--model", "resnet-18", "--winograd", "never", "-o", dir.path() + "/direct"}, limit);
   ASSERT_TRUE(never.ok()) << never.describe() << "\n" << never.output;
   expectContains(never.output, "Winograd for 0 of 13 stride-1 3x3 convolutions");
-  auto bad = runSubprocess({TESSEL_CLI, "compile", "--model", "resnet-18", "--winograd", "3", "-o", dir.path() + "/bad"}, limit);
+  auto bad = runSubprocess({tesselCli(), "compile", "--model", "resnet-18", "--winograd", "3", "-o", dir.path() + "/bad"}, limit);
   EXPECT_EQ(bad.exitCode, 2);
   expectContains(bad.output, "--winograd: 3 not in {auto,never,2,4}");
 }
@@ -234,7 +237,7 @@ TEST(TuneCli, RecordsTunedWithoutPackingKeepTheirLayersUnpacked) {
   ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
   expectContains(r.output, "conv1_relu                   conv2d_nhwc.x86");
   auto compiled = runSubprocess(
-      {TESSEL_CLI, "compile", "--model", "resnet-18", "--records", log, "--no-shipped-records", "-o", dir.path() + "/module"}, limit);
+      {tesselCli(), "compile", "--model", "resnet-18", "--records", log, "--no-shipped-records", "-o", dir.path() + "/module"}, limit);
   ASSERT_TRUE(compiled.ok()) << compiled.describe() << "\n" << compiled.output;
   expectContains(compiled.output, "applied tuned records to 1 of 21 workloads");
   expectContains(compiled.output, "HWIO weights kept for 1 layer whose records were tuned without packing");
@@ -249,7 +252,7 @@ TEST(TuneCli, CompileUsesTheShippedRecordsOfThisCpuClass) {
   SubprocessOptions limit;
   limit.timeout = std::chrono::milliseconds(180000);
   auto compile = [&](const std::string& out, std::vector<std::string> extra) {
-    std::vector<std::string> argv = {TESSEL_CLI, "compile", "--model", "resnet-18", "-o", dir.path() + "/" + out};
+    std::vector<std::string> argv = {tesselCli(), "compile", "--model", "resnet-18", "-o", dir.path() + "/" + out};
     argv.insert(argv.end(), extra.begin(), extra.end());
     auto r = runSubprocess(argv, limit);
     EXPECT_TRUE(r.ok()) << r.describe() << "\n" << r.output;

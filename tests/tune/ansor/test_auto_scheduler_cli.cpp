@@ -8,11 +8,14 @@
 #include <set>
 
 #include "common/ErrorText.h"
+#include "common/TesselCli.h"
 #include "ops/Schedules.h"
 #include "support/Subprocess.h"
 #include "support/TempDir.h"
 #include "te/DagJson.h"
 #include "tune/RecordLog.h"
+
+using tessel::testsupport::tesselCli;
 
 using namespace tessel;
 using namespace tessel::testsupport;
@@ -20,7 +23,7 @@ using namespace tessel::testsupport;
 namespace {
 
 SubprocessResult tuneAuto(const std::string& log, const std::string& trials, const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> argv = {TESSEL_CLI, "tune",  "--model",  "resnet-18", "--tasks",  "2",  "--scheduler", "auto",
+  std::vector<std::string> argv = {tesselCli(), "tune",  "--model",  "resnet-18", "--tasks",  "2",  "--scheduler", "auto",
                                    "--n-trial", trials, "--batch-size", "2", "--number", "1", "--repeat", "1",
                                    "--log",      log,    "--no-evaluate"};
   argv.insert(argv.end(), extra.begin(), extra.end());
