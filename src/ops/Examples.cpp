@@ -47,6 +47,28 @@ Tensor conv2dNCHWTensor(const Tensor& data, const Tensor& weight, int64_t stride
       "conv2d_nchw", "conv2d_nchw", {"nn", "ff", "yy", "xx"});
 }
 
+Tensor conv2dNHWCTensor(const Tensor& data, const Tensor& weight, int64_t stride, int64_t pad) {
+  int64_t n = data.shape()[0], h = data.shape()[1], w = data.shape()[2], c = data.shape()[3];
+  int64_t r = weight.shape()[0], s = weight.shape()[1], k = weight.shape()[3];
+  int64_t oh = outSize(h, r, stride, pad), ow = outSize(w, s, stride, pad);
+  Tensor padded = compute(
+      {n, h + 2 * pad, w + 2 * pad, c},
+      [&](const std::vector<Var>& i) {
+        Expr inside = (i[1] >= Expr(pad)) && (i[1] < Expr(h + pad)) && (i[2] >= Expr(pad)) && (i[2] < Expr(w + pad));
+        return ir::ifThenElse(inside, data(i[0], i[1] - Expr(pad), i[2] - Expr(pad), i[3]), Expr(0.0f));
+      },
+      "PaddedInput", "injective,pad");
+  auto ry = reduceAxis(r, "ry"), rx = reduceAxis(s, "rx"), rc = reduceAxis(c, "rc");
+  return compute(
+      {n, oh, ow, k},
+      [&](const std::vector<Var>& i) {
+        return te::sum(padded(i[0], i[1] * Expr(stride) + ry.var, i[2] * Expr(stride) + rx.var, rc.var) *
+                           weight(ry.var, rx.var, rc.var, i[3]),
+                       {ry, rx, rc});
+      },
+      "conv2d_nhwc", "conv2d_nhwc", {"nn", "yy", "xx", "ff"});
+}
+
 }  // namespace
 
 ComputeDAG matmul(int64_t m, int64_t n, int64_t k, DataType dtype) {
@@ -67,24 +89,7 @@ ComputeDAG conv2dNCHW(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int
 ComputeDAG conv2dNHWC(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s, int64_t stride, int64_t pad) {
   auto data = placeholder({n, h, w, c}, DataType::float32(), "data");
   auto weight = placeholder({r, s, c, k}, DataType::float32(), "weight");
-  int64_t oh = outSize(h, r, stride, pad), ow = outSize(w, s, stride, pad);
-  Tensor padded = compute(
-      {n, h + 2 * pad, w + 2 * pad, c},
-      [&](const std::vector<Var>& i) {
-        Expr inside = (i[1] >= Expr(pad)) && (i[1] < Expr(h + pad)) && (i[2] >= Expr(pad)) && (i[2] < Expr(w + pad));
-        return ir::ifThenElse(inside, data(i[0], i[1] - Expr(pad), i[2] - Expr(pad), i[3]), Expr(0.0f));
-      },
-      "PaddedInput", "injective,pad");
-  auto ry = reduceAxis(r, "ry"), rx = reduceAxis(s, "rx"), rc = reduceAxis(c, "rc");
-  auto out = compute(
-      {n, oh, ow, k},
-      [&](const std::vector<Var>& i) {
-        return te::sum(padded(i[0], i[1] * Expr(stride) + ry.var, i[2] * Expr(stride) + rx.var, rc.var) *
-                           weight(ry.var, rx.var, rc.var, i[3]),
-                       {ry, rx, rc});
-      },
-      "conv2d_nhwc", "conv2d_nhwc", {"nn", "yy", "xx", "ff"});
-  return ComputeDAG({out}, {data, weight});
+  return ComputeDAG({conv2dNHWCTensor(data, weight, stride, pad)}, {data, weight});
 }
 
 ComputeDAG conv2dWinogradNHWC(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t pad, int64_t m) {
@@ -156,6 +161,21 @@ ComputeDAG conv2dBiasReluNCHW(int64_t n, int64_t c, int64_t h, int64_t w, int64_
   auto conv = conv2dNCHWTensor(data, weight, stride, pad);
   auto& cs = conv.shape();
   auto add = compute(cs, [&](const std::vector<Var>& i) { return conv(i[0], i[1], i[2], i[3]) + bias(Expr(int64_t(0)), i[1], Expr(int64_t(0)), Expr(int64_t(0))); },
+                     "T_add", "elemwise", {"ax0", "ax1", "ax2", "ax3"});
+  auto relu = compute(cs, [&](const std::vector<Var>& i) { return ir::max(add(i[0], i[1], i[2], i[3]), Expr(0.0f)); }, "T_relu",
+                      "elemwise", {"ax0", "ax1", "ax2", "ax3"});
+  return ComputeDAG({relu}, {data, weight, bias});
+}
+
+ComputeDAG conv2dBiasReluNHWC(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s, int64_t stride,
+                              int64_t pad) {
+  auto data = placeholder({n, h, w, c}, DataType::float32(), "data");
+  auto weight = placeholder({r, s, c, k}, DataType::float32(), "weight");
+  auto bias = placeholder({1, 1, 1, k}, DataType::float32(), "bias");
+  auto conv = conv2dNHWCTensor(data, weight, stride, pad);
+  auto& cs = conv.shape();
+  Expr zero(int64_t(0));
+  auto add = compute(cs, [&](const std::vector<Var>& i) { return conv(i[0], i[1], i[2], i[3]) + bias(zero, zero, zero, i[3]); },
                      "T_add", "elemwise", {"ax0", "ax1", "ax2", "ax3"});
   auto relu = compute(cs, [&](const std::vector<Var>& i) { return ir::max(add(i[0], i[1], i[2], i[3]), Expr(0.0f)); }, "T_relu",
                       "elemwise", {"ax0", "ax1", "ax2", "ax3"});

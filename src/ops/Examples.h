@@ -28,6 +28,9 @@ te::ComputeDAG conv2dWinogradNHWC(int64_t n, int64_t c, int64_t h, int64_t w, in
 /// conv2d NCHW followed by a per-channel bias and relu, as one fused function.
 te::ComputeDAG conv2dBiasReluNCHW(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s,
                                   int64_t stride, int64_t pad);
+/// The same in NHWC with HWIO weights.
+te::ComputeDAG conv2dBiasReluNHWC(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s,
+                                  int64_t stride, int64_t pad);
 
 /// An example by name with integer parameters (as `tessel lower --op NAME --shape a,b,...`):
 /// matmul M,N,K; conv2d_nchw / conv2d_nhwc / conv2d_bias_relu N,C,H,W,K,R,S,stride,pad;

@@ -1,8 +1,11 @@
-/// The shared-memory tiled schedule of a direct NCHW convolution on a GPU (TVM's conv2d_nchw
-/// CUDA template, whose knobs it takes). A block computes a tile of output channels x rows x
-/// columns; its threads are a grid over the tile (threadIdx.z, y, x along channels, rows and
-/// columns), each computing a contiguous sub-tile of `f.inner x y.inner x x.inner` outputs in
-/// registers (a local accumulator). The reduction runs in chunks of `rc x ry x rx`: per chunk
+/// The shared-memory tiled schedule of a direct NCHW or NHWC convolution on a GPU (TVM's
+/// conv2d_nchw and conv2d_nhwc CUDA templates, whose knobs it takes). A block computes a tile of
+/// output channels x rows x columns; its threads are a grid over the tile, each computing a
+/// contiguous sub-tile of `f.inner x y.inner x x.inner` outputs in registers (a local
+/// accumulator). Neighbouring threads (threadIdx.x) take neighbouring addresses of the output:
+/// columns in NCHW (threadIdx.z, y, x along channels, rows, columns), channels in NHWC
+/// (threadIdx.z, y, x along rows, columns, channels), where they also read neighbouring
+/// weights of the HWIO weight. The reduction runs in chunks of `rc x ry x rx`: per chunk
 /// the block's threads copy together the chunk's input window and weights into shared memory
 /// (each thread every `threads`-th element, neighbours on neighbouring addresses), wait at a
 /// barrier, and every thread accumulates its sub-tile from shared memory: each input read
@@ -35,13 +38,17 @@ struct GpuConv2dTile : GpuImageTile {
   int64_t threads() const { return tileThreads() * splitK; }
 };
 
-/// The convolution a tile applies to: the function's anchor must be an NCHW conv2d (not
-/// grouped, not depthwise) whose output, or the element-wise epilogue's, is the function's one
-/// output. Error naming what does not fit.
+/// The convolution a tile applies to: the function's anchor must be an NCHW or NHWC conv2d (not
+/// grouped, not depthwise, HWIO weights in NHWC) whose output, or the element-wise epilogue's,
+/// is the function's one output. Error naming what does not fit.
 struct GpuConv2dShape {
   std::string anchor;             ///< the conv2d stage
+  OpKind kind = OpKind::Conv2dNCHW;  ///< Conv2dNCHW or Conv2dNHWC
   int64_t batch = 1, channels = 0, height = 0, width = 0;  ///< of its output
   int64_t inChannels = 0, kernelHeight = 0, kernelWidth = 0;
+
+  bool nhwc() const { return kind == OpKind::Conv2dNHWC; }
+  ImageAxes axes() const { return nhwc() ? kNhwcAxes : kNchwAxes; }
 };
 GpuConv2dShape gpuConv2dShapeOf(const te::ComputeDAG& dag);
 

@@ -20,11 +20,12 @@ const te::OperationNode& gpuTileAnchor(const te::ComputeDAG& dag, OpKind kind, c
   return op;
 }
 
-std::pair<std::string, std::string> dataAndWeights(const te::OperationNode& anchor, const char* schedule) {
+std::pair<std::string, std::string> dataAndWeights(const te::OperationNode& anchor, const char* schedule, size_t weightPosition,
+                                                   size_t outputAxis) {
   std::string data, weights;
   for (const auto& access : te::ComputeDAG::accesses(anchor)) {
-    auto first = access.indices.empty() ? nullptr : access.indices[0].as<ir::VarNode>();
-    if (first == anchor.axes[1].var.node()) weights = access.producer;
+    auto index = access.indices.size() <= weightPosition ? nullptr : access.indices[weightPosition].as<ir::VarNode>();
+    if (outputAxis < anchor.axes.size() && index == anchor.axes[outputAxis].var.node()) weights = access.producer;
     else data = access.producer;
   }
   TESSEL_CHECK(!data.empty() && !weights.empty(), "{}: '{}' does not read an input and weights", schedule, anchor.name);
@@ -56,11 +57,11 @@ void addUnrollPragmas(Recorder& rec, const std::string& stage, const std::string
   if (!unrollExplicit) rec.add(std::make_shared<PragmaStep>(stage, loop, "unroll_explicit", "0"));
 }
 
-std::vector<std::string> tileImageOutput(Recorder& rec, const std::string& out, const GpuImageTile& tile) {
+std::vector<std::string> tileImageOutput(Recorder& rec, const std::string& out, const GpuImageTile& tile, const ImageAxes& axes) {
   std::vector<std::string> loops = rec.leaves(out);
-  auto f = rec.split(out, loops[1], {tile.f[1], tile.f[2]});
-  auto y = rec.split(out, loops[2], {tile.y[1], tile.y[2]});
-  auto x = rec.split(out, loops[3], {tile.x[1], tile.x[2]});
+  auto f = rec.split(out, loops[size_t(axes.channels)], {tile.f[1], tile.f[2]});
+  auto y = rec.split(out, loops[size_t(axes.rows)], {tile.y[1], tile.y[2]});
+  auto x = rec.split(out, loops[size_t(axes.columns)], {tile.x[1], tile.x[2]});
   rec.reorder(out, {loops[0], f[0], y[0], x[0], f[1], y[1], x[1], f[2], y[2], x[2]});
   std::string blocksZ = rec.fuse(out, {loops[0], f[0]});
   rec.annotate(out, blocksZ, Annotation::BlockZ);

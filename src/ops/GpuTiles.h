@@ -1,5 +1,5 @@
 /// What the tiled GPU schedules of the tuning templates share (ops/GpuConv2dTiles.h,
-/// GpuDepthwiseTiles.h, GpuDenseTiles.h): the anchor they tile, the NCHW output split into
+/// GpuDepthwiseTiles.h, GpuDenseTiles.h): the anchor they tile, the image output split into
 /// [blocks, threads, per thread] along channels, rows and columns with its bindings and unroll
 /// pragmas, the injective stages inlined (padding computed as the input is read, the epilogue
 /// as the output is stored), and the shared memory a block of the result takes.
@@ -23,12 +23,22 @@ namespace tessel::ops {
 /// naming what does not fit (`kindName`: what the anchor should be, e.g. "a direct NCHW conv2d").
 const te::OperationNode& gpuTileAnchor(const te::ComputeDAG& dag, OpKind kind, const char* schedule, const char* kindName);
 
-/// The producers an anchor reads: the input (through its padding, if any) and the weights, told
-/// apart by their first index (the weights' is the anchor's output axis 1: a convolution's
-/// output channel, a dense layer's output feature). Error starting with `schedule` otherwise.
-std::pair<std::string, std::string> dataAndWeights(const te::OperationNode& anchor, const char* schedule);
+/// Where an image's channels, rows and columns are among its four axes.
+struct ImageAxes {
+  int channels = 1, rows = 2, columns = 3;
+};
+inline constexpr ImageAxes kNchwAxes{1, 2, 3};
+inline constexpr ImageAxes kNhwcAxes{3, 1, 2};
 
-/// An NCHW output's tile: [blocks, threads, per thread] of the channels, rows and columns (the
+/// The producers an anchor reads: the input (through its padding, if any) and the weights, told
+/// apart by one index: the weights' index at `weightPosition` is the anchor's output axis
+/// `outputAxis` (the defaults: the first index is axis 1, as an OIHW convolution's output
+/// channel or a dense layer's output feature; an NHWC convolution's HWIO weights: 3 and 3).
+/// Error starting with `schedule` otherwise.
+std::pair<std::string, std::string> dataAndWeights(const te::OperationNode& anchor, const char* schedule, size_t weightPosition = 0,
+                                                   size_t outputAxis = 1);
+
+/// An image output's tile: [blocks, threads, per thread] of the channels, rows and columns (the
 /// product of each covers its axis; the blocks part may round up), and the unroll pragmas.
 struct GpuImageTile {
   std::array<int64_t, 3> f{}, y{}, x{};
@@ -46,8 +56,9 @@ void checkTileCovers(const char* schedule, const char* what, const std::array<in
 /// The output's loops split by the tile: [n x f blocks, y blocks, x blocks, f threads, y
 /// threads, x threads, the thread's sub-tile], the blocks bound (z, y, x) and the unroll
 /// pragmas on the outermost loop. The thread loops are left for the caller to bind. Returns
-/// the loops, outermost first.
-std::vector<std::string> tileImageOutput(Recorder& rec, const std::string& out, const GpuImageTile& tile);
+/// the loops, outermost first. `axes`: where the output's channels, rows and columns are.
+std::vector<std::string> tileImageOutput(Recorder& rec, const std::string& out, const GpuImageTile& tile,
+                                         const ImageAxes& axes = kNchwAxes);
 
 /// `shared` (a shared-memory copy read by `reader`) computed at `at` of the reader, its window
 /// copied by the block's threads together, in element order with thread x fastest, so that

@@ -62,6 +62,9 @@ TEST(GpuCli, TasksOfAGpuTargetAreTheFunctionsItsBuildTunes) {
   // Each task's templates, as `tune` tunes it: the specific one, then gpu_default.
   expectOutput(tasks, "GPU templates (`tessel tune` tunes each task with these):\n  Task  0  conv2d_nchw.cuda, gpu_default\n");
   expectOutput(tasks, "  dense_small_batch.cuda, gpu_default\n");
+  auto nhwc = runSubprocess(
+      {tesselCli(), "tasks", "--model", "resnet-18", "--image-size", "32", "--target", "cuda", "--desired-layout", "NHWC"});
+  expectOutput(nhwc, "  Task  0  conv2d_nhwc.cuda, gpu_default\n");
   auto mobilenet = runSubprocess({tesselCli(), "tasks", "--model", "mobilenet", "--image-size", "32", "--target", "opencl"});
   expectOutput(mobilenet, "  depthwise_conv2d_nchw.cuda, gpu_default\n");
   expectOutput(runSubprocess({tesselCli(), "tasks", "--model", "resnet-18", "--target", "opencl", "--target-host", "mali"}),

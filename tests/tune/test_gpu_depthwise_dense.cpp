@@ -49,12 +49,12 @@ struct Case {
 };
 
 /// The zoo network's functions as a GPU build extracts them (NCHW, one function per convolution).
-std::vector<graph::Task> zooTasks(const std::string& model, int64_t imageSize) {
+std::vector<graph::Task> zooTasks(const std::string& model, int64_t imageSize, ops::Layout layout = ops::Layout::NCHW) {
   graph::ModelOptions zoo;
   zoo.imageSize = imageSize;
   zoo.classes = 10;
   graph::OptimizeOptions passes;
-  passes.desiredLayout = ops::Layout::NCHW;
+  passes.desiredLayout = layout;
   passes.fuseSeparable = false;
   return graph::extractTasks(graph::optimizeGraph(graph::buildModel(model, zoo), passes));
 }
@@ -246,7 +246,7 @@ void printSpace(const char* name, const te::ComputeDAG& dag, const GpuTemplateSp
 
 }  // namespace
 
-TEST(GpuTemplateTable, PicksDepthwiseAndDenseTemplatesForTheZooNetworks) {
+TEST(GpuTemplateTable, PicksTheSpecificTemplatesForTheZooNetworks) {
   for (const char* model : {"mobilenet", "mobilenet-v2", "resnet-18"}) {
     int depthwise = 0, dense = 0, other = 0;
     for (const auto& t : zooTasks(model, 32)) {
@@ -272,6 +272,17 @@ TEST(GpuTemplateTable, PicksDepthwiseAndDenseTemplatesForTheZooNetworks) {
     EXPECT_EQ(depthwise > 0, std::string(model) != "resnet-18") << model;
     EXPECT_EQ(dense, 1) << model;
   }
+  // A network built in NHWC (--desired-layout NHWC) has its direct convolutions tiled by
+  // conv2d_nhwc.cuda.
+  int nhwc = 0;
+  for (const auto& t : zooTasks("resnet-18", 32, ops::Layout::NHWC)) {
+    SCOPED_TRACE("resnet-18 NHWC " + t.dag.outputNames()[0]);
+    if (anchorKind(t.dag) != ops::OpKind::Conv2dNHWC) continue;
+    EXPECT_EQ(gpuTemplateFor(t.dag).value_or(""), "conv2d_nhwc.cuda");
+    EXPECT_EQ(gpuTemplatesTuned(t.dag), (std::vector<std::string>{"conv2d_nhwc.cuda", kGpuDefaultTemplate}));
+    ++nhwc;
+  }
+  EXPECT_GE(nhwc, 11);
   // Not the depthwise template: NHWC; a batch of 32 is the large-batch dense template's; a
   // matmul (B not transposed) is gpu_default's.
   EXPECT_FALSE(gpuDepthwiseTemplateApplies(ops::conv2dNHWC(1, 8, 8, 8, 8, 3, 3, 1, 1)));

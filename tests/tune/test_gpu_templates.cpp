@@ -1,4 +1,5 @@
-// The GPU templates (tune/autotvm/GpuConvTemplates.h): their spaces on the zoo's conv shapes,
+// The GPU conv templates (tune/autotvm/GpuConvTemplates.h: conv2d_nchw.cuda and
+// conv2d_nhwc.cuda): their spaces on the zoo's conv shapes,
 // and the fallback plus random configs of each, lowered for the GPU, built for OpenCL and run on
 // the first OpenCL device (PoCL here) against the reference; the same kernels compiled for
 // CUDA by NVRTC, and run where a GPU is (`make test-gpu`).
@@ -27,8 +28,8 @@ struct ConvCase {
 };
 
 /// Small versions of the zoo's conv kinds: 3x3 stride 1 and 2, 1x1 (resnet-50's bottlenecks),
-/// the 7x7 stem over 3 channels, and a fused bias + ReLU epilogue; odd extents leave ragged
-/// copies of the shared windows.
+/// the 7x7 stem over 3 channels, and a fused bias + ReLU epilogue, in NCHW and NHWC; odd
+/// extents leave ragged copies of the shared windows.
 std::vector<ConvCase> convCases() {
   return {
       {"conv3x3", ops::conv2dNCHW(1, 8, 14, 14, 16, 3, 3, 1, 1)},
@@ -36,6 +37,10 @@ std::vector<ConvCase> convCases() {
       {"conv1x1", ops::conv2dNCHW(1, 16, 7, 7, 24, 1, 1, 1, 0)},
       {"stem7x7", ops::conv2dNCHW(1, 3, 20, 20, 8, 7, 7, 2, 3)},
       {"conv_bias_relu", ops::conv2dBiasReluNCHW(1, 8, 10, 10, 16, 3, 3, 1, 1)},
+      {"nhwc_conv3x3", ops::conv2dNHWC(1, 8, 14, 14, 16, 3, 3, 1, 1)},
+      {"nhwc_conv3x3_stride2", ops::conv2dNHWC(1, 6, 15, 15, 12, 3, 3, 2, 1)},
+      {"nhwc_conv1x1", ops::conv2dNHWC(1, 16, 7, 7, 24, 1, 1, 1, 0)},
+      {"nhwc_conv_bias_relu", ops::conv2dBiasReluNHWC(1, 8, 10, 10, 16, 3, 3, 1, 1)},
   };
 }
 
@@ -75,7 +80,7 @@ std::vector<ConfigEntity> configsOf(const GpuTemplateSpace& t, int randomCount, 
 void buildAndRun(const std::string& target, bool run) {
   passes::GpuLimits limits = passes::GpuLimits::forTarget(target);
   uint64_t seed = 3;
-  int built = 0, splitK = 0;
+  int built = 0, splitK = 0, nhwc = 0;
   for (auto& c : convCases()) {
     GpuTemplateSpace t = gpuConv2dTemplate(c.dag, limits);
     for (const ConfigEntity& config : configsOf(t, 3, seed++)) {
@@ -92,6 +97,7 @@ void buildAndRun(const std::string& target, bool run) {
       }
       ++built;
       splitK += gpuConv2dTileOf(config).splitK > 1;
+      nhwc += ops::gpuConv2dShapeOf(c.dag).nhwc();
       // The template's count of shared memory (what it refuses configs by) is the kernel's.
       EXPECT_EQ(ops::sharedMemoryBytes(t.instantiateState(config)),
                 binary.source.manifest["kernels"][0]["launch"]["shared_bytes"].get<int64_t>());
@@ -103,22 +109,27 @@ void buildAndRun(const std::string& target, bool run) {
       EXPECT_LT(kernelcheck::runGpuAndCompare(module.kernel(c.name), data), 1e-4) << binary.source.code;
     }
   }
-  // Most configs build; the split-K ones among them.
-  EXPECT_GE(built, 15);
-  EXPECT_GE(splitK, 5);
+  // Most configs build; the split-K ones and the NHWC ones among them.
+  EXPECT_GE(built, 27);
+  EXPECT_GE(splitK, 9);
+  EXPECT_GE(nhwc, 12);
 }
 
 }  // namespace
 
 TEST(GpuConv2dTemplate, SpacesOfTheZooShapesHoldTheFallbackAndArePruned) {
-  // resnet-18's 56x56x64 3x3 conv, its stride-2 128-channel one and a 7x7x512 one on an H100.
+  // resnet-18's 56x56x64 3x3 conv, its stride-2 128-channel one and a 7x7x512 one on an H100,
+  // in both layouts.
   passes::GpuLimits limits = passes::GpuLimits::cudaSm90();
   for (auto dag : {ops::conv2dNCHW(1, 64, 56, 56, 64, 3, 3, 1, 1), ops::conv2dNCHW(1, 64, 56, 56, 128, 3, 3, 2, 1),
-                   ops::conv2dNCHW(1, 512, 7, 7, 512, 3, 3, 1, 1)}) {
-    ASSERT_TRUE(gpuConv2dTemplateApplies(dag));
+                   ops::conv2dNCHW(1, 512, 7, 7, 512, 3, 3, 1, 1), ops::conv2dNHWC(1, 64, 56, 56, 64, 3, 3, 1, 1),
+                   ops::conv2dNHWC(1, 64, 56, 56, 128, 3, 3, 2, 1), ops::conv2dNHWC(1, 512, 7, 7, 512, 3, 3, 1, 1)}) {
+    ops::GpuConv2dShape shape = ops::gpuConv2dShapeOf(dag);
+    ASSERT_EQ(gpuConv2dTemplateApplies(dag), !shape.nhwc());
+    ASSERT_EQ(gpuConv2dNhwcTemplateApplies(dag), shape.nhwc());
     GpuTemplateSpace t = gpuConv2dTemplate(dag, limits);
-    std::printf("conv2d_nchw.cuda: %llu configs (%llu before pruning)\n", (unsigned long long)t.space->size(),
-                (unsigned long long)t.unprunedSize);
+    std::printf("%s: %llu configs (%llu before pruning)\n", shape.nhwc() ? kGpuConv2dNhwcTemplate : kGpuConv2dTemplate,
+                (unsigned long long)t.space->size(), (unsigned long long)t.unprunedSize);
     EXPECT_GT(t.space->size(), 1000u);
     EXPECT_LT(t.space->size(), t.unprunedSize);
     // The fallback builds within the device's limits and gives the 132 multiprocessors 256
@@ -127,14 +138,18 @@ TEST(GpuConv2dTemplate, SpacesOfTheZooShapesHoldTheFallbackAndArePruned) {
     EXPECT_GE(tile.threads(), 32);
     EXPECT_LE(tile.threads(), limits.maxThreadsPerBlock);
     EXPECT_NO_THROW(kernelcheck::buildForGpu(schedule::replay(dag, t.instantiate(t.space->get(t.fallback))), "cuda"));
-    ops::GpuConv2dShape shape = ops::gpuConv2dShapeOf(dag);
     int64_t blocks = tile.f[0] * tile.y[0] * tile.x[0];
     EXPECT_GE(blocks * tile.threads(), 132 * 256);
     if (shape.height == 7) {
       EXPECT_GT(tile.splitK, 1);
     }
-    // Every option respects the per-dimension thread limits (threadIdx.z: 64).
-    for (const auto& option : t.space->knob("tile_f").options) EXPECT_LE(option.at(1).get<int64_t>(), 64);
+    // Every option respects the per-dimension thread limits (threadIdx.z: 64): the channels'
+    // threads are on z in NCHW, the rows' in NHWC, where the channels are on x, a warp wide.
+    for (const auto& option : t.space->knob(shape.nhwc() ? "tile_y" : "tile_f").options)
+      EXPECT_LE(option.at(1).get<int64_t>(), 64);
+    if (shape.nhwc()) {
+      EXPECT_GE(tile.f[1], 8);
+    }
   }
 }
 
@@ -151,9 +166,15 @@ TEST(GpuConv2dTemplate, TheFallbackFitsAMaliGpusSharedMemory) {
 
 TEST(GpuConv2dTemplate, RefusesWhatItCannotTileWithTheReason) {
   EXPECT_FALSE(gpuConv2dTemplateApplies(ops::conv2dNHWC(1, 8, 8, 8, 8, 3, 3, 1, 1)));
+  EXPECT_FALSE(gpuConv2dNhwcTemplateApplies(ops::conv2dNCHW(1, 8, 8, 8, 8, 3, 3, 1, 1)));
   EXPECT_FALSE(gpuConv2dTemplateApplies(ops::matmul(8, 8, 8)));
+  EXPECT_FALSE(gpuConv2dNhwcTemplateApplies(ops::matmul(8, 8, 8)));
   expectContains(errorOf([] { gpuConv2dTemplate(ops::depthwiseConv2dNCHW(1, 8, 8, 8, 3, 1, 1), passes::GpuLimits::cudaSm90()); }),
-                 "not a direct NCHW conv2d");
+                 "not a direct NCHW or NHWC conv2d");
+  expectContains(errorOf([] {
+                   makeGpuConv2dNhwcTask("c", ops::conv2dNCHW(1, 8, 8, 8, 8, 3, 3, 1, 1), "cuda", passes::GpuLimits::cudaSm90());
+                 }),
+                 "conv2d_nhwc.cuda applies to direct NHWC convolutions");
   // A config over the device's threads per block is an instantiation error naming the count.
   auto dag = ops::conv2dNCHW(1, 8, 32, 32, 64, 3, 3, 1, 1);
   GpuTemplateSpace t = gpuConv2dTemplate(dag, passes::GpuLimits::cudaSm90());

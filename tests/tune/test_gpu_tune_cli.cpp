@@ -44,6 +44,27 @@ TEST(GpuTuneCli, TunesAnOpenclNetworkLocallyAndTimesItOnTheDevice) {
   EXPECT_GE(ok, 2) << r.output;
 }
 
+TEST(GpuTuneCli, TunesAnNhwcNetworkWithTheNhwcTemplate) {
+  // --desired-layout NHWC: the direct convolutions are tuned with conv2d_nhwc.cuda (and
+  // gpu_default), checked against the reference on the device, and the build takes the records.
+  TESSEL_REQUIRE_OPENCL();
+  TempDir dir("tessel-gpu-tune");
+  std::string log = dir.path() + "/r18.log";
+  SubprocessOptions o;
+  o.timeout = 180s;
+  auto r = runSubprocess({tesselCli(), "tune", "--model", "resnet-18", "--image-size", "32", "--target", "opencl",
+                          "--desired-layout", "NHWC", "--ops", "conv2d", "--tasks", "1", "--tuner", "random", "--n-trial", "3",
+                          "--batch-size", "3", "--check-correctness", "--evaluate-repeat", "2", "--log", log, "-o",
+                          dir.path() + "/tuned"},
+                         o);
+  ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
+  expectContains(r.output, "conv2d_nhwc.cuda");
+  expectContains(r.output, "Mean inference time (std dev): ");
+  int nhwc = 0;
+  for (const auto& record : tune::readRecords(log).records) nhwc += record.ok() && record.task.templateName == "conv2d_nhwc.cuda";
+  EXPECT_GE(nhwc, 2) << r.output;
+}
+
 TEST(GpuTuneCli, OptionsAGpuTargetRefuses) {
   TempDir dir("tessel-gpu-tune");
   auto run = [&](std::vector<std::string> extra) {

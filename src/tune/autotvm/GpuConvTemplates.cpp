@@ -20,17 +20,44 @@ struct FallbackTile {
   int64_t rc, splitK;
 };
 
+/// The thread dimension (0 x, 1 y, 2 z) of the channels, rows and columns: the contiguous axis
+/// on x (ops/GpuConv2dTiles.h).
+struct ThreadDims {
+  size_t channels, rows, columns;
+};
+ThreadDims threadDimsOf(const ops::GpuConv2dShape& s) { return s.nhwc() ? ThreadDims{0, 2, 1} : ThreadDims{2, 1, 0}; }
+
 FallbackTile fallbackTile(const ops::GpuConv2dShape& s, const passes::GpuLimits& limits) {
   int64_t maxThreads = std::min<int64_t>(1024, limits.maxThreadsPerBlock);
-  int64_t tx = largestDivisorAtMost(s.width, 16);
-  int64_t ty = largestDivisorAtMost(s.height, std::max<int64_t>(1, 64 / tx));
-  int64_t yi = largestDivisorAtMost(s.height / ty, 2);
-  int64_t threadsLeft = std::max<int64_t>(1, std::min<int64_t>(256, maxThreads) / (tx * ty));
-  int64_t fi = largestDivisorAtMost(s.channels, 4);
-  int64_t tf = largestDivisorAtMost(s.channels / fi, std::min<int64_t>(threadsLeft, limits.maxBlockDimensions[2]));
+  ThreadDims dims = threadDimsOf(s);
+  int64_t tx, ty, yi, fi, tf;
+  if (s.nhwc()) {
+    // Channels across a warp's threads (the output's and the weights' contiguous axis), two
+    // per thread, and columns then rows across the rest of up to 256 threads.
+    tf = largestDivisorAtMost(s.channels, std::min<int64_t>(32, limits.maxBlockDimensions[dims.channels]));
+    fi = largestDivisorAtMost(s.channels / tf, 2);
+    tx = largestDivisorAtMost(s.width, std::min<int64_t>(std::max<int64_t>(1, 256 / tf), limits.maxBlockDimensions[dims.columns]));
+    ty = largestDivisorAtMost(s.height, std::min<int64_t>(std::max<int64_t>(1, 256 / (tf * tx)), limits.maxBlockDimensions[dims.rows]));
+    yi = largestDivisorAtMost(s.height / ty, 2);
+  } else {
+    tx = largestDivisorAtMost(s.width, 16);
+    ty = largestDivisorAtMost(s.height, std::max<int64_t>(1, 64 / tx));
+    yi = largestDivisorAtMost(s.height / ty, 2);
+    int64_t threadsLeft = std::max<int64_t>(1, std::min<int64_t>(256, maxThreads) / (tx * ty));
+    fi = largestDivisorAtMost(s.channels, 4);
+    tf = largestDivisorAtMost(s.channels / fi, std::min<int64_t>(threadsLeft, limits.maxBlockDimensions[dims.channels]));
+  }
   int64_t sms = limits.multiProcessorCount;  // 0 where unknown: no reshaping for it
   auto blocks = [&] { return (s.channels / (tf * fi)) * (s.height / (ty * yi)) * (s.width / tx); };
-  if (sms > 0 && blocks() < 2 * sms) tf = 1;
+  if (s.nhwc()) {
+    // Fewer channels per block, down to a quarter warp's 8 threads, keeping stores contiguous.
+    while (sms > 0 && blocks() < 2 * sms && (fi > 1 || tf > 8)) {
+      if (fi > 1) fi = 1;
+      else tf = largestDivisorAtMost(s.channels, tf / 2);
+    }
+  } else if (sms > 0 && blocks() < 2 * sms) {
+    tf = 1;
+  }
   int64_t splitK = 1;
   while (sms > 0 && blocks() * tf * ty * tx * splitK < sms * 256 && splitK * 2 <= 16 && s.inChannels % (splitK * 2) == 0 &&
          tf * ty * tx * splitK * 2 <= maxThreads)
@@ -45,7 +72,15 @@ FallbackTile fallbackTile(const ops::GpuConv2dShape& s, const passes::GpuLimits&
 }  // namespace
 
 bool gpuConv2dTemplateApplies(const te::ComputeDAG& dag) {
-  return succeeds([&] { ops::gpuConv2dShapeOf(dag); });
+  bool nchw = false;
+  succeeds([&] { nchw = !ops::gpuConv2dShapeOf(dag).nhwc(); });
+  return nchw;
+}
+
+bool gpuConv2dNhwcTemplateApplies(const te::ComputeDAG& dag) {
+  bool nhwc = false;
+  succeeds([&] { nhwc = ops::gpuConv2dShapeOf(dag).nhwc(); });
+  return nhwc;
 }
 
 ops::GpuConv2dTile gpuConv2dTileOf(const ConfigEntity& config) {
@@ -60,14 +95,16 @@ ops::GpuConv2dTile gpuConv2dTileOf(const ConfigEntity& config) {
 
 GpuTemplateSpace gpuConv2dTemplate(const te::ComputeDAG& dag, const passes::GpuLimits& limits) {
   ops::GpuConv2dShape shape = ops::gpuConv2dShapeOf(dag);
+  const std::string name = shape.nhwc() ? kGpuConv2dNhwcTemplate : kGpuConv2dTemplate;
   FallbackTile fallback = fallbackTile(shape, limits);
+  ThreadDims dims = threadDimsOf(shape);
   auto space = std::make_shared<ConfigSpace>();
   double unpruned = 1;
   // Per-thread parts bounded so that any choice of the three stays near the register budget
   // (16 x 8 x 8 is the extreme; the product is checked per config against 64).
-  defineThreadTile(*space, "tile_f", shape.channels, limits.maxBlockDimensions[2], 16, fallback.f, unpruned);
-  defineThreadTile(*space, "tile_y", shape.height, limits.maxBlockDimensions[1], 8, fallback.y, unpruned);
-  defineThreadTile(*space, "tile_x", shape.width, limits.maxBlockDimensions[0], 8, fallback.x, unpruned);
+  defineThreadTile(*space, "tile_f", shape.channels, limits.maxBlockDimensions[dims.channels], 16, fallback.f, unpruned);
+  defineThreadTile(*space, "tile_y", shape.height, limits.maxBlockDimensions[dims.rows], 8, fallback.y, unpruned);
+  defineThreadTile(*space, "tile_x", shape.width, limits.maxBlockDimensions[dims.columns], 8, fallback.x, unpruned);
   for (auto [name, extent, inner] : {std::tuple{"tile_rc", shape.inChannels, fallback.rc},
                                      std::tuple{"tile_ry", shape.kernelHeight, shape.kernelHeight},
                                      std::tuple{"tile_rx", shape.kernelWidth, shape.kernelWidth}}) {
@@ -97,18 +134,18 @@ GpuTemplateSpace gpuConv2dTemplate(const te::ComputeDAG& dag, const passes::GpuL
                  {"split_rc", fallback.splitK},
                  {"auto_unroll_max_step", 512},
                  {"unroll_explicit", 1}},
-                kGpuConv2dTemplate);
+                name);
   GpuTemplateSpace t;
   t.space = space;
   t.unprunedSize = uint64_t(unpruned);
   // A config the device cannot run is an instantiation error before any build: the tuners'
   // cost model then marks it invalid and never proposes it (FeatureCache.h).
-  auto schedule = [dag, limits](const ConfigEntity& config) {
+  auto schedule = [dag, limits, name](const ConfigEntity& config) {
     ops::GpuConv2dTile tile = gpuConv2dTileOf(config);
-    checkThreadsPerBlock(kGpuConv2dTemplate, tile.threads(), limits);
-    checkAccumulators(kGpuConv2dTemplate, tile.outputsPerThread());
+    checkThreadsPerBlock(name, tile.threads(), limits);
+    checkAccumulators(name, tile.outputsPerThread());
     ops::GpuConv2dSchedule s = ops::gpuTiledConv2d(dag, tile);
-    checkSharedMemory(kGpuConv2dTemplate, s.state, limits);
+    checkSharedMemory(name, s.state, limits);
     return s;
   };
   setSchedule(t, schedule);
@@ -138,7 +175,15 @@ GpuTemplateSpace gpuConv2dTemplate(const te::ComputeDAG& dag, const passes::GpuL
 
 TuningTaskPtr makeGpuConv2dTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
                                 const passes::GpuLimits& limits) {
+  TESSEL_CHECK(gpuConv2dTemplateApplies(dag), "task '{}': {} applies to direct NCHW convolutions", name, kGpuConv2dTemplate);
   return makeGpuTemplateTask(name, kGpuConv2dTemplate, dag, target, limits, gpuConv2dTemplate(dag, limits));
+}
+
+TuningTaskPtr makeGpuConv2dNhwcTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
+                                    const passes::GpuLimits& limits) {
+  TESSEL_CHECK(gpuConv2dNhwcTemplateApplies(dag), "task '{}': {} applies to direct NHWC convolutions", name,
+               kGpuConv2dNhwcTemplate);
+  return makeGpuTemplateTask(name, kGpuConv2dNhwcTemplate, dag, target, limits, gpuConv2dTemplate(dag, limits));
 }
 
 }  // namespace tessel::tune::autotvm

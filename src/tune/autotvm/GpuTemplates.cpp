@@ -18,6 +18,7 @@ const std::vector<GpuTemplate>& gpuTemplates() {
   // row: {name, applies(dag), make(name, dag, target, limits)}.
   static const std::vector<GpuTemplate> table = {
       {kGpuConv2dTemplate, &gpuConv2dTemplateApplies, &makeGpuConv2dTask},
+      {kGpuConv2dNhwcTemplate, &gpuConv2dNhwcTemplateApplies, &makeGpuConv2dNhwcTask},
       {kGpuDepthwiseTemplate, &gpuDepthwiseTemplateApplies, &makeGpuDepthwiseTask},
       {kGpuDenseSmallBatchTemplate, &gpuDenseSmallBatchTemplateApplies, &makeGpuDenseSmallBatchTask},
       {kGpuDenseLargeBatchTemplate, &gpuDenseLargeBatchTemplateApplies, &makeGpuDenseLargeBatchTask},
