@@ -1,12 +1,13 @@
 // The auto-scheduler's GPU sketches (tune/ansor/GpuSketches.h) on the zoo's NCHW tasks as GPU
 // builds extract them (resnet-18's 3x3 convolution with its epilogue, mobilenet's depthwise
 // convolution, the classifier's dense layer and its softmax, with 100 classes so that both
-// reductions are shared across threads): the rules each task gets; every sketch and 300 random
+// reductions are shared across threads): the rules each task gets; every sketch and 200 random
 // annotated states per task, for an H100's limits and a Mali profile's, refused by the count of
 // GpuStateLimits.h with a reason or lowered for the GPU within the limits (a state the count
 // passes and the lowering refuses fails the test); a seeded sample of them run in the loop-IR
-// evaluator against the reference; the sketches and 16 random states per task run on the first
-// OpenCL device (PoCL here) and compiled for CUDA by NVRTC (run where a GPU is); mutations that
+// evaluator against the reference; the sketches and 8 random states per task run on the first
+// OpenCL device (PoCL here), the sketches and 16 random states per task compiled for CUDA by
+// NVRTC (run where a GPU is); mutations that
 // stay within the limits, the policy's proposals, and the features of thread bindings.
 //
 // Environment: TESSEL_FUZZ_SEED (default: random, printed) picks the states.
@@ -160,8 +161,8 @@ TEST(GpuAnsorSketches, CpuSketchesAreUnchangedByTheOption) {
 TEST(GpuAnsorSketches, StatesLowerWithinTheLimitsOrAreRefusedWithAReason) {
   uint64_t seed = kernelcheck::fuzzSeed();
   std::mt19937_64 rng(seed);
-  constexpr int kStatesPerTask = 300;
-  constexpr int kEvaluatedPerTask = 12;  // besides the sketches, in the loop-IR evaluator
+  constexpr int kStatesPerTask = 200;
+  constexpr int kEvaluatedPerTask = 4;  // besides the sketches, in the loop-IR evaluator
   for (const Profile& profile : profiles())
     for (auto& t : tasks()) {
       Sampled s = sample(t.dag, profile.limits, kStatesPerTask, rng);
@@ -203,4 +204,149 @@ TEST(GpuAnsorSketches, StatesLowerWithinTheLimitsOrAreRefusedWithAReason) {
       std::printf("[ gpu      ] %s, %s: %zu sketches, %d states, %d refused by count (%s)\n", profile.name.c_str(), t.what.c_str(),
                   sketchCount, kStatesPerTask, refused, fmt::format("{}", reasons).c_str());
     }
+}
+
+namespace {
+
+/// The sketches and `randomCount` random states (not refused by count) of every task, for the
+/// profile's limits, lowered and built for its target in one module per task, and run on its
+/// device against the reference where `run`.
+void buildAndRun(const Profile& profile, int randomCount, bool run) {
+  uint64_t seed = kernelcheck::fuzzSeed();
+  std::mt19937_64 rng(seed);
+  for (auto& t : tasks()) {
+    Sampled s = sample(t.dag, profile.limits, randomCount, rng);
+    std::vector<passes::GpuLoweredFunction> kernels;
+    std::vector<size_t> kept;
+    for (size_t i = 0; i < s.states.size(); ++i) {
+      if (gpuLimitViolation(s.states[i], profile.limits)) continue;
+      kernels.push_back(passes::lowerForGpu(s.states[i], fmt::format("k{}", i), profile.limits));
+      kept.push_back(i);
+    }
+    ASSERT_GE(kernels.size(), size_t(randomCount) / 2) << t.what;
+    codegen::GpuBinary binary = codegen::buildGpuKernels(kernels, profile.target);
+    // The blocks' threads wait for the shared copies before reading them.
+    if (t.what.rfind("conv2d", 0) == 0)
+      EXPECT_NE(binary.source.code.find(profile.target == "cuda" ? "__syncthreads()" : "barrier(CLK_LOCAL_MEM_FENCE)"),
+                std::string::npos);
+    if (!run) continue;
+    auto module = runtime::GpuModule::fromMemory(binary.manifestText(), binary.code);
+    auto reference = kernelcheck::makeReferenceData(t.dag, rng());
+    for (size_t k = 0; k < kept.size(); ++k) {
+      double error = kernelcheck::runGpuAndCompare(module.kernel(kernels[k].function.name), reference);
+      EXPECT_LT(error, 1e-4) << profile.name << ", " << t.what << " (seed " << seed << "): " << s.what[kept[k]];
+    }
+  }
+}
+
+}  // namespace
+
+TEST(GpuAnsorSketches, SketchesAndStatesMatchTheReferenceOnOpencl) {
+  TESSEL_REQUIRE_OPENCL();
+  // PoCL runs each kernel in about a second (its work-group functions are compiled at the first
+  // launch): 8 random states per task keep the test near half a minute.
+  buildAndRun(profiles()[1], 8, true);  // the Mali profile's limits
+}
+
+TEST(GpuAnsorSketches, SketchesAndStatesCompileForCudaAndRunWhereAGpuIs) {
+  std::string why = kernelcheck::cudaUnavailableReason();
+  buildAndRun(profiles()[0], 16, why.empty());  // an H100's limits
+  if (!why.empty()) {
+    if (testsupport::deviceRequired("TESSEL_REQUIRE_CUDA")) FAIL() << "TESSEL_REQUIRE_CUDA=1: " << why;
+    GTEST_SKIP() << "compiled with NVRTC, not run: " << why;
+  }
+}
+
+// ---- the search on a GPU ----------------------------------------------------------------------
+
+TEST(GpuAnsorSearch, MutationsStayWithinTheLimits) {
+  // Mali's 256 threads per block: a tile-size change easily goes past them.
+  passes::GpuLimits mali = passes::GpuLimits::mali();
+  AnnotationOptions options = AnnotationOptions::forGpu(mali);
+  std::mt19937_64 rng(5);
+  SplitFactorizations factorizations;
+  int exceeding = 0;
+  for (auto& t : tasks()) {
+    auto sketches = generateSketches(t.dag, SketchOptions::forGpu(mali));
+    int tileChildren = 0, unrollChildren = 0, refusedByCount = 0;
+    for (int i = 0; i < 20; ++i) {
+      AnnotatedState parent = annotateRandomly(t.dag, sketches[size_t(i) % sketches.size()], factorizations, rng, options);
+      if (gpuLimitViolation(parent.state, mali)) continue;
+      for (int m = 0; m < 10; ++m) {
+        for (MutationKind kind : {MutationKind::TileSize, MutationKind::AutoUnroll}) {
+          auto child = mutate(t.dag, parent, kind, factorizations, options, rng);
+          if (!child) continue;
+          (kind == MutationKind::TileSize ? tileChildren : unrollChildren) += 1;
+          ASSERT_EQ(child->steps.size(), parent.steps.size());
+          EXPECT_FALSE(gpuLimitViolation(child->state, mali).has_value()) << t.what << "\n" << schedule::printSteps(child->steps);
+          EXPECT_EQ(schedule::replay(t.dag, child->steps).toString(), child->state.toString());
+        }
+        // Without the limits' check, some of the same mutations would exceed them.
+        AnnotationOptions unchecked = options;
+        unchecked.gpu.reset();
+        auto free = mutate(t.dag, parent, MutationKind::TileSize, factorizations, unchecked, rng);
+        refusedByCount += free && gpuLimitViolation(free->state, mali).has_value();
+      }
+    }
+    EXPECT_GT(tileChildren, 20) << t.what;
+    EXPECT_GT(unrollChildren, 20) << t.what;
+    std::printf("[ gpu      ] %s: %d tile-size and %d unroll children; unchecked, %d tile-size children exceeded the limits\n",
+                t.what.c_str(), tileChildren, unrollChildren, refusedByCount);
+    exceeding += refusedByCount;
+  }
+  EXPECT_GT(exceeding, 0) << "no mutation would exceed the limits: the check above proves nothing";
+  // GPU mutation weights: no compute-location or parallel changes (the sketch places and binds).
+  MutationWeights gpu = MutationWeights::forGpu();
+  EXPECT_EQ(gpu.computeLocation + gpu.parallel, 0.0);
+}
+
+TEST(GpuAnsorSearch, ThePolicyProposesNewStatesWithinTheLimits) {
+  passes::GpuLimits mali = passes::GpuLimits::mali();
+  for (auto& t : tasks()) {
+    SketchPolicyOptions o = SketchPolicyOptions::forGpu(mali);
+    o.populationSize = 64;
+    o.seed = 11;
+    SketchPolicy policy(t.dag, std::make_shared<RandomCostModel>(3), o);
+    std::set<std::string> seen;
+    for (int round = 0; round < 3; ++round) {
+      auto batch = policy.nextBatch(8);
+      EXPECT_GE(batch.size(), 4u) << t.what;
+      std::vector<MeasuredSchedule> measured;
+      for (auto& steps : batch) {
+        EXPECT_TRUE(seen.insert(scheduleKey(steps)).second) << t.what << ": proposed twice";
+        State state = schedule::replay(t.dag, steps);
+        EXPECT_FALSE(gpuLimitViolation(state, mali).has_value()) << t.what;
+        measured.push_back({steps, 1e9 * double(measured.size() + 1)});
+      }
+      policy.update(measured);
+    }
+  }
+}
+
+TEST(GpuAnsorFeatures, BoundLoopsAndSharedStagesShowInTheFeatures) {
+  const auto& conv = task("conv2d");
+  auto sketches = generateSketches(conv.dag, SketchOptions::forGpu(passes::GpuLimits::cudaSm90()));
+  std::mt19937_64 rng(2);
+  SplitFactorizations factorizations;
+  AnnotatedState gpu = annotateRandomly(conv.dag, sketches[0], factorizations, rng, AnnotationOptions::forGpu(passes::GpuLimits::cudaSm90()));
+  const size_t gpuAt = kStoreFeatureLength - 9;  // blockIdx x, y, z, threadIdx x, y, z, vthread, bound, shared
+  auto stores = storeFeatures(gpu.state);
+  int bound = 0, shared = 0;
+  for (auto& f : stores) {
+    ASSERT_EQ(f.size(), kStoreFeatureLength);
+    bound += f[gpuAt + 7] == 1.0f;
+    shared += f[gpuAt + 8] == 1.0f;
+    if (f[gpuAt + 7] == 1.0f) {
+      EXPECT_GT(f[gpuAt + 0], 0.0f);  // blockIdx.x: at least 2 blocks of a 64x8x8 output
+      EXPECT_GT(f[gpuAt + 3] + f[gpuAt + 6], 0.0f);  // threads or virtual threads
+    }
+  }
+  EXPECT_EQ(bound, int(stores.size()));  // every stage of the kernel is under its bound loops
+  EXPECT_EQ(shared, 2);                  // the padded input's and the weights' copies
+  EXPECT_EQ(stateFeatures(gpu.state).size(), kStateFeatureLength);
+  // A CPU state of the same task: the GPU features are zero.
+  auto cpuSketches = generateSketches(conv.dag);
+  AnnotatedState cpu = annotateRandomly(conv.dag, cpuSketches[0], factorizations, rng);
+  for (auto& f : storeFeatures(cpu.state))
+    for (size_t k = gpuAt; k < kStoreFeatureLength; ++k) EXPECT_EQ(f[k], 0.0f);
 }
