@@ -22,6 +22,9 @@
 
 #include "common/GpuKernelCheck.h"
 #include "common/GpuRequire.h"
+#include "graph/ModelZoo.h"
+#include "graph/TaskExtraction.h"
+#include "graph/passes/PassManager.h"
 #include "passes/Lower.h"
 #include "runtime/CudaDevice.h"
 #include "runtime/OpenclDevice.h"
@@ -154,6 +157,37 @@ TEST(GpuAnsorSketches, CpuSketchesAreUnchangedByTheOption) {
         for (int id : stage.leaves) EXPECT_EQ(stage.iterator(id).annotation, schedule::Annotation::None) << sketch.description;
       EXPECT_TRUE(sketch.bounds.empty());
     }
+}
+
+TEST(GpuAnsorSketches, EveryTaskOfTheZoosNetworksGetsSketchesThatLower) {
+  // Every fused function a GPU build of these networks has (convolutions of every kind with
+  // their epilogues, pooling, concatenation, the classifier): sketches, and random states of
+  // each that lower within an H100's limits. A DAG the rules cannot place is an Error here.
+  passes::GpuLimits h100 = passes::GpuLimits::cudaSm90();
+  std::mt19937_64 rng(kernelcheck::fuzzSeed());
+  SplitFactorizations factorizations;
+  for (std::string network : {"mobilenet-v2", "squeezenet_v1.1", "inception_v3"}) {
+    graph::ModelOptions o;
+    o.imageSize = network == "inception_v3" ? 75 : 32;
+    graph::OptimizeOptions passes;
+    passes.desiredLayout = ops::Layout::NCHW;
+    passes.fuseSeparable = false;
+    auto networkTasks = graph::extractTasks(graph::optimizeGraph(graph::buildModel(network, o), passes));
+    int lowered = 0;
+    for (auto& t : networkTasks) {
+      SCOPED_TRACE(network + ", " + t.name);
+      std::vector<Sketch> sketches;
+      ASSERT_NO_THROW(sketches = generateSketches(t.dag, SketchOptions::forGpu(h100)));
+      for (auto& sketch : sketches)
+        for (int i = 0; i < 2; ++i) {
+          AnnotatedState a = annotateRandomly(t.dag, sketch, factorizations, rng, AnnotationOptions::forGpu(h100));
+          if (gpuLimitViolation(a.state, h100)) continue;
+          EXPECT_NO_THROW(passes::lowerForGpu(a.state, "k", h100)) << schedule::printSteps(a.steps);
+          ++lowered;
+        }
+    }
+    EXPECT_GE(lowered, int(networkTasks.size())) << network;
+  }
 }
 
 // ---- limits and numbers -----------------------------------------------------------------------
