@@ -1,5 +1,6 @@
 #include "tune/ansor/GpuAnnotation.h"
 
+#include <algorithm>
 #include <map>
 
 #include "support/Error.h"
@@ -19,8 +20,12 @@ class GpuAnnotator {
   GpuAnnotator(const te::ComputeDAG& dag, const Sketch& sketch, SplitFactorizations& factorizations, std::mt19937_64& rng,
                const AnnotationOptions& options)
       : dag_(dag), sketch_(sketch), factorizations_(factorizations), rng_(rng), options_(options) {
+    lastStepOfBound_.assign(sketch.bounds.size(), 0);
     for (size_t b = 0; b < sketch.bounds.size(); ++b)
-      for (auto [step, factor] : sketch.bounds[b].factors) boundsOfStep_[step].push_back({b, factor});
+      for (auto [step, factor] : sketch.bounds[b].factors) {
+        boundsOfStep_[step].push_back({b, factor});
+        lastStepOfBound_[b] = std::max(lastStepOfBound_[b], step);
+      }
   }
 
   AnnotatedState run() {
@@ -42,6 +47,8 @@ class GpuAnnotator {
     result.sketchLength = sketch_.steps.size();
     result.state = State(dag_);
     result.state.inferBounds();
+    // Bounds are inferred where a split reads an extent and once at the end, not after every step.
+    result.state.setBoundsDeferred(true);
     std::vector<int64_t> products(sketch_.bounds.size(), 1);
     for (size_t i = 0; i < sketch_.steps.size(); ++i) {
       auto split = dynamic_cast<const SplitStep*>(sketch_.steps[i].get());
@@ -49,25 +56,35 @@ class GpuAnnotator {
         apply(result, sketch_.steps[i]);
         continue;
       }
+      result.state.ensureBounds();
       const Stage& s = result.state.stage(split->stage);
       int64_t extent = s.iterator(s.leafByName(split->iterator)).extent;
       const auto& all = factorizations_.all(extent, split->factors.size());
-      // The factorizations that keep every bounded product within its limit so far.
-      std::vector<size_t> fitting;
+      // The factorizations that keep every bounded product within its limit so far, and that
+      // reach its minimum where this split is the product's last factor; failing that, those
+      // within the limits; failing that, any.
+      std::vector<size_t> fitting, withinLimits;
       auto found = boundsOfStep_.find(i);
       for (size_t k = 0; k < all.size(); ++k) {
-        bool fits = true;
+        bool within = true, reaches = true;
         if (found != boundsOfStep_.end())
-          for (auto [b, factor] : found->second) fits = fits && products[b] * all[k][factor] <= sketch_.bounds[b].atMost;
-        if (fits) fitting.push_back(k);
+          for (auto [b, factor] : found->second) {
+            int64_t product = products[b] * all[k][factor];
+            within = within && product <= sketch_.bounds[b].atMost;
+            reaches = reaches && (lastStepOfBound_[b] != i || product >= sketch_.bounds[b].atLeast);
+          }
+        if (within) withinLimits.push_back(k);
+        if (within && reaches) fitting.push_back(k);
       }
+      const std::vector<size_t>& choices = !fitting.empty() ? fitting : withinLimits;
       const std::vector<int64_t>& factors =
-          fitting.empty() ? all[std::uniform_int_distribution<size_t>(0, all.size() - 1)(rng_)]
-                          : all[fitting[std::uniform_int_distribution<size_t>(0, fitting.size() - 1)(rng_)]];
+          choices.empty() ? all[std::uniform_int_distribution<size_t>(0, all.size() - 1)(rng_)]
+                          : all[choices[std::uniform_int_distribution<size_t>(0, choices.size() - 1)(rng_)]];
       if (found != boundsOfStep_.end())
         for (auto [b, factor] : found->second) products[b] *= factors[factor];
       apply(result, std::make_shared<SplitStep>(split->stage, split->iterator, factors));
     }
+    result.state.setBoundsDeferred(false);
     return products;
   }
 
@@ -98,6 +115,7 @@ class GpuAnnotator {
   std::mt19937_64& rng_;
   const AnnotationOptions& options_;
   std::map<size_t, std::vector<std::pair<size_t, size_t>>> boundsOfStep_;  ///< step -> (bound, factor index)
+  std::vector<size_t> lastStepOfBound_;  ///< per bound, the last split with a factor in it
 };
 
 }  // namespace

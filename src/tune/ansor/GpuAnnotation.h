@@ -4,7 +4,8 @@
 ///   tile sizes   every split by factors gets factors sampled uniformly from those of its
 ///                loop's factorizations (innermost at most 64) that keep each of the sketch's
 ///                bounded products (TileProductBound: a block's threads, its virtual threads,
-///                a cross-thread reduction's parts) within its limit, split by split; splits by
+///                a cross-thread reduction's parts) within its limit, split by split, the last
+///                factor of a product also reaching its minimum where one can; splits by
 ///                nparts are the sketch's own and stay
 ///   unroll       every stage with a reduction gets auto_unroll_max_step from {0, 16, 64, 512,
 ///                1024} on its outermost loop

@@ -1,8 +1,8 @@
 // The auto-scheduler's GPU sketches (tune/ansor/GpuSketches.h) on the zoo's NCHW tasks as GPU
 // builds extract them (resnet-18's 3x3 convolution with its epilogue, mobilenet's depthwise
 // convolution, the classifier's dense layer and its softmax, with 100 classes so that both
-// reductions are shared across threads): the rules each task gets; every sketch and 200 random
-// annotated states per task, for an H100's limits and a Mali profile's, refused by the count of
+// reductions are shared across threads): the rules each task gets; every sketch and 150 random
+// annotated states per task, for an H100's limits and for a Mali profile's, refused by the count of
 // GpuStateLimits.h with a reason or lowered for the GPU within the limits (a state the count
 // passes and the lowering refuses fails the test); a seeded sample of them run in the loop-IR
 // evaluator against the reference; the sketches and 8 random states per task run on the first
@@ -195,7 +195,7 @@ TEST(GpuAnsorSketches, EveryTaskOfTheZoosNetworksGetsSketchesThatLower) {
 TEST(GpuAnsorSketches, StatesLowerWithinTheLimitsOrAreRefusedWithAReason) {
   uint64_t seed = kernelcheck::fuzzSeed();
   std::mt19937_64 rng(seed);
-  constexpr int kStatesPerTask = 200;
+  constexpr int kStatesPerTask = 150;  // per profile: 300 per task
   constexpr int kEvaluatedPerTask = 4;  // besides the sketches, in the loop-IR evaluator
   for (const Profile& profile : profiles())
     for (auto& t : tasks()) {
@@ -355,6 +355,56 @@ TEST(GpuAnsorSearch, ThePolicyProposesNewStatesWithinTheLimits) {
       policy.update(measured);
     }
   }
+}
+
+TEST(GpuAnsorSearch, TheCountRefusesEachLimitAsTheLoweringDoes) {
+  // A random state of the convolution for an H100, checked against devices with less: the
+  // count names the limit the lowering's verification names too.
+  passes::GpuLimits h100 = passes::GpuLimits::cudaSm90();
+  const auto& conv = task("conv2d");
+  auto sketches = generateSketches(conv.dag, SketchOptions::forGpu(h100));
+  std::mt19937_64 rng(9);
+  SplitFactorizations factorizations;
+  State state;
+  // One with 32 threads or more and virtual threads, so that every limit below binds.
+  for (int i = 0; i < 200; ++i) {
+    state = annotateRandomly(conv.dag, sketches[0], factorizations, rng, AnnotationOptions::forGpu(h100)).state;
+    bool vthreads = false;
+    for (auto& s : state.stages())
+      for (int id : s.leaves) vthreads = vthreads || (s.iterator(id).annotation == schedule::Annotation::VThread && s.iterator(id).extent > 1);
+    if (vthreads) break;
+  }
+  ASSERT_FALSE(gpuLimitViolation(state, h100).has_value());
+  ASSERT_NO_THROW(passes::lowerForGpu(state, "k", h100));
+  auto expectRefused = [&](passes::GpuLimits small, const std::string& reason) {
+    small.profile = "small";
+    auto why = gpuLimitViolation(state, small);
+    ASSERT_TRUE(why.has_value()) << reason;
+    EXPECT_NE(why->find(reason), std::string::npos) << *why;
+    EXPECT_NE(why->find("(small)"), std::string::npos) << *why;
+    std::string lowering;
+    try {
+      passes::lowerForGpu(state, "k", small);
+    } catch (const Error& e) {
+      lowering = e.what();
+    }
+    EXPECT_NE(lowering.find(reason), std::string::npos) << "the lowering: '" << lowering << "', the count: '" << *why << "'";
+  };
+  passes::GpuLimits few = h100;
+  few.maxThreadsPerBlock = 8;
+  expectRefused(few, "threads per block");
+  passes::GpuLimits narrow = h100;
+  narrow.maxBlockDimensions = {8, 1024, 64};
+  expectRefused(narrow, "threads along threadIdx.x");
+  passes::GpuLimits noVthreads = h100;
+  noVthreads.maxVThreadExtent = 1;
+  expectRefused(noVthreads, "virtual thread extent");
+  passes::GpuLimits noShared = h100;
+  noShared.maxSharedMemoryPerBlock = 16;
+  expectRefused(noShared, "bytes of shared memory per block");
+  passes::GpuLimits noLocal = h100;
+  noLocal.maxLocalMemoryPerThread = 2;
+  expectRefused(noLocal, "bytes of local memory per thread");
 }
 
 TEST(GpuAnsorFeatures, BoundLoopsAndSharedStagesShowInTheFeatures) {
