@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -220,7 +219,9 @@ class GpuSketchGenerator {
     }
     n.apply(std::make_shared<ComputeAtStep>(partialLocal, partialShared, innermost));
     n.crossThread.insert({stage, partialLocal});
-    n.bounds.push_back({"threads along x (parts of " + stage + ")", {{partsSplit, 0}}, limits_.maxBlockDimensions[0], 1});
+    // A warp of parts at least where the axis has them (TVM binds a warp to the parts).
+    n.bounds.push_back({"threads along x (parts of " + stage + ")", {{partsSplit, 0}}, limits_.maxBlockDimensions[0],
+                        std::min(limits_.warpSize, longest)});
     n.bounds.push_back({"threads per block", {{partsSplit, 0}, {out.threadSplit, 0}}, limits_.maxThreadsPerBlock, 1});
     n.description.push_back(fmt::format("cross-thread reduction of {} in {}", stage, *owner));
     return {GpuOutcome::Apply, {next(std::move(n))}};
@@ -294,12 +295,16 @@ class GpuSketchGenerator {
     std::vector<std::string> loops = outerSpatialLeaves(p.state.stage(out));
     TESSEL_CHECK(!loops.empty(), "GPU sketch: output '{}' has no spatial loop to bind to the GPU's blocks and threads", out);
     std::string all = fuse(p, out, loops);
+    const Stage& o = p.state.stage(out);
+    int64_t elements = o.iterator(o.leafByName(all)).extent;
     size_t split = p.steps.size();
     auto parts = sketching::splitInto(p, out, all, std::make_shared<SplitStep>(out, all, std::vector<int64_t>{1}), 2);
     p.apply(std::make_shared<AnnotateStep>(out, parts[0], Annotation::BlockX));
     p.apply(std::make_shared<AnnotateStep>(out, parts[1], Annotation::ThreadX));
     p.outputs[out] = {OutputLayout::Plain, parts[0], parts[1], split};
-    p.bounds.push_back({"threads per block of " + out, {{split, 0}}, std::min(limits_.maxThreadsPerBlock, limits_.maxBlockDimensions[0]), 1});
+    // A warp at least where the output has that many elements (TVM binds a warp here).
+    p.bounds.push_back({"threads per block of " + out, {{split, 0}}, std::min(limits_.maxThreadsPerBlock, limits_.maxBlockDimensions[0]),
+                        std::min(limits_.warpSize, elements)});
     p.description.push_back(fmt::format("bind {} to blocks and threads", out));
   }
 

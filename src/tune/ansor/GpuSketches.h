@@ -42,9 +42,9 @@
 ///                          readers and no deeper than the thread loop
 ///
 /// Each sketch carries the products of its holes that the device bounds (Sketches.h
-/// TileProductBound): the threads of a tiled block (at most the block's limit and its x
-/// dimension's, at least a warp where the output has that many elements), its virtual threads,
-/// and a cross-thread reduction's parts and outputs per block.
+/// TileProductBound): the threads of a block (at most the block's limit and its dimension's,
+/// at least a warp where there are that many elements or parts: fewer leave a warp's lanes
+/// idle), a tiled block's virtual threads, and a cross-thread reduction's parts times outputs.
 #pragma once
 #include <vector>
 
