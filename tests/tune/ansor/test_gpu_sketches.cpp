@@ -1,12 +1,12 @@
 // The auto-scheduler's GPU sketches (tune/ansor/GpuSketches.h) on the zoo's NCHW tasks as GPU
 // builds extract them (resnet-18's 3x3 convolution with its epilogue, mobilenet's depthwise
 // convolution, the classifier's dense layer and its softmax, with 100 classes so that both
-// reductions are shared across threads): the rules each task gets; every sketch and 150 random
+// reductions are shared across threads): the rules each task gets; every sketch and 120 random
 // annotated states per task, for an H100's limits and for a Mali profile's, refused by the count of
 // GpuStateLimits.h with a reason or lowered for the GPU within the limits (a state the count
 // passes and the lowering refuses fails the test); a seeded sample of them run in the loop-IR
 // evaluator against the reference; the sketches and 8 random states per task run on the first
-// OpenCL device (PoCL here), the sketches and 16 random states per task compiled for CUDA by
+// OpenCL device (PoCL here), the sketches and 12 random states per task compiled for CUDA by
 // NVRTC (run where a GPU is); mutations that
 // stay within the limits, the policy's proposals, and the features of thread bindings.
 //
@@ -195,7 +195,7 @@ TEST(GpuAnsorSketches, EveryTaskOfTheZoosNetworksGetsSketchesThatLower) {
 TEST(GpuAnsorSketches, StatesLowerWithinTheLimitsOrAreRefusedWithAReason) {
   uint64_t seed = kernelcheck::fuzzSeed();
   std::mt19937_64 rng(seed);
-  constexpr int kStatesPerTask = 150;  // per profile: 300 per task
+  constexpr int kStatesPerTask = 120;  // per profile: 240 per task
   constexpr int kEvaluatedPerTask = 4;  // besides the sketches, in the loop-IR evaluator
   for (const Profile& profile : profiles())
     for (auto& t : tasks()) {
@@ -284,7 +284,7 @@ TEST(GpuAnsorSketches, SketchesAndStatesMatchTheReferenceOnOpencl) {
 
 TEST(GpuAnsorSketches, SketchesAndStatesCompileForCudaAndRunWhereAGpuIs) {
   std::string why = kernelcheck::cudaUnavailableReason();
-  buildAndRun(profiles()[0], 16, why.empty());  // an H100's limits
+  buildAndRun(profiles()[0], 12, why.empty());  // an H100's limits
   if (!why.empty()) {
     if (testsupport::deviceRequired("TESSEL_REQUIRE_CUDA")) FAIL() << "TESSEL_REQUIRE_CUDA=1: " << why;
     GTEST_SKIP() << "compiled with NVRTC, not run: " << why;
