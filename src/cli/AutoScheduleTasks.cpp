@@ -7,7 +7,9 @@
 #include <memory>
 #include <set>
 
+#include "ops/GpuSchedules.h"
 #include "ops/Schedules.h"
+#include "support/Error.h"
 #include "tune/Confirmation.h"
 #include "tune/RecordQueries.h"
 #include "tune/TaskScheduler.h"
@@ -107,26 +109,36 @@ AutoScheduleSummary autoScheduleTasks(const std::vector<graph::Task>& tasks, con
   std::vector<std::vector<schedule::StepPtr>> defaults;
   std::vector<bool> defaultMeasured(tasks.size(), false);
   std::vector<std::vector<tune::ansor::MeasuredSchedule>> measured(tasks.size());
-  const ops::CpuScheduleOptions defaultOptions = ops::cpuScheduleOptionsFor(options.target);
+  const std::optional<passes::GpuLimits>& gpu = options.gpuLimits;
   std::vector<tune::ScheduledTask> scheduled;
   for (size_t i = 0; i < tasks.size(); ++i) {
     const graph::Task& t = tasks[i];
     auto measureTask = tune::makeMeasureTask(t.name, t.dag, options.target);
-    if (i < options.coldCache.size() && options.coldCache[i]) {
-      auto cold = std::make_shared<tune::MeasureTask>(*measureTask);
-      cold->coldCache = true;
-      measureTask = cold;
+    if ((i < options.coldCache.size() && options.coldCache[i]) || gpu) {
+      auto task = std::make_shared<tune::MeasureTask>(*measureTask);
+      task->coldCache = i < options.coldCache.size() && options.coldCache[i];
+      if (gpu) {
+        task->gpuLimits = *gpu;
+        task->hostTarget = options.hostTarget;
+      }
+      measureTask = task;
     }
     measureTasks.push_back(measureTask);
-    defaults.push_back(ops::defaultCpuSchedule(t.dag, defaultOptions));
+    defaults.push_back(gpu ? ops::defaultGpuSchedule(t.dag, ops::gpuScheduleOptionsFor(gpu->maxThreadsPerBlock, gpu->multiProcessorCount,
+                                                                                         gpu->warpSize))
+                           : ops::defaultCpuSchedule(t.dag, ops::cpuScheduleOptionsFor(options.target)));
     const std::string defaultKey = tune::ansor::scheduleKey(defaults.back());
     tune::autotvm::XGBoostOptions model;
     model.seed = options.seed + i;
-    tune::ansor::SketchPolicyOptions policyOptions;
+    tune::ansor::SketchPolicyOptions policyOptions = gpu ? tune::ansor::SketchPolicyOptions::forGpu(*gpu) : tune::ansor::SketchPolicyOptions{};
     policyOptions.populationSize = options.populationSize;
     policyOptions.seed = options.seed + i;
-    policies.push_back(std::make_unique<tune::ansor::SketchPolicy>(t.dag, std::make_shared<tune::ansor::XGBoostStateModel>(model),
-                                                                    policyOptions));
+    try {
+      policies.push_back(std::make_unique<tune::ansor::SketchPolicy>(t.dag, std::make_shared<tune::ansor::XGBoostStateModel>(model),
+                                                                      policyOptions));
+    } catch (const Error& e) {
+      throw e.withContext(fmt::format("the sketches of task {} ({})", i + 1, t.name));
+    }
     if (options.resume) {
       std::vector<tune::ansor::MeasuredSchedule> resumed;
       for (const auto& r : tune::recordsOfTask(earlier, measureTasks[i]->workloadKey, measureTasks[i]->target)) {

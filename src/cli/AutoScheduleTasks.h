@@ -7,6 +7,9 @@
 /// whole network, as in seed 001. Resuming feeds each task's logged auto-scheduler trials to
 /// its fresh policy and model first (the model is rebuilt from them) and counts them.
 ///
+/// On a GPU target the tasks are searched with the GPU sketch rules (tune/ansor/GpuSketches.h)
+/// within the target's limits, and the default schedule is the default GPU schedule.
+///
 /// Each task's first measurement is its default schedule (the untuned build's), and after the
 /// rounds the best schedules of each task are confirmed against it by interleaved
 /// re-measurement (tune/Confirmation.h), as template tuning does: a short or stopped run never
@@ -14,10 +17,12 @@
 /// that competes with a template's confirmed record for the same workload.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "graph/TaskExtraction.h"
+#include "passes/GpuLimits.h"
 #include "tune/LoadMonitor.h"
 #include "tune/MeasureBatch.h"
 #include "tune/Record.h"
@@ -27,6 +32,12 @@ namespace tessel::cli {
 
 struct AutoScheduleOptions {
   std::string target = "cpu";
+  /// A GPU target ("cuda ...", "opencl ..."): the limits its kernels are verified against (the
+  /// measuring device's or the target's profile), which the GPU sketch rules keep to; unset: a
+  /// CPU target.
+  std::optional<passes::GpuLimits> gpuLimits;
+  /// A GPU target: the CPU the correctness reference is compiled for (`--target-host`).
+  std::string hostTarget = "cpu";
   int64_t nTrial = 1000;       ///< for the whole network
   std::string taskScheduler = "gradient";  ///< or round-robin
   size_t batchSize = 16;

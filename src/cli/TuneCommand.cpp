@@ -201,7 +201,6 @@ void tune(const TuneArgs& a) {
   std::string gpuHost;
   if (gpu) {
     gpuHost = checkGpuTargetHost(a.target, a.targetHost);
-    TESSEL_CHECK(a.scheduler == "autotvm", "--scheduler auto: GPU targets are tuned with templates (the GPU sketch rules are not written yet)");
     TESSEL_CHECK(!a.cacheFlush, "--enable-cpu-cache-flush: GPU candidates are timed on the device, with its memory warm");
     TESSEL_CHECK(a.coldCache != "always", "--cold-cache always: GPU candidates are timed on the device, with its memory warm");
     // The local runner's device is in this machine: its host, which runs the reference, is this CPU.
@@ -334,6 +333,10 @@ void tune(const TuneArgs& a) {
     o.confirmTop = a.confirmTop;
     o.confirmRounds = a.confirmRounds;
     o.target = target;
+    if (gpu) {
+      o.gpuLimits = gpuLimits;
+      o.hostTarget = gpuHost;
+    }
     o.nTrial = a.nTrial;
     o.taskScheduler = a.taskScheduler.empty() ? "gradient" : a.taskScheduler;
     o.batchSize = a.batchSize;

@@ -1,4 +1,5 @@
-// The steps that reshape one stage's loops: split, follow_split, fuse, reorder, annotate, pragma, storage_align.
+// The steps that reshape one stage's loops: split, follow_split, follow_fused_split, fuse, reorder, annotate, pragma,
+// storage_align.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -127,20 +128,20 @@ std::vector<int64_t> splitFactorsOf(const Stage& s, const std::string& root) {
   int current = -1;
   for (auto& it : s.iterators)
     if (it.name == root) current = it.id;
-  TESSEL_CHECK(current >= 0, "follow_split: stage '{}' has no iterator '{}'", s.name(), root);
+  TESSEL_CHECK(current >= 0, "stage '{}' has no iterator '{}' (the split to follow)", s.name(), root);
   std::vector<int64_t> products;
   for (bool more = true; more;) {
     more = false;
     for (auto& r : s.relations)
       if (r.kind == IterRelation::Kind::Split && r.parent == current) {
-        TESSEL_CHECK(r.factor > 0, "follow_split: {}.{} was split by nparts, not by factors", s.name(), root);
+        TESSEL_CHECK(r.factor > 0, "{}.{} was split by nparts, not by factors", s.name(), root);
         products.push_back(r.factor);
         current = r.inner;
         more = true;
         break;
       }
   }
-  TESSEL_CHECK(!products.empty(), "follow_split: {}.{} was not split", s.name(), root);
+  TESSEL_CHECK(!products.empty(), "{}.{} was not split", s.name(), root);
   std::vector<int64_t> factors;
   for (size_t l = 0; l < products.size(); ++l)
     factors.push_back(l + 1 < products.size() ? products[l] / products[l + 1] : products[l]);
@@ -179,6 +180,52 @@ StepPtr FollowSplitStep::fromJson(const json& j) {
   return std::make_shared<FollowSplitStep>(j.at("stage").get<std::string>(), j.at("iterator").get<std::string>(),
                                            j.at("source_stage").get<std::string>(), j.at("source_iterator").get<std::string>(),
                                            jsonInteger(j.at("parts"), "parts"));
+}
+
+// ---- follow_fused_split ----------------------------------------------------------------------
+
+FollowFusedSplitStep::FollowFusedSplitStep(std::string s, std::string i, std::vector<std::pair<std::string, std::string>> src,
+                                           int64_t l)
+    : stage(std::move(s)), iterator(std::move(i)), sources(std::move(src)), level(l) {}
+
+void FollowFusedSplitStep::apply(State& state) const {
+  TESSEL_CHECK(!sources.empty(), "follow_fused_split of {}.{} needs at least one source split", stage, iterator);
+  TESSEL_CHECK(level >= 0, "follow_fused_split of {}.{}: level must not be negative, got {}", stage, iterator, level);
+  int64_t product = 1;
+  for (const auto& [sourceStage, sourceIterator] : sources) {
+    const Stage& source = state.stage(sourceStage);
+    TESSEL_CHECK(!source.isPlaceholder(), "follow_fused_split of {}.{}: source '{}' is a placeholder", stage, iterator, sourceStage);
+    std::vector<int64_t> factors = splitFactorsOf(source, sourceIterator);
+    TESSEL_CHECK(level < int64_t(factors.size()), "follow_fused_split of {}.{}: {}.{} has {} inner levels, no level {}", stage,
+                 iterator, sourceStage, sourceIterator, factors.size(), level);
+    product *= factors[size_t(level)];
+  }
+  SplitStep(stage, iterator, {product}).apply(state);
+}
+
+std::string FollowFusedSplitStep::print() const {
+  std::vector<std::string> names;
+  for (const auto& [s, i] : sources) names.push_back(s + "." + i);
+  return fmt::format("{}.follow_fused_split({}, [{}], level={})", stage, iterator, fmt::join(names, ", "), level);
+}
+
+json FollowFusedSplitStep::toJson() const {
+  json list = json::array();
+  for (const auto& [s, i] : sources) list.push_back(json::array({s, i}));
+  return {{"step", "follow_fused_split"}, {"stage", stage}, {"iterator", iterator}, {"sources", list}, {"level", level}};
+}
+
+StepPtr FollowFusedSplitStep::fromJson(const json& j) {
+  const json& list = j.at("sources");
+  TESSEL_CHECK(list.is_array(), "sources must be an array of [stage, iterator] pairs");
+  std::vector<std::pair<std::string, std::string>> sources;
+  for (size_t k = 0; k < list.size(); ++k) {
+    TESSEL_CHECK(list[k].is_array() && list[k].size() == 2 && list[k][0].is_string() && list[k][1].is_string(),
+                 "sources[{}] must be a [stage, iterator] pair of strings", k);
+    sources.emplace_back(list[k][0].get<std::string>(), list[k][1].get<std::string>());
+  }
+  return std::make_shared<FollowFusedSplitStep>(j.at("stage").get<std::string>(), j.at("iterator").get<std::string>(),
+                                                std::move(sources), jsonInteger(j.at("level"), "level"));
 }
 
 // ---- fuse ------------------------------------------------------------------------------------

@@ -55,6 +55,26 @@ class FollowSplitStep : public Step {
   int64_t parts;
 };
 
+/// Splits an iterator by the product of one level's factor of several multi-level splits (read
+/// from the state when the step applies, so it follows when those factors change): the inner
+/// loop gets the product of the sources' factors at `level` (0: each source's second-outermost
+/// level), the outer loop the rest. A cooperative fetch into shared memory needs it: the copy's
+/// fused loop split by as many threads as the block has, which is the product of the thread
+/// level of every tiled axis (TVM's follow_fused_split with a factor). Each source is named as
+/// it was split (stage, iterator).
+class FollowFusedSplitStep : public Step {
+ public:
+  FollowFusedSplitStep(std::string stage, std::string iterator, std::vector<std::pair<std::string, std::string>> sources, int64_t level);
+  std::string kind() const override { return "follow_fused_split"; }
+  void apply(State& state) const override;
+  std::string print() const override;
+  nlohmann::json toJson() const override;
+  static StepPtr fromJson(const nlohmann::json& j);
+  std::string stage, iterator;
+  std::vector<std::pair<std::string, std::string>> sources;
+  int64_t level;
+};
+
 class FuseStep : public Step {
  public:
   FuseStep(std::string stage, std::vector<std::string> iterators);

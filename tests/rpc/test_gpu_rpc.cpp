@@ -3,7 +3,8 @@
 // for another kind of device, and a client refuses hardware parameters no kernel could be
 // verified against. Then seed 003's flow end to end: tracker, server, `tessel tune --target
 // "opencl -device=mali" --target-host "cpu -mtriple=aarch64-linux-gnu" --runner rpc --key
-// rk3399` on resnet-18's convolutions, ending with the compiled module's inference time.
+// rk3399` on resnet-18's convolutions, ending with the compiled module's inference time; and
+// seed 001's, the same with `--scheduler auto` (the GPU sketches).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -169,4 +170,33 @@ TEST(GpuRpc, Seed003FlowTunesResnet18ConvolutionsOnAnOpenclServer) {
                                 {});
   EXPECT_FALSE(nonsense.ok());
   expectContains(nonsense.output, "--target-host 'mali' with --target 'opencl': not a CPU target");
+}
+
+TEST(GpuRpc, Seed001FlowAutoSchedulesOnAnOpenclServer) {
+  // Seed 001: the auto-scheduler for a Mali device behind the tracker, the kernels checked
+  // against the remote device's limits, the records applied to the build timed there.
+  TESSEL_REQUIRE_OPENCL();
+  Cluster c;
+  c.startTracker();
+  c.startServer("rk3399", {"--device", "opencl"});
+  std::string log = c.dir() + "/rk3399.auto.log";
+  SubprocessOptions o;
+  o.timeout = 180s;
+  auto r = runSubprocess({tesselCli(), "tune", "--model", "resnet-18", "--image-size", "32", "--target", "opencl -device=mali",
+                          "--target-host", "cpu -mtriple=aarch64-linux-gnu", "--runner", "rpc", "--key", "rk3399", "--tracker",
+                          c.trackerAddress(), "--scheduler", "auto", "--tasks", "3", "--n-trial", "4", "--batch-size", "2",
+                          "--number", "1", "--repeat", "1", "--evaluate-repeat", "2", "--log", log},
+                         o);
+  ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
+  expectContains(r.output, "kernels are verified against its limits");
+  expectContains(r.output, "[ Task Scheduler ]");
+  expectContains(r.output, "applied tuned records to 1 of");
+  expectContains(r.output, "Evaluate inference time cost...\nUpload...\nMean inference time (std dev): ");
+  int ok = 0;
+  for (const auto& record : tune::readRecords(log).records) {
+    EXPECT_EQ(record.target, "opencl -device=mali");
+    EXPECT_FALSE(record.task.fromTemplate());
+    ok += record.ok();
+  }
+  EXPECT_GE(ok, 3) << r.output;
 }

@@ -18,7 +18,7 @@ StepPtr step(Args&&... args) {
 }
 
 /// A dense layer with relu: C = A x B, D = max(C, 0). Tiled, cached, attached, annotated:
-/// covers split (factors, multi-level, nparts), follow_split, fuse, reorder, every annotation,
+/// covers split (factors, multi-level, nparts), follow_split, follow_fused_split, fuse, reorder, every annotation,
 /// both kinds of pragma, compute_at, cache_read, cache_write and storage_align.
 inline te::ComputeDAG denseRelu() {
   auto A = te::placeholder({64, 32}, DataType::float32(), "A");
@@ -56,6 +56,8 @@ inline std::vector<StepPtr> tiledSteps() {
       step<AnnotateStep>("B.shared", "ax0", Annotation::BlockY),
       step<AnnotateStep>("B.shared", "ax1", Annotation::ThreadZ),
       step<FollowSplitStep>("C.local", "k", "D", "i", 2),
+      // k.1 (8 iterations) split by D.i's inner factor (4), as a cooperative fetch follows the threads.
+      step<FollowFusedSplitStep>("C.local", "k.1", std::vector<std::pair<std::string, std::string>>{{"D", "i"}}, 1),
   };
 }
 

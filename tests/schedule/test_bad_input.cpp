@@ -60,6 +60,19 @@ TEST(BadSteps, FollowSplitPartsOutOfRange) {
   expectContains(e, "got 3");
 }
 
+TEST(BadSteps, FollowFusedSplitOfAMissingLevel) {
+  // C.i has two levels (one factor): level 0 only.
+  using Sources = std::vector<std::pair<std::string, std::string>>;
+  std::string e = replayError({step<FollowFusedSplitStep>("C", "j", Sources{{"C", "i"}}, 1)});
+  expectContains(e, "step 3 (follow_fused_split)");
+  expectContains(e, "C.i has 1 inner levels, no level 1");
+  e = replayError({step<FollowFusedSplitStep>("C", "j", Sources{{"C", "i"}, {"C", "k"}}, 0)});
+  expectContains(e, "C.k was not split");
+  expectContains(errorOf([] { stepFromJson(json::parse(R"({"step": "follow_fused_split", "stage": "C", "iterator": "j",
+                                                           "sources": [["C"]], "level": 0})")); }),
+                 "sources[0] must be a [stage, iterator] pair");
+}
+
 TEST(BadSteps, SplitNpartsNegative) {
   std::string e = replayError({step<SplitStep>("C", "k", Factors{}, -2)});
   expectContains(e, "step 3 (split)");

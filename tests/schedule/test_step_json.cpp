@@ -44,7 +44,7 @@ TEST(StepJson, EveryStepKindIsCovered) {
   for (auto& s : reductionSteps()) kinds.insert(s->kind());
   EXPECT_EQ(kinds, (std::set<std::string>{"split", "fuse", "reorder", "annotate", "pragma", "compute_at", "compute_inline",
                                           "compute_root", "cache_read", "cache_write", "rfactor", "storage_align",
-                                          "follow_split"}));
+                                          "follow_split", "follow_fused_split"}));
 }
 
 TEST(StepJson, EachStepRoundTripsUnchanged) {

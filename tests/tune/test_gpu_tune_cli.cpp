@@ -75,9 +75,6 @@ TEST(GpuTuneCli, OptionsAGpuTargetRefuses) {
   auto host = run({"--target-host", "opencl"});
   EXPECT_FALSE(host.ok());
   expectContains(host.output, "--target-host 'opencl' with --target 'opencl': not a CPU target");
-  auto scheduler = run({"--scheduler", "auto"});
-  EXPECT_FALSE(scheduler.ok());
-  expectContains(scheduler.output, "GPU targets are tuned with templates");
   auto flush = run({"--enable-cpu-cache-flush"});
   EXPECT_FALSE(flush.ok());
   expectContains(flush.output, "GPU candidates are timed on the device");

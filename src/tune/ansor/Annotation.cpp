@@ -6,6 +6,7 @@
 #include <set>
 
 #include "support/Error.h"
+#include "tune/ansor/GpuAnnotation.h"
 
 namespace tessel::tune::ansor {
 
@@ -168,9 +169,17 @@ bool vectorizedLoopsAreSound(const State& state) {
   return true;
 }
 
+AnnotationOptions AnnotationOptions::forGpu(const passes::GpuLimits& limits) {
+  AnnotationOptions options;
+  options.autoUnrollSteps = {0, 16, 64, 512, 1024};
+  options.gpu = limits;
+  return options;
+}
+
 AnnotatedState annotateRandomly(const te::ComputeDAG& dag, const Sketch& sketch, SplitFactorizations& factorizations,
                                 std::mt19937_64& rng, const AnnotationOptions& options) {
   try {
+    if (options.gpu) return annotateGpuRandomly(dag, sketch, factorizations, rng, options);
     return Annotator(dag, factorizations, rng, options).run(sketch);
   } catch (const Error& e) {
     throw e.withContext(fmt::format("annotating the sketch '{}'", sketch.description));

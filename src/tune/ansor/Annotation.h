@@ -12,10 +12,14 @@
 ///   unroll            each root stage with a reduction or tiles, or holding other stages,
 ///                     gets `auto_unroll_max_step` from {0, 16, 64, 512} on its outermost loop
 ///
-/// The result is a plain step list: it replays with `replay` alone.
+/// The result is a plain step list: it replays with `replay` alone. A GPU sketch (options.gpu
+/// set) is annotated by the GPU rules instead (GpuAnnotation.h).
 #pragma once
+#include <optional>
 #include <random>
 #include <vector>
+
+#include "passes/GpuLimits.h"
 
 #include "schedule/Steps.h"
 #include "tune/ansor/Sketches.h"
@@ -26,6 +30,11 @@ namespace tessel::tune::ansor {
 struct AnnotationOptions {
   int64_t maxVectorSize = 16;
   std::vector<int64_t> autoUnrollSteps = {0, 16, 64, 512};
+  /// Set: GPU sketches annotated for a device with these limits (GpuAnnotation.h).
+  std::optional<passes::GpuLimits> gpu;
+
+  /// The GPU annotation's options: TVM's GPU unroll steps {0, 16, 64, 512, 1024}.
+  static AnnotationOptions forGpu(const passes::GpuLimits& limits);
 };
 
 /// A complete schedule: its steps, of which the first `sketchLength` are its sketch's with the

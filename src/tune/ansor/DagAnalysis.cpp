@@ -125,7 +125,10 @@ bool needsMultiLevelTiling(const State& state, const std::string& stage) {
   return s.op->reduction() ? reused >= 1 : reused >= 2;
 }
 
-std::optional<std::string> fusibleConsumer(const State& state, const std::string& stage) {
+namespace {
+
+/// fusibleConsumer, and with `unitIndexZero` also a read of a unit axis at the constant 0.
+std::optional<std::string> elementwiseConsumer(const State& state, const std::string& stage, bool unitIndexZero) {
   auto consumers = state.effectiveConsumers(stage);
   if (consumers.size() != 1) return std::nullopt;
   const Stage& producer = state.stage(stage);
@@ -138,10 +141,22 @@ std::optional<std::string> fusibleConsumer(const State& state, const std::string
     if (indices.size() != consumer.op->axes.size()) return std::nullopt;
     for (size_t d = 0; d < indices.size(); ++d) {
       auto var = indices[d].as<ir::VarNode>();
-      if (var != consumer.op->axes[d].var.node()) return std::nullopt;
+      auto constant = ir::asConstInt(indices[d]);
+      bool unitAtZero = unitIndexZero && consumer.op->axes[d].extent == 1 && constant && *constant == 0;
+      if (var != consumer.op->axes[d].var.node() && !unitAtZero) return std::nullopt;
     }
   }
   return consumer.name();
+}
+
+}  // namespace
+
+std::optional<std::string> fusibleConsumer(const State& state, const std::string& stage) {
+  return elementwiseConsumer(state, stage, false);
+}
+
+std::optional<std::string> fusibleConsumerOrBroadcast(const State& state, const std::string& stage) {
+  return elementwiseConsumer(state, stage, true);
 }
 
 bool needsRfactor(const State& state, const std::string& stage, int cores) {

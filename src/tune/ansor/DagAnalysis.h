@@ -37,6 +37,11 @@ bool needsMultiLevelTiling(const schedule::State& state, const std::string& stag
 /// The consumer that can be fused into the stage's tiles, if there is one.
 std::optional<std::string> fusibleConsumer(const schedule::State& state, const std::string& stage);
 
+/// fusibleConsumer, where the consumer may also read an axis of extent 1 at the constant 0, as
+/// a broadcast reads its operand's unit axes (an NCHW convolution's bias add, the layout of GPU
+/// builds). The GPU rules use it; the CPU rules keep the exact match, so their sketches stay.
+std::optional<std::string> fusibleConsumerOrBroadcast(const schedule::State& state, const std::string& stage);
+
 /// True when factoring the reduction gives parallelism the spatial axes lack: the reduction
 /// is longer than the spatial extent and the spatial extent is below 16 iterations per core.
 bool needsRfactor(const schedule::State& state, const std::string& stage, int cores);

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <functional>
+#include <iterator>
 
 #include "ir/Mutator.h"
 #include "schedule/BoundInference.h"
@@ -118,6 +119,27 @@ void bufferFeatures(const StageSummary& stage, const SummaryAccess& access, bool
   out[13] = logScale(n ? f.accesses[0] / std::max(1.0, distinct / double(access.elementBytes)) : 1);  // overall reuse ratio
 }
 
+/// The loops bound to blockIdx.x/y/z, threadIdx.x/y/z and vthread (the product of each
+/// binding's extents), whether any is bound, and whether the stage is in shared memory.
+void gpuFeatures(const StageSummary& summary, const Stage& stage, float* out) {
+  static const Annotation bindings[] = {Annotation::BlockX,  Annotation::BlockY,  Annotation::BlockZ, Annotation::ThreadX,
+                                        Annotation::ThreadY, Annotation::ThreadZ, Annotation::VThread};
+  bool bound = false;
+  for (size_t b = 0; b < std::size(bindings); ++b) {
+    double extent = 1;
+    bool found = false;
+    for (const auto& loop : summary.loops)
+      if (loop.annotation == bindings[b]) {
+        extent *= double(loop.extent);
+        found = true;
+      }
+    out[b] = found ? logScale(extent) : 0.0f;
+    bound = bound || found;
+  }
+  out[7] = bound ? 1.0f : 0.0f;
+  out[8] = stage.memoryScope == "shared" ? 1.0f : 0.0f;
+}
+
 std::vector<float> storeVector(const State& state, const StageSummary& summary) {
   std::vector<float> out(kStoreFeatureLength, 0.0f);
   const Stage& stage = state.stage(summary.name);
@@ -185,6 +207,7 @@ std::vector<float> storeVector(const State& state, const StageSummary& summary) 
   }
   rest[2] = logScale(outerIterations);
   rest[3] = logScale(double(outerLoops));
+  gpuFeatures(summary, stage, rest + 4);
   return out;
 }
 

@@ -18,6 +18,9 @@
 ///   allocation (2)   for a stage computed inside another: its buffer's bytes and how many
 ///                    times the buffer is filled
 ///   outer scope (2)  the iterations and number of the loops of the stages it is computed in
+///   GPU (9)          the extents of the loops over it bound to blockIdx.x/y/z, threadIdx.x/y/z
+///                    and vthread (products, per binding), whether any loop is bound, and
+///                    whether the stage lives in shared memory (all zero on a CPU)
 ///
 /// All values are log2(1 + x). A state's vector concatenates the vectors of its three heaviest
 /// stores (most iterations first, zeros for missing ones) after their count: one row of the
@@ -29,7 +32,7 @@
 
 namespace tessel::tune::ansor {
 
-constexpr size_t kStoreFeatureLength = 15 + 5 * 14 + 10 + 2 + 2;
+constexpr size_t kStoreFeatureLength = 15 + 5 * 14 + 10 + 2 + 2 + 9;
 constexpr size_t kStoresPerState = 3;
 constexpr size_t kStateFeatureLength = 1 + kStoresPerState * kStoreFeatureLength;
 

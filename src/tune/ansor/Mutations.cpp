@@ -6,6 +6,7 @@
 
 #include "support/Error.h"
 #include "tune/ansor/DagAnalysis.h"
+#include "tune/ansor/GpuStateLimits.h"
 
 namespace tessel::tune::ansor {
 
@@ -18,11 +19,14 @@ const T& pick(const std::vector<T>& values, std::mt19937_64& rng) {
   return values[std::uniform_int_distribution<size_t>(0, values.size() - 1)(rng)];
 }
 
-/// The candidate that `steps` replay to, if they do and it can be lowered.
-std::optional<AnnotatedState> replayed(const te::ComputeDAG& dag, std::vector<StepPtr> steps, size_t sketchLength) {
+/// The candidate that `steps` replay to, if they do and it can be lowered (on a GPU: within the
+/// device's limits, as far as counting tells).
+std::optional<AnnotatedState> replayed(const te::ComputeDAG& dag, std::vector<StepPtr> steps, size_t sketchLength,
+                                       const AnnotationOptions& options) {
   try {
     State state = replay(dag, steps);
     if (!vectorizedLoopsAreSound(state)) return std::nullopt;
+    if (options.gpu && gpuLimitViolation(state, *options.gpu)) return std::nullopt;
     return AnnotatedState{std::move(steps), sketchLength, std::move(state)};
   } catch (const Error&) {
     return std::nullopt;
@@ -30,7 +34,8 @@ std::optional<AnnotatedState> replayed(const te::ComputeDAG& dag, std::vector<St
 }
 
 std::optional<AnnotatedState> mutateTileSize(const te::ComputeDAG& dag, const AnnotatedState& parent,
-                                             SplitFactorizations& factorizations, std::mt19937_64& rng) {
+                                             SplitFactorizations& factorizations, const AnnotationOptions& options,
+                                             std::mt19937_64& rng) {
   std::vector<size_t> splits;
   for (size_t i = 0; i < parent.sketchLength; ++i)
     if (auto s = dynamic_cast<const SplitStep*>(parent.steps[i].get()); s && s->nparts == 0) splits.push_back(i);
@@ -40,7 +45,7 @@ std::optional<AnnotatedState> mutateTileSize(const te::ComputeDAG& dag, const An
   // Every level's extent, the outermost first; their product is the axis' extent.
   int64_t product = 1;
   for (auto f : split.factors) product *= f;
-  std::vector<int64_t> levels{rootAxisExtent(dag, parent.state, split.stage, split.iterator) / product};
+  std::vector<int64_t> levels{splitLoopExtent(dag, parent.state, split.stage, split.iterator) / product};
   levels.insert(levels.end(), split.factors.begin(), split.factors.end());
   std::vector<size_t> sources;
   for (size_t l = 0; l < levels.size(); ++l)
@@ -57,7 +62,7 @@ std::optional<AnnotatedState> mutateTileSize(const te::ComputeDAG& dag, const An
   if (levels.back() > factorizations.maxInnermost()) return std::nullopt;
   std::vector<StepPtr> steps = parent.steps;
   steps[at] = std::make_shared<SplitStep>(split.stage, split.iterator, std::vector<int64_t>(levels.begin() + 1, levels.end()));
-  return replayed(dag, std::move(steps), parent.sketchLength);
+  return replayed(dag, std::move(steps), parent.sketchLength, options);
 }
 
 std::optional<AnnotatedState> mutateAutoUnroll(const te::ComputeDAG& dag, const AnnotatedState& parent,
@@ -73,7 +78,7 @@ std::optional<AnnotatedState> mutateAutoUnroll(const te::ComputeDAG& dag, const 
     if (std::to_string(v) != pragma.value) others.push_back(v);
   std::vector<StepPtr> steps = parent.steps;
   steps[at] = std::make_shared<PragmaStep>(pragma.stage, pragma.iterator, pragma.key, std::to_string(pick(others, rng)));
-  return replayed(dag, std::move(steps), parent.sketchLength);
+  return replayed(dag, std::move(steps), parent.sketchLength, options);
 }
 
 /// Stages the sketch neither tiled nor placed, with one consumer: where annotation chose (or
@@ -93,7 +98,8 @@ std::vector<std::string> movableStages(const AnnotatedState& parent) {
   return movable;
 }
 
-std::optional<AnnotatedState> mutateComputeLocation(const te::ComputeDAG& dag, const AnnotatedState& parent, std::mt19937_64& rng) {
+std::optional<AnnotatedState> mutateComputeLocation(const te::ComputeDAG& dag, const AnnotatedState& parent,
+                                                    const AnnotationOptions& options, std::mt19937_64& rng) {
   auto movable = movableStages(parent);
   if (movable.empty()) return std::nullopt;
   std::string stage = pick(movable, rng);
@@ -121,10 +127,11 @@ std::optional<AnnotatedState> mutateComputeLocation(const te::ComputeDAG& dag, c
   if (choices.empty()) return std::nullopt;
   std::string loop = pick(choices, rng);
   if (!loop.empty()) steps.insert(steps.begin() + long(parent.sketchLength), std::make_shared<ComputeAtStep>(stage, consumer, loop));
-  return replayed(dag, std::move(steps), parent.sketchLength);
+  return replayed(dag, std::move(steps), parent.sketchLength, options);
 }
 
-std::optional<AnnotatedState> mutateParallel(const te::ComputeDAG& dag, const AnnotatedState& parent, std::mt19937_64& rng) {
+std::optional<AnnotatedState> mutateParallel(const te::ComputeDAG& dag, const AnnotatedState& parent, const AnnotationOptions& options,
+                                             std::mt19937_64& rng) {
   std::vector<size_t> parallel;
   for (size_t i = parent.sketchLength; i < parent.steps.size(); ++i)
     if (auto a = dynamic_cast<const AnnotateStep*>(parent.steps[i].get()); a && a->annotation == Annotation::Parallel)
@@ -162,7 +169,7 @@ std::optional<AnnotatedState> mutateParallel(const te::ComputeDAG& dag, const An
     if (p && p->stage == annotate.stage && p->iterator == annotate.iterator) steps.push_back(std::make_shared<PragmaStep>(p->stage, loop, p->key, p->value));
     else steps.push_back(parent.steps[i]);
   }
-  return replayed(dag, std::move(steps), parent.sketchLength);
+  return replayed(dag, std::move(steps), parent.sketchLength, options);
 }
 
 }  // namespace
@@ -177,18 +184,22 @@ std::optional<AnnotatedState> mutate(const te::ComputeDAG& dag, const AnnotatedS
   // A mutation that breaks a step is no child (the replays inside catch the same).
   try {
     switch (kind) {
-      case MutationKind::TileSize: return mutateTileSize(dag, parent, factorizations, rng);
+      case MutationKind::TileSize: return mutateTileSize(dag, parent, factorizations, options, rng);
       case MutationKind::AutoUnroll: return mutateAutoUnroll(dag, parent, options, rng);
-      case MutationKind::ComputeLocation: return mutateComputeLocation(dag, parent, rng);
-      case MutationKind::Parallel: return mutateParallel(dag, parent, rng);
+      case MutationKind::ComputeLocation: return mutateComputeLocation(dag, parent, options, rng);
+      case MutationKind::Parallel: return mutateParallel(dag, parent, options, rng);
     }
   } catch (const Error&) {
   }
   return std::nullopt;
 }
 
-int64_t rootAxisExtent(const te::ComputeDAG& dag, const State& state, const std::string& stage, const std::string& axis) {
-  // The stage's op now, else the DAG's (rfactor replaces the reduction it factors).
+namespace {
+
+/// The extent of a root axis of the stage's operation, or of the DAG's operation of that name
+/// (rfactor replaces the reduction it factors).
+std::optional<int64_t> operationAxisExtent(const te::ComputeDAG& dag, const State& state, const std::string& stage,
+                                           const std::string& axis) {
   std::vector<const te::OperationNode*> ops{state.stage(stage).op.get()};
   if (dag.opIndex(stage) >= 0) ops.push_back(dag.op(stage).get());
   for (const auto* op : ops) {
@@ -198,7 +209,22 @@ int64_t rootAxisExtent(const te::ComputeDAG& dag, const State& state, const std:
       for (auto& a : r->axes)
         if (a.var.name() == axis) return a.extent;
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int64_t rootAxisExtent(const te::ComputeDAG& dag, const State& state, const std::string& stage, const std::string& axis) {
+  if (auto extent = operationAxisExtent(dag, state, stage, axis)) return *extent;
   fail("stage '{}' has no root axis '{}'", stage, axis);
+}
+
+int64_t splitLoopExtent(const te::ComputeDAG& dag, const State& state, const std::string& stage, const std::string& loop) {
+  if (auto extent = operationAxisExtent(dag, state, stage, loop)) return *extent;
+  // A loop that steps made (a fused loop of a GPU sketch's root output): its extent in the state.
+  for (const Iterator& it : state.stage(stage).iterators)
+    if (it.name == loop) return it.extent;
+  fail("stage '{}' has no loop '{}' to split", stage, loop);
 }
 
 }  // namespace tessel::tune::ansor

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "support/Error.h"
+#include "tune/ansor/GpuStateLimits.h"
 
 namespace tessel::tune::ansor {
 
@@ -23,6 +24,14 @@ std::string shapeOf(const std::vector<StepPtr>& steps) {
 }
 
 }  // namespace
+
+SketchPolicyOptions SketchPolicyOptions::forGpu(const passes::GpuLimits& limits) {
+  SketchPolicyOptions options;
+  options.sketch = SketchOptions::forGpu(limits);
+  options.annotation = AnnotationOptions::forGpu(limits);
+  options.mutationWeights = MutationWeights::forGpu();
+  return options;
+}
 
 SketchPolicy::SketchPolicy(te::ComputeDAG dag, std::shared_ptr<CostModel> model, SketchPolicyOptions options)
     : dag_(std::move(dag)), model_(std::move(model)), options_(std::move(options)), rng_(options_.seed),
@@ -49,6 +58,7 @@ std::vector<AnnotatedState> SketchPolicy::sampleNew(size_t count) {
   for (size_t tries = 0; states.size() < count && tries < 20 * count + 100; ++tries) {
     const Sketch& sketch = sketches_[std::uniform_int_distribution<size_t>(0, sketches_.size() - 1)(rng_)];
     AnnotatedState s = annotateRandomly(dag_, sketch, factorizations_, rng_, options_.annotation);
+    if (options_.annotation.gpu && gpuLimitViolation(s.state, *options_.annotation.gpu)) continue;
     std::string key = scheduleKey(s.steps);
     if (seen_.count(key) || !keys.insert(key).second) continue;
     states.push_back(std::move(s));

@@ -11,6 +11,8 @@
 ///
 /// Measured schedules teach the cost model and join the measured best; states are told apart
 /// by their step lists' JSON, so a schedule is never proposed twice, nor one of a resumed log.
+/// On a GPU (forGpu), a random or mutated state that the device's limits refuse by count is
+/// dropped before the cost model sees it.
 #pragma once
 #include <map>
 #include <memory>
@@ -36,6 +38,10 @@ struct SketchPolicyOptions {
   SketchOptions sketch;
   AnnotationOptions annotation;
   uint64_t seed = 0;
+
+  /// The GPU policy (TVM's): GPU sketches and annotation for a device with these limits, GPU
+  /// mutation weights; states over the limits by count (GpuStateLimits.h) are never proposed.
+  static SketchPolicyOptions forGpu(const passes::GpuLimits& limits);
 };
 
 class SketchPolicy : public SearchPolicy {

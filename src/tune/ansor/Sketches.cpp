@@ -7,6 +7,8 @@
 
 #include "support/Error.h"
 #include "tune/ansor/DagAnalysis.h"
+#include "tune/ansor/GpuSketches.h"
+#include "tune/ansor/SketchBuilding.h"
 
 namespace tessel::tune::ansor {
 
@@ -14,21 +16,12 @@ using namespace schedule;
 
 namespace {
 
-/// A sketch being made: its steps so far, the state they give, the stage the rules look at
-/// next (an index into the state's stages, counting down) and the stages already given a
-/// cache stage.
-struct Partial {
-  std::vector<StepPtr> steps;
-  State state;
-  int stage = 0;
-  std::vector<std::string> description;
-  std::set<std::string> cacheWritten;
+using sketching::PartialSketch;
+using sketching::TileStructure;
 
-  void apply(StepPtr step) {
-    step->apply(state);
-    steps.push_back(std::move(step));
-  }
-  const std::string& stageName() const { return state.stages()[size_t(stage)].name(); }
+/// A CPU sketch being made: the shared parts, and the stages already given a cache stage.
+struct Partial : PartialSketch {
+  std::set<std::string> cacheWritten;
 };
 
 enum class Outcome { Skip, Apply, ApplyAndSkipRest };
@@ -38,44 +31,13 @@ struct RuleResult {
   std::vector<Partial> next;
 };
 
-/// Splits `iterator` with `step`, which makes `levels` loops in its place; returns their names.
-std::vector<std::string> splitInto(Partial& p, const std::string& stage, const std::string& iterator, StepPtr step, size_t levels) {
-  int position = p.state.stage(stage).leafPosition(p.state.stage(stage).leafByName(iterator));
-  p.apply(std::move(step));
-  const Stage& s = p.state.stage(stage);
-  std::vector<std::string> names;
-  for (size_t l = 0; l < levels; ++l) names.push_back(s.iterator(s.leaves[size_t(position) + l]).name);
-  return names;
-}
-
-/// A stage's spatial root axes as the sketch rules treat them: the axes of extent 1 are left
-/// whole (outermost), the others are tiled.
-struct RootAxes {
-  std::vector<std::string> unitSpatial, unitReduce, spatial, reduce;
-};
-
-RootAxes rootAxes(const Stage& s) {
-  RootAxes axes;
-  for (int r = 0; r < s.rootCount; ++r) {
-    const Iterator& it = s.iterator(r);
-    bool spatial = it.kind == IteratorKind::Spatial;
-    if (it.extent <= 1) (spatial ? axes.unitSpatial : axes.unitReduce).push_back(it.name);
-    else (spatial ? axes.spatial : axes.reduce).push_back(it.name);
-  }
-  return axes;
-}
-
 class SketchGenerator {
  public:
-  SketchGenerator(const te::ComputeDAG& dag, const SketchOptions& options) : dag_(dag), options_(options) {
-    for (char c : options.tileStructure)
-      TESSEL_CHECK(c == 'S' || c == 'R', "tile structure '{}': only S (spatial) and R (reduce) levels exist", options.tileStructure);
-    spatialLevels_ = size_t(std::count(options.tileStructure.begin(), options.tileStructure.end(), 'S'));
-    reduceLevels_ = options.tileStructure.size() - spatialLevels_;
-    TESSEL_CHECK(spatialLevels_ >= 1 && reduceLevels_ >= 1, "tile structure '{}' needs an S and an R level", options.tileStructure);
+  SketchGenerator(const te::ComputeDAG& dag, const SketchOptions& options)
+      : dag_(dag), options_(options), structure_(options.tileStructure) {
     for (int level : options.fusionLevels)
-      TESSEL_CHECK(level >= 1 && size_t(level) < spatialLevels_, "fusion level {} is outside [1, {}) (the spatial tile levels)",
-                   level, spatialLevels_);
+      TESSEL_CHECK(level >= 1 && size_t(level) < structure_.spatialLevels, "fusion level {} is outside [1, {}) (the spatial tile levels)",
+                   level, structure_.spatialLevels);
   }
 
   std::vector<Sketch> run() {
@@ -90,9 +52,8 @@ class SketchGenerator {
  private:
   void expand(Partial p) {
     if (p.stage < 0) {
-      std::string description;
-      for (auto& d : p.description) description += (description.empty() ? "" : "; ") + d;
-      sketches_.push_back({std::move(p.steps), description.empty() ? "no change" : description});
+      std::string description = p.describe();
+      sketches_.push_back({std::move(p.steps), std::move(description), {}});
       return;
     }
     const Stage& s = p.state.stages()[size_t(p.stage)];
@@ -133,7 +94,7 @@ class SketchGenerator {
     RuleResult result{Outcome::Apply, {}};
     for (int part = 0; part < 2; ++part) {
       Partial n = p;
-      auto parts = splitInto(n, stage, axis, std::make_shared<SplitStep>(stage, axis, std::vector<int64_t>{1}), 2);
+      auto parts = sketching::splitInto(n, stage, axis, std::make_shared<SplitStep>(stage, axis, std::vector<int64_t>{1}), 2);
       n.apply(std::make_shared<RfactorStep>(stage, parts[size_t(part)]));
       n.description.push_back(fmt::format("rfactor {} at {}", stage, parts[size_t(part)]));
       // The rfactor stage now sits at this index, the stage after it: both are done.
@@ -160,9 +121,9 @@ class SketchGenerator {
     RuleResult result{p.cacheWritten.count(stage) ? Outcome::ApplyAndSkipRest : Outcome::Apply, {}};
     for (int level : options_.fusionLevels) {
       Partial n = p;
-      auto tiled = tile(n, stage);
+      auto tiled = sketching::tileStage(n, stage, structure_).spatialAxes;
       if (tiled.empty()) return {};  // no spatial axis to share
-      fuseIntoConsumer(n, stage, *consumer, tiled, level);
+      sketching::fuseIntoConsumer(n, stage, *consumer, tiled, level);
       n.description.push_back(fmt::format("tile {} ({}) in {} at level {}", stage, options_.tileStructure, *consumer, level));
       result.next.push_back(next(std::move(n)));
     }
@@ -172,75 +133,29 @@ class SketchGenerator {
   RuleResult multiLevelTiling(const Partial& p, const std::string& stage) {
     if (!needsMultiLevelTiling(p.state, stage)) return {};
     Partial n = p;
-    tile(n, stage);
+    sketching::tileStage(n, stage, structure_);
     n.description.push_back(fmt::format("tile {} ({})", stage, options_.tileStructure));
     return {Outcome::ApplyAndSkipRest, {next(std::move(n))}};
   }
 
-  // ---- tiling ------------------------------------------------------------------------------
-
-  /// Splits every non-unit axis of the stage into its levels of the tile structure and orders
-  /// the loops level by level. Returns the tiled spatial axes (root names).
-  std::vector<std::string> tile(Partial& p, const std::string& stage) {
-    RootAxes axes = rootAxes(p.state.stage(stage));
-    std::vector<std::vector<std::string>> spatialLoops, reduceLoops;  // per axis, outermost level first
-    for (auto& a : axes.spatial)
-      spatialLoops.push_back(spatialLevels_ == 1 ? std::vector<std::string>{a}
-                                                 : splitInto(p, stage, a, holeSplit(stage, a, spatialLevels_), spatialLevels_));
-    for (auto& a : axes.reduce)
-      reduceLoops.push_back(reduceLevels_ == 1 ? std::vector<std::string>{a}
-                                               : splitInto(p, stage, a, holeSplit(stage, a, reduceLevels_), reduceLevels_));
-    std::vector<std::string> order = axes.unitSpatial;
-    size_t s = 0, r = 0;
-    for (char level : options_.tileStructure) {
-      // Unit reduce loops go just before the first reduce level: outside it they would end the
-      // run of outer spatial loops that parallelization fuses.
-      if (level == 'R' && r == 0) order.insert(order.end(), axes.unitReduce.begin(), axes.unitReduce.end());
-      auto& loops = level == 'S' ? spatialLoops : reduceLoops;
-      size_t l = level == 'S' ? s++ : r++;
-      for (auto& axisLoops : loops) order.push_back(axisLoops[l]);
-    }
-    if (order.size() >= 2) p.apply(std::make_shared<ReorderStep>(stage, order));
-    return axes.spatial;
-  }
-
-  static StepPtr holeSplit(const std::string& stage, const std::string& axis, size_t levels) {
-    return std::make_shared<SplitStep>(stage, axis, std::vector<int64_t>(levels - 1, 1));
-  }
-
-  /// Splits the consumer's axes like the producer's outer `level` tile levels (the innermost of
-  /// its level + 1 loops covers the rest) and computes the producer inside them.
-  void fuseIntoConsumer(Partial& p, const std::string& producer, const std::string& consumer,
-                        const std::vector<std::string>& tiledAxes, int level) {
-    const Stage& ps = p.state.stage(producer);
-    const Stage& cs = p.state.stage(consumer);
-    // The consumer reads the producer at its own axes, in order: axis d matches axis d.
-    std::vector<std::pair<std::string, std::string>> pairs;  // producer axis, consumer axis
-    std::vector<std::string> order;
-    for (size_t d = 0; d < ps.op->axes.size(); ++d) {
-      const std::string& name = ps.iterator(int(d)).name;
-      if (std::find(tiledAxes.begin(), tiledAxes.end(), name) != tiledAxes.end()) pairs.emplace_back(name, cs.iterator(int(d)).name);
-      else order.push_back(cs.iterator(int(d)).name);
-    }
-    std::vector<std::vector<std::string>> loops;
-    for (auto& [source, axis] : pairs)
-      loops.push_back(splitInto(p, consumer, axis, std::make_shared<FollowSplitStep>(consumer, axis, producer, source, level + 1),
-                                size_t(level) + 1));
-    for (size_t l = 0; l <= size_t(level); ++l)
-      for (auto& axisLoops : loops) order.push_back(axisLoops[l]);
-    if (order.size() >= 2) p.apply(std::make_shared<ReorderStep>(consumer, order));
-    p.apply(std::make_shared<ComputeAtStep>(producer, consumer, loops.back()[size_t(level) - 1]));
-  }
-
   const te::ComputeDAG& dag_;
   SketchOptions options_;
-  size_t spatialLevels_ = 0, reduceLevels_ = 0;
+  TileStructure structure_;
   std::vector<Sketch> sketches_;
 };
 
 }  // namespace
 
+SketchOptions SketchOptions::forGpu(const passes::GpuLimits& limits) {
+  SketchOptions options;
+  options.tileStructure = "SSSRRSRS";
+  options.fusionLevels = {3};
+  options.gpu = limits;
+  return options;
+}
+
 std::vector<Sketch> generateSketches(const te::ComputeDAG& dag, const SketchOptions& options) {
+  if (options.gpu) return generateGpuSketches(dag, options);
   return SketchGenerator(dag, options).run();
 }
 

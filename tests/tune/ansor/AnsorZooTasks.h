@@ -1,10 +1,12 @@
 /// Test support: the zoo's tasks the auto-scheduler tests work on — a 3x3 convolution with its
 /// bias and relu epilogue (resnet-18), a depthwise convolution (mobilenet), the classifier's
-/// dense layer and its softmax — at small image sizes, in the NHWC layout the CPU tunes.
+/// dense layer and its softmax — at small image sizes, in the NHWC layout the CPU tunes or the
+/// NCHW layout of GPU builds.
 #pragma once
 #include <string>
 #include <vector>
 
+#include "ops/Layout.h"
 #include "te/ComputeDAG.h"
 
 namespace tessel::ansortest {
@@ -14,6 +16,8 @@ struct ZooTask {
   te::ComputeDAG dag;
 };
 
-std::vector<ZooTask> zooTasks();
+/// At 32 pixels; `classes` sets the classifier's outputs (the dense layer's and the softmax's
+/// length).
+std::vector<ZooTask> zooTasks(ops::Layout layout = ops::Layout::NHWC, int classes = 10);
 
 }  // namespace tessel::ansortest
