@@ -1,6 +1,7 @@
 #include "ops/GpuWinogradTiles.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "ops/Schedules.h"
 #include "support/Error.h"
@@ -195,10 +196,10 @@ GpuWinogradTile defaultGpuWinogradTile(const GpuWinogradShape& s, const GpuSched
     t.unrollExplicit = true;
     return t;
   };
+  int64_t maxThreads = std::min(options.maxThreadsPerBlock, 2 * options.threadsPerBlock);
   auto fits = [&] {
     GpuWinogradTile t = tileOf();
-    return t.threads() <= std::min(options.maxThreadsPerBlock, 2 * options.threadsPerBlock) &&
-           gpuWinogradSharedBytes(s, t) <= options.maxSharedMemoryPerBlock;
+    return t.threads() <= maxThreads && gpuWinogradSharedBytes(s, t) <= options.maxSharedMemoryPerBlock;
   };
   // Smaller chunks first (they cost a barrier each), then fewer channels, then fewer tiles.
   while (!fits()) {
@@ -210,14 +211,26 @@ GpuWinogradTile defaultGpuWinogradTile(const GpuWinogradShape& s, const GpuSched
     else if (channels > 1) channels = largestDivisor(s.outChannels, channels / 2);
     else break;  // one channel and tile per block: the smallest there is
   }
-  // Blocks for twice the multiprocessors where the device says how many it has (the deep
-  // layers' small images): fewer channels per block, each thread keeping its sub-tile.
+  // Where the device says how many multiprocessors it has and the launch gives them fewer than
+  // two blocks each (the deep layers' small images): first fewer outputs per thread (more
+  // threads on the same box), then fewer channels per block, down to 64 threads a block.
   auto blocks = [&] {
     GpuWinogradTile t = tileOf();
     return s.batch * t.f[0] * t.y[0] * t.x[0];
   };
-  while (options.minBlocks > 0 && blocks() < options.minBlocks && channels > channelsPerThread)
-    channels = largestDivisor(s.outChannels, channels / 2);
+  auto keeps = [&](auto change) {
+    auto saved = std::tuple{channels, channelsPerThread, tilesPerThread};
+    change();
+    if (fits() && tileOf().threads() >= 64) return true;
+    std::tie(channels, channelsPerThread, tilesPerThread) = saved;
+    return false;
+  };
+  while (options.minBlocks > 0 && blocks() < options.minBlocks) {
+    if (tilesPerThread > 1 && keeps([&] { tilesPerThread = 1; })) continue;
+    if (channelsPerThread > 2 && keeps([&] { channelsPerThread = 2; })) continue;
+    if (channels > 1 && keeps([&] { channels = largestDivisor(s.outChannels, channels / 2); })) continue;
+    break;
+  }
   return tileOf();
 }
 

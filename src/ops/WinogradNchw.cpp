@@ -14,7 +14,7 @@ WinogradNchwTiles winogradNchwTiles(int64_t batch, int64_t outHeight, int64_t ou
   return {batch, (outHeight + m - 1) / m, (outWidth + m - 1) / m};
 }
 
-int gpuWinogradTileSize(int64_t inHeight) { return inHeight % 8 == 0 ? 4 : 2; }
+int gpuWinogradTileSize(int64_t outHeight, int64_t outWidth) { return outHeight % 4 == 0 && outWidth % 4 == 0 ? 4 : 2; }
 
 Tensor conv2dWinogradNCHW(const Tensor& data, const Tensor& transformedWeight, const Conv2dAttrs& attrs, int m) {
   const std::string op = "conv2d_winograd";

@@ -29,10 +29,11 @@ WinogradNchwTiles winogradNchwTiles(int64_t batch, int64_t outHeight, int64_t ou
 /// one group, float32. Error naming what does not fit.
 te::Tensor conv2dWinogradNCHW(const te::Tensor& data, const te::Tensor& transformedWeight, const Conv2dAttrs& attrs, int m);
 
-/// The tile size GPU builds transform a candidate convolution with (TVM's rule for CUDA):
-/// F(4x4) when the input height is a multiple of 8 (56, 28: whole tiles, a quarter of the
-/// direct multiplications), else F(2x2) (14x14 and 7x7 images, where 4x4 tiles would leave a
-/// third of their outputs past the image).
-int gpuWinogradTileSize(int64_t inHeight);
+/// The tile size GPU builds transform a candidate convolution with: F(4x4) (a quarter of the
+/// direct multiplications) where 4x4 tiles cover the output exactly (resnet's 56x56 and 28x28
+/// images), else F(2x2) (4/9 of them, and a quarter of F(4x4)'s rounding error): on 14x14 and
+/// 7x7 images 4x4 tiles would compute 31% more outputs than the image has, past its edges.
+/// (TVM's CUDA rule, F(4x4) where the input height is a multiple of 8, gives F(2x2) on 28x28.)
+int gpuWinogradTileSize(int64_t outHeight, int64_t outWidth);
 
 }  // namespace tessel::ops

@@ -54,7 +54,10 @@ Graph useWinograd(const Graph& graph, const WinogradChoice& tileSizeOf, ops::Lay
 }
 
 WinogradChoice gpuWinogradChoice() {
-  return [](const Graph& g, int id) { return ops::gpuWinogradTileSize(g.node(g.node(id).inputs[0]).type.shape[2]); };  // NCHW
+  return [](const Graph& g, int id) {
+    const auto& out = g.node(id).type.shape;  // NCHW
+    return ops::gpuWinogradTileSize(out[2], out[3]);
+  };
 }
 
 WinogradChoice defaultWinogradChoice(size_t l2Bytes) {

@@ -49,7 +49,7 @@ WinogradChoice defaultWinogradChoice(size_t l2Bytes);
 Graph useWinograd(const Graph& graph, const WinogradChoice& tileSizeOf, ops::Layout layout = ops::Layout::NHWC);
 
 /// The choice GPU builds tune against the direct convolution (ops::gpuWinogradTileSize: F(4x4)
-/// where the input height is a multiple of 8, else F(2x2)).
+/// where 4x4 tiles cover the output exactly, else F(2x2)).
 WinogradChoice gpuWinogradChoice();
 
 /// True when node `id` is a conv2d whose weight can be packed by output-channel blocks: NHWC,
