@@ -213,7 +213,8 @@ GpuWinogradTile defaultGpuWinogradTile(const GpuWinogradShape& s, const GpuSched
   }
   // Where the device says how many multiprocessors it has and the launch gives them fewer than
   // two blocks each (the deep layers' small images): first fewer outputs per thread (more
-  // threads on the same box), then fewer channels per block, down to 64 threads a block.
+  // threads on the same box), then fewer channels per block, down to 16 (below, the data pack
+  // each block repeats would cost more than the GEMM it feeds) and 64 threads a block.
   auto blocks = [&] {
     GpuWinogradTile t = tileOf();
     return s.batch * t.f[0] * t.y[0] * t.x[0];
@@ -228,8 +229,15 @@ GpuWinogradTile defaultGpuWinogradTile(const GpuWinogradShape& s, const GpuSched
   while (options.minBlocks > 0 && blocks() < options.minBlocks) {
     if (tilesPerThread > 1 && keeps([&] { tilesPerThread = 1; })) continue;
     if (channelsPerThread > 2 && keeps([&] { channelsPerThread = 2; })) continue;
-    if (channels > 1 && keeps([&] { channels = largestDivisor(s.outChannels, channels / 2); })) continue;
+    if (channels > 16 && keeps([&] { channels = largestDivisor(s.outChannels, channels / 2); })) continue;
     break;
+  }
+  // Fewer channels leave shared memory for longer chunks again (fewer barriers), up to 8.
+  for (int64_t longer = largestDivisor(s.inChannels, 8); longer > rc; longer = largestDivisor(s.inChannels, longer - 1)) {
+    int64_t saved = rc;
+    rc = longer;
+    if (fits()) break;
+    rc = saved;
   }
   return tileOf();
 }

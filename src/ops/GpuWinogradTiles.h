@@ -68,10 +68,11 @@ int64_t gpuWinogradSharedBytes(const GpuWinogradShape& shape, const GpuWinogradT
 /// per-thread part of the transform points that is not whole rows).
 GpuTileSchedule gpuTiledWinograd(const te::ComputeDAG& dag, const GpuWinogradTile& tile);
 
-/// The tile the default GPU schedule uses (and the template's fallback): 128 to 256 threads, a
-/// sub-tile of alpha points x 2 channels (F(2x2): x 2 tiles) per thread, the block's channels
-/// shrinking until its buffers fit the device's shared memory and, where the device says how
-/// many multiprocessors it has, until the launch has two blocks for each.
+/// The tile the default GPU schedule uses (and the template's fallback): a block of up to 8
+/// tiles and 32 channels, a thread's sub-tile alpha points x up to 4 channels x up to 2 tiles,
+/// shrunk until the block fits the device's threads and shared memory; where the device says how
+/// many multiprocessors it has and the launch would give them fewer than two blocks each, fewer
+/// outputs per thread, then fewer channels per block down to 16.
 GpuWinogradTile defaultGpuWinogradTile(const GpuWinogradShape& shape, const GpuScheduleOptions& options);
 
 }  // namespace tessel::ops
