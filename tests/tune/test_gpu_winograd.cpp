@@ -346,6 +346,8 @@ TEST(GpuWinogradNumerics, FullSizeResnetLayersOnOpenclWithinOneThousandthOfTheDi
           scale = std::max(scale, std::fabs(want));
           worst = std::max(worst, std::fabs(double(got.dataAs<float>()[(o * h + y) * w + xx]) - want));
         }
+    std::printf("F(%dx%d) %lldx%lldx%lld: %.3g of the output's magnitude\n", l.m, l.m, (long long)h, (long long)w, (long long)c,
+                worst / scale);
     EXPECT_LT(worst / scale, 1e-3) << "worst absolute error " << worst << " at output magnitude " << scale;
   }
 }
