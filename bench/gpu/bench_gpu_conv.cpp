@@ -1,14 +1,18 @@
 // Per-task figures of the GPU conv templates on the device at hand: for each direct NCHW conv
-// task (conv2d_nchw.cuda) and depthwise conv task (depthwise_conv2d_nchw.cuda) of a zoo network,
-// the default GPU schedule, the template's fallback config and the best of N random configs of
-// its space, each timed with device events (the same TimeEvaluator as tuning), in GFLOP/s. A
-// random search is a floor of what tuning reaches. With --records, the best record of each task
-// in a tuning log is timed instead of random configs (the tuned figure). Prints `BENCH
-// gpu_conv_<task>_<key>_<default|best|tuned> <GFLOP/s>` lines (`gpu_dw_` for depthwise tasks),
-// the key as time_torch_gpu.py --convs names cuDNN's (c<in>_h_w_f<out>_k_s_p) after the task's
-// name, and the network's conv time (each task times its weight).
+// task (conv2d_nchw.cuda), depthwise conv task (depthwise_conv2d_nchw.cuda) and, with
+// --winograd, Winograd conv task (conv2d_nchw_winograd.cuda) of a zoo network, the default GPU
+// schedule, the template's fallback config and the best of N random configs of its space, each
+// timed with device events (the same TimeEvaluator as tuning), in GFLOP/s. A random search is a
+// floor of what tuning reaches. With --records, the best record of each task in a tuning log is
+// timed instead of random configs (the tuned figure). Prints `BENCH
+// gpu_conv_<task>_<key>_<default|best|tuned> <GFLOP/s>` lines (`gpu_dw_` for depthwise tasks,
+// `gpu_wino_` for Winograd ones, whose GFLOP/s count the direct convolution's multiply-adds so
+// that they compare with the direct task's and cuDNN's), the key as time_torch_gpu.py --convs
+// names cuDNN's (c<in>_h_w_f<out>_k_s_p) after the task's name, and the network's conv time
+// (each task times its weight).
 //
 //   bench_gpu_conv [--model resnet-18] [--target cuda|opencl] [--configs 64] [--seed 1] [--records LOG]
+//                  [--winograd never|2|4|auto]   (auto: F(4x4) or F(2x2) as tuning measures them)
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -33,6 +37,7 @@
 #include "tune/HistoryBest.h"
 #include "tune/autotvm/GpuConvTemplates.h"
 #include "tune/autotvm/GpuDepthwiseTemplate.h"
+#include "tune/autotvm/GpuWinogradTemplate.h"
 
 using namespace tessel;
 
@@ -44,6 +49,7 @@ struct Options {
   int configs = 64;
   uint64_t seed = 1;
   std::string records;
+  std::string winograd = "never";
 };
 
 Options parse(int argc, char** argv) {
@@ -55,7 +61,8 @@ Options parse(int argc, char** argv) {
     else if (key == "--configs") o.configs = std::stoi(value);
     else if (key == "--seed") o.seed = std::stoull(value);
     else if (key == "--records") o.records = value;
-    else throw Error(fmt::format("bench_gpu_conv: unknown option '{}' (--model, --target, --configs, --seed, --records)", key));
+    else if (key == "--winograd") o.winograd = value;
+    else throw Error(fmt::format("bench_gpu_conv: unknown option '{}' (--model, --target, --configs, --seed, --records, --winograd)", key));
   }
   return o;
 }
@@ -111,22 +118,32 @@ std::string shapeKey(const te::ComputeDAG& dag, int64_t inChannels, int64_t chan
   return fmt::format("c{}_h{}_w{}_f{}_k{}_s{}_p{}", inChannels, height, width, channels, kernel, stride, pad);
 }
 
-/// The template a task is timed with: its space, the BENCH lines' prefix and the shape key.
+/// The template a task is timed with: its space, the BENCH lines' prefix, the shape key and the
+/// FLOPs its GFLOP/s count (a Winograd task's: the direct convolution's).
 struct BenchTemplate {
   tune::autotvm::GpuTemplateSpace space;
   std::string prefix, key;
+  double flops = 0;
 };
 
 std::optional<BenchTemplate> benchTemplateOf(const te::ComputeDAG& dag, const passes::GpuLimits& limits) {
+  if (tune::autotvm::gpuWinogradTemplateApplies(dag)) {
+    ops::GpuWinogradShape s = ops::gpuWinogradShapeOf(dag);
+    const auto& data = dag.op(dag.inputNames()[0])->shape;  // [N, C, H, W]
+    const auto& out = dag.op(dag.outputNames()[0])->shape;  // [N, K, OH, OW]
+    std::string key = fmt::format("c{}_h{}_w{}_f{}_k3_s1_p{}_f{}", s.inChannels, data[2], data[3], s.outChannels, (out[2] - data[2] + 2) / 2, s.m);
+    double direct = 2.0 * double(out[0] * out[1] * out[2] * out[3]) * double(s.inChannels) * 9;
+    return BenchTemplate{tune::autotvm::gpuWinogradTemplate(dag, limits), "gpu_wino", key, direct};
+  }
   if (tune::autotvm::gpuConv2dTemplateApplies(dag)) {
     ops::GpuConv2dShape s = ops::gpuConv2dShapeOf(dag);
     return BenchTemplate{tune::autotvm::gpuConv2dTemplate(dag, limits), "gpu_conv",
-                         shapeKey(dag, s.inChannels, s.channels, s.height, s.kernelHeight)};
+                         shapeKey(dag, s.inChannels, s.channels, s.height, s.kernelHeight), dag.flopCount()};
   }
   if (tune::autotvm::gpuDepthwiseTemplateApplies(dag)) {
     ops::GpuDepthwiseShape s = ops::gpuDepthwiseShapeOf(dag);
     return BenchTemplate{tune::autotvm::gpuDepthwiseTemplate(dag, limits), "gpu_dw",
-                         shapeKey(dag, s.channels, s.channels, s.height, s.kernelHeight)};
+                         shapeKey(dag, s.channels, s.channels, s.height, s.kernelHeight), dag.flopCount()};
   }
   return std::nullopt;
 }
@@ -142,8 +159,15 @@ int main(int argc, char** argv) try {
   graph::OptimizeOptions optimize;
   optimize.desiredLayout = ops::Layout::NCHW;
   optimize.fuseSeparable = false;  // as a GPU build: one function per convolution, depthwise ones included
-  auto tasks = graph::extractTasks(graph::optimizeGraph(graph::buildModel(o.model), optimize));
-  ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits.maxThreadsPerBlock, limits.multiProcessorCount, limits.warpSize);
+  graph::Graph network = graph::optimizeGraph(graph::buildModel(o.model), optimize);
+  if (o.winograd != "never") {
+    TESSEL_CHECK(o.winograd == "2" || o.winograd == "4" || o.winograd == "auto", "--winograd: '{}' is not never, 2, 4 or auto", o.winograd);
+    graph::WinogradChoice choice = graph::gpuWinogradChoice();
+    if (o.winograd != "auto") choice = [m = std::stoi(o.winograd)](const graph::Graph&, int) { return m; };
+    network = graph::applyWinograd(network, choice, {}, ops::Layout::NCHW);
+  }
+  auto tasks = graph::extractTasks(network);
+  ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits);
   fmt::print("{} on {} ({}), {} random configs per conv and depthwise task, seed {}\n", o.model, o.target, limits.profile, o.configs, o.seed);
   double totalDefault = 0, totalBest = 0;
   std::mt19937_64 rng(o.seed);
@@ -186,7 +210,7 @@ int main(int argc, char** argv) try {
     const Candidate* best = nullptr;
     for (const auto& c : candidates)
       if (c.seconds > 0 && (!best || c.seconds < best->seconds)) best = &c;
-    auto gflops = [&](double s) { return s > 0 ? task.flops / s / 1e9 : 0.0; };
+    auto gflops = [&](double s) { return s > 0 ? bench->flops / s / 1e9 : 0.0; };
     const std::string& key = bench->key;
     fmt::print("task {:2} {} {} x{}: default {:.1f} us ({:.0f} GFLOP/s), fallback {:.1f} us ({:.0f}), best of {} {:.1f} us ({:.0f}), {} not built or run\n",
                t, task.name, key, task.weight, candidates[0].seconds * 1e6, gflops(candidates[0].seconds), candidates[1].seconds * 1e6,

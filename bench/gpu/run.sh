@@ -5,7 +5,8 @@
 # BENCH_GPU_TRIALS trials per task, resuming the log), next to PyTorch on the same GPU (eager
 # and CUDA graph, cuDNN, TF32 off), all measured in this one run. Without a log, "tuned" is the
 # records tessel ships for the GPU's architecture (records/cuda/). Then per resnet-18 conv task
-# the default and tuned GFLOP/s (bench_gpu_conv) next to cuDNN's on the same conv. Prints
+# the default and tuned GFLOP/s (bench_gpu_conv) next to cuDNN's on the same conv, the stride-1
+# 3x3 ones also as Winograd (conv2d_nchw_winograd.cuda). Prints
 # `BENCH <name> <value> <unit>` lines and tables with tessel's time over PyTorch's best.
 #
 #   bench/gpu/run.sh [--out DIR] [models...]
@@ -127,5 +128,19 @@ if [ -x "$conv_bench" ] && [ -s "$conv_records" ]; then
     printf '%-28s %-34s %10s %10s %10s %12s\n' "$task" "$key" "$default" "$value" "${peer:-n/a}" "$(ratio "$value" "$peer")"
     echo "BENCH $name $value GFLOP/s"
   done < <(grep '^BENCH gpu_conv_' "$out/resnet-18.conv.log")
+  # The stride-1 3x3 tasks as Winograd (conv2d_nchw_winograd.cuda, the tile size tuning measures;
+  # GFLOP/s of the direct convolution's multiply-adds): their records, else the default schedule.
+  "$conv_bench" --model resnet-18 --records "$conv_records" --winograd auto > "$out/resnet-18.wino.log" 2>&1 ||
+    echo "# bench_gpu_conv --winograd failed: $(tail -1 "$out/resnet-18.wino.log")"
+  while read -r _ name value _; do
+    case "$name" in *_tuned) ;; *) continue ;; esac
+    key=$(sed -E 's/^gpu_wino_.*_(c[0-9]+_h[0-9]+_w[0-9]+_f[0-9]+_k3_s1_p[0-9]+)_f[24]_tuned$/\1/' <<< "$name")
+    tile=$(sed -E 's/^.*_(f[24])_tuned$/\1/' <<< "$name")
+    task=$(sed -E "s/^gpu_wino_(.*)_${key}_${tile}_tuned\$/\1/" <<< "$name")
+    default=$(awk -v n="gpu_wino_${task}_${key}_${tile}_default" '$2 == n { print $3 }' "$out/resnet-18.wino.log")
+    peer=${cudnn[$key]:-}
+    printf '%-28s %-34s %10s %10s %10s %12s\n' "$task ($tile)" "$key" "$default" "$value" "${peer:-n/a}" "$(ratio "$value" "$peer")"
+    echo "BENCH $name $value GFLOP/s"
+  done < <(grep '^BENCH gpu_wino_' "$out/resnet-18.wino.log")
 fi
 echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

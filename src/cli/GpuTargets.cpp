@@ -11,7 +11,7 @@ namespace {
 
 /// The default GPU schedule for a device with these limits, as a build's schedule provider.
 tune::ScheduleFunction defaultGpuScheduleFor(const passes::GpuLimits& limits) {
-  ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits.maxThreadsPerBlock, limits.multiProcessorCount, limits.warpSize);
+  ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits);
   return [rules](const te::ComputeDAG& dag) { return ops::defaultGpuSchedule(dag, rules); };
 }
 
@@ -19,7 +19,6 @@ tune::ScheduleFunction defaultGpuScheduleFor(const passes::GpuLimits& limits) {
 
 ModelArgs gpuModelArgs(const ModelArgs& args) {
   ModelArgs gpu = args;
-  gpu.winograd = "never";
   gpu.packWeights = "never";
   gpu.fuseSeparable = "never";
   return gpu;

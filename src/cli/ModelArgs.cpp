@@ -73,8 +73,9 @@ void addModelOptions(CLI::App* c, ModelArgs& a) {
                 "layout the image operators are converted to before building: auto (the default: NHWC for the CPU "
                 "schedules, NCHW for GPU targets, each the faster there), NHWC, NCHW, or keep");
   c->add_option("--winograd", a.winograd,
-                "stride-1 3x3 NHWC convolutions as Winograd F(m x m, 3 x 3): auto (F(4x4) while its weights fit "
-                "the L2 cache, else F(2x2) with at least 32 tiles; direct below 16 channels), never, 2 or 4 (every one)")
+                "stride-1 3x3 convolutions as Winograd F(m x m, 3 x 3): auto (CPU targets, NHWC: F(4x4) while its "
+                "weights fit the L2 cache, else F(2x2) with at least 32 tiles, direct below 16 channels; GPU targets, "
+                "NCHW: direct, unless tuning records of both measured Winograd faster), never, 2 or 4 (every one)")
       ->check(CLI::IsMember({"auto", "never", "2", "4"}));
   c->add_option("--pack-weights", a.packWeights,
                 "NHWC convolution weights packed by blocks of output channels, so a register tile reads them as one "
@@ -89,10 +90,20 @@ void addModelOptions(CLI::App* c, ModelArgs& a) {
   c->add_option("--print-after", a.printAfter, "print the graph after this pass (repeatable; 'all': after every one)");
 }
 
-graph::WinogradChoice winogradChoice(const std::string& mode) {
-  if (mode == "never") return {};
+namespace {
+
+/// The fixed tile size of --winograd 2|4 as a choice; empty for never and auto (after checking
+/// the value).
+graph::WinogradChoice fixedWinogradChoice(const std::string& mode) {
+  TESSEL_CHECK(mode == "auto" || mode == "never" || mode == "2" || mode == "4", "--winograd: '{}' is not auto, never, 2 or 4", mode);
   if (mode == "2" || mode == "4") return [m = std::stoi(mode)](const graph::Graph&, int) { return m; };
-  TESSEL_CHECK(mode == "auto", "--winograd: '{}' is not auto, never, 2 or 4", mode);
+  return {};
+}
+
+}  // namespace
+
+graph::WinogradChoice winogradChoice(const std::string& mode) {
+  if (auto fixed = fixedWinogradChoice(mode); fixed || mode == "never") return fixed;
   size_t l2 = runtime::cacheBytes(2);
   if (l2 == 0) l2 = size_t(1) << 20;  // unreadable: the smallest L2 of the x86 server cores we run on
   return graph::defaultWinogradChoice(l2);
@@ -123,14 +134,28 @@ PreparedModel prepareModel(const ModelArgs& a) {
   PreparedModel prepared;
   prepared.base = graph::optimizeGraph(std::move(model), options, run);
   if (a.noOptimize) {
-    prepared.direct = prepared.chosen = prepared.chosenUnpacked = prepared.base;
+    prepared.direct = prepared.chosen = prepared.chosenUnpacked = prepared.winograd = prepared.base;
     return prepared;
   }
   if (a.packWeights == "auto") prepared.pack = graph::defaultPackChoice();
   prepared.direct = graph::applyPacking(prepared.base, prepared.pack, run);
+  prepared.variants = a.winograd == "auto";
+  if (graph::isGpuTarget(a.target)) {
+    // The NCHW form on GPU targets. Untuned, auto stays direct (as TVM's CUDA builds without
+    // records do); tuning measures every candidate both ways and the records choose.
+    prepared.winogradLayout = ops::Layout::NCHW;
+    graph::WinogradChoice choice = fixedWinogradChoice(a.winograd);
+    if (a.winograd == "auto") choice = graph::gpuWinogradChoice();
+    graph::Graph winograd = graph::applyWinograd(prepared.base, choice, run, ops::Layout::NCHW);
+    prepared.chosenIsDirect = prepared.variants;
+    prepared.chosenUnpacked = prepared.chosenIsDirect ? prepared.base : winograd;
+    prepared.chosen = graph::applyPacking(prepared.chosenUnpacked, prepared.pack, run);
+    prepared.winograd = graph::applyPacking(winograd, prepared.pack, run);
+    return prepared;
+  }
   prepared.chosenUnpacked = graph::applyWinograd(prepared.base, winogradChoice(a.winograd), run);
   prepared.chosen = graph::applyPacking(prepared.chosenUnpacked, prepared.pack, run);
-  prepared.variants = a.winograd == "auto";
+  prepared.winograd = prepared.chosen;
   return prepared;
 }
 
@@ -138,7 +163,8 @@ graph::Graph preparedModel(const ModelArgs& a) { return prepareModel(a).chosen; 
 
 std::string winogradSummary(const PreparedModel& prepared, const graph::Graph& built) {
   int candidates = 0, f4 = 0, f2 = 0;
-  for (size_t i = 0; i < prepared.base.nodes().size(); ++i) candidates += graph::winogradCandidate(prepared.base, int(i));
+  for (size_t i = 0; i < prepared.base.nodes().size(); ++i)
+    candidates += graph::winogradCandidate(prepared.base, int(i), prepared.winogradLayout);
   for (const graph::Node& n : built.nodes())
     if (n.op == "conv2d_winograd") (n.attrs.value("tile_size", 4) == 4 ? f4 : f2) += 1;
   if (candidates == 0) return "";
@@ -179,28 +205,31 @@ RecordsChoice chooseByRecords(const PreparedModel& prepared, const tune::History
     graph::Graph g = packByRecords(prepared, prepared.chosenUnpacked, best, kept);
     return withPacking({g, winogradSummary(prepared, g)});
   }
-  auto directKeys = graph::workloadKeysByNode(prepared.direct), winogradKeys = graph::workloadKeysByNode(prepared.chosen);
-  const graph::Graph& rules = prepared.chosen;
+  auto directKeys = graph::workloadKeysByNode(prepared.direct), winogradKeys = graph::workloadKeysByNode(prepared.winograd);
+  // The tile size of a layer in a graph: 0 where it is not a Winograd convolution there.
+  auto tileSizeIn = [](const graph::Graph& g, const std::string& name) {
+    int id = g.findNode(name);
+    return id < 0 || g.node(id).op != "conv2d_winograd" ? 0 : g.node(id).attrs.value("tile_size", 4);
+  };
   int fasterWinograd = 0, fasterDirect = 0, byRules = 0;
   auto choice = [&](const graph::Graph& g, int id) {
     const std::string& name = g.node(id).name;
-    int w = rules.findNode(name);
-    if (w < 0 || rules.node(w).op != "conv2d_winograd") return 0;
-    int m = rules.node(w).attrs.value("tile_size", 4);
+    int m = tileSizeIn(prepared.winograd, name);
+    if (m == 0) return 0;
     auto direct = directKeys.find(name), winograd = winogradKeys.find(name);
     const tune::TuningRecord* directBest = direct == directKeys.end() ? nullptr : best.find(direct->second);
     const tune::TuningRecord* winogradBest = winograd == winogradKeys.end() ? nullptr : best.find(winograd->second);
     // Measured both ways: the faster one; else the rules' choice.
     if (!directBest || !winogradBest) {
       ++byRules;
-      return m;
+      return tileSizeIn(prepared.chosen, name);
     }
     bool useWinograd = winogradBest->cost() < directBest->cost();
     ++(useWinograd ? fasterWinograd : fasterDirect);
     return useWinograd ? m : 0;
   };
   RecordsChoice result;
-  result.graph = packByRecords(prepared, graph::applyWinograd(prepared.base, choice), best, kept);
+  result.graph = packByRecords(prepared, graph::applyWinograd(prepared.base, choice, {}, prepared.winogradLayout), best, kept);
   result.summary = winogradSummary(prepared, result.graph);
   if (!result.summary.empty())
     result.summary += fmt::format("; measured both ways: {} faster as Winograd, {} faster direct; by the rules: {}",

@@ -22,8 +22,9 @@ struct ModelArgs {
   int64_t imageSize = 0;  ///< zoo networks: the input image's size (0: the network's own, 224)
   bool noOptimize = false;
   std::string desiredLayout = "auto";  ///< auto: desiredLayoutFor
-  /// Winograd for stride-1 3x3 convolutions: "auto" (the default rules:
-  /// ops::defaultWinogradTileSize), "never", "2" or "4" (every candidate, F(m x m)).
+  /// Winograd for stride-1 3x3 convolutions: "auto" (CPU targets: the default rules,
+  /// ops::defaultWinogradTileSize; GPU targets: direct unless records say Winograd is faster),
+  /// "never", "2" or "4" (every candidate, F(m x m)).
   std::string winograd = "auto";
   /// Convolution weights packed by output-channel blocks: "auto" (ops::defaultPackBlock) or "never".
   std::string packWeights = "auto";
@@ -50,19 +51,27 @@ void addModelSourceOptions(CLI::App* command, ModelArgs& args);
 /// The network as built by the zoo or imported from an ONNX file, before any pass.
 graph::Graph loadModel(const ModelArgs& args);
 
-/// The Winograd choice of a --winograd value; Error naming a value that is none of them.
+/// The Winograd choice of a --winograd value for a CPU target; Error naming a value that is
+/// none of them.
 graph::WinogradChoice winogradChoice(const std::string& mode);
 
 /// A network after the standard graph passes, in the variants tuning compares.
 struct PreparedModel {
-  graph::Graph base;    ///< after the standard passes: every convolution direct, weights HWIO
+  graph::Graph base;    ///< after the standard passes: every convolution direct, weights HWIO (OIHW in NCHW)
   graph::Graph direct;  ///< every convolution direct, weights packed as --pack-weights says
   graph::Graph chosen;  ///< with the --winograd choice (for auto: the default rules), then packed
   graph::Graph chosenUnpacked;  ///< `chosen` before packing
   graph::PackChoice pack;  ///< the --pack-weights choice (empty: none)
-  /// --winograd auto: the Winograd layers of `chosen` are a choice that records of both
-  /// variants may overturn, layer by layer (chooseByRecords); tuning measures both.
+  /// --winograd auto: the Winograd candidates are a choice that records of both variants may
+  /// overturn, layer by layer (chooseByRecords); tuning measures both.
   bool variants = false;
+  /// The Winograd variant measured against `direct` under auto. CPU targets: `chosen` (the
+  /// layers the rules made Winograd); GPU targets, whose untuned default is direct: every
+  /// candidate as Winograd (ops::gpuWinogradTileSize), while `chosen` is `direct`.
+  graph::Graph winograd;
+  bool chosenIsDirect = false;  ///< GPU under auto: `chosen` is the direct variant, `winograd` the other
+  /// The layout of the convolutions Winograd applies to: NHWC on CPU targets, NCHW on GPU targets.
+  ops::Layout winogradLayout = ops::Layout::NHWC;
 };
 PreparedModel prepareModel(const ModelArgs& args);
 /// The layout --desired-layout asks for: itself, or for auto NHWC on CPU targets and NCHW on
@@ -75,7 +84,7 @@ graph::Graph preparedModel(const ModelArgs& args);
 
 /// The network a build with tuning records compiles: where both variants of a Winograd
 /// candidate have a record (the direct convolution's fused function and the Winograd one's),
-/// the faster; elsewhere the rules' choice.
+/// the faster; elsewhere the rules' choice (on GPU targets: direct).
 struct RecordsChoice {
   graph::Graph graph;
   /// "Winograd for 6 of 8 stride-1 3x3 convolutions (F(4x4): 2, F(2x2): 4); measured both

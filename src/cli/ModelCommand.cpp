@@ -93,11 +93,11 @@ void listTasks(const ModelArgs& a) {
   fmt::print("Extract tasks...\n{}", graph::formatTasks(tasks));
 }
 
-/// compile --target cuda|opencl: the standard passes without the CPU's convolution variants
-/// (Winograd, packed weights, fused separable blocks: their rules and layouts are the CPU
-/// kernels'), every function with the default GPU schedule, or its best record of the log
-/// (--records: apply-history-best, as for the CPU), verified against the limits of the device
-/// present or of the target's profile.
+/// compile --target cuda|opencl: the standard passes without the CPU's packed and fused
+/// convolution variants (their layouts and tiles are the CPU kernels'), every function with the
+/// default GPU schedule, or its best record of the log (--records: apply-history-best, as for
+/// the CPU; under --winograd auto a candidate layer measured both ways takes the faster form),
+/// verified against the limits of the device present or of the target's profile.
 void compileGpu(const CompileArgs& a) {
   TESSEL_CHECK(!a.naive, "--naive: a GPU kernel needs its loops bound to blocks and threads; the naive schedule has none");
   TESSEL_CHECK(a.records.empty() || (a.channelTile == "auto" && a.reductionParts == "auto"),
@@ -109,13 +109,15 @@ void compileGpu(const CompileArgs& a) {
   ShippedRecordsUse shipped = a.noShippedRecords || rulesGiven ? ShippedRecordsUse{} : ShippedRecordsUse::of(tune::shippedRecordSetForGpu(a.target));
   // The log is read before the network is prepared: a bad log fails before any work.
   std::optional<tune::HistoryBest> best = shipped.historyBest(a.records, a.target);
-  graph::Graph g = preparedModel(gpuModelArgs(a));
+  PreparedModel prepared = prepareModel(gpuModelArgs(a));
+  RecordsChoice chosen = best ? chooseByRecords(prepared, *best) : RecordsChoice{prepared.chosen, winogradSummary(prepared, prepared.chosen)};
+  const graph::Graph& g = chosen.graph;
   graph::BuildOptions options;
   options.target = a.target;
   options.fuse = !a.noFuse;
   options.gpuLimits = graph::gpuLimitsForBuild(a.target);
   const passes::GpuLimits& limits = *options.gpuLimits;
-  ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits.maxThreadsPerBlock, limits.multiProcessorCount, limits.warpSize);
+  ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits);
   if (a.channelTile != "auto") {
     TESSEL_CHECK(a.channelTile == "1" || a.channelTile == "2" || a.channelTile == "4", "--channel-tile: '{}' is not auto, 1, 2 or 4",
                  a.channelTile);
@@ -132,6 +134,7 @@ void compileGpu(const CompileArgs& a) {
   auto report = graph::buildGraph(g, a.output, options);
   if (!a.records.empty()) fmt::print("{}: {}\n", a.records, best->summary());
   shipped.report(best, a.target);
+  if (!chosen.summary.empty()) fmt::print("{}\n", chosen.summary);
   if (!a.params.empty()) fmt::print("weights from {}\n", a.params);
   fmt::print("compiled {} for {}{} into {}: {} fused functions, {} distinct kernels ({}, limits of {}; code built in {:.1f} s); "
              "activations {:.1f} MiB planned, {:.1f} MiB without reuse\n",

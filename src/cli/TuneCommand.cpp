@@ -92,7 +92,8 @@ std::vector<std::string> opsClassesOf(const te::ComputeDAG& dag) {
     case ops::OpKind::GroupConv2dNCHW:
     case ops::OpKind::GroupConv2dNHWC:
     case ops::OpKind::Conv2dTransposeNCHW:
-    case ops::OpKind::WinogradGemm: return {"conv2d"};
+    case ops::OpKind::WinogradGemm:
+    case ops::OpKind::WinogradNchwGemm: return {"conv2d"};
     default: return {};
   }
 }
@@ -292,22 +293,24 @@ void tune(const TuneArgs& a) {
   const graph::Graph& g = prepared.chosen;
   std::vector<tune::autotvm::TuningTaskPtr> tasks;
   ColdCachePolicy cold(g, gpu ? "never" : a.coldCache);
-  // Under --winograd auto, a Winograd layer is tuned both ways: the direct convolution's task
-  // and the Winograd one's; the build takes the faster (chooseByRecords).
-  // The direct variant is listed right after its Winograd task (same name).
+  // Under --winograd auto, a Winograd candidate layer is tuned both ways: the direct
+  // convolution's task and the Winograd one's; the build takes the faster (chooseByRecords).
+  // The other variant (CPU: the direct one; GPU, whose untuned build is direct: the Winograd
+  // one) is listed right after its task (same name).
   std::vector<std::pair<const graph::Graph*, graph::Task>> candidates;
-  std::vector<graph::Task> chosenTasks = graph::extractTasks(g), directTasks;
-  if (prepared.variants) directTasks = graph::extractTasks(prepared.direct);
+  const graph::Graph& other = prepared.chosenIsDirect ? prepared.winograd : prepared.direct;
+  std::vector<graph::Task> chosenTasks = graph::extractTasks(g), otherTasks;
+  if (prepared.variants) otherTasks = graph::extractTasks(other);
   std::set<std::string> keys;
   for (const auto& t : chosenTasks) keys.insert(t.workloadKey);
   for (auto& t : chosenTasks) {
     std::string name = t.name;
     candidates.emplace_back(&g, std::move(t));
-    for (auto& d : directTasks)
-      if (d.name == name && keys.insert(d.workloadKey).second) candidates.emplace_back(&prepared.direct, d);
+    for (auto& d : otherTasks)
+      if (d.name == name && keys.insert(d.workloadKey).second) candidates.emplace_back(&other, d);
   }
-  for (auto& d : directTasks)
-    if (keys.insert(d.workloadKey).second) candidates.emplace_back(&prepared.direct, d);
+  for (auto& d : otherTasks)
+    if (keys.insert(d.workloadKey).second) candidates.emplace_back(&other, d);
   tune::RecordLogWriter log(a.log);
   if (a.scheduler == "auto") {
     // Every task, template or not; then nothing is left for template tuning below.

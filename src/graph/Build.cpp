@@ -51,7 +51,7 @@ BuildReport buildGraph(const Graph& graph, const std::string& directory, const B
                                  : passes::GpuLimits{};
   ScheduleProvider schedule = options.schedule;
   if (gpu && !schedule) {
-    ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits.maxThreadsPerBlock, limits.multiProcessorCount, limits.warpSize);
+    ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits);
     schedule = [rules](const te::ComputeDAG& dag) { return ops::defaultGpuSchedule(dag, rules); };
   }
   std::vector<schedule::LoopNestFunction> functions;

@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "ops/Winograd.h"
 #include "support/Error.h"
 
 namespace tessel::graph {
@@ -93,6 +94,64 @@ std::vector<double> convolution(const Node& node, const std::vector<double>& dat
           out[o] = sum;
         }
     }
+  return out;
+}
+
+/// conv2d_winograd in NCHW (ops/WinogradNchw.h) with its transformed weight U [alpha, alpha, C,
+/// K], tile by tile from the transform matrices: V = B^T d B of each m x m output tile's alpha x
+/// alpha input window (zero past the image), M = sum over c of U V per transform point, the
+/// outputs A^T M A cropped to the image. In doubles, so the result is the exact convolution with
+/// the original weights to rounding: the oracle of the float kernels' Winograd error.
+std::vector<double> winogradConvolutionNchw(const Node& node, const std::vector<double>& data, const TensorType& dataType,
+                                            const std::vector<double>& transformed, const TensorType& transformedType) {
+  const auto& w = ops::winogradMatrices(node.attrs.value("tile_size", 4));
+  const auto& ds = dataType.shape;
+  const auto& os = node.type.shape;
+  int64_t batch = ds[0], channels = ds[1], height = ds[2], width = ds[3];
+  int64_t outChannels = transformedType.shape[3], outHeight = os[2], outWidth = os[3];
+  int64_t m = w.m, a = w.alpha, points = a * a;
+  auto pad = padding(node.attrs);
+  std::vector<double> out(size_t(batch * outChannels * outHeight * outWidth));
+  size_t pointCount = size_t(points);
+  std::vector<double> window(pointCount), rows(pointCount), v(pointCount), sums(pointCount * size_t(outChannels));
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t ty = 0; ty * m < outHeight; ++ty)
+      for (int64_t tx = 0; tx * m < outWidth; ++tx) {
+        std::fill(sums.begin(), sums.end(), 0.0);
+        for (int64_t c = 0; c < channels; ++c) {
+          for (int64_t r = 0; r < a; ++r)
+            for (int64_t s = 0; s < a; ++s) {
+              int64_t y = ty * m + r - pad[0], x = tx * m + s - pad[1];
+              bool inside = y >= 0 && y < height && x >= 0 && x < width;
+              window[size_t(r * a + s)] = inside ? data[size_t(((n * channels + c) * height + y) * width + x)] : 0.0;
+            }
+          for (int64_t e = 0; e < a; ++e)  // B^T d, then (B^T d) B
+            for (int64_t s = 0; s < a; ++s) {
+              double sum = 0;
+              for (int64_t r = 0; r < a; ++r) sum += w.BT[size_t(e)][size_t(r)] * window[size_t(r * a + s)];
+              rows[size_t(e * a + s)] = sum;
+            }
+          for (int64_t e = 0; e < a; ++e)
+            for (int64_t nu = 0; nu < a; ++nu) {
+              double sum = 0;
+              for (int64_t s = 0; s < a; ++s) sum += rows[size_t(e * a + s)] * w.BT[size_t(nu)][size_t(s)];
+              v[size_t(e * a + nu)] = sum;
+            }
+          for (int64_t p = 0; p < points; ++p) {
+            const double* u = &transformed[size_t((p * channels + c) * outChannels)];
+            for (int64_t k = 0; k < outChannels; ++k) sums[size_t(k * points + p)] += u[k] * v[size_t(p)];
+          }
+        }
+        for (int64_t k = 0; k < outChannels; ++k)
+          for (int64_t i = 0; i < m && ty * m + i < outHeight; ++i)
+            for (int64_t j = 0; j < m && tx * m + j < outWidth; ++j) {
+              double sum = 0;
+              for (int64_t e = 0; e < a; ++e)
+                for (int64_t nu = 0; nu < a; ++nu)
+                  sum += w.AT[size_t(i)][size_t(e)] * sums[size_t(k * points + e * a + nu)] * w.AT[size_t(j)][size_t(nu)];
+              out[size_t(((n * outChannels + k) * outHeight + ty * m + i) * outWidth + tx * m + j)] = sum;
+            }
+      }
   return out;
 }
 
@@ -195,6 +254,8 @@ std::optional<std::vector<double>> evaluateNaively(const Node& node, const std::
     return blockedDense(*inputs[0], inputTypes[0], *inputs[1], inputTypes[1]);
   if ((node.op == "conv2d" || node.op == "depthwise_conv2d") && node.type.shape.size() == 4)
     return convolution(node, *inputs[0], inputTypes[0], *inputs[1], inputTypes[1]);
+  if (node.op == "conv2d_winograd" && node.attrs.value("layout", std::string("NCHW")) == "NCHW" && node.type.shape.size() == 4)
+    return winogradConvolutionNchw(node, *inputs[0], inputTypes[0], *inputs[1], inputTypes[1]);
   if (node.op == "dense" && node.type.shape.size() == 2 && inputTypes[0].shape.size() == 2)
     return dense(*inputs[0], inputTypes[0], *inputs[1], inputTypes[1]);
   return std::nullopt;

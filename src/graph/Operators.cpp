@@ -50,6 +50,7 @@ class AttrReader {
     return out;
   }
   ops::Layout layout() const { return ops::parseLayout(get<std::string>("layout", "NCHW")); }
+  ops::Layout weightLayout() const { return winogradWeightLayout(attrs_); }
   std::optional<DataType> outDtype() const {
     if (!attrs_.contains("out_dtype")) return std::nullopt;
     return DataType::parse(get<std::string>("out_dtype", ""));
@@ -94,6 +95,13 @@ ops::Pool2dAttrs poolAttrs(const AttrReader& a) {
 
 ops::Conv2dAttrs readConv2dAttrs(const std::string& op, const Attrs& attrs) { return convAttrs(AttrReader(op, attrs)); }
 
+ops::Layout winogradWeightLayout(const Attrs& attrs) {
+  std::string layout = AttrReader("winograd_weight_transform", attrs).get<std::string>("kernel_layout", "HWIO");
+  if (layout == "HWIO") return ops::Layout::NHWC;
+  if (layout == "OIHW") return ops::Layout::NCHW;
+  fail("winograd_weight_transform: kernel_layout '{}' is not HWIO or OIHW", layout);
+}
+
 namespace {
 
 void registerAll() {
@@ -112,7 +120,7 @@ void registerAll() {
     return ops::conv2dWinograd(in[0], in[1], convAttrs(a), a.get<int>("tile_size", 4));
   });
   add("winograd_weight_transform", O, 1, 1, [](const Inputs& in, const AttrReader& a) {
-    return ops::winogradWeightTransform(in[0], a.get<int>("tile_size", 4));
+    return ops::winogradWeightTransform(in[0], a.get<int>("tile_size", 4), a.weightLayout());
   });
   add("conv2d_transpose", F, 2, 2, [](const Inputs& in, const AttrReader& a) {
     ops::Conv2dTransposeAttrs c;

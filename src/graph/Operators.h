@@ -6,8 +6,9 @@
 ///     pack_conv_weight (HWIO weight): block
 ///   conv2d_blocked (data NCHW{b}n{c}c, weight OIHW{o}o{i}i, as graph_pack makes them): strides,
 ///     padding, out_dtype
-///   conv2d_winograd (data NHWC, weight transformed by winograd_weight_transform): padding,
-///     tile_size 2|4, layout "NHWC";   winograd_weight_transform (HWIO 3x3 weight): tile_size
+///   conv2d_winograd (data NHWC or NCHW, weight transformed by winograd_weight_transform):
+///     padding, tile_size 2|4, layout "NHWC"|"NCHW";   winograd_weight_transform (3x3 weight):
+///     tile_size, kernel_layout "HWIO" (the default, NHWC's) | "OIHW" (NCHW's)
 ///   dense (weight [M, K]), matmul: out_dtype;   dense_blocked (data NC{b}n{c}c, weight
 ///     OI{o}o{i}i, VTA's dense_packed layouts): out_dtype
 ///   bias_add: axis;   batch_norm (data, gamma, beta, mean, var): axis, epsilon
@@ -31,5 +32,9 @@ void registerStandardOps();
 
 /// The attributes of a conv2d-like node (`op` names it in errors), checked as its compute does.
 ops::Conv2dAttrs readConv2dAttrs(const std::string& op, const Attrs& attrs);
+
+/// The layout of the convolution whose weight a winograd_weight_transform node reads, from its
+/// kernel_layout (HWIO: NHWC, OIHW: NCHW); Error naming any other value.
+ops::Layout winogradWeightLayout(const Attrs& attrs);
 
 }  // namespace tessel::graph

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "ops/GpuReductionSplit.h"
+#include "ops/GpuWinogradTiles.h"
 #include "ops/OpTraits.h"
 #include "ops/Schedules.h"
 #include "ops/ScheduleRecorder.h"
@@ -269,12 +270,26 @@ GpuScheduleOptions gpuScheduleOptionsFor(int64_t maxThreadsPerBlock, int64_t mul
   return options;
 }
 
+GpuScheduleOptions gpuScheduleOptionsFor(const passes::GpuLimits& limits) {
+  GpuScheduleOptions options = gpuScheduleOptionsFor(limits.maxThreadsPerBlock, limits.multiProcessorCount, limits.warpSize);
+  options.maxSharedMemoryPerBlock = limits.maxSharedMemoryPerBlock;
+  return options;
+}
+
 std::vector<StepPtr> defaultGpuSchedule(const te::ComputeDAG& dag, const GpuScheduleOptions& options) {
   TESSEL_CHECK(options.threadsPerBlock >= 1, "GPU default schedule: threads per block must be positive, got {}", options.threadsPerBlock);
   TESSEL_CHECK(options.channelTile == 0 || options.channelTile == 1 || options.channelTile == 2 || options.channelTile == 4,
                "GPU default schedule: the channel tile must be 0 (by the rule), 1, 2 or 4, got {}", options.channelTile);
   TESSEL_CHECK(options.reductionParts >= 0, "GPU default schedule: reduction parts must be 0 (by the rule) or positive, got {}",
                options.reductionParts);
+  if (auto anchor = findAnchorStage(dag); anchor && traitsOf(*dag.op(*anchor)).kind == OpKind::WinogradNchwGemm) {
+    // Rule 6.
+    try {
+      return gpuTiledWinograd(dag, defaultGpuWinogradTile(gpuWinogradShapeOf(dag), options)).steps;
+    } catch (const Error& e) {
+      throw e.withContext(fmt::format("GPU default schedule: the Winograd tiles of stage '{}' ({})", *anchor, operatorClass(*dag.op(*anchor))));
+    }
+  }
   return GpuPlanner(dag, options).run();
 }
 

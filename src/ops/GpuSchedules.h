@@ -34,12 +34,17 @@
 ///     exactly its outputs. It applies below 2 x 256 outputs per multiprocessor; the parts
 ///     are the fewest (a power of two, at most 16) that give the launch 4 x 256 threads per
 ///     multiprocessor, each part at least 32 long.
+///  6. A Winograd convolution in NCHW (its anchor the NCHW form's GEMM, ops/WinogradNchw.h)
+///     gets the Winograd tiles (ops/GpuWinogradTiles.h) with their default tile for the device:
+///     one thread per output element would recompute the alpha^2 GEMMs and the data pack for
+///     every output (about sixty times the direct convolution's work for F(4x4)).
 /// A rule that cannot apply is an Error naming the stage and its operator class: there is no
 /// fallback to a schedule the device could not run.
 #pragma once
 #include <cstdint>
 #include <vector>
 
+#include "passes/GpuLimits.h"
 #include "schedule/Steps.h"
 #include "te/ComputeDAG.h"
 
@@ -61,12 +66,16 @@ struct GpuScheduleOptions {
   /// Parts of a split reduction (rule 5): 0 by the rule (needs minBlocks), 1 none, N > 1 that
   /// many for every reduction whose longest axis N divides and whose blocks fit.
   int64_t reductionParts = 0;
+  /// The device's shared memory per block: rule 6's buffers fit in it.
+  int64_t maxSharedMemoryPerBlock = 48 * 1024;
 };
 
 /// The options for a device with these parameters: threads capped by its limit, and blocks
 /// for twice its multiprocessors (none asked for when the count is unknown, 0: then no
 /// reduction is split by the rule either).
 GpuScheduleOptions gpuScheduleOptionsFor(int64_t maxThreadsPerBlock, int64_t multiProcessorCount, int64_t warpSize);
+/// The same for a device's limits, its shared memory per block included.
+GpuScheduleOptions gpuScheduleOptionsFor(const passes::GpuLimits& limits);
 
 /// The default GPU schedule's steps (rules above). Throws Error naming the stage a rule fails on.
 std::vector<schedule::StepPtr> defaultGpuSchedule(const te::ComputeDAG& dag, const GpuScheduleOptions& options = {});

@@ -39,6 +39,12 @@ const std::vector<OpTraits>& allOpTraits() {
       row(OpKind::WinogradInput, "winograd_input", false, 0, {-1, -1}, "", false, true),
       row(OpKind::WinogradOutputRows, "winograd_output_rows", false, 0, {-1, -1}, "", false, true),
       row(OpKind::WinogradOutput, "conv2d_winograd_nhwc", false, 0, {-1, -1}, ""),
+      // The NCHW form: GPU builds only (the GPU Winograd tiles, ops/GpuWinogradTiles.h); no
+      // CPU register tile or template.
+      row(OpKind::WinogradNchwInput, "winograd_nchw_input", false, 0, {-1, -1}, ""),
+      row(OpKind::WinogradNchwGemm, "winograd_nchw_gemm", true, 0, {-1, -1}, ""),
+      row(OpKind::WinogradNchwOutputRows, "winograd_nchw_output_rows", false, 0, {-1, -1}, ""),
+      row(OpKind::WinogradNchwOutput, "conv2d_winograd_nchw", false, 0, {-1, -1}, ""),
   };
   return table;
 }

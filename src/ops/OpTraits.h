@@ -30,6 +30,10 @@ enum class OpKind {
   WinogradInput,
   WinogradOutputRows,
   WinogradOutput,
+  WinogradNchwInput,     ///< the NCHW form's stages (ops/WinogradNchw.h), which GPU builds use
+  WinogradNchwGemm,
+  WinogradNchwOutputRows,
+  WinogradNchwOutput,
 };
 
 /// The output axes of an anchor that carry its register tile: lanes along `vectorAxis` (the

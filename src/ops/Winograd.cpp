@@ -1,6 +1,7 @@
 #include "ops/Winograd.h"
 
 #include "ops/Shape.h"
+#include "ops/WinogradNchw.h"
 #include "support/Error.h"
 
 namespace tessel::ops {
@@ -59,18 +60,17 @@ Expr sparseRow(const std::vector<double>& row, DataType type, const std::functio
   return sum.defined() ? sum : ir::makeConst(type, 0);
 }
 
-/// matrix[row] applied to term(k): the row chosen by `row`, a loop variable the schedule
-/// unrolls (then the chain folds to one sum).
-Expr selectRow(const std::vector<std::vector<double>>& matrix, const Expr& row, DataType type,
-               const std::function<Expr(int)>& term) {
-  Expr chosen = sparseRow(matrix.back(), type, term);
-  for (int i = int(matrix.size()) - 2; i >= 0; --i) chosen = ir::ifThenElse(row == Expr(int64_t(i)), sparseRow(matrix[size_t(i)], type, term), chosen);
-  return chosen;
-}
-
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
+
+Expr winogradRow(const std::vector<std::vector<double>>& matrix, const Expr& row, DataType type,
+                 const std::function<Expr(int)>& term) {
+  Expr chosen = sparseRow(matrix.back(), type, term);
+  for (int i = int(matrix.size()) - 2; i >= 0; --i)
+    chosen = ir::ifThenElse(row == Expr(int64_t(i)), sparseRow(matrix[size_t(i)], type, term), chosen);
+  return chosen;
+}
 
 const WinogradMatrices& winogradMatrices(int m) {
   static const WinogradMatrices f2 = makeF2(), f4 = makeF4();
@@ -80,7 +80,9 @@ const WinogradMatrices& winogradMatrices(int m) {
 }
 
 bool winogradApplies(const Conv2dAttrs& attrs, const std::vector<int64_t>& weightShape, DataType dtype) {
-  return attrs.layout == Layout::NHWC && weightShape.size() == 4 && weightShape[0] == 3 && weightShape[1] == 3 &&
+  if (weightShape.size() != 4) return false;
+  size_t kernelAxis = attrs.layout == Layout::NHWC ? 0 : 2;  // HWIO or OIHW
+  return weightShape[kernelAxis] == 3 && weightShape[kernelAxis + 1] == 3 &&
          attrs.strides == std::array<int64_t, 2>{1, 1} && attrs.dilation == std::array<int64_t, 2>{1, 1} && attrs.groups == 1 &&
          dtype == DataType::float32() && (!attrs.outDtype || *attrs.outDtype == dtype);
 }
@@ -93,51 +95,66 @@ int defaultWinogradTileSize(int64_t channels, int64_t outChannels, int64_t outHe
   return tiles2 >= 32 ? 2 : 0;
 }
 
-Tensor winogradWeightTransform(const Tensor& weight, int m) {
+Tensor winogradWeightTransform(const Tensor& weight, int m, Layout layout) {
   const auto& w = winogradMatrices(m);
   checkRank("winograd_weight_transform", "weight", weight, 4);
   const auto& s = weight.shape();
-  TESSEL_CHECK(s[0] == 3 && s[1] == 3, "winograd_weight_transform: the weight must be HWIO 3x3, got {}", shapeString(s));
+  bool hwio = layout == Layout::NHWC;
+  size_t kernelAxis = hwio ? 0 : 2;
+  TESSEL_CHECK(s[kernelAxis] == 3 && s[kernelAxis + 1] == 3, "winograd_weight_transform: the weight must be {} 3x3, got {}",
+               hwio ? "HWIO" : "OIHW", shapeString(s));
   TESSEL_CHECK(weight.dtype().isFloat(), "winograd_weight_transform: the weight is {}, not a float type", weight.dtype().str());
   DataType type = weight.dtype();
+  int64_t channels = hwio ? s[2] : s[1], outChannels = hwio ? s[3] : s[0];
+  auto tap = [&](int r, int c, const Expr& ci, const Expr& co) {
+    Expr row = Expr(int64_t(r)), column = Expr(int64_t(c));
+    return hwio ? weight(row, column, ci, co) : weight(co, ci, row, column);
+  };
   // Two passes of G, rows then columns, as one expression per element: U[e][u] = sum_r G[e][r]
   // sum_s g[r][s] G[u][s].
   return te::compute(
-      {w.alpha, w.alpha, s[2], s[3]},
+      {w.alpha, w.alpha, channels, outChannels},
       [&](const std::vector<Var>& i) {
-        return selectRow(w.G, i[0], type, [&](int r) {
-          return selectRow(w.G, i[1], type, [&](int c) { return weight(Expr(int64_t(r)), Expr(int64_t(c)), i[2], i[3]); });
-        });
+        return winogradRow(w.G, i[0], type,
+                           [&](int r) { return winogradRow(w.G, i[1], type, [&](int c) { return tap(r, c, i[2], i[3]); }); });
       },
       "winograd_weight", "winograd_weight_transform", {"eps", "nu", "ci", "co"});
 }
 
-std::vector<float> winogradWeightTransform(const std::vector<float>& weight, int64_t channels, int64_t outChannels, int m) {
+std::vector<float> winogradWeightTransform(const std::vector<float>& weight, int64_t channels, int64_t outChannels, int m,
+                                           Layout layout) {
   const auto& w = winogradMatrices(m);
   size_t plane = size_t(channels * outChannels);
   TESSEL_CHECK(weight.size() == 9 * plane, "winograd_weight_transform: {} weights for a 3x3 filter of {} x {} channels",
                weight.size(), channels, outChannels);
+  // Where tap (r, s) of the filter from input channel c to output channel k is.
+  auto tap = [&](int r, int s, int64_t c, int64_t k) {
+    return layout == Layout::NHWC ? size_t(r * 3 + s) * plane + size_t(c * outChannels + k) : size_t(((k * channels + c) * 3 + r) * 3 + s);
+  };
   int a = w.alpha;
   std::vector<float> out(size_t(a * a) * plane);
   std::vector<double> rows(size_t(a * 3));  // (G g)[e][s] for one (c, k)
-  for (size_t ck = 0; ck < plane; ++ck) {
-    for (int e = 0; e < a; ++e)
-      for (int s = 0; s < 3; ++s) {
-        double sum = 0;
-        for (int r = 0; r < 3; ++r) sum += w.G[size_t(e)][size_t(r)] * double(weight[size_t(r * 3 + s) * plane + ck]);
-        rows[size_t(e * 3 + s)] = sum;
-      }
-    for (int e = 0; e < a; ++e)
-      for (int u = 0; u < a; ++u) {
-        double sum = 0;
-        for (int s = 0; s < 3; ++s) sum += rows[size_t(e * 3 + s)] * w.G[size_t(u)][size_t(s)];
-        out[size_t(e * a + u) * plane + ck] = float(sum);
-      }
-  }
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t k = 0; k < outChannels; ++k) {
+      for (int e = 0; e < a; ++e)
+        for (int s = 0; s < 3; ++s) {
+          double sum = 0;
+          for (int r = 0; r < 3; ++r) sum += w.G[size_t(e)][size_t(r)] * double(weight[tap(r, s, c, k)]);
+          rows[size_t(e * 3 + s)] = sum;
+        }
+      size_t ck = size_t(c * outChannels + k);
+      for (int e = 0; e < a; ++e)
+        for (int u = 0; u < a; ++u) {
+          double sum = 0;
+          for (int s = 0; s < 3; ++s) sum += rows[size_t(e * 3 + s)] * w.G[size_t(u)][size_t(s)];
+          out[size_t(e * a + u) * plane + ck] = float(sum);
+        }
+    }
   return out;
 }
 
 Tensor conv2dWinograd(const Tensor& data, const Tensor& transformedWeight, const Conv2dAttrs& attrs, int m) {
+  if (attrs.layout == Layout::NCHW) return conv2dWinogradNCHW(data, transformedWeight, attrs, m);
   const std::string op = "conv2d_winograd";
   const auto& w = winogradMatrices(m);
   checkRank(op, "data", data, 4);
@@ -176,7 +193,7 @@ Tensor conv2dWinograd(const Tensor& data, const Tensor& transformedWeight, const
   Tensor rows = te::compute(
       {a, a, tiles, c},
       [&](const std::vector<Var>& i) {
-        return selectRow(w.BT, i[0], type, [&](int r) {
+        return winogradRow(w.BT, i[0], type, [&](int r) {
           return padded(tileImage(i[2]), tileRow(i[2]) * Expr(int64_t(m)) + Expr(int64_t(r)),
                         tileColumn(i[2]) * Expr(int64_t(m)) + i[1], i[3]);
         });
@@ -185,7 +202,7 @@ Tensor conv2dWinograd(const Tensor& data, const Tensor& transformedWeight, const
   Tensor input = te::compute(
       {a, a, tiles, c},
       [&](const std::vector<Var>& i) {
-        return selectRow(w.BT, i[1], type, [&](int s) { return rows(i[0], Expr(int64_t(s)), i[2], i[3]); });
+        return winogradRow(w.BT, i[1], type, [&](int s) { return rows(i[0], Expr(int64_t(s)), i[2], i[3]); });
       },
       "winograd_input", "winograd_input", {"eps", "nu", "p", "ci"});
   auto rc = te::reduceAxis(c, "rc");
@@ -196,7 +213,7 @@ Tensor conv2dWinograd(const Tensor& data, const Tensor& transformedWeight, const
   Tensor outputRows = te::compute(
       {m, a, tiles, k},
       [&](const std::vector<Var>& i) {
-        return selectRow(w.AT, i[0], type, [&](int e) { return gemm(Expr(int64_t(e)), i[1], i[2], i[3]); });
+        return winogradRow(w.AT, i[0], type, [&](int e) { return gemm(Expr(int64_t(e)), i[1], i[2], i[3]); });
       },
       "winograd_output_rows", "winograd_output_rows", {"i", "nu", "p", "co"});
   return te::compute(
@@ -205,7 +222,7 @@ Tensor conv2dWinograd(const Tensor& data, const Tensor& transformedWeight, const
         Expr mm = Expr(int64_t(m));
         Expr p = (i[0] * Expr(tilesH) + ir::floordiv(i[1], mm)) * Expr(tilesW) + ir::floordiv(i[2], mm);
         Expr row = ir::floormod(i[1], mm);
-        return selectRow(w.AT, ir::floormod(i[2], mm), type, [&](int v) { return outputRows(row, Expr(int64_t(v)), p, i[3]); });
+        return winogradRow(w.AT, ir::floormod(i[2], mm), type, [&](int v) { return outputRows(row, Expr(int64_t(v)), p, i[3]); });
       },
       "conv2d_winograd_nhwc", "conv2d_winograd_nhwc", {"nn", "yy", "xx", "ff"});
 }

@@ -1,5 +1,5 @@
 /// Winograd's minimal filtering F(m x m, 3 x 3) for stride-1, undilated, ungrouped 3x3
-/// convolutions in NHWC (Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks",
+/// convolutions, here in NHWC (NCHW, for GPUs: WinogradNchw.h) (Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks",
 /// CVPR 2016). Each m x m output tile is A^T [(G g G^T) . (B^T d B)] A over an alpha x alpha
 /// input tile (alpha = m + 2): alpha^2 multiplications per tile and channel pair instead of
 /// 9 m^2, a quarter of the direct convolution's for m = 4.
@@ -17,6 +17,7 @@
 /// chosen by the transform row:
 /// once a schedule unrolls the row loops, each element costs a few additions.
 #pragma once
+#include <functional>
 #include <vector>
 
 #include "ops/Conv2d.h"
@@ -33,8 +34,14 @@ struct WinogradMatrices {
 /// m = 2 or 4; Error otherwise.
 const WinogradMatrices& winogradMatrices(int m);
 
-/// True when conv2d with these attributes and an HWIO weight of `weightShape` is one that
-/// F(m x m, 3 x 3) computes: NHWC, 3x3, stride 1, dilation 1, one group, float32.
+/// matrix[row] applied to term(k) (sum over k of matrix[row][k] * term(k)), the zero entries
+/// left out and +-1 written as an addition or subtraction. `row` is a loop variable that a
+/// schedule unrolls: the chain of selects over the rows then folds to one short sum.
+ir::Expr winogradRow(const std::vector<std::vector<double>>& matrix, const ir::Expr& row, DataType type,
+                     const std::function<ir::Expr(int)>& term);
+
+/// True when conv2d with these attributes and a weight of `weightShape` (HWIO in NHWC, OIHW in
+/// NCHW) is one that F(m x m, 3 x 3) computes: 3x3, stride 1, dilation 1, one group, float32.
 bool winogradApplies(const Conv2dAttrs& attrs, const std::vector<int64_t>& weightShape, DataType dtype);
 
 /// The tile size the default rules pick for a candidate convolution of C input and K output
@@ -47,14 +54,18 @@ bool winogradApplies(const Conv2dAttrs& attrs, const std::vector<int64_t>& weigh
 /// (packed weights), of the 7x7 layer (16 tiles) 0.92 ms against 0.53.
 int defaultWinogradTileSize(int64_t channels, int64_t outChannels, int64_t outHeight, int64_t outWidth, size_t l2Bytes);
 
-/// U [alpha, alpha, C, K] = G g G^T of an HWIO weight g [3, 3, C, K].
-te::Tensor winogradWeightTransform(const te::Tensor& weight, int m);
+/// U [alpha, alpha, C, K] = G g G^T of a 3x3 weight g: HWIO [3, 3, C, K] (the NHWC
+/// convolution's, `layout` NHWC) or OIHW [K, C, 3, 3] (the NCHW one's). U has one layout for
+/// both: each of its alpha^2 planes is the C x K matrix of a batched GEMM.
+te::Tensor winogradWeightTransform(const te::Tensor& weight, int m, Layout layout = Layout::NHWC);
 
-/// The same transform on a constant weight, in plain C++ (networks hold millions of weights).
-std::vector<float> winogradWeightTransform(const std::vector<float>& weight, int64_t channels, int64_t outChannels, int m);
+/// The same transform on a constant weight (HWIO or OIHW as `layout` says), in plain C++
+/// (networks hold millions of weights).
+std::vector<float> winogradWeightTransform(const std::vector<float>& weight, int64_t channels, int64_t outChannels, int m,
+                                           Layout layout = Layout::NHWC);
 
 /// The convolution of NHWC `data` with a transformed weight U [alpha, alpha, C, K]; padding
-/// as in conv2d (strides and dilation must be 1).
+/// as in conv2d (strides and dilation must be 1). NCHW data: conv2dWinogradNCHW (WinogradNchw.h).
 te::Tensor conv2dWinograd(const te::Tensor& data, const te::Tensor& transformedWeight, const Conv2dAttrs& attrs, int m);
 
 }  // namespace tessel::ops

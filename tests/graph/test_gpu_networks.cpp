@@ -142,6 +142,65 @@ TEST(GpuNetworks, CudaNetworksCompileWithNvrtcAndRunWhereAGpuIs) {
   }
 }
 
+namespace {
+
+/// resnet-18 at 64x64 in NCHW with every stride-1 3x3 convolution as Winograd, F(4x4) and F(2x2)
+/// taking turns (each tile size on 16x16 down to 2x2 images, with and without the residual add),
+/// as `compile --target opencl --winograd 4|2` prepares them (the weight transforms folded).
+Graph winogradResnet18() {
+  int turn = 0;
+  Graph g = applyWinograd(prepared("resnet-18", 64, ops::Layout::NCHW), [&](const Graph&, int) { return turn++ % 2 ? 2 : 4; }, {},
+                          ops::Layout::NCHW);
+  int f4 = 0, f2 = 0;
+  for (const Node& n : g.nodes())
+    if (n.op == "conv2d_winograd") ++(n.attrs.value("tile_size", 0) == 4 ? f4 : f2);
+  EXPECT_EQ(f4 + f2, 13);  // layer1's four, and three in each later stage (the first is strided)
+  EXPECT_GE(std::min(f4, f2), 6);
+  return g;
+}
+
+}  // namespace
+
+// The Winograd layers (ops/WinogradNchw.h) with the default GPU schedule's Winograd tiles,
+// against the interpreter, whose NCHW Winograd kernel computes in doubles (the exact
+// convolution): the float32 Winograd error through the thirteen layers, within 1e-4 of the
+// output scale (measured: a few 1e-6 on PoCL).
+TEST(GpuNetworks, OpenclResnet18WithWinogradLayersMatchesTheInterpreter) {
+  TESSEL_REQUIRE_OPENCL();
+  Graph g = winogradResnet18();
+  TempDir dir("tessel-gpu-net");
+  BuildOptions options;
+  options.target = "opencl";
+  buildGraph(g, dir.path(), options);
+  auto inputs = inputsOf(g);
+  auto want = interpretGraph(g, inputs);
+  auto got = runOnDevice(dir.path(), {runtime::Device{runtime::DeviceKind::OpenCL, 0}, false}, inputs);
+  ASSERT_EQ(got.size(), want.size());
+  double error = relativeError(got[0], want[0]);
+  std::printf("resnet-18 64x64 with F(4x4) and F(2x2) layers on OpenCL: %.3g of the output scale from the interpreter\n", error);
+  EXPECT_LT(error, 1e-4);
+}
+
+TEST(GpuNetworks, CudaResnet18WithWinogradLayersCompilesWithNvrtcAndRunsWhereAGpuIs) {
+  std::string why;
+  bool gpu = runtime::cudaDeviceAvailable(&why);
+  Graph g = winogradResnet18();
+  TempDir dir("tessel-gpu-net");
+  BuildOptions options;
+  options.target = "cuda";
+  buildGraph(g, dir.path(), options);
+  EXPECT_TRUE(std::filesystem::exists(dir.path() + "/kernels.cubin"));
+  if (gpu) {
+    auto inputs = inputsOf(g);
+    auto want = interpretGraph(g, inputs);
+    auto got = runOnDevice(dir.path(), {runtime::Device{runtime::DeviceKind::CUDA, 0}, true}, inputs);
+    EXPECT_LT(relativeError(got[0], want[0]), 1e-4);
+    return;
+  }
+  if (tessel::testsupport::deviceRequired("TESSEL_REQUIRE_CUDA")) FAIL() << "TESSEL_REQUIRE_CUDA=1: " << why;
+  GTEST_SKIP() << "compiled with NVRTC, not run: " << why;
+}
+
 TEST(GpuNetworks, AModuleRunsOnlyOnTheDeviceKindItWasBuiltFor) {
   Graph g = softmaxHead();
   TempDir gpuDir("tessel-gpu-net"), cpuDir("tessel-gpu-net");

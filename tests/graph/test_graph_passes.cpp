@@ -134,6 +134,8 @@ TEST_F(GraphPasses, NativeConstantEvaluationMatchesTheInterpreter) {
       {"divide", Attrs::object(), {{2, 1, 5}, {2, 3, 1}}},
       {"winograd_weight_transform", {{"tile_size", 4}}, {{3, 3, 5, 7}}},
       {"winograd_weight_transform", {{"tile_size", 2}}, {{3, 3, 2, 3}}},
+      {"winograd_weight_transform", {{"tile_size", 4}, {"kernel_layout", "OIHW"}}, {{7, 5, 3, 3}}},
+      {"winograd_weight_transform", {{"tile_size", 2}, {"kernel_layout", "OIHW"}}, {{3, 2, 3, 3}}},
       {"pack_conv_weight", {{"block", 16}}, {{3, 3, 2, 32}}},
   };
   uint32_t seed = 1;
@@ -185,6 +187,31 @@ TEST_F(GraphPasses, UseWinogradRewritesTheChosenStrideOneThreeByThreeConvolution
   // The choice 0 keeps a convolution direct; a tile size Winograd lacks names itself.
   EXPECT_EQ(countOps(useWinograd(g, [](const Graph&, int) { return 0; }), "conv2d_winograd"), 0);
   expectContains(errorOf([&] { useWinograd(g, [](const Graph&, int) { return 3; }); }), "m = 3 is not supported");
+}
+
+// GPU builds' form: NCHW convolutions with OIHW weights, candidates only in that layout.
+TEST_F(GraphPasses, UseWinogradInNchwRewritesTheConvolutionsGpuBuildsTransform) {
+  Graph g;
+  int x = g.addInput("data", {{1, 4, 9, 9}, DataType::float32()});
+  Attrs nchw = {{"padding", {1, 1}}, {"layout", "NCHW"}};
+  int a = g.addOp("conv2d", {x, g.addConstant("wa", randomTensor({8, 4, 3, 3}, 1))}, nchw, "a");
+  int b = g.addOp("conv2d", {a, g.addConstant("wb", randomTensor({8, 8, 3, 3}, 2))}, nchw, "b");
+  g.markOutput(g.addOp("relu", {b}));
+  EXPECT_TRUE(winogradCandidate(g, a, ops::Layout::NCHW) && winogradCandidate(g, b, ops::Layout::NCHW));
+  EXPECT_FALSE(winogradCandidate(g, a) || winogradCandidate(g, b));  // CPU builds transform NHWC ones only
+  Graph w = useWinograd(g, [](const Graph& graph, int id) { return graph.node(id).name == "a" ? 4 : 2; }, ops::Layout::NCHW);
+  EXPECT_EQ(countOps(w, "conv2d_winograd"), 2);
+  EXPECT_EQ(w.node(w.findNode("wa_winograd")).attrs.value("kernel_layout", std::string()), "OIHW");
+  EXPECT_EQ(w.node(w.findNode("b")).attrs.value("layout", std::string()), "NCHW");
+  Graph folded = foldConstants(w);
+  EXPECT_EQ(countOps(folded, "winograd_weight_transform"), 0);
+  EXPECT_EQ(folded.node(folded.findNode("wa_winograd")).type.shape, (std::vector<int64_t>{6, 6, 4, 8}));
+  EXPECT_EQ(folded.node(folded.findNode("wb_winograd")).type.shape, (std::vector<int64_t>{4, 4, 8, 8}));
+  // The interpreter's NCHW Winograd kernel (in doubles) gives the direct convolution's outputs.
+  EXPECT_LT(outputDifference(g, folded), 1e-5);
+  // The GPU rule: F(4x4) where 4x4 tiles cover the output exactly, else F(2x2).
+  EXPECT_EQ(gpuWinogradChoice()(g, a), 2);  // 9x9
+  expectContains(errorOf([&] { winogradWeightLayout({{"kernel_layout", "OHWI"}}); }), "kernel_layout 'OHWI' is not HWIO or OIHW");
 }
 
 TEST_F(GraphPasses, UsePackedWeightsPacksNhwcConvolutionsWithConstantWeights) {

@@ -1,6 +1,6 @@
-// Winograd F(m x m, 3 x 3): the transforms against the direct convolution, both evaluated by the
-// reference evaluator on the same inputs; the filter transform in C++ against its tensor
-// expression; which convolutions it applies to; bad uses.
+// Winograd F(m x m, 3 x 3), NHWC and NCHW: the transforms against the direct convolution, both
+// evaluated by the reference evaluator on the same inputs; the filter transforms (HWIO, OIHW) in
+// C++ against their tensor expressions; which convolutions it applies to; bad uses.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -9,6 +9,7 @@
 #include "common/KernelCheck.h"
 #include "ops/Conv2d.h"
 #include "ops/Winograd.h"
+#include "ops/WinogradNchw.h"
 #include "support/Error.h"
 #include "te/ReferenceEvaluator.h"
 
@@ -83,7 +84,7 @@ TEST(Winograd, TheFilterTransformInCppMatchesItsExpression) {
   }
 }
 
-TEST(Winograd, AppliesToStrideOneThreeByThreeNhwcFloatConvolutionsOnly) {
+TEST(Winograd, AppliesToStrideOneThreeByThreeFloatConvolutionsOnly) {
   Conv2dAttrs a = nhwc({1, 1, 1, 1});
   EXPECT_TRUE(winogradApplies(a, {3, 3, 8, 8}, DataType::float32()));
   EXPECT_FALSE(winogradApplies(a, {1, 1, 8, 8}, DataType::float32()));
@@ -97,9 +98,12 @@ TEST(Winograd, AppliesToStrideOneThreeByThreeNhwcFloatConvolutionsOnly) {
   Conv2dAttrs grouped = a;
   grouped.groups = 2;
   EXPECT_FALSE(winogradApplies(grouped, {3, 3, 4, 8}, DataType::float32()));
+  // NCHW with its OIHW weight: the GPU builds' form (WinogradNchw.h).
   Conv2dAttrs nchw = a;
   nchw.layout = Layout::NCHW;
   EXPECT_FALSE(winogradApplies(nchw, {3, 3, 8, 8}, DataType::float32()));
+  EXPECT_TRUE(winogradApplies(nchw, {8, 8, 3, 3}, DataType::float32()));
+  EXPECT_FALSE(winogradApplies(nchw, {8, 8, 1, 1}, DataType::float32()));
 }
 
 TEST(Winograd, TheDefaultRulePicksTheTileByCacheAndTiles) {
@@ -122,6 +126,66 @@ TEST(Winograd, BadUsesNameTheProblem) {
   expectContains(errorOf([&] { conv2dWinograd(x, u, nhwc({1, 1, 1, 1}), 2); }), "does not fit F(2x2, 3x3)");
   auto g = placeholder({1, 1, 4, 8}, DataType::float32(), "weight");
   expectContains(errorOf([&] { winogradWeightTransform(g, 4); }), "must be HWIO 3x3");
+}
+
+// The NCHW form of GPU builds (ops/WinogradNchw.h): the same shapes against the direct NCHW
+// convolution with OIHW weights; the OIHW filter transform in C++ against its expression.
+TEST(WinogradNchw, EqualsTheDirectConvolution) {
+  std::vector<Shape> shapes = {{1, 8, 8, 4, 3, {1, 1, 1, 1}}, {2, 7, 5, 3, 5, {1, 1, 1, 1}}, {1, 9, 6, 2, 2, {0, 0, 0, 0}},
+                               {1, 6, 7, 5, 4, {0, 2, 1, 0}}, {1, 3, 3, 1, 1, {1, 1, 1, 1}}};
+  for (int m : {2, 4}) {
+    for (const Shape& s : shapes) {
+      SCOPED_TRACE(testing::Message() << "F(" << m << ") " << s.n << "x" << s.c << "x" << s.h << "x" << s.w << " -> " << s.k);
+      auto x = placeholder({s.n, s.c, s.h, s.w}, DataType::float32(), "data");
+      auto g = placeholder({s.k, s.c, 3, 3}, DataType::float32(), "weight");
+      Conv2dAttrs a;
+      a.padding = s.padding;
+      te::ComputeDAG direct({conv2d(x, g, a)}, {x, g});
+      te::ComputeDAG winograd({conv2dWinograd(x, winogradWeightTransform(g, m, Layout::NCHW), a, m)}, {x, g});
+      te::TensorValues inputs{{"data", randomValues(elements(x.shape()), 1)}, {"weight", randomValues(elements(g.shape()), 2)}};
+      auto want = te::evaluateReference(direct, inputs).at(direct.outputNames()[0]);
+      auto got = te::evaluateReference(winograd, inputs).at(winograd.outputNames()[0]);
+      ASSERT_EQ(got.size(), want.size());
+      // F(4x4)'s transforms scale values by up to 10 in and 19 out per dimension: a few ulps of
+      // those magnitudes are a few 1e-4 of a small output's.
+      EXPECT_LT(kernelcheck::relativeError(got, want), m == 2 ? 1e-4 : 3e-4);
+    }
+  }
+  auto x = placeholder({1, 4, 8, 8}, DataType::float32(), "data");
+  Conv2dAttrs strided;
+  strided.strides = {2, 2};
+  expectContains(errorOf([&] { conv2dWinogradNCHW(x, placeholder({6, 6, 4, 8}, DataType::float32(), "u"), strided, 4); }),
+                 "only stride 1");
+  expectContains(errorOf([&] { conv2dWinogradNCHW(x, placeholder({6, 6, 3, 8}, DataType::float32(), "u"), Conv2dAttrs{}, 4); }),
+                 "does not fit F(4x4, 3x3) of 4 input channels");
+  expectContains(errorOf([&] { winogradWeightTransform(placeholder({3, 3, 4, 8}, DataType::float32(), "w"), 4, Layout::NCHW); }),
+                 "must be OIHW 3x3");
+}
+
+TEST(WinogradNchw, TheOihwFilterTransformInCppMatchesItsExpression) {
+  for (int m : {2, 4}) {
+    int64_t c = 3, k = 5;
+    auto g = placeholder({k, c, 3, 3}, DataType::float32(), "weight");
+    te::ComputeDAG dag({winogradWeightTransform(g, m, Layout::NCHW)}, {g});
+    auto values = randomValues(size_t(9 * c * k), 8);
+    auto want = te::evaluateReference(dag, {{"weight", values}}).at(dag.outputNames()[0]);
+    std::vector<float> weight(values.begin(), values.end());
+    auto got = winogradWeightTransform(weight, c, k, m, Layout::NCHW);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << "element " << i;
+  }
+}
+
+TEST(WinogradNchw, GpuBuildsTakeFourByFourTilesWhereTheyCoverTheImage) {
+  EXPECT_EQ(gpuWinogradTileSize(56, 56), 4);
+  EXPECT_EQ(gpuWinogradTileSize(28, 28), 4);
+  EXPECT_EQ(gpuWinogradTileSize(14, 14), 2);
+  EXPECT_EQ(gpuWinogradTileSize(7, 7), 2);
+  EXPECT_EQ(gpuWinogradTileSize(8, 6), 2);
+  WinogradNchwTiles t = winogradNchwTiles(2, 7, 9, 4);
+  EXPECT_EQ(t.batch, 2);
+  EXPECT_EQ(t.tileRows, 2);
+  EXPECT_EQ(t.tileColumns, 3);
 }
 
 // Packed weights (ops/Conv2d.h): the same convolution as HWIO, through the reference evaluator.

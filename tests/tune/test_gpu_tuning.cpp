@@ -107,7 +107,7 @@ TEST(GpuTemplates, UnknownTemplateAndCpuTargetAreErrors) {
   expectContains(testsupport::errorOf([] {
                    tune::autotvm::makeGpuTuningTask("conv", smallConv(), "opencl", passes::GpuLimits::forTarget("opencl"), "nope");
                  }),
-                 "no GPU template 'nope' (templates: conv2d_nchw.cuda, conv2d_nhwc.cuda, depthwise_conv2d_nchw.cuda, dense_small_batch.cuda, dense_large_batch.cuda, gpu_default)");
+                 "no GPU template 'nope' (templates: conv2d_nchw_winograd.cuda, conv2d_nchw.cuda, conv2d_nhwc.cuda, depthwise_conv2d_nchw.cuda, dense_small_batch.cuda, dense_large_batch.cuda, gpu_default)");
   expectContains(testsupport::errorOf([] { tune::autotvm::makeGpuTuningTask("conv", smallConv(), "cpu", passes::GpuLimits{}); }),
                  "not a GPU target");
 }

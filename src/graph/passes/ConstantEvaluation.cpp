@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "graph/Interpreter.h"
+#include "graph/Operators.h"
 #include "ops/Conv2d.h"
 #include "ops/Winograd.h"
 #include "support/Error.h"
@@ -124,8 +125,10 @@ runtime::Tensor evaluateOnConstants(const std::string& op, const Attrs& attrs, c
   if (op == "winograd_weight_transform" && inputs[0].dtype() == DataType::float32() && inputs[0].ndim() == 4) {
     const auto& s = inputs[0].shape();
     const float* w = inputs[0].dataAs<float>();
-    auto u = ops::winogradWeightTransform(std::vector<float>(w, w + inputs[0].numel()), s[2], s[3],
-                                          attrs.value("tile_size", 4));
+    ops::Layout layout = winogradWeightLayout(attrs);
+    bool hwio = layout == ops::Layout::NHWC;
+    auto u = ops::winogradWeightTransform(std::vector<float>(w, w + inputs[0].numel()), hwio ? s[2] : s[1], hwio ? s[3] : s[0],
+                                          attrs.value("tile_size", 4), layout);
     auto out = runtime::Tensor::empty(result.shape, result.dtype);
     std::copy(u.begin(), u.end(), out.dataAs<float>());
     return out;

@@ -3,15 +3,17 @@
 #include "graph/passes/GraphRewriter.h"
 #include "ops/Conv2d.h"
 #include "ops/Winograd.h"
+#include "ops/WinogradNchw.h"
 
 namespace tessel::graph {
 
-bool winogradCandidate(const Graph& graph, int id) {
+bool winogradCandidate(const Graph& graph, int id, ops::Layout layout) {
   const Node& n = graph.node(id);
   if (n.kind != NodeKind::Op || n.op != "conv2d" || n.inputs.size() != 2) return false;
   if (!constantValue(graph, n.inputs[1])) return false;
   const Node& weight = graph.node(n.inputs[1]);
-  return ops::winogradApplies(readConv2dAttrs(n.op, n.attrs), weight.type.shape, weight.type.dtype);
+  ops::Conv2dAttrs attrs = readConv2dAttrs(n.op, n.attrs);
+  return attrs.layout == layout && ops::winogradApplies(attrs, weight.type.shape, weight.type.dtype);
 }
 
 namespace {
@@ -19,7 +21,7 @@ namespace {
 /// Copies the graph, replacing each candidate convolution for which `choose` gives a nonzero
 /// value with what `replace` adds (on the new graph, from the mapped inputs).
 template <class Value>
-Graph rewriteConvolutions(const Graph& graph, bool (*candidate)(const Graph&, int),
+Graph rewriteConvolutions(const Graph& graph, const std::function<bool(const Graph&, int)>& candidate,
                           const std::function<Value(const Graph&, int)>& choose,
                           const std::function<int(GraphRewriter&, const Node&, const std::vector<int>&, Value)>& replace) {
   GraphRewriter rw(graph);
@@ -35,17 +37,27 @@ Graph rewriteConvolutions(const Graph& graph, bool (*candidate)(const Graph&, in
 
 }  // namespace
 
-Graph useWinograd(const Graph& graph, const WinogradChoice& tileSizeOf) {
-  return rewriteConvolutions<int>(graph, winogradCandidate, tileSizeOf,
+Graph useWinograd(const Graph& graph, const WinogradChoice& tileSizeOf, ops::Layout layout) {
+  auto candidate = [layout](const Graph& g, int id) { return winogradCandidate(g, id, layout); };
+  return rewriteConvolutions<int>(graph, candidate, tileSizeOf,
                                   [&](GraphRewriter& rw, const Node& n, const std::vector<int>& inputs, int m) {
                                     ops::winogradMatrices(m);  // an unsupported tile size is an error naming it
                                     const Node& weight = graph.node(n.inputs[1]);
-                                    int transformed = rw.graph().addOp("winograd_weight_transform", {inputs[1]}, Attrs{{"tile_size", m}},
+                                    Attrs transform{{"tile_size", m}};
+                                    if (layout == ops::Layout::NCHW) transform["kernel_layout"] = "OIHW";
+                                    int transformed = rw.graph().addOp("winograd_weight_transform", {inputs[1]}, transform,
                                                                        rw.freshName(weight.name + "_winograd"));
                                     Attrs attrs = n.attrs;
                                     attrs["tile_size"] = m;
                                     return rw.graph().addOp("conv2d_winograd", {inputs[0], transformed}, attrs, n.name);
                                   });
+}
+
+WinogradChoice gpuWinogradChoice() {
+  return [](const Graph& g, int id) {
+    const auto& out = g.node(id).type.shape;  // NCHW
+    return ops::gpuWinogradTileSize(out[2], out[3]);
+  };
 }
 
 WinogradChoice defaultWinogradChoice(size_t l2Bytes) {

@@ -30,9 +30,10 @@ Graph foldScaleAxis(const Graph& graph);
 /// Weight transposes are left for fold_constants.
 Graph convertLayout(const Graph& graph, ops::Layout desired);
 
-/// True when node `id` is a conv2d that Winograd's F(m x m, 3 x 3) can compute (NHWC, 3x3,
-/// stride 1, undilated, one group, float32) with a constant weight.
-bool winogradCandidate(const Graph& graph, int id);
+/// True when node `id` is a conv2d in `layout` that Winograd's F(m x m, 3 x 3) can compute (3x3,
+/// stride 1, undilated, one group, float32) with a constant weight. CPU builds transform NHWC
+/// convolutions (ops/Winograd.h), GPU builds NCHW ones (ops/WinogradNchw.h).
+bool winogradCandidate(const Graph& graph, int id, ops::Layout layout = ops::Layout::NHWC);
 
 /// For a candidate node, the Winograd tile size m to compute it with (2 or 4), or 0 to keep
 /// the direct convolution.
@@ -42,9 +43,14 @@ using WinogradChoice = std::function<int(const Graph& graph, int id)>;
 /// `l2Bytes` per core.
 WinogradChoice defaultWinogradChoice(size_t l2Bytes);
 
-/// Every candidate convolution the choice gives a tile size becomes conv2d_winograd (same node
-/// name) on a winograd_weight_transform of its weight, which fold_constants then computes once.
-Graph useWinograd(const Graph& graph, const WinogradChoice& tileSizeOf);
+/// Every candidate convolution in `layout` the choice gives a tile size becomes conv2d_winograd
+/// (same node name) on a winograd_weight_transform of its weight (HWIO or OIHW), which
+/// fold_constants then computes once.
+Graph useWinograd(const Graph& graph, const WinogradChoice& tileSizeOf, ops::Layout layout = ops::Layout::NHWC);
+
+/// The choice GPU builds tune against the direct convolution (ops::gpuWinogradTileSize: F(4x4)
+/// where 4x4 tiles cover the output exactly, else F(2x2)).
+WinogradChoice gpuWinogradChoice();
 
 /// True when node `id` is a conv2d whose weight can be packed by output-channel blocks: NHWC,
 /// one group, float32, a constant weight.

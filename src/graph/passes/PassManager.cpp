@@ -101,9 +101,9 @@ Graph applyChoicePass(const Graph& optimized, const std::string& name, const std
 
 }  // namespace
 
-Graph applyWinograd(const Graph& optimized, const WinogradChoice& choice, const PassRunOptions& run) {
+Graph applyWinograd(const Graph& optimized, const WinogradChoice& choice, const PassRunOptions& run, ops::Layout layout) {
   if (!choice) return optimized;
-  return applyChoicePass(optimized, "use_winograd", [&](const Graph& g) { return useWinograd(g, choice); }, run);
+  return applyChoicePass(optimized, "use_winograd", [&](const Graph& g) { return useWinograd(g, choice, layout); }, run);
 }
 
 Graph applyPacking(const Graph& optimized, const PackChoice& choice, const PassRunOptions& run) {

@@ -62,9 +62,11 @@ std::optional<ops::Layout> parseDesiredLayout(const std::string& text);
 /// runPasses(graph, standardPipeline(options), run), then applyWinograd with options.winograd.
 Graph optimizeGraph(const Graph& graph, const OptimizeOptions& options = {}, const PassRunOptions& run = {});
 
-/// use_winograd with `choice` on a graph the standard passes made, then the transformed weights
-/// folded; the graph itself when the choice is empty.
-Graph applyWinograd(const Graph& optimized, const WinogradChoice& choice, const PassRunOptions& run = {});
+/// use_winograd with `choice` on a graph the standard passes made (its convolutions in `layout`:
+/// NHWC for CPU builds, NCHW for GPU builds), then the transformed weights folded; the graph
+/// itself when the choice is empty.
+Graph applyWinograd(const Graph& optimized, const WinogradChoice& choice, const PassRunOptions& run = {},
+                    ops::Layout layout = ops::Layout::NHWC);
 
 /// use_packed_weights with `choice`, then the packed weights folded; the graph itself when the
 /// choice is empty.

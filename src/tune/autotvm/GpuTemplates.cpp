@@ -10,6 +10,7 @@
 #include "tune/autotvm/GpuDenseLargeBatchTemplate.h"
 #include "tune/autotvm/GpuDenseSmallBatchTemplate.h"
 #include "tune/autotvm/GpuDepthwiseTemplate.h"
+#include "tune/autotvm/GpuWinogradTemplate.h"
 
 namespace tessel::tune::autotvm {
 
@@ -17,6 +18,7 @@ const std::vector<GpuTemplate>& gpuTemplates() {
   // Most specific first: a function takes the first template that applies. A template is one
   // row: {name, applies(dag), make(name, dag, target, limits)}.
   static const std::vector<GpuTemplate> table = {
+      {kGpuWinogradTemplate, &gpuWinogradTemplateApplies, &makeGpuWinogradTask, /*fallbackIsDefaultSchedule=*/true},
       {kGpuConv2dTemplate, &gpuConv2dTemplateApplies, &makeGpuConv2dTask},
       {kGpuConv2dNhwcTemplate, &gpuConv2dNhwcTemplateApplies, &makeGpuConv2dNhwcTask},
       {kGpuDepthwiseTemplate, &gpuDepthwiseTemplateApplies, &makeGpuDepthwiseTask},
@@ -40,9 +42,12 @@ std::optional<std::string> gpuTemplateFor(const te::ComputeDAG& dag) {
 }
 
 std::vector<std::string> gpuTemplatesTuned(const te::ComputeDAG& dag) {
-  std::vector<std::string> templates = {gpuTemplateFor(dag).value_or("")};
-  if (templates[0] != kGpuDefaultTemplate) templates.push_back(kGpuDefaultTemplate);
-  return templates;
+  for (const auto& t : gpuTemplates()) {
+    if (!t.applies(dag)) continue;
+    if (t.name == kGpuDefaultTemplate || t.fallbackIsDefaultSchedule) return {t.name};
+    return {t.name, kGpuDefaultTemplate};
+  }
+  return {kGpuDefaultTemplate};
 }
 
 TuningTaskPtr makeGpuTuningTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,

@@ -23,6 +23,9 @@ struct GpuTemplate {
   std::function<TuningTaskPtr(const std::string& taskName, const te::ComputeDAG& dag, const std::string& target,
                               const passes::GpuLimits& limits)>
       make;
+  /// Its fallback is what the default GPU schedule gives the function: gpu_default would tune
+  /// nothing it does not, so the function is tuned with this template alone.
+  bool fallbackIsDefaultSchedule = false;
 };
 
 /// The table, most specific first; `gpu_default` (GpuDefaultTemplate.h) is the last row. A
@@ -36,8 +39,9 @@ std::vector<std::string> gpuTemplateNames();
 std::optional<std::string> gpuTemplateFor(const te::ComputeDAG& dag);
 
 /// The templates a function is tuned with, in order: its own (gpuTemplateFor), then gpu_default
-/// where that is another. The default schedule and its knobs are the baseline a specific
-/// template's tiles must beat, and the build takes the faster record of the two (history best).
+/// where that is another whose fallback is not the default schedule. The default schedule and
+/// its knobs are the baseline a specific template's tiles must beat, and the build takes the
+/// faster record of the two (history best).
 std::vector<std::string> gpuTemplatesTuned(const te::ComputeDAG& dag);
 
 /// A tuning task for the DAG on a GPU target with the named template (empty: gpuTemplateFor's).
