@@ -153,13 +153,13 @@ std::vector<float> winogradWeightTransform(const std::vector<float>& weight, int
   return out;
 }
 
-Tensor conv2dWinograd(const Tensor& data, const Tensor& transformedWeight, const Conv2dAttrs& attrs, int m) {
-  if (attrs.layout == Layout::NCHW) return conv2dWinogradNCHW(data, transformedWeight, attrs, m);
+WinogradConvShape checkWinogradConv(const Tensor& data, const Tensor& transformedWeight, const Conv2dAttrs& attrs, int m) {
   const std::string op = "conv2d_winograd";
   const auto& w = winogradMatrices(m);
   checkRank(op, "data", data, 4);
   checkRank(op, "transformed weight", transformedWeight, 4);
-  TESSEL_CHECK(attrs.layout == Layout::NHWC, "{}: only NHWC is supported, got {}", op, layoutName(attrs.layout));
+  TESSEL_CHECK(attrs.layout == Layout::NHWC || attrs.layout == Layout::NCHW, "{}: NHWC or NCHW data, got {}", op,
+               layoutName(attrs.layout));
   TESSEL_CHECK(attrs.strides == (std::array<int64_t, 2>{1, 1}) && attrs.dilation == (std::array<int64_t, 2>{1, 1}) && attrs.groups == 1,
                "{}: only stride 1, dilation 1 and one group (strides {}x{}, dilation {}x{}, groups {})", op, attrs.strides[0],
                attrs.strides[1], attrs.dilation[0], attrs.dilation[1], attrs.groups);
@@ -167,12 +167,26 @@ Tensor conv2dWinograd(const Tensor& data, const Tensor& transformedWeight, const
                "{}: float32 data and weight only, got {} and {}", op, data.dtype().str(), transformedWeight.dtype().str());
   const auto& d = data.shape();
   const auto& u = transformedWeight.shape();
-  int64_t n = d[0], h = d[1], wd = d[2], c = d[3], a = w.alpha;
-  TESSEL_CHECK(u[0] == a && u[1] == a && u[2] == c, "{}: the transformed weight {} does not fit F({}x{}, 3x3) of {} input channels",
-               op, shapeString(u), m, m, c);
-  int64_t k = u[3];
-  int64_t oh = windowOutputSize(op, "height", h, 3, 1, 1, attrs.padding[0], attrs.padding[2]);
-  int64_t ow = windowOutputSize(op, "width", wd, 3, 1, 1, attrs.padding[1], attrs.padding[3]);
+  bool nchw = attrs.layout == Layout::NCHW;
+  WinogradConvShape s;
+  s.batch = d[0];
+  s.channels = nchw ? d[1] : d[3];
+  s.height = nchw ? d[2] : d[1];
+  s.width = nchw ? d[3] : d[2];
+  TESSEL_CHECK(u[0] == w.alpha && u[1] == w.alpha && u[2] == s.channels,
+               "{}: the transformed weight {} does not fit F({}x{}, 3x3) of {} input channels", op, shapeString(u), m, m, s.channels);
+  s.outChannels = u[3];
+  s.outHeight = windowOutputSize(op, "height", s.height, 3, 1, 1, attrs.padding[0], attrs.padding[2]);
+  s.outWidth = windowOutputSize(op, "width", s.width, 3, 1, 1, attrs.padding[1], attrs.padding[3]);
+  return s;
+}
+
+Tensor conv2dWinograd(const Tensor& data, const Tensor& transformedWeight, const Conv2dAttrs& attrs, int m) {
+  if (attrs.layout == Layout::NCHW) return conv2dWinogradNCHW(data, transformedWeight, attrs, m);
+  WinogradConvShape shape = checkWinogradConv(data, transformedWeight, attrs, m);
+  const auto& w = winogradMatrices(m);
+  int64_t n = shape.batch, h = shape.height, wd = shape.width, c = shape.channels, a = w.alpha;
+  int64_t k = shape.outChannels, oh = shape.outHeight, ow = shape.outWidth;
   int64_t tilesH = ceilDiv(oh, m), tilesW = ceilDiv(ow, m), tiles = n * tilesH * tilesW;
   int64_t pt = attrs.padding[0], pl = attrs.padding[1];
   DataType type = data.dtype();

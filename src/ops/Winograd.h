@@ -68,4 +68,13 @@ std::vector<float> winogradWeightTransform(const std::vector<float>& weight, int
 /// as in conv2d (strides and dilation must be 1). NCHW data: conv2dWinogradNCHW (WinogradNchw.h).
 te::Tensor conv2dWinograd(const te::Tensor& data, const te::Tensor& transformedWeight, const Conv2dAttrs& attrs, int m);
 
+/// The extents of a Winograd convolution of `data` (in attrs.layout, NHWC or NCHW) with a
+/// transformed weight U [alpha, alpha, C, K], after the checks both layouts make: float32, stride
+/// 1, dilation 1, one group, U fitting F(m x m, 3 x 3) and C. Error naming what does not fit.
+struct WinogradConvShape {
+  int64_t batch = 0, channels = 0, height = 0, width = 0;  ///< of the data
+  int64_t outChannels = 0, outHeight = 0, outWidth = 0;
+};
+WinogradConvShape checkWinogradConv(const te::Tensor& data, const te::Tensor& transformedWeight, const Conv2dAttrs& attrs, int m);
+
 }  // namespace tessel::ops

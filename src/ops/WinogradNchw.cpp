@@ -17,24 +17,11 @@ WinogradNchwTiles winogradNchwTiles(int64_t batch, int64_t outHeight, int64_t ou
 int gpuWinogradTileSize(int64_t outHeight, int64_t outWidth) { return outHeight % 4 == 0 && outWidth % 4 == 0 ? 4 : 2; }
 
 Tensor conv2dWinogradNCHW(const Tensor& data, const Tensor& transformedWeight, const Conv2dAttrs& attrs, int m) {
-  const std::string op = "conv2d_winograd";
+  WinogradConvShape shape = checkWinogradConv(data, transformedWeight, attrs, m);
+  TESSEL_CHECK(attrs.layout == Layout::NCHW, "conv2d_winograd: the NCHW form got layout {}", layoutName(attrs.layout));
   const auto& w = winogradMatrices(m);
-  checkRank(op, "data", data, 4);
-  checkRank(op, "transformed weight", transformedWeight, 4);
-  TESSEL_CHECK(attrs.layout == Layout::NCHW, "{}: the NCHW form got layout {}", op, layoutName(attrs.layout));
-  TESSEL_CHECK(attrs.strides == (std::array<int64_t, 2>{1, 1}) && attrs.dilation == (std::array<int64_t, 2>{1, 1}) && attrs.groups == 1,
-               "{}: only stride 1, dilation 1 and one group (strides {}x{}, dilation {}x{}, groups {})", op, attrs.strides[0],
-               attrs.strides[1], attrs.dilation[0], attrs.dilation[1], attrs.groups);
-  TESSEL_CHECK(data.dtype() == DataType::float32() && transformedWeight.dtype() == data.dtype(),
-               "{}: float32 data and weight only, got {} and {}", op, data.dtype().str(), transformedWeight.dtype().str());
-  const auto& d = data.shape();
-  const auto& u = transformedWeight.shape();
-  int64_t n = d[0], c = d[1], h = d[2], wd = d[3], a = w.alpha;
-  TESSEL_CHECK(u[0] == a && u[1] == a && u[2] == c, "{}: the transformed weight {} does not fit F({}x{}, 3x3) of {} input channels",
-               op, shapeString(u), m, m, c);
-  int64_t k = u[3];
-  int64_t oh = windowOutputSize(op, "height", h, 3, 1, 1, attrs.padding[0], attrs.padding[2]);
-  int64_t ow = windowOutputSize(op, "width", wd, 3, 1, 1, attrs.padding[1], attrs.padding[3]);
+  int64_t n = shape.batch, c = shape.channels, h = shape.height, wd = shape.width, a = w.alpha;
+  int64_t k = shape.outChannels, oh = shape.outHeight, ow = shape.outWidth;
   WinogradNchwTiles tiles = winogradNchwTiles(n, oh, ow, m);
   int64_t pt = attrs.padding[0], pl = attrs.padding[1];
   DataType type = data.dtype();
