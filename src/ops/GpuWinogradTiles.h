@@ -42,12 +42,9 @@ GpuWinogradShape gpuWinogradShapeOf(const te::ComputeDAG& dag);
 /// The block's box and its threads: `b` [threads, per thread] of the alpha^2 transform points
 /// (per thread a multiple of alpha), `f`, `y`, `x` [blocks, threads, per thread] of the output
 /// channels, the rows and the columns of tiles; `rc` input channels per staged chunk.
-struct GpuWinogradTile {
+struct GpuWinogradTile : GpuImageTile {
   std::array<int64_t, 2> b{};
-  std::array<int64_t, 3> f{}, y{}, x{};
   int64_t rc = 1;
-  int64_t autoUnrollMaxStep = 0;  ///< auto_unroll_max_step on the block's loops (0: none)
-  bool unrollExplicit = true;     ///< unroll in the IR (else `#pragma unroll` for the device compiler)
 
   int64_t threads() const { return b[0] * f[1] * y[1] * x[1]; }
   int64_t accumulators() const { return b[1] * f[2] * y[2] * x[2]; }

@@ -35,6 +35,7 @@
 #include "tune/autotvm/GpuDepthwiseTemplate.h"
 #include "tune/autotvm/GpuTemplates.h"
 #include "tune/autotvm/TuneTask.h"
+#include "tune/GpuTemplateTestSupport.h"
 
 using namespace tessel;
 using namespace tessel::tune::autotvm;
@@ -113,18 +114,6 @@ std::vector<Case> largeBatchCases() {
   return {{"dense32x64x48", denseBias(32, 64, 48)}, {"dense64x100x30", denseBias(64, 100, 30)}, {"dense_odd", bareDense(33, 27, 21)}};
 }
 
-/// The fallback and up to `randomCount` random configs that instantiate (the others are over
-/// the device's thread or register budget: error records in tuning).
-std::vector<ConfigEntity> configsOf(const GpuTemplateSpace& t, int randomCount, uint64_t seed) {
-  std::vector<ConfigEntity> configs = {t.space->get(t.fallback)};
-  std::mt19937_64 rng(seed);
-  for (int tries = 0; int(configs.size()) <= randomCount && tries < 1000; ++tries) {
-    ConfigEntity c = t.space->get(rng() % t.space->size());
-    if (succeeds([&] { t.instantiate(c); })) configs.push_back(c);
-  }
-  return configs;
-}
-
 using MakeSpace = GpuTemplateSpace (*)(const te::ComputeDAG&, const passes::GpuLimits&);
 
 /// Builds the fallback and `randomCount` random configs of every case for `target`; runs them
@@ -135,7 +124,7 @@ int buildAndRun(const std::vector<Case>& cases, MakeSpace makeSpace, int randomC
   int built = 0;
   for (const auto& c : cases) {
     GpuTemplateSpace t = makeSpace(c.dag, limits);
-    for (const ConfigEntity& config : configsOf(t, randomCount, seed++)) {
+    for (const ConfigEntity& config : tunetest::fallbackAndRandomConfigs(t, randomCount, seed++, 1000)) {
       SCOPED_TRACE(c.name + " on " + target + ", config " + config.str());
       // The state the template hands the cost model is the one its steps replay to.
       schedule::State state = schedule::replay(c.dag, t.instantiate(config));
@@ -189,54 +178,6 @@ void expectInvalidForTheCostModel(const te::ComputeDAG& dag, const ConfigEntity&
   EXPECT_TRUE(cache.valid(task->fallbackIndex));
   const auto& features = cache.features(task->fallbackIndex);
   EXPECT_TRUE(std::any_of(features.begin(), features.end(), [](float f) { return f != 0; }));
-}
-
-/// A few trials of the function's template through the tuning loop on OpenCL, logged as the
-/// CLI logs them; every record of the log is of the template, and its config instantiates the
-/// record's steps again, which replay and build.
-void tuneAndReplay(const te::ComputeDAG& dag, const std::string& templateName) {
-  const std::string target = "opencl";
-  auto task = makeGpuTuningTask("task", dag, target, passes::GpuLimits::forTarget(target));
-  ASSERT_EQ(task->templateName, templateName);
-  EXPECT_FALSE(task->fallbackIsDefaultSchedule);
-  TempDir dir("tessel-gpu-dw-dense");
-  std::string log = dir.path() + "/records.log";
-  tune::LocalBuilder builder;
-  tune::LocalRunnerOptions ro;
-  ro.number = 2;
-  ro.repeat = 2;
-  ro.checkCorrectness = true;
-  ro.timeoutSeconds = 20;
-  tune::LocalRunner runner(ro);
-  RandomTuner tuner(task, 5);
-  TuneTaskOptions o;
-  o.nTrial = 4;
-  o.batchSize = 2;
-  o.confirmTop = 0;
-  int ok = 0;
-  {
-    tune::RecordLogWriter writer(log);
-    auto onTrial = [&](const ConfigEntity& config, const tune::MeasureInput& input, const tune::MeasureResult& r) {
-      ok += r.ok();
-      EXPECT_TRUE(r.ok() || r.errorNo == tune::MeasureErrorNo::InstantiationError) << r.errorMessage;
-      if (r.errorNo != tune::MeasureErrorNo::InstantiationError)
-        writer.append(tune::makeRecord(input, r, task->templateName, nullptr,
-                                       tune::RecordConfig{int64_t(config.index()), config.toJson()["entity"]}));
-    };
-    tuneTask(task, tuner, builder, runner, o, {}, onTrial);
-  }
-  EXPECT_GE(ok, 1);  // random configs may be over a device's thread limit (instantiation errors, not logged)
-  auto file = tune::readRecords(log);
-  ASSERT_EQ(int(file.records.size()), ok);
-  for (const auto& record : file.records) {
-    EXPECT_EQ(record.task.templateName, templateName);
-    ASSERT_TRUE(record.config.has_value());
-    auto config = task->space->fromEntityJson(record.config->entity);
-    ASSERT_TRUE(config.has_value());
-    EXPECT_EQ(int64_t(config->index()), record.config->index);
-    EXPECT_EQ(schedule::stepsToJson(task->instantiate(*config)), schedule::stepsToJson(record.steps));
-    EXPECT_NO_THROW(kernelcheck::buildForGpu(schedule::replay(dag, record.steps), target));
-  }
 }
 
 void printSpace(const char* name, const te::ComputeDAG& dag, const GpuTemplateSpace& t) {
@@ -346,7 +287,7 @@ TEST(GpuDepthwiseTemplate, ConfigsCompileForCudaAndRunWhereAGpuIs) { buildForCud
 
 TEST(GpuDepthwiseTemplate, TuningRunLogsRecordsThatReplay) {
   TESSEL_REQUIRE_OPENCL();
-  tuneAndReplay(depthwiseCases().front().dag, kGpuDepthwiseTemplate);
+  tunetest::tuneAndReplay(depthwiseCases().front().dag, kGpuDepthwiseTemplate, /*fallbackIsDefault=*/false, 5);
 }
 
 TEST(GpuDenseSmallBatchTemplate, SpacesOfTheClassifiersHoldAGoodFallbackAndArePruned) {
@@ -389,7 +330,7 @@ TEST(GpuDenseSmallBatchTemplate, ConfigsCompileForCudaAndRunWhereAGpuIs) {
 
 TEST(GpuDenseSmallBatchTemplate, TuningRunLogsRecordsThatReplay) {
   TESSEL_REQUIRE_OPENCL();
-  tuneAndReplay(denseBias(1, 256, 40), kGpuDenseSmallBatchTemplate);
+  tunetest::tuneAndReplay(denseBias(1, 256, 40), kGpuDenseSmallBatchTemplate, /*fallbackIsDefault=*/false, 5);
 }
 
 TEST(GpuDenseLargeBatchTemplate, SpaceHoldsTheFallbackAndIsPruned) {
@@ -422,5 +363,5 @@ TEST(GpuDenseLargeBatchTemplate, ConfigsCompileForCudaAndRunWhereAGpuIs) {
 
 TEST(GpuDenseLargeBatchTemplate, TuningRunLogsRecordsThatReplay) {
   TESSEL_REQUIRE_OPENCL();
-  tuneAndReplay(denseBias(32, 48, 40), kGpuDenseLargeBatchTemplate);
+  tunetest::tuneAndReplay(denseBias(32, 48, 40), kGpuDenseLargeBatchTemplate, /*fallbackIsDefault=*/false, 5);
 }

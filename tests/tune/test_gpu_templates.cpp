@@ -13,6 +13,7 @@
 #include "ops/Examples.h"
 #include "runtime/CudaDevice.h"
 #include "runtime/OpenclDevice.h"
+#include "tune/GpuTemplateTestSupport.h"
 #include "tune/autotvm/GpuConvTemplates.h"
 
 using namespace tessel;
@@ -44,16 +45,6 @@ std::vector<ConvCase> convCases() {
   };
 }
 
-/// False for a config over the device's thread or register budget (the tuner records these as errors).
-bool instantiates(const GpuTemplateSpace& t, const ConfigEntity& c) {
-  try {
-    t.instantiate(c);
-    return true;
-  } catch (const Error&) {
-    return false;
-  }
-}
-
 /// The fallback, the fallback split over 2 and 4 groups of threads (where the channels allow),
 /// and `randomCount` random configs of the case's space that instantiate.
 std::vector<ConfigEntity> configsOf(const GpuTemplateSpace& t, int randomCount, uint64_t seed) {
@@ -65,12 +56,12 @@ std::vector<ConfigEntity> configsOf(const GpuTemplateSpace& t, int randomCount, 
     if (!option) continue;
     std::vector<size_t> choices = fallback.choices();
     choices[size_t(splitKnob)] = *option;
-    if (instantiates(t, t.space->fromChoices(choices))) configs.push_back(t.space->fromChoices(choices));
+    if (tunetest::instantiates(t, t.space->fromChoices(choices))) configs.push_back(t.space->fromChoices(choices));
   }
   std::mt19937_64 rng(seed);
   for (size_t wanted = configs.size() + size_t(randomCount), tries = 0; configs.size() < wanted && tries < 1000; ++tries) {
     ConfigEntity c = t.space->get(rng() % t.space->size());
-    if (instantiates(t, c)) configs.push_back(c);
+    if (tunetest::instantiates(t, c)) configs.push_back(c);
   }
   return configs;
 }

@@ -40,6 +40,7 @@
 #include "tune/autotvm/GpuTemplates.h"
 #include "tune/autotvm/GpuWinogradTemplate.h"
 #include "tune/autotvm/TuneTask.h"
+#include "tune/GpuTemplateTestSupport.h"
 
 using namespace tessel;
 using namespace tessel::tune::autotvm;
@@ -131,27 +132,6 @@ kernelcheck::ReferenceData winogradReferenceData(const te::ComputeDAG& dag, uint
   return data;
 }
 
-bool instantiates(const GpuTemplateSpace& t, const ConfigEntity& c) {
-  try {
-    t.instantiate(c);
-    return true;
-  } catch (const Error&) {
-    return false;
-  }
-}
-
-/// The fallback and `randomCount` random configs that instantiate (others are over the device's
-/// limits: error records in tuning).
-std::vector<ConfigEntity> configsOf(const GpuTemplateSpace& t, int randomCount, uint64_t seed) {
-  std::vector<ConfigEntity> configs = {t.space->get(t.fallback)};
-  std::mt19937_64 rng(seed);
-  for (int tries = 0; int(configs.size()) <= randomCount && tries < 2000; ++tries) {
-    ConfigEntity c = t.space->get(rng() % t.space->size());
-    if (instantiates(t, c)) configs.push_back(c);
-  }
-  return configs;
-}
-
 /// Builds the fallback and random configs of every case for `target`, runs them where `run`.
 /// Returns the number built.
 int buildAndRun(const std::string& target, bool run, int randomCount) {
@@ -160,7 +140,7 @@ int buildAndRun(const std::string& target, bool run, int randomCount) {
   int built = 0;
   for (const auto& c : templateCases()) {
     GpuTemplateSpace t = gpuWinogradTemplate(c.dag, limits);
-    for (const ConfigEntity& config : configsOf(t, randomCount, seed++)) {
+    for (const ConfigEntity& config : tunetest::fallbackAndRandomConfigs(t, randomCount, seed++)) {
       SCOPED_TRACE(c.name + " on " + target + ", config " + config.str());
       schedule::State state = schedule::replay(c.dag, t.instantiate(config));
       // The state the template hands the cost model is the one its steps replay to.
@@ -354,44 +334,6 @@ TEST(GpuWinogradNumerics, FullSizeResnetLayersOnOpenclWithinOneThousandthOfTheDi
 
 TEST(GpuWinogradTemplate, TrialsThroughTheTuningLoopAreLoggedAndReplay) {
   TESSEL_REQUIRE_OPENCL();
-  const std::string target = "opencl";
-  auto dag = zooWinogradCases("resnet-18", 32, 2).at(1).dag;
-  auto task = makeGpuTuningTask("task", dag, target, passes::GpuLimits::forTarget(target));
-  ASSERT_EQ(task->templateName, kGpuWinogradTemplate);
-  TempDir dir("tessel-gpu-winograd");
-  std::string log = dir.path() + "/records.log";
-  tune::LocalBuilder builder;
-  tune::LocalRunnerOptions ro;
-  ro.number = 2;
-  ro.repeat = 2;
-  ro.checkCorrectness = true;
-  ro.timeoutSeconds = 20;
-  tune::LocalRunner runner(ro);
-  RandomTuner tuner(task, 7);
-  TuneTaskOptions o;
-  o.nTrial = 4;
-  o.batchSize = 2;
-  o.confirmTop = 0;
-  int ok = 0;
-  {
-    tune::RecordLogWriter writer(log);
-    auto onTrial = [&](const ConfigEntity& config, const tune::MeasureInput& input, const tune::MeasureResult& r) {
-      ok += r.ok();
-      EXPECT_TRUE(r.ok() || r.errorNo == tune::MeasureErrorNo::InstantiationError) << r.errorMessage;
-      if (r.errorNo != tune::MeasureErrorNo::InstantiationError)
-        writer.append(tune::makeRecord(input, r, task->templateName, nullptr,
-                                       tune::RecordConfig{int64_t(config.index()), config.toJson()["entity"]}));
-    };
-    tuneTask(task, tuner, builder, runner, o, {}, onTrial);
-  }
-  EXPECT_GE(ok, 1);
-  auto file = tune::readRecords(log);
-  ASSERT_EQ(int(file.records.size()), ok);
-  for (const auto& record : file.records) {
-    EXPECT_EQ(record.task.templateName, kGpuWinogradTemplate);
-    ASSERT_TRUE(record.config.has_value());
-    auto config = task->space->fromEntityJson(record.config->entity);
-    ASSERT_TRUE(config.has_value());
-    EXPECT_EQ(schedule::stepsToJson(task->instantiate(*config)), schedule::stepsToJson(record.steps));
-  }
+  // The template's fallback is the default GPU schedule's rule 6 (one task, no gpu_default beside it).
+  tunetest::tuneAndReplay(zooWinogradCases("resnet-18", 32, 2).at(1).dag, kGpuWinogradTemplate, /*fallbackIsDefault=*/true, 7);
 }

@@ -12,13 +12,9 @@ ops::GpuWinogradTile gpuWinogradTileOf(const ConfigEntity& config) {
   ops::GpuWinogradTile tile;
   auto b = config.split("tile_b");
   TESSEL_CHECK(b.size() == 2, "the knob tile_b has {} parts, not 2", b.size());
+  static_cast<ops::GpuImageTile&>(tile) = gpuImageTileOf(config);
   tile.b = {b[0], b[1]};
-  tile.f = threeLevels(config, "tile_f");
-  tile.y = threeLevels(config, "tile_y");
-  tile.x = threeLevels(config, "tile_x");
   tile.rc = config.split("tile_rc")[1];
-  tile.autoUnrollMaxStep = config.value("auto_unroll_max_step").get<int64_t>();
-  tile.unrollExplicit = config.value("unroll_explicit").get<int64_t>() != 0;
   return tile;
 }
 
