@@ -1,7 +1,6 @@
 #include "te/ReferenceEvaluator.h"
 
 #include <cmath>
-#include <functional>
 #include <unordered_map>
 
 #include "support/Error.h"
@@ -36,44 +35,160 @@ double roundToType(double v, DataType t) {
 
 namespace {
 
-struct Evaluator {
-  const ComputeDAG& dag;
-  TensorValues& values;
-  std::unordered_map<const VarNode*, double> env;
-
-  double tensorRead(const std::string& name, const std::vector<Expr>& indices) {
-    const auto& op = *dag.op(name);
-    int64_t flat = 0;
-    for (size_t d = 0; d < indices.size(); ++d) {
-      double i = eval(indices[d]);
-      TESSEL_CHECK(i >= 0 && i < double(op.shape[d]), "reference: read of {} out of bounds at dimension {} (index {})", name, d, i);
-      flat = flat * op.shape[d] + int64_t(i);
-    }
-    return values.at(name)[size_t(flat)];
+/// One op's body flattened into an array of nodes, children by index: variables become slots of
+/// a frame and tensor reads point straight at the producer's values, so the element-by-element
+/// walk does no name or hash lookups. The arithmetic is the expression's own, node by node.
+class CompiledBody {
+ public:
+  CompiledBody(const ComputeDAG& dag, const TensorValues& values, const OperationNode& op) : dag_(dag), values_(values) {
+    for (auto& axis : op.axes) axisSlots_.push_back(slotOf(axis.var.node(), true));
+    root_ = compile(op.body);
   }
 
-  double eval(const Expr& e) {
-    DataType t = e.type();
+  /// The body's value at the output element `index`.
+  double operator()(const std::vector<int64_t>& index) {
+    for (size_t d = 0; d < axisSlots_.size(); ++d) frame_[size_t(axisSlots_[d])] = double(index[d]);
+    return eval(root_);
+  }
+
+ private:
+  struct Node {
+    ExprKind kind = ExprKind::IntImm;
+    DataType type;
+    bool integralOperands = false;  ///< binary ops: their operands are integers (truncating division)
+    bool fromFloat = false;         ///< casts: from a floating-point value
+    double value = 0;               ///< constants
+    int slot = -1;                  ///< variables
+    Intrinsic call = Intrinsic::Exp;
+    ReduceOp reduce = ReduceOp::Sum;
+    std::vector<int> children;      ///< operands; a load's indices; a reduction's source, identity, condition
+    std::vector<int> axisSlots;     ///< a reduction's variables
+    std::vector<int64_t> extents;   ///< a reduction's extents; a load's producer shape
+    const std::vector<double>* data = nullptr;  ///< a load's producer values
+    const std::string* producer = nullptr;      ///< for the out-of-bounds message
+    bool hasCondition = false;
+  };
+
+  int slotOf(const VarNode* var, bool bind) {
+    auto it = slots_.find(var);
+    if (it != slots_.end()) return it->second;
+    TESSEL_CHECK(bind, "reference: variable '{}' is not bound by an axis of its op", var->name);
+    int slot = int(frame_.size());
+    slots_.emplace(var, slot);
+    frame_.push_back(0);
+    return slot;
+  }
+
+  int add(Node n) {
+    nodes_.push_back(std::move(n));
+    return int(nodes_.size()) - 1;
+  }
+
+  int compile(const Expr& e) {
+    Node n;
+    n.kind = e.kind();
+    n.type = e.type();
     switch (e.kind()) {
-      case ExprKind::IntImm: return double(e.as<IntImmNode>()->value);
-      case ExprKind::FloatImm: return e.as<FloatImmNode>()->value;
-      case ExprKind::Var: return env.at(e.as<VarNode>());
-      case ExprKind::Not: return eval(e.as<NotNode>()->a) == 0;
+      case ExprKind::IntImm: n.value = double(e.as<IntImmNode>()->value); return add(std::move(n));
+      case ExprKind::FloatImm: n.value = e.as<FloatImmNode>()->value; return add(std::move(n));
+      case ExprKind::Var: n.slot = slotOf(e.as<VarNode>(), false); return add(std::move(n));
+      case ExprKind::Not: n.children = {compile(e.as<NotNode>()->a)}; return add(std::move(n));
       case ExprKind::Select:
       case ExprKind::IfThenElse: {
-        auto n = static_cast<const SelectNode*>(e.get());
-        return eval(n->condition) != 0 ? eval(n->trueValue) : eval(n->falseValue);
+        auto s = static_cast<const SelectNode*>(e.get());
+        n.children = {compile(s->condition), compile(s->trueValue), compile(s->falseValue)};
+        return add(std::move(n));
       }
       case ExprKind::Cast: {
-        double v = eval(e.as<CastNode>()->value);
-        if (t.isIntegral() && e.as<CastNode>()->value.type().isFloat()) v = std::trunc(v);
+        auto c = e.as<CastNode>();
+        n.fromFloat = c->value.type().isFloat();
+        n.children = {compile(c->value)};
+        return add(std::move(n));
+      }
+      case ExprKind::Call: {
+        auto c = e.as<CallNode>();
+        n.call = c->op;
+        for (auto& a : c->args) n.children.push_back(compile(a));
+        return add(std::move(n));
+      }
+      case ExprKind::ProducerLoad: {
+        auto l = e.as<ProducerLoadNode>();
+        auto it = values_.find(l->producer);
+        TESSEL_CHECK(it != values_.end(), "reference: '{}' is read before it is computed", l->producer);
+        n.data = &it->second;
+        n.producer = &l->producer;
+        n.extents = dag_.op(l->producer)->shape;
+        for (auto& i : l->indices) n.children.push_back(compile(i));
+        return add(std::move(n));
+      }
+      case ExprKind::Reduce: {
+        auto r = e.as<ReduceNode>();
+        n.reduce = r->op;
+        for (auto& a : r->axes) {
+          n.axisSlots.push_back(slotOf(a.var.node(), true));
+          n.extents.push_back(a.extent);
+        }
+        n.children = {compile(r->source), compile(reduceIdentity(r->op, e.type()))};
+        if (r->condition.defined()) {
+          n.children.push_back(compile(r->condition));
+          n.hasCondition = true;
+        }
+        return add(std::move(n));
+      }
+      default: break;
+    }
+    TESSEL_CHECK(e.kind() >= ExprKind::Add && e.kind() <= ExprKind::Or, "reference: cannot evaluate expression kind {}", int(e.kind()));
+    auto b = static_cast<const BinaryNode*>(e.get());
+    n.integralOperands = b->a.type().isIntegral();
+    n.children = {compile(b->a), compile(b->b)};
+    return add(std::move(n));
+  }
+
+  double load(const Node& n) {
+    int64_t flat = 0;
+    for (size_t d = 0; d < n.children.size(); ++d) {
+      double i = eval(n.children[d]);
+      TESSEL_CHECK(i >= 0 && i < double(n.extents[d]), "reference: read of {} out of bounds at dimension {} (index {})", *n.producer, d,
+                   i);
+      flat = flat * n.extents[d] + int64_t(i);
+    }
+    return (*n.data)[size_t(flat)];
+  }
+
+  void reduceOver(const Node& n, size_t k, double& acc) {
+    if (k == n.axisSlots.size()) {
+      if (n.hasCondition && eval(n.children[2]) == 0) return;
+      double x = eval(n.children[0]);
+      acc = n.reduce == ReduceOp::Sum ? acc + x : (n.reduce == ReduceOp::Max ? std::max(acc, x) : std::min(acc, x));
+      if (n.type.isIntegral()) acc = roundToType(acc, n.type);
+      return;
+    }
+    double& var = frame_[size_t(n.axisSlots[k])];
+    for (int64_t i = 0; i < n.extents[k]; ++i) {
+      var = double(i);
+      reduceOver(n, k + 1, acc);
+    }
+  }
+
+  double eval(int index) {
+    const Node& n = nodes_[size_t(index)];
+    const DataType t = n.type;
+    switch (n.kind) {
+      case ExprKind::IntImm:
+      case ExprKind::FloatImm: return n.value;
+      case ExprKind::Var: return frame_[size_t(n.slot)];
+      case ExprKind::Not: return eval(n.children[0]) == 0;
+      case ExprKind::Select:
+      case ExprKind::IfThenElse: return eval(n.children[0]) != 0 ? eval(n.children[1]) : eval(n.children[2]);
+      case ExprKind::Cast: {
+        double v = eval(n.children[0]);
+        if (t.isIntegral() && n.fromFloat) v = std::trunc(v);
         return roundToType(v, t);
       }
       case ExprKind::Call: {
-        auto n = e.as<CallNode>();
-        double x = eval(n->args[0]);
+        double x = eval(n.children[0]);
         double r = 0;
-        switch (n->op) {
+        switch (n.call) {
           case Intrinsic::Exp: r = std::exp(x); break;
           case Intrinsic::Log: r = std::log(x); break;
           case Intrinsic::Sqrt: r = std::sqrt(x); break;
@@ -81,7 +196,7 @@ struct Evaluator {
           case Intrinsic::Tanh: r = std::tanh(x); break;
           case Intrinsic::Sigmoid: r = 1 / (1 + std::exp(-x)); break;
           case Intrinsic::Erf: r = std::erf(x); break;
-          case Intrinsic::Pow: r = std::pow(x, eval(n->args[1])); break;
+          case Intrinsic::Pow: r = std::pow(x, eval(n.children[1])); break;
           case Intrinsic::Abs: r = std::fabs(x); break;
           case Intrinsic::Floor: r = std::floor(x); break;
           case Intrinsic::Ceil: r = std::ceil(x); break;
@@ -89,41 +204,21 @@ struct Evaluator {
         }
         return t.isFloat() ? r : roundToType(r, t);
       }
-      case ExprKind::ProducerLoad: {
-        auto n = e.as<ProducerLoadNode>();
-        return tensorRead(n->producer, n->indices);
-      }
+      case ExprKind::ProducerLoad: return load(n);
       case ExprKind::Reduce: {
-        auto r = e.as<ReduceNode>();
-        double acc = eval(reduceIdentity(r->op, t));
-        std::function<void(size_t)> loop = [&](size_t k) {
-          if (k == r->axes.size()) {
-            if (r->condition.defined() && eval(r->condition) == 0) return;
-            double x = eval(r->source);
-            acc = r->op == ReduceOp::Sum ? acc + x : (r->op == ReduceOp::Max ? std::max(acc, x) : std::min(acc, x));
-            if (t.isIntegral()) acc = roundToType(acc, t);
-            return;
-          }
-          for (int64_t i = 0; i < r->axes[k].extent; ++i) {
-            env[r->axes[k].var.node()] = double(i);
-            loop(k + 1);
-          }
-        };
-        loop(0);
+        double acc = eval(n.children[1]);
+        reduceOver(n, 0, acc);
         return acc;
       }
       default: break;
     }
-    TESSEL_CHECK(e.kind() >= ExprKind::Add && e.kind() <= ExprKind::Or, "reference: cannot evaluate expression kind {}", int(e.kind()));
-    auto b = static_cast<const BinaryNode*>(e.get());
-    double x = eval(b->a), y = eval(b->b);
-    bool integral = b->a.type().isIntegral();
+    double x = eval(n.children[0]), y = eval(n.children[1]);
     double r = 0;
-    switch (e.kind()) {
+    switch (n.kind) {
       case ExprKind::Add: r = x + y; break;
       case ExprKind::Sub: r = x - y; break;
       case ExprKind::Mul: r = x * y; break;
-      case ExprKind::Div: r = integral ? std::trunc(x / y) : x / y; break;
+      case ExprKind::Div: r = n.integralOperands ? std::trunc(x / y) : x / y; break;
       case ExprKind::Mod: r = std::fmod(x, y); break;
       case ExprKind::FloorDiv: r = std::floor(x / y); break;
       case ExprKind::FloorMod: r = x - std::floor(x / y) * y; break;
@@ -139,15 +234,22 @@ struct Evaluator {
       case ExprKind::Or: return x != 0 || y != 0;
       default: break;
     }
-    return integral ? roundToType(r, t) : r;
+    return n.integralOperands ? roundToType(r, t) : r;
   }
+
+  const ComputeDAG& dag_;
+  const TensorValues& values_;
+  std::vector<Node> nodes_;
+  std::unordered_map<const VarNode*, int> slots_;
+  std::vector<double> frame_;
+  std::vector<int> axisSlots_;
+  int root_ = -1;
 };
 
 }  // namespace
 
 TensorValues evaluateReference(const ComputeDAG& dag, const TensorValues& inputs) {
   TensorValues values;
-  Evaluator ev{dag, values, {}};
   for (auto& op : dag.ops()) {
     int64_t count = 1;
     for (auto s : op->shape) count *= s;
@@ -159,6 +261,7 @@ TensorValues evaluateReference(const ComputeDAG& dag, const TensorValues& inputs
       values[op->name] = it->second;
       continue;
     }
+    CompiledBody body(dag, values, *op);
     std::vector<double> out(static_cast<size_t>(count));
     std::vector<int64_t> index(op->shape.size(), 0);
     for (int64_t flat = 0; flat < count; ++flat) {
@@ -167,8 +270,7 @@ TensorValues evaluateReference(const ComputeDAG& dag, const TensorValues& inputs
         index[size_t(d)] = rem % op->shape[size_t(d)];
         rem /= op->shape[size_t(d)];
       }
-      for (size_t d = 0; d < op->axes.size(); ++d) ev.env[op->axes[d].var.node()] = double(index[d]);
-      out[size_t(flat)] = roundToType(ev.eval(op->body), op->dtype);
+      out[size_t(flat)] = roundToType(body(index), op->dtype);
     }
     values[op->name] = std::move(out);
   }

@@ -1,7 +1,7 @@
 // Sketch generation and random annotation on the zoo's tasks: every sketch (with its tile
 // holes at 1) and 1,000 random annotated states per task replay from their JSON, lower, and
 // run in the loop-IR evaluator (tests/common/LoopIrEvaluator.h: bounds-checked, no compiler)
-// against the reference evaluator. The sketches and a seeded sample of 24 states per task are
+// against the reference evaluator. The sketches and a seeded sample of 12 states per task are
 // also compiled and run, so that the C++ code generator stays covered too (all of them with
 // TESSEL_ANSOR_ALL_STATES=1: a few thousand compiler runs, a quarter of an hour).
 //
@@ -247,7 +247,7 @@ TEST(AnsorSketches, EverySketchAndRandomStatesComputeTheReference) {
   const char* all = std::getenv("TESSEL_ANSOR_ALL_STATES");
   const bool compileAll = all && std::string(all) == "1";
   constexpr int kStatesPerTask = 1000;
-  constexpr int kCompiledSample = 24;  // per task, besides the sketches
+  constexpr int kCompiledSample = 12;  // per task, besides the sketches
   for (auto& t : tasks()) {
     TaskCheck check{kernelcheck::makeReferenceData(t.dag, rng()), {}, {}, {}};
     auto sketches = generateSketches(t.dag);
