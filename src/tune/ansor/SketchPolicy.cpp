@@ -115,9 +115,42 @@ std::vector<AnnotatedState> SketchPolicy::evolve(std::vector<AnnotatedState> pop
   return out;
 }
 
+std::vector<AnnotatedState> SketchPolicy::neighbours(size_t count) {
+  if (count == 0 || measuredBest_.empty()) return {};
+  // Parents: the three fastest measured schedules, the fastest most often.
+  const size_t parents = std::min<size_t>(3, measuredBest_.size());
+  std::discrete_distribution<size_t> parent({4.0, 2.0, 1.0});
+  std::vector<AnnotatedState> mutants;
+  std::set<std::string> keys;
+  const size_t wanted = std::max<size_t>(64, 8 * count);
+  for (size_t tries = 0; mutants.size() < wanted && tries < 4 * wanted; ++tries) {
+    size_t p = parent(rng_);
+    const AnnotatedState& from = measuredBest_[p < parents ? p : 0].second;
+    auto child = mutate(dag_, from, pickMutation(options_.mutationWeights, rng_), factorizations_, options_.annotation, rng_);
+    if (!child) continue;
+    std::string key = scheduleKey(child->steps);
+    if (seen_.count(key) || !keys.insert(key).second) continue;
+    mutants.push_back(std::move(*child));
+  }
+  if (mutants.empty()) return {};
+  std::vector<const State*> states;
+  for (auto& m : mutants) states.push_back(&m.state);
+  std::vector<double> scores = model_->predict(states);
+  statesScored_ += int64_t(states.size());
+  std::vector<size_t> order(mutants.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+  std::vector<AnnotatedState> out;
+  for (size_t i = 0; i < order.size() && out.size() < count; ++i) out.push_back(std::move(mutants[order[i]]));
+  return out;
+}
+
 std::vector<std::vector<StepPtr>> SketchPolicy::nextBatch(size_t count) {
   if (count == 0) return {};
   size_t randomCount = size_t(std::floor(options_.epsGreedy * double(count)));
+  const double youth = options_.neighbourTrials > 0 ? 1.0 - double(measuredCount_) / double(options_.neighbourTrials) : 0.0;
+  size_t neighbourCount = youth > 0 ? std::min(count - randomCount, size_t(std::ceil(youth * double(count)))) : 0;
+  std::vector<AnnotatedState> near = neighbours(neighbourCount);
   std::vector<AnnotatedState> population = sampleNew(options_.initPopulation);
   // Random states for the eps-greedy share, kept apart from the evolution's.
   std::vector<AnnotatedState> random = sampleNew(3 * randomCount);
@@ -132,6 +165,7 @@ std::vector<std::vector<StepPtr>> SketchPolicy::nextBatch(size_t count) {
       if (seen_.insert(scheduleKey(s.steps)).second) batch.push_back(s.steps);
     }
   };
+  take(near, near.size());
   take(best, count - randomCount);
   take(random, count);
   take(best, count);  // too few random ones: more of the best
@@ -141,6 +175,7 @@ std::vector<std::vector<StepPtr>> SketchPolicy::nextBatch(size_t count) {
 void SketchPolicy::update(const std::vector<MeasuredSchedule>& measured) {
   std::vector<AnnotatedState> states;
   std::vector<double> throughputs;
+  measuredCount_ += int64_t(measured.size());
   for (const MeasuredSchedule& m : measured) {
     seen_.insert(scheduleKey(m.steps));
     State state;

@@ -33,6 +33,12 @@ struct SketchPolicyOptions {
   double epsGreedy = 0.05;
   size_t initPopulation = 50;
   double measuredRatio = 0.2;
+  /// Until the cost model has learned from this many measurements, part of each batch goes to
+  /// mutations of the fastest measured schedules (the default schedule, measured first, above
+  /// all): all of the batch at first, less with each measurement, none from here on. A model of
+  /// a handful of points ranks far-away states by chance, and a first batch of random sketch
+  /// states is mostly several times slower than a good default; its neighbours are not.
+  int64_t neighbourTrials = 64;
   int64_t maxInnermostFactor = 64;
   MutationWeights mutationWeights;
   SketchOptions sketch;
@@ -61,6 +67,9 @@ class SketchPolicy : public SearchPolicy {
   /// Up to `count` random annotated states not measured or proposed (fewer after many
   /// repeats: the space may be small).
   std::vector<AnnotatedState> sampleNew(size_t count);
+  /// Up to `count` new states one mutation away from the fastest measured ones, the model's
+  /// best of many such mutants, best first.
+  std::vector<AnnotatedState> neighbours(size_t count);
   /// The best `keep` unmeasured states the evolution met, best first.
   std::vector<AnnotatedState> evolve(std::vector<AnnotatedState> population, size_t keep);
   /// The sketch a measured step list was made from (its steps up to tile sizes), if any.
@@ -75,6 +84,7 @@ class SketchPolicy : public SearchPolicy {
   std::vector<std::string> sketchShapes_;  ///< each sketch's JSON without split factors
   std::set<std::string> seen_;             ///< keys of measured and proposed schedules
   std::vector<std::pair<double, AnnotatedState>> measuredBest_;
+  int64_t measuredCount_ = 0;  ///< schedules the policy learned of, failed ones included
   int64_t statesScored_ = 0;
 };
 

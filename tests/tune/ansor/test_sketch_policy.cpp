@@ -135,6 +135,49 @@ int seedsFindingTheOptimum(bool learnedModel, int64_t trials, std::string* trace
   return found;
 }
 
+/// Seeds (of 10) on which a run of 8 trials, a good schedule measured first as a network's run
+/// measures its default schedule, finds a schedule within 10% of that one's speed or faster;
+/// `trace` gets each seed's best searched speed over the first one's. The good schedule stands
+/// for a default: the best of 2,000 random states on the landscape.
+int seedsNearTheDefault(int64_t neighbourTrials, std::string* trace) {
+  auto task = makeMeasureTask("matmul", landscapeMatmul());
+  std::vector<schedule::StepPtr> defaultSteps;
+  double defaultScore = 0;
+  {
+    std::mt19937_64 rng(99);
+    auto sketches = generateSketches(task->dag);
+    SplitFactorizations factorizations;
+    for (int i = 0; i < 2000; ++i) {
+      auto s = annotateRandomly(task->dag, sketches[size_t(i) % sketches.size()], factorizations, rng);
+      if (double score = landscape(s.state); score > defaultScore) {
+        defaultScore = score;
+        defaultSteps = s.steps;
+      }
+    }
+  }
+  int near = 0;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    tune::autotvm::XGBoostOptions xgboost;
+    xgboost.seed = seed;
+    SketchPolicyOptions options = smallSearch(seed);
+    options.neighbourTrials = neighbourTrials;
+    SketchPolicy policy(task->dag, std::make_shared<XGBoostStateModel>(xgboost), options);
+    LandscapeMeasurer measurer;
+    TuneAutoOptions o;
+    o.nTrial = 8;
+    o.batchSize = 8;
+    o.measureFirst = defaultSteps;
+    double bestSearched = 0;
+    const std::string defaultKey = scheduleKey(defaultSteps);
+    tuneAutoTask(task, task->dag.flopCount(), policy, measurer, measurer, o, {}, [&](const MeasureInput& input, const MeasureResult& r) {
+      if (scheduleKey(input.steps) != defaultKey) bestSearched = std::max(bestSearched, task->dag.flopCount() / r.cost() / 1e9);
+    });
+    *trace += fmt::format(" {:.2f}", bestSearched / defaultScore);
+    near += bestSearched >= 0.9 * defaultScore;
+  }
+  return near;
+}
+
 }  // namespace
 
 TEST(AnsorSketchPolicy, FindsThePlantedOptimumWithin240TrialsOnNineOfTenSeeds) {
@@ -147,6 +190,21 @@ TEST(AnsorSketchPolicy, FindsThePlantedOptimumWithin240TrialsOnNineOfTenSeeds) {
   EXPECT_GE(withModel, 9) << "best per seed:" << learned;
   // The model is what finds it: the same search with random scores mostly does not.
   EXPECT_LT(withoutModel, withModel) << "best per seed:" << random;
+}
+
+TEST(AnsorSketchPolicy, ASmallBudgetExploresAroundTheMeasuredDefault) {
+  // Seven searched trials after a good first schedule (a network's run at 8 trials a task, its
+  // default measured first): with a model of one point, the mutations of that schedule come
+  // within 10% of it on 9 of 10 seeds; the evolution from random sketch states alone
+  // (neighbourTrials 0, TVM's policy) on none (their best is 2% to 61% of its speed).
+  std::string withNeighbours, without;
+  int nearWith = seedsNearTheDefault(SketchPolicyOptions{}.neighbourTrials, &withNeighbours);
+  int nearWithout = seedsNearTheDefault(0, &without);
+  std::printf("[ search   ] within 10%% of the default after 8 trials: %d of 10 seeds with its neighbours first (best/default:%s), "
+              "%d without (%s)\n",
+              nearWith, withNeighbours.c_str(), nearWithout, without.c_str());
+  EXPECT_GE(nearWith, 8) << withNeighbours;
+  EXPECT_LE(nearWithout, 3) << without;
 }
 
 TEST(AnsorTuneLoop, KeepsTheBudgetLogsBeforeLearningAndNeverRepeats) {
