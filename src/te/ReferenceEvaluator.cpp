@@ -66,7 +66,6 @@ class CompiledBody {
     std::vector<int64_t> extents;   ///< a reduction's extents; a load's producer shape
     const std::vector<double>* data = nullptr;  ///< a load's producer values
     const std::string* producer = nullptr;      ///< for the out-of-bounds message
-    bool hasCondition = false;
   };
 
   int slotOf(const VarNode* var, bool bind) {
@@ -129,10 +128,7 @@ class CompiledBody {
           n.extents.push_back(a.extent);
         }
         n.children = {compile(r->source), compile(reduceIdentity(r->op, e.type()))};
-        if (r->condition.defined()) {
-          n.children.push_back(compile(r->condition));
-          n.hasCondition = true;
-        }
+        if (r->condition.defined()) n.children.push_back(compile(r->condition));
         return add(std::move(n));
       }
       default: break;
@@ -157,7 +153,7 @@ class CompiledBody {
 
   void reduceOver(const Node& n, size_t k, double& acc) {
     if (k == n.axisSlots.size()) {
-      if (n.hasCondition && eval(n.children[2]) == 0) return;
+      if (n.children.size() == 3 && eval(n.children[2]) == 0) return;
       double x = eval(n.children[0]);
       acc = n.reduce == ReduceOp::Sum ? acc + x : (n.reduce == ReduceOp::Max ? std::max(acc, x) : std::min(acc, x));
       if (n.type.isIntegral()) acc = roundToType(acc, n.type);

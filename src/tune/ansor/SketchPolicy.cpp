@@ -118,14 +118,13 @@ std::vector<AnnotatedState> SketchPolicy::evolve(std::vector<AnnotatedState> pop
 std::vector<AnnotatedState> SketchPolicy::neighbours(size_t count) {
   if (count == 0 || measuredBest_.empty()) return {};
   // Parents: the three fastest measured schedules, the fastest most often.
-  const size_t parents = std::min<size_t>(3, measuredBest_.size());
-  std::discrete_distribution<size_t> parent({4.0, 2.0, 1.0});
+  const std::vector<double> weights = {4.0, 2.0, 1.0};
+  std::discrete_distribution<size_t> parent(weights.begin(), weights.begin() + long(std::min(weights.size(), measuredBest_.size())));
   std::vector<AnnotatedState> mutants;
   std::set<std::string> keys;
   const size_t wanted = std::max<size_t>(64, 8 * count);
   for (size_t tries = 0; mutants.size() < wanted && tries < 4 * wanted; ++tries) {
-    size_t p = parent(rng_);
-    const AnnotatedState& from = measuredBest_[p < parents ? p : 0].second;
+    const AnnotatedState& from = measuredBest_[parent(rng_)].second;
     auto child = mutate(dag_, from, pickMutation(options_.mutationWeights, rng_), factorizations_, options_.annotation, rng_);
     if (!child) continue;
     std::string key = scheduleKey(child->steps);

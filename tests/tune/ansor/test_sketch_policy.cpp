@@ -195,7 +195,7 @@ TEST(AnsorSketchPolicy, FindsThePlantedOptimumWithin240TrialsOnNineOfTenSeeds) {
 TEST(AnsorSketchPolicy, ASmallBudgetExploresAroundTheMeasuredDefault) {
   // Seven searched trials after a good first schedule (a network's run at 8 trials a task, its
   // default measured first): with a model of one point, the mutations of that schedule come
-  // within 10% of it on 9 of 10 seeds; the evolution from random sketch states alone
+  // within 10% of it on 10 of 10 seeds; the evolution from random sketch states alone
   // (neighbourTrials 0, TVM's policy) on none (their best is 2% to 61% of its speed).
   std::string withNeighbours, without;
   int nearWith = seedsNearTheDefault(SketchPolicyOptions{}.neighbourTrials, &withNeighbours);
