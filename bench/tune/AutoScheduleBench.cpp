@@ -11,6 +11,7 @@
 #include "ops/Examples.h"
 #include "ops/Schedules.h"
 #include "support/Error.h"
+#include "tune/Confirmation.h"
 #include "tune/ansor/SketchPolicy.h"
 #include "tune/ansor/TuneAutoTask.h"
 #include "tune/ansor/XGBoostStateModel.h"
@@ -58,7 +59,16 @@ void autoScheduledConv(const AutoConvSettings& settings, tune::Builder& builder,
     std::vector<schedule::StepPtr> steps;
   };
   Best best, searched;  // searched: the best the search found itself (the default left out)
-  std::vector<std::pair<int64_t, Best>> atCheckpoint;
+  std::vector<tune::SearchedCandidate> candidates;  // every measured schedule, for the confirmation
+  std::vector<std::vector<schedule::StepPtr>> measured;
+  struct Checkpoint {
+    int64_t trials;
+    double searchGflops;
+    std::vector<schedule::StepPtr> searched;  ///< the search's own best (the default left out)
+    std::vector<schedule::StepPtr> confirmed;
+    bool keptDefault;
+  };
+  std::vector<Checkpoint> atCheckpoint;
   int64_t done = 0;
   double policySeconds = 0, buildSeconds = 0, runSeconds = 0, seconds = 0;
   for (int64_t checkpoint : settings.checkpoints) {
@@ -70,8 +80,10 @@ void autoScheduledConv(const AutoConvSettings& settings, tune::Builder& builder,
     auto r = tune::ansor::tuneAutoTask(task, flops, policy, builder, runner, o, {},
                                        [&](const tune::MeasureInput& input, const tune::MeasureResult& m) {
                                          double g = m.ok() && m.cost() > 0 ? flops / m.cost() / 1e9 : 0;
+                                         candidates.push_back({tune::ansor::scheduleKey(input.steps), g * 1e9});
+                                         measured.push_back(input.steps);
                                          if (g > best.gflops) best = {g, input.steps};
-                                         if (g > searched.gflops && tune::ansor::scheduleKey(input.steps) != defaultKey)
+                                         if (g > searched.gflops && candidates.back().key != defaultKey)
                                            searched = {g, input.steps};
                                        });
     done += r.trials;
@@ -79,7 +91,21 @@ void autoScheduledConv(const AutoConvSettings& settings, tune::Builder& builder,
     buildSeconds += r.buildSeconds;
     runSeconds += r.runSeconds;
     seconds += r.seconds;
-    atCheckpoint.emplace_back(checkpoint, best);
+    // What `tessel tune --scheduler auto` would build after this many trials: its task
+    // confirmation (cli/AutoScheduleTasks.cpp), the best measured schedules re-measured
+    // against the default in interleaved rounds; the default when none is a contender.
+    Checkpoint c{checkpoint, best.gflops, searched.steps, defaultSteps, true};
+    std::vector<tune::MeasureInput> inputs;
+    for (size_t i : tune::pickContenders(candidates, defaultKey, settings.confirmTop)) inputs.push_back({task, measured[i], ""});
+    if (!inputs.empty()) {
+      inputs.push_back({task, defaultSteps, ""});
+      tune::ConfirmOptions co{settings.confirmRounds, 0.01, settings.seed, nullptr};
+      if (auto decision = tune::confirmAgainstFallback(inputs, builder, runner, co); decision && !decision->keptFallback) {
+        c.confirmed = inputs[decision->winner].steps;
+        c.keptDefault = false;
+      }
+    }
+    atCheckpoint.push_back(c);
     report(fmt::format("auto_conv_best_gflops_at_{}", checkpoint), best.gflops, "GFLOPS");
     report(fmt::format("auto_conv_searched_gflops_at_{}", checkpoint), searched.gflops, "GFLOPS");
     if (r.trials == 0) break;  // the search found nothing new
@@ -91,18 +117,32 @@ void autoScheduledConv(const AutoConvSettings& settings, tune::Builder& builder,
   fmt::print("{} trials in {:.1f} s: search {:.1f} s ({} states scored), build {:.1f} s, run {:.1f} s\n", done, seconds,
              policySeconds, policy.statesScored(), buildSeconds, runSeconds);
 
-  // Re-timed now, one after the other, in the same state of the machine as oneDNN.
-  ConvFigures peer = oneDnnGflops(shape);
-  ConvFigures defaults = kernelGflops(dag, defaultSteps, flops);
-  fmt::print("{:>10} {:>14} {:>14} {:>10}\n", "trials", "best GFLOPS", "re-timed warm", "/ oneDNN");
-  for (const auto& [checkpoint, b] : atCheckpoint) {
-    ConvFigures mine = kernelGflops(dag, b.steps, flops);
-    fmt::print("{:>10} {:>14.1f} {:>14.1f} {:>10.3f}\n", checkpoint, b.gflops, mine.warm, mine.warm / peer.warm);
-    report(fmt::format("auto_conv_vs_onednn_warm_at_{}", checkpoint), mine.warm / peer.warm, "ratio");
+  // Re-timed now, in alternation with oneDNN and the default schedule, so that the machine's
+  // drift between minutes (tens of percent on a shared host) hits every figure alike: oneDNN,
+  // the default, then each checkpoint's confirmed schedule and the search's own best (what the
+  // sketches reached without the default; the default when they found nothing).
+  std::vector<ScheduledKernel> kernels{{&dag, defaultSteps}};
+  for (const auto& c : atCheckpoint) {
+    kernels.push_back({&dag, c.confirmed});
+    kernels.push_back({&dag, c.searched.empty() ? defaultSteps : c.searched});
   }
-  fmt::print("oneDNN: {:.1f} GFLOPS warm; the default schedule: {:.1f}\n", peer.warm, defaults.warm);
-  report("auto_conv_onednn_warm_gflops", peer.warm, "GFLOPS");
-  report("auto_conv_default_warm_gflops", defaults.warm, "GFLOPS");
+  std::vector<double> g;
+  for (const ConvFigures& f : interleavedGflops(shape, kernels, settings.retimeRounds, false)) g.push_back(f.warm);
+  const double peer = g[0], defaults = g[1];
+  fmt::print("re-timed warm in {} interleaved rounds (median), load average {}:\n", settings.retimeRounds, machineLoad());
+  fmt::print("{:>8} {:>12} {:>16} {:>10} {:>10} {:>16} {:>10}\n", "trials", "search best", "confirmed", "re-timed", "/ oneDNN",
+             "search's own", "/ oneDNN");
+  for (size_t i = 0; i < atCheckpoint.size(); ++i) {
+    const Checkpoint& c = atCheckpoint[i];
+    const double mine = g[2 * i + 2], own = g[2 * i + 3];
+    fmt::print("{:>8} {:>12.1f} {:>16} {:>10.1f} {:>10.3f} {:>16.1f} {:>10.3f}\n", c.trials, c.searchGflops,
+               c.keptDefault ? "the default" : "a searched one", mine, mine / peer, own, own / peer);
+    report(fmt::format("auto_conv_vs_onednn_warm_at_{}", c.trials), mine / peer, "ratio");
+    report(fmt::format("auto_conv_searched_vs_onednn_warm_at_{}", c.trials), own / peer, "ratio");
+  }
+  fmt::print("oneDNN: {:.1f} GFLOPS warm; the default schedule: {:.1f} ({:.3f} of oneDNN)\n", peer, defaults, defaults / peer);
+  report("auto_conv_onednn_warm_gflops", peer, "GFLOPS");
+  report("auto_conv_default_warm_gflops", defaults, "GFLOPS");
 }
 
 }  // namespace tessel::bench

@@ -31,65 +31,97 @@ size_t coldCopies(size_t bytesPerCall) {
   return std::clamp<size_t>((2 * runtime::lastLevelCacheBytes() + bytesPerCall - 1) / std::max<size_t>(bytesPerCall, 1), 2, 64);
 }
 
-/// Median seconds of a call, warm (the same buffers every time) or cold (rotating through
-/// `calls`, one per set of buffers).
-double medianSeconds(const std::vector<std::function<void()>>& calls) {
-  runtime::TimeEvaluatorOptions options;
-  options.repeat = 7;
-  options.minRepeatMs = 100;
-  options.warmup = int(calls.size());
-  size_t turn = 0;
-  return runtime::timeFunction([&] { calls[turn++ % calls.size()](); }, options).median;
-}
-
-}  // namespace
-
-ConvFigures oneDnnGflops(const Conv2dShape& s) {
+/// oneDNN's convolution bound to one set of buffers, or when `cold` to coldCopies sets (the
+/// first one for warm calls).
+struct OneDnnCalls {
   struct Buffers {
     runtime::Tensor data, weight, output;
     std::unique_ptr<OneDnnConv2d> conv;
   };
-  auto make = [&](uint32_t seed) {
-    Buffers b;
-    b.data = runtime::Tensor::empty({s.batch, s.height, s.width, s.inChannels}, DataType::float32());
-    b.weight = runtime::Tensor::empty({s.kernel, s.kernel, s.inChannels, s.outChannels}, DataType::float32());
-    b.output = runtime::Tensor::empty({s.batch, s.outHeight(), s.outWidth(), s.outChannels}, DataType::float32());
-    fillRandom(b.data, seed);
-    fillRandom(b.weight, seed + 1);
-    b.conv = std::make_unique<OneDnnConv2d>(s, b.data.dataAs<float>(), b.weight.dataAs<float>(), b.output.dataAs<float>());
-    return b;
-  };
   std::vector<Buffers> sets;
-  sets.push_back(make(1));
-  size_t bytes = sets[0].data.nbytes() + sets[0].weight.nbytes() + sets[0].output.nbytes();
-  for (size_t c = 1; c < coldCopies(bytes); ++c) sets.push_back(make(uint32_t(2 * c + 1)));
   std::vector<std::function<void()>> calls;
-  for (auto& b : sets) calls.push_back([&b] { b.conv->run(); });
-  return {s.flops() / medianSeconds({calls[0]}) / 1e9, s.flops() / medianSeconds(calls) / 1e9};
-}
 
-ConvFigures kernelGflops(const te::ComputeDAG& dag, const std::vector<schedule::StepPtr>& steps, double flops) {
-  TempDir dir("tessel-bench-conv");
-  codegen::compileSharedLibrary(codegen::generateCSource({passes::lower(schedule::replay(dag, steps), "conv")}),
-                                dir.path() + "/conv.so");
-  auto module = runtime::Module::load(dir.path() + "/conv.so");
-  auto kernel = module.kernel("conv");
-  auto arguments = [&](uint32_t seed) {
-    std::vector<runtime::Tensor> args;
-    for (const auto* names : {&dag.inputNames(), &dag.outputNames()})
-      for (const auto& name : *names) {
-        args.push_back(runtime::Tensor::empty(dag.op(name)->shape, dag.op(name)->dtype));
-        fillRandom(args.back(), seed++);
-      }
-    return args;
-  };
-  std::vector<std::vector<runtime::Tensor>> sets{arguments(1)};
-  size_t bytes = 0;
-  for (const auto& t : sets[0]) bytes += t.nbytes();
-  for (size_t c = 1; c < coldCopies(bytes); ++c) sets.push_back(arguments(uint32_t(10 * c)));
+  OneDnnCalls(const Conv2dShape& s, bool cold) {
+    auto make = [&](uint32_t seed) {
+      Buffers b;
+      b.data = runtime::Tensor::empty({s.batch, s.height, s.width, s.inChannels}, DataType::float32());
+      b.weight = runtime::Tensor::empty({s.kernel, s.kernel, s.inChannels, s.outChannels}, DataType::float32());
+      b.output = runtime::Tensor::empty({s.batch, s.outHeight(), s.outWidth(), s.outChannels}, DataType::float32());
+      fillRandom(b.data, seed);
+      fillRandom(b.weight, seed + 1);
+      b.conv = std::make_unique<OneDnnConv2d>(s, b.data.dataAs<float>(), b.weight.dataAs<float>(), b.output.dataAs<float>());
+      return b;
+    };
+    sets.push_back(make(1));
+    size_t bytes = sets[0].data.nbytes() + sets[0].weight.nbytes() + sets[0].output.nbytes();
+    for (size_t c = 1; cold && c < coldCopies(bytes); ++c) sets.push_back(make(uint32_t(2 * c + 1)));
+    for (auto& b : sets) calls.push_back([&b] { b.conv->run(); });
+  }
+};
+
+/// The kernel that `steps` schedule on `dag`, compiled, loaded and bound to one set of
+/// arguments, or when `cold` to coldCopies sets (the first one for warm calls).
+struct KernelCalls {
+  runtime::Module module;
+  std::vector<std::vector<runtime::Tensor>> sets;
   std::vector<std::function<void()>> calls;
-  for (const auto& args : sets) calls.push_back(kernel.bind(args));
-  return {flops / medianSeconds({calls[0]}) / 1e9, flops / medianSeconds(calls) / 1e9};
+
+  KernelCalls(const te::ComputeDAG& dag, const std::vector<schedule::StepPtr>& steps, bool cold) : module(load(dag, steps)) {
+    auto kernel = module.kernel("conv");
+    auto arguments = [&](uint32_t seed) {
+      std::vector<runtime::Tensor> args;
+      for (const auto* names : {&dag.inputNames(), &dag.outputNames()})
+        for (const auto& name : *names) {
+          args.push_back(runtime::Tensor::empty(dag.op(name)->shape, dag.op(name)->dtype));
+          fillRandom(args.back(), seed++);
+        }
+      return args;
+    };
+    sets.push_back(arguments(1));
+    size_t bytes = 0;
+    for (const auto& t : sets[0]) bytes += t.nbytes();
+    for (size_t c = 1; cold && c < coldCopies(bytes); ++c) sets.push_back(arguments(uint32_t(10 * c)));
+    for (const auto& args : sets) calls.push_back(kernel.bind(args));
+  }
+
+ private:
+  static runtime::Module load(const te::ComputeDAG& dag, const std::vector<schedule::StepPtr>& steps) {
+    TempDir dir("tessel-bench-conv");
+    codegen::compileSharedLibrary(codegen::generateCSource({passes::lower(schedule::replay(dag, steps), "conv")}),
+                                  dir.path() + "/conv.so");
+    return runtime::Module::load(dir.path() + "/conv.so");
+  }
+};
+
+}  // namespace
+
+std::vector<ConvFigures> interleavedGflops(const Conv2dShape& s, const std::vector<ScheduledKernel>& kernels, int rounds,
+                                           bool cold) {
+  OneDnnCalls peer(s, cold);
+  std::vector<std::unique_ptr<KernelCalls>> compiled;
+  for (const auto& k : kernels) compiled.push_back(std::make_unique<KernelCalls>(*k.dag, k.steps, cold));
+  std::vector<const std::vector<std::function<void()>>*> sets{&peer.calls};
+  for (const auto& c : compiled) sets.push_back(&c->calls);
+  runtime::TimeEvaluatorOptions options;
+  options.repeat = rounds;
+  options.minRepeatMs = 100;
+  options.warmup = 3;
+  auto gflops = [&](bool rotate) {
+    // Each contestant rotates through its own buffer sets when cold, warm calls the first set.
+    std::vector<size_t> turns(sets.size(), 0);
+    std::vector<std::function<void()>> calls;
+    for (size_t i = 0; i < sets.size(); ++i)
+      calls.push_back(rotate ? std::function<void()>([&, i] { (*sets[i])[turns[i]++ % sets[i]->size()](); })
+                             : (*sets[i])[0]);
+    auto timings = runtime::timeInterleaved(calls, options);
+    std::vector<double> g;
+    for (const auto& t : timings) g.push_back(s.flops() / t.median / 1e9);
+    return g;
+  };
+  std::vector<double> warm = gflops(false), coldFigures = cold ? gflops(true) : std::vector<double>(sets.size(), 0.0);
+  std::vector<ConvFigures> figures;
+  for (size_t i = 0; i < sets.size(); ++i) figures.push_back({warm[i], coldFigures[i]});
+  return figures;
 }
 
 }  // namespace tessel::bench

@@ -1,6 +1,8 @@
-/// Timing a convolution kernel against oneDNN's in the same cache state: warm (the same
-/// buffers every call) and cold (buffers rotating through twice the last-level cache, as a
-/// layer whose weights come from DRAM meets them), the median of repeated timings.
+/// Timing convolution kernels against oneDNN's in the same cache state and at the same moment:
+/// oneDNN and every kernel are timed in alternation, round after round, warm (the same buffers
+/// every call) and, when asked, cold (buffers rotating through twice the last-level cache, as
+/// a layer whose weights come from DRAM meets them). Each figure is its median round, so a
+/// drift of the machine's speed between minutes hits all of them alike.
 #pragma once
 #include <vector>
 
@@ -11,14 +13,18 @@
 namespace tessel::bench {
 
 struct ConvFigures {
-  double warm = 0, cold = 0;  ///< GFLOPS
+  double warm = 0, cold = 0;  ///< GFLOPS (cold: 0 when not timed)
 };
 
-/// oneDNN's convolution of the shape (NHWC data, HWIO weights).
-ConvFigures oneDnnGflops(const Conv2dShape& s);
+/// A kernel to time: the schedule `steps` of `dag`.
+struct ScheduledKernel {
+  const te::ComputeDAG* dag;
+  std::vector<schedule::StepPtr> steps;
+};
 
-/// The kernel that `steps` schedule on `dag`, in GFLOPS of `flops` per call (a Winograd
-/// task's are those of the direct convolution it replaces).
-ConvFigures kernelGflops(const te::ComputeDAG& dag, const std::vector<schedule::StepPtr>& steps, double flops);
+/// oneDNN's convolution of `s` (NHWC data, HWIO weights) first, then each kernel, in GFLOPS of
+/// the direct convolution `s` (a Winograd kernel's are those of the convolution it replaces).
+std::vector<ConvFigures> interleavedGflops(const Conv2dShape& s, const std::vector<ScheduledKernel>& kernels, int rounds,
+                                           bool cold);
 
 }  // namespace tessel::bench

@@ -10,8 +10,9 @@
 //             the peer comparison (run.sh).
 //   convs     for every conv2d task of resnet-18, the kernel of its best record timed warm
 //             (the same buffers every call) and cold (buffers rotating through twice the
-//             last-level cache) next to oneDNN's on the same convolution in the same layout and
-//             cache state (NHWC, what tessel builds after its layout conversion).
+//             last-level cache) in alternation with oneDNN's on the same convolution in the
+//             same layout and cache state (NHWC, what tessel builds after its layout
+//             conversion), BENCH_TUNE_CONV_ROUNDS rounds, the median of each.
 //   busy      resnet-18 tuned with a CPU-bound program on core 0 for the whole tuning; the
 //             program stopped, the tuned and untuned networks timed in alternation:
 //             busy_tuned_vs_untuned (must not exceed 1).
@@ -20,9 +21,10 @@
 //             first here (tessel tune does), so the curves compare the search alone.
 //   auto      the auto-scheduler: resnet-18 and mobilenet tuned with `--scheduler auto` and
 //             the template run's total budget (tuned latency next to template-tuned; run.sh
-//             times both modules beside the peers); resnet-18's 56x56x64 3x3 conv
-//             (AutoScheduleBench.h): best GFLOPS after 50 / 100 / 200 trials next to oneDNN's,
-//             states scored per second.
+//             times both modules beside the peers; both also timed here in alternation);
+//             resnet-18's 56x56x64 3x3 conv (AutoScheduleBench.h): after 50 / 100 / 200
+//             trials, the schedule the tuner would build then, re-timed in alternation with
+//             oneDNN's; states scored per second.
 //
 // Environment (defaults are the numbers):
 //   BENCH_TUNE_OUT          output folder for logs and modules (build/bench-tune)
@@ -40,6 +42,7 @@
 //   BENCH_TUNE_SHARE        1: a candidate measured once in this run is not measured again
 //                           (search: tuners and seeds see one landscape); 0: always measure
 //   BENCH_TUNE_BATCH        8 candidates per measurement round
+//   BENCH_TUNE_CONV_ROUNDS  5 interleaved rounds per conv in the convs part
 //   BENCH_TUNE_AUTO_CONV, BENCH_TUNE_AUTO_CHECKPOINTS, BENCH_TUNE_AUTO_POPULATION,
 //   BENCH_TUNE_AUTO_BATCH   the auto part's conv: 56:64:64:3:1, 50,100,200, 2048, 16
 //   BENCH_TUNE_AUTO_MODELS  resnet-18,mobilenet (none: the conv only); BENCH_TUNE_AUTO_TRIALS: their budget (default:
@@ -159,6 +162,7 @@ struct Settings {
   std::vector<std::string> searchConvs = splitList(envString("BENCH_TUNE_SEARCH_CONVS", "56:64:64:3:1,28:128:128:3:1,7:512:512:3:1"));
   bool share = envInt("BENCH_TUNE_SHARE", 1) != 0;
   size_t batch = size_t(std::max<int64_t>(1, envInt("BENCH_TUNE_BATCH", 8)));
+  int convRounds = int(std::max<int64_t>(1, envInt("BENCH_TUNE_CONV_ROUNDS", 5)));
 
   bool runs(const std::string& part) const { return std::find(parts.begin(), parts.end(), part) != parts.end(); }
   std::string logOf(const std::string& model) const { return out + "/" + model + "." + tuner + ".log"; }
@@ -186,15 +190,6 @@ class DeferredReports {
   };
   std::vector<Line> lines_;
 };
-
-std::string machineLoad() {
-  double load[3] = {0, 0, 0};
-  if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
-    if (std::fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3) load[0] = load[1] = load[2] = -1;
-    std::fclose(f);
-  }
-  return fmt::format("{:.2f} {:.2f} {:.2f}", load[0], load[1], load[2]);
-}
 
 /// "resnet-18" -> "resnet_18": BENCH names are one token of word characters.
 std::string benchName(std::string text) {
@@ -365,7 +360,36 @@ NetworkResult tuneNetwork(const std::string& model, const Settings& settings, bo
   return result;
 }
 
-/// A process that keeps CPU 0 busy until killed: the competitor of the busy-machine part.
+/// Two module directories timed in alternation on the free cores, 10 rounds of at least 100 ms
+/// each: a change in the machine's speed hits both alike.
+std::vector<runtime::TimingResult> timeModulesInAlternation(const std::string& first, const std::string& second) {
+  runtime::useFreeCores();
+  auto a = runtime::GraphExecutor::load(first);
+  auto b = runtime::GraphExecutor::load(second);
+  a.setZeroInputs();
+  b.setZeroInputs();
+  runtime::TimeEvaluatorOptions timing;
+  timing.repeat = 10;
+  timing.minRepeatMs = 100;
+  return runtime::timeInterleaved({[&] { a.run(); }, [&] { b.run(); }}, timing);
+}
+
+/// The template-tuned and the auto-scheduled modules of `model` timed in alternation, 10
+/// rounds: each tune run's own "Mean inference time" comes from a different moment of the
+/// machine, and on a machine whose speed drifts by tens of percent between minutes only an
+/// interleaved timing says which module is faster.
+void compareTunedModules(const std::string& model, const Settings& settings) {
+  auto r = timeModulesInAlternation(settings.out + "/" + model + ".tuned", settings.out + "/" + model + ".auto.tuned");
+  fmt::print("{}, timed in alternation ({} rounds, {} threads, load average {}): template-tuned {:.3f} ms (median; std dev "
+             "{:.3f}), auto-scheduled {:.3f} ms ({:.3f}): auto / template {:.3f}\n",
+             model, r[0].costs.size(), runtime::kernelThreadCount(), machineLoad(), r[0].median * 1e3, r[0].stddev * 1e3,
+             r[1].median * 1e3, r[1].stddev * 1e3, r[1].median / r[0].median);
+  std::string n = benchName(model) + "_auto";
+  report(n + "_interleaved_ms", r[1].median * 1e3, "ms");
+  report(n + "_template_interleaved_ms", r[0].median * 1e3, "ms");
+  report(n + "_vs_template_interleaved", r[1].median / r[0].median, "ratio");
+}
+
 /// `tessel tune --scheduler auto` on a network with `trials` for the whole network (the template
 /// run's total: the same budget), its module left in OUT/<model>.auto.tuned for the peers'
 /// harness; reports the auto-scheduled latency and, when the template run is given, the ratio.
@@ -387,8 +411,10 @@ void autoTuneNetwork(const std::string& model, int64_t trials, const Settings& s
   report(n + "_tuned_ms", std::stod(mean[1]), "ms");
   report(n + "_untuned_ms", std::stod(untuned[1]), "ms");
   if (templates && templates->tuned.mean > 0) report(n + "_vs_template_tuned", std::stod(mean[1]) / templates->tuned.mean, "ratio");
+  if (templates) compareTunedModules(model, settings);
 }
 
+/// A process that keeps CPU 0 busy until killed: the competitor of the busy-machine part.
 pid_t startCompetitor() {
   pid_t pid = fork();
   TESSEL_CHECK(pid >= 0, "cannot fork the competitor");
@@ -424,15 +450,7 @@ void busyTuning(const Settings& settings) {
   graph::BuildOptions untunedBuild;
   untunedBuild.schedule = [](const te::ComputeDAG& dag) { return ops::defaultCpuSchedule(dag); };
   graph::buildGraph(preparedModel(model).winograd, untunedDir, untunedBuild);  // what tessel compile builds
-  runtime::useFreeCores();
-  auto a = runtime::GraphExecutor::load(settings.out + "/" + model + "-busy.tuned");
-  auto b = runtime::GraphExecutor::load(untunedDir);
-  a.setZeroInputs();
-  b.setZeroInputs();
-  runtime::TimeEvaluatorOptions timing;
-  timing.repeat = 10;
-  timing.minRepeatMs = 100;
-  auto r = runtime::timeInterleaved({[&] { a.run(); }, [&] { b.run(); }}, timing);
+  auto r = timeModulesInAlternation(settings.out + "/" + model + "-busy.tuned", untunedDir);
   fmt::print("busy-machine tuning: tuned {:.2f} ms ({:.2f}), untuned {:.2f} ms ({:.2f}), timed in alternation after the "
              "competitor stopped ({} threads, load average {})\n",
              r[0].mean * 1e3, r[0].stddev * 1e3, r[1].mean * 1e3, r[1].stddev * 1e3, runtime::kernelThreadCount(), machineLoad());
@@ -483,17 +501,19 @@ void compareConvs(const Settings& settings) {
       fmt::print("{:>3}  {:<22} ({})\n", index, task->name, shape ? "no record" : "shape not recognized");
       continue;
     }
-    ConvFigures direct = kernelGflops(task->measure->dag, record->second.steps, shape->flops());
-    std::optional<ConvFigures> winograd;
+    std::vector<ScheduledKernel> kernels{{&task->measure->dag, record->second.steps}};
     bool winogradConfirmed = true;
     if (auto w = winogradOf.find(task->name); w != winogradOf.end()) {
       auto wRecord = best.find(w->second->measure->workloadKey);
       if (wRecord != best.end()) {
-        winograd = kernelGflops(w->second->measure->dag, wRecord->second.steps, shape->flops());
+        kernels.push_back({&w->second->measure->dag, wRecord->second.steps});
         winogradConfirmed = wRecord->second.result.confirmed;
       }
     }
-    ConvFigures peer = oneDnnGflops(*shape);
+    std::vector<ConvFigures> figures = interleavedGflops(*shape, kernels, settings.convRounds, true);
+    const ConvFigures peer = figures[0], direct = figures[1];
+    std::optional<ConvFigures> winograd;
+    if (figures.size() > 2) winograd = figures[2];
     double bestWarm = std::max(direct.warm, winograd ? winograd->warm : 0.0);
     double bestCold = std::max(direct.cold, winograd ? winograd->cold : 0.0);
     auto cell = [&](double v) { return winograd ? fmt::format("{:.1f}", v) : std::string("-"); };

@@ -8,8 +8,8 @@
 #      efficiency of xgb / ga / random (see bench_tune.cpp for every BENCH_TUNE_* knob).
 #   2. the peers: per network, bench/peers/run.sh times ONNX Runtime, PyTorch and tessel's
 #      untuned build on the same network, then the tuned modules bench_tune left (template and
-#      auto-scheduled) are timed with the same harness (`tessel benchmark`), right after, and
-#      the ratios are printed.
+#      auto-scheduled) are timed with the same harness (`tessel benchmark`), right after, in
+#      BENCH_TUNE_ROUNDS (3) rounds alternating with ONNX Runtime; the ratios are of the medians.
 #
 #   bench/tune/run.sh            (environment: BENCH_TUNE_*, BENCH_TUNE_BIN, TESSEL, PEERS_OUT)
 set -uo pipefail
@@ -70,6 +70,15 @@ value() { sed -n "s/^BENCH $1 \([^ ]*\) .*/\1/p" <<<"$2" | tail -1; }
 
 summary=()
 failed=0
+rounds="${BENCH_TUNE_ROUNDS:-3}"
+peers_out="${PEERS_OUT:-build/peers}"
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+time_module() {  # DIR -> the mean ms of `tessel benchmark DIR`
+  local b ms
+  b="$("$tessel" benchmark "$1" 2>&1)" || { echo "run.sh: tessel benchmark $1 failed: $b" >&2; return 1; }
+  ms="$(sed -n 's/.*Mean inference time (std dev): *\([0-9.eE+-]*\) *ms.*/\1/p' <<<"$b" | tail -1)"
+  [ -n "$ms" ] && echo "$ms"
+}
 has networks || has auto || models=""  # the peers are only timed for networks this run tuned
 for m in ${models//,/ }; do
   echo
@@ -78,19 +87,38 @@ for m in ${models//,/ }; do
   echo "$peers"
   install=(--no-install)
   ort="$(value "${m}_ort_ms" "$peers")" torch="$(value "${m}_torch_ms" "$peers")"
-  untuned="$(value "${m}_tessel_ms" "$peers")" tuned=""
-  if [ -d "$out/$m.tuned" ]; then
-    b="$("$tessel" benchmark "$out/$m.tuned" 2>&1)" || { echo "run.sh: tessel benchmark $out/$m.tuned failed: $b" >&2; failed=1; }
-    tuned="$(sed -n 's/.*Mean inference time (std dev): *\([0-9.eE+-]*\) *ms.*/\1/p' <<<"$b" | tail -1)"
-    [ -n "$tuned" ] && echo "BENCH ${m}_tessel_tuned_ms $tuned ms"
+  untuned="$(value "${m}_tessel_ms" "$peers")"
+  # The tuned modules and ONNX Runtime in alternation, BENCH_TUNE_ROUNDS rounds (3): each
+  # figure is the median of its rounds, so that the machine's drift between minutes (tens of
+  # percent on a shared host, and ORT's own fast and slow modes) hits both sides of a ratio.
+  tuned_rounds=() auto_rounds=() ort_rounds=() ort_spin=()
+  grep -q "peers wait without spinning" <<<"$peers" && ort_spin=(--no-spin)  # as the harness timed ORT
+  [ -n "$ort" ] && ort_rounds+=("$ort")
+  for ((round = 1; round <= rounds; ++round)); do
+    if ((round > 1)) && [ -n "$ort" ]; then
+      o="$(node bench/peers/time_ort.js "$peers_out/$m" --name "$m" --threads "$TESSEL_NUM_THREADS" "${ort_spin[@]}" 2>&1)" &&
+        ort_rounds+=("$(value "${m}_ort_ms" "$o")")
+    fi
+    if [ -d "$out/$m.tuned" ]; then
+      t="$(time_module "$out/$m.tuned")" && tuned_rounds+=("$t") || failed=1
+    fi
+    if [ -d "$out/$m.auto.tuned" ]; then
+      t="$(time_module "$out/$m.auto.tuned")" && auto_rounds+=("$t") || failed=1
+    fi
+  done
+  ((${#ort_rounds[@]})) && ort="$(median "${ort_rounds[@]}")" && echo "# ORT rounds: ${ort_rounds[*]} ms"
+  tuned="" auto=""
+  if ((${#tuned_rounds[@]})); then
+    tuned="$(median "${tuned_rounds[@]}")"
+    echo "# template-tuned rounds: ${tuned_rounds[*]} ms"
+    echo "BENCH ${m}_tessel_tuned_ms $tuned ms"
   fi
-  auto=""
-  if [ -d "$out/$m.auto.tuned" ]; then
-    b="$("$tessel" benchmark "$out/$m.auto.tuned" 2>&1)" || { echo "run.sh: tessel benchmark $out/$m.auto.tuned failed: $b" >&2; failed=1; }
-    auto="$(sed -n 's/.*Mean inference time (std dev): *\([0-9.eE+-]*\) *ms.*/\1/p' <<<"$b" | tail -1)"
-    [ -n "$auto" ] && echo "BENCH ${m}_tessel_auto_ms $auto ms"
-    [ -n "$auto" ] && [ -n "$ort" ] && echo "BENCH ${m}_tessel_auto_vs_ort $(ratio "$auto" "$ort") ratio"
-    [ -n "$auto" ] && [ -n "$tuned" ] && echo "BENCH ${m}_tessel_auto_vs_tuned $(ratio "$auto" "$tuned") ratio"
+  if ((${#auto_rounds[@]})); then
+    auto="$(median "${auto_rounds[@]}")"
+    echo "# auto-scheduled rounds: ${auto_rounds[*]} ms"
+    echo "BENCH ${m}_tessel_auto_ms $auto ms"
+    [ -n "$ort" ] && echo "BENCH ${m}_tessel_auto_vs_ort $(ratio "$auto" "$ort") ratio"
+    [ -n "$tuned" ] && echo "BENCH ${m}_tessel_auto_vs_tuned $(ratio "$auto" "$tuned") ratio"
   fi
   if [ -n "$tuned" ]; then
     [ -n "$ort" ] && echo "BENCH ${m}_tessel_tuned_vs_ort $(ratio "$tuned" "$ort") ratio"
