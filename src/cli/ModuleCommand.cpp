@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -14,6 +15,7 @@
 #include "runtime/GraphExecutor.h"
 #include "runtime/MachineLoad.h"
 #include "runtime/Threading.h"
+#include "runtime/TimeEvaluator.h"
 #include "runtime/Npy.h"
 #include "cli/RpcCommands.h"
 #include "cli/VtaFlow.h"
@@ -58,6 +60,7 @@ struct BenchmarkOptions {
   int repeat = 10, number = 1;
   double minRepeatMs = 100;
   bool profile = false;
+  std::vector<std::string> compare;  ///< --compare: modules timed in alternation with it
   RunnerArgs runnerArgs;  ///< --runner rpc: time it on a remote device
   std::string device = "cpu";
   bool noCudaGraph = false;
@@ -162,7 +165,39 @@ void run(const RunOptions& o) {
     fmt::print("output shape {} ({}): pass --output FILE.npy to save it\n", runtime::formatShape(first.shape()), first.dtype().str());
 }
 
+/// `benchmark DIR --compare OTHER...`: the modules timed round by round (one measurement of
+/// each per round), so that a change in the machine's speed, which on a shared host moves a
+/// network's time by tens of percent between minutes, hits them alike; each one's median round
+/// and its ratio to DIR's.
+void benchmarkInAlternation(const BenchmarkOptions& o, runtime::GraphExecutor& first, const runtime::TimeEvaluatorOptions& timing) {
+  TESSEL_CHECK(!o.profile, "--profile times one module's calls; leave it out with --compare");
+  std::vector<std::string> directories{o.directory};
+  directories.insert(directories.end(), o.compare.begin(), o.compare.end());
+  std::vector<runtime::GraphExecutor> others;
+  others.reserve(o.compare.size());  // the calls below hold on to them
+  for (const auto& directory : o.compare) {
+    others.push_back(loadExecutor(directory, o.device, o.noCudaGraph));
+    TESSEL_CHECK(others.back().device().kind == runtime::DeviceKind::CPU, "--compare times CPU modules; {} runs on {}", directory,
+                 others.back().device().str());
+    others.back().setZeroInputs();
+  }
+  TESSEL_CHECK(first.device().kind == runtime::DeviceKind::CPU, "--compare times CPU modules; {} runs on {}", o.directory,
+               first.device().str());
+  std::vector<std::function<void()>> calls{[&] { first.run(); }};
+  for (auto& e : others) calls.push_back([&e] { e.run(); });
+  auto results = runtime::timeInterleaved(calls, timing);
+  fmt::print("{} modules timed in alternation, {} rounds ({} kernel thread{}):\n", directories.size(), timing.repeat,
+             runtime::kernelThreadCount(), runtime::kernelThreadCount() == 1 ? "" : "s");
+  size_t width = 6;
+  for (const auto& d : directories) width = std::max(width, d.size());
+  fmt::print("  {:<{}} {:>10} {:>10} {:>10} {:>9}\n", "module", width, "median ms", "mean ms", "std dev", "/ first");
+  for (size_t i = 0; i < results.size(); ++i)
+    fmt::print("  {:<{}} {:>10.3f} {:>10.3f} {:>10.3f} {:>9.3f}\n", directories[i], width, results[i].median * 1e3,
+               results[i].mean * 1e3, results[i].stddev * 1e3, results[i].median / results[0].median);
+}
+
 void benchmark(const BenchmarkOptions& o) {
+  TESSEL_CHECK(o.compare.empty() || o.runnerArgs.runner != "rpc", "--compare times modules on this machine; leave out --runner rpc");
   if (o.runnerArgs.runner == "rpc") return benchmarkOnRemoteDevice(o.runnerArgs, o.directory, o.number, o.repeat, o.minRepeatMs);
   auto executor = loadExecutor(o.directory, o.device, o.noCudaGraph);
   executor.setZeroInputs();
@@ -179,6 +214,7 @@ void benchmark(const BenchmarkOptions& o) {
   timing.repeat = o.repeat;
   timing.number = o.number;
   timing.minRepeatMs = o.minRepeatMs;
+  if (!o.compare.empty()) return benchmarkInAlternation(o, executor, timing);
   auto r = executor.benchmark(timing);
   fmt::print("Mean inference time (std dev): {:.2f} ms ({:.2f} ms)\n", r.mean * 1e3, r.stddev * 1e3);
   if (o.profile) {
@@ -218,6 +254,9 @@ void addModuleCommands(CLI::App& app) {
       ->check(integerIn(1, 1000000));
   benchCommand->add_option("--min-repeat-ms", benchOptions->minRepeatMs, "minimum length of one measurement")->check(numberIn(0.0, 60000.0));
   benchCommand->add_flag("--profile", benchOptions->profile, "also time every call on its own");
+  benchCommand->add_option("--compare", benchOptions->compare,
+                           "other module directories to time in alternation with this one, round by round (repeatable); "
+                           "prints each one's median and its ratio to this one's");
   addRunnerOptions(benchCommand, benchOptions->runnerArgs);
   addDeviceOptions(benchCommand, benchOptions->device, benchOptions->noCudaGraph);
   benchCommand->callback([benchOptions] { benchmark(*benchOptions); });

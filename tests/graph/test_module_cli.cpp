@@ -42,4 +42,29 @@ TEST(ModuleCli, RunAndBenchmark) {
   EXPECT_NE(missing.output.find("none/graph.json"), std::string::npos) << missing.output;
 }
 
+TEST(ModuleCli, BenchmarkComparesModulesInAlternation) {
+  Graph g = graph::testsupport::diagonalMatmulGraph();
+  TempDir dir;
+  buildGraph(g, dir.path() + "/a");
+  buildGraph(g, dir.path() + "/b");
+  auto both = runSubprocess({tesselCli(), "benchmark", dir.path() + "/a", "--compare", dir.path() + "/b", "--repeat", "3",
+                             "--min-repeat-ms", "5"});
+  ASSERT_TRUE(both.ok()) << both.output;
+  EXPECT_NE(both.output.find("2 modules timed in alternation, 3 rounds"), std::string::npos) << both.output;
+  // One row per module, the first one's ratio to itself exactly 1.
+  size_t first = both.output.find(dir.path() + "/a "), second = both.output.find(dir.path() + "/b ");
+  ASSERT_NE(first, std::string::npos) << both.output;
+  ASSERT_NE(second, std::string::npos) << both.output;
+  EXPECT_LT(first, second);
+  std::string firstRow = both.output.substr(first, both.output.find('\n', first) - first);
+  EXPECT_EQ(firstRow.substr(firstRow.size() - 5), "1.000") << firstRow;
+
+  auto missing = runSubprocess({tesselCli(), "benchmark", dir.path() + "/a", "--compare", dir.path() + "/none"});
+  EXPECT_EQ(missing.exitCode, 1);
+  EXPECT_NE(missing.output.find("none/graph.json"), std::string::npos) << missing.output;
+  auto profiled = runSubprocess({tesselCli(), "benchmark", dir.path() + "/a", "--compare", dir.path() + "/b", "--profile"});
+  EXPECT_EQ(profiled.exitCode, 1);
+  EXPECT_NE(profiled.output.find("--profile"), std::string::npos) << profiled.output;
+}
+
 }  // namespace

@@ -424,6 +424,12 @@ size_t occurrences(const std::string& text, const std::string& part) {
   return count;
 }
 
+/// A parallel loop in generated code calls the prelude's tessel_parallel_for with its body as
+/// a lambda of the iteration; this is how the call's lambda starts.
+const std::string kParallelBody = ", [&](int64_t ";
+
+size_t parallelLoops(const std::string& source) { return occurrences(source, kParallelBody); }
+
 }  // namespace
 
 TEST(DefaultSchedules, ConvolutionGetsAParallelVectorRegisterTile) {
@@ -437,7 +443,7 @@ TEST(DefaultSchedules, ConvolutionGetsAParallelVectorRegisterTile) {
   EXPECT_TRUE(contains(steps, "T_relu.parallel(")) << steps;
   EXPECT_FALSE(contains(steps, "cache_write")) << steps;
   std::string source = sourceOf(dag);
-  EXPECT_TRUE(contains(source, "#pragma omp parallel for")) << source;
+  EXPECT_EQ(parallelLoops(source), 1u) << source;
   EXPECT_TRUE(contains(source, "tessel_floatx16 conv2d_nhwc_r0;")) << source;  // accumulators in registers
   EXPECT_TRUE(contains(source, "tessel_floatx16 conv2d_nhwc_r13;")) << source;  // 7 x 2 of them
 }
@@ -453,7 +459,7 @@ TEST(DefaultSchedules, EpilogueReadingTheBatchAsIndexZeroIsFused) {
   EXPECT_TRUE(contains(steps, "conv2d_nhwc.compute_at(T_relu")) << steps;
   EXPECT_FALSE(contains(steps, "cache_write")) << steps;
   std::string source = sourceOf(dag);
-  EXPECT_EQ(occurrences(source, "#pragma omp parallel"), 1u) << source;
+  EXPECT_EQ(parallelLoops(source), 1u) << source;
 }
 
 TEST(DefaultSchedules, AFusedDepthwiseConvolutionIsComputedPerTileOfThePointwise) {
@@ -468,7 +474,7 @@ TEST(DefaultSchedules, AFusedDepthwiseConvolutionIsComputedPerTileOfThePointwise
   EXPECT_TRUE(contains(steps, "DepthwiseConv2d.compute_at(T_relu, ")) << steps;
   EXPECT_FALSE(contains(steps, "T_relu.compute_inline()")) << steps;
   std::string source = sourceOf(dag);
-  EXPECT_EQ(occurrences(source, "#pragma omp parallel"), 1u) << source;
+  EXPECT_EQ(parallelLoops(source), 1u) << source;
 }
 
 TEST(DefaultSchedules, WeightsOuterKeepsTheImageRowsSplitAmongTheThreads) {
@@ -482,10 +488,10 @@ TEST(DefaultSchedules, WeightsOuterKeepsTheImageRowsSplitAmongTheThreads) {
   options.threads = 2;
   ASSERT_EQ(defaultAnchorTile(dag, options)->weightsOuter, 1);
   std::string source = codegen::generateCSource({passes::lower(schedule::replay(dag, defaultCpuSchedule(dag, options)), "k")});
-  size_t loop = source.rfind("#pragma omp parallel for");  // the convolution's (the last one)
+  size_t loop = source.rfind("tessel_parallel_for(");  // the convolution's (the last one)
   ASSERT_NE(loop, std::string::npos) << source;
   std::string header = source.substr(loop, source.find('{', loop) - loop);
-  EXPECT_TRUE(contains(header, "< 0LL + 2LL;")) << header;  // the parallel loop: one chunk per thread
+  EXPECT_TRUE(contains(header, "tessel_parallel_for(2LL,")) << header;  // one chunk per thread
 }
 
 TEST(DefaultSchedules, NhwcConvolutionsReadTheirPaddingInlineAndSkipItsTaps) {
@@ -499,7 +505,7 @@ TEST(DefaultSchedules, NhwcConvolutionsReadTheirPaddingInlineAndSkipItsTaps) {
   EXPECT_TRUE(contains(steps, "pad_temp.compute_inline()")) << steps;
   EXPECT_EQ(defaultAnchorTile(nhwc, options)->inlinePadding, 1);
   std::string source = sourceOf(nhwc);
-  std::string kernel = source.substr(source.find("#pragma omp parallel for"));
+  std::string kernel = source.substr(source.find(kParallelBody));
   EXPECT_FALSE(contains(kernel, " ? ")) << kernel;  // the header's helpers have selects of their own
   auto y = in({1, 32, 7, 7}, "data"), v = in({64, 32, 3, 3}, "weight");
   te::ComputeDAG nchw({conv2d(y, v, convAttrs(Layout::NCHW, {1, 1}, {1, 1, 1, 1}))}, {y, v});

@@ -222,7 +222,7 @@ TEST(Records, ReplayedRecordGivesTheSameKernelSource) {
   EXPECT_EQ(file.records[0].task.workloadKey, ops::matmul(32, 32, 32).workloadKey());
   std::string replayed = kernelSource(ops::matmul(32, 32, 32), file.records[0].steps);
   EXPECT_EQ(replayed, original);
-  expectContains(replayed, "#pragma omp parallel for");
+  expectContains(replayed, ", [&](int64_t ");  // a parallel loop: tessel_parallel_for with its body
 }
 
 // ---- the log file ----------------------------------------------------------------------------
