@@ -121,16 +121,19 @@ extern "C" int omp_get_num_threads(void);
 // iterations from the back of the blocks still being run. So a core slowed by another program
 // or by its host (two virtual cores of one machine differed by up to 1.7x from one millisecond
 // to the next) no longer holds the whole loop back. A block is one 64-bit word, its front in
-// the low half and its end in the high half, claimed by compare-and-swap from either side.
+// the low half and its end in the high half, claimed by compare-and-swap from either side in
+// grains of a sixteenth of a block, so that a loop of many tiny iterations pays few atomics.
 struct alignas(64) tessel_block { uint64_t range; };
-static inline bool tessel_claim(tessel_block* b, bool front, int64_t* index) {
+static inline bool tessel_claim(tessel_block* b, bool front, int64_t grain, int64_t* first, int64_t* last) {
   uint64_t r = __atomic_load_n(&b->range, __ATOMIC_RELAXED);
   for (;;) {
-    uint32_t lo = (uint32_t)r, hi = (uint32_t)(r >> 32);
+    const int64_t lo = (int64_t)(uint32_t)r, hi = (int64_t)(r >> 32);
     if (lo >= hi) return false;
-    uint64_t next = front ? (r + 1) : ((uint64_t)(hi - 1) << 32 | lo);
+    const int64_t take = hi - lo < grain ? hi - lo : grain;
+    const uint64_t next = front ? ((uint64_t)hi << 32 | (uint64_t)(lo + take)) : ((uint64_t)(hi - take) << 32 | (uint64_t)lo);
     if (__atomic_compare_exchange_n(&b->range, &r, next, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
-      *index = front ? (int64_t)lo : (int64_t)(hi - 1);
+      *first = front ? lo : hi - take;
+      *last = front ? lo + take : hi;
       return true;
     }
   }
@@ -144,17 +147,21 @@ template <class F> static inline void tessel_parallel_for(int64_t n, const F& bo
   #pragma omp parallel
   {
     const int threads = omp_get_num_threads(), t = omp_get_thread_num();
-    if (threads > kMaxThreads || n >= ((int64_t)1 << 31)) {
+    if (threads == 1) {
+      for (int64_t i = 0; i < n; ++i) body(i);
+    } else if (threads > kMaxThreads || n >= ((int64_t)1 << 31)) {
       #pragma omp for schedule(static)
       for (int64_t i = 0; i < n; ++i) body(i);
     } else {
-      const int64_t begin = n * t / threads, end = n * (t + 1) / threads;
+      const int64_t begin = n * t / threads, end = n * (t + 1) / threads, grain = n / threads / 16 > 1 ? n / threads / 16 : 1;
       __atomic_store_n(&blocks[t].range, (uint64_t)end << 32 | (uint64_t)begin, __ATOMIC_RELAXED);
       #pragma omp barrier
-      int64_t i;
-      while (tessel_claim(&blocks[t], true, &i)) body(i);
+      int64_t first, last;
+      while (tessel_claim(&blocks[t], true, grain, &first, &last))
+        for (int64_t i = first; i < last; ++i) body(i);
       for (int k = 1; k < threads; ++k)
-        while (tessel_claim(&blocks[(t + k) % threads], false, &i)) body(i);
+        while (tessel_claim(&blocks[(t + k) % threads], false, grain, &first, &last))
+          for (int64_t i = first; i < last; ++i) body(i);
     }
   }
 #endif

@@ -38,7 +38,7 @@ std::string assembleCSource(const std::vector<CFunctionSource>& functions);
 /// The definition every generated translation unit carries of `tessel_parallel_for(n, body)`,
 /// which runs body(0) .. body(n - 1) on the OpenMP threads: each thread first runs the block of
 /// iterations schedule(static) would give it, then takes iterations from the back of the
-/// blocks still being run. Needs <cstdint>'s integer types.
+/// blocks still being run, in grains of a sixteenth of a block. Needs <cstdint>'s integer types.
 const char* parallelForSource();
 
 /// The manifest JSON of the functions (names, argument names, dtypes, shapes).

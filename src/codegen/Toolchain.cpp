@@ -36,6 +36,10 @@ std::string firstLine(const std::string& text) {
 /// them loaded already (the runtime is C++), and dlopen resolves against them.
 struct DirectLink {
   std::string linker, openmp;
+  /// The compiler's own support library (libgcc.a), when it has one: the helpers the compiler
+  /// calls instead of emitting code (aarch64's atomics, __aarch64_cas8_acq_rel and the like,
+  /// which the gcc driver would link and a bare `ld -shared` does not).
+  std::string support;
   bool usable = false;
 };
 
@@ -56,6 +60,8 @@ const DirectLink& directLinkFor(const std::string& compiler) {
       // -print-file-name echoes the bare name when it finds nothing.
       link.usable = ld.ok() && gomp.ok() && !link.linker.empty() && link.openmp.find('/') != std::string::npos &&
                     std::filesystem::exists(link.openmp);
+      auto support = runSubprocess({compiler, "-print-libgcc-file-name"});
+      if (support.ok() && std::filesystem::exists(firstLine(support.output))) link.support = firstLine(support.output);
     } catch (const Error&) {
       link.usable = false;
     }
@@ -107,8 +113,9 @@ void compileSharedLibrary(const std::string& source, const std::string& outputPa
   auto compiled = runTool(argv, options.timeout, "compiling " + sourcePath);
   if (times) times->compileSeconds = compiled.seconds;
   if (!compiled.ok()) toolFailed("the C++ compiler", sourcePath, compiled);
-  auto linked = runTool({link.linker, "-shared", "-o", outputPath, objectPath, link.openmp}, options.timeout,
-                        "linking " + objectPath);
+  std::vector<std::string> linkArgv = {link.linker, "-shared", "-o", outputPath, objectPath, link.openmp};
+  if (!link.support.empty()) linkArgv.push_back(link.support);
+  auto linked = runTool(linkArgv, options.timeout, "linking " + objectPath);
   if (times) times->linkSeconds = linked.seconds;
   std::error_code ignored;
   std::filesystem::remove(objectPath, ignored);

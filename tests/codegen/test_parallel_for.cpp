@@ -78,8 +78,8 @@ TEST(ParallelFor, EveryIterationRunsExactlyOnce) {
 TEST(ParallelFor, TheOtherThreadsTakeOverASlowThreadsIterations) {
   // Thread 1 needs 5 ms per iteration, thread 0 nothing: under schedule(static) thread 1 would
   // run its 32 iterations (160 ms) while thread 0 waits. Here thread 0 runs its own block, then
-  // takes thread 1's from the back; thread 1 keeps only the first few of its block (fewer than
-  // 16 unless thread 0 is kept off its core for 80 ms).
+  // takes thread 1's from the back (in grains of 2, a sixteenth of a block); thread 1 keeps only
+  // the first few of its block (fewer than 16 unless thread 0 is kept off its core for 80 ms).
   auto r = library()(64, 2, /*slowThread=*/1, /*sleepMicros=*/5000);
   int slow = 0;
   for (int64_t i = 0; i < 64; ++i) {

@@ -71,7 +71,7 @@ TEST(RpcCross, TunesADenseTaskOnAnEmulatedAarch64BoardThroughTheTracker) {
   ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
   expectContains(r.output, "Progress: (3/3)");
   auto records = tune::readRecords(log);
-  ASSERT_EQ(records.records.size(), 4u);  // three trials and the confirmation's decision
+  ASSERT_EQ(records.records.size(), 4u) << r.output;  // three trials and the confirmation's decision
   EXPECT_TRUE(records.records.back().result.confirmed);
   for (const auto& record : records.records) {
     EXPECT_TRUE(record.ok()) << record.result.errorMessage;
