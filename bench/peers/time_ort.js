@@ -2,7 +2,7 @@
 // Times an ONNX model with ONNX Runtime (npm onnxruntime-node) on the CPU.
 //
 //   node time_ort.js MODEL_DIR [--name NAME] [--threads 2] [--runs N] [--warmup N]
-//                              [--min-seconds S]
+//                              [--min-seconds S] [--profile]
 //
 // MODEL_DIR is a directory written by export_models.py (model.onnx, input.npy and, to check
 // the result, output.npy); a path to a .onnx file also works (random input, no check).
@@ -10,7 +10,9 @@
 // --threads intra-op threads (default 2), one inter-op thread.
 // Timing: warm-up runs, then timed runs of session.run (input already in memory); prints
 //   BENCH <name>_ort_ms <median> ms
-// and a '#' line with min / mean / p90 / run count.
+// and a '#' line with min / mean / p90 / run count. --profile: then, in a second session with
+// ONNX Runtime's profiler on (so that its overhead stays out of the timing), 50 runs, and each
+// node's median kernel time in µs in graph order, to set beside `tessel benchmark --profile`.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -19,13 +21,13 @@ const ort = require('onnxruntime-node');
 function usage(msg) {
   if (msg) console.error('time_ort.js: ' + msg);
   console.error('usage: node time_ort.js MODEL_DIR|MODEL.onnx [--name NAME] [--threads N] ' +
-                '[--runs N] [--warmup N] [--min-seconds S] [--no-spin]');
+                '[--runs N] [--warmup N] [--min-seconds S] [--no-spin] [--profile]');
   process.exit(2);
 }
 
 function parseArgs(argv) {
   const a = { threads: 2, runs: 0, warmup: 5, minSeconds: 2.0, name: null, target: null,
-              spin: true };
+              spin: true, profile: false };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     const val = () => {
@@ -43,6 +45,7 @@ function parseArgs(argv) {
     else if (k === '--min-seconds') a.minSeconds = num(val(), 0);
     else if (k === '--name') a.name = val();
     else if (k === '--no-spin') a.spin = false;
+    else if (k === '--profile') a.profile = true;
     else if (k === '-h' || k === '--help') usage();
     else if (k.startsWith('-')) usage('unknown option ' + k);
     else if (a.target === null) a.target = k;
@@ -91,7 +94,7 @@ async function main() {
   const name = a.name || (dir ? path.basename(path.resolve(dir))
                               : path.basename(modelFile, '.onnx'));
 
-  const session = await ort.InferenceSession.create(modelFile, {
+  const options = {
     executionProviders: ['cpu'],
     graphOptimizationLevel: 'all',
     executionMode: 'sequential',
@@ -99,7 +102,8 @@ async function main() {
     interOpNumThreads: 1,
     // --no-spin: idle pool threads sleep instead of spinning (for a busy machine).
     extra: a.spin ? {} : { session: { intra_op: { allow_spinning: '0' } } },
-  });
+  };
+  const session = await ort.InferenceSession.create(modelFile, options);
   const inName = session.inputNames[0];
   const outName = session.outputNames[0];
 
@@ -163,6 +167,38 @@ async function main() {
               `p90 ${q(0.9).toFixed(3)} ms (onnxruntime-node ${ort.env.versions ? ort.env.versions.common : ''}` +
               `${a.spin ? '' : ', no spinning'})`);
   console.log(`BENCH ${name}_ort_ms ${median.toFixed(3)} ms`);
+  if (session.release) await session.release();
+  if (a.profile) await profileNodes(modelFile, options, feeds, name);
+}
+
+// ONNX Runtime's per-node profile: its profiler writes one JSON file of events; each node's
+// '<node>_kernel_time' events give its time per run.
+async function profileNodes(modelFile, options, feeds, name) {
+  const dir = fs.mkdtempSync(path.join(require('os').tmpdir(), 'ort-profile-'));
+  const session = await ort.InferenceSession.create(modelFile,
+      { ...options, enableProfiling: true, profileFilePrefix: path.join(dir, 'profile') });
+  for (let i = 0; i < 50; i++) await session.run(feeds);
+  session.endProfiling();
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json'));
+  if (files.length !== 1) throw new Error(`${dir}: expected one profile file, found ${files.length}`);
+  const events = JSON.parse(fs.readFileSync(path.join(dir, files[0]), 'utf8'));
+  fs.rmSync(dir, { recursive: true, force: true });
+  const nodes = new Map();  // in the order they first ran
+  for (const e of events) {
+    if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time')) continue;
+    const node = e.name.slice(0, -'_kernel_time'.length);
+    if (!nodes.has(node)) nodes.set(node, { op: (e.args && e.args.op_name) || '', us: [] });
+    nodes.get(node).us.push(e.dur);
+  }
+  let total = 0;
+  console.log(`# ort ${name}: per-node median kernel time over 50 profiled runs`);
+  for (const [node, n] of nodes) {
+    const s = n.us.sort((x, y) => x - y);
+    const median = s[Math.floor(s.length / 2)];
+    total += median;
+    console.log(`#   ${node.padEnd(56)} ${n.op.padEnd(22)} ${String(median).padStart(7)} us`);
+  }
+  console.log(`#   sum of the medians ${(total / 1000).toFixed(3)} ms`);
   if (session.release) await session.release();
 }
 
