@@ -59,8 +59,7 @@ void autoScheduledConv(const AutoConvSettings& settings, tune::Builder& builder,
     std::vector<schedule::StepPtr> steps;
   };
   Best best, searched;  // searched: the best the search found itself (the default left out)
-  std::vector<tune::SearchedCandidate> candidates;  // every measured schedule, for the confirmation
-  std::vector<std::vector<schedule::StepPtr>> measured;
+  std::vector<tune::ansor::MeasuredSchedule> measured;  // every one, for the confirmation
   struct Checkpoint {
     int64_t trials;
     double searchGflops;
@@ -80,10 +79,9 @@ void autoScheduledConv(const AutoConvSettings& settings, tune::Builder& builder,
     auto r = tune::ansor::tuneAutoTask(task, flops, policy, builder, runner, o, {},
                                        [&](const tune::MeasureInput& input, const tune::MeasureResult& m) {
                                          double g = m.ok() && m.cost() > 0 ? flops / m.cost() / 1e9 : 0;
-                                         candidates.push_back({tune::ansor::scheduleKey(input.steps), g * 1e9});
-                                         measured.push_back(input.steps);
+                                         measured.push_back({input.steps, g * 1e9});
                                          if (g > best.gflops) best = {g, input.steps};
-                                         if (g > searched.gflops && candidates.back().key != defaultKey)
+                                         if (g > searched.gflops && tune::ansor::scheduleKey(input.steps) != defaultKey)
                                            searched = {g, input.steps};
                                        });
     done += r.trials;
@@ -95,10 +93,8 @@ void autoScheduledConv(const AutoConvSettings& settings, tune::Builder& builder,
     // confirmation (cli/AutoScheduleTasks.cpp), the best measured schedules re-measured
     // against the default in interleaved rounds; the default when none is a contender.
     Checkpoint c{checkpoint, best.gflops, searched.steps, defaultSteps, true};
-    std::vector<tune::MeasureInput> inputs;
-    for (size_t i : tune::pickContenders(candidates, defaultKey, settings.confirmTop)) inputs.push_back({task, measured[i], ""});
+    std::vector<tune::MeasureInput> inputs = tune::ansor::contendersAgainstDefault(task, measured, defaultSteps, settings.confirmTop);
     if (!inputs.empty()) {
-      inputs.push_back({task, defaultSteps, ""});
       tune::ConfirmOptions co{settings.confirmRounds, 0.01, settings.seed, nullptr};
       if (auto decision = tune::confirmAgainstFallback(inputs, builder, runner, co); decision && !decision->keptFallback) {
         c.confirmed = inputs[decision->winner].steps;

@@ -42,20 +42,16 @@ void confirmTask(const tune::MeasureTaskPtr& task, double flops, const std::vect
                  const std::vector<tune::ansor::MeasuredSchedule>& measured, const AutoScheduleOptions& options,
                  const std::string& prefix, tune::Builder& builder, tune::Runner& runner, tune::RecordLogWriter& log,
                  AutoScheduleSummary& summary) {
-  const std::string defaultKey = tune::ansor::scheduleKey(defaultSteps);
-  std::vector<tune::SearchedCandidate> searched;
-  for (const auto& m : measured) searched.push_back({tune::ansor::scheduleKey(m.steps), m.flopsPerSecond});
-  std::vector<tune::MeasureInput> inputs;
-  for (size_t i : tune::pickContenders(searched, defaultKey, options.confirmTop))
-    inputs.push_back({task, measured[i].steps, ""});
+  std::vector<tune::MeasureInput> inputs = tune::ansor::contendersAgainstDefault(task, measured, defaultSteps, options.confirmTop);
   // No contender: the default, measured first, beat every searched schedule by more than the
   // slack; it stays at its search cost. (Nothing measured but failures: nothing to decide.)
   const bool withoutRounds = inputs.empty();
   double defaultFlops = 0;
-  for (const auto& m : searched)
-    if (m.key == defaultKey) defaultFlops = std::max(defaultFlops, m.flopsPerSecond);
+  const std::string defaultKey = tune::ansor::scheduleKey(defaultSteps);
+  for (const auto& m : measured)
+    if (tune::ansor::scheduleKey(m.steps) == defaultKey) defaultFlops = std::max(defaultFlops, m.flopsPerSecond);
   if (withoutRounds && !(defaultFlops > 0 && flops > 0)) return;
-  inputs.push_back({task, defaultSteps, ""});
+  if (withoutRounds) inputs.push_back({task, defaultSteps, ""});
   std::optional<tune::Confirmation> c;
   int rounds = 0;
   if (withoutRounds) {

@@ -171,6 +171,8 @@ void run(const RunOptions& o) {
 /// and its ratio to DIR's.
 void benchmarkInAlternation(const BenchmarkOptions& o, runtime::GraphExecutor& first, const runtime::TimeEvaluatorOptions& timing) {
   TESSEL_CHECK(!o.profile, "--profile times one module's calls; leave it out with --compare");
+  TESSEL_CHECK(first.device().kind == runtime::DeviceKind::CPU, "--compare times CPU modules; {} runs on {}", o.directory,
+               first.device().str());
   std::vector<std::string> directories{o.directory};
   directories.insert(directories.end(), o.compare.begin(), o.compare.end());
   std::vector<runtime::GraphExecutor> others;
@@ -181,8 +183,6 @@ void benchmarkInAlternation(const BenchmarkOptions& o, runtime::GraphExecutor& f
                  others.back().device().str());
     others.back().setZeroInputs();
   }
-  TESSEL_CHECK(first.device().kind == runtime::DeviceKind::CPU, "--compare times CPU modules; {} runs on {}", o.directory,
-               first.device().str());
   std::vector<std::function<void()>> calls{[&] { first.run(); }};
   for (auto& e : others) calls.push_back([&e] { e.run(); });
   auto results = runtime::timeInterleaved(calls, timing);

@@ -115,6 +115,7 @@ __attribute__((noinline)) static int32_t tessel_check_args(const char* kernel, c
 const char* kParallelFor = R"PARALLEL(
 extern "C" int omp_get_thread_num(void);
 extern "C" int omp_get_num_threads(void);
+extern "C" int omp_get_max_threads(void);
 // The iterations [0, n) of a parallel loop. Each thread owns the contiguous block that
 // schedule(static) would give it, so consecutive kernels split their rows alike and find them in
 // the same core's cache, and runs it from the front; a thread done with its block takes
@@ -142,20 +143,23 @@ template <class F> static inline void tessel_parallel_for(int64_t n, const F& bo
 #ifndef _OPENMP
   for (int64_t i = 0; i < n; ++i) body(i);
 #else
+  // The blocks are laid out before the region for the team it will have, so no thread waits
+  // for the others to publish theirs; a team of another size (a nested region, a thread
+  // limit) runs the loop split statically instead.
   enum { kMaxThreads = 64 };
   tessel_block blocks[kMaxThreads];
+  const int planned = omp_get_max_threads();
+  const bool balanced = planned > 1 && planned <= kMaxThreads && n < ((int64_t)1 << 31);
+  const int64_t grain = balanced && n / planned / 16 > 1 ? n / planned / 16 : 1;
+  for (int b = 0; balanced && b < planned; ++b)
+    blocks[b].range = (uint64_t)(n * (b + 1) / planned) << 32 | (uint64_t)(n * b / planned);
   #pragma omp parallel
   {
     const int threads = omp_get_num_threads(), t = omp_get_thread_num();
-    if (threads == 1) {
-      for (int64_t i = 0; i < n; ++i) body(i);
-    } else if (threads > kMaxThreads || n >= ((int64_t)1 << 31)) {
+    if (!balanced || threads != planned) {
       #pragma omp for schedule(static)
       for (int64_t i = 0; i < n; ++i) body(i);
     } else {
-      const int64_t begin = n * t / threads, end = n * (t + 1) / threads, grain = n / threads / 16 > 1 ? n / threads / 16 : 1;
-      __atomic_store_n(&blocks[t].range, (uint64_t)end << 32 | (uint64_t)begin, __ATOMIC_RELAXED);
-      #pragma omp barrier
       int64_t first, last;
       while (tessel_claim(&blocks[t], true, grain, &first, &last))
         for (int64_t i = first; i < last; ++i) body(i);

@@ -7,6 +7,8 @@
 
 #include "support/Clock.h"
 #include "support/Error.h"
+#include "tune/Confirmation.h"
+#include "tune/ansor/SketchPolicy.h"
 
 namespace tessel::tune::ansor {
 
@@ -101,6 +103,16 @@ TuneAutoResult tuneAutoTask(const MeasureTaskPtr& task, double flops, SearchPoli
   result.seconds = secondsSince(start);
   printProgress(true);
   return result;
+}
+
+std::vector<MeasureInput> contendersAgainstDefault(const MeasureTaskPtr& task, const std::vector<MeasuredSchedule>& measured,
+                                                   const std::vector<schedule::StepPtr>& defaultSteps, int top) {
+  std::vector<SearchedCandidate> searched;
+  for (const auto& m : measured) searched.push_back({scheduleKey(m.steps), m.flopsPerSecond});
+  std::vector<MeasureInput> inputs;
+  for (size_t i : pickContenders(searched, scheduleKey(defaultSteps), top)) inputs.push_back({task, measured[i].steps, ""});
+  if (!inputs.empty()) inputs.push_back({task, defaultSteps, ""});
+  return inputs;
 }
 
 }  // namespace tessel::tune::ansor

@@ -52,4 +52,11 @@ TuneAutoResult tuneAutoTask(const MeasureTaskPtr& task, double flops, SearchPoli
                             const TuneAutoOptions& options, const std::vector<MeasuredSchedule>& resumed = {},
                             const ScheduleTrialCallback& onTrial = {});
 
+/// What a task's confirmation (tune/Confirmation.h) re-measures: the `top` best distinct
+/// measured schedules other than the default (tune::pickContenders), then the default itself
+/// last, as confirmAgainstFallback takes them. Empty when none is a contender: the default,
+/// measured first, beat every searched schedule by more than the slack.
+std::vector<MeasureInput> contendersAgainstDefault(const MeasureTaskPtr& task, const std::vector<MeasuredSchedule>& measured,
+                                                   const std::vector<schedule::StepPtr>& defaultSteps, int top);
+
 }  // namespace tessel::tune::ansor
