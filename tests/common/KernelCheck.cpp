@@ -171,9 +171,12 @@ void compileInBatches(const std::vector<passes::LoweredFunction>& functions, siz
                       const std::function<void(size_t, const runtime::Kernel&)>& check) {
   TempDir dir("tessel-kernel-batches");
   // The compiler runs of the batches are independent: as many at a time as there are cores,
-  // while the checks run on this thread, batch after batch in order.
-  const size_t batches = (functions.size() + perLibrary - 1) / perLibrary;
+  // while the checks run on this thread, batch after batch in order. A few big kernels are
+  // spread over the cores too (AnsorSketches' 15 sampled conv kernels took 52 s in one run
+  // while the other core waited).
   const size_t parallel = std::max<size_t>(1, std::thread::hardware_concurrency());
+  perLibrary = std::clamp<size_t>((functions.size() + parallel - 1) / parallel, 1, std::max<size_t>(1, perLibrary));
+  const size_t batches = (functions.size() + perLibrary - 1) / perLibrary;
   auto library = [&](size_t b) { return fmt::format("{}/batch{}.so", dir.path(), b); };
   auto compile = [&](size_t b) {
     size_t begin = b * perLibrary, end = std::min(functions.size(), begin + perLibrary);

@@ -58,10 +58,10 @@ double runAndCompare(const runtime::Kernel& kernel, const ReferenceData& data);
 double evaluateAndCompare(const LoopIrEvaluator& evaluator, const ReferenceData& data);
 double evaluateAndCompare(const passes::LoweredFunction& function, const ReferenceData& data);
 
-/// Compiles many kernels with one compiler run per `perLibrary` of them (bounds-checked, in a
-/// temporary directory, one compiler run per core at a time) and calls `check(i, kernel)` for
-/// each, in order, on the calling thread: how a test of thousands of schedules keeps its
-/// compile time in check.
+/// Compiles many kernels with one compiler run per `perLibrary` of them at most, and in at least
+/// as many runs as there are cores (bounds-checked, in a temporary directory, one compiler run
+/// per core at a time), and calls `check(i, kernel)` for each, in order, on the calling thread:
+/// how a test of thousands of schedules keeps its compile time in check.
 void compileInBatches(const std::vector<passes::LoweredFunction>& functions, size_t perLibrary,
                       const std::function<void(size_t, const runtime::Kernel&)>& check);
 

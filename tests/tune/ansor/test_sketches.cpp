@@ -11,14 +11,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <random>
 #include <set>
-#include <thread>
 
 #include <sys/resource.h>
 
@@ -115,11 +113,8 @@ struct TaskCheck {
         sampled.push_back(i);
       }
     // Small libraries: unrolled tiles make big kernels, and one compiler run must stay
-    // within the toolchain's timeout. At least one library per core: the conv's 15 sampled
-    // kernels took 52 s in one compiler run while the other core waited.
-    const size_t cores = std::max<size_t>(1, std::thread::hardware_concurrency());
-    const size_t perLibrary = std::clamp<size_t>((sample.size() + cores - 1) / cores, 1, 16);
-    kernelcheck::compileInBatches(sample, perLibrary, [&](size_t k, const runtime::Kernel& kernel) {
+    // within the toolchain's timeout.
+    kernelcheck::compileInBatches(sample, 16, [&](size_t k, const runtime::Kernel& kernel) {
       double error = kernelcheck::runAndCompare(kernel, reference);
       EXPECT_TRUE(kernelcheck::withinTolerance(error, reference)) << task << ": " << what[sampled[k]] << " (compiled error " << error << ")";
     });
