@@ -1,6 +1,8 @@
 #include "te/ReferenceEvaluator.h"
 
 #include <cmath>
+#include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "support/Error.h"
@@ -38,10 +40,18 @@ namespace {
 /// One op's body flattened into an array of nodes, children by index: variables become slots of
 /// a frame and tensor reads point straight at the producer's values, so the element-by-element
 /// walk does no name or hash lookups. The arithmetic is the expression's own, node by node.
+///
+/// A read whose indices are affine in the variables and in floor quotients and remainders of
+/// such sums by positive constants (what convolutions, matmuls, padding and packed layouts
+/// read) computes them as integer dot products instead of walking their trees: in a
+/// convolution's reduction that was most of the work (about nine tree nodes per index against
+/// one or two terms). It is taken only where no intermediate of the tree could leave its type's
+/// range over the variables' extents, so the tree's wrap-around never applies and both give the
+/// same index.
 class CompiledBody {
  public:
   CompiledBody(const ComputeDAG& dag, const TensorValues& values, const OperationNode& op) : dag_(dag), values_(values) {
-    for (auto& axis : op.axes) axisSlots_.push_back(slotOf(axis.var.node(), true));
+    for (auto& axis : op.axes) axisSlots_.push_back(slotOf(axis.var.node(), axis.extent));
     root_ = compile(op.body);
   }
 
@@ -51,7 +61,34 @@ class CompiledBody {
     return eval(root_);
   }
 
+  /// Whether the body is one reduction, which row() evaluates a row at a time.
+  bool reducesRows() const { return !axisSlots_.empty() && nodes_[size_t(root_)].kind == ExprKind::Reduce; }
+
+  /// The body's values along the innermost axis at `index` (whose last entry is ignored), into
+  /// `out` (that axis' extent), each reduction step taken for the whole row before the next.
+  /// Every element still accumulates in the reduction's own order, so the values are those of
+  /// operator(); but a row's operands that differ along the innermost axis (a weight's output
+  /// channels) are read side by side rather than a cache line or more apart, which made the
+  /// element-by-element walk wait on memory for most of its time.
+  void row(const std::vector<int64_t>& index, double* out, int64_t count) {
+    for (size_t d = 0; d + 1 < axisSlots_.size(); ++d) frame_[size_t(axisSlots_[d])] = double(index[d]);
+    const Node& n = nodes_[size_t(root_)];
+    double& inner = frame_[size_t(axisSlots_.back())];
+    for (int64_t j = 0; j < count; ++j) {
+      inner = double(j);
+      out[j] = eval(n.children[1]);
+    }
+    reduceRowOver(n, 0, out, count);
+  }
+
  private:
+  /// An integer as constant + sum of coefficient x atom, where an atom is a variable's slot
+  /// (atom >= 0) or quotients_[-1 - atom].
+  struct Linear {
+    int64_t constant = 0;
+    std::vector<std::pair<int, int64_t>> terms;
+  };
+
   struct Node {
     ExprKind kind = ExprKind::IntImm;
     DataType type;
@@ -66,16 +103,143 @@ class CompiledBody {
     std::vector<int64_t> extents;   ///< a reduction's extents; a load's producer shape
     const std::vector<double>* data = nullptr;  ///< a load's producer values
     const std::string* producer = nullptr;      ///< for the out-of-bounds message
+    /// A load with affine indices (`affine`): index d is indices[d].
+    bool affine = false;
+    std::vector<Linear> indices;
   };
 
-  int slotOf(const VarNode* var, bool bind) {
+  /// The floor quotient (or remainder) of a Linear by a positive constant.
+  struct Quotient {
+    Linear numerator;
+    int64_t divisor = 1;
+    bool remainder = false;
+  };
+  /// A Linear being built, with the range of its value over the variables' extents (doubles:
+  /// exact below 2^53, and larger ranges are refused).
+  struct Affine {
+    std::map<int, int64_t> coefficients;
+    int64_t constant = 0;
+    double lo = 0, hi = 0;
+  };
+
+  /// The slot of a variable; an `extent` binds it (an axis of the op or of a reduction).
+  int slotOf(const VarNode* var, std::optional<int64_t> extent = std::nullopt) {
     auto it = slots_.find(var);
     if (it != slots_.end()) return it->second;
-    TESSEL_CHECK(bind, "reference: variable '{}' is not bound by an axis of its op", var->name);
+    TESSEL_CHECK(extent.has_value(), "reference: variable '{}' is not bound by an axis of its op", var->name);
     int slot = int(frame_.size());
     slots_.emplace(var, slot);
     frame_.push_back(0);
+    slotExtents_.push_back(std::max<int64_t>(*extent, 1));
     return slot;
+  }
+
+  static Linear linearOf(const Affine& a) {
+    Linear l{a.constant, {}};
+    for (auto& [atom, c] : a.coefficients)
+      if (c != 0) l.terms.emplace_back(atom, c);
+    return l;
+  }
+
+  Affine atom(int id, double lo, double hi) {
+    Affine a;
+    a.coefficients[id] = 1;
+    a.lo = lo;
+    a.hi = hi;
+    return a;
+  }
+
+  /// `e` as an Affine, when it is one and none of its subexpressions can leave its type's range
+  /// (so that the tree would never wrap around).
+  std::optional<Affine> affineOf(const Expr& e) {
+    DataType t = e.type();
+    if (!t.isIntegral() || !t.isScalar()) return std::nullopt;
+    std::optional<Affine> r;
+    switch (e.kind()) {
+      case ExprKind::IntImm: {
+        int64_t v = e.as<IntImmNode>()->value;
+        r = Affine{{}, v, double(v), double(v)};
+        break;
+      }
+      case ExprKind::Var: {
+        auto it = slots_.find(e.as<VarNode>());
+        if (it == slots_.end()) return std::nullopt;  // unbound: the tree walk reports it
+        r = atom(it->second, 0, double(slotExtents_[size_t(it->second)] - 1));
+        break;
+      }
+      case ExprKind::Add:
+      case ExprKind::Sub:
+      case ExprKind::Mul:
+      case ExprKind::FloorDiv:
+      case ExprKind::FloorMod: {
+        auto b = static_cast<const BinaryNode*>(e.get());
+        auto x = affineOf(b->a), y = affineOf(b->b);
+        if (!x || !y) return std::nullopt;
+        if (e.kind() == ExprKind::FloorDiv || e.kind() == ExprKind::FloorMod) {
+          if (!y->coefficients.empty() || y->constant <= 0) return std::nullopt;
+          int64_t d = y->constant;
+          bool remainder = e.kind() == ExprKind::FloorMod;
+          quotients_.push_back({linearOf(*x), d, remainder});
+          int id = -int(quotients_.size());
+          r = remainder ? atom(id, 0, double(d - 1)) : atom(id, std::floor(x->lo / double(d)), std::floor(x->hi / double(d)));
+        } else if (e.kind() == ExprKind::Mul) {
+          if (!x->coefficients.empty() && !y->coefficients.empty()) return std::nullopt;  // not affine
+          if (!x->coefficients.empty()) std::swap(x, y);
+          int64_t factor = x->constant;  // x is the constant side
+          for (auto& [id, c] : y->coefficients) c *= factor;
+          y->constant *= factor;
+          double lo = y->lo * double(factor), hi = y->hi * double(factor);
+          y->lo = std::min(lo, hi);
+          y->hi = std::max(lo, hi);
+          r = y;
+        } else {
+          int64_t sign = e.kind() == ExprKind::Add ? 1 : -1;
+          for (auto& [id, c] : y->coefficients) x->coefficients[id] += sign * c;
+          x->constant += sign * y->constant;
+          if (sign > 0) {
+            x->lo += y->lo;
+            x->hi += y->hi;
+          } else {
+            x->lo -= y->hi;
+            x->hi -= y->lo;
+          }
+          r = x;
+        }
+        break;
+      }
+      default: return std::nullopt;
+    }
+    double limit = std::ldexp(1.0, 52);
+    double typeLo = t.isUInt() ? 0 : -std::ldexp(1.0, t.bits - 1), typeHi = std::ldexp(1.0, t.isUInt() ? t.bits : t.bits - 1) - 1;
+    if (r->lo < std::max(-limit, typeLo) || r->hi > std::min(limit, typeHi)) return std::nullopt;
+    return r;
+  }
+
+  /// Makes `n` (a load) affine when every index is.
+  void makeAffine(Node& n, const std::vector<Expr>& indices) {
+    std::vector<Linear> forms;
+    for (auto& index : indices) {
+      auto form = affineOf(index);
+      if (!form) return;
+      forms.push_back(linearOf(*form));
+    }
+    n.affine = true;
+    n.indices = std::move(forms);
+  }
+
+  int64_t valueOf(const Linear& l) const {
+    int64_t v = l.constant;
+    for (auto [id, c] : l.terms) {
+      if (id >= 0) {
+        v += c * int64_t(frame_[size_t(id)]);
+        continue;
+      }
+      const Quotient& q = quotients_[size_t(-1 - id)];
+      int64_t x = valueOf(q.numerator), d = x / q.divisor;
+      if (x % q.divisor != 0 && x < 0) --d;  // floor, not C's truncation
+      v += c * (q.remainder ? x - d * q.divisor : d);
+    }
+    return v;
   }
 
   int add(Node n) {
@@ -90,7 +254,7 @@ class CompiledBody {
     switch (e.kind()) {
       case ExprKind::IntImm: n.value = double(e.as<IntImmNode>()->value); return add(std::move(n));
       case ExprKind::FloatImm: n.value = e.as<FloatImmNode>()->value; return add(std::move(n));
-      case ExprKind::Var: n.slot = slotOf(e.as<VarNode>(), false); return add(std::move(n));
+      case ExprKind::Var: n.slot = slotOf(e.as<VarNode>()); return add(std::move(n));
       case ExprKind::Not: n.children = {compile(e.as<NotNode>()->a)}; return add(std::move(n));
       case ExprKind::Select:
       case ExprKind::IfThenElse: {
@@ -118,13 +282,14 @@ class CompiledBody {
         n.producer = &l->producer;
         n.extents = dag_.op(l->producer)->shape;
         for (auto& i : l->indices) n.children.push_back(compile(i));
+        makeAffine(n, l->indices);
         return add(std::move(n));
       }
       case ExprKind::Reduce: {
         auto r = e.as<ReduceNode>();
         n.reduce = r->op;
         for (auto& a : r->axes) {
-          n.axisSlots.push_back(slotOf(a.var.node(), true));
+          n.axisSlots.push_back(slotOf(a.var.node(), a.extent));
           n.extents.push_back(a.extent);
         }
         n.children = {compile(r->source), compile(reduceIdentity(r->op, e.type()))};
@@ -142,6 +307,14 @@ class CompiledBody {
 
   double load(const Node& n) {
     int64_t flat = 0;
+    if (n.affine) {
+      for (size_t d = 0; d < n.indices.size(); ++d) {
+        int64_t i = valueOf(n.indices[d]);
+        TESSEL_CHECK(i >= 0 && i < n.extents[d], "reference: read of {} out of bounds at dimension {} (index {})", *n.producer, d, i);
+        flat = flat * n.extents[d] + i;
+      }
+      return (*n.data)[size_t(flat)];
+    }
     for (size_t d = 0; d < n.children.size(); ++d) {
       double i = eval(n.children[d]);
       TESSEL_CHECK(i >= 0 && i < double(n.extents[d]), "reference: read of {} out of bounds at dimension {} (index {})", *n.producer, d,
@@ -151,18 +324,39 @@ class CompiledBody {
     return (*n.data)[size_t(flat)];
   }
 
+  /// One step of reduction `n` into `acc`, at the variables' current values.
+  void accumulate(const Node& n, double& acc) {
+    if (n.children.size() == 3 && eval(n.children[2]) == 0) return;
+    double x = eval(n.children[0]);
+    acc = n.reduce == ReduceOp::Sum ? acc + x : (n.reduce == ReduceOp::Max ? std::max(acc, x) : std::min(acc, x));
+    if (n.type.isIntegral()) acc = roundToType(acc, n.type);
+  }
+
   void reduceOver(const Node& n, size_t k, double& acc) {
     if (k == n.axisSlots.size()) {
-      if (n.children.size() == 3 && eval(n.children[2]) == 0) return;
-      double x = eval(n.children[0]);
-      acc = n.reduce == ReduceOp::Sum ? acc + x : (n.reduce == ReduceOp::Max ? std::max(acc, x) : std::min(acc, x));
-      if (n.type.isIntegral()) acc = roundToType(acc, n.type);
+      accumulate(n, acc);
       return;
     }
     double& var = frame_[size_t(n.axisSlots[k])];
     for (int64_t i = 0; i < n.extents[k]; ++i) {
       var = double(i);
       reduceOver(n, k + 1, acc);
+    }
+  }
+
+  void reduceRowOver(const Node& n, size_t k, double* acc, int64_t count) {
+    if (k == n.axisSlots.size()) {
+      double& inner = frame_[size_t(axisSlots_.back())];
+      for (int64_t j = 0; j < count; ++j) {
+        inner = double(j);
+        accumulate(n, acc[j]);
+      }
+      return;
+    }
+    double& var = frame_[size_t(n.axisSlots[k])];
+    for (int64_t i = 0; i < n.extents[k]; ++i) {
+      var = double(i);
+      reduceRowOver(n, k + 1, acc, count);
     }
   }
 
@@ -238,6 +432,8 @@ class CompiledBody {
   std::vector<Node> nodes_;
   std::unordered_map<const VarNode*, int> slots_;
   std::vector<double> frame_;
+  std::vector<int64_t> slotExtents_;  ///< each slot's variable ranges over [0, extent)
+  std::vector<Quotient> quotients_;
   std::vector<int> axisSlots_;
   int root_ = -1;
 };
@@ -260,6 +456,21 @@ TensorValues evaluateReference(const ComputeDAG& dag, const TensorValues& inputs
     CompiledBody body(dag, values, *op);
     std::vector<double> out(static_cast<size_t>(count));
     std::vector<int64_t> index(op->shape.size(), 0);
+    if (body.reducesRows() && count > 0) {
+      int64_t width = op->shape.back();
+      for (int64_t flat = 0; flat < count; flat += width) {
+        int64_t rem = flat / width;
+        for (int d = int(op->shape.size()) - 2; d >= 0; --d) {
+          index[size_t(d)] = rem % op->shape[size_t(d)];
+          rem /= op->shape[size_t(d)];
+        }
+        double* row = out.data() + flat;
+        body.row(index, row, width);
+        for (int64_t j = 0; j < width; ++j) row[j] = roundToType(row[j], op->dtype);
+      }
+      values[op->name] = std::move(out);
+      continue;
+    }
     for (int64_t flat = 0; flat < count; ++flat) {
       int64_t rem = flat;
       for (int d = int(op->shape.size()) - 1; d >= 0; --d) {

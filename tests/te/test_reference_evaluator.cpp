@@ -99,6 +99,34 @@ TEST(ReferenceEvaluator, DivisionAndModuloRules) {
   EXPECT_EQ(run(A, tmod, input), (Values{-1, 1, -1, 0}));
 }
 
+TEST(ReferenceEvaluator, AffineAndTreeIndicesReadTheSameElements) {
+  // Indices affine in the variables and in floor quotients and remainders by constants (here
+  // with negative coefficients, a reduction variable and a packed-layout style split) are
+  // computed as integer dot products; the same indices behind min / max are walked as trees.
+  auto A = placeholder({4, 6}, DataType::float32(), "A");
+  auto k = reduceAxis(3, "k");
+  auto row = [](const Var& i) { return Expr(3) - i * Expr(2); };
+  auto column = [&](const Var& i) { return i * Expr(2) + k.var; };
+  auto affine = compute({2, 2}, [&](const std::vector<Var>& i) { return sum(A(row(i[0]), column(i[1])), {k}); }, "affine");
+  auto split = compute({2, 2}, [&](const std::vector<Var>& i) {
+    Expr c = column(i[1]) + Expr(6) * (i[0] - Expr(1));  // as a flat index of a [?, 6] view, then split back
+    return sum(A(ir::floordiv(c, Expr(6)) + Expr(4) - Expr(3) * i[0], ir::floormod(c, Expr(6))), {k});
+  }, "split");
+  auto tree = compute({2, 2}, [&](const std::vector<Var>& i) {
+    return sum(A(ir::max(row(i[0]), Expr(0)), ir::min(column(i[1]), Expr(5))), {k});
+  }, "tree");
+  Values input(24);
+  for (size_t j = 0; j < input.size(); ++j) input[j] = double(j);  // A[r][c] = 6r + c
+  // out[i0][i1] = sum over k of 6 (3 - 2 i0) + 2 i1 + k
+  EXPECT_EQ(run(A, affine, input), (Values{57, 63, 21, 27}));
+  EXPECT_EQ(run(A, split, input), (Values{57, 63, 21, 27}));
+  EXPECT_EQ(run(A, tree, input), (Values{57, 63, 21, 27}));
+  auto below = compute({2}, [&](const std::vector<Var>& i) { return A(Expr(1) - i[0] * Expr(2), i[0]); }, "below");
+  expectContains(errorOf([&] { run(A, below, input); }), "read of A out of bounds at dimension 0 (index -1)");
+  auto past = compute({2}, [&](const std::vector<Var>& i) { return A(ir::floordiv(i[0] + Expr(7), Expr(2)), i[0]); }, "past");
+  expectContains(errorOf([&] { run(A, past, input); }), "read of A out of bounds at dimension 0 (index 4)");
+}
+
 TEST(ReferenceEvaluator, CastsTruncateAndRound) {
   auto A = placeholder({4}, DataType::float32(), "A");
   auto toInt8 = compute({4}, [&](const std::vector<Var>& i) { return ir::cast(DataType::int8(), A(i[0])); }, "c");
