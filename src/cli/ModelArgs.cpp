@@ -79,7 +79,7 @@ void addModelOptions(CLI::App* c, ModelArgs& a) {
       ->check(CLI::IsMember({"auto", "never", "2", "4"}));
   c->add_option("--pack-weights", a.packWeights,
                 "NHWC convolution weights packed by blocks of output channels, so a register tile reads them as one "
-                "stream: auto (blocks of 32, or 16) or never")
+                "stream: auto (blocks of 32, or 16; 64 for 1x1 stride-1 convolutions on images of at most 14 columns) or never")
       ->check(CLI::IsMember({"auto", "never"}));
   c->add_option("--fuse-separable", a.fuseSeparable,
                 "a depthwise convolution and the 1x1 convolution after it as one function, the depthwise output "

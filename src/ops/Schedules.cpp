@@ -364,9 +364,13 @@ class Planner {
     TESSEL_CHECK(vt.lanes >= 2 && vt.vectors >= 1 && vt.size() <= vectorExtent,
                  "default schedule: '{}' has {} elements along its vector axis, a tile of {} x {} lanes does not fit", anchor,
                  vectorExtent, vt.vectors, vt.lanes);
-    // Accumulators: rows x vectors of the register file; the rest holds operands.
+    // Accumulators: rows x vectors of the register file; the rest holds operands. A block of
+    // four or more vectors (ops::defaultPackBlock's 64) takes as many rows as fit beside its
+    // weight vectors, 7 for 4: the tile that block was chosen for.
     int64_t accumulators = options.registerCount / 2;
-    int64_t rows = chooseRowTile(rowExtent, std::min<int64_t>(12, accumulators / vt.vectors));
+    int64_t rowLimit = std::min<int64_t>(12, accumulators / vt.vectors);
+    if (packBlockOf(op) > 0 && vt.vectors >= 4) rowLimit = (options.registerCount - vt.vectors) / vt.vectors;
+    int64_t rows = chooseRowTile(rowExtent, rowLimit);
     if (forced) rows = forced->rows;
     TESSEL_CHECK(rows >= 1 && rows <= rowExtent, "anchor tile: {} rows for a row axis of {}", rows, rowExtent);
     bool weightsOuter = forced && forced->weightsOuter >= 0 ? forced->weightsOuter == 1 : weightsOutweighData(op, roles->vectorAxis);

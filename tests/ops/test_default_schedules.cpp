@@ -93,6 +93,12 @@ std::vector<ScheduleCase> scheduleCases() {
     auto y = in({2, 9, 8, 8}, "data"), v = in({3, 3, 3, 8, 16}, "weight"), b = in({1, 1, 1, 48}, "bias");
     addCase("conv2d_packed 3x3 s2 block 16 +bias+relu",
             {relu(add(conv2dPacked(y, v, convAttrs(L::NHWC, {2, 2}, {1, 0, 1, 2})), b))}, {y, v, b});
+    // Block 64 (ops::defaultPackBlock on small images): 7 pixels x 4 vectors, and on 9 columns
+    // a row tile with a tail.
+    auto z = in({1, 7, 7, 24}, "data"), u = in({2, 1, 1, 24, 64}, "weight"), c = in({1, 1, 1, 128}, "bias");
+    addCase("conv2d_packed 1x1 block 64 +bias+relu", {relu(add(conv2dPacked(z, u, convAttrs(L::NHWC)), c))}, {z, u, c});
+    auto t = in({1, 5, 9, 16}, "data"), q = in({1, 1, 1, 16, 64}, "weight");
+    addCase("conv2d_packed 1x1 block 64 9 columns", {conv2dPacked(t, q, convAttrs(L::NHWC))}, {t, q});
   }
   {  // A separable block in one function: depthwise + bias + relu6, then a 1x1 conv + bias +
      // relu (HWIO and packed); 15x13 images (no row tile divides 13), 24 channels (no vector
@@ -103,6 +109,8 @@ std::vector<ScheduleCase> scheduleCases() {
     addCase("depthwise+pointwise nhwc", {relu(add(conv2d(mid, w, convAttrs(L::NHWC)), b))}, {x, d, db, w, b});
     auto v = in({2, 1, 1, 24, 32}, "packed"), pb = in({1, 1, 1, 64}, "pbias");
     addCase("depthwise+pointwise packed", {add(conv2dPacked(mid, v, convAttrs(L::NHWC)), pb)}, {x, d, db, v, pb});
+    auto v64 = in({1, 1, 1, 24, 64}, "packed");
+    addCase("depthwise+pointwise packed block 64", {add(conv2dPacked(mid, v64, convAttrs(L::NHWC)), pb)}, {x, d, db, v64, pb});
   }
   // Winograd F(2x2) and F(4x4): partial tiles (7x7, 5x9), channel counts no vector width
   // divides, asymmetric padding, batch 2, the ResNet epilogue; the weight transform is part of
@@ -492,6 +500,29 @@ TEST(DefaultSchedules, WeightsOuterKeepsTheImageRowsSplitAmongTheThreads) {
   ASSERT_NE(loop, std::string::npos) << source;
   std::string header = source.substr(loop, source.find('{', loop) - loop);
   EXPECT_TRUE(contains(header, "tessel_parallel_for(2LL,")) << header;  // one chunk per thread
+}
+
+TEST(DefaultSchedules, SmallImagePointwiseConvolutionsTakeBlocksOf64AndSevenRowTiles) {
+  // ops::defaultPackBlock: 64 for a stride-1 1x1 convolution on at most 14 columns; 32 (or 16)
+  // for the rest, a 3x3 kernel, a stride of 2, a wider image or channels 64 does not divide.
+  EXPECT_EQ(defaultPackBlock({1, 1, 512, 1024}, {1, 7, 7, 1024}, 1), 64);
+  EXPECT_EQ(defaultPackBlock({1, 1, 512, 512}, {1, 14, 14, 512}, 1), 64);
+  EXPECT_EQ(defaultPackBlock({1, 1, 256, 512}, {1, 28, 28, 512}, 1), 32);
+  EXPECT_EQ(defaultPackBlock({1, 1, 256, 512}, {1, 7, 7, 512}, 2), 32);
+  EXPECT_EQ(defaultPackBlock({3, 3, 512, 512}, {1, 7, 7, 512}, 1), 32);
+  EXPECT_EQ(defaultPackBlock({1, 1, 576, 96}, {1, 7, 7, 96}, 1), 32);
+  EXPECT_EQ(defaultPackBlock({1, 1, 24, 48}, {1, 7, 7, 48}, 1), 16);
+  EXPECT_EQ(defaultPackBlock({1, 1, 24, 40}, {1, 7, 7, 40}, 1), 0);
+  // Its tile: 4 vectors of 16 lanes by 7 pixels, 28 accumulators beside the 4 weight vectors.
+  auto x = in({1, 7, 7, 64}, "data"), w = in({4, 1, 1, 64, 64}, "weight");
+  te::ComputeDAG dag({conv2dPacked(x, w, convAttrs(Layout::NHWC))}, {x, w});
+  CpuScheduleOptions options;
+  options.allowFallback = false;
+  auto tile = defaultAnchorTile(dag, options);
+  ASSERT_TRUE(tile.has_value());
+  EXPECT_EQ(tile->lanes, 16);
+  EXPECT_EQ(tile->vectors, 4);
+  EXPECT_EQ(tile->rows, 7);
 }
 
 TEST(DefaultSchedules, NhwcConvolutionsReadTheirPaddingInlineAndSkipItsTaps) {

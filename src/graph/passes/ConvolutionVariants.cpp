@@ -69,7 +69,12 @@ WinogradChoice defaultWinogradChoice(size_t l2Bytes) {
 }
 
 PackChoice defaultPackChoice() {
-  return [](const Graph& g, int id) { return ops::defaultPackBlock(g.node(g.node(id).inputs[1]).type.shape[3]); };
+  return [](const Graph& g, int id) {
+    const Node& n = g.node(id);
+    ops::Conv2dAttrs attrs = readConv2dAttrs(n.op, n.attrs);
+    int64_t stride = attrs.strides[0] == attrs.strides[1] ? attrs.strides[0] : 0;
+    return ops::defaultPackBlock(g.node(n.inputs[1]).type.shape, n.type.shape, stride);
+  };
 }
 
 bool packingCandidate(const Graph& graph, int id) {
