@@ -352,7 +352,8 @@ class Planner {
     VectorTile vt = chooseVectorTile(vectorExtent, maxLanesFor(op.dtype, options), 2, kTileTailCost);
     if (forced) vt = {forced->lanes, forced->vectors};
     // Packed weights: the tile's vectors are one block, so that its weights are one stream.
-    if (int64_t block = packBlockOf(op); block > 0) {
+    const int64_t block = packBlockOf(op);
+    if (block > 0) {
       if (!forced) {
         int64_t lanes = std::min<int64_t>(maxLanesFor(op.dtype, options), block);
         while (block % lanes != 0) lanes /= 2;
@@ -369,7 +370,7 @@ class Planner {
     // weight vectors, 7 for 4: the tile that block was chosen for.
     int64_t accumulators = options.registerCount / 2;
     int64_t rowLimit = std::min<int64_t>(12, accumulators / vt.vectors);
-    if (packBlockOf(op) > 0 && vt.vectors >= 4) rowLimit = (options.registerCount - vt.vectors) / vt.vectors;
+    if (block > 0 && vt.vectors >= 4) rowLimit = (options.registerCount - vt.vectors) / vt.vectors;
     int64_t rows = chooseRowTile(rowExtent, rowLimit);
     if (forced) rows = forced->rows;
     TESSEL_CHECK(rows >= 1 && rows <= rowExtent, "anchor tile: {} rows for a row axis of {}", rows, rowExtent);

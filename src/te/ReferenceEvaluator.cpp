@@ -55,30 +55,26 @@ class CompiledBody {
     root_ = compile(op.body);
   }
 
-  /// The body's value at the output element `index`.
-  double operator()(const std::vector<int64_t>& index) {
-    for (size_t d = 0; d < axisSlots_.size(); ++d) frame_[size_t(axisSlots_[d])] = double(index[d]);
-    return eval(root_);
-  }
-
-  /// Whether the body is one reduction, which row() evaluates a row at a time.
-  bool reducesRows() const { return !axisSlots_.empty() && nodes_[size_t(root_)].kind == ExprKind::Reduce; }
-
   /// The body's values along the innermost axis at `index` (whose last entry is ignored), into
-  /// `out` (that axis' extent), each reduction step taken for the whole row before the next.
-  /// Every element still accumulates in the reduction's own order, so the values are those of
-  /// operator(); but a row's operands that differ along the innermost axis (a weight's output
-  /// channels) are read side by side rather than a cache line or more apart, which made the
-  /// element-by-element walk wait on memory for most of its time.
+  /// `out` (that axis' extent; 1 for a rank-0 op). A body that is one reduction takes each
+  /// reduction step for the whole row before the next: every element still accumulates in the
+  /// reduction's own order, but a row's operands that differ along the innermost axis (a
+  /// weight's output channels) are read side by side rather than a cache line or more apart,
+  /// which made the element-by-element walk wait on memory for most of its time.
   void row(const std::vector<int64_t>& index, double* out, int64_t count) {
+    if (axisSlots_.empty()) {
+      out[0] = eval(root_);
+      return;
+    }
     for (size_t d = 0; d + 1 < axisSlots_.size(); ++d) frame_[size_t(axisSlots_[d])] = double(index[d]);
     const Node& n = nodes_[size_t(root_)];
+    bool reduction = n.kind == ExprKind::Reduce;
     double& inner = frame_[size_t(axisSlots_.back())];
     for (int64_t j = 0; j < count; ++j) {
       inner = double(j);
-      out[j] = eval(n.children[1]);
+      out[j] = eval(reduction ? n.children[1] : root_);
     }
-    reduceRowOver(n, 0, out, count);
+    if (reduction) reduceRowOver(n, 0, out, count);
   }
 
  private:
@@ -141,7 +137,7 @@ class CompiledBody {
     return l;
   }
 
-  Affine atom(int id, double lo, double hi) {
+  static Affine atom(int id, double lo, double hi) {
     Affine a;
     a.coefficients[id] = 1;
     a.lo = lo;
@@ -456,28 +452,16 @@ TensorValues evaluateReference(const ComputeDAG& dag, const TensorValues& inputs
     CompiledBody body(dag, values, *op);
     std::vector<double> out(static_cast<size_t>(count));
     std::vector<int64_t> index(op->shape.size(), 0);
-    if (body.reducesRows() && count > 0) {
-      int64_t width = op->shape.back();
-      for (int64_t flat = 0; flat < count; flat += width) {
-        int64_t rem = flat / width;
-        for (int d = int(op->shape.size()) - 2; d >= 0; --d) {
-          index[size_t(d)] = rem % op->shape[size_t(d)];
-          rem /= op->shape[size_t(d)];
-        }
-        double* row = out.data() + flat;
-        body.row(index, row, width);
-        for (int64_t j = 0; j < width; ++j) row[j] = roundToType(row[j], op->dtype);
-      }
-      values[op->name] = std::move(out);
-      continue;
-    }
-    for (int64_t flat = 0; flat < count; ++flat) {
-      int64_t rem = flat;
-      for (int d = int(op->shape.size()) - 1; d >= 0; --d) {
+    int64_t width = op->shape.empty() ? 1 : op->shape.back();
+    for (int64_t flat = 0; flat < count; flat += width) {
+      int64_t rem = flat / width;
+      for (int d = int(op->shape.size()) - 2; d >= 0; --d) {
         index[size_t(d)] = rem % op->shape[size_t(d)];
         rem /= op->shape[size_t(d)];
       }
-      out[size_t(flat)] = roundToType(body(index), op->dtype);
+      double* row = out.data() + flat;
+      body.row(index, row, width);
+      for (int64_t j = 0; j < width; ++j) row[j] = roundToType(row[j], op->dtype);
     }
     values[op->name] = std::move(out);
   }
