@@ -128,6 +128,7 @@ AutoScheduleSummary autoScheduleTasks(const std::vector<graph::Task>& tasks, con
     model.seed = options.seed + i;
     tune::ansor::SketchPolicyOptions policyOptions = gpu ? tune::ansor::SketchPolicyOptions::forGpu(*gpu) : tune::ansor::SketchPolicyOptions{};
     policyOptions.populationSize = options.populationSize;
+    if (!gpu) policyOptions.annotation.cores = ops::cpuScheduleOptionsFor(options.target).threads;
     policyOptions.seed = options.seed + i;
     try {
       policies.push_back(std::make_unique<tune::ansor::SketchPolicy>(t.dag, std::make_shared<tune::ansor::XGBoostStateModel>(model),

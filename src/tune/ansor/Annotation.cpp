@@ -20,6 +20,14 @@ bool holdsStages(const State& state, const Stage& s, int iterator) {
   return false;
 }
 
+/// The iterations of the first `count` of `loops` fused.
+int64_t fusedExtent(const State& state, const std::string& stage, const std::vector<std::string>& loops, size_t count) {
+  const Stage& s = state.stage(stage);
+  int64_t extent = 1;
+  for (size_t i = 0; i < count; ++i) extent *= s.iterator(s.leafByName(loops[i])).extent;
+  return extent;
+}
+
 bool hasLoops(const Stage& s) { return !s.isPlaceholder() && s.attach != AttachKind::Inline && !s.leaves.empty(); }
 
 class Annotator {
@@ -89,11 +97,15 @@ class Annotator {
     apply(std::make_shared<ComputeAtStep>(name, consumer.name(), loops[choice]));
   }
 
-  /// Fuses 1..n of the parallelizable outer loops and parallelizes the result.
+  /// Fuses the parallelizable outer loops until the loop has more than 16 iterations per core
+  /// (TVM's InitParallel; mutations change the count) and parallelizes the result.
   void parallelize(const std::string& name) {
     std::vector<std::string> outer = parallelizableOuterLoops(state(), name);
     if (outer.empty()) return;
-    outer.resize(std::uniform_int_distribution<size_t>(1, outer.size())(rng_));
+    size_t count = 1;
+    for (int64_t extent = fusedExtent(state(), name, outer, 1); count < outer.size() && extent <= 16 * options_.cores;)
+      extent = fusedExtent(state(), name, outer, ++count);
+    outer.resize(count);
     std::string loop = fuseLoops(name, outer);
     const Stage& after = state().stage(name);
     if (after.iterator(after.leafByName(loop)).extent > 1) apply(std::make_shared<AnnotateStep>(name, loop, Annotation::Parallel));
@@ -159,6 +171,15 @@ std::vector<std::string> parallelizableOuterLoops(const State& state, const std:
     if (holdsStages(state, s, it.id)) break;
   }
   return outer;
+}
+
+std::vector<size_t> parallelFuseCounts(const State& state, const std::string& stage, const std::vector<std::string>& outer,
+                                       const AnnotationOptions& options) {
+  const int64_t floor = std::min(4 * options.cores, fusedExtent(state, stage, outer, outer.size()));
+  std::vector<size_t> counts;
+  for (size_t count = 1; count <= outer.size(); ++count)
+    if (fusedExtent(state, stage, outer, count) >= floor) counts.push_back(count);
+  return counts;
 }
 
 bool vectorizedLoopsAreSound(const State& state) {

@@ -5,8 +5,9 @@
 ///                     loop's factorizations (innermost at most 64)
 ///   compute location  a stage the sketch left alone at the root (not tiled, not an output)
 ///                     may move into a loop of its consumer, up to its first reduce loop
-///   parallel          at each root stage a random number of its outer spatial loops (not
-///                     past one that holds another stage) is fused and parallelized
+///   parallel          at each root stage its outer spatial loops (not past one that holds
+///                     another stage) are fused until the loop has more than 16 iterations per
+///                     core (TVM's InitParallel), and parallelized
 ///   vectorize         at each stage a random number of its inner spatial loops, at most 16
 ///                     iterations in all, is fused and vectorized
 ///   unroll            each root stage with a reduction or tiles, or holding other stages,
@@ -19,6 +20,7 @@
 #include <random>
 #include <vector>
 
+#include "ops/Schedules.h"
 #include "passes/GpuLimits.h"
 
 #include "schedule/Steps.h"
@@ -29,6 +31,8 @@ namespace tessel::tune::ansor {
 
 struct AnnotationOptions {
   int64_t maxVectorSize = 16;
+  /// The kernel threads the schedules are for: the parallel loop's size follows from it.
+  int64_t cores = ops::defaultKernelThreads();
   std::vector<int64_t> autoUnrollSteps = {0, 16, 64, 512};
   /// Set: GPU sketches annotated for a device with these limits (GpuAnnotation.h).
   std::optional<passes::GpuLimits> gpu;
@@ -53,6 +57,14 @@ AnnotatedState annotateRandomly(const te::ComputeDAG& dag, const Sketch& sketch,
 /// The outer loops of a root stage that `parallel` may fuse, outermost first: spatial, up to the
 /// first reduce loop and the first loop holding another stage, never the innermost loop.
 std::vector<std::string> parallelizableOuterLoops(const schedule::State& state, const std::string& stage);
+
+/// How many of a root stage's `outer` loops (parallelizableOuterLoops) a parallel loop may
+/// fuse: each count whose fused loop has at least 4 iterations per core, or all of them when
+/// even that is fewer. A parallel loop of a few iterations cannot be rebalanced when another
+/// program slows one core (the kernels' loop lets an idle thread take a busy one's iterations),
+/// and a tuner measuring at a quiet moment would not see that.
+std::vector<size_t> parallelFuseCounts(const schedule::State& state, const std::string& stage, const std::vector<std::string>& outer,
+                                       const AnnotationOptions& options);
 
 /// False if a vectorized loop holds another stage or lost its constant extent (a later
 /// compute_at can do either): lowering cannot vectorize such a loop.

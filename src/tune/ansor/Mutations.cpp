@@ -150,9 +150,10 @@ std::optional<AnnotatedState> mutateParallel(const te::ComputeDAG& dag, const An
   std::vector<StepPtr> steps(parent.steps.begin(), parent.steps.begin() + long(first));
   State before = replay(dag, steps);
   auto outer = parallelizableOuterLoops(before, annotate.stage);
-  if (outer.size() < 2) return std::nullopt;
-  size_t count = std::uniform_int_distribution<size_t>(1, outer.size() - 1)(rng);
-  if (count >= fusedCount) ++count;
+  std::vector<size_t> counts = parallelFuseCounts(before, annotate.stage, outer, options);
+  std::erase(counts, fusedCount);
+  if (counts.empty()) return std::nullopt;
+  size_t count = pick(counts, rng);
   outer.resize(count);
   std::string loop = outer.front();
   if (count > 1) {

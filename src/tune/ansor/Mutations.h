@@ -7,7 +7,8 @@
 ///   auto unroll       one auto_unroll_max_step takes another value of its set (0.04)
 ///   compute location  a stage the sketch did not place moves to the root or to another loop
 ///                     of its consumer (0.05)
-///   parallel          a parallel loop fuses more or fewer outer loops (0.01)
+///   parallel          a parallel loop fuses more or fewer outer loops, keeping at least 4
+///                     iterations per core (0.01)
 #pragma once
 #include <optional>
 #include <random>

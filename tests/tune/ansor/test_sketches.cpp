@@ -27,6 +27,7 @@
 #include "tune/ansor/Annotation.h"
 #include "tune/ansor/AnsorZooTasks.h"
 #include "tune/ansor/DagAnalysis.h"
+#include "tune/ansor/Mutations.h"
 #include "tune/ansor/Sketches.h"
 
 using namespace tessel;
@@ -196,6 +197,73 @@ TEST(AnsorAnnotation, AStageTheSketchSplitKeepsItsPlace) {
         }
       }
     }
+  }
+}
+
+/// Each parallel loop of `annotated`: how many outer loops it fused and the fused extents of
+/// 1, 2, ... of the loops it could have fused (the state before its fuse).
+struct ParallelChoice {
+  std::string stage;
+  size_t fused = 1;
+  std::vector<int64_t> extents;
+};
+std::vector<ParallelChoice> parallelChoices(const te::ComputeDAG& dag, const AnnotatedState& annotated) {
+  std::vector<ParallelChoice> out;
+  for (size_t i = 0; i < annotated.steps.size(); ++i) {
+    auto a = dynamic_cast<const schedule::AnnotateStep*>(annotated.steps[i].get());
+    if (!a || a->annotation != schedule::Annotation::Parallel) continue;
+    ParallelChoice c;
+    c.stage = a->stage;
+    size_t first = i;
+    if (auto f = i ? dynamic_cast<const schedule::FuseStep*>(annotated.steps[i - 1].get()) : nullptr; f && f->stage == a->stage) {
+      first = i - 1;
+      c.fused = f->iterators.size();
+    }
+    State before = schedule::replay(dag, std::vector<schedule::StepPtr>(annotated.steps.begin(), annotated.steps.begin() + long(first)));
+    const auto& stage = before.stage(a->stage);
+    int64_t extent = 1;
+    for (const std::string& loop : parallelizableOuterLoops(before, a->stage))
+      c.extents.push_back(extent *= stage.iterator(stage.leafByName(loop)).extent);
+    out.push_back(c);
+  }
+  return out;
+}
+
+TEST(AnsorAnnotation, ParallelLoopsHaveIterationsForEveryCore) {
+  // Random annotation fuses outer loops until the parallel loop has more than 16 iterations per
+  // core (TVM's InitParallel); a mutation may fuse fewer, but never below 4 per core unless
+  // every loop fused gives fewer: a loop of 2 iterations on 2 cores cannot be rebalanced when
+  // another program slows one of them.
+  uint64_t seed = kernelcheck::fuzzSeed();
+  std::mt19937_64 rng(seed);
+  for (int64_t cores : {2, 4}) {
+    AnnotationOptions options;
+    options.cores = cores;
+    int initial = 0, mutated = 0;
+    for (auto& t : tasks()) {
+      SplitFactorizations factorizations;
+      for (auto& sketch : generateSketches(t.dag))
+        for (int i = 0; i < 8; ++i) {
+          AnnotatedState annotated = annotateRandomly(t.dag, sketch, factorizations, rng, options);
+          for (const ParallelChoice& c : parallelChoices(t.dag, annotated)) {
+            size_t want = 1;
+            while (want < c.extents.size() && c.extents[want - 1] <= 16 * cores) ++want;
+            EXPECT_EQ(c.fused, want) << t.what << ", " << sketch.description << ", " << c.stage << ", " << cores << " cores";
+            ++initial;
+          }
+          for (int m = 0; m < 4; ++m) {
+            auto child = mutate(t.dag, annotated, MutationKind::Parallel, factorizations, options, rng);
+            if (!child) continue;
+            for (const ParallelChoice& c : parallelChoices(t.dag, *child)) {
+              EXPECT_GE(c.extents[c.fused - 1], std::min(4 * cores, c.extents.back()))
+                  << t.what << ", " << sketch.description << ", " << c.stage << ", " << cores << " cores";
+              ++mutated;
+            }
+          }
+        }
+    }
+    EXPECT_GT(initial, 50);
+    EXPECT_GT(mutated, 20);
   }
 }
 
