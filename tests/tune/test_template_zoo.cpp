@@ -93,10 +93,13 @@ TEST(TemplateZoo, RandomConfigsOfEveryZooTaskMatchTheReference) {
         c.reference = &references.at(task.workloadKey);
         c.kernel = fmt::format("k{}", functions.size());
         // Winograd on all-positive random inputs (and random transformed weights) over hundreds of
-        // channels cancels terms hundreds of times an output near zero: up to a few 1e-3 of the
-        // element measure here. A wrong index errs by O(1); the numerics have their own test
-        // (WinogradZoo: 1e-3 of the output's magnitude with real filters).
-        if (tuning->templateName == "conv2d_nhwc_winograd.x86") c.tolerance = 1e-2;
+        // channels cancels terms hundreds of times an output near zero: an element's error is
+        // measured against at least 1e-3 of the largest output, and such an element reached 1.09e-2
+        // of that (seed 8039446162595877915, layer4's 512 channels), an absolute 1.1e-5 of the
+        // largest output. So Winograd is held to 1e-4 of the largest output (0.1 here), which a
+        // wrong index, erring by about the outputs' own size, exceeds tenfold even at the largest; the numerics
+        // have their own test (WinogradZoo: 1e-3 of the output's magnitude with real filters).
+        if (tuning->templateName == "conv2d_nhwc_winograd.x86") c.tolerance = 0.1;
         functions.push_back(passes::lower(schedule::replay(task.dag, input->steps), c.kernel));
         cases.push_back(std::move(c));
       }
