@@ -3,7 +3,7 @@
 // depthwise convolutions, dense layers, each with the epilogue the network fuses into it — takes
 // a random config and the fallback with every boolean knob flipped; every kernel is compiled,
 // run and compared with the reference evaluator. Channels, kernels, strides, paddings and
-// epilogues are the networks' own; the images are smaller (64x64, 75x75 for inception_v3) so
+// epilogues are the networks' own; the images are smaller (32x32, 75x75 for inception_v3) so
 // that the double-precision reference stays quick, which keeps every layer but the last
 // stages' spatial extents.
 //
