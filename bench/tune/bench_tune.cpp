@@ -43,6 +43,8 @@
 //                           (search: tuners and seeds see one landscape); 0: always measure
 //   BENCH_TUNE_BATCH        8 candidates per measurement round
 //   BENCH_TUNE_CONV_ROUNDS  5 interleaved rounds per conv in the convs part
+//   BENCH_TUNE_INTERLEAVED_ROUNDS  40 rounds of two modules timed in alternation (auto against
+//                           template-tuned, busy-tuned against untuned)
 //   BENCH_TUNE_AUTO_CONV, BENCH_TUNE_AUTO_CHECKPOINTS, BENCH_TUNE_AUTO_POPULATION,
 //   BENCH_TUNE_AUTO_BATCH   the auto part's conv: 56:64:64:3:1, 50,100,200, 2048, 16
 //   BENCH_TUNE_AUTO_MODELS  resnet-18,mobilenet (none: the conv only); BENCH_TUNE_AUTO_TRIALS: their budget (default:
@@ -163,6 +165,7 @@ struct Settings {
   bool share = envInt("BENCH_TUNE_SHARE", 1) != 0;
   size_t batch = size_t(std::max<int64_t>(1, envInt("BENCH_TUNE_BATCH", 8)));
   int convRounds = int(std::max<int64_t>(1, envInt("BENCH_TUNE_CONV_ROUNDS", 5)));
+  int interleavedRounds = int(std::max<int64_t>(2, envInt("BENCH_TUNE_INTERLEAVED_ROUNDS", 40)));
 
   bool runs(const std::string& part) const { return std::find(parts.begin(), parts.end(), part) != parts.end(); }
   std::string logOf(const std::string& model) const { return out + "/" + model + "." + tuner + ".log"; }
@@ -360,26 +363,29 @@ NetworkResult tuneNetwork(const std::string& model, const Settings& settings, bo
   return result;
 }
 
-/// Two module directories timed in alternation on the free cores, 10 rounds of at least 100 ms
-/// each: a change in the machine's speed hits both alike.
-std::vector<runtime::TimingResult> timeModulesInAlternation(const std::string& first, const std::string& second) {
+/// Two module directories timed in alternation on the free cores, `rounds` rounds of at least
+/// 100 ms each: a change in the machine's speed hits both alike. Many short rounds: a round's
+/// spread on this class of shared host reached a sixth of the mean (mobilenet, 10 rounds: std dev
+/// 0.88 ms on 5.42), so the median of 10 still moved by several percent between runs.
+std::vector<runtime::TimingResult> timeModulesInAlternation(const std::string& first, const std::string& second, int rounds) {
   runtime::useFreeCores();
   auto a = runtime::GraphExecutor::load(first);
   auto b = runtime::GraphExecutor::load(second);
   a.setZeroInputs();
   b.setZeroInputs();
   runtime::TimeEvaluatorOptions timing;
-  timing.repeat = 10;
+  timing.repeat = rounds;
   timing.minRepeatMs = 100;
   return runtime::timeInterleaved({[&] { a.run(); }, [&] { b.run(); }}, timing);
 }
 
-/// The template-tuned and the auto-scheduled modules of `model` timed in alternation, 10
-/// rounds: each tune run's own "Mean inference time" comes from a different moment of the
+/// The template-tuned and the auto-scheduled modules of `model` timed in alternation
+/// (BENCH_TUNE_INTERLEAVED_ROUNDS rounds): each tune run's own "Mean inference time" comes from a different moment of the
 /// machine, and on a machine whose speed drifts by tens of percent between minutes only an
 /// interleaved timing says which module is faster.
 void compareTunedModules(const std::string& model, const Settings& settings) {
-  auto r = timeModulesInAlternation(settings.out + "/" + model + ".tuned", settings.out + "/" + model + ".auto.tuned");
+  auto r = timeModulesInAlternation(settings.out + "/" + model + ".tuned", settings.out + "/" + model + ".auto.tuned",
+                                    settings.interleavedRounds);
   fmt::print("{}, timed in alternation ({} rounds, {} threads, load average {}): template-tuned {:.3f} ms (median; std dev "
              "{:.3f}), auto-scheduled {:.3f} ms ({:.3f}): auto / template {:.3f}\n",
              model, r[0].costs.size(), runtime::kernelThreadCount(), machineLoad(), r[0].median * 1e3, r[0].stddev * 1e3,
@@ -450,7 +456,7 @@ void busyTuning(const Settings& settings) {
   graph::BuildOptions untunedBuild;
   untunedBuild.schedule = [](const te::ComputeDAG& dag) { return ops::defaultCpuSchedule(dag); };
   graph::buildGraph(preparedModel(model).winograd, untunedDir, untunedBuild);  // what tessel compile builds
-  auto r = timeModulesInAlternation(settings.out + "/" + model + "-busy.tuned", untunedDir);
+  auto r = timeModulesInAlternation(settings.out + "/" + model + "-busy.tuned", untunedDir, settings.interleavedRounds);
   fmt::print("busy-machine tuning: tuned {:.2f} ms ({:.2f}), untuned {:.2f} ms ({:.2f}), timed in alternation after the "
              "competitor stopped ({} threads, load average {})\n",
              r[0].mean * 1e3, r[0].stddev * 1e3, r[1].mean * 1e3, r[1].stddev * 1e3, runtime::kernelThreadCount(), machineLoad());

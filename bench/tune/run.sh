@@ -9,7 +9,7 @@
 #   2. the peers: per network, bench/peers/run.sh times ONNX Runtime, PyTorch and tessel's
 #      untuned build on the same network, then the tuned modules bench_tune left (template and
 #      auto-scheduled) are timed with the same harness (`tessel benchmark`), right after, in
-#      BENCH_TUNE_ROUNDS (3) rounds alternating with ONNX Runtime; the ratios are of the medians.
+#      BENCH_TUNE_ROUNDS (7) rounds alternating with ONNX Runtime; the ratios are of the medians.
 #
 #   bench/tune/run.sh            (environment: BENCH_TUNE_*, BENCH_TUNE_BIN, TESSEL, PEERS_OUT)
 set -uo pipefail
@@ -70,7 +70,7 @@ value() { sed -n "s/^BENCH $1 \([^ ]*\) .*/\1/p" <<<"$2" | tail -1; }
 
 summary=()
 failed=0
-rounds="${BENCH_TUNE_ROUNDS:-3}"
+rounds="${BENCH_TUNE_ROUNDS:-7}"
 peers_out="${PEERS_OUT:-build/peers}"
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 time_module() {  # DIR -> the mean ms of `tessel benchmark DIR`
@@ -88,7 +88,7 @@ for m in ${models//,/ }; do
   install=(--no-install)
   ort="$(value "${m}_ort_ms" "$peers")" torch="$(value "${m}_torch_ms" "$peers")"
   untuned="$(value "${m}_tessel_ms" "$peers")"
-  # The tuned modules and ONNX Runtime in alternation, BENCH_TUNE_ROUNDS rounds (3): each
+  # The tuned modules and ONNX Runtime in alternation, BENCH_TUNE_ROUNDS rounds (7): each
   # figure is the median of its rounds, so that the machine's drift between minutes (tens of
   # percent on a shared host, and ORT's own fast and slow modes) hits both sides of a ratio.
   tuned_rounds=() auto_rounds=() ort_rounds=() ort_spin=()
