@@ -380,9 +380,9 @@ std::vector<runtime::TimingResult> timeModulesInAlternation(const std::string& f
 }
 
 /// The template-tuned and the auto-scheduled modules of `model` timed in alternation
-/// (BENCH_TUNE_INTERLEAVED_ROUNDS rounds): each tune run's own "Mean inference time" comes from a different moment of the
-/// machine, and on a machine whose speed drifts by tens of percent between minutes only an
-/// interleaved timing says which module is faster.
+/// (BENCH_TUNE_INTERLEAVED_ROUNDS rounds): each tune run's own "Mean inference time" comes from
+/// a different moment of the machine, and on a machine whose speed drifts by tens of percent
+/// between minutes only an interleaved timing says which module is faster.
 void compareTunedModules(const std::string& model, const Settings& settings) {
   auto r = timeModulesInAlternation(settings.out + "/" + model + ".tuned", settings.out + "/" + model + ".auto.tuned",
                                     settings.interleavedRounds);

@@ -20,12 +20,13 @@ bool holdsStages(const State& state, const Stage& s, int iterator) {
   return false;
 }
 
-/// The iterations of the first `count` of `loops` fused.
-int64_t fusedExtent(const State& state, const std::string& stage, const std::vector<std::string>& loops, size_t count) {
+/// Entry i: the iterations of the first i + 1 of `loops` fused.
+std::vector<int64_t> fusedExtents(const State& state, const std::string& stage, const std::vector<std::string>& loops) {
   const Stage& s = state.stage(stage);
+  std::vector<int64_t> extents;
   int64_t extent = 1;
-  for (size_t i = 0; i < count; ++i) extent *= s.iterator(s.leafByName(loops[i])).extent;
-  return extent;
+  for (const std::string& loop : loops) extents.push_back(extent *= s.iterator(s.leafByName(loop)).extent);
+  return extents;
 }
 
 bool hasLoops(const Stage& s) { return !s.isPlaceholder() && s.attach != AttachKind::Inline && !s.leaves.empty(); }
@@ -102,9 +103,9 @@ class Annotator {
   void parallelize(const std::string& name) {
     std::vector<std::string> outer = parallelizableOuterLoops(state(), name);
     if (outer.empty()) return;
+    std::vector<int64_t> extents = fusedExtents(state(), name, outer);
     size_t count = 1;
-    for (int64_t extent = fusedExtent(state(), name, outer, 1); count < outer.size() && extent <= 16 * options_.cores;)
-      extent = fusedExtent(state(), name, outer, ++count);
+    while (count < outer.size() && extents[count - 1] <= 16 * options_.cores) ++count;
     outer.resize(count);
     std::string loop = fuseLoops(name, outer);
     const Stage& after = state().stage(name);
@@ -175,10 +176,12 @@ std::vector<std::string> parallelizableOuterLoops(const State& state, const std:
 
 std::vector<size_t> parallelFuseCounts(const State& state, const std::string& stage, const std::vector<std::string>& outer,
                                        const AnnotationOptions& options) {
-  const int64_t floor = std::min(4 * options.cores, fusedExtent(state, stage, outer, outer.size()));
+  std::vector<int64_t> extents = fusedExtents(state, stage, outer);
   std::vector<size_t> counts;
-  for (size_t count = 1; count <= outer.size(); ++count)
-    if (fusedExtent(state, stage, outer, count) >= floor) counts.push_back(count);
+  if (extents.empty()) return counts;
+  const int64_t floor = std::min(4 * options.cores, extents.back());
+  for (size_t count = 1; count <= extents.size(); ++count)
+    if (extents[count - 1] >= floor) counts.push_back(count);
   return counts;
 }
 
