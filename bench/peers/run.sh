@@ -90,8 +90,10 @@ echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d:
 # ---------------------------------------------------------------------------------------
 # tessel hook. Active once the CLI can compile and benchmark a whole network, i.e. when
 # `tessel compile --help` succeeds: `tessel compile --model NAME --target cpu -o DIR`, then
-# `tessel benchmark DIR`, whose `Mean inference time (std dev): X ms (Y ms)` line is read.
+# `tessel benchmark DIR` in single runs, timed as the peers are (tessel_runs.sh).
 # ---------------------------------------------------------------------------------------
+# shellcheck source=tessel_runs.sh
+source "$here/tessel_runs.sh"
 tessel_ready=0
 if [ -x "$tessel" ] && "$tessel" compile --help >/dev/null 2>&1; then
   tessel_ready=1
@@ -99,7 +101,7 @@ else
   echo "# tessel: '$tessel compile --help' does not work yet; timing only the peers"
 fi
 
-# tessel_time NAME VARIANT -> prints the mean ms on stdout, returns non-zero on failure.
+# tessel_time NAME VARIANT -> prints the median ms of single runs on stdout, returns non-zero on failure.
 # VARIANT untuned: the default schedules (--no-shipped-records); shipped: with the records tessel
 # ships for this machine's class of CPU (returns 3 when it ships none for the network).
 tessel_time() {
@@ -116,14 +118,7 @@ tessel_time() {
     echo "run.sh: tessel compile --model $name failed (see $log)" >&2; return 1
   fi
   if [ "$variant" = shipped ] && ! grep -q "^using shipped records for .*: [1-9][0-9]* of" "$log"; then return 3; fi
-  local bench
-  bench="$(TESSEL_NUM_THREADS="$threads" "$tessel" benchmark "$dir" 2>&1)" || {
-    echo "run.sh: tessel benchmark $dir failed: $bench" >&2; return 1; }
-  echo "$bench" >>"$log"
-  local ms
-  ms="$(sed -n 's/.*Mean inference time (std dev): *\([0-9.eE+-]*\) *ms.*/\1/p' <<<"$bench" | tail -1)"
-  [ -n "$ms" ] || { echo "run.sh: no 'Mean inference time' line from tessel benchmark $dir" >&2; return 1; }
-  echo "$ms"
+  TESSEL_NUM_THREADS="$threads" tessel_median_ms "$tessel" "$dir" "$log" || { echo "run.sh: timing $dir failed" >&2; return 1; }
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "nan" }'; }

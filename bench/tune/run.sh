@@ -8,8 +8,9 @@
 #      efficiency of xgb / ga / random (see bench_tune.cpp for every BENCH_TUNE_* knob).
 #   2. the peers: per network, bench/peers/run.sh times ONNX Runtime, PyTorch and tessel's
 #      untuned build on the same network, then the tuned modules bench_tune left (template and
-#      auto-scheduled) are timed with the same harness (`tessel benchmark`), right after, in
-#      BENCH_TUNE_ROUNDS (7) rounds alternating with ONNX Runtime; the ratios are of the medians.
+#      auto-scheduled) are timed with the same harness (bench/peers/tessel_runs.sh: single
+#      runs, their median, as the peers are timed), right after, in BENCH_TUNE_ROUNDS (7)
+#      rounds alternating with ONNX Runtime; the ratios are of the rounds' medians.
 #
 #   bench/tune/run.sh            (environment: BENCH_TUNE_*, BENCH_TUNE_BIN, TESSEL, PEERS_OUT)
 set -uo pipefail
@@ -73,11 +74,10 @@ failed=0
 rounds="${BENCH_TUNE_ROUNDS:-7}"
 peers_out="${PEERS_OUT:-build/peers}"
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-time_module() {  # DIR -> the mean ms of `tessel benchmark DIR`
-  local b ms
-  b="$("$tessel" benchmark "$1" 2>&1)" || { echo "run.sh: tessel benchmark $1 failed: $b" >&2; return 1; }
-  ms="$(sed -n 's/.*Mean inference time (std dev): *\([0-9.eE+-]*\) *ms.*/\1/p' <<<"$b" | tail -1)"
-  [ -n "$ms" ] && echo "$ms"
+# shellcheck source=../peers/tessel_runs.sh
+source "$root/bench/peers/tessel_runs.sh"
+time_module() {  # DIR -> the median ms of single runs, as the peers are timed
+  tessel_median_ms "$tessel" "$1" "$1.timings.log"
 }
 has networks || has auto || models=""  # the peers are only timed for networks this run tuned
 for m in ${models//,/ }; do

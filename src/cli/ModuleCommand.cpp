@@ -225,7 +225,7 @@ void benchmark(const BenchmarkOptions& o) {
     for (size_t i = 0; i < calls.size(); ++i)
       fmt::print("{:>4}  {:<40} {:>10.3f} {:>6.1f}%\n", i, calls[i].kernel, calls[i].seconds * 1e3, 100 * calls[i].seconds / total);
   }
-  fmt::print("median {:.2f} ms, min {:.2f} ms over {} measurements of {} runs; {} calls per run, {:.1f} MiB of planned buffers ({:.1f} MiB unplanned)\n",
+  fmt::print("median {:.3f} ms, min {:.3f} ms over {} measurements of {} runs; {} calls per run, {:.1f} MiB of planned buffers ({:.1f} MiB unplanned)\n",
              r.median * 1e3, r.min * 1e3, r.costs.size(), r.number, executor.numCalls(), executor.plannedBytes() / 1048576.0,
              executor.unplannedBytes() / 1048576.0);
 }

@@ -274,7 +274,7 @@ void benchmarkOnRemoteDevice(const RunnerArgs& a, const std::string& directory, 
   auto r = rpc::benchmarkRemoteModule(withDefaultPort(a.tracker, 9190), a.key, security, directory, timing, 600,
                                       std::chrono::milliseconds(int64_t(a.deviceWait * 1000)), &address);
   fmt::print("Mean inference time (std dev): {:.2f} ms ({:.2f} ms)\n", r.mean * 1e3, r.stddev * 1e3);
-  fmt::print("median {:.2f} ms, min {:.2f} ms over {} measurements of {} runs, on the '{}' device at {}\n",
+  fmt::print("median {:.3f} ms, min {:.3f} ms over {} measurements of {} runs, on the '{}' device at {}\n",
              r.median * 1e3, r.min * 1e3, r.costs.size(), r.number, a.key, address);
 }
 
