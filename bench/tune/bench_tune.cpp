@@ -43,8 +43,9 @@
 //                           (search: tuners and seeds see one landscape); 0: always measure
 //   BENCH_TUNE_BATCH        8 candidates per measurement round
 //   BENCH_TUNE_CONV_ROUNDS  5 interleaved rounds per conv in the convs part
-//   BENCH_TUNE_INTERLEAVED_ROUNDS  40 rounds of two modules timed in alternation (auto against
-//                           template-tuned, busy-tuned against untuned)
+//   BENCH_TUNE_INTERLEAVED_ROUNDS  200 rounds of two modules timed in alternation (auto against
+//                           template-tuned, busy-tuned against untuned; about 40 s for
+//                           resnet-18): the median of the rounds' ratios decides (_paired)
 //   BENCH_TUNE_AUTO_CONV, BENCH_TUNE_AUTO_CHECKPOINTS, BENCH_TUNE_AUTO_POPULATION,
 //   BENCH_TUNE_AUTO_BATCH   the auto part's conv: 56:64:64:3:1, 50,100,200, 2048, 16
 //   BENCH_TUNE_AUTO_MODELS  resnet-18,mobilenet (none: the conv only); BENCH_TUNE_AUTO_TRIALS: their budget (default:
@@ -165,7 +166,7 @@ struct Settings {
   bool share = envInt("BENCH_TUNE_SHARE", 1) != 0;
   size_t batch = size_t(std::max<int64_t>(1, envInt("BENCH_TUNE_BATCH", 8)));
   int convRounds = int(std::max<int64_t>(1, envInt("BENCH_TUNE_CONV_ROUNDS", 5)));
-  int interleavedRounds = int(std::max<int64_t>(2, envInt("BENCH_TUNE_INTERLEAVED_ROUNDS", 40)));
+  int interleavedRounds = int(std::max<int64_t>(2, envInt("BENCH_TUNE_INTERLEAVED_ROUNDS", 200)));
 
   bool runs(const std::string& part) const { return std::find(parts.begin(), parts.end(), part) != parts.end(); }
   std::string logOf(const std::string& model) const { return out + "/" + model + "." + tuner + ".log"; }
@@ -386,14 +387,17 @@ std::vector<runtime::TimingResult> timeModulesInAlternation(const std::string& f
 void compareTunedModules(const std::string& model, const Settings& settings) {
   auto r = timeModulesInAlternation(settings.out + "/" + model + ".tuned", settings.out + "/" + model + ".auto.tuned",
                                     settings.interleavedRounds);
+  double paired = runtime::medianRoundRatio(r[1], r[0]);
   fmt::print("{}, timed in alternation ({} rounds, {} threads, load average {}): template-tuned {:.3f} ms (median; std dev "
-             "{:.3f}), auto-scheduled {:.3f} ms ({:.3f}): auto / template {:.3f}\n",
+             "{:.3f}), auto-scheduled {:.3f} ms ({:.3f}): auto / template {:.3f} (ratio of the medians), {:.3f} (median of the "
+             "rounds' ratios)\n",
              model, r[0].costs.size(), runtime::kernelThreadCount(), machineLoad(), r[0].median * 1e3, r[0].stddev * 1e3,
-             r[1].median * 1e3, r[1].stddev * 1e3, r[1].median / r[0].median);
+             r[1].median * 1e3, r[1].stddev * 1e3, r[1].median / r[0].median, paired);
   std::string n = benchName(model) + "_auto";
   report(n + "_interleaved_ms", r[1].median * 1e3, "ms");
   report(n + "_template_interleaved_ms", r[0].median * 1e3, "ms");
   report(n + "_vs_template_interleaved", r[1].median / r[0].median, "ratio");
+  report(n + "_vs_template_paired", paired, "ratio");
 }
 
 /// `tessel tune --scheduler auto` on a network with `trials` for the whole network (the template
@@ -463,6 +467,7 @@ void busyTuning(const Settings& settings) {
   report("busy_tuned_ms", r[0].mean * 1e3, "ms");
   report("busy_untuned_ms", r[1].mean * 1e3, "ms");
   report("busy_tuned_vs_untuned", r[0].mean / r[1].mean, "ratio");
+  report("busy_tuned_vs_untuned_paired", runtime::medianRoundRatio(r[0], r[1]), "ratio");
 }
 
 // ---------------------------------------------------------------------------------------

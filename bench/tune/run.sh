@@ -74,6 +74,16 @@ failed=0
 rounds="${BENCH_TUNE_ROUNDS:-7}"
 peers_out="${PEERS_OUT:-build/peers}"
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# The median of the rounds' ratios A[i] / B[i] (arrays named A and B, one entry per round):
+# the paired figure, in which the machine's speed during a round cancels out. Fails when a
+# round is missing from either.
+paired_ratio() {
+  local -n a="$1" b="$2"
+  ((${#a[@]} > 0 && ${#a[@]} == ${#b[@]})) || return 1
+  local i r=()
+  for ((i = 0; i < ${#a[@]}; ++i)); do r+=("$(ratio "${a[i]}" "${b[i]}")"); done
+  median "${r[@]}"
+}
 # shellcheck source=../peers/tessel_runs.sh
 source "$root/bench/peers/tessel_runs.sh"
 time_module() {  # DIR -> the median ms of single runs, as the peers are timed
@@ -118,10 +128,13 @@ for m in ${models//,/ }; do
     echo "# auto-scheduled rounds: ${auto_rounds[*]} ms"
     echo "BENCH ${m}_tessel_auto_ms $auto ms"
     [ -n "$ort" ] && echo "BENCH ${m}_tessel_auto_vs_ort $(ratio "$auto" "$ort") ratio"
+    paired="$(paired_ratio auto_rounds ort_rounds)" && echo "BENCH ${m}_tessel_auto_vs_ort_paired $paired ratio"
+    paired="$(paired_ratio auto_rounds tuned_rounds)" && echo "BENCH ${m}_tessel_auto_vs_tuned_paired $paired ratio"
     [ -n "$tuned" ] && echo "BENCH ${m}_tessel_auto_vs_tuned $(ratio "$auto" "$tuned") ratio"
   fi
   if [ -n "$tuned" ]; then
     [ -n "$ort" ] && echo "BENCH ${m}_tessel_tuned_vs_ort $(ratio "$tuned" "$ort") ratio"
+    paired="$(paired_ratio tuned_rounds ort_rounds)" && echo "BENCH ${m}_tessel_tuned_vs_ort_paired $paired ratio"
     [ -n "$torch" ] && echo "BENCH ${m}_tessel_tuned_vs_torch $(ratio "$tuned" "$torch") ratio"
     [ -n "$untuned" ] && echo "BENCH ${m}_tessel_tuned_vs_untuned $(ratio "$tuned" "$untuned") ratio"
   fi

@@ -167,8 +167,8 @@ void run(const RunOptions& o) {
 
 /// `benchmark DIR --compare OTHER...`: the modules timed round by round (one measurement of
 /// each per round), so that a change in the machine's speed, which on a shared host moves a
-/// network's time by tens of percent between minutes, hits them alike; each one's median round
-/// and its ratio to DIR's.
+/// network's time by tens of percent between minutes, hits them alike; each one's median round,
+/// its ratio to DIR's, and the median of its per-round ratios to DIR's (the paired figure).
 void benchmarkInAlternation(const BenchmarkOptions& o, runtime::GraphExecutor& first, const runtime::TimeEvaluatorOptions& timing) {
   TESSEL_CHECK(!o.profile, "--profile times one module's calls; leave it out with --compare");
   TESSEL_CHECK(first.device().kind == runtime::DeviceKind::CPU, "--compare times CPU modules; {} runs on {}", o.directory,
@@ -190,10 +190,12 @@ void benchmarkInAlternation(const BenchmarkOptions& o, runtime::GraphExecutor& f
              runtime::kernelThreadCount(), runtime::kernelThreadCount() == 1 ? "" : "s");
   size_t width = 6;
   for (const auto& d : directories) width = std::max(width, d.size());
-  fmt::print("  {:<{}} {:>10} {:>10} {:>10} {:>9}\n", "module", width, "median ms", "mean ms", "std dev", "/ first");
+  fmt::print("  {:<{}} {:>10} {:>10} {:>10} {:>9} {:>15}\n", "module", width, "median ms", "mean ms", "std dev", "/ first",
+             "round / first");
   for (size_t i = 0; i < results.size(); ++i)
-    fmt::print("  {:<{}} {:>10.3f} {:>10.3f} {:>10.3f} {:>9.3f}\n", directories[i], width, results[i].median * 1e3,
-               results[i].mean * 1e3, results[i].stddev * 1e3, results[i].median / results[0].median);
+    fmt::print("  {:<{}} {:>10.3f} {:>10.3f} {:>10.3f} {:>9.3f} {:>15.3f}\n", directories[i], width, results[i].median * 1e3,
+               results[i].mean * 1e3, results[i].stddev * 1e3, results[i].median / results[0].median,
+               runtime::medianRoundRatio(results[i], results[0]));
 }
 
 void benchmark(const BenchmarkOptions& o) {

@@ -227,4 +227,15 @@ std::vector<TimingResult> timeInterleaved(const std::vector<std::function<void()
   return results;
 }
 
+double medianRoundRatio(const TimingResult& numerator, const TimingResult& denominator) {
+  TESSEL_CHECK(!numerator.costs.empty() && numerator.costs.size() == denominator.costs.size(),
+               "medianRoundRatio: the two results must have the same rounds, got {} and {}", numerator.costs.size(),
+               denominator.costs.size());
+  std::vector<double> ratios;
+  for (size_t r = 0; r < numerator.costs.size(); ++r) ratios.push_back(numerator.costs[r] / denominator.costs[r]);
+  std::sort(ratios.begin(), ratios.end());
+  size_t n = ratios.size();
+  return n % 2 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
+}
+
 }  // namespace tessel::runtime

@@ -57,6 +57,12 @@ TimingResult timeFunction(const std::function<void()>& call, const TimeEvaluator
 /// speed hits them alike, so their ratio is the same-run comparison a speedup claims to be.
 std::vector<TimingResult> timeInterleaved(const std::vector<std::function<void()>>& calls, const TimeEvaluatorOptions& options);
 
+/// The median over the rounds of timeInterleaved of `numerator`'s cost divided by
+/// `denominator`'s in the same round: the paired comparison, in which a slow phase of the
+/// machine that spans a round cancels out, so that it needs fewer rounds than the ratio of the
+/// two medians to settle (the tuner confirms a candidate against the default the same way).
+double medianRoundRatio(const TimingResult& numerator, const TimingResult& denominator);
+
 /// Fills the statistics of a result from its costs.
 void computeStatistics(TimingResult& result);
 

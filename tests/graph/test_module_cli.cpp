@@ -51,7 +51,9 @@ TEST(ModuleCli, BenchmarkComparesModulesInAlternation) {
                              "--min-repeat-ms", "5"});
   ASSERT_TRUE(both.ok()) << both.output;
   EXPECT_NE(both.output.find("2 modules timed in alternation, 3 rounds"), std::string::npos) << both.output;
-  // One row per module, the first one's ratio to itself exactly 1.
+  // One row per module, the first one's ratios to itself (of the medians, and the rounds' own)
+  // exactly 1.
+  EXPECT_NE(both.output.find("/ first   round / first"), std::string::npos) << both.output;
   size_t first = both.output.find(dir.path() + "/a "), second = both.output.find(dir.path() + "/b ");
   ASSERT_NE(first, std::string::npos) << both.output;
   ASSERT_NE(second, std::string::npos) << both.output;

@@ -72,4 +72,22 @@ TEST(TimeEvaluator, InterleavedTimingAlternatesTheFunctions) {
   EXPECT_NE(text.find("abababab"), std::string::npos) << text;
 }
 
+TEST(TimeEvaluator, TheRoundRatioPairsTheRounds) {
+  // b is 10% faster than a in every round but the third, when the machine slowed during a's
+  // measurement only; the slow phase then lasts (rounds 4 and 5) for both.
+  TimingResult a, b;
+  a.costs = {2.0, 2.0, 4.0, 4.0, 4.0};
+  b.costs = {1.8, 1.8, 1.8, 3.6, 3.6};
+  computeStatistics(a);
+  computeStatistics(b);
+  EXPECT_NEAR(b.median / a.median, 0.45, 1e-12);    // the medians' ratio, misled by the phase
+  EXPECT_NEAR(medianRoundRatio(b, a), 0.9, 1e-12);  // the rounds' own ratios: .9 .9 .45 .9 .9
+  // An even count of rounds: the mean of the middle two ratios (.9 .9 .9 1.8).
+  a.costs = {2.0, 1.0, 4.0, 4.0};
+  b.costs = {1.8, 1.8, 3.6, 3.6};
+  EXPECT_NEAR(medianRoundRatio(b, a), 0.9, 1e-12);
+  b.costs.pop_back();
+  EXPECT_THROW(medianRoundRatio(b, a), tessel::Error);
+}
+
 }  // namespace
