@@ -43,7 +43,10 @@ struct DirectLink {
   bool usable = false;
 };
 
-const DirectLink& directLinkFor(const std::string& compiler) {
+/// The queries run within the build's `timeout` (0: none): a compiler that hangs on them is a
+/// build timeout like one that hangs compiling, and the answer is not kept then (the next
+/// build asks again) — a hung query would otherwise hold every build behind this lock.
+DirectLink directLinkFor(const std::string& compiler, std::chrono::milliseconds timeout) {
   static std::mutex mutex;
   static std::map<std::string, DirectLink> cache;
   std::lock_guard<std::mutex> lock(mutex);
@@ -52,19 +55,33 @@ const DirectLink& directLinkFor(const std::string& compiler) {
   DirectLink link;
   bool gcc = compiler.find("gcc") != std::string::npos || compiler.find("g++") != std::string::npos;
   if (gcc) {
+    SubprocessOptions query;
+    query.timeout = timeout;
+    auto start = std::chrono::steady_clock::now();
+    bool hung = false;
+    auto ask = [&](const std::string& option) {
+      auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+      if (timeout.count() > 0) query.timeout = std::max(std::chrono::milliseconds(1), timeout - spent);
+      auto r = runSubprocess({compiler, option}, query);
+      hung = hung || r.timedOut;
+      return r;
+    };
     try {
-      auto ld = runSubprocess({compiler, "-print-prog-name=ld"});
-      auto gomp = runSubprocess({compiler, "-print-file-name=libgomp.so"});
+      auto ld = ask("-print-prog-name=ld");
+      auto gomp = ask("-print-file-name=libgomp.so");
       link.linker = firstLine(ld.output);
       link.openmp = firstLine(gomp.output);
       // -print-file-name echoes the bare name when it finds nothing.
       link.usable = ld.ok() && gomp.ok() && !link.linker.empty() && link.openmp.find('/') != std::string::npos &&
                     std::filesystem::exists(link.openmp);
-      auto support = runSubprocess({compiler, "-print-libgcc-file-name"});
+      auto support = ask("-print-libgcc-file-name");
       if (support.ok() && std::filesystem::exists(firstLine(support.output))) link.support = firstLine(support.output);
     } catch (const Error&) {
       link.usable = false;
     }
+    if (hung)
+      fail("timed out after {} ms: the compiler '{}' did not answer its queries (-print-prog-name and the like)", timeout.count(),
+           compiler);
   }
   return cache.emplace(compiler, link).first->second;
 }
@@ -100,7 +117,12 @@ void compileSharedLibrary(const std::string& source, const std::string& outputPa
   std::vector<std::string> argv = {options.compiler, "-x", "c++", "-std=gnu++17", "-fPIC", "-pipe",
                                    "-fopenmp", "-fno-math-errno", "-w"};
   argv.insert(argv.end(), options.flags.begin(), options.flags.end());
-  const DirectLink& link = directLinkFor(options.compiler);
+  DirectLink link;
+  try {
+    link = directLinkFor(options.compiler, options.timeout);
+  } catch (const Error& e) {
+    throw e.withContext("compiling " + sourcePath);
+  }
   if (!link.usable) {
     argv.insert(argv.end(), {"-shared", "-o", outputPath, sourcePath, "-lm"});
     auto r = runTool(argv, options.timeout, "compiling " + sourcePath);

@@ -100,6 +100,25 @@ TEST(LocalBuilder, AHangingCompilerIsABuildTimeout) {
   EXPECT_LT(secondsSince(start), 3.0);
 }
 
+TEST(LocalBuilder, AGccThatHangsOnItsQueriesIsABuildTimeout) {
+  // A gcc driver is first asked for its linker and libgomp (to link without the driver): a
+  // driver that hangs there is a build timeout too, not three waits without a limit.
+  TempDir dir("tessel-test-cc");
+  std::string compiler = dir.path() + "/slow-gcc";
+  writeFile(compiler, "#!/bin/sh\nexec sleep 30\n");
+  std::filesystem::permissions(compiler, std::filesystem::perms::owner_all);
+  LocalBuilderOptions options;
+  options.timeout = std::chrono::milliseconds(700);
+  options.compileOptions = codegen::CompileOptions{};
+  options.compileOptions->compiler = compiler;
+  LocalBuilder builder(options);
+  auto start = std::chrono::steady_clock::now();
+  auto r = builder.build({candidate(smallMatmul(), "")})[0];
+  EXPECT_EQ(r.errorNo, MeasureErrorNo::BuildTimeoutError) << r.errorMessage;
+  expectContains(r.errorMessage, "did not answer its queries");
+  EXPECT_LT(secondsSince(start), 3.0);
+}
+
 TEST(LocalBuilder, ParallelBuildsOverlap) {
   // Two builds whose code generation sleeps 0.8 s each: one after the other they need 1.6 s.
   auto options = faultyOptions();
