@@ -56,7 +56,6 @@ DirectLink directLinkFor(const std::string& compiler, std::chrono::milliseconds 
   bool gcc = compiler.find("gcc") != std::string::npos || compiler.find("g++") != std::string::npos;
   if (gcc) {
     SubprocessOptions query;
-    query.timeout = timeout;
     auto start = std::chrono::steady_clock::now();
     bool hung = false;
     auto ask = [&](const std::string& option) {

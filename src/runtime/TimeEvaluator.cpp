@@ -109,6 +109,13 @@ class CacheFlusher {
 
 void flushLastLevelCache() { CacheFlusher().flush(); }
 
+double medianOf(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
 void computeStatistics(TimingResult& result) {
   const auto& c = result.costs;
   if (c.empty()) {
@@ -117,14 +124,11 @@ void computeStatistics(TimingResult& result) {
   }
   double n = double(c.size());
   result.mean = std::accumulate(c.begin(), c.end(), 0.0) / n;
-  std::vector<double> sorted = c;
-  std::sort(sorted.begin(), sorted.end());
-  size_t mid = sorted.size() / 2;
-  result.median = sorted.size() % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  result.median = medianOf(c);
   double squares = 0;
   for (double x : c) squares += (x - result.mean) * (x - result.mean);
   result.stddev = std::sqrt(squares / n);
-  result.min = sorted.front();
+  result.min = *std::min_element(c.begin(), c.end());
 }
 
 TimingResult timeFunction(const std::function<void()>& call, const TimeEvaluatorOptions& options) {
@@ -233,9 +237,7 @@ double medianRoundRatio(const TimingResult& numerator, const TimingResult& denom
                denominator.costs.size());
   std::vector<double> ratios;
   for (size_t r = 0; r < numerator.costs.size(); ++r) ratios.push_back(numerator.costs[r] / denominator.costs[r]);
-  std::sort(ratios.begin(), ratios.end());
-  size_t n = ratios.size();
-  return n % 2 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
+  return medianOf(std::move(ratios));
 }
 
 }  // namespace tessel::runtime

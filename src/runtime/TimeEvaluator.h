@@ -63,6 +63,9 @@ std::vector<TimingResult> timeInterleaved(const std::vector<std::function<void()
 /// two medians to settle (the tuner confirms a candidate against the default the same way).
 double medianRoundRatio(const TimingResult& numerator, const TimingResult& denominator);
 
+/// The median of `values` (the mean of the middle two for an even count); 0 for none.
+double medianOf(std::vector<double> values);
+
 /// Fills the statistics of a result from its costs.
 void computeStatistics(TimingResult& result);
 

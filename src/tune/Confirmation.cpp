@@ -8,6 +8,7 @@
 #include <random>
 #include <set>
 
+#include "runtime/TimeEvaluator.h"
 #include "support/Clock.h"
 #include "support/Error.h"
 
@@ -16,12 +17,6 @@ namespace tessel::tune {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 std::vector<double> finiteOnly(const std::vector<double>& values) {
   std::vector<double> finite;
@@ -32,7 +27,7 @@ std::vector<double> finiteOnly(const std::vector<double>& values) {
 
 double finiteMedian(const std::vector<double>& values) {
   std::vector<double> finite = finiteOnly(values);
-  return finite.empty() ? std::numeric_limits<double>::infinity() : median(finite);
+  return finite.empty() ? std::numeric_limits<double>::infinity() : runtime::medianOf(finite);
 }
 
 }  // namespace
@@ -140,7 +135,7 @@ std::optional<Confirmation> confirmAgainstFallback(const std::vector<MeasureInpu
       ratios.push_back(costs[k][r] / base[r]);
       wins += ratios.back() < 1;
     }
-    double ratio = ratios.empty() ? std::numeric_limits<double>::infinity() : median(ratios);
+    double ratio = ratios.empty() ? std::numeric_limits<double>::infinity() : runtime::medianOf(ratios);
     c.ratios.push_back(ratio);
     bool beats = 2 * wins > options.rounds && ratio < 1 - options.margin && finiteMedian(costs[k]) < baseMedian;
     if (beats && ratio < c.winnerRatio) {
@@ -152,8 +147,8 @@ std::optional<Confirmation> confirmAgainstFallback(const std::vector<MeasureInpu
   c.winnerCosts = finiteOnly(costs[c.winner]);
   c.fallbackCosts = finiteOnly(base);
   if (c.winnerCosts.empty()) return std::nullopt;  // even the fallback failed every round
-  c.winnerCost = median(c.winnerCosts);
-  c.fallbackCost = c.fallbackCosts.empty() ? 0 : median(c.fallbackCosts);
+  c.winnerCost = runtime::medianOf(c.winnerCosts);
+  c.fallbackCost = c.fallbackCosts.empty() ? 0 : runtime::medianOf(c.fallbackCosts);
   return c;
 }
 
