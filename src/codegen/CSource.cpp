@@ -257,6 +257,36 @@ class Emitter {
     return finder.found;
   }
 
+  /// True if a parallel loop inside `s` (a lambda handed to tessel_parallel_for in the
+  /// source) loads or stores `buffer`.
+  static bool accessedInParallelLoop(const Stmt& s, const BufferNode* buffer) {
+    struct Finder : IRVisitor {
+      const BufferNode* buffer = nullptr;
+      bool found = false;
+      void visit(const Expr&) override {}
+      void visit(const Stmt& x) override {
+        if (found) return;
+        if (auto f = x.as<ForNode>(); f && f->forKind == ForKind::Parallel) found = accessesBuffer(f->body, buffer);
+        else IRVisitor::visit(x);
+      }
+    } finder;
+    finder.buffer = buffer;
+    finder.visit(s);
+    return finder.found;
+  }
+
+  /// Marks a local variable live from its declaration on, for one that a parallel loop's
+  /// lambda fills. GCC (seen with 12.2) decides which locals may share a
+  /// stack slot from where each is first mentioned. When the loop-invariant address of a
+  /// variable declared inside a loop is hoisted out of it and the lambda is its only user
+  /// before the region, the variable looks dead until after the region, and GCC gave its
+  /// slot to the OpenMP region's argument block: the lambda's stores overwrote the block's
+  /// pointers (a crash the schedule fuzzer found). An empty asm naming the address is a
+  /// mention inside the loop that no pass moves, and costs no instruction.
+  void keepLiveFromHere(const std::string& address) {
+    out << pad() << fmt::format("__asm__ volatile(\"\" : : \"r\"({}));\n", address);
+  }
+
   std::string pad() const { return std::string(size_t(indent) * 2, ' '); }
 
   std::string uniqueName(const void* key, const std::string& base) {
@@ -613,12 +643,17 @@ class Emitter {
         if (int lanes = n->buffer->registerLanes; lanes > 0) {
           DataType rt = n->buffer->dtype.withLanes(lanes);
           std::string ty = lanes > 1 ? vectorType(rt) : scalarType(rt);
-          for (int64_t r = 0; r < count / lanes; ++r) out << pad() << fmt::format("{} {}_r{};\n", ty, name, r);
+          bool filledInParallel = !inParallel && accessedInParallelLoop(n->body, n->buffer.get());
+          for (int64_t r = 0; r < count / lanes; ++r) {
+            out << pad() << fmt::format("{} {}_r{};\n", ty, name, r);
+            if (filledInParallel) keepLiveFromHere(fmt::format("&{}_r{}", name, r));
+          }
           stmt(n->body);
           return;
         }
         if (!onHeap(n->buffer)) {
           out << pad() << fmt::format("alignas(64) {} {}[{}];\n", t, name, count);
+          if (!inParallel && accessedInParallelLoop(n->body, n->buffer.get())) keepLiveFromHere(name);
           stmt(n->body);
         } else if (!inParallel && !inClosure) {
           // A buffer of the whole call (not per iteration of a parallel loop) is the library's

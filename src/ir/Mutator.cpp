@@ -270,17 +270,37 @@ bool usesAnyVar(const Expr& e, const std::function<bool(const VarNode*)>& pred) 
   return f.found;
 }
 
+namespace {
+
+/// Finds a load from `buffer` and, when `countStores`, a store to it.
+struct BufferAccessFinder : IRVisitor {
+  const BufferNode* buffer = nullptr;
+  bool countStores = false;
+  bool found = false;
+  void visit(const Expr& x) override {
+    if (auto l = x.as<LoadNode>(); l && l->buffer.get() == buffer) found = true;
+    if (!found) IRVisitor::visit(x);
+  }
+  void visit(const Stmt& x) override {
+    if (auto st = x.as<StoreNode>(); countStores && st && st->buffer.get() == buffer) found = true;
+    if (!found) IRVisitor::visit(x);
+  }
+};
+
+}  // namespace
+
 bool readsBuffer(const Expr& e, const BufferNode* buffer) {
-  struct Finder : IRVisitor {
-    const BufferNode* buffer;
-    bool found = false;
-    void visit(const Expr& x) override {
-      if (auto l = x.as<LoadNode>(); l && l->buffer.get() == buffer) found = true;
-      if (!found) IRVisitor::visit(x);
-    }
-  } finder;
+  BufferAccessFinder finder;
   finder.buffer = buffer;
   finder.visit(e);
+  return finder.found;
+}
+
+bool accessesBuffer(const Stmt& s, const BufferNode* buffer) {
+  BufferAccessFinder finder;
+  finder.buffer = buffer;
+  finder.countStores = true;
+  finder.visit(s);
   return finder.found;
 }
 

@@ -55,5 +55,7 @@ bool usesVar(const Stmt& s, const VarNode* var);
 bool usesAnyVar(const Expr& e, const std::function<bool(const VarNode*)>& pred);
 /// True if e loads from `buffer`.
 bool readsBuffer(const Expr& e, const BufferNode* buffer);
+/// True if s loads from or stores to `buffer`.
+bool accessesBuffer(const Stmt& s, const BufferNode* buffer);
 
 }  // namespace tessel::ir

@@ -77,3 +77,29 @@ TEST(FuzzRegression, PartitionedPiecesDoNotShareAnAllocation) {
                           std::make_shared<ComputeAtStep>("C.local", "C", "j.0")},
                          5);
 }
+
+// The list the fuzzer found (seed 13738184059766455429, case 203): a cached input declared in
+// a serial loop and filled by a parallel loop inside it. GCC gave the array the stack slot of
+// the OpenMP region's argument block (the array's address was hoisted out of the loop, so it
+// looked dead before the region); the lambda's stores overwrote the block and the process
+// crashed with two or more threads. The source marks such an array live where it is declared.
+TEST(FuzzRegression, ArrayFilledByAParallelLoopKeepsItsOwnStackSlot) {
+  auto steps = stepsFromJson(nlohmann::json::parse(R"([
+    {"step": "split", "stage": "conv2d_nhwc", "iterator": "yy", "factors": [1]},
+    {"step": "reorder", "stage": "conv2d_nhwc", "order": ["xx", "yy.0", "rx", "yy.1", "nn", "ff"]},
+    {"step": "annotate", "stage": "PaddedInput", "iterator": "i0", "annotation": "unroll"},
+    {"step": "cache_read", "stage": "data", "scope": "local", "readers": ["PaddedInput"]},
+    {"step": "compute_at", "stage": "data.local", "target": "PaddedInput", "target_iterator": "i2"},
+    {"step": "split", "stage": "conv2d_nhwc", "iterator": "ry", "factors": [4]},
+    {"step": "annotate", "stage": "data.local", "iterator": "ax0", "annotation": "parallel"},
+    {"step": "split", "stage": "conv2d_nhwc", "iterator": "yy.0", "factors": [5]},
+    {"step": "compute_at", "stage": "PaddedInput", "target": "conv2d_nhwc", "target_iterator": "rc"},
+    {"step": "follow_split", "stage": "data.local", "iterator": "ax3", "source_stage": "conv2d_nhwc",
+     "source_iterator": "yy", "parts": 2},
+    {"step": "compute_at", "stage": "data.local", "target": "conv2d_nhwc", "target_iterator": "rx"}
+  ])"));
+  auto dag = ops::conv2dNHWC(1, 3, 9, 11, 5, 3, 3, 2, 1);
+  auto r = kernelcheck::checkAgainstReference(replay(dag, steps), 3, kernelcheck::boundsCheckedOptions());
+  EXPECT_LT(r.maxRelativeError, 1e-5) << r.source;
+  EXPECT_NE(r.source.find(R"(__asm__ volatile("" : : "r"(data_local));)"), std::string::npos) << r.source;
+}
