@@ -21,7 +21,9 @@
 //             first here (tessel tune does), so the curves compare the search alone.
 //   auto      the auto-scheduler: resnet-18 and mobilenet tuned with `--scheduler auto` and
 //             the template run's total budget (tuned latency next to template-tuned; run.sh
-//             times both modules beside the peers; both also timed here in alternation);
+//             times both modules beside the peers; both also timed here in alternation, with
+//             the template module loaded a second time as the control: _template_control_paired
+//             is the difference the timing shows between two copies of one module);
 //             resnet-18's 56x56x64 3x3 conv (AutoScheduleBench.h): after 50 / 100 / 200
 //             trials, the schedule the tuner would build then, re-timed in alternation with
 //             oneDNN's; states scored per second.
@@ -43,9 +45,9 @@
 //                           (search: tuners and seeds see one landscape); 0: always measure
 //   BENCH_TUNE_BATCH        8 candidates per measurement round
 //   BENCH_TUNE_CONV_ROUNDS  5 interleaved rounds per conv in the convs part
-//   BENCH_TUNE_INTERLEAVED_ROUNDS  200 rounds of two modules timed in alternation (auto against
-//                           template-tuned, busy-tuned against untuned; about 40 s for
-//                           resnet-18): the median of the rounds' ratios decides (_paired)
+//   BENCH_TUNE_INTERLEAVED_ROUNDS  200 rounds of modules timed in alternation (auto against
+//                           template-tuned and its control, busy-tuned against untuned; about
+//                           60 s for resnet-18): the median of the rounds' ratios decides (_paired)
 //   BENCH_TUNE_AUTO_CONV, BENCH_TUNE_AUTO_CHECKPOINTS, BENCH_TUNE_AUTO_POPULATION,
 //   BENCH_TUNE_AUTO_BATCH   the auto part's conv: 56:64:64:3:1, 50,100,200, 2048, 16
 //   BENCH_TUNE_AUTO_MODELS  resnet-18,mobilenet (none: the conv only); BENCH_TUNE_AUTO_TRIALS: their budget (default:
@@ -57,6 +59,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <random>
@@ -364,40 +367,49 @@ NetworkResult tuneNetwork(const std::string& model, const Settings& settings, bo
   return result;
 }
 
-/// Two module directories timed in alternation on the free cores, `rounds` rounds of at least
-/// 100 ms each: a change in the machine's speed hits both alike. Many short rounds: a round's
+/// Module directories timed in alternation on the free cores, `rounds` rounds of at least
+/// 100 ms each: a change in the machine's speed hits them alike. Many short rounds: a round's
 /// spread on this class of shared host reached a sixth of the mean (mobilenet, 10 rounds: std dev
-/// 0.88 ms on 5.42), so the median of 10 still moved by several percent between runs.
-std::vector<runtime::TimingResult> timeModulesInAlternation(const std::string& first, const std::string& second, int rounds) {
+/// 0.88 ms on 5.42), so the median of 10 still moved by several percent between runs. A
+/// directory may be named twice: it is loaded twice, as another module would be.
+std::vector<runtime::TimingResult> timeModulesInAlternation(const std::vector<std::string>& dirs, int rounds) {
   runtime::useFreeCores();
-  auto a = runtime::GraphExecutor::load(first);
-  auto b = runtime::GraphExecutor::load(second);
-  a.setZeroInputs();
-  b.setZeroInputs();
+  std::vector<runtime::GraphExecutor> executors;
+  for (const std::string& dir : dirs) {
+    executors.push_back(runtime::GraphExecutor::load(dir));
+    executors.back().setZeroInputs();
+  }
+  std::vector<std::function<void()>> calls;
+  for (auto& e : executors) calls.push_back([&e] { e.run(); });
   runtime::TimeEvaluatorOptions timing;
   timing.repeat = rounds;
   timing.minRepeatMs = 100;
-  return runtime::timeInterleaved({[&] { a.run(); }, [&] { b.run(); }}, timing);
+  return runtime::timeInterleaved(calls, timing);
 }
 
 /// The template-tuned and the auto-scheduled modules of `model` timed in alternation
 /// (BENCH_TUNE_INTERLEAVED_ROUNDS rounds): each tune run's own "Mean inference time" comes from
 /// a different moment of the machine, and on a machine whose speed drifts by tens of percent
-/// between minutes only an interleaved timing says which module is faster.
+/// between minutes only an interleaved timing says which module is faster. The template module
+/// is loaded a second time and timed third, as a control: the same kernels in other memory
+/// measured 2% apart on this host (mobilenet, 100 rounds), so a difference between the two
+/// tuners smaller than the control's is not one.
 void compareTunedModules(const std::string& model, const Settings& settings) {
-  auto r = timeModulesInAlternation(settings.out + "/" + model + ".tuned", settings.out + "/" + model + ".auto.tuned",
-                                    settings.interleavedRounds);
-  double paired = runtime::medianRoundRatio(r[1], r[0]);
+  std::string templateDir = settings.out + "/" + model + ".tuned";
+  auto r = timeModulesInAlternation({templateDir, settings.out + "/" + model + ".auto.tuned", templateDir}, settings.interleavedRounds);
+  double paired = runtime::medianRoundRatio(r[1], r[0]), control = runtime::medianRoundRatio(r[2], r[0]);
   fmt::print("{}, timed in alternation ({} rounds, {} threads, load average {}): template-tuned {:.3f} ms (median; std dev "
-             "{:.3f}), auto-scheduled {:.3f} ms ({:.3f}): auto / template {:.3f} (ratio of the medians), {:.3f} (median of the "
-             "rounds' ratios)\n",
+             "{:.3f}), auto-scheduled {:.3f} ms ({:.3f}), the template module loaded again {:.3f} ms ({:.3f}): auto / template "
+             "{:.3f} (ratio of the medians), {:.3f} (median of the rounds' ratios); the control, template again / template, "
+             "{:.3f} (median of the rounds' ratios)\n",
              model, r[0].costs.size(), runtime::kernelThreadCount(), machineLoad(), r[0].median * 1e3, r[0].stddev * 1e3,
-             r[1].median * 1e3, r[1].stddev * 1e3, r[1].median / r[0].median, paired);
+             r[1].median * 1e3, r[1].stddev * 1e3, r[2].median * 1e3, r[2].stddev * 1e3, r[1].median / r[0].median, paired, control);
   std::string n = benchName(model) + "_auto";
   report(n + "_interleaved_ms", r[1].median * 1e3, "ms");
   report(n + "_template_interleaved_ms", r[0].median * 1e3, "ms");
   report(n + "_vs_template_interleaved", r[1].median / r[0].median, "ratio");
   report(n + "_vs_template_paired", paired, "ratio");
+  report(n + "_template_control_paired", control, "ratio");
 }
 
 /// `tessel tune --scheduler auto` on a network with `trials` for the whole network (the template
@@ -460,7 +472,7 @@ void busyTuning(const Settings& settings) {
   graph::BuildOptions untunedBuild;
   untunedBuild.schedule = [](const te::ComputeDAG& dag) { return ops::defaultCpuSchedule(dag); };
   graph::buildGraph(preparedModel(model).winograd, untunedDir, untunedBuild);  // what tessel compile builds
-  auto r = timeModulesInAlternation(settings.out + "/" + model + "-busy.tuned", untunedDir, settings.interleavedRounds);
+  auto r = timeModulesInAlternation({settings.out + "/" + model + "-busy.tuned", untunedDir}, settings.interleavedRounds);
   fmt::print("busy-machine tuning: tuned {:.2f} ms ({:.2f}), untuned {:.2f} ms ({:.2f}), timed in alternation after the "
              "competitor stopped ({} threads, load average {})\n",
              r[0].mean * 1e3, r[0].stddev * 1e3, r[1].mean * 1e3, r[1].stddev * 1e3, runtime::kernelThreadCount(), machineLoad());
