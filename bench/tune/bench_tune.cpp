@@ -44,7 +44,9 @@
 //   BENCH_TUNE_SHARE        1: a candidate measured once in this run is not measured again
 //                           (search: tuners and seeds see one landscape); 0: always measure
 //   BENCH_TUNE_BATCH        8 candidates per measurement round
-//   BENCH_TUNE_CONV_ROUNDS  5 interleaved rounds per conv in the convs part
+//   BENCH_TUNE_CONV_ROUNDS  21 interleaved rounds per conv in the convs part (with 5, one
+//                           conv's ratio to oneDNN moved by up to 14% between two runs on
+//                           the same records; about 3.5 minutes for the 15 convs)
 //   BENCH_TUNE_INTERLEAVED_ROUNDS  200 rounds of modules timed in alternation (auto against
 //                           template-tuned and its control, busy-tuned against untuned; about
 //                           60 s for resnet-18): the median of the rounds' ratios decides (_paired)
@@ -168,7 +170,7 @@ struct Settings {
   std::vector<std::string> searchConvs = splitList(envString("BENCH_TUNE_SEARCH_CONVS", "56:64:64:3:1,28:128:128:3:1,7:512:512:3:1"));
   bool share = envInt("BENCH_TUNE_SHARE", 1) != 0;
   size_t batch = size_t(std::max<int64_t>(1, envInt("BENCH_TUNE_BATCH", 8)));
-  int convRounds = int(std::max<int64_t>(1, envInt("BENCH_TUNE_CONV_ROUNDS", 5)));
+  int convRounds = int(std::max<int64_t>(1, envInt("BENCH_TUNE_CONV_ROUNDS", 21)));
   int interleavedRounds = int(std::max<int64_t>(2, envInt("BENCH_TUNE_INTERLEAVED_ROUNDS", 200)));
 
   bool runs(const std::string& part) const { return std::find(parts.begin(), parts.end(), part) != parts.end(); }
