@@ -640,10 +640,11 @@ class Emitter {
         std::string t = storageType(n->buffer->dtype);
         int64_t count = n->buffer->elementCount();
         int64_t bytes = count * n->buffer->dtype.storageBytes();
+        // A local (registers or a stack array) that a parallel loop's lambda fills.
+        bool filledInParallel = !inParallel && !onHeap(n->buffer) && accessedInParallelLoop(n->body, n->buffer.get());
         if (int lanes = n->buffer->registerLanes; lanes > 0) {
           DataType rt = n->buffer->dtype.withLanes(lanes);
           std::string ty = lanes > 1 ? vectorType(rt) : scalarType(rt);
-          bool filledInParallel = !inParallel && accessedInParallelLoop(n->body, n->buffer.get());
           for (int64_t r = 0; r < count / lanes; ++r) {
             out << pad() << fmt::format("{} {}_r{};\n", ty, name, r);
             if (filledInParallel) keepLiveFromHere(fmt::format("&{}_r{}", name, r));
@@ -653,7 +654,7 @@ class Emitter {
         }
         if (!onHeap(n->buffer)) {
           out << pad() << fmt::format("alignas(64) {} {}[{}];\n", t, name, count);
-          if (!inParallel && accessedInParallelLoop(n->body, n->buffer.get())) keepLiveFromHere(name);
+          if (filledInParallel) keepLiveFromHere(name);
           stmt(n->body);
         } else if (!inParallel && !inClosure) {
           // A buffer of the whole call (not per iteration of a parallel loop) is the library's
