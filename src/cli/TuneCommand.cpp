@@ -68,6 +68,7 @@ struct TuneArgs : ModelArgs {
   bool resume = false, transferLearning = false, checkCorrectness = false, cacheFlush = false, noEvaluate = false, force = false;
   int nParallel = 0, number = 4, repeat = 3, confirmTop = 5, confirmRounds = 5, threads = 0, evaluateRepeat = 10;
   double busyPause = 10;
+  double busyPauseShare = 0.2;
   size_t batchSize = 8;
   double minRepeatMs = 0, timeout = 10, buildTimeout = 10, cooldown = 0;
   uint64_t seed = 0;
@@ -285,6 +286,7 @@ void tune(const TuneArgs& a) {
   if (local && !gpu) {
     tune::LoadMonitorOptions m;
     m.pauseSeconds = a.busyPause;
+    m.pauseShare = a.busyPauseShare;
     m.warnTo = stdout;
     monitor.emplace(*runner, m);
   }
@@ -623,6 +625,10 @@ void addTuneCommand(CLI::App& app) {
   c->add_option("--busy-pause", args->busyPause,
                 "seconds to wait for a busy machine to calm down before measuring anyway, under load (default 10)")
       ->check(numberIn(0.0, 3600.0));
+  c->add_option("--busy-pause-share", args->busyPauseShare,
+                "the most of the run's time those waits may take, beyond one pause (default 0.2); past it, busy batches "
+                "are measured at once and flagged as measured under load")
+      ->check(numberIn(0.0, 1.0));
   c->add_flag("--enable-cpu-cache-flush", args->cacheFlush, "flush the last-level cache before each measurement");
   c->add_option("--cold-cache", args->coldCache,
                 "measure tasks with cold caches (their arguments rotate through copies larger than the last-level cache): "

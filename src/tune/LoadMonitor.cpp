@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <thread>
@@ -10,14 +11,25 @@ namespace tessel::tune {
 
 namespace {
 constexpr auto kSampleWindow = std::chrono::milliseconds(30);
-constexpr auto kPauseStep = std::chrono::milliseconds(500);
+constexpr double kPauseStepSeconds = 0.5;
 }  // namespace
 
-LoadMonitor::LoadMonitor(Runner& runner, LoadMonitorOptions options) : runner_(runner), options_(options) {
+LoadMonitor::LoadMonitor(Runner& runner, LoadMonitorOptions options) : runner_(runner), options_(std::move(options)) {
+  if (!options_.clock)
+    options_.clock = [] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); };
+  if (!options_.sleep) options_.sleep = [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); };
+  start_ = now();
   // The idle figure: the fastest of a few probes now (a busy start is caught by the load
   // sample, and a faster probe later lowers the figure).
   for (int i = 0; i < 3; ++i)
     if (auto p = runner_.probeSeconds()) idle_ = idle_ ? std::min(*idle_, *p) : *p;
+}
+
+double LoadMonitor::now() const { return options_.clock(); }
+
+double LoadMonitor::pauseAllowance() const {
+  double budget = options_.pauseSeconds + options_.pauseShare * (now() - start_) - pausedSeconds_;
+  return std::clamp(budget, 0.0, options_.pauseSeconds);
 }
 
 LoadMonitor::Reading LoadMonitor::read() {
@@ -42,22 +54,32 @@ bool LoadMonitor::beforeRun(int candidates) {
   Reading r = read();
   if (r.slowdown > options_.slowdown) {
     // Measurements now would be slow by an amount that has nothing to do with the candidates:
-    // wait a little for the machine to calm down.
+    // wait a little for the machine to calm down, as far as the budget allows.
     if (!warned_)
       warn(fmt::format("machine busy: measurements {:.0f}% slower than idle; results may be noisy{}", 100 * (r.slowdown - 1),
                        options_.sampleLoad ? fmt::format(" ({})", r.load.describe()) : ""));
     warned_ = true;
-    auto start = std::chrono::steady_clock::now();
-    while (r.slowdown > options_.slowdown &&
-           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < options_.pauseSeconds) {
-      std::this_thread::sleep_for(kPauseStep);
-      r = read();
-    }
-    double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    pausedSeconds_ += waited;
-    if (r.slowdown <= options_.slowdown) {
-      warn(fmt::format("machine quiet again after {:.1f} s; measuring", waited));
-      warned_ = false;
+    double allowance = pauseAllowance();
+    if (allowance < kPauseStepSeconds) {
+      if (!budgetNoted_ && options_.pauseSeconds > 0) {
+        double elapsed = now() - start_;
+        warn(fmt::format("waiting for the machine has taken {:.0f} s of {:.0f} s, the most allowed ({:.0f}% and one pause): "
+                         "busy batches run without waiting while it stays there, flagged as measured under load",
+                         pausedSeconds_, elapsed, 100 * options_.pauseShare));
+        budgetNoted_ = true;
+      }
+    } else {
+      double start = now(), waited = 0;
+      while (r.slowdown > options_.slowdown && waited < allowance) {
+        options_.sleep(kPauseStepSeconds);
+        r = read();
+        waited = now() - start;
+      }
+      pausedSeconds_ += waited;
+      if (r.slowdown <= options_.slowdown) {
+        warn(fmt::format("machine quiet again after {:.1f} s; measuring", waited));
+        warned_ = false;
+      }
     }
   } else if (r.busy && !warned_) {
     warn(fmt::format("machine busy: {}; results may be noisy", r.load.describe()));
@@ -74,7 +96,8 @@ bool LoadMonitor::beforeRun(int candidates) {
 
 std::string LoadMonitor::summary() const {
   std::string text = fmt::format("{} of {} candidates were measured under load", candidatesUnderLoad_, candidatesMeasured_);
-  if (pausedSeconds_ > 0) text += fmt::format(" (paused {:.1f} s waiting for the machine)", pausedSeconds_);
+  if (pausedSeconds_ > 0)
+    text += fmt::format(" (paused {:.1f} s of {:.1f} s waiting for the machine)", pausedSeconds_, now() - start_);
   return text;
 }
 

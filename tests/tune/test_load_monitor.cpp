@@ -1,5 +1,6 @@
-// The load monitor (tune/LoadMonitor.h) on a runner whose probe is scripted: a slow probe is a
-// busy machine, warned about once, waited for, and the batch flagged when it does not calm.
+// The load monitor (tune/LoadMonitor.h) on a runner whose probe is scripted and a scripted
+// clock: a slow probe is a busy machine, warned about once, waited for, and the batch flagged
+// when it does not calm; the pauses stay within their share of the run.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -36,42 +37,111 @@ std::string readAll(std::FILE* f) {
   return text;
 }
 
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+/// Options on a scripted clock that only sleeps (and the test) advance, the probe alone deciding.
+struct ScriptedTime {
+  double seconds = 1000;
+  LoadMonitorOptions options(std::FILE* out) {
+    LoadMonitorOptions o;
+    o.sampleLoad = false;
+    o.warnTo = out;
+    o.clock = [this] { return seconds; };
+    o.sleep = [this](double s) { seconds += s; };
+    return o;
+  }
+};
+
 TEST(LoadMonitor, ASlowProbeIsABusyMachineWaitedForThenFlagged) {
   // Idle at 1 ms (three probes at the start), then twice as slow for good.
   ScriptedRunner runner({1e-3, 1e-3, 1e-3, 1e-3, 2e-3});
   std::FILE* out = std::tmpfile();
-  LoadMonitorOptions options;
-  options.sampleLoad = false;  // the probe alone decides: deterministic
-  options.pauseSeconds = 0.6;
-  options.warnTo = out;
+  ScriptedTime time;
+  LoadMonitorOptions options = time.options(out);
+  options.pauseSeconds = 1.5;
   LoadMonitor monitor(runner, options);
   EXPECT_EQ(monitor.idleProbe(), 1e-3);
   EXPECT_FALSE(monitor.beforeRun(8));  // the fourth probe: still idle
   EXPECT_TRUE(monitor.beforeRun(8));   // slow, waited for, still slow: measured under load
+  EXPECT_DOUBLE_EQ(monitor.pausedSeconds(), 1.5);
   EXPECT_TRUE(monitor.beforeRun(4));
   EXPECT_EQ(monitor.candidatesMeasured(), 20);
   EXPECT_EQ(monitor.candidatesUnderLoad(), 12);
-  EXPECT_GE(monitor.pausedSeconds(), 1.0);
   std::string text = readAll(out);
   EXPECT_NE(text.find("machine busy: measurements 100% slower than idle; results may be noisy"), std::string::npos) << text;
-  EXPECT_EQ(text.find("machine busy", text.find("machine busy") + 1), std::string::npos) << "warned once per busy spell: " << text;
-  EXPECT_NE(monitor.summary().find("12 of 20 candidates were measured under load"), std::string::npos) << monitor.summary();
+  EXPECT_EQ(count(text, "machine busy"), 1u) << "warned once per busy spell: " << text;
+  EXPECT_NE(monitor.summary().find("12 of 20 candidates were measured under load (paused"), std::string::npos) << monitor.summary();
   std::fclose(out);
 }
 
 TEST(LoadMonitor, AMachineThatCalmsDownWhileWaitedForIsNotFlagged) {
-  ScriptedRunner runner({1e-3, 1e-3, 1e-3, 3e-3, 1.05e-3});
+  ScriptedRunner runner({1e-3, 1e-3, 1e-3, 3e-3, 3e-3, 1.05e-3});
   std::FILE* out = std::tmpfile();
-  LoadMonitorOptions options;
-  options.sampleLoad = false;
+  ScriptedTime time;
+  LoadMonitorOptions options = time.options(out);
   options.pauseSeconds = 5;
-  options.warnTo = out;
   LoadMonitor monitor(runner, options);
-  EXPECT_FALSE(monitor.beforeRun(8));  // slow once, then quiet again within the pause
+  EXPECT_FALSE(monitor.beforeRun(8));  // slow twice, then quiet again within the pause
   EXPECT_EQ(monitor.candidatesUnderLoad(), 0);
+  EXPECT_DOUBLE_EQ(monitor.pausedSeconds(), 1.0);
   std::string text = readAll(out);
   EXPECT_NE(text.find("machine busy: measurements 200% slower than idle"), std::string::npos) << text;
-  EXPECT_NE(text.find("machine quiet again after"), std::string::npos) << text;
+  EXPECT_NE(text.find("machine quiet again after 1.0 s; measuring"), std::string::npos) << text;
+  std::fclose(out);
+}
+
+// A machine busy for good (a shared host's hyperthread sibling can be, for minutes) costs the
+// run at most the pause share of its time and one pause: past that, busy batches run at once,
+// flagged, and the user is told once why tessel stopped waiting.
+TEST(LoadMonitor, PausesStayWithinTheirShareOfTheRun) {
+  ScriptedRunner runner({1e-3, 1e-3, 1e-3, 2e-3});
+  std::FILE* out = std::tmpfile();
+  ScriptedTime time;
+  LoadMonitorOptions options = time.options(out);
+  options.pauseSeconds = 10;
+  options.pauseShare = 0.2;
+  LoadMonitor monitor(runner, options);
+  double start = time.seconds;
+  for (int batch = 0; batch < 300; ++batch) {
+    EXPECT_TRUE(monitor.beforeRun(8)) << batch;
+    time.seconds += 1;  // building and running the batch
+  }
+  double elapsed = time.seconds - start;
+  EXPECT_LE(monitor.pausedSeconds(), 10 + 0.2 * elapsed + 0.5);  // one pause step past the allowance at most
+  EXPECT_GE(monitor.pausedSeconds(), 0.2 * elapsed - 0.5);        // and it did keep waiting within its share
+  EXPECT_EQ(monitor.candidatesUnderLoad(), 2400);
+  std::string text = readAll(out);
+  EXPECT_EQ(count(text, "waiting for the machine has taken"), 1u) << text;
+  EXPECT_NE(text.find("the most allowed (20% and one pause): busy batches run without waiting"), std::string::npos) << text;
+  std::fclose(out);
+}
+
+// With no budget left, a busy spell that ends is still noticed: the next slow batch waits again
+// once the share has refilled.
+TEST(LoadMonitor, TheBudgetRefillsWithTime) {
+  std::deque<double> probes(3, 1e-3);  // idle at the start
+  probes.insert(probes.end(), 23, 2e-3);  // the whole first pause (1 + 20 probes), the next batch, and once more
+  probes.push_back(1e-3);                 // then quiet for good
+  ScriptedRunner runner(probes);
+  std::FILE* out = std::tmpfile();
+  ScriptedTime time;
+  LoadMonitorOptions options = time.options(out);
+  options.pauseSeconds = 10;
+  options.pauseShare = 0.02;
+  LoadMonitor monitor(runner, options);
+  EXPECT_TRUE(monitor.beforeRun(8));  // waited the whole pause, still busy
+  EXPECT_DOUBLE_EQ(monitor.pausedSeconds(), 10);
+  EXPECT_TRUE(monitor.beforeRun(8));  // 0.2 s of budget left: no wait
+  EXPECT_DOUBLE_EQ(monitor.pausedSeconds(), 10);
+  time.seconds += 100;                 // a long stretch of work: 2 s of share again
+  EXPECT_FALSE(monitor.beforeRun(8));  // slow, waited for, quiet after one step
+  EXPECT_DOUBLE_EQ(monitor.pausedSeconds(), 10.5);
+  std::string text = readAll(out);
+  EXPECT_EQ(count(text, "waiting for the machine has taken 10 s of 10 s"), 1u) << text;
   std::fclose(out);
 }
 
