@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <iostream>
+#include <map>
 
 #include "cli/OptionChecks.h"
 #include "graph/GraphParams.h"
@@ -75,8 +76,8 @@ void addModelOptions(CLI::App* c, ModelArgs& a) {
   c->add_option("--winograd", a.winograd,
                 "stride-1 3x3 convolutions as Winograd F(m x m, 3 x 3): auto (CPU targets, NHWC: F(4x4) while its "
                 "weights fit the L2 cache, else F(2x2) with at least 32 tiles, direct below 16 channels; GPU targets, "
-                "NCHW: direct, unless tuning records of both measured Winograd faster), never, 2 or 4 (every one)")
-      ->check(CLI::IsMember({"auto", "never", "2", "4"}));
+                "NCHW: direct, unless tuning records of both measured Winograd faster), never, 2, 4 or 6 (every one)")
+      ->check(CLI::IsMember({"auto", "never", "2", "4", "6"}));
   c->add_option("--pack-weights", a.packWeights,
                 "NHWC convolution weights packed by blocks of output channels, so a register tile reads them as one "
                 "stream: auto (blocks of 32, or 16; 64 for 1x1 stride-1 convolutions on images of at most 14 columns) or never")
@@ -95,8 +96,9 @@ namespace {
 /// The fixed tile size of --winograd 2|4 as a choice; empty for never and auto (after checking
 /// the value).
 graph::WinogradChoice fixedWinogradChoice(const std::string& mode) {
-  TESSEL_CHECK(mode == "auto" || mode == "never" || mode == "2" || mode == "4", "--winograd: '{}' is not auto, never, 2 or 4", mode);
-  if (mode == "2" || mode == "4") return [m = std::stoi(mode)](const graph::Graph&, int) { return m; };
+  TESSEL_CHECK(mode == "auto" || mode == "never" || mode == "2" || mode == "4" || mode == "6",
+               "--winograd: '{}' is not auto, never, 2, 4 or 6", mode);
+  if (mode == "2" || mode == "4" || mode == "6") return [m = std::stoi(mode)](const graph::Graph&, int) { return m; };
   return {};
 }
 
@@ -162,13 +164,23 @@ PreparedModel prepareModel(const ModelArgs& a) {
 graph::Graph preparedModel(const ModelArgs& a) { return prepareModel(a).chosen; }
 
 std::string winogradSummary(const PreparedModel& prepared, const graph::Graph& built) {
-  int candidates = 0, f4 = 0, f2 = 0;
+  int candidates = 0;
+  std::map<int, int> byTile;  // tile size -> convolutions
   for (size_t i = 0; i < prepared.base.nodes().size(); ++i)
     candidates += graph::winogradCandidate(prepared.base, int(i), prepared.winogradLayout);
   for (const graph::Node& n : built.nodes())
-    if (n.op == "conv2d_winograd") (n.attrs.value("tile_size", 4) == 4 ? f4 : f2) += 1;
+    if (n.op == "conv2d_winograd") ++byTile[int(n.attrs.value("tile_size", 4))];
   if (candidates == 0) return "";
-  return fmt::format("Winograd for {} of {} stride-1 3x3 convolutions (F(4x4): {}, F(2x2): {})", f4 + f2, candidates, f4, f2);
+  // F(4x4) and F(2x2) always (the rule's two), F(6x6) where the build has it.
+  byTile.try_emplace(4, 0);
+  byTile.try_emplace(2, 0);
+  int total = 0;
+  std::string counts;
+  for (auto it = byTile.rbegin(); it != byTile.rend(); ++it) {
+    total += it->second;
+    counts += fmt::format("{}F({}x{}): {}", counts.empty() ? "" : ", ", it->first, it->first, it->second);
+  }
+  return fmt::format("Winograd for {} of {} stride-1 3x3 convolutions ({})", total, candidates, counts);
 }
 
 namespace {

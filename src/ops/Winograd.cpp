@@ -40,6 +40,36 @@ WinogradMatrices makeF4() {
   return w;
 }
 
+// F(6x6, 3x3) by the same construction (Lavin and Gray 2016, section 4) on the points 0, 1, -1,
+// 2, -2, 1/2, -1/2 and infinity: row j of B^T holds the coefficients of the product of (x - p)
+// over the other finite points (the last row: over all of them), G's row j is (1, p_j, p_j^2)
+// over that product's value at p_j, and A^T's column j the powers of p_j.
+WinogradMatrices makeF6() {
+  WinogradMatrices w;
+  w.m = 6;
+  w.alpha = 8;
+  w.BT = {{-1, 0, 21.0 / 4, 0, -21.0 / 4, 0, 1, 0},
+          {0, 1, 1, -17.0 / 4, -17.0 / 4, 1, 1, 0},
+          {0, -1, 1, 17.0 / 4, -17.0 / 4, -1, 1, 0},
+          {0, 0.5, 0.25, -2.5, -1.25, 2, 1, 0},
+          {0, -0.5, 0.25, 2.5, -1.25, -2, 1, 0},
+          {0, 2, 4, -2.5, -5, 0.5, 1, 0},
+          {0, -2, 4, 2.5, -5, -0.5, 1, 0},
+          {0, -1, 0, 21.0 / 4, 0, -21.0 / 4, 0, 1}};
+  w.G = {{-1, 0, 0},
+         {-2.0 / 9, -2.0 / 9, -2.0 / 9},
+         {-2.0 / 9, 2.0 / 9, -2.0 / 9},
+         {1.0 / 90, 1.0 / 45, 2.0 / 45},
+         {1.0 / 90, -1.0 / 45, 2.0 / 45},
+         {32.0 / 45, 16.0 / 45, 8.0 / 45},
+         {32.0 / 45, -16.0 / 45, 8.0 / 45},
+         {0, 0, 1}};
+  w.AT = {{1, 1, 1, 1, 1, 1, 1, 0},         {0, 1, -1, 2, -2, 0.5, -0.5, 0},
+          {0, 1, 1, 4, 4, 0.25, 0.25, 0},   {0, 1, -1, 8, -8, 0.125, -0.125, 0},
+          {0, 1, 1, 16, 16, 1.0 / 16, 1.0 / 16, 0}, {0, 1, -1, 32, -32, 1.0 / 32, -1.0 / 32, 1}};
+  return w;
+}
+
 /// sum over k of matrix[row][k] * term(k), the zero entries left out and +-1 written as an
 /// addition or subtraction.
 Expr sparseRow(const std::vector<double>& row, DataType type, const std::function<Expr(int)>& term) {
@@ -73,10 +103,11 @@ Expr winogradRow(const std::vector<std::vector<double>>& matrix, const Expr& row
 }
 
 const WinogradMatrices& winogradMatrices(int m) {
-  static const WinogradMatrices f2 = makeF2(), f4 = makeF4();
+  static const WinogradMatrices f2 = makeF2(), f4 = makeF4(), f6 = makeF6();
   if (m == 2) return f2;
   if (m == 4) return f4;
-  fail("winograd: tile size m = {} is not supported (2 or 4)", m);
+  if (m == 6) return f6;
+  fail("winograd: tile size m = {} is not supported (2, 4 or 6)", m);
 }
 
 bool winogradApplies(const Conv2dAttrs& attrs, const std::vector<int64_t>& weightShape, DataType dtype) {

@@ -31,7 +31,7 @@ struct WinogradMatrices {
   std::vector<std::vector<double>> AT, G, BT;
 };
 
-/// m = 2 or 4; Error otherwise.
+/// m = 2, 4 or 6; Error otherwise.
 const WinogradMatrices& winogradMatrices(int m);
 
 /// matrix[row] applied to term(k) (sum over k of matrix[row][k] * term(k)), the zero entries

@@ -113,7 +113,7 @@ TEST(WinogradZoo, EveryZooShapeWithinOneThousandthOfTheDirectConvolution) {
   std::vector<Case> cases;
   std::vector<passes::LoweredFunction> functions;
   for (const ConvShape& s : shapes)
-    for (int m : {2, 4}) {
+    for (int m : {2, 4, 6}) {
       auto data = te::placeholder({1, s.h, s.w, s.c}, DataType::float32(), "data");
       auto weight = te::placeholder({m + 2, m + 2, s.c, s.k}, DataType::float32(), "weight");
       ops::Conv2dAttrs a;

@@ -222,9 +222,15 @@ TEST(TuneCli, RecordsChooseBetweenWinogradAndTheDirectConvolution) {
   auto never = runSubprocess({tesselCli(), "compile", "--model", "resnet-18", "--winograd", "never", "-o", dir.path() + "/direct"}, limit);
   ASSERT_TRUE(never.ok()) << never.describe() << "\n" << never.output;
   expectContains(never.output, "Winograd for 0 of 13 stride-1 3x3 convolutions");
+  // --winograd 6: every candidate as F(6x6, 3x3).
+  auto six = runSubprocess({tesselCli(), "compile", "--model", "resnet-18", "--image-size", "64", "--winograd", "6",
+                            "--no-shipped-records", "-o", dir.path() + "/six"},
+                           limit);
+  ASSERT_TRUE(six.ok()) << six.describe() << "\n" << six.output;
+  expectContains(six.output, "Winograd for 13 of 13 stride-1 3x3 convolutions (F(6x6): 13, F(4x4): 0, F(2x2): 0)");
   auto bad = runSubprocess({tesselCli(), "compile", "--model", "resnet-18", "--winograd", "3", "-o", dir.path() + "/bad"}, limit);
   EXPECT_EQ(bad.exitCode, 2);
-  expectContains(bad.output, "--winograd: 3 not in {auto,never,2,4}");
+  expectContains(bad.output, "--winograd: 3 not in {auto,never,2,4,6}");
 }
 
 // A log tuned before weights were packed still applies: those layers keep HWIO weights.
