@@ -124,6 +124,8 @@ TEST(GpuTuneCli, RecordsChooseBetweenWinogradAndTheDirectConvolutionPerLayer) {
   // Without records: direct; forced: every candidate, F(2x2) here.
   expectContains(compile("", {"--winograd", "never"}), "Winograd for 0 of 13 stride-1 3x3 convolutions");
   expectContains(compile("", {"--winograd", "2"}), "Winograd for 13 of 13 stride-1 3x3 convolutions (F(4x4): 0, F(2x2): 13)");
+  expectContains(compile("", {"--winograd", "6"}),
+                 "Winograd for 13 of 13 stride-1 3x3 convolutions (F(6x6): 13, F(4x4): 0, F(2x2): 0)");
   std::string untuned = compile("", {"--winograd", "auto"});
   expectContains(untuned, "Winograd for 0 of 13 stride-1 3x3 convolutions");
   EXPECT_EQ(untuned.find("measured both ways"), std::string::npos) << untuned;
