@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 
@@ -59,6 +60,15 @@ graph::Graph loadModel(const ModelArgs& a) {
   return graph::importOnnx(a.model, options);
 }
 
+namespace {
+/// --winograd's values: auto, never and each tile size there are matrices for.
+std::vector<std::string> winogradModes() {
+  std::vector<std::string> modes{"auto", "never"};
+  for (int m : ops::kWinogradTileSizes) modes.push_back(std::to_string(m));
+  return modes;
+}
+}  // namespace
+
 void addModelOptions(CLI::App* c, ModelArgs& a) {
   addModelSourceOptions(c, a);
   c->add_option("--target", a.target, "target string, e.g. \"cpu -mcpu=native\", cuda (NVIDIA GPUs, sm_90), \"opencl\" or \"opencl -device=mali\", or vta (the accelerator's simulator)");
@@ -77,7 +87,7 @@ void addModelOptions(CLI::App* c, ModelArgs& a) {
                 "stride-1 3x3 convolutions as Winograd F(m x m, 3 x 3): auto (CPU targets, NHWC: F(4x4) while its "
                 "weights fit the L2 cache, else F(2x2) with at least 32 tiles, direct below 16 channels; GPU targets, "
                 "NCHW: direct, unless tuning records of both measured Winograd faster), never, 2, 4 or 6 (every one)")
-      ->check(CLI::IsMember({"auto", "never", "2", "4", "6"}));
+      ->check(CLI::IsMember(winogradModes()));
   c->add_option("--pack-weights", a.packWeights,
                 "NHWC convolution weights packed by blocks of output channels, so a register tile reads them as one "
                 "stream: auto (blocks of 32, or 16; 64 for 1x1 stride-1 convolutions on images of at most 14 columns) or never")
@@ -93,13 +103,14 @@ void addModelOptions(CLI::App* c, ModelArgs& a) {
 
 namespace {
 
-/// The fixed tile size of --winograd 2|4 as a choice; empty for never and auto (after checking
+/// The fixed tile size of --winograd 2|4|6 as a choice; empty for never and auto (after checking
 /// the value).
 graph::WinogradChoice fixedWinogradChoice(const std::string& mode) {
-  TESSEL_CHECK(mode == "auto" || mode == "never" || mode == "2" || mode == "4" || mode == "6",
-               "--winograd: '{}' is not auto, never, 2, 4 or 6", mode);
-  if (mode == "2" || mode == "4" || mode == "6") return [m = std::stoi(mode)](const graph::Graph&, int) { return m; };
-  return {};
+  std::vector<std::string> modes = winogradModes();
+  TESSEL_CHECK(std::find(modes.begin(), modes.end(), mode) != modes.end(), "--winograd: '{}' is not one of {}", mode,
+               fmt::join(modes, ", "));
+  if (mode == "auto" || mode == "never") return {};
+  return [m = std::stoi(mode)](const graph::Graph&, int) { return m; };
 }
 
 }  // namespace
@@ -171,14 +182,13 @@ std::string winogradSummary(const PreparedModel& prepared, const graph::Graph& b
   for (const graph::Node& n : built.nodes())
     if (n.op == "conv2d_winograd") ++byTile[int(n.attrs.value("tile_size", 4))];
   if (candidates == 0) return "";
-  // F(4x4) and F(2x2) always (the rule's two), F(6x6) where the build has it.
-  byTile.try_emplace(4, 0);
-  byTile.try_emplace(2, 0);
+  // Largest tile first; F(4x4) and F(2x2), the rule's two, even when none.
   int total = 0;
   std::string counts;
-  for (auto it = byTile.rbegin(); it != byTile.rend(); ++it) {
-    total += it->second;
-    counts += fmt::format("{}F({}x{}): {}", counts.empty() ? "" : ", ", it->first, it->first, it->second);
+  for (auto m = std::rbegin(ops::kWinogradTileSizes); m != std::rend(ops::kWinogradTileSizes); ++m) {
+    int n = byTile[*m];
+    total += n;
+    if (n > 0 || *m <= 4) counts += fmt::format("{}F({}x{}): {}", counts.empty() ? "" : ", ", *m, *m, n);
   }
   return fmt::format("Winograd for {} of {} stride-1 3x3 convolutions ({})", total, candidates, counts);
 }

@@ -1,5 +1,7 @@
 #include "ops/Winograd.h"
 
+#include <fmt/ranges.h>
+
 #include "ops/Shape.h"
 #include "ops/WinogradNchw.h"
 #include "support/Error.h"
@@ -104,10 +106,9 @@ Expr winogradRow(const std::vector<std::vector<double>>& matrix, const Expr& row
 
 const WinogradMatrices& winogradMatrices(int m) {
   static const WinogradMatrices f2 = makeF2(), f4 = makeF4(), f6 = makeF6();
-  if (m == 2) return f2;
-  if (m == 4) return f4;
-  if (m == 6) return f6;
-  fail("winograd: tile size m = {} is not supported (2, 4 or 6)", m);
+  for (const WinogradMatrices* w : {&f2, &f4, &f6})
+    if (w->m == m) return *w;
+  fail("winograd: tile size m = {} is not supported ({})", m, fmt::join(kWinogradTileSizes, ", "));
 }
 
 bool winogradApplies(const Conv2dAttrs& attrs, const std::vector<int64_t>& weightShape, DataType dtype) {

@@ -31,7 +31,10 @@ struct WinogradMatrices {
   std::vector<std::vector<double>> AT, G, BT;
 };
 
-/// m = 2, 4 or 6; Error otherwise.
+/// The output tile sizes m there are matrices for, smallest first.
+inline constexpr int kWinogradTileSizes[] = {2, 4, 6};
+
+/// m one of kWinogradTileSizes; Error otherwise.
 const WinogradMatrices& winogradMatrices(int m);
 
 /// matrix[row] applied to term(k) (sum over k of matrix[row][k] * term(k)), the zero entries

@@ -49,6 +49,31 @@ void LoadMonitor::warn(const std::string& line) {
   std::fflush(options_.warnTo);
 }
 
+LoadMonitor::Reading LoadMonitor::waitForQuiet(Reading r) {
+  double allowance = pauseAllowance();
+  if (allowance < kPauseStepSeconds) {
+    if (!budgetNoted_ && options_.pauseSeconds > 0) {
+      warn(fmt::format("waiting for the machine has taken {:.0f} s of {:.0f} s, the most allowed ({:.0f}% and one pause): "
+                       "busy batches run without waiting while it stays there, flagged as measured under load",
+                       pausedSeconds_, now() - start_, 100 * options_.pauseShare));
+      budgetNoted_ = true;
+    }
+    return r;
+  }
+  double start = now(), waited = 0;
+  while (r.slowdown > options_.slowdown && waited < allowance) {
+    options_.sleep(kPauseStepSeconds);
+    r = read();
+    waited = now() - start;
+  }
+  pausedSeconds_ += waited;
+  if (r.slowdown <= options_.slowdown) {
+    warn(fmt::format("machine quiet again after {:.1f} s; measuring", waited));
+    warned_ = false;
+  }
+  return r;
+}
+
 bool LoadMonitor::beforeRun(int candidates) {
   candidatesMeasured_ += candidates;
   Reading r = read();
@@ -59,28 +84,7 @@ bool LoadMonitor::beforeRun(int candidates) {
       warn(fmt::format("machine busy: measurements {:.0f}% slower than idle; results may be noisy{}", 100 * (r.slowdown - 1),
                        options_.sampleLoad ? fmt::format(" ({})", r.load.describe()) : ""));
     warned_ = true;
-    double allowance = pauseAllowance();
-    if (allowance < kPauseStepSeconds) {
-      if (!budgetNoted_ && options_.pauseSeconds > 0) {
-        double elapsed = now() - start_;
-        warn(fmt::format("waiting for the machine has taken {:.0f} s of {:.0f} s, the most allowed ({:.0f}% and one pause): "
-                         "busy batches run without waiting while it stays there, flagged as measured under load",
-                         pausedSeconds_, elapsed, 100 * options_.pauseShare));
-        budgetNoted_ = true;
-      }
-    } else {
-      double start = now(), waited = 0;
-      while (r.slowdown > options_.slowdown && waited < allowance) {
-        options_.sleep(kPauseStepSeconds);
-        r = read();
-        waited = now() - start;
-      }
-      pausedSeconds_ += waited;
-      if (r.slowdown <= options_.slowdown) {
-        warn(fmt::format("machine quiet again after {:.1f} s; measuring", waited));
-        warned_ = false;
-      }
-    }
+    r = waitForQuiet(r);
   } else if (r.busy && !warned_) {
     warn(fmt::format("machine busy: {}; results may be noisy", r.load.describe()));
     warned_ = true;

@@ -63,6 +63,8 @@ class LoadMonitor {
   double now() const;
   /// How long the next pause may last: the pause, within what the budget has left.
   double pauseAllowance() const;
+  /// Re-probes a slow machine until it is quiet or the allowance is spent; the last reading.
+  Reading waitForQuiet(Reading r);
 
   Runner& runner_;
   LoadMonitorOptions options_;

@@ -46,8 +46,10 @@ size_t count(const std::string& text, const std::string& what) {
 /// Options on a scripted clock that only sleeps (and the test) advance, the probe alone deciding.
 struct ScriptedTime {
   double seconds = 1000;
-  LoadMonitorOptions options(std::FILE* out) {
+  LoadMonitorOptions options(std::FILE* out, double pauseSeconds, double pauseShare = 0.2) {
     LoadMonitorOptions o;
+    o.pauseSeconds = pauseSeconds;
+    o.pauseShare = pauseShare;
     o.sampleLoad = false;
     o.warnTo = out;
     o.clock = [this] { return seconds; };
@@ -61,8 +63,7 @@ TEST(LoadMonitor, ASlowProbeIsABusyMachineWaitedForThenFlagged) {
   ScriptedRunner runner({1e-3, 1e-3, 1e-3, 1e-3, 2e-3});
   std::FILE* out = std::tmpfile();
   ScriptedTime time;
-  LoadMonitorOptions options = time.options(out);
-  options.pauseSeconds = 1.5;
+  LoadMonitorOptions options = time.options(out, 1.5);
   LoadMonitor monitor(runner, options);
   EXPECT_EQ(monitor.idleProbe(), 1e-3);
   EXPECT_FALSE(monitor.beforeRun(8));  // the fourth probe: still idle
@@ -82,8 +83,7 @@ TEST(LoadMonitor, AMachineThatCalmsDownWhileWaitedForIsNotFlagged) {
   ScriptedRunner runner({1e-3, 1e-3, 1e-3, 3e-3, 3e-3, 1.05e-3});
   std::FILE* out = std::tmpfile();
   ScriptedTime time;
-  LoadMonitorOptions options = time.options(out);
-  options.pauseSeconds = 5;
+  LoadMonitorOptions options = time.options(out, 5);
   LoadMonitor monitor(runner, options);
   EXPECT_FALSE(monitor.beforeRun(8));  // slow twice, then quiet again within the pause
   EXPECT_EQ(monitor.candidatesUnderLoad(), 0);
@@ -101,9 +101,7 @@ TEST(LoadMonitor, PausesStayWithinTheirShareOfTheRun) {
   ScriptedRunner runner({1e-3, 1e-3, 1e-3, 2e-3});
   std::FILE* out = std::tmpfile();
   ScriptedTime time;
-  LoadMonitorOptions options = time.options(out);
-  options.pauseSeconds = 10;
-  options.pauseShare = 0.2;
+  LoadMonitorOptions options = time.options(out, 10, 0.2);
   LoadMonitor monitor(runner, options);
   double start = time.seconds;
   for (int batch = 0; batch < 300; ++batch) {
@@ -129,9 +127,7 @@ TEST(LoadMonitor, TheBudgetRefillsWithTime) {
   ScriptedRunner runner(probes);
   std::FILE* out = std::tmpfile();
   ScriptedTime time;
-  LoadMonitorOptions options = time.options(out);
-  options.pauseSeconds = 10;
-  options.pauseShare = 0.02;
+  LoadMonitorOptions options = time.options(out, 10, 0.02);
   LoadMonitor monitor(runner, options);
   EXPECT_TRUE(monitor.beforeRun(8));  // waited the whole pause, still busy
   EXPECT_DOUBLE_EQ(monitor.pausedSeconds(), 10);
