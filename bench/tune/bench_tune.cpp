@@ -8,7 +8,7 @@
 //             trial's time goes (build, run, tuner wall; lowering, compile, link CPU; load),
 //             tuned and untuned latency. The tuned modules are left in OUT/<model>.tuned for
 //             the peer comparison (run.sh).
-//   convs     for every conv2d task of resnet-18, the kernel of its best record timed warm
+//   convs     for every conv2d task of resnet-18 (BENCH_TUNE_CONV_MODELS), the kernel of its best record timed warm
 //             (the same buffers every call) and cold (buffers rotating through twice the
 //             last-level cache) in alternation with oneDNN's on the same convolution in the
 //             same layout and cache state (NHWC, what tessel builds after its layout
@@ -44,6 +44,8 @@
 //   BENCH_TUNE_SHARE        1: a candidate measured once in this run is not measured again
 //                           (search: tuners and seeds see one landscape); 0: always measure
 //   BENCH_TUNE_BATCH        8 candidates per measurement round
+//   BENCH_TUNE_CONV_MODELS  resnet-18 (the networks the convs part compares, each from its log
+//                           of the networks part)
 //   BENCH_TUNE_CONV_ROUNDS  21 interleaved rounds per conv in the convs part (with 5, one
 //                           conv's ratio to oneDNN moved by up to 14% between two runs on
 //                           the same records; about 3.5 minutes for the 15 convs)
@@ -166,6 +168,7 @@ struct Settings {
   int64_t earlyStopping = envInt("BENCH_TUNE_EARLY_STOPPING", 0);
   std::vector<int64_t> checkpoints = envInts("BENCH_TUNE_CHECKPOINTS", "64,128,256,512");
   int64_t seeds = envInt("BENCH_TUNE_SEEDS", 3);
+  std::vector<std::string> convModels = splitList(envString("BENCH_TUNE_CONV_MODELS", "resnet-18"));
   std::vector<std::string> searchTuners = splitList(envString("BENCH_TUNE_SEARCH_TUNERS", "xgb,ga,random"));
   std::vector<std::string> searchConvs = splitList(envString("BENCH_TUNE_SEARCH_CONVS", "56:64:64:3:1,28:128:128:3:1,7:512:512:3:1"));
   bool share = envInt("BENCH_TUNE_SHARE", 1) != 0;
@@ -212,19 +215,20 @@ std::string benchName(std::string text) {
 // passes converting to NHWC, tasks with a CPU template).
 // ---------------------------------------------------------------------------------------
 
-/// The network as `tessel tune` prepares it: every convolution direct, and with Winograd
-/// where the default rules (--winograd auto) put it.
+/// The network as `tessel tune` prepares it: every convolution direct, and its Winograd
+/// variants (graph::cpuWinogradVariants), the first where the default rules (--winograd auto)
+/// put Winograd, which is what `tessel compile` builds without records.
 struct Variants {
-  graph::Graph direct, winograd;
+  graph::Graph direct;
+  std::vector<graph::Graph> winograd;
 };
 
 Variants preparedModel(const std::string& model) {
   Variants v;
   graph::Graph base = graph::optimizeGraph(graph::buildModel(model, graph::ModelOptions{}), graph::OptimizeOptions{});
-  size_t l2 = runtime::cacheBytes(2);
-  if (l2 == 0) l2 = size_t(1) << 20;
   v.direct = graph::applyPacking(base, graph::defaultPackChoice());
-  v.winograd = graph::applyPacking(graph::applyWinograd(base, graph::defaultWinogradChoice(l2)), graph::defaultPackChoice());
+  for (const graph::Graph& w : graph::cpuWinogradVariants(base, runtime::l2CacheBytes()))
+    v.winograd.push_back(graph::applyPacking(w, graph::defaultPackChoice()));
   return v;
 }
 
@@ -473,7 +477,7 @@ void busyTuning(const Settings& settings) {
   std::string untunedDir = settings.out + "/" + model + "-busy.untuned";
   graph::BuildOptions untunedBuild;
   untunedBuild.schedule = [](const te::ComputeDAG& dag) { return ops::defaultCpuSchedule(dag); };
-  graph::buildGraph(preparedModel(model).winograd, untunedDir, untunedBuild);  // what tessel compile builds
+  graph::buildGraph(preparedModel(model).winograd[0], untunedDir, untunedBuild);  // what tessel compile builds
   auto r = timeModulesInAlternation({settings.out + "/" + model + "-busy.tuned", untunedDir}, settings.interleavedRounds);
   fmt::print("busy-machine tuning: tuned {:.2f} ms ({:.2f}), untuned {:.2f} ms ({:.2f}), timed in alternation after the "
              "competitor stopped ({} threads, load average {})\n",
@@ -485,11 +489,10 @@ void busyTuning(const Settings& settings) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Part 2: resnet-18's convolutions against oneDNN
+// Part 2: a network's convolutions against oneDNN
 // ---------------------------------------------------------------------------------------
 
-void compareConvs(const Settings& settings) {
-  const std::string model = "resnet-18";
+void compareConvs(const Settings& settings, const std::string& model) {
   std::string logPath = settings.logOf(model);
   runtime::useFreeCores();
   fmt::print("\n== {}'s conv2d tasks: the best record of {} and oneDNN, NHWC, {} threads, warm (the same buffers every call) "
@@ -505,12 +508,25 @@ void compareConvs(const Settings& settings) {
   for (auto& r : tune::bestRecords(file.records)) best.emplace(r.task.workloadKey, r);
   Variants variants = preparedModel(model);
   std::vector<TuningTaskPtr> tasks = tuningTasks(variants.direct);
-  std::map<std::string, TuningTaskPtr> winogradOf;  // by task name: the same layer as Winograd
-  for (const auto& t : tuningTasks(variants.winograd))
-    if (t->templateName == "conv2d_nhwc_winograd.x86") winogradOf[t->name] = t;
+  // By task name: the same layer as Winograd, in the variant whose best record is the fastest.
+  struct WinogradRecord {
+    TuningTaskPtr task;
+    const tune::TuningRecord* record = nullptr;
+    int tileSize = 0;
+  };
+  std::map<std::string, WinogradRecord> winogradOf;
+  for (const graph::Graph& w : variants.winograd)
+    for (const auto& t : tuningTasks(w)) {
+      auto record = best.find(t->measure->workloadKey);
+      int node = w.findNode(t->name);
+      if (t->templateName != "conv2d_nhwc_winograd.x86" || record == best.end() || node < 0) continue;
+      WinogradRecord found{t, &record->second, int(w.node(node).attrs.value("tile_size", 4))};
+      auto [known, added] = winogradOf.try_emplace(t->name, found);
+      if (!added && record->second.cost() < known->second.record->cost()) known->second = found;
+    }
 
-  fmt::print("Winograd columns: the layer's Winograd task (F(4x4) or F(2x2) by the default rules), in GFLOPS of the direct "
-             "convolution; 'best/oneDNN' takes the faster variant of this cache state\n");
+  fmt::print("Winograd columns: the layer's fastest Winograd record (F(4x4) or F(2x2) by the default rules, or F(6x6) where "
+             "it fits the L2), in GFLOPS of the direct convolution; 'best/oneDNN' takes the faster variant of this cache state\n");
   fmt::print("{:>3}  {:<22} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "#", "conv (NHWC)", "direct", "winograd",
              "oneDNN", "best/1DNN", "direct", "winograd", "oneDNN", "best/1DNN");
   fmt::print("{:>3}  {:<22} {:>35} {:>35}\n", "", "", "-------------- warm --------------", "-------------- cold --------------");
@@ -528,12 +544,11 @@ void compareConvs(const Settings& settings) {
     }
     std::vector<ScheduledKernel> kernels{{&task->measure->dag, record->second.steps}};
     bool winogradConfirmed = true;
+    std::string tile;
     if (auto w = winogradOf.find(task->name); w != winogradOf.end()) {
-      auto wRecord = best.find(w->second->measure->workloadKey);
-      if (wRecord != best.end()) {
-        kernels.push_back({&w->second->measure->dag, wRecord->second.steps});
-        winogradConfirmed = wRecord->second.result.confirmed;
-      }
+      kernels.push_back({&w->second.task->measure->dag, w->second.record->steps});
+      winogradConfirmed = w->second.record->result.confirmed;
+      tile = fmt::format("  F({0}x{0})", w->second.tileSize);
     }
     std::vector<ConvFigures> figures = interleavedGflops(*shape, kernels, settings.convRounds, true);
     const ConvFigures peer = figures[0], direct = figures[1];
@@ -542,11 +557,11 @@ void compareConvs(const Settings& settings) {
     double bestWarm = std::max(direct.warm, winograd ? winograd->warm : 0.0);
     double bestCold = std::max(direct.cold, winograd ? winograd->cold : 0.0);
     auto cell = [&](double v) { return winograd ? fmt::format("{:.1f}", v) : std::string("-"); };
-    fmt::print("{:>3}  {:<22} {:>8.1f} {:>8} {:>8.1f} {:>8.2f} {:>8.1f} {:>8} {:>8.1f} {:>8.2f}{}\n", index, describe(*shape),
+    fmt::print("{:>3}  {:<22} {:>8.1f} {:>8} {:>8.1f} {:>8.2f} {:>8.1f} {:>8} {:>8.1f} {:>8.2f}{}{}\n", index, describe(*shape),
                direct.warm, cell(winograd ? winograd->warm : 0), peer.warm, bestWarm / peer.warm, direct.cold,
-               cell(winograd ? winograd->cold : 0), peer.cold, bestCold / peer.cold,
+               cell(winograd ? winograd->cold : 0), peer.cold, bestCold / peer.cold, tile,
                record->second.result.confirmed && winogradConfirmed ? "" : "  (unconfirmed record)");
-    std::string n = fmt::format("resnet_18_conv{}_{}", index, shortName(*shape));
+    std::string n = fmt::format("{}_conv{}_{}", benchName(model), index, shortName(*shape));
     reports.add(n + "_tuned_warm_gflops", direct.warm, "GFLOPS");
     reports.add(n + "_onednn_warm_gflops", peer.warm, "GFLOPS");
     reports.add(n + "_tuned_cold_gflops", direct.cold, "GFLOPS");
@@ -567,13 +582,14 @@ void compareConvs(const Settings& settings) {
     }
   }
   reports.flush();
+  std::string prefix = benchName(model) + "_convs_";
   if (counted) {
-    report("resnet_18_convs_tuned_vs_onednn_warm_geomean", std::exp(logWarm / counted), "ratio");
-    report("resnet_18_convs_tuned_vs_onednn_cold_geomean", std::exp(logCold / counted), "ratio");
+    report(prefix + "tuned_vs_onednn_warm_geomean", std::exp(logWarm / counted), "ratio");
+    report(prefix + "tuned_vs_onednn_cold_geomean", std::exp(logCold / counted), "ratio");
   }
   if (winogradCounted) {
-    report("resnet_18_convs_winograd_vs_onednn_warm_geomean", std::exp(logWinogradWarm / winogradCounted), "ratio");
-    report("resnet_18_convs_winograd_vs_onednn_cold_geomean", std::exp(logWinogradCold / winogradCounted), "ratio");
+    report(prefix + "winograd_vs_onednn_warm_geomean", std::exp(logWinogradWarm / winogradCounted), "ratio");
+    report(prefix + "winograd_vs_onednn_cold_geomean", std::exp(logWinogradCold / winogradCounted), "ratio");
   }
 }
 
@@ -738,7 +754,8 @@ int run() {
       autoTuneNetwork(model, budget, settings, templates);
     }
   }
-  if (settings.runs("convs")) compareConvs(settings);
+  if (settings.runs("convs"))
+    for (const auto& model : settings.convModels) compareConvs(settings, model);
   if (settings.runs("busy")) busyTuning(settings);
   if (settings.runs("search")) searchEfficiency(settings, cache);
   if (settings.runs("auto")) {

@@ -117,9 +117,7 @@ graph::WinogradChoice fixedWinogradChoice(const std::string& mode) {
 
 graph::WinogradChoice winogradChoice(const std::string& mode) {
   if (auto fixed = fixedWinogradChoice(mode); fixed || mode == "never") return fixed;
-  size_t l2 = runtime::cacheBytes(2);
-  if (l2 == 0) l2 = size_t(1) << 20;  // unreadable: the smallest L2 of the x86 server cores we run on
-  return graph::defaultWinogradChoice(l2);
+  return graph::defaultWinogradChoice(runtime::l2CacheBytes());
 }
 
 std::string desiredLayoutFor(const ModelArgs& a) {
@@ -147,7 +145,8 @@ PreparedModel prepareModel(const ModelArgs& a) {
   PreparedModel prepared;
   prepared.base = graph::optimizeGraph(std::move(model), options, run);
   if (a.noOptimize) {
-    prepared.direct = prepared.chosen = prepared.chosenUnpacked = prepared.winograd = prepared.base;
+    prepared.direct = prepared.chosen = prepared.chosenUnpacked = prepared.base;
+    prepared.winograd = {prepared.base};
     return prepared;
   }
   if (a.packWeights == "auto") prepared.pack = graph::defaultPackChoice();
@@ -163,12 +162,20 @@ PreparedModel prepareModel(const ModelArgs& a) {
     prepared.chosenIsDirect = prepared.variants;
     prepared.chosenUnpacked = prepared.chosenIsDirect ? prepared.base : winograd;
     prepared.chosen = graph::applyPacking(prepared.chosenUnpacked, prepared.pack, run);
-    prepared.winograd = graph::applyPacking(winograd, prepared.pack, run);
+    prepared.winograd = {graph::applyPacking(winograd, prepared.pack, run)};
     return prepared;
   }
-  prepared.chosenUnpacked = graph::applyWinograd(prepared.base, winogradChoice(a.winograd), run);
-  prepared.chosen = graph::applyPacking(prepared.chosenUnpacked, prepared.pack, run);
-  prepared.winograd = prepared.chosen;
+  if (!prepared.variants) {
+    prepared.chosenUnpacked = graph::applyWinograd(prepared.base, winogradChoice(a.winograd), run);
+    prepared.chosen = graph::applyPacking(prepared.chosenUnpacked, prepared.pack, run);
+    prepared.winograd = {prepared.chosen};
+    return prepared;
+  }
+  std::vector<graph::Graph> unpacked = graph::cpuWinogradVariants(prepared.base, runtime::l2CacheBytes(), run);
+  prepared.chosenUnpacked = unpacked[0];
+  prepared.chosen = graph::applyPacking(unpacked[0], prepared.pack, run);
+  prepared.winograd = {prepared.chosen};
+  for (size_t i = 1; i < unpacked.size(); ++i) prepared.winograd.push_back(graph::applyPacking(unpacked[i], prepared.pack));
   return prepared;
 }
 
@@ -227,28 +234,46 @@ RecordsChoice chooseByRecords(const PreparedModel& prepared, const tune::History
     graph::Graph g = packByRecords(prepared, prepared.chosenUnpacked, best, kept);
     return withPacking({g, winogradSummary(prepared, g)});
   }
-  auto directKeys = graph::workloadKeysByNode(prepared.direct), winogradKeys = graph::workloadKeysByNode(prepared.winograd);
+  auto directKeys = graph::workloadKeysByNode(prepared.direct);
+  std::vector<std::map<std::string, std::string>> winogradKeys;
+  for (const graph::Graph& v : prepared.winograd) winogradKeys.push_back(graph::workloadKeysByNode(v));
   // The tile size of a layer in a graph: 0 where it is not a Winograd convolution there.
   auto tileSizeIn = [](const graph::Graph& g, const std::string& name) {
     int id = g.findNode(name);
     return id < 0 || g.node(id).op != "conv2d_winograd" ? 0 : g.node(id).attrs.value("tile_size", 4);
   };
+  auto recordOf = [&](const std::map<std::string, std::string>& keys, const std::string& name) -> const tune::TuningRecord* {
+    auto key = keys.find(name);
+    return key == keys.end() ? nullptr : best.find(key->second);
+  };
   int fasterWinograd = 0, fasterDirect = 0, byRules = 0;
   auto choice = [&](const graph::Graph& g, int id) {
     const std::string& name = g.node(id).name;
-    int m = tileSizeIn(prepared.winograd, name);
-    if (m == 0) return 0;
-    auto direct = directKeys.find(name), winograd = winogradKeys.find(name);
-    const tune::TuningRecord* directBest = direct == directKeys.end() ? nullptr : best.find(direct->second);
-    const tune::TuningRecord* winogradBest = winograd == winogradKeys.end() ? nullptr : best.find(winograd->second);
-    // Measured both ways: the faster one; else the rules' choice.
-    if (!directBest || !winogradBest) {
+    const tune::TuningRecord* direct = recordOf(directKeys, name);
+    // The fastest record so far and its tile size (0: direct), over the variants that make the
+    // layer Winograd and were measured.
+    const tune::TuningRecord* fastestRecord = direct;
+    int fastest = 0;
+    bool candidate = false, winogradMeasured = false;
+    for (size_t v = 0; v < prepared.winograd.size(); ++v) {
+      int m = tileSizeIn(prepared.winograd[v], name);
+      const tune::TuningRecord* record = m == 0 ? nullptr : recordOf(winogradKeys[v], name);
+      candidate |= m != 0;
+      if (!record) continue;
+      winogradMeasured = true;
+      if (direct && record->cost() < fastestRecord->cost()) {
+        fastest = m;
+        fastestRecord = record;
+      }
+    }
+    if (!candidate) return 0;
+    // Measured direct and as Winograd: the fastest; else the rules' choice.
+    if (!direct || !winogradMeasured) {
       ++byRules;
       return tileSizeIn(prepared.chosen, name);
     }
-    bool useWinograd = winogradBest->cost() < directBest->cost();
-    ++(useWinograd ? fasterWinograd : fasterDirect);
-    return useWinograd ? m : 0;
+    ++(fastest != 0 ? fasterWinograd : fasterDirect);
+    return fastest;
   };
   RecordsChoice result;
   result.graph = packByRecords(prepared, graph::applyWinograd(prepared.base, choice, {}, prepared.winogradLayout), best, kept);

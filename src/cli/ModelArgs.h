@@ -24,7 +24,7 @@ struct ModelArgs {
   std::string desiredLayout = "auto";  ///< auto: desiredLayoutFor
   /// Winograd for stride-1 3x3 convolutions: "auto" (CPU targets: the default rules,
   /// ops::defaultWinogradTileSize; GPU targets: direct unless records say Winograd is faster),
-  /// "never", "2" or "4" (every candidate, F(m x m)).
+  /// "never", "2", "4" or "6" (every candidate, F(m x m)).
   std::string winograd = "auto";
   /// Convolution weights packed by output-channel blocks: "auto" (ops::defaultPackBlock) or "never".
   std::string packWeights = "auto";
@@ -62,13 +62,15 @@ struct PreparedModel {
   graph::Graph chosen;  ///< with the --winograd choice (for auto: the default rules), then packed
   graph::Graph chosenUnpacked;  ///< `chosen` before packing
   graph::PackChoice pack;  ///< the --pack-weights choice (empty: none)
-  /// --winograd auto: the Winograd candidates are a choice that records of both variants may
-  /// overturn, layer by layer (chooseByRecords); tuning measures both.
+  /// --winograd auto: the Winograd candidates are a choice that records of the variants may
+  /// overturn, layer by layer (chooseByRecords); tuning measures them all.
   bool variants = false;
-  /// The Winograd variant measured against `direct` under auto. CPU targets: `chosen` (the
-  /// layers the rules made Winograd); GPU targets, whose untuned default is direct: every
-  /// candidate as Winograd (ops::gpuWinogradTileSize), while `chosen` is `direct`.
-  graph::Graph winograd;
+  /// The Winograd variants measured against `direct` under auto, packed. CPU targets: `chosen`
+  /// (the layers the rules made Winograd), then F(6x6) where it fits the L2, if anywhere
+  /// (graph::cpuWinogradVariants); GPU targets, whose untuned default is direct: every
+  /// candidate as Winograd (ops::gpuWinogradTileSize), while `chosen` is `direct`. Without
+  /// variants: `chosen` alone.
+  std::vector<graph::Graph> winograd;
   bool chosenIsDirect = false;  ///< GPU under auto: `chosen` is the direct variant, `winograd` the other
   /// The layout of the convolutions Winograd applies to: NHWC on CPU targets, NCHW on GPU targets.
   ops::Layout winogradLayout = ops::Layout::NHWC;
@@ -82,9 +84,9 @@ std::string desiredLayoutFor(const ModelArgs& args);
 /// without records (prepareModel(args).chosen).
 graph::Graph preparedModel(const ModelArgs& args);
 
-/// The network a build with tuning records compiles: where both variants of a Winograd
-/// candidate have a record (the direct convolution's fused function and the Winograd one's),
-/// the faster; elsewhere the rules' choice (on GPU targets: direct).
+/// The network a build with tuning records compiles: where a Winograd candidate has a record
+/// of its direct convolution's fused function and of at least one Winograd variant's, the
+/// fastest of those; elsewhere the rules' choice (on GPU targets: direct).
 struct RecordsChoice {
   graph::Graph graph;
   /// "Winograd for 6 of 8 stride-1 3x3 convolutions (F(4x4): 2, F(2x2): 4); measured both

@@ -131,8 +131,7 @@ class ColdCachePolicy {
     TESSEL_CHECK(mode == "auto" || mode == "always" || mode == "never", "--cold-cache: '{}' is not auto, always or never", mode);
     for (const auto& [name, value] : graph.params()) paramBytes_ += value.nbytes();
     llc_ = runtime::lastLevelCacheBytes();
-    l2_ = runtime::cacheBytes(2);
-    if (l2_ == 0) l2_ = size_t(1) << 20;
+    l2_ = runtime::l2CacheBytes();
     if (mode_ == "auto" && paramBytes_ > llc_)
       reason_ = fmt::format("The network's weights ({:.1f} MiB) are more than the last-level cache ({:.1f} MiB): tasks whose "
                             "weights exceed the L2 ({:.1f} MiB) are measured with cold caches, as they run in the network",
@@ -295,24 +294,32 @@ void tune(const TuneArgs& a) {
   const graph::Graph& g = prepared.chosen;
   std::vector<tune::autotvm::TuningTaskPtr> tasks;
   ColdCachePolicy cold(g, gpu ? "never" : a.coldCache);
-  // Under --winograd auto, a Winograd candidate layer is tuned both ways: the direct
-  // convolution's task and the Winograd one's; the build takes the faster (chooseByRecords).
-  // The other variant (CPU: the direct one; GPU, whose untuned build is direct: the Winograd
-  // one) is listed right after its task (same name).
+  // Under --winograd auto, a Winograd candidate layer is tuned in every variant: the direct
+  // convolution's task and each Winograd form's (CPU: the rules' tile and F(6x6) where it
+  // fits); the build takes the fastest (chooseByRecords). The other variants (CPU: direct,
+  // then the larger tile; GPU, whose untuned build is direct: the Winograd one) are listed
+  // right after the chosen one's task (same name).
   std::vector<std::pair<const graph::Graph*, graph::Task>> candidates;
-  const graph::Graph& other = prepared.chosenIsDirect ? prepared.winograd : prepared.direct;
-  std::vector<graph::Task> chosenTasks = graph::extractTasks(g), otherTasks;
-  if (prepared.variants) otherTasks = graph::extractTasks(other);
+  std::vector<const graph::Graph*> others;
+  if (prepared.variants) {
+    if (!prepared.chosenIsDirect) others.push_back(&prepared.direct);
+    for (size_t v = prepared.chosenIsDirect ? 0 : 1; v < prepared.winograd.size(); ++v) others.push_back(&prepared.winograd[v]);
+  }
+  std::vector<graph::Task> chosenTasks = graph::extractTasks(g);
+  std::vector<std::vector<graph::Task>> otherTasks;
+  for (const graph::Graph* other : others) otherTasks.push_back(graph::extractTasks(*other));
   std::set<std::string> keys;
   for (const auto& t : chosenTasks) keys.insert(t.workloadKey);
   for (auto& t : chosenTasks) {
     std::string name = t.name;
     candidates.emplace_back(&g, std::move(t));
-    for (auto& d : otherTasks)
-      if (d.name == name && keys.insert(d.workloadKey).second) candidates.emplace_back(&other, d);
+    for (size_t o = 0; o < others.size(); ++o)
+      for (auto& d : otherTasks[o])
+        if (d.name == name && keys.insert(d.workloadKey).second) candidates.emplace_back(others[o], d);
   }
-  for (auto& d : otherTasks)
-    if (keys.insert(d.workloadKey).second) candidates.emplace_back(&other, d);
+  for (size_t o = 0; o < others.size(); ++o)
+    for (auto& d : otherTasks[o])
+      if (keys.insert(d.workloadKey).second) candidates.emplace_back(others[o], d);
   tune::RecordLogWriter log(a.log);
   if (a.scheduler == "auto") {
     // Every task, template or not; then nothing is left for template tuning below.

@@ -121,10 +121,19 @@ bool winogradApplies(const Conv2dAttrs& attrs, const std::vector<int64_t>& weigh
 
 int defaultWinogradTileSize(int64_t channels, int64_t outChannels, int64_t outHeight, int64_t outWidth, size_t l2Bytes) {
   if (channels < 16 || outChannels < 16) return 0;
-  double f4Bytes = 36.0 * double(channels) * double(outChannels) * 4;
-  if (f4Bytes <= double(l2Bytes)) return 4;
+  if (winogradWeightBytes(4, channels, outChannels) <= double(l2Bytes)) return 4;
   int64_t tiles2 = ceilDiv(outHeight, 2) * ceilDiv(outWidth, 2);
   return tiles2 >= 32 ? 2 : 0;
+}
+
+double winogradWeightBytes(int m, int64_t channels, int64_t outChannels) {
+  double alpha = m + 2;
+  return alpha * alpha * double(channels) * double(outChannels) * sizeof(float);
+}
+
+int largeWinogradTileSize(int64_t channels, int64_t outChannels, int64_t outHeight, int64_t outWidth, size_t l2Bytes) {
+  if (defaultWinogradTileSize(channels, outChannels, outHeight, outWidth, l2Bytes) == 0) return 0;
+  return winogradWeightBytes(6, channels, outChannels) <= double(l2Bytes) ? 6 : 0;
 }
 
 Tensor winogradWeightTransform(const Tensor& weight, int m, Layout layout) {

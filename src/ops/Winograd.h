@@ -57,6 +57,17 @@ bool winogradApplies(const Conv2dAttrs& attrs, const std::vector<int64_t>& weigh
 /// (packed weights), of the 7x7 layer (16 tiles) 0.92 ms against 0.53.
 int defaultWinogradTileSize(int64_t channels, int64_t outChannels, int64_t outHeight, int64_t outWidth, size_t l2Bytes);
 
+/// The bytes of F(m x m)'s transformed float32 weight for C input and K output channels:
+/// (m + 2)^2 C K floats, read once per tile batch by the GEMM stage.
+double winogradWeightBytes(int m, int64_t channels, int64_t outChannels);
+
+/// The larger tile tuning measures beside the default rules' on CPU targets: 6, F(6x6) (36
+/// outputs per 64 multiplications against F(4x4)'s 16 per 36), where the rules chose Winograd
+/// and its transformed weight, 64 C K floats, fits the L2; else 0. Tuned on resnet-18 (2
+/// cores, 32 trials each): the 56x56x64 layer (1 MiB of weights) 0.382 ms as F(6x6) against
+/// 0.396 as F(4x4); the 28x28x128 one 0.367 against 0.349; untuned, F(6x6) is the slower one.
+int largeWinogradTileSize(int64_t channels, int64_t outChannels, int64_t outHeight, int64_t outWidth, size_t l2Bytes);
+
 /// U [alpha, alpha, C, K] = G g G^T of a 3x3 weight g: HWIO [3, 3, C, K] (the NHWC
 /// convolution's, `layout` NHWC) or OIHW [K, C, 3, 3] (the NCHW one's). U has one layout for
 /// both: each of its alpha^2 planes is the C x K matrix of a batched GEMM.

@@ -84,6 +84,11 @@ size_t cacheBytes(int level) {
   return 0;
 }
 
+size_t l2CacheBytes() {
+  size_t l2 = cacheBytes(2);
+  return l2 == 0 ? size_t(1) << 20 : l2;
+}
+
 namespace {
 
 /// A buffer of twice the last-level cache, allocated once per timing run.

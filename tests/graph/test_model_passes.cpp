@@ -5,6 +5,8 @@
 // compute what the networks as built compute is checked, compiled, by the zoo's numeric test.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "graph/ModelZoo.h"
 #include "graph/passes/PassManager.h"
 
@@ -41,6 +43,34 @@ TEST(ModelPasses, StandardPipelineLeavesNhwcConvolutionsWithFoldedBatchNorms) {
         << name;
     EXPECT_LE(optimized.params().size(), original.params().size()) << name;
   }
+}
+
+/// The tile size of every conv2d_winograd, by node name.
+std::map<std::string, int> winogradTiles(const Graph& g) {
+  std::map<std::string, int> tiles;
+  for (const Node& n : g.nodes())
+    if (n.kind == NodeKind::Op && n.op == "conv2d_winograd") tiles[n.name] = int(n.attrs.value("tile_size", 0));
+  return tiles;
+}
+
+// Tuning measures F(6x6) beside the rules' tile on the layers whose transformed weight fits the
+// L2: on resnet-18 with 1 MiB, layer1's four 64-channel convolutions (64 x 64 x 64 floats, 1 MiB).
+TEST(ModelPasses, CpuWinogradVariantsAddTheLargeTileWhereItFits) {
+  Graph optimized = optimizeGraph(buildModel("resnet-18"));
+  std::vector<Graph> variants = cpuWinogradVariants(optimized, size_t(1) << 20);
+  ASSERT_EQ(variants.size(), 2u);
+  auto rules = winogradTiles(variants[0]), large = winogradTiles(variants[1]);
+  EXPECT_EQ(rules.size(), 10u);  // layer1 F(4x4), layer2 and layer3 F(2x2), layer4 direct
+  EXPECT_EQ(rules.at("layer1_0_1_bn_mul"), 4);
+  EXPECT_EQ(rules.at("layer2_1_1_bn_mul"), 2);
+  ASSERT_EQ(large.size(), 4u);
+  for (const auto& [name, m] : large) {
+    EXPECT_EQ(name.rfind("layer1_", 0), 0u) << name;
+    EXPECT_EQ(m, 6) << name;
+  }
+  // A larger L2 takes layer2 too; a smaller one, where F(6x6)'s 1 MiB does not fit, only the rules.
+  EXPECT_EQ(winogradTiles(cpuWinogradVariants(optimized, size_t(4) << 20).at(1)).size(), 7u);
+  EXPECT_EQ(cpuWinogradVariants(optimized, size_t(512) << 10).size(), 1u);
 }
 
 }  // namespace

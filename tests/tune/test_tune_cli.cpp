@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "codegen/Toolchain.h"
+#include "runtime/TimeEvaluator.h"
 #include "common/ErrorText.h"
 #include "common/TesselCli.h"
 #include "support/Subprocess.h"
@@ -218,6 +219,29 @@ TEST(TuneCli, RecordsChooseBetweenWinogradAndTheDirectConvolution) {
   expectContains(compiled.output, "measured both ways: 0 faster as Winograd, 2 faster direct; by the rules: 8");
   expectContains(compiled.output, "Winograd for 8 of 13 stride-1 3x3 convolutions");
   expectContains(compiled.output, "default schedules: the rules applied to all");
+  // Where F(6x6)'s transformed weight fits the L2 (layer1's: 1 MiB), the layer is also tuned as
+  // F(6x6), listed after its direct task; its record, made the fastest here, wins over both.
+  if (runtime::l2CacheBytes() >= (size_t(1) << 20)) {
+    std::string sixLog = dir.path() + "/six.log";
+    auto six = tuneTasks(sixLog, "4");
+    ASSERT_TRUE(six.ok()) << six.describe() << "\n" << six.output;
+    expectContains(six.output, "layer1_0_1_relu              conv2d_nhwc_winograd.x86");
+    std::ofstream fastSix(dir.path() + "/six_fastest.log", std::ios::app);
+    for (auto record : tune::readRecords(sixLog).records) {
+      ASSERT_EQ(record.task.templateName, "conv2d_nhwc_winograd.x86");
+      if (record.ok())
+        for (double& c : record.result.costs) c = 1e-6;
+      fastSix << tune::recordToLine(record) << "\n";
+    }
+    for (const auto& record : tune::readRecords(dir.path() + "/slow.log").records) fastSix << tune::recordToLine(record) << "\n";
+    fastSix.close();
+    auto withSix = runSubprocess({tesselCli(), "compile", "--model", "resnet-18", "--records", dir.path() + "/six_fastest.log",
+                                  "--no-shipped-records", "-o", dir.path() + "/module6"},
+                                 limit);
+    ASSERT_TRUE(withSix.ok()) << withSix.describe() << "\n" << withSix.output;
+    expectContains(withSix.output, "Winograd for 10 of 13 stride-1 3x3 convolutions (F(6x6): 2, F(4x4): 2, F(2x2): 6); measured "
+                                   "both ways: 2 faster as Winograd, 0 faster direct; by the rules: 8");
+  }
   // (Two layers share that workload.) --winograd never: no Winograd layer, nothing to choose.
   auto never = runSubprocess({tesselCli(), "compile", "--model", "resnet-18", "--winograd", "never", "-o", dir.path() + "/direct"}, limit);
   ASSERT_TRUE(never.ok()) << never.describe() << "\n" << never.output;

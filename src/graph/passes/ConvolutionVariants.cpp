@@ -60,13 +60,22 @@ WinogradChoice gpuWinogradChoice() {
   };
 }
 
-WinogradChoice defaultWinogradChoice(size_t l2Bytes) {
-  return [l2Bytes](const Graph& g, int id) {
+namespace {
+
+/// The choice of a CPU rule over an NHWC candidate's channels and output size.
+WinogradChoice nhwcWinogradChoice(size_t l2Bytes, int (*rule)(int64_t, int64_t, int64_t, int64_t, size_t)) {
+  return [l2Bytes, rule](const Graph& g, int id) {
     const auto& weight = g.node(g.node(id).inputs[1]).type.shape;  // HWIO
     const auto& out = g.node(id).type.shape;                       // NHWC
-    return ops::defaultWinogradTileSize(weight[2], weight[3], out[1], out[2], l2Bytes);
+    return rule(weight[2], weight[3], out[1], out[2], l2Bytes);
   };
 }
+
+}  // namespace
+
+WinogradChoice defaultWinogradChoice(size_t l2Bytes) { return nhwcWinogradChoice(l2Bytes, ops::defaultWinogradTileSize); }
+
+WinogradChoice largeWinogradChoice(size_t l2Bytes) { return nhwcWinogradChoice(l2Bytes, ops::largeWinogradTileSize); }
 
 PackChoice defaultPackChoice() {
   return [](const Graph& g, int id) {

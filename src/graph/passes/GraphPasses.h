@@ -35,13 +35,17 @@ Graph convertLayout(const Graph& graph, ops::Layout desired);
 /// convolutions (ops/Winograd.h), GPU builds NCHW ones (ops/WinogradNchw.h).
 bool winogradCandidate(const Graph& graph, int id, ops::Layout layout = ops::Layout::NHWC);
 
-/// For a candidate node, the Winograd tile size m to compute it with (2 or 4), or 0 to keep
+/// For a candidate node, the Winograd tile size m to compute it with (2, 4 or 6), or 0 to keep
 /// the direct convolution.
 using WinogradChoice = std::function<int(const Graph& graph, int id)>;
 
 /// The default rules' choice (ops::defaultWinogradTileSize) for a machine with an L2 of
 /// `l2Bytes` per core.
 WinogradChoice defaultWinogradChoice(size_t l2Bytes);
+
+/// The larger tile tuning measures beside the rules' on CPU targets
+/// (ops::largeWinogradTileSize: F(6x6) where its transformed weight fits the L2).
+WinogradChoice largeWinogradChoice(size_t l2Bytes);
 
 /// Every candidate convolution in `layout` the choice gives a tile size becomes conv2d_winograd
 /// (same node name) on a winograd_weight_transform of its weight (HWIO or OIHW), which

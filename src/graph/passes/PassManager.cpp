@@ -106,6 +106,17 @@ Graph applyWinograd(const Graph& optimized, const WinogradChoice& choice, const 
   return applyChoicePass(optimized, "use_winograd", [&](const Graph& g) { return useWinograd(g, choice, layout); }, run);
 }
 
+std::vector<Graph> cpuWinogradVariants(const Graph& optimized, size_t l2Bytes, const PassRunOptions& run) {
+  std::vector<Graph> variants{applyWinograd(optimized, defaultWinogradChoice(l2Bytes), run)};
+  WinogradChoice large = largeWinogradChoice(l2Bytes);
+  for (size_t i = 0; i < optimized.nodes().size(); ++i)
+    if (winogradCandidate(optimized, int(i)) && large(optimized, int(i)) != 0) {
+      variants.push_back(applyWinograd(optimized, large));
+      break;
+    }
+  return variants;
+}
+
 Graph applyPacking(const Graph& optimized, const PackChoice& choice, const PassRunOptions& run) {
   if (!choice) return optimized;
   return applyChoicePass(optimized, "use_packed_weights", [&](const Graph& g) { return usePackedWeights(g, choice); }, run);

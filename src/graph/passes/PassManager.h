@@ -68,6 +68,11 @@ Graph optimizeGraph(const Graph& graph, const OptimizeOptions& options = {}, con
 Graph applyWinograd(const Graph& optimized, const WinogradChoice& choice, const PassRunOptions& run = {},
                     ops::Layout layout = ops::Layout::NHWC);
 
+/// The Winograd forms of a CPU (NHWC) network that tuning measures against its direct
+/// convolutions, before packing: the default rules' first (defaultWinogradChoice; `run` prints
+/// it), then F(6x6) where it fits (largeWinogradChoice) unless no layer gets it.
+std::vector<Graph> cpuWinogradVariants(const Graph& optimized, size_t l2Bytes, const PassRunOptions& run = {});
+
 /// use_packed_weights with `choice`, then the packed weights folded; the graph itself when the
 /// choice is empty.
 Graph applyPacking(const Graph& optimized, const PackChoice& choice, const PassRunOptions& run = {});
