@@ -18,11 +18,21 @@ struct Conv2dShape {
   }
 };
 
+/// What a fused convolution computes after the sum over its inputs, as oneDNN's post-ops do it:
+/// a per-channel bias, a residual added (oneDNN's sum post-op reads it from the output buffer,
+/// as much memory traffic as a separate residual input), then ReLU. tessel's kernels compute
+/// these in the convolution's function; timed against the bare convolution, a layer with a
+/// residual would pay a whole extra image read that its peer does not.
+struct ConvEpilogue {
+  bool bias = false, residual = false, relu = false;
+};
+
 /// A ready-to-run oneDNN convolution bound to the given buffers (data NHWC, weight HWIO,
-/// output NHWC); `run()` computes one forward pass.
+/// output NHWC, bias [outChannels] when the epilogue has one); `run()` computes one forward pass.
 class OneDnnConv2d {
  public:
-  OneDnnConv2d(const Conv2dShape& shape, const float* data, const float* weight, float* output);
+  OneDnnConv2d(const Conv2dShape& shape, const float* data, const float* weight, float* output, const ConvEpilogue& epilogue = {},
+               const float* bias = nullptr);
   ~OneDnnConv2d();
   void run();
 

@@ -35,25 +35,29 @@ size_t coldCopies(size_t bytesPerCall) {
 /// first one for warm calls).
 struct OneDnnCalls {
   struct Buffers {
-    runtime::Tensor data, weight, output;
+    runtime::Tensor data, weight, output, bias;
     std::unique_ptr<OneDnnConv2d> conv;
   };
   std::vector<Buffers> sets;
   std::vector<std::function<void()>> calls;
 
-  OneDnnCalls(const Conv2dShape& s, bool cold) {
+  OneDnnCalls(const Conv2dShape& s, bool cold, const ConvEpilogue& epilogue) {
     auto make = [&](uint32_t seed) {
       Buffers b;
       b.data = runtime::Tensor::empty({s.batch, s.height, s.width, s.inChannels}, DataType::float32());
       b.weight = runtime::Tensor::empty({s.kernel, s.kernel, s.inChannels, s.outChannels}, DataType::float32());
       b.output = runtime::Tensor::empty({s.batch, s.outHeight(), s.outWidth(), s.outChannels}, DataType::float32());
+      b.bias = runtime::Tensor::empty({s.outChannels}, DataType::float32());
       fillRandom(b.data, seed);
       fillRandom(b.weight, seed + 1);
-      b.conv = std::make_unique<OneDnnConv2d>(s, b.data.dataAs<float>(), b.weight.dataAs<float>(), b.output.dataAs<float>());
+      fillRandom(b.output, seed + 2);  // the residual, under a sum post-op
+      fillRandom(b.bias, seed + 3);
+      b.conv = std::make_unique<OneDnnConv2d>(s, b.data.dataAs<float>(), b.weight.dataAs<float>(), b.output.dataAs<float>(),
+                                              epilogue, b.bias.dataAs<float>());
       return b;
     };
     sets.push_back(make(1));
-    size_t bytes = sets[0].data.nbytes() + sets[0].weight.nbytes() + sets[0].output.nbytes();
+    size_t bytes = sets[0].data.nbytes() + sets[0].weight.nbytes() + sets[0].output.nbytes() + sets[0].bias.nbytes();
     for (size_t c = 1; cold && c < coldCopies(bytes); ++c) sets.push_back(make(uint32_t(2 * c + 1)));
     for (auto& b : sets) calls.push_back([&b] { b.conv->run(); });
   }
@@ -96,8 +100,8 @@ struct KernelCalls {
 }  // namespace
 
 std::vector<ConvFigures> interleavedGflops(const Conv2dShape& s, const std::vector<ScheduledKernel>& kernels, int rounds,
-                                           bool cold) {
-  OneDnnCalls peer(s, cold);
+                                           bool cold, const ConvEpilogue& epilogue) {
+  OneDnnCalls peer(s, cold, epilogue);
   std::vector<std::unique_ptr<KernelCalls>> compiled;
   for (const auto& k : kernels) compiled.push_back(std::make_unique<KernelCalls>(*k.dag, k.steps, cold));
   std::vector<const std::vector<std::function<void()>>*> sets{&peer.calls};

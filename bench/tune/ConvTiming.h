@@ -22,9 +22,10 @@ struct ScheduledKernel {
   std::vector<schedule::StepPtr> steps;
 };
 
-/// oneDNN's convolution of `s` (NHWC data, HWIO weights) first, then each kernel, in GFLOPS of
-/// the direct convolution `s` (a Winograd kernel's are those of the convolution it replaces).
+/// oneDNN's convolution of `s` (NHWC data, HWIO weights) with the kernels' `epilogue` as its
+/// post-ops first, then each kernel, in GFLOPS of the direct convolution `s` (a Winograd
+/// kernel's are those of the convolution it replaces).
 std::vector<ConvFigures> interleavedGflops(const Conv2dShape& s, const std::vector<ScheduledKernel>& kernels, int rounds,
-                                           bool cold);
+                                           bool cold, const ConvEpilogue& epilogue = {});
 
 }  // namespace tessel::bench

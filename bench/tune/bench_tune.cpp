@@ -12,7 +12,8 @@
 //             (the same buffers every call) and cold (buffers rotating through twice the
 //             last-level cache) in alternation with oneDNN's on the same convolution in the
 //             same layout and cache state (NHWC, what tessel builds after its layout
-//             conversion), BENCH_TUNE_CONV_ROUNDS rounds, the median of each.
+//             conversion) with the same epilogue (bias, residual add, ReLU: oneDNN's
+//             post-ops), BENCH_TUNE_CONV_ROUNDS rounds, the median of each.
 //   busy      resnet-18 tuned with a CPU-bound program on core 0 for the whole tuning; the
 //             program stopped, the tuned and untuned networks timed in alternation:
 //             busy_tuned_vs_untuned (must not exceed 1).
@@ -87,6 +88,7 @@
 #include "codegen/CSource.h"
 #include "codegen/Toolchain.h"
 #include "graph/Build.h"
+#include "graph/Fusion.h"
 #include "graph/ModelZoo.h"
 #include "graph/TaskExtraction.h"
 #include "graph/passes/PassManager.h"
@@ -268,6 +270,26 @@ std::optional<Conv2dShape> convShapeOf(const te::ComputeDAG& dag) {
   for (s.stride = 1; s.stride <= 4; ++s.stride)
     if (s.outHeight() == conv.shape[1] && s.outWidth() == conv.shape[2]) return s;
   return std::nullopt;
+}
+
+/// What each task of `g` computes after its convolution (bias, residual add, ReLU), by task
+/// name, read from the operators of its fused function: oneDNN's post-ops then do the same.
+std::map<std::string, ConvEpilogue> convEpilogues(const graph::Graph& g) {
+  std::vector<graph::FusedGroup> groups = graph::fuseOperators(g);
+  std::map<std::string, ConvEpilogue> epilogues;
+  for (const graph::Task& t : graph::extractTasks(g)) {
+    ConvEpilogue e;
+    for (int id : groups.at(size_t(t.groups.at(0))).nodes) {
+      const graph::Node& n = g.node(id);
+      e.relu |= n.op == "relu";
+      if (n.op != "add") continue;
+      bool constant = false;
+      for (int input : n.inputs) constant |= g.node(input).kind == graph::NodeKind::Constant;
+      (constant ? e.bias : e.residual) = true;
+    }
+    epilogues[t.name] = e;
+  }
+  return epilogues;
 }
 
 std::string describe(const Conv2dShape& s) {
@@ -508,6 +530,7 @@ void compareConvs(const Settings& settings, const std::string& model) {
   for (auto& r : tune::bestRecords(file.records)) best.emplace(r.task.workloadKey, r);
   Variants variants = preparedModel(model);
   std::vector<TuningTaskPtr> tasks = tuningTasks(variants.direct);
+  std::map<std::string, ConvEpilogue> epilogues = convEpilogues(variants.direct);
   // By task name: the same layer as Winograd, in the variant whose best record is the fastest.
   struct WinogradRecord {
     TuningTaskPtr task;
@@ -525,6 +548,8 @@ void compareConvs(const Settings& settings, const std::string& model) {
       if (!added && record->second.cost() < known->second.record->cost()) known->second = found;
     }
 
+  fmt::print("Every kernel computes its function's epilogue (bias, residual add where marked +residual, ReLU) and oneDNN the "
+             "same as post-ops\n");
   fmt::print("Winograd columns: the layer's fastest Winograd record (F(4x4) or F(2x2) by the default rules, or F(6x6) where "
              "it fits the L2), in GFLOPS of the direct convolution; 'best/oneDNN' takes the faster variant of this cache state\n");
   fmt::print("{:>3}  {:<22} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "#", "conv (NHWC)", "direct", "winograd",
@@ -550,16 +575,17 @@ void compareConvs(const Settings& settings, const std::string& model) {
       winogradConfirmed = w->second.record->result.confirmed;
       tile = fmt::format("  F({0}x{0})", w->second.tileSize);
     }
-    std::vector<ConvFigures> figures = interleavedGflops(*shape, kernels, settings.convRounds, true);
+    const ConvEpilogue& epilogue = epilogues.at(task->name);
+    std::vector<ConvFigures> figures = interleavedGflops(*shape, kernels, settings.convRounds, true, epilogue);
     const ConvFigures peer = figures[0], direct = figures[1];
     std::optional<ConvFigures> winograd;
     if (figures.size() > 2) winograd = figures[2];
     double bestWarm = std::max(direct.warm, winograd ? winograd->warm : 0.0);
     double bestCold = std::max(direct.cold, winograd ? winograd->cold : 0.0);
     auto cell = [&](double v) { return winograd ? fmt::format("{:.1f}", v) : std::string("-"); };
-    fmt::print("{:>3}  {:<22} {:>8.1f} {:>8} {:>8.1f} {:>8.2f} {:>8.1f} {:>8} {:>8.1f} {:>8.2f}{}{}\n", index, describe(*shape),
+    fmt::print("{:>3}  {:<22} {:>8.1f} {:>8} {:>8.1f} {:>8.2f} {:>8.1f} {:>8} {:>8.1f} {:>8.2f}{}{}{}\n", index, describe(*shape),
                direct.warm, cell(winograd ? winograd->warm : 0), peer.warm, bestWarm / peer.warm, direct.cold,
-               cell(winograd ? winograd->cold : 0), peer.cold, bestCold / peer.cold, tile,
+               cell(winograd ? winograd->cold : 0), peer.cold, bestCold / peer.cold, epilogue.residual ? "  +residual" : "", tile,
                record->second.result.confirmed && winogradConfirmed ? "" : "  (unconfirmed record)");
     std::string n = fmt::format("{}_conv{}_{}", benchName(model), index, shortName(*shape));
     reports.add(n + "_tuned_warm_gflops", direct.warm, "GFLOPS");
