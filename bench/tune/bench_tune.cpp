@@ -541,9 +541,9 @@ void compareConvs(const Settings& settings, const std::string& model) {
   for (const graph::Graph& w : variants.winograd)
     for (const auto& t : tuningTasks(w)) {
       auto record = best.find(t->measure->workloadKey);
-      int node = w.findNode(t->name);
-      if (t->templateName != "conv2d_nhwc_winograd.x86" || record == best.end() || node < 0) continue;
-      WinogradRecord found{t, &record->second, int(w.node(node).attrs.value("tile_size", 4))};
+      int tileSize = graph::winogradTileSize(w, w.findNode(t->name));
+      if (t->templateName != "conv2d_nhwc_winograd.x86" || record == best.end() || tileSize == 0) continue;
+      WinogradRecord found{t, &record->second, tileSize};
       auto [known, added] = winogradOf.try_emplace(t->name, found);
       if (!added && record->second.cost() < known->second.record->cost()) known->second = found;
     }

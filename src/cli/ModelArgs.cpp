@@ -186,8 +186,8 @@ std::string winogradSummary(const PreparedModel& prepared, const graph::Graph& b
   std::map<int, int> byTile;  // tile size -> convolutions
   for (size_t i = 0; i < prepared.base.nodes().size(); ++i)
     candidates += graph::winogradCandidate(prepared.base, int(i), prepared.winogradLayout);
-  for (const graph::Node& n : built.nodes())
-    if (n.op == "conv2d_winograd") ++byTile[int(n.attrs.value("tile_size", 4))];
+  for (size_t i = 0; i < built.nodes().size(); ++i)
+    if (int m = graph::winogradTileSize(built, int(i))) ++byTile[m];
   if (candidates == 0) return "";
   // Largest tile first; F(4x4) and F(2x2), the rule's two, even when none.
   int total = 0;
@@ -238,10 +238,7 @@ RecordsChoice chooseByRecords(const PreparedModel& prepared, const tune::History
   std::vector<std::map<std::string, std::string>> winogradKeys;
   for (const graph::Graph& v : prepared.winograd) winogradKeys.push_back(graph::workloadKeysByNode(v));
   // The tile size of a layer in a graph: 0 where it is not a Winograd convolution there.
-  auto tileSizeIn = [](const graph::Graph& g, const std::string& name) {
-    int id = g.findNode(name);
-    return id < 0 || g.node(id).op != "conv2d_winograd" ? 0 : g.node(id).attrs.value("tile_size", 4);
-  };
+  auto tileSizeIn = [](const graph::Graph& g, const std::string& name) { return graph::winogradTileSize(g, g.findNode(name)); };
   auto recordOf = [&](const std::map<std::string, std::string>& keys, const std::string& name) -> const tune::TuningRecord* {
     auto key = keys.find(name);
     return key == keys.end() ? nullptr : best.find(key->second);

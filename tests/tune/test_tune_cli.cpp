@@ -226,7 +226,7 @@ TEST(TuneCli, RecordsChooseBetweenWinogradAndTheDirectConvolution) {
     auto six = tuneTasks(sixLog, "4");
     ASSERT_TRUE(six.ok()) << six.describe() << "\n" << six.output;
     expectContains(six.output, "layer1_0_1_relu              conv2d_nhwc_winograd.x86");
-    std::ofstream fastSix(dir.path() + "/six_fastest.log", std::ios::app);
+    std::ofstream fastSix(dir.path() + "/six_fastest.log");
     for (auto record : tune::readRecords(sixLog).records) {
       ASSERT_EQ(record.task.templateName, "conv2d_nhwc_winograd.x86");
       if (record.ok())

@@ -16,6 +16,11 @@ bool winogradCandidate(const Graph& graph, int id, ops::Layout layout) {
   return attrs.layout == layout && ops::winogradApplies(attrs, weight.type.shape, weight.type.dtype);
 }
 
+int winogradTileSize(const Graph& graph, int id) {
+  if (id < 0 || graph.node(id).kind != NodeKind::Op || graph.node(id).op != "conv2d_winograd") return 0;
+  return int(graph.node(id).attrs.value("tile_size", 4));
+}
+
 namespace {
 
 /// Copies the graph, replacing each candidate convolution for which `choose` gives a nonzero

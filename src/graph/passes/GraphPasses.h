@@ -35,6 +35,10 @@ Graph convertLayout(const Graph& graph, ops::Layout desired);
 /// convolutions (ops/Winograd.h), GPU builds NCHW ones (ops/WinogradNchw.h).
 bool winogradCandidate(const Graph& graph, int id, ops::Layout layout = ops::Layout::NHWC);
 
+/// The tile size m of node `id` when it is a conv2d_winograd (the use_winograd rewrite's
+/// output); 0 for any other node and for id -1 (Graph::findNode's "absent").
+int winogradTileSize(const Graph& graph, int id);
+
 /// For a candidate node, the Winograd tile size m to compute it with (2, 4 or 6), or 0 to keep
 /// the direct convolution.
 using WinogradChoice = std::function<int(const Graph& graph, int id)>;
