@@ -77,7 +77,7 @@ struct Candidate {
 };
 
 /// Builds every candidate on all cores (NVRTC and the lowering are per candidate).
-void buildAll(const te::ComputeDAG& dag, std::vector<Candidate>& candidates, const std::string& target,
+void buildAll(const te::ComputeDAG& dag, std::vector<Candidate>& candidates, const target::Target& target,
               const passes::GpuLimits& limits) {
   ThreadPool(0).parallelFor(int(candidates.size()), [&](int i) {
     Candidate& c = candidates[size_t(i)];
@@ -152,10 +152,11 @@ std::optional<BenchTemplate> benchTemplateOf(const te::ComputeDAG& dag, const pa
 
 int main(int argc, char** argv) try {
   Options o = parse(argc, argv);
-  bool cuda = o.target.rfind("cuda", 0) == 0;
+  const target::Target target = target::Target::parse(o.target);
+  bool cuda = target.kind == target::TargetKind::Cuda;
   runtime::Device device{cuda ? runtime::DeviceKind::CUDA : runtime::DeviceKind::OpenCL, 0};
   runtime::SecondsClock clock = cuda ? runtime::cudaEventClock(0) : runtime::openclQueueClock(0);
-  passes::GpuLimits limits = graph::gpuLimitsForBuild(o.target);
+  passes::GpuLimits limits = graph::gpuLimitsForBuild(target);
   graph::OptimizeOptions optimize;
   optimize.desiredLayout = ops::Layout::NCHW;
   optimize.fuseSeparable = false;  // as a GPU build: one function per convolution, depthwise ones included
@@ -193,7 +194,7 @@ int main(int argc, char** argv) try {
       } catch (const Error&) {
       }
     }
-    buildAll(task.dag, candidates, o.target, limits);
+    buildAll(task.dag, candidates, target, limits);
     int failed = 0;
     for (auto& c : candidates) {
       if (!c.binary) {

@@ -68,7 +68,7 @@ int main(int argc, char** argv) try {
     if (done == o.tasks) break;
     if (!tune::autotvm::gpuConv2dTemplateApplies(t.dag)) continue;
     ++done;
-    auto task = tune::autotvm::makeGpuTuningTask(t.name, t.dag, "cuda", limits, tune::autotvm::kGpuConv2dTemplate);
+    auto task = tune::autotvm::makeGpuTuningTask(t.name, t.dag, target::Target::parse("cuda"), limits, tune::autotvm::kGpuConv2dTemplate);
     tune::autotvm::XGBTuner tuner(task, {}, o.seed);
     double tunerSeconds = 0, best = 0;
     for (int b = 0; b < o.batches; ++b) {

@@ -41,7 +41,7 @@ void autoScheduledConv(const AutoConvSettings& settings, tune::Builder& builder,
   Conv2dShape shape = parseConv(settings.conv);
   te::ComputeDAG dag = ops::conv2dNHWC(1, shape.inChannels, shape.height, shape.width, shape.outChannels, shape.kernel,
                                        shape.kernel, shape.stride, shape.pad);
-  auto task = tune::makeMeasureTask("conv2d_nhwc", dag, "cpu");
+  auto task = tune::makeMeasureTask("conv2d_nhwc", dag, target::Target::parse("cpu"));
   const double flops = shape.flops();
   tune::autotvm::XGBoostOptions model;
   model.seed = settings.seed;
@@ -49,7 +49,7 @@ void autoScheduledConv(const AutoConvSettings& settings, tune::Builder& builder,
   options.populationSize = settings.population;
   options.seed = settings.seed;
   tune::ansor::SketchPolicy policy(dag, std::make_shared<tune::ansor::XGBoostStateModel>(model), options);
-  auto defaultSteps = ops::defaultCpuSchedule(dag, ops::cpuScheduleOptionsFor("cpu"));
+  auto defaultSteps = ops::defaultCpuSchedule(dag, ops::cpuScheduleOptionsFor(target::Target::host()));
   const std::string defaultKey = tune::ansor::scheduleKey(defaultSteps);
   fmt::print("\n== auto-scheduler: {} conv (NHWC, {} sketches, population {}, batches of {}) ==\n", settings.conv,
              policy.sketches().size(), settings.population, settings.batch);

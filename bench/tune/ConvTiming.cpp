@@ -8,6 +8,7 @@
 #include "codegen/CSource.h"
 #include "codegen/Toolchain.h"
 #include "passes/Lower.h"
+#include "target/HostCpu.h"
 #include "runtime/MachineLoad.h"
 #include "runtime/Module.h"
 #include "runtime/Tensor.h"
@@ -28,7 +29,7 @@ void fillRandom(runtime::Tensor& t, uint32_t seed) {
 /// Copies of a call's buffers that together are twice the last-level cache: rotating through
 /// them, every call meets its data cold, as a layer whose weights come from DRAM does.
 size_t coldCopies(size_t bytesPerCall) {
-  return std::clamp<size_t>((2 * runtime::lastLevelCacheBytes() + bytesPerCall - 1) / std::max<size_t>(bytesPerCall, 1), 2, 64);
+  return std::clamp<size_t>((2 * size_t(target::hostCpu().llcBytes) + bytesPerCall - 1) / std::max<size_t>(bytesPerCall, 1), 2, 64);
 }
 
 /// oneDNN's convolution bound to one set of buffers, or when `cold` to coldCopies sets (the

@@ -229,7 +229,7 @@ Variants preparedModel(const std::string& model) {
   Variants v;
   graph::Graph base = graph::optimizeGraph(graph::buildModel(model, graph::ModelOptions{}), graph::OptimizeOptions{});
   v.direct = graph::applyPacking(base, graph::defaultPackChoice());
-  for (const graph::Graph& w : graph::cpuWinogradVariants(base, runtime::l2CacheBytes()))
+  for (const graph::Graph& w : graph::cpuWinogradVariants(base, size_t(target::hostCpu().l2Bytes)))
     v.winograd.push_back(graph::applyPacking(w, graph::defaultPackChoice()));
   return v;
 }
@@ -238,7 +238,7 @@ std::vector<TuningTaskPtr> tuningTasks(const graph::Graph& g) {
   std::vector<TuningTaskPtr> tasks;
   for (const graph::Task& t : graph::extractTasks(g)) {
     auto templateName = tune::autotvm::cpuTemplateFor(t.dag);
-    if (templateName) tasks.push_back(tune::autotvm::makeCpuTuningTask(t.name, t.dag, "cpu", *templateName));
+    if (templateName) tasks.push_back(tune::autotvm::makeCpuTuningTask(t.name, t.dag, target::Target::host(), *templateName));
   }
   return tasks;
 }

@@ -10,6 +10,7 @@
 #include "ops/GpuSchedules.h"
 #include "ops/Schedules.h"
 #include "support/Error.h"
+#include "target/Target.h"
 #include "tune/Confirmation.h"
 #include "tune/RecordQueries.h"
 #include "tune/TaskScheduler.h"
@@ -128,7 +129,7 @@ AutoScheduleSummary autoScheduleTasks(const std::vector<graph::Task>& tasks, con
     model.seed = options.seed + i;
     tune::ansor::SketchPolicyOptions policyOptions = gpu ? tune::ansor::SketchPolicyOptions::forGpu(*gpu) : tune::ansor::SketchPolicyOptions{};
     policyOptions.populationSize = options.populationSize;
-    if (!gpu) policyOptions.annotation.cores = ops::cpuScheduleOptionsFor(options.target).threads;
+    if (!gpu) policyOptions.annotation = tune::ansor::AnnotationOptions::forCpu(options.target.cpu);
     policyOptions.seed = options.seed + i;
     try {
       policies.push_back(std::make_unique<tune::ansor::SketchPolicy>(t.dag, std::make_shared<tune::ansor::XGBoostStateModel>(model),
@@ -138,7 +139,7 @@ AutoScheduleSummary autoScheduleTasks(const std::vector<graph::Task>& tasks, con
     }
     if (options.resume) {
       std::vector<tune::ansor::MeasuredSchedule> resumed;
-      for (const auto& r : tune::recordsOfTask(earlier, measureTasks[i]->workloadKey, measureTasks[i]->target)) {
+      for (const auto& r : tune::recordsOfTask(earlier, measureTasks[i]->workloadKey, measureTasks[i]->target.str())) {
         if (r.task.fromTemplate() || r.result.confirmed) continue;
         resumed.push_back({r.steps, r.ok() ? r.gflops() * 1e9 : 0.0});
         defaultMeasured[i] = defaultMeasured[i] || tune::ansor::scheduleKey(r.steps) == defaultKey;

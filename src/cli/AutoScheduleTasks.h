@@ -23,6 +23,7 @@
 
 #include "graph/TaskExtraction.h"
 #include "passes/GpuLimits.h"
+#include "target/Target.h"
 #include "tune/LoadMonitor.h"
 #include "tune/MeasureBatch.h"
 #include "tune/Record.h"
@@ -31,13 +32,13 @@
 namespace tessel::cli {
 
 struct AutoScheduleOptions {
-  std::string target = "cpu";
+  target::Target target = target::Target::host();
   /// A GPU target ("cuda ...", "opencl ..."): the limits its kernels are verified against (the
   /// measuring device's or the target's profile), which the GPU sketch rules keep to; unset: a
   /// CPU target.
   std::optional<passes::GpuLimits> gpuLimits;
   /// A GPU target: the CPU the correctness reference is compiled for (`--target-host`).
-  std::string hostTarget = "cpu";
+  target::Target hostTarget = target::Target::host();
   int64_t nTrial = 1000;       ///< for the whole network
   std::string taskScheduler = "gradient";  ///< or round-robin
   size_t batchSize = 16;

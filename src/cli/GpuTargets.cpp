@@ -36,7 +36,7 @@ std::string checkGpuTargetHost(const std::string& target, const std::string& tar
   TESSEL_CHECK(cpu, "--target-host '{}' with --target '{}': not a CPU target; {}", targetHost, target, why);
   std::string host = targetHost.rfind("llvm", 0) == 0 ? "cpu" + targetHost.substr(4) : targetHost;
   try {
-    codegen::compileOptionsForTarget(host);
+    codegen::compileOptionsForTarget(target::Target::parse(host));
   } catch (const Error& e) {
     fail("--target-host '{}': {}", targetHost, e.what());
   }

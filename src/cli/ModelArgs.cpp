@@ -71,7 +71,11 @@ std::vector<std::string> winogradModes() {
 
 void addModelOptions(CLI::App* c, ModelArgs& a) {
   addModelSourceOptions(c, a);
-  c->add_option("--target", a.target, "target string, e.g. \"cpu -mcpu=native\", cuda (NVIDIA GPUs, sm_90), \"opencl\" or \"opencl -device=mali\", or vta (the accelerator's simulator)");
+  c->add_option("--target", a.target,
+                "target string, e.g. \"cpu -mcpu=native\" (this machine), \"cpu -mcpu=haswell\", cuda (NVIDIA GPUs, sm_90), "
+                "\"opencl\" or \"opencl -device=mali\", or vta (the accelerator's simulator); `tessel query --device cpu "
+                "--target T` shows a CPU target's machine model")
+      ->each([&a](const std::string& text) { a.parsedTarget = target::Target::parse(text); });
   c->add_option("--target-host", a.targetHost,
                 "--target vta: where the operators VTA does not run go (cpu); a GPU target: the CPU beside the device, e.g. \"cpu "
                 "-mtriple=aarch64-linux-gnu\" (GPU modules have no host code: it compiles the reference of --check-correctness)");
@@ -115,16 +119,16 @@ graph::WinogradChoice fixedWinogradChoice(const std::string& mode) {
 
 }  // namespace
 
-graph::WinogradChoice winogradChoice(const std::string& mode) {
+graph::WinogradChoice winogradChoice(const std::string& mode, const target::CpuMachine& machine) {
   if (auto fixed = fixedWinogradChoice(mode); fixed || mode == "never") return fixed;
-  return graph::defaultWinogradChoice(runtime::l2CacheBytes());
+  return graph::defaultWinogradChoice(size_t(machine.l2Bytes));
 }
 
 std::string desiredLayoutFor(const ModelArgs& a) {
   if (a.desiredLayout != "auto") return a.desiredLayout;
   // GPU threads along the image width read neighbouring inputs and share weights: resnet-50
   // untuned on an H100 ran 3.23 ms in NCHW against 7.19 ms in NHWC (2026-11-24).
-  return graph::isGpuTarget(a.target) ? "NCHW" : "NHWC";
+  return a.parsedTarget.isGpu() ? "NCHW" : "NHWC";
 }
 
 PreparedModel prepareModel(const ModelArgs& a) {
@@ -149,10 +153,10 @@ PreparedModel prepareModel(const ModelArgs& a) {
     prepared.winograd = {prepared.base};
     return prepared;
   }
-  if (a.packWeights == "auto") prepared.pack = graph::defaultPackChoice();
+  if (a.packWeights == "auto") prepared.pack = graph::defaultPackChoice(a.cpuMachine());
   prepared.direct = graph::applyPacking(prepared.base, prepared.pack, run);
   prepared.variants = a.winograd == "auto";
-  if (graph::isGpuTarget(a.target)) {
+  if (a.parsedTarget.isGpu()) {
     // The NCHW form on GPU targets. Untuned, auto stays direct (as TVM's CUDA builds without
     // records do); tuning measures every candidate both ways and the records choose.
     prepared.winogradLayout = ops::Layout::NCHW;
@@ -166,12 +170,12 @@ PreparedModel prepareModel(const ModelArgs& a) {
     return prepared;
   }
   if (!prepared.variants) {
-    prepared.chosenUnpacked = graph::applyWinograd(prepared.base, winogradChoice(a.winograd), run);
+    prepared.chosenUnpacked = graph::applyWinograd(prepared.base, winogradChoice(a.winograd, a.cpuMachine()), run);
     prepared.chosen = graph::applyPacking(prepared.chosenUnpacked, prepared.pack, run);
     prepared.winograd = {prepared.chosen};
     return prepared;
   }
-  std::vector<graph::Graph> unpacked = graph::cpuWinogradVariants(prepared.base, runtime::l2CacheBytes(), run);
+  std::vector<graph::Graph> unpacked = graph::cpuWinogradVariants(prepared.base, size_t(a.cpuMachine().l2Bytes), run);
   prepared.chosenUnpacked = unpacked[0];
   prepared.chosen = graph::applyPacking(unpacked[0], prepared.pack, run);
   prepared.winograd = {prepared.chosen};
@@ -282,7 +286,7 @@ RecordsChoice chooseByRecords(const PreparedModel& prepared, const tune::History
 }
 
 std::function<std::vector<schedule::StepPtr>(const te::ComputeDAG&)> DefaultSchedules::provider() {
-  return [notes = notes_, options = ops::cpuScheduleOptionsFor(target_)](const te::ComputeDAG& dag) {
+  return [notes = notes_, options = options_](const te::ComputeDAG& dag) {
     std::string fallback;
     auto steps = ops::defaultCpuSchedule(dag, options, nullptr, &fallback);
     ++notes->kernels;

@@ -12,6 +12,9 @@
 #include "graph/Graph.h"
 #include "graph/ModelZoo.h"
 #include "graph/passes/GraphPasses.h"
+#include "ops/Schedules.h"
+#include "target/HostCpu.h"
+#include "target/Target.h"
 #include "tune/HistoryBest.h"
 
 namespace tessel::cli {
@@ -41,7 +44,12 @@ struct ModelArgs {
   /// CPU beside the device (cli/GpuTargets.h says what it is used for); and for --target vta that stay on the CPU, the hardware
   /// configuration (a vta_config.json; empty: the built-in default) and graph packing's region.
   std::string targetHost = "cpu", vtaConfig, vtaPackStart = "max_pool2d", vtaPackStop = "global_avg_pool2d";
+  /// --target parsed (when the option is read): what every rule of the build reads.
+  target::Target parsedTarget = target::Target::host();
   graph::ModelOptions options() const;
+  /// The CPU the graph's CPU rules are for: a CPU target's machine, else this machine's (the
+  /// host of a GPU or VTA target keeps its operators here).
+  const target::CpuMachine& cpuMachine() const { return parsedTarget.isCpu() ? parsedTarget.cpu : target::hostCpu(); }
 };
 
 void addModelOptions(CLI::App* command, ModelArgs& args);
@@ -51,9 +59,9 @@ void addModelSourceOptions(CLI::App* command, ModelArgs& args);
 /// The network as built by the zoo or imported from an ONNX file, before any pass.
 graph::Graph loadModel(const ModelArgs& args);
 
-/// The Winograd choice of a --winograd value for a CPU target; Error naming a value that is
-/// none of them.
-graph::WinogradChoice winogradChoice(const std::string& mode);
+/// The Winograd choice of a --winograd value for a CPU target on `machine`; Error naming a value
+/// that is none of them.
+graph::WinogradChoice winogradChoice(const std::string& mode, const target::CpuMachine& machine);
 
 /// A network after the standard graph passes, in the variants tuning compares.
 struct PreparedModel {
@@ -102,8 +110,8 @@ std::string winogradSummary(const PreparedModel& prepared, const graph::Graph& b
 /// simpler schedule it got instead (a failing rule is reported, never silent).
 class DefaultSchedules {
  public:
-  /// Schedules for `target` (its -num-cores: ops::cpuScheduleOptionsFor).
-  explicit DefaultSchedules(std::string target = "cpu") : target_(std::move(target)) {}
+  /// Schedules for `target`'s machine (ops::cpuScheduleOptionsFor).
+  explicit DefaultSchedules(const target::Target& target = target::Target::host()) : options_(ops::cpuScheduleOptionsFor(target)) {}
   /// The provider for graph::BuildOptions::schedule (or a records provider's fallback); it
   /// shares state with this object.
   std::function<std::vector<schedule::StepPtr>(const te::ComputeDAG&)> provider();
@@ -116,7 +124,7 @@ class DefaultSchedules {
     int kernels = 0;
     std::vector<std::string> fallbacks;
   };
-  std::string target_;
+  ops::CpuScheduleOptions options_;
   std::shared_ptr<Notes> notes_ = std::make_shared<Notes>();
 };
 

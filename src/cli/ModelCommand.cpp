@@ -78,7 +78,7 @@ void listTasks(const ModelArgs& a) {
     fmt::print("Extract tasks...\n{}", vta::formatConv2dPackedTasks(prepareVtaNetwork(a).tasks));
     return;
   }
-  if (graph::isGpuTarget(a.target)) {
+  if (a.parsedTarget.isGpu()) {
     // The functions a GPU build compiles and tunes (NCHW, no CPU-only convolution variants).
     checkGpuTargetHost(a.target, a.targetHost);
     auto tasks = graph::extractTasks(preparedModel(gpuModelArgs(a)));
@@ -106,16 +106,16 @@ void compileGpu(const CompileArgs& a) {
   prepareOutputDirectory(a.output, "--output");
   // Shipped records choose their own tiles: an explicit default-schedule rule leaves them out.
   bool rulesGiven = a.channelTile != "auto" || a.reductionParts != "auto";
-  ShippedRecordsUse shipped = a.noShippedRecords || rulesGiven ? ShippedRecordsUse{} : ShippedRecordsUse::of(tune::shippedRecordSetForGpu(a.target));
+  ShippedRecordsUse shipped = a.noShippedRecords || rulesGiven ? ShippedRecordsUse{} : ShippedRecordsUse::of(tune::shippedRecordSetForGpu(a.parsedTarget));
   // The log is read before the network is prepared: a bad log fails before any work.
-  std::optional<tune::HistoryBest> best = shipped.historyBest(a.records, a.target);
+  std::optional<tune::HistoryBest> best = shipped.historyBest(a.records, a.parsedTarget.str());
   PreparedModel prepared = prepareModel(gpuModelArgs(a));
   RecordsChoice chosen = best ? chooseByRecords(prepared, *best) : RecordsChoice{prepared.chosen, winogradSummary(prepared, prepared.chosen)};
   const graph::Graph& g = chosen.graph;
   graph::BuildOptions options;
-  options.target = a.target;
+  options.target = a.parsedTarget;
   options.fuse = !a.noFuse;
-  options.gpuLimits = graph::gpuLimitsForBuild(a.target);
+  options.gpuLimits = graph::gpuLimitsForBuild(a.parsedTarget);
   const passes::GpuLimits& limits = *options.gpuLimits;
   ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits);
   if (a.channelTile != "auto") {
@@ -133,7 +133,7 @@ void compileGpu(const CompileArgs& a) {
   options.schedule = best ? gpuRecordsProvider(*best, limits) : defaults;
   auto report = graph::buildGraph(g, a.output, options);
   if (!a.records.empty()) fmt::print("{}: {}\n", a.records, best->summary());
-  shipped.report(best, a.target);
+  shipped.report(best, a.parsedTarget.str());
   if (!chosen.summary.empty()) fmt::print("{}\n", chosen.summary);
   if (!a.params.empty()) fmt::print("weights from {}\n", a.params);
   fmt::print("compiled {} for {}{} into {}: {} fused functions, {} distinct kernels ({}, limits of {}; code built in {:.1f} s); "
@@ -144,33 +144,33 @@ void compileGpu(const CompileArgs& a) {
 }
 
 void compile(const CompileArgs& a) {
-  TESSEL_CHECK(a.channelTile == "auto" || graph::isGpuTarget(a.target), "--channel-tile applies to GPU targets (cuda, opencl)");
-  TESSEL_CHECK(a.reductionParts == "auto" || graph::isGpuTarget(a.target), "--reduction-parts applies to GPU targets (cuda, opencl)");
+  TESSEL_CHECK(a.channelTile == "auto" || a.parsedTarget.isGpu(), "--channel-tile applies to GPU targets (cuda, opencl)");
+  TESSEL_CHECK(a.reductionParts == "auto" || a.parsedTarget.isGpu(), "--reduction-parts applies to GPU targets (cuda, opencl)");
   if (isVtaTarget(a.target)) {
     TESSEL_CHECK(!a.naive && !a.noFuse, "--naive and --no-fuse apply to CPU targets");
     return compileVta(a, a.output, a.records, !a.noShippedRecords);
   }
-  if (graph::isGpuTarget(a.target)) return compileGpu(a);
+  if (a.parsedTarget.isGpu()) return compileGpu(a);
   checkCpuTarget(a.target);
   prepareOutputDirectory(a.output, "--output");
   TESSEL_CHECK(a.records.empty() || !a.naive, "--records and --naive exclude each other");
   // Tessel's shipped records fill the workloads the user's records do not cover.
-  ShippedRecordsUse shipped = a.naive || a.noShippedRecords ? ShippedRecordsUse{} : ShippedRecordsUse::of(tune::shippedRecordSetForCpu(a.target));
+  ShippedRecordsUse shipped = a.naive || a.noShippedRecords ? ShippedRecordsUse{} : ShippedRecordsUse::of(tune::shippedRecordSetForCpu(a.parsedTarget));
   // The log is read before the network is prepared: a bad log fails before any work.
-  std::optional<tune::HistoryBest> best = shipped.historyBest(a.records, a.target);
+  std::optional<tune::HistoryBest> best = shipped.historyBest(a.records, a.parsedTarget.str());
   auto prepared = prepareModel(a);
   RecordsChoice chosen = best ? chooseByRecords(prepared, *best)
                               : RecordsChoice{prepared.chosen, winogradSummary(prepared, prepared.chosen)};
   const graph::Graph& g = chosen.graph;
   graph::BuildOptions options;
-  options.target = a.target;
+  options.target = a.parsedTarget;
   options.fuse = !a.noFuse;
-  DefaultSchedules defaults(a.target);
+  DefaultSchedules defaults(a.parsedTarget);
   if (best) options.schedule = best->provider(defaults.provider());
   else if (!a.naive) options.schedule = defaults.provider();
   auto report = graph::buildGraph(g, a.output, options);
   if (!a.records.empty()) fmt::print("{}: {}\n", a.records, best->summary());
-  shipped.report(best, a.target);
+  shipped.report(best, a.parsedTarget.str());
   if (!chosen.summary.empty()) fmt::print("{}\n", chosen.summary);
   if (!a.naive) fmt::print("{}\n", defaults.summary());
   if (!a.params.empty()) fmt::print("weights from {}\n", a.params);

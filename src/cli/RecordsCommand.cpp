@@ -138,7 +138,7 @@ void writeKept(const RecordsArgs& a, int perTask) {
 
 /// The shipped logs, and which one a build for `target` uses.
 void listShipped(const RecordsArgs& a) {
-  std::string used = tune::shippedRecordSetForCpu(a.target);
+  std::string used = tune::shippedRecordSetForCpu(target::Target::parse(a.target));
   fmt::print("records shipped with tessel (records/ in its repository):\n");
   bool shipped = false;
   for (const std::string& set : tune::shippedRecordSets()) {

@@ -17,6 +17,7 @@
 #include "rpc/RpcRunner.h"
 #include "rpc/Tracker.h"
 #include "rpc/TrackerClient.h"
+#include "target/Target.h"
 #include "vta/VtaMeasurement.h"
 #include "support/Error.h"
 
@@ -148,7 +149,8 @@ struct QueryArgs {
   std::string hardwareKey;
   double wait = 10;
   SecurityArgs security;
-  std::string device;  ///< a GPU of this machine instead of the tracker
+  std::string device;  ///< a device of this machine instead of the tracker
+  std::string target;  ///< --device cpu: the CPU target whose machine model to print (default: this machine)
 };
 
 /// query --device cuda|opencl[:N] [--hardware NAME]: the device's hardware parameters under
@@ -167,7 +169,18 @@ void queryLocalDevice(const QueryArgs& a) {
   fail("--hardware {}: {} has no such parameter (it has: {}, or all)", a.hardwareKey, a.device, fmt::join(names, ", "));
 }
 
+/// query --device cpu [--target T]: the machine model schedules are derived from, this
+/// machine's or a target's (`cpu -mcpu=haswell`).
+void queryCpuModel(const QueryArgs& a) {
+  TESSEL_CHECK(a.hardwareKey.empty(), "--hardware names a GPU parameter; --device cpu prints the whole machine model");
+  auto t = target::Target::parse(a.target.empty() ? "cpu" : a.target);
+  TESSEL_CHECK(t.isCpu(), "--target {}: --device cpu prints a CPU target's machine model", a.target);
+  fmt::print("{}", t.cpu.describe());
+}
+
 void runQuery(const QueryArgs& a) {
+  TESSEL_CHECK(a.target.empty() || a.device == "cpu", "--target goes with --device cpu");
+  if (a.device == "cpu") return queryCpuModel(a);
   if (!a.device.empty()) return queryLocalDevice(a);
   std::string address = fmt::format("{}:{}", a.host, a.port);
   if (!a.hardwareKey.empty()) {
@@ -318,7 +331,9 @@ void addRpcCommands(CLI::App& app) {
   q->add_option("--hardware", query->hardwareKey,
                 "instead, print the hardware parameters of a free device of this key; with --device, the parameter of "
                 "that name (max_threads_per_block, max_shared_memory_per_block, warp_size, max_vthread_extent, ...; all: every one)");
-  q->add_option("--device", query->device, "query a GPU of this machine instead of the tracker: cuda[:N] or opencl[:N]");
+  q->add_option("--device", query->device,
+                "query a device of this machine instead of the tracker: cpu (its machine model), cuda[:N] or opencl[:N]");
+  q->add_option("--target", query->target, "--device cpu: the machine model of this CPU target instead (e.g. \"cpu -mcpu=haswell\")");
   q->add_option("--wait", query->wait, "--hardware: seconds to wait for a free device")->check(numberIn(0.0, 86400.0));
   addSecurityOptions(q, query->security, false, true);
   q->callback([query] { runQuery(*query); });
@@ -338,7 +353,7 @@ passes::GpuLimits gpuLimitsOfDevices(const RunnerArgs& a, const std::string& tar
 }
 
 std::string targetForDevices(const RunnerArgs& a, const std::string& target) {
-  if (a.runner != "rpc" || codegen::targetCores(target) > 0) return target;
+  if (a.runner != "rpc" || target::Target::parse(target).numCores > 0) return target;
   std::string device;
   auto info = rpc::queryRemoteHardware(withDefaultPort(a.tracker, 9190), a.key, clientSecurity(a),
                                        std::chrono::milliseconds(int64_t(a.deviceWait * 1000)), &device);

@@ -127,11 +127,11 @@ std::vector<std::string> parseOps(const std::string& text) {
 /// per-core L2 (smaller ones stay near the core in any case), in such networks only.
 class ColdCachePolicy {
  public:
-  ColdCachePolicy(const graph::Graph& graph, const std::string& mode) : mode_(mode) {
+  ColdCachePolicy(const graph::Graph& graph, const std::string& mode, const target::CpuMachine& machine) : mode_(mode) {
     TESSEL_CHECK(mode == "auto" || mode == "always" || mode == "never", "--cold-cache: '{}' is not auto, always or never", mode);
     for (const auto& [name, value] : graph.params()) paramBytes_ += value.nbytes();
-    llc_ = runtime::lastLevelCacheBytes();
-    l2_ = runtime::l2CacheBytes();
+    llc_ = size_t(machine.llcBytes);
+    l2_ = size_t(machine.l2Bytes);
     if (mode_ == "auto" && paramBytes_ > llc_)
       reason_ = fmt::format("The network's weights ({:.1f} MiB) are more than the last-level cache ({:.1f} MiB): tasks whose "
                             "weights exceed the L2 ({:.1f} MiB) are measured with cold caches, as they run in the network",
@@ -198,7 +198,7 @@ void tune(const TuneArgs& a) {
   }
   // GPU targets: the functions' kernels run on a device; the host target only compiles the
   // correctness reference (GpuTargets.h).
-  const bool gpu = graph::isGpuTarget(a.target);
+  const bool gpu = a.parsedTarget.isGpu();
   std::string gpuHost;
   if (gpu) {
     gpuHost = checkGpuTargetHost(a.target, a.targetHost);
@@ -261,7 +261,8 @@ void tune(const TuneArgs& a) {
   }
   // A remote runner checks the tracker and the key here, before any work.
   auto runner = makeRunner(a.runnerArgs, runnerOptions);
-  const std::string target = gpu ? a.target : targetForDevices(a.runnerArgs, a.target);
+  const target::Target target = gpu ? a.parsedTarget : target::Target::parse(targetForDevices(a.runnerArgs, a.target));
+  const target::Target gpuHostTarget = target::Target::parse(gpu ? gpuHost : "cpu");
   // The limits GPU kernels are verified against: the remote device's, or this machine's device
   // (the profile for a named -device= or without one).
   passes::GpuLimits gpuLimits;
@@ -270,11 +271,11 @@ void tune(const TuneArgs& a) {
     bool cuda = codegen::gpuDialectOfTarget(target) == codegen::GpuDialect::Cuda;
     bool present = cuda ? runtime::cudaDeviceAvailable(&why) : runtime::openclDeviceAvailable(&why);
     TESSEL_CHECK(present, "--target {} --runner local: candidates run on this machine's device, and {}; measure on a machine with "
-                 "one through --runner rpc (`tessel server --device {}`)", target, why, cuda ? "cuda" : "opencl");
+                 "one through --runner rpc (`tessel server --device {}`)", target.str(), why, cuda ? "cuda" : "opencl");
   }
   if (gpu) {
     if (!local) {
-      gpuLimits = gpuLimitsOfDevices(a.runnerArgs, target);  // prints them
+      gpuLimits = gpuLimitsOfDevices(a.runnerArgs, target.str());  // prints them
     } else {
       gpuLimits = graph::gpuLimitsForBuild(target);
       fmt::print("GPU kernels verified against the limits of {}: {} threads per block, {} bytes of shared memory\n",
@@ -293,7 +294,7 @@ void tune(const TuneArgs& a) {
   PreparedModel prepared = prepareModel(gpu ? gpuModelArgs(a) : static_cast<const ModelArgs&>(a));
   const graph::Graph& g = prepared.chosen;
   std::vector<tune::autotvm::TuningTaskPtr> tasks;
-  ColdCachePolicy cold(g, gpu ? "never" : a.coldCache);
+  ColdCachePolicy cold(g, gpu ? "never" : a.coldCache, a.cpuMachine());
   // Under --winograd auto, a Winograd candidate layer is tuned in every variant: the direct
   // convolution's task and each Winograd form's (CPU: the rules' tile and F(6x6) where it
   // fits); the build takes the fastest (chooseByRecords). The other variants (CPU: direct,
@@ -347,7 +348,7 @@ void tune(const TuneArgs& a) {
     o.target = target;
     if (gpu) {
       o.gpuLimits = gpuLimits;
-      o.hostTarget = gpuHost;
+      o.hostTarget = gpuHostTarget;
     }
     o.nTrial = a.nTrial;
     o.taskScheduler = a.taskScheduler.empty() ? "gradient" : a.taskScheduler;
@@ -373,7 +374,7 @@ void tune(const TuneArgs& a) {
       for (const std::string& templateName : tune::autotvm::gpuTemplatesTuned(t.dag)) {
         auto task = tune::autotvm::makeGpuTuningTask(t.name, t.dag, target, gpuLimits, templateName);
         auto measure = std::make_shared<tune::MeasureTask>(*task->measure);
-        measure->hostTarget = gpuHost;
+        measure->hostTarget = gpuHostTarget;
         auto copy = std::make_shared<tune::autotvm::TuningTask>(*task);
         copy->measure = measure;
         tasks.push_back(copy);
@@ -410,7 +411,7 @@ void tune(const TuneArgs& a) {
 
   auto trialsOf = [&](const tune::autotvm::TuningTask& task) {
     std::vector<tune::autotvm::Trial> trials;
-    for (const auto& r : tune::recordsOfTask(earlier, task.measure->workloadKey, task.measure->target))
+    for (const auto& r : tune::recordsOfTask(earlier, task.measure->workloadKey, task.measure->target.str()))
       if (r.config && !r.result.confirmed && r.task.templateName == task.templateName && r.config->index >= 0 &&
           uint64_t(r.config->index) < task.space->size())
         trials.push_back({uint64_t(r.config->index), r.ok() ? r.gflops() * 1e9 : 0.0});
@@ -533,7 +534,7 @@ void tune(const TuneArgs& a) {
   std::fflush(stdout);
   TempDir scratch;
   std::string tunedDir = a.output.empty() ? scratch.path() + "/tuned" : a.output;
-  auto best = tune::HistoryBest::fromLog(a.log, target);
+  auto best = tune::HistoryBest::fromLog(a.log, target.str());
   graph::BuildOptions build;
   build.target = target;
   DefaultSchedules defaults(target);
@@ -564,7 +565,7 @@ void tune(const TuneArgs& a) {
     untunedBuild.target = target;
     untunedBuild.gpuLimits = gpuLimits;
     graph::buildGraph(g, scratch.path() + "/untuned", untunedBuild);
-    runtime::Device device = runtime::Device::parse(target.substr(0, target.find(' ')));
+    runtime::Device device = runtime::Device::parse(target.kindName());
     auto [tuned, untuned] = evaluate(tunedDir, scratch.path() + "/untuned", device, a.evaluateRepeat);
     fmt::print("Mean inference time (std dev): {:.2f} ms ({:.2f} ms)\n", tuned.mean, tuned.stddev);
     fmt::print("Untuned (default GPU schedules): {:.2f} ms ({:.2f} ms); speedup {:.2f}x (timed in alternation on {})\n", untuned.mean,

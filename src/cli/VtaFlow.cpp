@@ -116,7 +116,7 @@ void tuneVta(const ModelArgs& model, const VtaTuneOptions& o) {
   for (size_t i = 0; i < chosen.size(); ++i) {
     const tune::autotvm::TuningTaskPtr& task = chosen[i];
     std::vector<tune::autotvm::Trial> resumed;
-    for (const auto& r : tune::recordsOfTask(earlier, task->measure->workloadKey, task->measure->target))
+    for (const auto& r : tune::recordsOfTask(earlier, task->measure->workloadKey, task->measure->target.str()))
       if (r.config && r.config->index >= 0 && uint64_t(r.config->index) < task->space->size())
         resumed.push_back({uint64_t(r.config->index), r.ok() ? task->flops / r.cost() : 0.0});
     auto tuner = tune::autotvm::makeTuner(o.tuner, task, o.seed + i);
@@ -180,7 +180,7 @@ void compileVta(const ModelArgs& model, const std::string& output, const std::st
   // The host side is the packed network compiled for the CPU (the packed convolutions as naive
   // loops: the CPU int8 reference), the VTA programs beside it.
   graph::BuildOptions build;
-  build.target = model.targetHost;
+  build.target = target::Target::parse(model.targetHost);
   DefaultSchedules defaults;
   build.schedule = defaults.provider();
   std::vector<std::string> notes;

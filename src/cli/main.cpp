@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
     if (lower->parsed() || runOp->parsed()) {
       auto dag = ops::exampleByName(op, parseShape(shape));
       TESSEL_CHECK(!(defaultSchedule && !stepsFile.empty()), "--default-schedule and --steps exclude each other");
-      auto state = defaultSchedule ? schedule::replay(dag, ops::defaultCpuSchedule(dag, ops::cpuScheduleOptionsFor(target)))
+      auto state = defaultSchedule ? schedule::replay(dag, ops::defaultCpuSchedule(dag, ops::cpuScheduleOptionsFor(target::Target::parse(target))))
                                     : loadState(dag, stepsFile);
       auto function = passes::lower(state, op);
       std::string source = codegen::generateCSource({function});
@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
         return 0;
       }
       TempDir dir("tessel-run-op");
-      auto options = codegen::compileOptionsForTarget(target);
+      auto options = codegen::compileOptionsForTarget(target::Target::parse(target));
       codegen::compileSharedLibrary(source, dir.path() + "/kernel.so", options);
       auto module = runtime::Module::load(dir.path() + "/kernel.so");
       auto kernel = module.kernel(op);

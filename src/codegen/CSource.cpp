@@ -789,6 +789,10 @@ std::string assembleCSource(const std::vector<CFunctionSource>& functions) {
     src << "}\n";
   }
   src << "extern \"C\" const char* tessel_module_manifest(void) { return \"" << escaped << "\"; }\n";
+  // What the kernels need of the CPU: the compiler's command line defines it from the target
+  // (codegen::compileSharedLibrary), so one source serves every target.
+  src << "#ifndef TESSEL_MODULE_REQUIRES\n#define TESSEL_MODULE_REQUIRES \"\"\n#endif\n"
+      << "extern \"C\" const char tessel_module_requires[] = TESSEL_MODULE_REQUIRES;\n";
   return src.str();
 }
 

@@ -1,7 +1,6 @@
 #include "codegen/GpuBuild.h"
 
 #include <filesystem>
-#include <sstream>
 
 #include "codegen/Nvrtc.h"
 #include "support/Error.h"
@@ -10,34 +9,16 @@
 
 namespace tessel::codegen {
 
-namespace {
-
-/// The first word of a target string: its kind.
-std::string targetKindWord(const std::string& target) {
-  std::istringstream words(target);
-  std::string kind;
-  words >> kind;
-  return kind;
+GpuDialect gpuDialectOfTarget(const target::Target& target) {
+  if (target.kind == target::TargetKind::Cuda) return GpuDialect::Cuda;
+  if (target.kind == target::TargetKind::Opencl) return GpuDialect::OpenCL;
+  fail("target '{}' is not a GPU target (expected 'cuda ...' or 'opencl ...')", target.str());
 }
 
-}  // namespace
-
-bool isGpuTarget(const std::string& target) {
-  std::string kind = targetKindWord(target);
-  return kind == "cuda" || kind == "opencl";
-}
-
-GpuDialect gpuDialectOfTarget(const std::string& target) {
-  std::string kind = targetKindWord(target);
-  if (kind == "cuda") return GpuDialect::Cuda;
-  if (kind == "opencl") return GpuDialect::OpenCL;
-  fail("target '{}' is not a GPU target (expected 'cuda ...' or 'opencl ...')", target);
-}
-
-GpuBinary buildGpuKernels(const std::vector<passes::GpuLoweredFunction>& kernels, const std::string& target) {
+GpuBinary buildGpuKernels(const std::vector<passes::GpuLoweredFunction>& kernels, const target::Target& target) {
   GpuDialect dialect = gpuDialectOfTarget(target);
   GpuBinary binary{generateGpuSource(kernels, dialect), {}};
-  binary.code = dialect == GpuDialect::Cuda ? compileCudaToCubin(binary.source.code, cudaArchOfTarget(target)) : binary.source.code;
+  binary.code = dialect == GpuDialect::Cuda ? compileCudaToCubin(binary.source.code, target.arch) : binary.source.code;
   return binary;
 }
 

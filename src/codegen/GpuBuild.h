@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codegen/GpuSource.h"
+#include "target/Target.h"
 
 namespace tessel::codegen {
 
@@ -17,14 +18,12 @@ struct GpuBinary {
   std::string manifestText() const { return source.manifest.dump(); }
 };
 
-/// True for the targets whose kernels run on a GPU: "cuda ..." and "opencl ...".
-bool isGpuTarget(const std::string& target);
+/// The dialect of a GPU target ("cuda ...", "opencl ..."); Error for anything else.
+GpuDialect gpuDialectOfTarget(const target::Target& target);
 
-/// The dialect of a GPU target string ("cuda ...", "opencl ..."); Error for anything else.
-GpuDialect gpuDialectOfTarget(const std::string& target);
-
-/// Generates and, for CUDA, compiles. Errors name the kernel (codegen) or carry NVRTC's log.
-GpuBinary buildGpuKernels(const std::vector<passes::GpuLoweredFunction>& kernels, const std::string& target);
+/// Generates and, for CUDA, compiles for the target's -arch. Errors name the kernel (codegen)
+/// or carry NVRTC's log.
+GpuBinary buildGpuKernels(const std::vector<passes::GpuLoweredFunction>& kernels, const target::Target& target);
 
 /// Writes manifest.json and kernels.cubin / kernels.cl into `directory` (created if needed),
 /// plus the CUDA source as kernels.cu for reading.

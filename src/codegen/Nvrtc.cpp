@@ -123,14 +123,4 @@ std::string compileCudaToCubin(const std::string& source, const std::string& arc
   return cubin;
 }
 
-std::string cudaArchOfTarget(const std::string& target) {
-  std::istringstream words(target);
-  std::string word, arch = "sm_90";
-  words >> word;
-  TESSEL_CHECK(word == "cuda", "target '{}' is not a CUDA target", target);
-  while (words >> word)
-    if (word.rfind("-arch=", 0) == 0) arch = word.substr(6);
-  return arch;
-}
-
 }  // namespace tessel::codegen

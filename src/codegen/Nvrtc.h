@@ -18,7 +18,4 @@ std::string nvrtcVersion();
 /// and the source's first lines for a compile error, or saying NVRTC is missing.
 std::string compileCudaToCubin(const std::string& source, const std::string& arch = "sm_90");
 
-/// The architecture of a target string: `-arch=sm_NN` of "cuda -arch=sm_NN", sm_90 if absent.
-std::string cudaArchOfTarget(const std::string& target);
-
 }  // namespace tessel::codegen

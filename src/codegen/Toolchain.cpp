@@ -9,6 +9,9 @@
 #include "support/Files.h"
 #include "support/Subprocess.h"
 #include "support/TempDir.h"
+#include "target/CpuRequirements.h"
+#include "target/HostCpu.h"
+#include "target/KnownCpus.h"
 
 namespace tessel::codegen {
 
@@ -90,23 +93,6 @@ DirectLink directLinkFor(const std::string& compiler, std::chrono::milliseconds 
   fail("{} failed on {} ({}):\n{}", tool, sourcePath, r.describe(), message);
 }
 
-/// -mtriple=T: Debian's cross compiler T-gcc (gcc-aarch64-linux-gnu for aarch64-linux-gnu) and
-/// the architecture's baseline instead of -march=native. The host's own triple changes nothing.
-void applyTriple(const std::string& triple, const std::string& target, CompileOptions& options) {
-  TESSEL_CHECK(!triple.empty() && triple.find_first_of(" /") == std::string::npos,
-               "target '{}': -mtriple needs a triple such as aarch64-linux-gnu", target);
-#if defined(__x86_64__)
-  if (triple == "x86_64-linux-gnu") return;
-#elif defined(__aarch64__)
-  if (triple == "aarch64-linux-gnu") return;
-#endif
-  options.compiler = triple + "-gcc";
-  if (triple.rfind("aarch64", 0) == 0) options.flags[1] = "-march=armv8-a";
-  else if (triple.rfind("x86_64", 0) == 0) options.flags[1] = "-march=x86-64-v2";
-  else if (triple.rfind("arm", 0) == 0) options.flags[1] = "-march=armv7-a";
-  else fail("target '{}': -mtriple={} names an architecture tessel cannot cross-compile for (aarch64, arm, x86_64)", target, triple);
-}
-
 }  // namespace
 
 void compileSharedLibrary(const std::string& source, const std::string& outputPath, const CompileOptions& options,
@@ -116,6 +102,7 @@ void compileSharedLibrary(const std::string& source, const std::string& outputPa
   std::vector<std::string> argv = {options.compiler, "-x", "c++", "-std=gnu++17", "-fPIC", "-pipe",
                                    "-fopenmp", "-fno-math-errno", "-w"};
   argv.insert(argv.end(), options.flags.begin(), options.flags.end());
+  if (!options.moduleRequires.empty()) argv.push_back("-DTESSEL_MODULE_REQUIRES=\"" + options.moduleRequires + "\"");
   DirectLink link;
   try {
     link = directLinkFor(options.compiler, options.timeout);
@@ -143,78 +130,24 @@ void compileSharedLibrary(const std::string& source, const std::string& outputPa
   if (!linked.ok()) toolFailed("the linker", sourcePath, linked);
 }
 
-CompileOptions compileOptionsForTarget(const std::string& target) {
+CompileOptions compileOptionsForTarget(const target::Target& target) {
+  TESSEL_CHECK(target.isCpu(), "target '{}' is not a CPU target", target.str());
   CompileOptions options;
-  std::istringstream words(target);
-  std::string word;
-  words >> word;  // the target kind
-  TESSEL_CHECK(word == "cpu" || word == "llvm" || word == "c", "target '{}' is not a CPU target", target);
-  while (words >> word) {
-    if (word.rfind("-mcpu=", 0) == 0) {
-      options.flags[1] = "-march=" + word.substr(6);
-    } else if (word.rfind("-mattr=", 0) == 0) {
-      std::istringstream attrs(word.substr(7));
-      std::string a;
-      while (std::getline(attrs, a, ',')) {
-        TESSEL_CHECK(a.size() > 1 && (a[0] == '+' || a[0] == '-'), "target '{}': attribute '{}' must start with + or -", target, a);
-        options.flags.push_back((a[0] == '+' ? "-m" : "-mno-") + a.substr(1));
-      }
-    } else if (word.rfind("-opt-level=", 0) == 0) {
-      std::string level = word.substr(11);
-      TESSEL_CHECK(level.size() == 1 && level[0] >= '0' && level[0] <= '3', "target '{}': -opt-level must be 0, 1, 2 or 3", target);
-      options.flags[0] = "-O" + level;
-    } else if (word.rfind("-cc=", 0) == 0) {
-      options.compiler = word.substr(4);
-    } else if (word.rfind("-mtriple=", 0) == 0) {
-      applyTriple(word.substr(9), target, options);
-    } else if (word.rfind("-num-cores=", 0) == 0) {
-      targetCores(target);  // checked here too: a build with a bad value fails before any work
-    } else {
-      fail("target '{}': unknown option '{}' (known: -mcpu=, -mattr=, -mtriple=, -opt-level=, -cc=, -num-cores=)", target,
-           word);
-    }
+  const target::CpuMachine& cpu = target.cpu;
+  bool x86 = cpu.arch == "x86_64";
+  if (!target.runsOnHost()) {
+    // Not this machine: the named CPU, or the architecture's baseline.
+    std::string name = target.mcpu.empty() || target.mcpu == "native" ? target::baselineCpuName(cpu.arch) : target.mcpu;
+    bool architecture = name.rfind("armv", 0) == 0 || name.rfind("x86-64", 0) == 0;
+    options.flags[1] = (x86 || architecture ? "-march=" : "-mcpu=") + name;
+    // Debian's cross compiler for a foreign triple (the host's own triple changes nothing).
+    if (!target.mtriple.empty() && cpu.arch != target::hostArch()) options.compiler = target.mtriple + "-gcc";
   }
+  options.flags[0] = "-O" + std::to_string(target.optLevel);
+  for (const auto& attr : target.mattr) options.flags.push_back((attr[0] == '+' ? "-m" : "-mno-") + attr.substr(1));
+  if (!target.cc.empty()) options.compiler = target.cc;
+  options.moduleRequires = target::CpuRequirements::of(cpu).text();
   return options;
-}
-
-int targetCores(const std::string& target) {
-  std::istringstream words(target);
-  std::string word;
-  int cores = 0;
-  while (words >> word) {
-    if (word.rfind("-num-cores=", 0) != 0) continue;
-    std::string value = word.substr(11);
-    bool digits = !value.empty() && value.size() <= 4 && value.find_first_not_of("0123456789") == std::string::npos;
-    TESSEL_CHECK(digits && std::stoi(value) >= 1, "target '{}': -num-cores must be a number of cores from 1 to 9999, got '{}'",
-                 target, value);
-    cores = std::stoi(value);
-  }
-  return cores;
-}
-
-std::string cpuClass(const CompileOptions& options) {
-  static std::mutex mutex;
-  static std::map<std::vector<std::string>, std::string> cache;
-  std::vector<std::string> argv = {options.compiler};
-  argv.insert(argv.end(), options.flags.begin(), options.flags.end());
-  argv.insert(argv.end(), {"-dM", "-E", "-x", "c", "/dev/null"});
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = cache.find(argv);
-  if (it != cache.end()) return it->second;
-  std::string cls;
-  try {
-    SubprocessOptions run;
-    run.timeout = options.timeout;
-    SubprocessResult r = runSubprocess(argv, run);
-    auto defines = [&](const char* macro) { return r.output.find(std::string("#define ") + macro + " ") != std::string::npos; };
-    if (!r.ok()) cls = "";
-    else if (defines("__x86_64__")) cls = defines("__AVX512F__") ? "x86_64-avx512" : defines("__AVX2__") ? "x86_64-avx2" : "x86_64";
-    else if (defines("__aarch64__")) cls = "aarch64";
-    else if (defines("__arm__")) cls = "arm";
-  } catch (const Error&) {
-    cls = "";  // no such compiler: the build says so where it needs one
-  }
-  return cache.emplace(std::move(argv), cls).first->second;
 }
 
 }  // namespace tessel::codegen

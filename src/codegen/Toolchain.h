@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "target/Target.h"
+
 namespace tessel::codegen {
 
 struct CompileOptions {
@@ -16,6 +18,9 @@ struct CompileOptions {
   // time (measured equal kernel speed on SGEMM and conv2d, about 20% less compile time).
   std::vector<std::string> flags = {"-O2", "-march=native"};
   std::chrono::milliseconds timeout{120000};
+  /// What the kernels need of the CPU (target::CpuRequirements' text), recorded in the library;
+  /// empty: nothing recorded (the runtime then checks nothing).
+  std::string moduleRequires;
 };
 
 /// Where a build's time went.
@@ -29,21 +34,12 @@ struct CompileTimes {
 void compileSharedLibrary(const std::string& source, const std::string& outputPath, const CompileOptions& options = {},
                           CompileTimes* times = nullptr);
 
-/// Options from a target string's flags: `-mcpu=X` (-march=X), `-mattr=+avx2,...`, `-opt-level=N`
-/// (-ON, default 2), `-cc=clang++`, `-mtriple=aarch64-linux-gnu` (cross-compiles with
-/// aarch64-linux-gnu-gcc for the architecture's baseline; the kernels run on a remote device),
-/// `-num-cores=N` (read by targetCores, not a compiler flag).
-CompileOptions compileOptionsForTarget(const std::string& target);
-
-/// The cores the kernels are scheduled for, `-num-cores=N` of a CPU target (as TVM's llvm
-/// targets say it); 0 when the target does not say (this machine's). Error for a bad value.
-int targetCores(const std::string& target);
-
-/// The class of CPU the compiler of `options` generates code for, from the macros it predefines
-/// with those flags: "x86_64-avx512" (AVX-512F), "x86_64-avx2", "x86_64", "aarch64", "arm", or
-/// "" when it cannot tell (the compiler failed, or another architecture). It keys the records
-/// shipped with tessel, so it asks the compiler rather than this process: -mcpu=, -mattr= and
-/// -mtriple= change the answer as they change the kernels. Cached per compiler and flags.
-std::string cpuClass(const CompileOptions& options);
+/// The compiler and flags of a CPU target: `-mcpu=X` (-march=X on x86, -mcpu=X on ARM; an
+/// architecture name such as armv8.2-a is -march=), `-mattr=+avx2,-avx512f` (-mavx2 -mno-avx512f),
+/// `-opt-level=N` (-ON, default 2), `-cc=clang++`, `-mtriple=aarch64-linux-gnu` (Debian's cross
+/// compiler aarch64-linux-gnu-gcc for the architecture's baseline; the kernels run on a remote
+/// device). The rest of the target (cores, caches, vector facts) shapes schedules, not flags.
+/// The module records the CPU requirements of the target's machine model.
+CompileOptions compileOptionsForTarget(const target::Target& target);
 
 }  // namespace tessel::codegen

@@ -38,7 +38,6 @@ std::string identifier(const std::string& name) {
 
 }  // namespace
 
-bool isGpuTarget(const std::string& target) { return codegen::isGpuTarget(target); }
 
 BuildReport buildGraph(const Graph& graph, const std::string& directory, const BuildOptions& options) {
   TESSEL_CHECK(!graph.outputs().empty(), "building a graph without outputs");
@@ -46,7 +45,7 @@ BuildReport buildGraph(const Graph& graph, const std::string& directory, const B
   auto groups = fuseOperators(graph, options.fuse);
 
   // One kernel per distinct workload; the calls name it.
-  bool gpu = isGpuTarget(options.target);
+  bool gpu = options.target.isGpu();
   passes::GpuLimits limits = gpu ? (options.gpuLimits ? *options.gpuLimits : passes::GpuLimits::forTarget(options.target))
                                  : passes::GpuLimits{};
   ScheduleProvider schedule = options.schedule;

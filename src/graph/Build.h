@@ -14,6 +14,7 @@
 
 #include "graph/Fusion.h"
 #include "passes/GpuLimits.h"
+#include "target/Target.h"
 #include "schedule/Steps.h"
 
 namespace tessel::graph {
@@ -22,16 +23,13 @@ namespace tessel::graph {
 using ScheduleProvider = std::function<std::vector<schedule::StepPtr>(const te::ComputeDAG& dag)>;
 
 struct BuildOptions {
-  std::string target = "cpu";
+  target::Target target = target::Target::host();
   bool fuse = true;
   ScheduleProvider schedule;  ///< empty: the naive schedule (no steps) on a CPU, the default GPU schedule on a GPU
   /// The limits GPU kernels are verified against; empty: the target's named profile
   /// (passes::GpuLimits::forTarget). graph::gpuLimitsForBuild gives the present device's.
   std::optional<passes::GpuLimits> gpuLimits;
 };
-
-/// True for the targets whose kernels run on a GPU: "cuda ..." and "opencl ...".
-bool isGpuTarget(const std::string& target);
 
 struct BuildReport {
   int functions = 0;        ///< fused functions called by the graph

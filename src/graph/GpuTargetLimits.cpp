@@ -33,11 +33,10 @@ passes::GpuLimits gpuLimitsOf(const runtime::GpuDeviceInfo& info, const passes::
   return limits;
 }
 
-passes::GpuLimits gpuLimitsForBuild(const std::string& target) {
+passes::GpuLimits gpuLimitsForBuild(const target::Target& target) {
   passes::GpuLimits profile = passes::GpuLimits::forTarget(target);
-  TESSEL_CHECK(isGpuTarget(target), "target '{}' is not a GPU target", target);
-  if (target.find("-device=") != std::string::npos) return profile;  // compiled for a named device elsewhere
-  bool cuda = target.rfind("cuda", 0) == 0;
+  if (!target.device.empty()) return profile;  // compiled for a named device elsewhere
+  bool cuda = target.kind == target::TargetKind::Cuda;
   bool present = cuda ? runtime::cudaDeviceAvailable() : runtime::openclDeviceAvailable();
   if (!present) return profile;
   runtime::Device device{cuda ? runtime::DeviceKind::CUDA : runtime::DeviceKind::OpenCL, 0};
@@ -46,13 +45,13 @@ passes::GpuLimits gpuLimitsForBuild(const std::string& target) {
 
 passes::GpuLimits gpuLimitsOfDevice(const runtime::Device& device) {
   runtime::GpuDeviceInfo info = infoOf(device);
-  return gpuLimitsOf(info, passes::GpuLimits::forTarget(runtime::deviceKindName(device.kind)), device.str());
+  return gpuLimitsOf(info, passes::GpuLimits::forTarget(target::Target::parse(runtime::deviceKindName(device.kind))), device.str());
 }
 
 std::vector<std::pair<std::string, std::string>> gpuHardwareParameters(const runtime::Device& device) {
   runtime::GpuDeviceInfo info = infoOf(device);
   // Virtual threads are a compiler notion: the extent the profile of the kind allows.
-  passes::GpuLimits profile = passes::GpuLimits::forTarget(device.kind == runtime::DeviceKind::CUDA ? "cuda" : "opencl");
+  passes::GpuLimits profile = passes::GpuLimits::forTarget(target::Target::parse(device.kind == runtime::DeviceKind::CUDA ? "cuda" : "opencl"));
   return {
       {"max_threads_per_block", std::to_string(info.maxThreadsPerBlock)},
       {"max_shared_memory_per_block", std::to_string(info.maxSharedMemoryPerBlock)},

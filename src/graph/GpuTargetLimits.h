@@ -19,7 +19,7 @@ namespace tessel::graph {
 passes::GpuLimits gpuLimitsOf(const runtime::GpuDeviceInfo& info, const passes::GpuLimits& profile, const std::string& deviceName);
 
 /// The limits to verify a build for `target` against (see the top of this file).
-passes::GpuLimits gpuLimitsForBuild(const std::string& target);
+passes::GpuLimits gpuLimitsForBuild(const target::Target& target);
 
 /// The limits of a device of this machine ("opencl:1"): what it reports, its kind's profile for
 /// the rest. Error naming the device when it is not a GPU or not present.

@@ -49,15 +49,17 @@ std::vector<float> packConvWeight(const std::vector<float>& hwio, const std::vec
 /// The widest output image (columns) whose stride-1 1x1 convolutions pack their weights by 64.
 inline constexpr int64_t kWideBlockMaxWidth = 14;
 
-/// The block the default rules pack a conv2d's weights by (weight HWIO, output NHWC): the
-/// register tile's width, 32 (two 16-lane vectors), or 16, or 0 (not packed) when neither
-/// divides the output channels. A stride-1 1x1 convolution on a small image (at most
-/// kWideBlockMaxWidth columns) takes 64 where it divides them: four vectors by seven pixels
-/// (28 accumulators) read each weight vector for seven pixels where two by seven read it for
-/// the same seven with half the tile, and a small image has few pixels to spread the weights
-/// over (measured on mobilenet's layers, NHWC, 2 threads: 1024 to 1024 channels at 7x7 went from
-/// 0.69 to 0.60 ms, 512 to 1024 from 0.31 to 0.23, 512 to 512 at 14x14 from 0.61 to 0.52).
-int64_t defaultPackBlock(const std::vector<int64_t>& weightHwio, const std::vector<int64_t>& outputNhwc, int64_t stride);
+/// The block the default rules pack a conv2d's weights by (weight HWIO, output NHWC) on a machine
+/// whose vectors hold `lanes` floats: the register tile's width, two vectors (32 with AVX-512's
+/// 16 lanes), or one, or 0 (not packed) when neither divides the output channels. A stride-1 1x1
+/// convolution on a small image (at most kWideBlockMaxWidth columns) takes four vectors where
+/// they divide them: four vectors by seven pixels (28 of AVX-512's 32 registers) read each
+/// weight vector for seven pixels where two by seven read it for the same seven with half the
+/// tile, and a small image has few pixels to spread the weights over (measured on mobilenet's
+/// layers, NHWC, 2 threads, AVX-512: 1024 to 1024 channels at 7x7 went from 0.69 to 0.60 ms, 512
+/// to 1024 from 0.31 to 0.23, 512 to 512 at 14x14 from 0.61 to 0.52).
+int64_t defaultPackBlock(const std::vector<int64_t>& weightHwio, const std::vector<int64_t>& outputNhwc, int64_t stride,
+                         int64_t lanes);
 
 /// The output dtype conv2d and dense use for inputs of `input` dtype when none is given.
 DataType defaultAccumulatorType(DataType input);

@@ -7,9 +7,7 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <thread>
 
-#include "codegen/Toolchain.h"
 #include "ir/Mutator.h"
 #include "ops/OpTraits.h"
 #include "ops/ScheduleRecorder.h"
@@ -116,7 +114,7 @@ std::optional<std::string> findAnchorName(const te::ComputeDAG& dag) {
 constexpr int64_t kTileTailCost = 8;
 
 int64_t maxLanesFor(DataType type, const CpuScheduleOptions& options) {
-  int64_t lanes = std::max(1, options.vectorBytes / type.storageBytes());
+  int64_t lanes = std::max(1, options.machine.vectorBytes / type.storageBytes());
   lanes = std::min<int64_t>(lanes, 64);
   int64_t power = 1;
   while (power * 2 <= lanes) power *= 2;
@@ -350,7 +348,7 @@ class Planner {
     int64_t vectorExtent = op.shape[size_t(roles->vectorAxis)], rowExtent = op.shape[size_t(roles->rowAxis)];
     const auto& forced = options.anchorTile;
     VectorTile vt = chooseVectorTile(vectorExtent, maxLanesFor(op.dtype, options), 2, kTileTailCost);
-    if (forced) vt = {forced->lanes, forced->vectors};
+    if (forced) vt = {forced->lanes > 0 ? forced->lanes : maxLanesFor(op.dtype, options), forced->vectors};
     // Packed weights: the tile's vectors are one block, so that its weights are one stream.
     const int64_t block = packBlockOf(op);
     if (block > 0) {
@@ -368,9 +366,9 @@ class Planner {
     // Accumulators: rows x vectors of the register file; the rest holds operands. A block of
     // four or more vectors (ops::defaultPackBlock's 64) takes as many rows as fit beside its
     // weight vectors, 7 for 4: the tile that block was chosen for.
-    int64_t accumulators = options.registerCount / 2;
+    int64_t accumulators = options.machine.vectorRegisters / 2;
     int64_t rowLimit = std::min<int64_t>(12, accumulators / vt.vectors);
-    if (block > 0 && vt.vectors >= 4) rowLimit = (options.registerCount - vt.vectors) / vt.vectors;
+    if (block > 0 && vt.vectors >= 4) rowLimit = (options.machine.vectorRegisters - vt.vectors) / vt.vectors;
     int64_t rows = chooseRowTile(rowExtent, rowLimit);
     if (forced) rows = forced->rows;
     TESSEL_CHECK(rows >= 1 && rows <= rowExtent, "anchor tile: {} rows for a row axis of {}", rows, rowExtent);
@@ -423,7 +421,7 @@ class Planner {
       // chunk of rows per thread, the channel blocks inside it. Split by channel blocks, each
       // core would compute part of every row, and the next layer would read half of its input
       // from the other core's cache (resnet-18's max pool after conv1: 150 us instead of 75).
-      int64_t threads = options.threads, rows = op.axes.size() == 4 ? op.shape[1] : 0;
+      int64_t threads = int64_t(options.machine.cores), rows = op.axes.size() == 4 ? op.shape[1] : 0;
       bool nhwc = traitsOf(op).kind == OpKind::Conv2dNHWC || traitsOf(op).kind == OpKind::Conv2dNHWCPacked;
       if (nhwc && threads > 1 && rows % threads == 0 && to == 1 && exact[1]) {
         auto chunks = rec.split(out, outer[1], {rows / threads});
@@ -565,7 +563,7 @@ class Planner {
     // Independent accumulators hide the latency of the additions.
     while (vectors < 4 && features % (lanes * vectors * 2) == 0) vectors *= 2;
     if (const auto& forced = options.anchorTile) {
-      lanes = forced->lanes;
+      lanes = forced->lanes > 0 ? forced->lanes : maxLanesFor(a.op->dtype, options);
       vectors = forced->vectors;
       TESSEL_CHECK(lanes >= 2 && vectors >= 1 && features % (lanes * vectors) == 0,
                    "anchor tile: dense '{}' reduces over {} features, not a multiple of {} x {} lanes", anchor, features, vectors,
@@ -778,15 +776,10 @@ std::optional<AnchorTile> defaultAnchorTile(const te::ComputeDAG& dag, const Cpu
 
 std::optional<std::string> findAnchorStage(const te::ComputeDAG& dag) { return findAnchorName(dag); }
 
-int64_t defaultKernelThreads() {
-  // Every CpuScheduleOptions asks (the tuner makes them per config): ask the system once.
-  static const int64_t cores = std::max<int64_t>(1, int64_t(std::thread::hardware_concurrency()));
-  return cores;
-}
-
-CpuScheduleOptions cpuScheduleOptionsFor(const std::string& target) {
+CpuScheduleOptions cpuScheduleOptionsFor(const target::Target& target) {
+  TESSEL_CHECK(target.isCpu(), "target '{}': CPU schedules need a CPU target", target.str());
   CpuScheduleOptions options;
-  if (int cores = codegen::targetCores(target); cores > 0) options.threads = cores;
+  options.machine = target.cpu;
   return options;
 }
 

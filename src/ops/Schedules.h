@@ -33,6 +33,8 @@
 #include <vector>
 
 #include "schedule/Steps.h"
+#include "target/HostCpu.h"
+#include "target/Target.h"
 #include "te/ComputeDAG.h"
 
 namespace tessel::ops {
@@ -40,7 +42,7 @@ namespace tessel::ops {
 /// The anchor's register tile chosen from outside — a tuning template's config — instead of by
 /// the rules. Fields a template leaves at their defaults behave as the rules would.
 struct AnchorTile {
-  int64_t lanes = 16;         ///< vector lanes along the vector axis (dense: along the reduction)
+  int64_t lanes = 0;          ///< vector lanes along the vector axis (dense: along the reduction); 0: the machine's
   int64_t vectors = 1;        ///< vectors per tile along the vector axis (dense: accumulators)
   int64_t rows = 1;           ///< tile rows along the row axis (ignored by dense)
   int64_t reduceInner = 1;    ///< inner factor of the input-channel reduction `rc` (1: no split)
@@ -53,20 +55,15 @@ struct AnchorTile {
   bool operator==(const AnchorTile&) const = default;
 };
 
-/// The machine's cores (std::thread::hardware_concurrency, at least 1).
-int64_t defaultKernelThreads();
-
 struct CpuScheduleOptions {
-  int vectorBytes = 64;        ///< the vector register width: 64 for AVX-512, 32 for AVX2
-  int registerCount = 32;      ///< vector registers (limits the register tile)
+  /// The machine the schedule is made for: its vector width sets the lanes, its register file
+  /// bounds the register tile, its caches the blocking, its cores the parallel partition.
+  target::CpuMachine machine = target::hostCpu();
   /// Below this many output elements a stage is not parallelized (the thread start-up would
   /// cost more than the work).
   int64_t minParallelElements = 4096;
   /// Outer loops are fused into the parallel loop until it has this many iterations.
   int64_t parallelChunks = 64;
-  /// The kernel threads a partition is made for (the machine's cores): a weights-outer register
-  /// tile keeps one chunk of image rows per thread.
-  int64_t threads = defaultKernelThreads();
   /// When a rule fails, fall back to a simpler schedule (true) or raise the Error (tests).
   bool allowFallback = true;
   /// Set by tuning templates: the anchor's tile (the rest of the function follows the rules).
@@ -77,9 +74,9 @@ struct CpuScheduleOptions {
   bool checkLowering = true;
 };
 
-/// The options for a target string: the kernel threads a partition is made for are its
-/// `-num-cores=N` when it says (a remote device's cores), else this machine's.
-CpuScheduleOptions cpuScheduleOptionsFor(const std::string& target);
+/// The options for a CPU target: its machine model (a remote device's cores are its
+/// `-num-cores=N`).
+CpuScheduleOptions cpuScheduleOptionsFor(const target::Target& target);
 
 /// The default schedule's steps; `finalState`, when given, receives the state they replay to
 /// (the schedule is recorded on one, so a caller that needs it saves the replay). When a rule

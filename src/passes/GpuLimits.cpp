@@ -23,20 +23,13 @@ GpuLimits GpuLimits::mali() {
   return limits;
 }
 
-GpuLimits GpuLimits::forTarget(const std::string& target) {
-  std::istringstream words(target);
-  std::string kind, word, arch, device;
-  words >> kind;
-  while (words >> word) {
-    if (word.rfind("-arch=", 0) == 0) arch = word.substr(6);
-    else if (word.rfind("-device=", 0) == 0) device = word.substr(8);
-  }
-  if (kind == "cuda") {
-    TESSEL_CHECK(arch.empty() || arch == "sm_90", "target '{}': -arch={} is not supported yet (only sm_90)", target, arch);
+GpuLimits GpuLimits::forTarget(const target::Target& target) {
+  if (target.kind == target::TargetKind::Cuda) {
+    TESSEL_CHECK(target.arch == "sm_90", "target '{}': -arch={} is not supported yet (only sm_90)", target.str(), target.arch);
     return cudaSm90();
   }
-  if (kind == "opencl") {
-    if (device == "mali") return mali();
+  if (target.kind == target::TargetKind::Opencl) {
+    if (target.device == "mali") return mali();
     GpuLimits limits;
     limits.profile = "opencl";
     limits.maxThreadsPerBlock = 256;
@@ -47,7 +40,7 @@ GpuLimits GpuLimits::forTarget(const std::string& target) {
     limits.warpSize = 1;
     return limits;
   }
-  fail("target '{}' is not a GPU target (expected 'cuda' or 'opencl')", target);
+  fail("target '{}' is not a GPU target (expected 'cuda' or 'opencl')", target.str());
 }
 
 }  // namespace tessel::passes

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <string>
 
+#include "target/Target.h"
+
 namespace tessel::passes {
 
 struct GpuLimits {
@@ -29,10 +31,10 @@ struct GpuLimits {
   /// An ARM Mali GPU (Bifrost/Valhall) as TVM's `opencl -device=mali` target assumes it: 256
   /// work-items, 32 KiB of local memory.
   static GpuLimits mali();
-  /// The profile of a target string: "cuda ..." is sm_90 (the only -arch= accepted for now),
+  /// The profile of a target: "cuda ..." is sm_90 (the only -arch= accepted for now),
   /// "opencl -device=mali" Mali, any other "opencl" what every OpenCL GPU allows (256
   /// work-items, at most 64 along z, 16 KiB local memory). Throws Error naming the target otherwise.
-  static GpuLimits forTarget(const std::string& target);
+  static GpuLimits forTarget(const target::Target& target);
 };
 
 }  // namespace tessel::passes

@@ -1,5 +1,8 @@
 #include "runtime/Module.h"
 #include "runtime/ElfCheck.h"
+#include "target/CpuRequirements.h"
+#include "target/HostCpu.h"
+#include "target/KnownCpus.h"
 #include "runtime/Threading.h"
 
 #include <dlfcn.h>
@@ -209,6 +212,28 @@ std::function<void()> Kernel::bind(const std::vector<Tensor>& args) const {
 
 // ---- Module ---------------------------------------------------------------------------------
 
+namespace {
+
+/// Refuses a library whose kernels need what this CPU lacks, before any of its code runs (its
+/// requirements are data, read with dlsym): the alternative is SIGILL in the first kernel.
+void checkCpuRequirements(const detail::LoadedLibrary& library) {
+  dlerror();
+  auto* text = static_cast<const char*>(dlsym(library.handle, TESSEL_MODULE_REQUIRES_SYMBOL));
+  if (!text || !*text) return;  // compiled without a target: nothing recorded
+  auto required = target::CpuRequirements::parse(text, fmt::format("module '{}'", library.path));
+  const target::CpuMachine& host = target::hostCpu();
+  auto missing = required.missingOn(host.arch, host.features);
+  if (missing.empty()) return;
+  fail("cannot load module '{}': it was compiled for {} and this CPU ({}, {}) lacks {}; compile it for this machine "
+       "(--target cpu) or for a CPU it has (--target \"cpu -mcpu={}\")",
+       library.path, required.isaClass, host.name, host.isaClass(), fmt::join(missing, ", "),
+       host.isa() == target::IsaClass::X86_64Avx512 ? "x86-64-v4"
+       : host.isa() == target::IsaClass::X86_64Avx2 ? "x86-64-v3"
+                                                    : target::baselineCpuName(host.arch));
+}
+
+}  // namespace
+
 Module Module::load(const std::string& sharedLibraryPath) {
   std::string path = sharedLibraryPath;
   // dlopen searches the library path for a bare name; we mean a file.
@@ -224,6 +249,8 @@ Module Module::load(const std::string& sharedLibraryPath) {
   dlerror();
   library->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library->handle) fail("cannot load module '{}': {}", sharedLibraryPath, dlerrorText());
+
+  checkCpuRequirements(*library);
 
   dlerror();
   void* manifestSymbol = dlsym(library->handle, TESSEL_MODULE_MANIFEST_SYMBOL);

@@ -12,28 +12,13 @@
 #include <thread>
 
 #include "support/Error.h"
+#include "target/HostCpu.h"
 
 namespace tessel::runtime {
 
 namespace {
 
-constexpr size_t kDefaultLastLevelCache = size_t(64) << 20;
 constexpr int kMaxNumber = 1 << 30;
-
-/// "32768K", "8M", "1024" in a sysfs cache size file.
-size_t parseCacheSize(std::string text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
-  if (text.empty()) return 0;
-  size_t multiplier = 1;
-  char suffix = char(std::toupper(static_cast<unsigned char>(text.back())));
-  if (suffix == 'K' || suffix == 'M' || suffix == 'G') {
-    multiplier = suffix == 'K' ? (size_t(1) << 10) : suffix == 'M' ? (size_t(1) << 20) : (size_t(1) << 30);
-    text.pop_back();
-  }
-  if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) return 0;
-  if (text.size() > 12) return 0;
-  return size_t(std::stoull(text)) * multiplier;
-}
 
 }  // namespace
 
@@ -41,60 +26,12 @@ double steadySeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-size_t lastLevelCacheBytes() {
-  static const size_t cached = [] {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    int bestLevel = -1;
-    size_t bestSize = 0;
-    fs::directory_iterator it("/sys/devices/system/cpu/cpu0/cache", ec);
-    if (ec) return kDefaultLastLevelCache;
-    for (const auto& entry : it) {
-      if (entry.path().filename().string().rfind("index", 0) != 0) continue;
-      std::ifstream levelFile(entry.path() / "level");
-      std::ifstream sizeFile(entry.path() / "size");
-      int level = -1;
-      std::string sizeText;
-      if (!(levelFile >> level) || !(sizeFile >> sizeText)) continue;
-      size_t size = parseCacheSize(sizeText);
-      if (size == 0) continue;
-      if (level > bestLevel || (level == bestLevel && size > bestSize)) {
-        bestLevel = level;
-        bestSize = size;
-      }
-    }
-    return bestSize > 0 ? bestSize : kDefaultLastLevelCache;
-  }();
-  return cached;
-}
-
-size_t cacheBytes(int level) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::directory_iterator it("/sys/devices/system/cpu/cpu0/cache", ec);
-  if (ec) return 0;
-  for (const auto& entry : it) {
-    if (entry.path().filename().string().rfind("index", 0) != 0) continue;
-    std::ifstream levelFile(entry.path() / "level"), typeFile(entry.path() / "type"), sizeFile(entry.path() / "size");
-    int found = -1;
-    std::string type, sizeText;
-    if (!(levelFile >> found) || !(typeFile >> type) || !(sizeFile >> sizeText)) continue;
-    if (found == level && type != "Instruction") return parseCacheSize(sizeText);
-  }
-  return 0;
-}
-
-size_t l2CacheBytes() {
-  size_t l2 = cacheBytes(2);
-  return l2 == 0 ? size_t(1) << 20 : l2;
-}
-
 namespace {
 
 /// A buffer of twice the last-level cache, allocated once per timing run.
 class CacheFlusher {
  public:
-  CacheFlusher() : words_(2 * lastLevelCacheBytes() / sizeof(uint64_t)), buffer_(new uint64_t[words_]) {}
+  CacheFlusher() : words_(2 * size_t(target::hostCpu().llcBytes) / sizeof(uint64_t)), buffer_(new uint64_t[words_]) {}
   void flush() {
     // Write, then read back through a volatile sink so the compiler cannot drop either pass.
     uint64_t* p = buffer_.get();

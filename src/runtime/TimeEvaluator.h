@@ -69,18 +69,8 @@ double medianOf(std::vector<double> values);
 /// Fills the statistics of a result from its costs.
 void computeStatistics(TimingResult& result);
 
-/// The size of the largest (last-level) cache of cpu0 from /sys/devices/system/cpu/cpu0/cache,
-/// or 64 MiB when it cannot be read.
-size_t lastLevelCacheBytes();
-
-/// The size of cpu0's data (or unified) cache of `level` (1, 2, 3), or 0 when it cannot be read.
-size_t cacheBytes(int level);
-
-/// The per-core L2 that the CPU rules size their choices by: cacheBytes(2), or 1 MiB when it
-/// cannot be read (the smallest L2 of the x86 server cores tessel runs on).
-size_t l2CacheBytes();
-
-/// Evicts the caches by writing and reading a buffer of twice the last-level cache size.
+/// Evicts the caches by writing and reading a buffer of twice the last-level cache size
+/// (target::hostCpu()).
 void flushLastLevelCache();
 
 }  // namespace tessel::runtime

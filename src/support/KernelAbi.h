@@ -27,6 +27,11 @@ typedef int32_t (*TesselKernel)(const TesselTensor* args, int32_t num_args, char
 #define TESSEL_MODULE_MANIFEST_SYMBOL "tessel_module_manifest"
 typedef const char* (*TesselManifestFn)(void);
 
+/* A CPU module also exports what its kernels need of the CPU, as a NUL-terminated string
+ * "<isa class>: <feature> ...": data, so the runtime reads it without running the module's code
+ * (target/CpuRequirements.h). Empty when the module was compiled without a target. */
+#define TESSEL_MODULE_REQUIRES_SYMBOL "tessel_module_requires"
+
 #define TESSEL_DEVICE_CPU 1
 #define TESSEL_DEVICE_CUDA 2
 #define TESSEL_DEVICE_OPENCL 4

@@ -72,7 +72,7 @@ BuildResult buildGpuCandidate(const MeasureInput& input, const std::string& kern
                                           task.name),
                               secondsSince(start));
     auto compileStart = Clock::now();
-    std::string arch = codegen::cudaArchOfTarget(task.target);
+    std::string arch = task.target.arch;
     auto compiled = runIsolated([&] { return codegen::compileCudaToCubin(binary.source.code, arch); }, remaining);
     if (compiled.status != IsolatedCallResult::Status::Returned)
       return failedStep(compiled, MeasureErrorNo::CompileDeviceError, "compiling with NVRTC", task, start);

@@ -34,21 +34,14 @@ struct HistoryBest::Shared {
   }
 };
 
-std::string targetKind(const std::string& target) {
-  std::istringstream words(target);
-  std::string kind;
-  words >> kind;
-  return kind == "llvm" ? "cpu" : kind;
-}
-
 HistoryBest::HistoryBest(const std::vector<TuningRecord>& records, const std::string& target, std::vector<TuningRecord> shipped)
     : shared_(std::make_shared<Shared>()) {
   shared_->target = target;
-  std::string kind = targetKind(target);
+  std::string kind = target::targetKindName(target);
   std::vector<TuningRecord> all = withShippedRecords(records, std::move(shipped), &shared_->shippedKeys);
   std::map<std::string, std::vector<const TuningRecord*>> byKey;
   for (const auto& record : all)
-    if (record.ok() && targetKind(record.target) == kind) byKey[record.task.workloadKey].push_back(&record);
+    if (record.ok() && target::targetKindName(record.target) == kind) byKey[record.task.workloadKey].push_back(&record);
   // Among the records of this kind, those measured on exactly this target come first; within
   // each group the order of rankedRecords (confirmed decisions first, then by cost).
   for (auto& [key, list] : byKey) {

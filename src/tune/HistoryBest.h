@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "target/Target.h"
 #include "tune/Record.h"
 
 namespace tessel::tune {
@@ -71,8 +72,5 @@ class HistoryBest {
   std::shared_ptr<Shared> shared_;
 };
 
-/// "cpu" for "cpu -mcpu=native" and for "llvm -mcpu=...": the part of a target string that
-/// says what kind of device it is.
-std::string targetKind(const std::string& target);
 
 }  // namespace tessel::tune

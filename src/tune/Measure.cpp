@@ -2,7 +2,6 @@
 
 #include <cmath>
 
-#include "codegen/GpuBuild.h"
 #include "te/DagJson.h"
 
 #include <algorithm>
@@ -12,7 +11,7 @@
 
 namespace tessel::tune {
 
-MeasureTaskPtr makeMeasureTask(std::string name, te::ComputeDAG dag, std::string target) {
+MeasureTaskPtr makeMeasureTask(std::string name, te::ComputeDAG dag, target::Target target) {
   auto task = std::make_shared<MeasureTask>();
   task->name = std::move(name);
   task->workloadKey = dag.workloadKey();
@@ -21,8 +20,6 @@ MeasureTaskPtr makeMeasureTask(std::string name, te::ComputeDAG dag, std::string
   task->target = std::move(target);
   return task;
 }
-
-bool MeasureTask::onGpu() const { return codegen::isGpuTarget(target); }
 
 double MeasureResult::cost() const {
   if (!ok() || costs.empty()) return std::numeric_limits<double>::infinity();

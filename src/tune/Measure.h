@@ -12,6 +12,7 @@
 #include "passes/GpuLimits.h"
 #include "runtime/Module.h"
 #include "schedule/Steps.h"
+#include "target/Target.h"
 #include "te/ComputeDAG.h"
 #include "tune/MeasureErrorNo.h"
 
@@ -21,7 +22,7 @@ namespace tessel::tune {
 struct MeasureTask {
   std::string name;         ///< a readable name ("conv2d_nchw"); also the kernel's symbol, made a C identifier
   te::ComputeDAG dag;
-  std::string target = "cpu";
+  target::Target target = target::Target::host();
   std::string workloadKey;  ///< dag.workloadKey(), computed once by makeMeasureTask
   /// te::dagToJson(dag) as compact text, computed once by makeMeasureTask: every record of the
   /// task carries it (null for tasks made by hand, whose records then do not).
@@ -35,15 +36,15 @@ struct MeasureTask {
   std::optional<passes::GpuLimits> gpuLimits;
   /// A GPU task: the CPU its correctness reference (the naive schedule) is compiled for, the
   /// host of the device that runs the candidates (`--target-host`).
-  std::string hostTarget = "cpu";
-  /// Whether the kernels of this task run on a GPU (codegen::isGpuTarget of the target).
-  bool onGpu() const;
+  target::Target hostTarget = target::Target::host();
+  /// Whether the kernels of this task run on a GPU.
+  bool onGpu() const { return target.isGpu(); }
   /// Identifies the task across networks and runs: the workload key and the target.
-  std::string key() const { return workloadKey + " @ " + target; }
+  std::string key() const { return workloadKey + " @ " + target.str(); }
 };
 using MeasureTaskPtr = std::shared_ptr<const MeasureTask>;
 
-MeasureTaskPtr makeMeasureTask(std::string name, te::ComputeDAG dag, std::string target = "cpu");
+MeasureTaskPtr makeMeasureTask(std::string name, te::ComputeDAG dag, target::Target target = target::Target::host());
 
 /// One candidate of a task: a step list (empty = the naive schedule) and, for template tuning,
 /// the config it came from (opaque here, e.g. the config's entity or index).

@@ -187,7 +187,7 @@ TuningRecord makeRecord(const MeasureInput& input, const MeasureResult& result, 
                         const nlohmann::json& templateArgs, std::optional<RecordConfig> config) {
   TESSEL_ICHECK(input.task != nullptr);
   TuningRecord record;
-  record.target = input.task->target;
+  record.target = input.task->target.str();
   record.task.workloadKey = input.task->workloadKey;
   record.task.name = input.task->name;
   record.task.flops = input.task->dag.flopCount();

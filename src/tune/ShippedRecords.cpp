@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <sstream>
 
-#include "codegen/Nvrtc.h"
-#include "codegen/Toolchain.h"
 #include "support/Error.h"
 #include "tune/HistoryBest.h"
 #include "tune/RecordQueries.h"
@@ -38,23 +36,21 @@ std::vector<TuningRecord> shippedRecords(const std::string& set) {
   return records;
 }
 
-std::string shippedRecordSetForCpu(const std::string& target) {
-  return "cpu/" + codegen::cpuClass(codegen::compileOptionsForTarget(target));
-}
+std::string shippedRecordSetForCpu(const target::Target& target) { return "cpu/" + target.cpu.isaClass(); }
 
-std::string shippedRecordSetForGpu(const std::string& target) {
-  if (targetKind(target) != "cuda") return "";
-  return "cuda/" + codegen::cudaArchOfTarget(target);
+std::string shippedRecordSetForGpu(const target::Target& target) {
+  if (target.kind != target::TargetKind::Cuda) return "";
+  return "cuda/" + target.arch;
 }
 
 std::vector<TuningRecord> withShippedRecords(std::vector<TuningRecord> records, std::vector<TuningRecord> shipped,
                                              std::set<std::string>* added) {
   std::set<std::pair<std::string, std::string>> covered;  // (target kind, workload key)
   for (const TuningRecord& r : records)
-    if (r.ok()) covered.emplace(targetKind(r.target), r.task.workloadKey);
+    if (r.ok()) covered.emplace(target::targetKindName(r.target), r.task.workloadKey);
   std::set<std::string> keys;
   for (TuningRecord& r : shipped) {
-    if (covered.count({targetKind(r.target), r.task.workloadKey})) continue;
+    if (covered.count({target::targetKindName(r.target), r.task.workloadKey})) continue;
     keys.insert(r.task.workloadKey);
     records.push_back(std::move(r));
   }

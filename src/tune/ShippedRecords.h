@@ -4,6 +4,7 @@
 /// program at build time so that an installed tessel needs no data files. A build uses them for
 /// the workloads the user's own records do not cover.
 #pragma once
+#include "target/Target.h"
 #include <set>
 #include <string>
 #include <vector>
@@ -19,14 +20,14 @@ std::vector<std::string> shippedRecordSets();
 /// not parse is an Error naming the log and the line (a test reads every log).
 std::vector<TuningRecord> shippedRecords(const std::string& set);
 
-/// The shipped log for a CPU target: "cpu/" + codegen::cpuClass of the target's compiler
-/// options (the class may have no log).
-std::string shippedRecordSetForCpu(const std::string& target);
+/// The shipped log for a CPU target: "cpu/" + the ISA class of its machine model (the class may
+/// have no log).
+std::string shippedRecordSetForCpu(const target::Target& target);
 
 /// The shipped log for a GPU target: "cuda/" + the CUDA architecture of a "cuda ..." target
 /// (records tuned on one GPU of an architecture serve its others best of all); empty for an
 /// OpenCL target, whose devices have nothing in common to ship for.
-std::string shippedRecordSetForGpu(const std::string& target);
+std::string shippedRecordSetForGpu(const target::Target& target);
 
 /// `records`, plus the `shipped` records of every workload that has no valid record of the
 /// same target kind among `records`: the user's own measurements always win. `added`, when

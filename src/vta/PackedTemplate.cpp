@@ -72,7 +72,7 @@ tune::autotvm::TuningTaskPtr makePackedTask(const std::string& name, const std::
   auto task = std::make_shared<tune::autotvm::TuningTask>();
   task->name = name;
   task->templateName = templateName;
-  task->measure = tune::makeMeasureTask(name, dag, "vta");
+  task->measure = tune::makeMeasureTask(name, dag, target::Target::parse("vta"));
   task->flops = flops;
   task->space = shared;
   task->unprunedSize = shared->size();

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <thread>
 
 #include "codegen/CSource.h"
@@ -14,7 +15,11 @@
 #include "schedule/Steps.h"
 #include "support/KernelAbi.h"
 #include "runtime/Module.h"
+#include "support/Subprocess.h"
 #include "support/TempDir.h"
+#include "target/CpuRequirements.h"
+#include "target/HostCpu.h"
+#include "target/KnownCpus.h"
 
 using namespace tessel;
 using namespace tessel::schedule;
@@ -154,36 +159,99 @@ TEST(CodegenCpu, KernelChecksItsOwnArguments) {
   EXPECT_EQ(kernel.call({A, B}, 10), "kernel 'k");
 }
 
+codegen::CompileOptions optionsOf(const char* target) { return codegen::compileOptionsForTarget(target::Target::parse(target)); }
+
 TEST(CodegenCpu, TargetOptions) {
-  auto o = codegen::compileOptionsForTarget("cpu -opt-level=3 -mcpu=skylake -mattr=+avx2,-avx512f");
+  auto o = optionsOf("cpu -opt-level=3 -mcpu=skylake -mattr=+avx2,-avx512f");
   EXPECT_EQ(o.flags, (std::vector<std::string>{"-O3", "-march=skylake", "-mavx2", "-mno-avx512f"}));
-  EXPECT_EQ(codegen::compileOptionsForTarget("cpu").flags, (std::vector<std::string>{"-O2", "-march=native"}));
-  EXPECT_NE(errorOf([] { codegen::compileOptionsForTarget("cpu -opt-level=5"); }).find("-opt-level must be 0, 1, 2 or 3"),
-            std::string::npos);
-  EXPECT_NE(errorOf([] { codegen::compileOptionsForTarget("cpu -fast"); }).find("unknown option '-fast'"), std::string::npos);
-  // -num-cores: what the schedules are made for, not a compiler flag.
-  EXPECT_EQ(codegen::compileOptionsForTarget("cpu -num-cores=16").flags, (std::vector<std::string>{"-O2", "-march=native"}));
-  EXPECT_EQ(codegen::targetCores("cpu -num-cores=16 -mcpu=native"), 16);
-  EXPECT_EQ(codegen::targetCores("cpu"), 0);
-  for (const char* bad : {"cpu -num-cores=0", "cpu -num-cores=", "cpu -num-cores=-2", "cpu -num-cores=99999", "cpu -num-cores=4x"})
-    EXPECT_NE(errorOf([&] { codegen::compileOptionsForTarget(bad); }).find("-num-cores must be a number of cores from 1 to 9999"),
-              std::string::npos)
-        << bad;
+  EXPECT_EQ(o.moduleRequires, "x86_64-avx2: sse4.2 avx avx2 fma f16c");
+  EXPECT_EQ(optionsOf("cpu").flags, (std::vector<std::string>{"-O2", "-march=native"}));
+  EXPECT_EQ(optionsOf("cpu").moduleRequires, target::CpuRequirements::of(target::hostCpu()).text());
+  // -num-cores and the machine's facts shape schedules, not compiler flags.
+  EXPECT_EQ(optionsOf("cpu -num-cores=16 -l2=2M -vector-bytes=32").flags, (std::vector<std::string>{"-O2", "-march=native"}));
+  // ARM compilers take a core's name as -mcpu and an architecture's as -march.
+  EXPECT_EQ(optionsOf("cpu -mtriple=aarch64-linux-gnu -mcpu=cortex-a72").flags[1], "-mcpu=cortex-a72");
+  EXPECT_EQ(optionsOf("cpu -mtriple=aarch64-linux-gnu -mcpu=armv8.2-a").flags[1], "-march=armv8.2-a");
+  EXPECT_EQ(optionsOf("cpu -mtriple=aarch64-linux-gnu").compiler, "aarch64-linux-gnu-gcc");
+  EXPECT_EQ(optionsOf("cpu -mtriple=aarch64-linux-gnu").moduleRequires, "aarch64: neon");
+  EXPECT_EQ(optionsOf("cpu -cc=clang++").compiler, "clang++");
 }
 
-// The class keying shipped records comes from the compiler with the target's flags, so flags
-// that change the kernels change it too.
-TEST(CodegenCpu, CpuClassFollowsTheTargetFlags) {
-  auto cls = [](const char* target) { return codegen::cpuClass(codegen::compileOptionsForTarget(target)); };
-  EXPECT_EQ(cls("cpu -mcpu=skylake-avx512"), "x86_64-avx512");
-  EXPECT_EQ(cls("cpu -mcpu=haswell"), "x86_64-avx2");
-  EXPECT_EQ(cls("cpu -mcpu=skylake-avx512 -mattr=-avx512f"), "x86_64-avx2");
-  EXPECT_EQ(cls("cpu -mcpu=x86-64"), "x86_64");
-  EXPECT_EQ(cls("cpu -mtriple=aarch64-linux-gnu"), "aarch64");
-  EXPECT_EQ(cls("cpu -cc=no-such-compiler-tessel"), "");
-  std::string host = cls("cpu");
-  EXPECT_TRUE(host == "x86_64-avx512" || host == "x86_64-avx2" || host == "x86_64" || host == "aarch64") << host;
+// The table of -mcpu names says what GCC says: for every x86 name the installed compiler
+// accepts, the features it predefines with -march=NAME are exactly the table's (so the class
+// keying shipped records, the vector width and what a module requires follow the compiler);
+// the same for the AArch64 names with the cross compiler when it is installed.
+// A module records what its kernels need of the CPU; compiled for a CPU this machine is not,
+// it refuses to load with a message naming both, before any of its code runs (not SIGILL).
+TEST(CodegenCpu, AModuleForFeaturesThisCpuLacksRefusesToLoad) {
+  const auto& host = target::hostCpu();
+  std::string foreign;
+  for (const char* name : {"skylake-avx512", "sapphirerapids"}) {
+    auto machine = target::knownCpu("x86_64", name);
+    if (host.arch == "x86_64" && !target::CpuRequirements::of(*machine).missingOn(host.arch, host.features).empty()) {
+      foreign = name;
+      break;
+    }
+  }
+  auto state = replay(ops::matmul(8, 8, 8), {});
+  TempDir dir;
+  // For this machine: the module loads, and its requirements are this CPU's.
+  codegen::compileSharedLibrary(codegen::generateCSource({passes::lower(state, "k")}), dir.path() + "/native.so", optionsOf("cpu"));
+  auto native = runtime::Module::load(dir.path() + "/native.so");
+  void* handle = dlopen((dir.path() + "/native.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr);
+  auto* recorded = static_cast<const char*>(dlsym(handle, TESSEL_MODULE_REQUIRES_SYMBOL));
+  ASSERT_NE(recorded, nullptr);
+  EXPECT_EQ(std::string(recorded), target::CpuRequirements::of(host).text());
+  dlclose(handle);
+  // Without a target, nothing is recorded and nothing is checked.
+  codegen::compileSharedLibrary(codegen::generateCSource({passes::lower(state, "k")}), dir.path() + "/plain.so");
+  runtime::Module::load(dir.path() + "/plain.so");
+  if (foreign.empty()) GTEST_SKIP() << "this CPU has every feature of the x86 CPUs tessel knows: nothing to refuse";
+  std::string path = dir.path() + "/foreign.so";
+  codegen::compileSharedLibrary(codegen::generateCSource({passes::lower(state, "k")}), path, optionsOf(("cpu -mcpu=" + foreign).c_str()));
+  std::string error = errorOf([&] { runtime::Module::load(path); });
+  EXPECT_NE(error.find("cannot load module '" + path + "': it was compiled for x86_64-avx512"), std::string::npos) << error;
+  EXPECT_NE(error.find("this CPU (" + host.name + ", " + host.isaClass() + ") lacks "), std::string::npos) << error;
 }
 
+TEST(CodegenCpu, TheTableOfCpusAgreesWithTheCompilersPredefinedMacros) {
+  const std::map<std::string, std::string> macros = {
+      {"sse4.2", "__SSE4_2__"},         {"avx", "__AVX__"},           {"avx2", "__AVX2__"},
+      {"fma", "__FMA__"},               {"f16c", "__F16C__"},         {"avxvnni", "__AVXVNNI__"},
+      {"avx512f", "__AVX512F__"},       {"avx512cd", "__AVX512CD__"}, {"avx512bw", "__AVX512BW__"},
+      {"avx512dq", "__AVX512DQ__"},     {"avx512vl", "__AVX512VL__"}, {"avx512vnni", "__AVX512VNNI__"},
+      {"avx512bf16", "__AVX512BF16__"}, {"avx512fp16", "__AVX512FP16__"}, {"amx-tile", "__AMX_TILE__"},
+      {"amx-int8", "__AMX_INT8__"},     {"amx-bf16", "__AMX_BF16__"}, {"neon", "__ARM_NEON"},
+      {"dotprod", "__ARM_FEATURE_DOTPROD"}, {"fp16", "__ARM_FEATURE_FP16_VECTOR_ARITHMETIC"},
+      {"bf16", "__ARM_FEATURE_BF16_VECTOR_ARITHMETIC"}, {"i8mm", "__ARM_FEATURE_MATMUL_INT8"}, {"sve", "__ARM_FEATURE_SVE"}};
+  for (const std::string arch : {"x86_64", "aarch64"}) {
+    std::string triple = arch == "x86_64" ? "" : " -mtriple=aarch64-linux-gnu";
+    int checked = 0, refused = 0;
+    for (const auto& name : target::knownCpuNames(arch)) {
+      auto t = target::Target::parse("cpu -mcpu=" + name + triple);
+      auto o = codegen::compileOptionsForTarget(t);
+      std::vector<std::string> argv = {o.compiler};
+      argv.insert(argv.end(), o.flags.begin(), o.flags.end());
+      argv.insert(argv.end(), {"-dM", "-E", "-x", "c", "/dev/null"});
+      SubprocessResult r;
+      try {
+        r = runSubprocess(argv);
+      } catch (const Error&) {
+        break;  // no such compiler (the cross compiler is optional)
+      }
+      if (!r.ok()) {  // a name newer than this compiler
+        ++refused;
+        continue;
+      }
+      ++checked;
+      for (const auto& feature : target::trackedCpuFeatures(arch)) {
+        bool compiler = r.output.find("#define " + macros.at(feature) + " ") != std::string::npos;
+        EXPECT_EQ(t.cpu.has(feature), compiler) << name << ": " << feature << (compiler ? " is predefined" : " is not predefined");
+      }
+    }
+    if (arch == "x86_64") EXPECT_GE(checked, 40) << refused << " names refused";
+  }
+}
 }  // namespace
 

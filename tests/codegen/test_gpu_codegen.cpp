@@ -98,6 +98,6 @@ TEST(GpuCodegen, CpuBuildsRunBoundLoopsAsPlainLoops) {
 }
 
 TEST(GpuCodegen, NonGpuTargetsAreRejected) {
-  EXPECT_EQ(errorOf([&] { codegen::gpuDialectOfTarget("cpu -mcpu=native"); }),
+  EXPECT_EQ(errorOf([&] { codegen::gpuDialectOfTarget(target::Target::parse("cpu -mcpu=native")); }),
             "target 'cpu -mcpu=native' is not a GPU target (expected 'cuda ...' or 'opencl ...')");
 }

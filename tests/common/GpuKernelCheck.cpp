@@ -52,7 +52,8 @@ std::vector<double> hostValues(const std::vector<char>& bytes, DataType dtype) {
 
 }  // namespace
 
-codegen::GpuBinary buildForGpu(const schedule::State& state, const std::string& target, const std::string& name) {
+codegen::GpuBinary buildForGpu(const schedule::State& state, const std::string& targetText, const std::string& name) {
+  const target::Target target = target::Target::parse(targetText);
   auto lowered = passes::lowerForGpu(state, name, passes::GpuLimits::forTarget(target));
   return codegen::buildGpuKernels({lowered}, target);
 }

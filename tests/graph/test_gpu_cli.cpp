@@ -35,7 +35,7 @@ TEST(GpuCli, RunAndBenchmarkAnOpenclModule) {
   Graph g = graph::testsupport::diagonalMatmulGraph();
   TempDir dir;
   BuildOptions options;
-  options.target = "opencl";
+  options.target = target::Target::parse("opencl");
   buildGraph(g, dir.path() + "/m", options);
   auto ones = runtime::Tensor::empty({1, 8}, DataType::float32());
   for (int i = 0; i < 8; ++i) ones.dataAs<float>()[i] = 1.0f;

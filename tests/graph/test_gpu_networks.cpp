@@ -107,7 +107,7 @@ TEST(GpuNetworks, OpenclNetworksMatchTheInterpreter) {
     SCOPED_TRACE(n.name);
     TempDir dir("tessel-gpu-net");
     BuildOptions options;
-    options.target = "opencl";
+    options.target = target::Target::parse("opencl");
     BuildReport report = buildGraph(n.graph, dir.path(), options);
     EXPECT_GT(report.distinctKernels, 0);
     EXPECT_TRUE(std::filesystem::exists(dir.path() + "/kernels.cl"));
@@ -126,7 +126,7 @@ TEST(GpuNetworks, CudaNetworksCompileWithNvrtcAndRunWhereAGpuIs) {
     SCOPED_TRACE(n.name);
     TempDir dir("tessel-gpu-net");
     BuildOptions options;
-    options.target = "cuda";
+    options.target = target::Target::parse("cuda");
     buildGraph(n.graph, dir.path(), options);  // NVRTC: every kernel compiled to one sm_90 cubin
     EXPECT_TRUE(std::filesystem::exists(dir.path() + "/kernels.cubin"));
     if (!gpu) continue;
@@ -180,7 +180,7 @@ TEST(GpuNetworks, OpenclResnet18WithWinogradLayersMatchesTheInterpreter) {
   Graph g = winogradResnet18(kEveryTileInTurn);
   TempDir dir("tessel-gpu-net");
   BuildOptions options;
-  options.target = "opencl";
+  options.target = target::Target::parse("opencl");
   buildGraph(g, dir.path(), options);
   auto inputs = inputsOf(g);
   auto want = interpretGraph(g, inputs);
@@ -197,7 +197,7 @@ TEST(GpuNetworks, CudaResnet18WithWinogradLayersCompilesWithNvrtcAndRunsWhereAGp
   Graph g = winogradResnet18(kOneLargeTile);
   TempDir dir("tessel-gpu-net");
   BuildOptions options;
-  options.target = "cuda";
+  options.target = target::Target::parse("cuda");
   buildGraph(g, dir.path(), options);
   EXPECT_TRUE(std::filesystem::exists(dir.path() + "/kernels.cubin"));
   if (gpu) {
@@ -215,7 +215,7 @@ TEST(GpuNetworks, AModuleRunsOnlyOnTheDeviceKindItWasBuiltFor) {
   Graph g = softmaxHead();
   TempDir gpuDir("tessel-gpu-net"), cpuDir("tessel-gpu-net");
   BuildOptions options;
-  options.target = "opencl";
+  options.target = target::Target::parse("opencl");
   buildGraph(g, gpuDir.path(), options);
   buildGraph(g, cpuDir.path());
   expectContains(errorOf([&] { runtime::GraphExecutor::load(gpuDir.path(), {runtime::Device{runtime::DeviceKind::CUDA, 0}}); }),
@@ -242,10 +242,10 @@ TEST(GpuNetworks, ABuildTakesTheLimitsOfThePresentDeviceOrOfTheNamedProfile) {
   EXPECT_EQ(limits.multiProcessorCount, 7);
   EXPECT_EQ(limits.maxVThreadExtent, passes::GpuLimits::cudaSm90().maxVThreadExtent);  // no device reports it
   // A named device profile is a cross-compilation: the device here does not matter.
-  EXPECT_EQ(gpuLimitsForBuild("opencl -device=mali").profile, "opencl mali");
+  EXPECT_EQ(gpuLimitsForBuild(target::Target::parse("opencl -device=mali")).profile, "opencl mali");
   if (runtime::openclDeviceAvailable()) {
     auto device = runtime::openclDeviceInfo(0);
-    auto here = gpuLimitsForBuild("opencl");
+    auto here = gpuLimitsForBuild(target::Target::parse("opencl"));
     EXPECT_EQ(here.profile, "opencl:0 (" + device.name + ")");
     EXPECT_EQ(here.maxThreadsPerBlock, device.maxThreadsPerBlock);
     auto parameters = gpuHardwareParameters(runtime::Device{runtime::DeviceKind::OpenCL, 0});
@@ -254,7 +254,7 @@ TEST(GpuNetworks, ABuildTakesTheLimitsOfThePresentDeviceOrOfTheNamedProfile) {
     EXPECT_EQ(parameters[1].first, "max_shared_memory_per_block");
     EXPECT_EQ(parameters[1].second, std::to_string(device.maxSharedMemoryPerBlock));
   } else {
-    EXPECT_EQ(gpuLimitsForBuild("opencl").profile, "opencl");
+    EXPECT_EQ(gpuLimitsForBuild(target::Target::parse("opencl")).profile, "opencl");
   }
   expectContains(errorOf([] { gpuHardwareParameters(runtime::Device::cpu()); }), "device 'cpu:0' is not a GPU");
 }

@@ -418,9 +418,21 @@ TEST(DefaultSchedules, EveryCaseCompiledMatchesTheReference) {
 
 namespace {
 
-std::string sourceOf(const te::ComputeDAG& dag) {
-  CpuScheduleOptions strict;
-  strict.allowFallback = false;
+/// The machine a test's expected tiles are written for: AVX-512 (16 float lanes, 32 registers).
+const target::CpuMachine& avx512() {
+  static const target::CpuMachine machine = target::Target::parse("cpu -mcpu=skylake-avx512").cpu;
+  return machine;
+}
+
+CpuScheduleOptions optionsFor(const target::CpuMachine& machine) {
+  CpuScheduleOptions options;
+  options.machine = machine;
+  options.allowFallback = false;
+  return options;
+}
+
+std::string sourceOf(const te::ComputeDAG& dag, const target::CpuMachine& machine = avx512()) {
+  CpuScheduleOptions strict = optionsFor(machine);
   return codegen::generateCSource({passes::lower(schedule::replay(dag, defaultCpuSchedule(dag, strict)), "k")});
 }
 
@@ -444,7 +456,7 @@ TEST(DefaultSchedules, ConvolutionGetsAParallelVectorRegisterTile) {
   auto x = in({1, 14, 14, 32}, "data"), w = in({3, 3, 32, 64}, "weight"), b = in({64}, "bias");
   auto out = relu(biasAdd(conv2d(x, w, convAttrs(Layout::NHWC, {1, 1}, {1, 1, 1, 1})), b, 3));
   te::ComputeDAG dag({out}, {x, w, b});
-  std::string steps = schedule::printSteps(defaultCpuSchedule(dag));
+  std::string steps = schedule::printSteps(defaultCpuSchedule(dag, optionsFor(avx512())));
   // The epilogue is the written stage; the convolution accumulates at its tile.
   EXPECT_TRUE(contains(steps, "T_add.compute_inline()")) << steps;
   EXPECT_TRUE(contains(steps, "conv2d_nhwc.compute_at(T_relu")) << steps;
@@ -493,7 +505,7 @@ TEST(DefaultSchedules, WeightsOuterKeepsTheImageRowsSplitAmongTheThreads) {
   te::ComputeDAG dag({relu(add(conv2d(x, w, convAttrs(Layout::NHWC, {1, 1}, {1, 1, 1, 1})), b))}, {x, w, b});
   CpuScheduleOptions options;
   options.allowFallback = false;
-  options.threads = 2;
+  options.machine.cores = 2;
   ASSERT_EQ(defaultAnchorTile(dag, options)->weightsOuter, 1);
   std::string source = codegen::generateCSource({passes::lower(schedule::replay(dag, defaultCpuSchedule(dag, options)), "k")});
   size_t loop = source.rfind("tessel_parallel_for(");  // the convolution's (the last one)
@@ -505,19 +517,25 @@ TEST(DefaultSchedules, WeightsOuterKeepsTheImageRowsSplitAmongTheThreads) {
 TEST(DefaultSchedules, SmallImagePointwiseConvolutionsTakeBlocksOf64AndSevenRowTiles) {
   // ops::defaultPackBlock: 64 for a stride-1 1x1 convolution on at most 14 columns; 32 (or 16)
   // for the rest, a 3x3 kernel, a stride of 2, a wider image or channels 64 does not divide.
-  EXPECT_EQ(defaultPackBlock({1, 1, 512, 1024}, {1, 7, 7, 1024}, 1), 64);
-  EXPECT_EQ(defaultPackBlock({1, 1, 512, 512}, {1, 14, 14, 512}, 1), 64);
-  EXPECT_EQ(defaultPackBlock({1, 1, 256, 512}, {1, 28, 28, 512}, 1), 32);
-  EXPECT_EQ(defaultPackBlock({1, 1, 256, 512}, {1, 7, 7, 512}, 2), 32);
-  EXPECT_EQ(defaultPackBlock({3, 3, 512, 512}, {1, 7, 7, 512}, 1), 32);
-  EXPECT_EQ(defaultPackBlock({1, 1, 576, 96}, {1, 7, 7, 96}, 1), 32);
-  EXPECT_EQ(defaultPackBlock({1, 1, 24, 48}, {1, 7, 7, 48}, 1), 16);
-  EXPECT_EQ(defaultPackBlock({1, 1, 24, 40}, {1, 7, 7, 40}, 1), 0);
+  // On AVX-512 (16 lanes):
+  EXPECT_EQ(defaultPackBlock({1, 1, 512, 1024}, {1, 7, 7, 1024}, 1, 16), 64);
+  EXPECT_EQ(defaultPackBlock({1, 1, 512, 512}, {1, 14, 14, 512}, 1, 16), 64);
+  EXPECT_EQ(defaultPackBlock({1, 1, 256, 512}, {1, 28, 28, 512}, 1, 16), 32);
+  EXPECT_EQ(defaultPackBlock({1, 1, 256, 512}, {1, 7, 7, 512}, 2, 16), 32);
+  EXPECT_EQ(defaultPackBlock({3, 3, 512, 512}, {1, 7, 7, 512}, 1, 16), 32);
+  EXPECT_EQ(defaultPackBlock({1, 1, 576, 96}, {1, 7, 7, 96}, 1, 16), 32);
+  EXPECT_EQ(defaultPackBlock({1, 1, 24, 48}, {1, 7, 7, 48}, 1, 16), 16);
+  EXPECT_EQ(defaultPackBlock({1, 1, 24, 40}, {1, 7, 7, 40}, 1, 16), 0);
+  // The blocks are vectors of the machine: on AVX2 (8 lanes) 32, 16 and 8; NEON (4) 16, 8, 4.
+  EXPECT_EQ(defaultPackBlock({1, 1, 512, 1024}, {1, 7, 7, 1024}, 1, 8), 32);
+  EXPECT_EQ(defaultPackBlock({3, 3, 512, 512}, {1, 7, 7, 512}, 1, 8), 16);
+  EXPECT_EQ(defaultPackBlock({1, 1, 24, 40}, {1, 7, 7, 40}, 1, 8), 8);
+  EXPECT_EQ(defaultPackBlock({1, 1, 512, 512}, {1, 14, 14, 512}, 1, 4), 16);
+  EXPECT_EQ(defaultPackBlock({1, 1, 24, 12}, {1, 7, 7, 12}, 1, 4), 4);
   // Its tile: 4 vectors of 16 lanes by 7 pixels, 28 accumulators beside the 4 weight vectors.
   auto x = in({1, 7, 7, 64}, "data"), w = in({4, 1, 1, 64, 64}, "weight");
   te::ComputeDAG dag({conv2dPacked(x, w, convAttrs(Layout::NHWC))}, {x, w});
-  CpuScheduleOptions options;
-  options.allowFallback = false;
+  CpuScheduleOptions options = optionsFor(avx512());
   auto tile = defaultAnchorTile(dag, options);
   ASSERT_TRUE(tile.has_value());
   EXPECT_EQ(tile->lanes, 16);
@@ -547,9 +565,9 @@ TEST(DefaultSchedules, TheTargetsCoresDecideTheRowPartition) {
   // A remote device's cores (`-num-cores`), not this machine's: 4 chunks of 2 rows.
   auto x = in({1, 8, 8, 64}, "data"), w = in({3, 3, 64, 256}, "weight");
   te::ComputeDAG dag({conv2d(x, w, convAttrs(Layout::NHWC, {1, 1}, {1, 1, 1, 1}))}, {x, w});
-  CpuScheduleOptions options = cpuScheduleOptionsFor("cpu -num-cores=4");
-  EXPECT_EQ(options.threads, 4);
-  EXPECT_EQ(cpuScheduleOptionsFor("cpu -mcpu=native").threads, defaultKernelThreads());
+  CpuScheduleOptions options = cpuScheduleOptionsFor(target::Target::parse("cpu -num-cores=4"));
+  EXPECT_EQ(options.machine.cores, 4);
+  EXPECT_EQ(cpuScheduleOptionsFor(target::Target::parse("cpu -mcpu=native")).machine.cores, target::hostCpu().cores);
   options.allowFallback = false;
   schedule::State state;
   defaultCpuSchedule(dag, options, &state);
@@ -612,10 +630,38 @@ TEST(DefaultSchedules, TileAttachedUnderAFusedLoopComputesOnlyTheTile) {
   auto x = in({2, 8, 8, 16}, "data"), w = in({3, 3, 16, 32}, "weight");
   auto out = relu(conv2d(x, w, convAttrs(Layout::NHWC, {1, 1}, {1, 1, 1, 1})));
   te::ComputeDAG dag({out}, {x, w});
-  auto state = schedule::replay(dag, defaultCpuSchedule(dag));
+  auto state = schedule::replay(dag, defaultCpuSchedule(dag, optionsFor(avx512())));
   const auto& conv = state.stage("conv2d_nhwc");
   ASSERT_EQ(conv.attach, schedule::AttachKind::At);
   std::vector<int64_t> extents;
   for (int r = 0; r < 4; ++r) extents.push_back(conv.iterator(r).extent);
   EXPECT_EQ(extents, (std::vector<int64_t>{1, 1, 8, 32}));
+}
+
+// The machine model reaches the rules: a register tile fits the target's register file, its
+// vectors are the target's width, and a packed block is a whole number of its vectors.
+TEST(DefaultSchedules, TheRegisterTileIsShapedForTheTargetsMachine) {
+  auto x = in({1, 14, 14, 32}, "data"), w = in({3, 3, 32, 64}, "weight"), b = in({64}, "bias");
+  te::ComputeDAG conv({relu(biasAdd(conv2d(x, w, convAttrs(Layout::NHWC, {1, 1}, {1, 1, 1, 1})), b, 3))}, {x, w, b});
+  auto p = in({1, 7, 7, 256}, "data"), v = in({1, 1, 256, 512}, "weight");
+  te::ComputeDAG pointwise({conv2d(p, v, convAttrs(Layout::NHWC))}, {p, v});
+  struct Case {
+    const char* target;
+    int64_t lanes, registers;
+  };
+  for (const Case& c : {Case{"cpu -mcpu=skylake-avx512", 16, 32}, Case{"cpu -mcpu=haswell", 8, 16}, Case{"cpu -mcpu=znver3", 8, 16},
+                        Case{"cpu -mtriple=aarch64-linux-gnu", 4, 32}, Case{"cpu -mcpu=x86-64", 4, 16}}) {
+    auto machine = target::Target::parse(c.target).cpu;
+    for (const te::ComputeDAG* dag : {&conv, &pointwise}) {
+      auto tile = defaultAnchorTile(*dag, optionsFor(machine));
+      ASSERT_TRUE(tile.has_value()) << c.target;
+      EXPECT_EQ(tile->lanes, c.lanes) << c.target;
+      // rows x vectors accumulators and the vectors of weights they multiply fit the registers.
+      EXPECT_LE(tile->rows * tile->vectors + tile->vectors, c.registers) << c.target << ": " << tile->rows << " x " << tile->vectors;
+      EXPECT_GE(tile->rows * tile->vectors, c.registers / 4) << c.target;  // and use a good part of them
+    }
+    std::string source = sourceOf(conv, machine);
+    EXPECT_TRUE(contains(source, fmt::format("tessel_floatx{} conv2d_nhwc_r0;", c.lanes))) << c.target;
+    EXPECT_FALSE(contains(source, fmt::format("tessel_floatx{} ", 2 * c.lanes))) << c.target;  // nothing wider
+  }
 }

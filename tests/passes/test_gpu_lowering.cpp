@@ -81,7 +81,7 @@ TEST(GpuLowering, TooManyThreadsPerBlockIsRejectedWithTheLimit) {
             "GPU kernel 'matmul': 2048 threads per block (128x16x1) exceed the limit of 1024 (cuda sm_90)");
   // The Mali profile allows 256.
   auto small = replay(ops::matmul(64, 128, 8), boundMatmul(4, 128));
-  expectContains(errorOf([&] { passes::lowerForGpu(small, "matmul", passes::GpuLimits::forTarget("opencl -device=mali")); }),
+  expectContains(errorOf([&] { passes::lowerForGpu(small, "matmul", passes::GpuLimits::forTarget(target::Target::parse("opencl -device=mali"))); }),
                  "512 threads per block (128x4x1) exceed the limit of 256 (opencl mali)");
   EXPECT_NO_THROW(passes::lowerForGpu(small, "matmul", kSm90));
 }
@@ -145,8 +145,8 @@ TEST(GpuLowering, SharedMemoryBeyondTheLimitIsRejected) {
 }
 
 TEST(GpuLowering, UnknownTargetsHaveNoLimits) {
-  EXPECT_EQ(errorOf([] { passes::GpuLimits::forTarget("cpu"); }),
+  EXPECT_EQ(errorOf([] { passes::GpuLimits::forTarget(target::Target::parse("cpu")); }),
             "target 'cpu' is not a GPU target (expected 'cuda' or 'opencl')");
-  EXPECT_EQ(errorOf([] { passes::GpuLimits::forTarget("cuda -arch=sm_80"); }),
+  EXPECT_EQ(errorOf([] { passes::GpuLimits::forTarget(target::Target::parse("cuda -arch=sm_80")); }),
             "target 'cuda -arch=sm_80': -arch=sm_80 is not supported yet (only sm_90)");
 }

@@ -326,6 +326,7 @@ TEST(LoweredPaddedTaps, InlinePaddedConvolutionSkipsThePaddingWithoutSelects) {
   ops::CpuScheduleOptions options;
   options.allowFallback = false;
   ops::AnchorTile tile;
+  tile.lanes = 16;  // one block of the packed weight
   tile.vectors = 1;
   tile.rows = 7;
   tile.inlinePadding = 1;

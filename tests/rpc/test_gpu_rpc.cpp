@@ -72,7 +72,7 @@ TEST(GpuRpc, OpenclServerReportsItsLimitsAndMeasuresGpuCandidates) {
   EXPECT_EQ(info.gpuDevice, "opencl:0");
   EXPECT_EQ(info.gpuLimits.maxThreadsPerBlock, runtime::openclDeviceInfo(0).maxThreadsPerBlock);
 
-  auto task = tune::autotvm::makeGpuTuningTask("conv", ops::conv2dBiasReluNCHW(1, 8, 10, 10, 16, 3, 3, 1, 1), "opencl",
+  auto task = tune::autotvm::makeGpuTuningTask("conv", ops::conv2dBiasReluNCHW(1, 8, 10, 10, 16, 3, 3, 1, 1), target::Target::parse("opencl"),
                                                info.gpuLimits);
   rpc::RpcRunnerOptions o;
   o.tracker = c.trackerAddress();

@@ -39,11 +39,11 @@ int elfMachine(const std::string& path) {
 }  // namespace
 
 TEST(RpcCross, TheTargetTripleSelectsTheCrossCompiler) {
-  auto o = codegen::compileOptionsForTarget("cpu -mtriple=aarch64-linux-gnu");
+  auto o = codegen::compileOptionsForTarget(target::Target::parse("cpu -mtriple=aarch64-linux-gnu"));
   EXPECT_EQ(o.compiler, "aarch64-linux-gnu-gcc");
   EXPECT_EQ(o.flags[1], "-march=armv8-a");
-  expectContains(errorOf([] { codegen::compileOptionsForTarget("cpu -mtriple=riscv64-linux-gnu"); }),
-                 "-mtriple=riscv64-linux-gnu names an architecture tessel cannot cross-compile for");
+  expectContains(errorOf([] { target::Target::parse("cpu -mtriple=riscv64-linux-gnu"); }),
+                 "-mtriple=riscv64-linux-gnu names an architecture tessel cannot compile for");
 }
 
 #ifdef TESSEL_AARCH64_WORKER

@@ -40,7 +40,7 @@ std::vector<ConfigEntity> fallbackAndRandomConfigs(const GpuTemplateSpace& t, in
 }
 
 void tuneAndReplay(const te::ComputeDAG& dag, const std::string& templateName, bool fallbackIsDefault, uint64_t tunerSeed) {
-  const std::string target = "opencl";
+  const target::Target target = target::Target::parse("opencl");
   auto task = makeGpuTuningTask("task", dag, target, passes::GpuLimits::forTarget(target));
   ASSERT_EQ(task->templateName, templateName);
   EXPECT_EQ(task->fallbackIsDefaultSchedule, fallbackIsDefault);
@@ -80,7 +80,7 @@ void tuneAndReplay(const te::ComputeDAG& dag, const std::string& templateName, b
     ASSERT_TRUE(config.has_value());
     EXPECT_EQ(int64_t(config->index()), record.config->index);
     EXPECT_EQ(schedule::stepsToJson(task->instantiate(*config)), schedule::stepsToJson(record.steps));
-    EXPECT_NO_THROW(kernelcheck::buildForGpu(schedule::replay(dag, record.steps), target));
+    EXPECT_NO_THROW(kernelcheck::buildForGpu(schedule::replay(dag, record.steps), target.str()));
   }
 }
 

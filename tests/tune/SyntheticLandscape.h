@@ -15,7 +15,7 @@
 namespace tessel::tune::autotvm::synthetic {
 
 inline TuningTaskPtr resnetConv2dTask() {
-  return makeCpuTuningTask("conv2d", ops::conv2dNHWC(1, 64, 56, 56, 64, 3, 3, 1, 1), "cpu", "conv2d_nhwc.x86");
+  return makeCpuTuningTask("conv2d", ops::conv2dNHWC(1, 64, 56, 56, 64, 3, 3, 1, 1), target::Target::host(), "conv2d_nhwc.x86");
 }
 
 /// GFLOPS-like throughput of a config of resnetConv2dTask()'s space.

@@ -154,7 +154,7 @@ TEST(CpuTemplates, EachAnchorKindGetsItsTemplateWithTheDefaultScheduleAsFallback
   }
   auto pool = te::placeholder({1, 8, 8, 4}, DataType::float32(), "x");
   EXPECT_FALSE(cpuTemplateFor(te::ComputeDAG({ops::relu(pool)}, {pool})).has_value());
-  std::string wrong = errorOf([] { makeCpuTuningTask("t", denseLayer(), "cpu", "conv2d_nhwc.x86"); });
+  std::string wrong = errorOf([] { makeCpuTuningTask("t", denseLayer(), target::Target::host(), "conv2d_nhwc.x86"); });
   expectContains(wrong, "template 'conv2d_nhwc.x86' does not fit");
   expectContains(wrong, "dense.x86");
 }

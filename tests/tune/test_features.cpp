@@ -53,7 +53,7 @@ TuningTaskPtr matmulTask(int64_t n, const std::string& prefix) {
 }
 
 TuningTaskPtr resnetConvTask() {
-  return makeCpuTuningTask("conv2d", ops::conv2dNHWC(1, 64, 56, 56, 64, 3, 3, 1, 1), "cpu", "conv2d_nhwc.x86");
+  return makeCpuTuningTask("conv2d", ops::conv2dNHWC(1, 64, 56, 56, 64, 3, 3, 1, 1), target::Target::host(), "conv2d_nhwc.x86");
 }
 
 }  // namespace

@@ -118,18 +118,19 @@ using MakeSpace = GpuTemplateSpace (*)(const te::ComputeDAG&, const passes::GpuL
 
 /// Builds the fallback and `randomCount` random configs of every case for `target`; runs them
 /// where `run`. Returns the number built.
-int buildAndRun(const std::vector<Case>& cases, MakeSpace makeSpace, int randomCount, const std::string& target, bool run) {
+int buildAndRun(const std::vector<Case>& cases, MakeSpace makeSpace, int randomCount, const std::string& targetText, bool run) {
+  const target::Target target = target::Target::parse(targetText);
   passes::GpuLimits limits = passes::GpuLimits::forTarget(target);
   uint64_t seed = 11;
   int built = 0;
   for (const auto& c : cases) {
     GpuTemplateSpace t = makeSpace(c.dag, limits);
     for (const ConfigEntity& config : tunetest::fallbackAndRandomConfigs(t, randomCount, seed++, 1000)) {
-      SCOPED_TRACE(c.name + " on " + target + ", config " + config.str());
+      SCOPED_TRACE(c.name + " on " + targetText + ", config " + config.str());
       // The state the template hands the cost model is the one its steps replay to.
       schedule::State state = schedule::replay(c.dag, t.instantiate(config));
       EXPECT_EQ(state.toString(), t.instantiateState(config).toString());
-      codegen::GpuBinary binary = kernelcheck::buildForGpu(state, target, "tiled");
+      codegen::GpuBinary binary = kernelcheck::buildForGpu(state, targetText, "tiled");
       ++built;
       if (!run) continue;
       // A failure names the config and shows the kernel (an escaping exception would lose both).
@@ -172,7 +173,7 @@ ConfigEntity widest(const GpuTemplateSpace& t, const std::vector<std::string>& k
 /// The cost model's view of the task of `dag` on an H100: `over` (a config over the device's
 /// limits) is invalid, never proposed; the fallback is valid, with features.
 void expectInvalidForTheCostModel(const te::ComputeDAG& dag, const ConfigEntity& over) {
-  auto task = makeGpuTuningTask("task", dag, "cuda", passes::GpuLimits::cudaSm90());
+  auto task = makeGpuTuningTask("task", dag, target::Target::parse("cuda"), passes::GpuLimits::cudaSm90());
   FeatureCache cache(task, FeatureType::Itervar, 1);
   EXPECT_FALSE(cache.valid(over.index()));
   EXPECT_TRUE(cache.valid(task->fallbackIndex));
@@ -279,7 +280,7 @@ TEST(GpuDepthwiseTemplate, TheGenericOpenclProfileKeepsThreadIdxZWithinWhatNvidi
   // The H100's OpenCL driver refused a 1 x 2 x 128 work-group (CL_INVALID_KERNEL_ARGS): a
   // kernel compiled for "opencl" without its device must launch on any OpenCL GPU.
   auto dag = ops::depthwiseConv2dNCHW(1, 128, 16, 16, 3, 1, 1);
-  GpuTemplateSpace t = gpuDepthwiseTemplate(dag, passes::GpuLimits::forTarget("opencl"));
+  GpuTemplateSpace t = gpuDepthwiseTemplate(dag, passes::GpuLimits::forTarget(target::Target::parse("opencl")));
   for (const auto& option : t.space->knob("tile_f").options) EXPECT_LE(option.at(1).get<int64_t>(), 64) << option.dump();
 }
 

@@ -53,7 +53,7 @@ TEST(GpuRecords, BestRecordsApplyToAnOpenclBuildAndMatchTheInterpreter) {
   passes.desiredLayout = ops::Layout::NCHW;
   passes.fuseSeparable = false;
   graph::Graph g = graph::optimizeGraph(graph::buildModel("resnet-18", zoo), passes);
-  const std::string target = "opencl";
+  const target::Target target = target::Target::parse("opencl");
   passes::GpuLimits limits = graph::gpuLimitsForBuild(target);
 
   // The last config of the first two tasks with a choice (not the fallback): measured and logged.
@@ -94,7 +94,7 @@ TEST(GpuRecords, BestRecordsApplyToAnOpenclBuildAndMatchTheInterpreter) {
   }
   ASSERT_EQ(tuned.size(), 2u) << "fewer than two tasks with more than one config";
 
-  auto best = tune::HistoryBest::fromLog(log, target);
+  auto best = tune::HistoryBest::fromLog(log, target.str());
   graph::BuildOptions build;
   build.target = target;
   build.gpuLimits = limits;
@@ -133,9 +133,9 @@ TEST(GpuRecords, ARecordOverTheBuildsLimitsIsSkippedForTheDefault) {
   TESSEL_REQUIRE_OPENCL();
   // Measured on this machine's OpenCL device with 1024 threads per block (it allows them)...
   te::ComputeDAG dag = ops::conv2dBiasReluNCHW(1, 8, 16, 16, 32, 3, 3, 1, 1);
-  passes::GpuLimits device = graph::gpuLimitsForBuild("opencl");
+  passes::GpuLimits device = graph::gpuLimitsForBuild(target::Target::parse("opencl"));
   ASSERT_GE(device.maxThreadsPerBlock, 1024) << "the test needs a device allowing 1024 threads per block";
-  auto task = std::make_shared<tune::MeasureTask>(*tune::makeMeasureTask("conv", dag, "opencl -device=mali"));
+  auto task = std::make_shared<tune::MeasureTask>(*tune::makeMeasureTask("conv", dag, target::Target::parse("opencl -device=mali")));
   task->gpuLimits = device;
   ops::GpuScheduleOptions wide;
   wide.threadsPerBlock = 1024;

@@ -68,18 +68,19 @@ std::vector<ConfigEntity> configsOf(const GpuTemplateSpace& t, int randomCount, 
 
 /// Builds every config of every case for `target`; runs them where `run`. The test's trace
 /// names the case and the config.
-void buildAndRun(const std::string& target, bool run) {
+void buildAndRun(const std::string& targetText, bool run) {
+  const target::Target target = target::Target::parse(targetText);
   passes::GpuLimits limits = passes::GpuLimits::forTarget(target);
   uint64_t seed = 3;
   int built = 0, splitK = 0, nhwc = 0;
   for (auto& c : convCases()) {
     GpuTemplateSpace t = gpuConv2dTemplate(c.dag, limits);
     for (const ConfigEntity& config : configsOf(t, 3, seed++)) {
-      SCOPED_TRACE(c.name + " on " + target + ", config " + config.str());
+      SCOPED_TRACE(c.name + " on " + targetText + ", config " + config.str());
       auto steps = t.instantiate(config);
       codegen::GpuBinary binary;
       try {
-        binary = kernelcheck::buildForGpu(schedule::replay(c.dag, steps), target, c.name);
+        binary = kernelcheck::buildForGpu(schedule::replay(c.dag, steps), targetText, c.name);
       } catch (const Error& e) {
         // The shared windows of a config may exceed the device's shared memory: that and only
         // that is refused (an error record in tuning).
@@ -93,7 +94,7 @@ void buildAndRun(const std::string& target, bool run) {
       EXPECT_EQ(ops::sharedMemoryBytes(t.instantiateState(config)),
                 binary.source.manifest["kernels"][0]["launch"]["shared_bytes"].get<int64_t>());
       // The block's threads wait for the shared windows before reading them.
-      expectContains(binary.source.code, target == "cuda" ? "__syncthreads()" : "barrier(CLK_LOCAL_MEM_FENCE)");
+      expectContains(binary.source.code, target.kind == target::TargetKind::Cuda ? "__syncthreads()" : "barrier(CLK_LOCAL_MEM_FENCE)");
       if (!run) continue;
       auto module = runtime::GpuModule::fromMemory(binary.manifestText(), binary.code);
       auto data = kernelcheck::makeReferenceData(c.dag, seed++);
@@ -163,7 +164,7 @@ TEST(GpuConv2dTemplate, RefusesWhatItCannotTileWithTheReason) {
   expectContains(errorOf([] { gpuConv2dTemplate(ops::depthwiseConv2dNCHW(1, 8, 8, 8, 3, 1, 1), passes::GpuLimits::cudaSm90()); }),
                  "not a direct NCHW or NHWC conv2d");
   expectContains(errorOf([] {
-                   makeGpuConv2dNhwcTask("c", ops::conv2dNCHW(1, 8, 8, 8, 8, 3, 3, 1, 1), "cuda", passes::GpuLimits::cudaSm90());
+                   makeGpuConv2dNhwcTask("c", ops::conv2dNCHW(1, 8, 8, 8, 8, 3, 3, 1, 1), target::Target::parse("cuda"), passes::GpuLimits::cudaSm90());
                  }),
                  "conv2d_nhwc.cuda applies to direct NHWC convolutions");
   // A config over the device's threads per block is an instantiation error naming the count.

@@ -34,7 +34,8 @@ namespace {
 te::ComputeDAG smallConv() { return ops::conv2dBiasReluNCHW(1, 8, 10, 10, 16, 3, 3, 1, 1); }
 
 /// The convolution as gpu_default tunes it (every config of that space builds).
-tune::autotvm::TuningTaskPtr convTask(const std::string& target) {
+tune::autotvm::TuningTaskPtr convTask(const std::string& targetText) {
+  const target::Target target = target::Target::parse(targetText);
   return tune::autotvm::makeGpuTuningTask("conv", smallConv(), target, passes::GpuLimits::forTarget(target),
                                           tune::autotvm::kGpuDefaultTemplate);
 }
@@ -74,8 +75,8 @@ void injectIntoKernel(const tune::BuildResult& build, std::string statement) {
 }  // namespace
 
 TEST(GpuTemplates, DefaultTemplateFallbackIsTheDefaultSchedule) {
-  passes::GpuLimits limits = passes::GpuLimits::forTarget("opencl");
-  auto task = tune::autotvm::makeGpuTuningTask("conv", smallConv(), "opencl", limits, "gpu_default");
+  passes::GpuLimits limits = passes::GpuLimits::forTarget(target::Target::parse("opencl"));
+  auto task = tune::autotvm::makeGpuTuningTask("conv", smallConv(), target::Target::parse("opencl"), limits, "gpu_default");
   EXPECT_EQ(task->templateName, "gpu_default");
   // The table's first row that applies: the tiled template for a direct NCHW convolution,
   // gpu_default for the rest.
@@ -95,7 +96,7 @@ TEST(GpuTemplates, DefaultTemplateFallbackIsTheDefaultSchedule) {
 
 TEST(GpuTemplates, PrunesKnobsThatDoNotChangeTheSchedule) {
   // A matmul has no direct convolution: channel tiles change nothing and are pruned to the rule's.
-  auto task = tune::autotvm::makeGpuTuningTask("dense", ops::matmul(64, 512, 128), "cuda", passes::GpuLimits::cudaSm90());
+  auto task = tune::autotvm::makeGpuTuningTask("dense", ops::matmul(64, 512, 128), target::Target::parse("cuda"), passes::GpuLimits::cudaSm90());
   EXPECT_EQ(task->space->knob("channel_tile").options.size(), 1u);
   std::set<std::string> schedules;
   for (uint64_t i = 0; i < task->space->size(); ++i)
@@ -105,10 +106,10 @@ TEST(GpuTemplates, PrunesKnobsThatDoNotChangeTheSchedule) {
 
 TEST(GpuTemplates, UnknownTemplateAndCpuTargetAreErrors) {
   expectContains(testsupport::errorOf([] {
-                   tune::autotvm::makeGpuTuningTask("conv", smallConv(), "opencl", passes::GpuLimits::forTarget("opencl"), "nope");
+                   tune::autotvm::makeGpuTuningTask("conv", smallConv(), target::Target::parse("opencl"), passes::GpuLimits::forTarget(target::Target::parse("opencl")), "nope");
                  }),
                  "no GPU template 'nope' (templates: conv2d_nchw_winograd.cuda, conv2d_nchw.cuda, conv2d_nhwc.cuda, depthwise_conv2d_nchw.cuda, dense_small_batch.cuda, dense_large_batch.cuda, gpu_default)");
-  expectContains(testsupport::errorOf([] { tune::autotvm::makeGpuTuningTask("conv", smallConv(), "cpu", passes::GpuLimits{}); }),
+  expectContains(testsupport::errorOf([] { tune::autotvm::makeGpuTuningTask("conv", smallConv(), target::Target::parse("cpu"), passes::GpuLimits{}); }),
                  "not a GPU target");
 }
 
@@ -127,10 +128,10 @@ TEST(GpuMeasure, OpenclCandidateMeasuredAndCheckedOnTheDevice) {
 
 TEST(GpuMeasure, KernelOverTheThreadLimitIsAnErrorRecord) {
   // Steps made for 1024 threads per block; the task's device allows 64.
-  passes::GpuLimits small = passes::GpuLimits::forTarget("opencl");
+  passes::GpuLimits small = passes::GpuLimits::forTarget(target::Target::parse("opencl"));
   small.maxThreadsPerBlock = 64;
   small.profile = "a 64-thread device";
-  auto task = std::make_shared<tune::MeasureTask>(*tune::makeMeasureTask("conv", smallConv(), "opencl"));
+  auto task = std::make_shared<tune::MeasureTask>(*tune::makeMeasureTask("conv", smallConv(), target::Target::parse("opencl")));
   task->gpuLimits = small;
   ops::GpuScheduleOptions wide;
   wide.threadsPerBlock = 1024;
@@ -224,7 +225,7 @@ TEST(GpuMeasure, CudaCandidateCompiledByNvrtcAndRunWhereAGpuIs) {
   // NVRTC rejects what it cannot compile (here an architecture it does not know): the
   // candidate's CompileDeviceError with NVRTC's message, not the end of the batch.
   auto old = std::make_shared<tune::MeasureTask>(*task->measure);
-  old->target = "cuda -arch=sm_12";
+  old->target = target::Target::parse("cuda -arch=sm_12");
   auto rejected = builder.build({{old, fallbackCandidate(task).steps, "sm_12"}, fallbackCandidate(task)});
   EXPECT_EQ(rejected[0].errorNo, tune::MeasureErrorNo::CompileDeviceError) << rejected[0].errorMessage;
   expectContains(rejected[0].errorMessage, "sm_12");

@@ -134,18 +134,19 @@ kernelcheck::ReferenceData winogradReferenceData(const te::ComputeDAG& dag, uint
 
 /// Builds the fallback and random configs of every case for `target`, runs them where `run`.
 /// Returns the number built.
-int buildAndRun(const std::string& target, bool run, int randomCount) {
+int buildAndRun(const std::string& targetText, bool run, int randomCount) {
+  const target::Target target = target::Target::parse(targetText);
   passes::GpuLimits limits = passes::GpuLimits::forTarget(target);
   uint32_t seed = 5;
   int built = 0;
   for (const auto& c : templateCases()) {
     GpuTemplateSpace t = gpuWinogradTemplate(c.dag, limits);
     for (const ConfigEntity& config : tunetest::fallbackAndRandomConfigs(t, randomCount, seed++)) {
-      SCOPED_TRACE(c.name + " on " + target + ", config " + config.str());
+      SCOPED_TRACE(c.name + " on " + targetText + ", config " + config.str());
       schedule::State state = schedule::replay(c.dag, t.instantiate(config));
       // The state the template hands the cost model is the one its steps replay to.
       EXPECT_EQ(state.toString(), t.instantiateState(config).toString());
-      codegen::GpuBinary binary = kernelcheck::buildForGpu(state, target, "winograd");
+      codegen::GpuBinary binary = kernelcheck::buildForGpu(state, targetText, "winograd");
       ++built;
       // The template's count of shared memory (what it refuses configs by) is the kernel's.
       EXPECT_EQ(ops::gpuWinogradSharedBytes(ops::gpuWinogradShapeOf(c.dag), gpuWinogradTileOf(config)),
@@ -194,7 +195,7 @@ TEST(GpuWinogradTemplate, TheTablePicksItForTheZoosWinogradFunctionsAndTunesItAl
     EXPECT_EQ(gpuTemplateFor(c.dag).value_or(""), kGpuWinogradTemplate);
     // Its fallback is the default schedule: gpu_default would tune nothing more.
     EXPECT_EQ(gpuTemplatesTuned(c.dag), std::vector<std::string>{kGpuWinogradTemplate});
-    auto task = makeGpuTuningTask("task", c.dag, "cuda", passes::GpuLimits::cudaSm90());
+    auto task = makeGpuTuningTask("task", c.dag, target::Target::parse("cuda"), passes::GpuLimits::cudaSm90());
     EXPECT_EQ(task->templateName, kGpuWinogradTemplate);
     EXPECT_TRUE(task->fallbackIsDefaultSchedule);
   }
@@ -252,7 +253,7 @@ TEST(GpuWinogradTemplate, ConfigsOverTheLimitsAndTilesThatDoNotFitAreErrorsWithT
   GpuTemplateSpace small = gpuWinogradTemplate(dag, tiny);
   expectContains(errorOf([&] { small.instantiate(widest(small, {{"tile_f", 1}})); }), "bytes of shared memory per block");
   // The cost model marks such a config invalid and never proposes it.
-  auto task = makeGpuTuningTask("task", dag, "cuda", passes::GpuLimits::cudaSm90());
+  auto task = makeGpuTuningTask("task", dag, target::Target::parse("cuda"), passes::GpuLimits::cudaSm90());
   FeatureCache cache(task, FeatureType::Itervar, 1);
   EXPECT_FALSE(cache.valid(widest(t, {{"tile_f", 1}, {"tile_y", 1}, {"tile_x", 1}}).index()));
   EXPECT_TRUE(cache.valid(task->fallbackIndex));
@@ -292,7 +293,7 @@ TEST(GpuWinogradNumerics, FullSizeResnetLayersOnOpenclWithinOneThousandthOfTheDi
     int64_t channels, size;
     int m;
   };
-  passes::GpuLimits limits = passes::GpuLimits::forTarget("opencl");
+  passes::GpuLimits limits = passes::GpuLimits::forTarget(target::Target::parse("opencl"));
   for (Layer l : {Layer{64, 56, 4}, Layer{128, 28, 4}, Layer{256, 14, 2}, Layer{512, 7, 2}, Layer{512, 7, 4}}) {
     SCOPED_TRACE(fmt::format("F({0}x{0}) {1}x{1}x{2}", l.m, l.size, l.channels));
     int64_t c = l.channels, k = l.channels, h = l.size, w = l.size;

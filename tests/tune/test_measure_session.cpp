@@ -6,6 +6,7 @@
 #include <cstring>
 #include <set>
 
+#include "target/HostCpu.h"
 #include "runtime/Tensor.h"
 #include "runtime/TimeEvaluator.h"
 #include "support/Files.h"
@@ -150,7 +151,7 @@ TEST_F(ColdMeasurement, CallsRotateThroughCopiesLargerThanTheLastLevelCache) {
   EXPECT_EQ(measure(session, false).size(), 1u);  // warm: every call reads the same input
   // Cold: 4 MiB of input, in copies that together pass twice the last-level cache (at least
   // two); the 32 calls visit each of them.
-  size_t expected = std::clamp<size_t>((2 * runtime::lastLevelCacheBytes() + (4u << 20)) / ((4u << 20) + 4), 2, 32);
+  size_t expected = std::clamp<size_t>((2 * size_t(target::hostCpu().llcBytes) + (4u << 20)) / ((4u << 20) + 4), 2, 32);
   std::set<const void*> first = measure(session, true);
   EXPECT_GE(first.size(), expected);
   // The next candidate of the task rotates through the same copies (copying them again for

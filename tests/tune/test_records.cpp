@@ -53,7 +53,7 @@ std::vector<StepPtr> tiledSteps() {
 }
 
 MeasureTaskPtr matmulTask(int64_t n = 32, const std::string& target = "cpu") {
-  return makeMeasureTask("matmul", ops::matmul(n, n, n), target);
+  return makeMeasureTask("matmul", ops::matmul(n, n, n), target::Target::parse(target));
 }
 
 MeasureResult okResult(std::vector<double> costs, double timestamp = 1700000000.25) {
@@ -482,8 +482,10 @@ TEST(HistoryBest, DispatchesTheBestRecordOrTheFallback) {
   EXPECT_EQ(nativeOnly.find(task->workloadKey)->target, "cpu -mcpu=native");
   nativeOnly.provider()(ops::matmul(32, 32, 32));
   EXPECT_EQ(nativeOnly.uses()[0].note, "measured on target 'cpu -mcpu=native'");
-  EXPECT_EQ(targetKind("cpu -mcpu=native"), "cpu");
-  EXPECT_EQ(targetKind("cuda -arch=sm_90"), "cuda");
+  EXPECT_EQ(target::targetKindName("cpu -mcpu=native"), "cpu");
+  EXPECT_EQ(target::targetKindName("llvm -mcpu=haswell"), "cpu");
+  EXPECT_EQ(target::targetKindName("cuda -arch=sm_90"), "cuda");
+  EXPECT_EQ(target::targetKindName("tpu -v=9"), "tpu");  // a record of a kind this tessel does not know is kept apart
 
   // Records whose steps do not replay on the DAG (same structure, other loop names) are
   // passed over for the next best record that does, with the reason; with none, the build

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "codegen/Toolchain.h"
+#include "target/HostCpu.h"
 #include "runtime/TimeEvaluator.h"
 #include "common/ErrorText.h"
 #include "common/TesselCli.h"
@@ -221,7 +222,7 @@ TEST(TuneCli, RecordsChooseBetweenWinogradAndTheDirectConvolution) {
   expectContains(compiled.output, "default schedules: the rules applied to all");
   // Where F(6x6)'s transformed weight fits the L2 (layer1's: 1 MiB), the layer is also tuned as
   // F(6x6), listed after its direct task; its record, made the fastest here, wins over both.
-  if (runtime::l2CacheBytes() >= (size_t(1) << 20)) {
+  if (target::hostCpu().l2Bytes >= (int64_t(1) << 20)) {
     std::string sixLog = dir.path() + "/six.log";
     auto six = tuneTasks(sixLog, "4");
     ASSERT_TRUE(six.ok()) << six.describe() << "\n" << six.output;
@@ -288,7 +289,7 @@ TEST(TuneCli, CompileUsesTheShippedRecordsOfThisCpuClass) {
     EXPECT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
     return r.output;
   };
-  std::string cls = codegen::cpuClass(codegen::compileOptionsForTarget("cpu"));
+  std::string cls = target::hostCpu().isaClass();
   std::string shipped = compile("shipped", {});
   if (cls != "x86_64-avx512") {
     expectContains(shipped, "no shipped records for cpu (cpu/" + cls + "): tessel ships records for cpu/x86_64-avx512");

@@ -39,7 +39,7 @@ TEST(VtaTasks, Resnet18HasTheSeedsTenConv2dTasks) {
     groups += t.groups.size();
     keys.insert(t.task->measure->workloadKey);
     EXPECT_EQ(t.task->templateName, "conv2d_packed.vta");
-    EXPECT_EQ(t.task->measure->target, "vta");
+    EXPECT_EQ(t.task->measure->target.str(), "vta");
   }
   EXPECT_EQ(groups, 19u);  // 16 3x3 convolutions and 3 downsampling 1x1 ones
   EXPECT_EQ(keys.size(), 10u);

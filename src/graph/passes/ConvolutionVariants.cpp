@@ -82,12 +82,12 @@ WinogradChoice defaultWinogradChoice(size_t l2Bytes) { return nhwcWinogradChoice
 
 WinogradChoice largeWinogradChoice(size_t l2Bytes) { return nhwcWinogradChoice(l2Bytes, ops::largeWinogradTileSize); }
 
-PackChoice defaultPackChoice() {
-  return [](const Graph& g, int id) {
+PackChoice defaultPackChoice(const target::CpuMachine& machine) {
+  return [lanes = int64_t(machine.lanes(4))](const Graph& g, int id) {
     const Node& n = g.node(id);
     ops::Conv2dAttrs attrs = readConv2dAttrs(n.op, n.attrs);
     int64_t stride = attrs.strides[0] == attrs.strides[1] ? attrs.strides[0] : 0;
-    return ops::defaultPackBlock(g.node(n.inputs[1]).type.shape, n.type.shape, stride);
+    return ops::defaultPackBlock(g.node(n.inputs[1]).type.shape, n.type.shape, stride, lanes);
   };
 }
 

@@ -6,6 +6,7 @@
 
 #include "graph/Graph.h"
 #include "ops/Layout.h"
+#include "target/HostCpu.h"
 
 namespace tessel::graph {
 
@@ -69,7 +70,7 @@ bool packingCandidate(const Graph& graph, int id);
 using PackChoice = std::function<int64_t(const Graph& graph, int id)>;
 
 /// The default rules' choice: blocks of ops::defaultPackBlock.
-PackChoice defaultPackChoice();
+PackChoice defaultPackChoice(const target::CpuMachine& machine = target::hostCpu());
 
 /// Every candidate the choice gives a block becomes conv2d_packed (same node name) on a
 /// pack_conv_weight of its weight, which fold_constants then computes once.

@@ -193,6 +193,13 @@ bool vectorizedLoopsAreSound(const State& state) {
   return true;
 }
 
+AnnotationOptions AnnotationOptions::forCpu(const target::CpuMachine& machine) {
+  AnnotationOptions options;
+  options.maxVectorSize = machine.lanes(4);
+  options.cores = machine.cores;
+  return options;
+}
+
 AnnotationOptions AnnotationOptions::forGpu(const passes::GpuLimits& limits) {
   AnnotationOptions options;
   options.autoUnrollSteps = {0, 16, 64, 512, 1024};

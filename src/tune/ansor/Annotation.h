@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "ops/Schedules.h"
+#include "target/HostCpu.h"
 #include "passes/GpuLimits.h"
 
 #include "schedule/Steps.h"
@@ -30,13 +31,16 @@
 namespace tessel::tune::ansor {
 
 struct AnnotationOptions {
-  int64_t maxVectorSize = 16;
+  /// The longest loop vectorized: one vector register of float32 on the machine.
+  int64_t maxVectorSize = target::hostCpu().lanes(4);
   /// The kernel threads the schedules are for: the parallel loop's size follows from it.
-  int64_t cores = ops::defaultKernelThreads();
+  int64_t cores = target::hostCpu().cores;
   std::vector<int64_t> autoUnrollSteps = {0, 16, 64, 512};
   /// Set: GPU sketches annotated for a device with these limits (GpuAnnotation.h).
   std::optional<passes::GpuLimits> gpu;
 
+  /// The CPU annotation's options for `machine`: its vector width and cores.
+  static AnnotationOptions forCpu(const target::CpuMachine& machine);
   /// The GPU annotation's options: TVM's GPU unroll steps {0, 16, 64, 512, 1024}.
   static AnnotationOptions forGpu(const passes::GpuLimits& limits);
 };

@@ -24,19 +24,19 @@ struct AnchorInfo {
   std::vector<int64_t> shape;
   std::vector<std::string> reduceNames;
   std::vector<int64_t> reduceExtents;
-  int64_t maxLanes = 16;
+  int64_t maxLanes = 0;
 };
 
 AnchorInfo describeAnchor(const te::ComputeDAG& dag, const ops::CpuScheduleOptions& options) {
   auto anchor = ops::findAnchorStage(dag);
   TESSEL_CHECK(anchor.has_value(), "no conv2d, depthwise conv2d, dense or matmul to tune in this function");
   const auto& op = *dag.op(*anchor);
-  AnchorInfo info{*anchor, &ops::traitsOf(op), op.shape, {}, {}, 16};
+  AnchorInfo info{*anchor, &ops::traitsOf(op), op.shape, {}, {}, 0};
   for (const auto& axis : op.reduction()->axes) {
     info.reduceNames.push_back(axis.var.name());
     info.reduceExtents.push_back(axis.extent);
   }
-  int64_t lanes = std::max(1, options.vectorBytes / op.dtype.storageBytes());
+  int64_t lanes = options.machine.lanes(op.dtype.storageBytes());
   info.maxLanes = 1;
   while (info.maxLanes * 2 <= std::min<int64_t>(lanes, 64)) info.maxLanes *= 2;
   return info;
@@ -100,7 +100,7 @@ Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, co
     fixedVectors = fixedVectors == 0 || fixedVectors == vectors ? vectors : -1;
   }
   if (fixedVectors > 0)
-    tileR.filter = [limit = options.registerCount, fixedVectors](const std::vector<int64_t>& p) {
+    tileR.filter = [limit = options.machine.vectorRegisters, fixedVectors](const std::vector<int64_t>& p) {
       return p[1] * fixedVectors + fixedVectors <= limit;
     };
   space->defineSplit("tile_r", r, tileR);
@@ -213,7 +213,7 @@ std::optional<std::string> cpuTemplateFor(const te::ComputeDAG& dag) {
   return traits.cpuTemplate;
 }
 
-TuningTaskPtr makeCpuTuningTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
+TuningTaskPtr makeCpuTuningTask(const std::string& name, const te::ComputeDAG& dag, const target::Target& target,
                                 const std::string& templateName) {
   std::string chosen = templateName.empty() ? cpuTemplateFor(dag).value_or("") : templateName;
   TESSEL_CHECK(!chosen.empty(), "task '{}': no CPU template applies (templates: {})", name, fmt::join(cpuTemplateNames(), ", "));

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "target/Target.h"
 #include "tune/autotvm/TuningTask.h"
 
 namespace tessel::tune::autotvm {
@@ -33,9 +34,10 @@ std::vector<std::string> cpuTemplateNames();
 /// The template for a DAG (by its anchor's kind), if one applies.
 std::optional<std::string> cpuTemplateFor(const te::ComputeDAG& dag);
 
-/// A tuning task for the DAG with the named template (or the one cpuTemplateFor picks). Error
-/// naming the template and the DAG's anchor when the template does not fit.
-TuningTaskPtr makeCpuTuningTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target = "cpu",
-                                const std::string& templateName = "");
+/// A tuning task for the DAG with the named template (or the one cpuTemplateFor picks), its space
+/// shaped for the target's machine (lanes of its vector width, tiles that fit its registers).
+/// Error naming the template and the DAG's anchor when the template does not fit.
+TuningTaskPtr makeCpuTuningTask(const std::string& name, const te::ComputeDAG& dag,
+                                const target::Target& target = target::Target::host(), const std::string& templateName = "");
 
 }  // namespace tessel::tune::autotvm

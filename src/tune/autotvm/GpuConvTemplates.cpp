@@ -173,13 +173,13 @@ GpuTemplateSpace gpuConv2dTemplate(const te::ComputeDAG& dag, const passes::GpuL
   return t;
 }
 
-TuningTaskPtr makeGpuConv2dTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
+TuningTaskPtr makeGpuConv2dTask(const std::string& name, const te::ComputeDAG& dag, const target::Target& target,
                                 const passes::GpuLimits& limits) {
   TESSEL_CHECK(gpuConv2dTemplateApplies(dag), "task '{}': {} applies to direct NCHW convolutions", name, kGpuConv2dTemplate);
   return makeGpuTemplateTask(name, kGpuConv2dTemplate, dag, target, limits, gpuConv2dTemplate(dag, limits));
 }
 
-TuningTaskPtr makeGpuConv2dNhwcTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
+TuningTaskPtr makeGpuConv2dNhwcTask(const std::string& name, const te::ComputeDAG& dag, const target::Target& target,
                                     const passes::GpuLimits& limits) {
   TESSEL_CHECK(gpuConv2dNhwcTemplateApplies(dag), "task '{}': {} applies to direct NHWC convolutions", name,
                kGpuConv2dNhwcTemplate);

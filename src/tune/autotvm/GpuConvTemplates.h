@@ -39,9 +39,9 @@ bool gpuConv2dNhwcTemplateApplies(const te::ComputeDAG& dag);
 GpuTemplateSpace gpuConv2dTemplate(const te::ComputeDAG& dag, const passes::GpuLimits& limits);
 
 /// The tuning tasks of conv2d_nchw.cuda and conv2d_nhwc.cuda (rows of GpuTemplates.h's table).
-TuningTaskPtr makeGpuConv2dTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
+TuningTaskPtr makeGpuConv2dTask(const std::string& name, const te::ComputeDAG& dag, const target::Target& target,
                                 const passes::GpuLimits& limits);
-TuningTaskPtr makeGpuConv2dNhwcTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
+TuningTaskPtr makeGpuConv2dNhwcTask(const std::string& name, const te::ComputeDAG& dag, const target::Target& target,
                                     const passes::GpuLimits& limits);
 
 /// The tile of a config of that space (exposed for tests).

@@ -35,7 +35,7 @@ std::vector<nlohmann::json> distinctOptions(const te::ComputeDAG& dag, const ops
 
 }  // namespace
 
-TuningTaskPtr makeGpuDefaultTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
+TuningTaskPtr makeGpuDefaultTask(const std::string& name, const te::ComputeDAG& dag, const target::Target& target,
                                  const passes::GpuLimits& limits) {
   ops::GpuScheduleOptions rule = ops::gpuScheduleOptionsFor(limits);
   std::vector<int64_t> threads{rule.threadsPerBlock};

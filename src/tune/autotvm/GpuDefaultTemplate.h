@@ -22,7 +22,7 @@ namespace tessel::tune::autotvm {
 inline constexpr const char* kGpuDefaultTemplate = "gpu_default";
 
 /// The task of any fused function (Error only when the default schedule itself fails on it).
-TuningTaskPtr makeGpuDefaultTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
+TuningTaskPtr makeGpuDefaultTask(const std::string& name, const te::ComputeDAG& dag, const target::Target& target,
                                  const passes::GpuLimits& limits);
 
 }  // namespace tessel::tune::autotvm

@@ -60,7 +60,7 @@ GpuTemplateSpace gpuDenseLargeBatchTemplate(const te::ComputeDAG& dag, const pas
   return t;
 }
 
-TuningTaskPtr makeGpuDenseLargeBatchTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
+TuningTaskPtr makeGpuDenseLargeBatchTask(const std::string& name, const te::ComputeDAG& dag, const target::Target& target,
                                          const passes::GpuLimits& limits) {
   return makeGpuTemplateTask(name, kGpuDenseLargeBatchTemplate, dag, target, limits, gpuDenseLargeBatchTemplate(dag, limits));
 }

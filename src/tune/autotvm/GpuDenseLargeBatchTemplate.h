@@ -34,7 +34,7 @@ GpuTemplateSpace gpuDenseLargeBatchTemplate(const te::ComputeDAG& dag, const pas
 ops::GpuDenseLargeBatchTile gpuDenseLargeBatchTileOf(const ConfigEntity& config);
 
 /// The tuning task (the row of GpuTemplates.h's table).
-TuningTaskPtr makeGpuDenseLargeBatchTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
+TuningTaskPtr makeGpuDenseLargeBatchTask(const std::string& name, const te::ComputeDAG& dag, const target::Target& target,
                                          const passes::GpuLimits& limits);
 
 }  // namespace tessel::tune::autotvm

@@ -67,7 +67,7 @@ GpuTemplateSpace gpuDenseSmallBatchTemplate(const te::ComputeDAG& dag, const pas
   return t;
 }
 
-TuningTaskPtr makeGpuDenseSmallBatchTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
+TuningTaskPtr makeGpuDenseSmallBatchTask(const std::string& name, const te::ComputeDAG& dag, const target::Target& target,
                                          const passes::GpuLimits& limits) {
   return makeGpuTemplateTask(name, kGpuDenseSmallBatchTemplate, dag, target, limits, gpuDenseSmallBatchTemplate(dag, limits));
 }

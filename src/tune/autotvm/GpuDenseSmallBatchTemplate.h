@@ -39,7 +39,7 @@ GpuTemplateSpace gpuDenseSmallBatchTemplate(const te::ComputeDAG& dag, const pas
 ops::GpuDenseSmallBatchTile gpuDenseSmallBatchTileOf(const ConfigEntity& config);
 
 /// The tuning task (the row of GpuTemplates.h's table).
-TuningTaskPtr makeGpuDenseSmallBatchTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
+TuningTaskPtr makeGpuDenseSmallBatchTask(const std::string& name, const te::ComputeDAG& dag, const target::Target& target,
                                          const passes::GpuLimits& limits);
 
 }  // namespace tessel::tune::autotvm

@@ -62,7 +62,7 @@ GpuTemplateSpace gpuDepthwiseTemplate(const te::ComputeDAG& dag, const passes::G
   return t;
 }
 
-TuningTaskPtr makeGpuDepthwiseTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
+TuningTaskPtr makeGpuDepthwiseTask(const std::string& name, const te::ComputeDAG& dag, const target::Target& target,
                                    const passes::GpuLimits& limits) {
   return makeGpuTemplateTask(name, kGpuDepthwiseTemplate, dag, target, limits, gpuDepthwiseTemplate(dag, limits));
 }

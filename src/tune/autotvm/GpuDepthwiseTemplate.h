@@ -30,7 +30,7 @@ bool gpuDepthwiseTemplateApplies(const te::ComputeDAG& dag);
 GpuTemplateSpace gpuDepthwiseTemplate(const te::ComputeDAG& dag, const passes::GpuLimits& limits);
 
 /// The tuning task (the row of GpuTemplates.h's table).
-TuningTaskPtr makeGpuDepthwiseTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
+TuningTaskPtr makeGpuDepthwiseTask(const std::string& name, const te::ComputeDAG& dag, const target::Target& target,
                                    const passes::GpuLimits& limits);
 
 }  // namespace tessel::tune::autotvm

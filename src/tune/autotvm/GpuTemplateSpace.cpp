@@ -107,7 +107,7 @@ bool succeeds(const std::function<void()>& f) {
 }
 
 TuningTaskPtr makeGpuTemplateTask(const std::string& name, const std::string& templateName, const te::ComputeDAG& dag,
-                                  const std::string& target, const passes::GpuLimits& limits, const GpuTemplateSpace& t) {
+                                  const target::Target& target, const passes::GpuLimits& limits, const GpuTemplateSpace& t) {
   auto task = std::make_shared<TuningTask>();
   task->name = name;
   task->templateName = templateName;

@@ -85,6 +85,6 @@ bool succeeds(const std::function<void()>& f);
 /// The tuning task of a template's space: the MeasureTask with the limits, the fallback not the
 /// default schedule (the CLI tunes gpu_default beside it).
 TuningTaskPtr makeGpuTemplateTask(const std::string& name, const std::string& templateName, const te::ComputeDAG& dag,
-                                  const std::string& target, const passes::GpuLimits& limits, const GpuTemplateSpace& t);
+                                  const target::Target& target, const passes::GpuLimits& limits, const GpuTemplateSpace& t);
 
 }  // namespace tessel::tune::autotvm

@@ -50,9 +50,9 @@ std::vector<std::string> gpuTemplatesTuned(const te::ComputeDAG& dag) {
   return {kGpuDefaultTemplate};
 }
 
-TuningTaskPtr makeGpuTuningTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
+TuningTaskPtr makeGpuTuningTask(const std::string& name, const te::ComputeDAG& dag, const target::Target& target,
                                 const passes::GpuLimits& limits, const std::string& templateName) {
-  TESSEL_CHECK(codegen::isGpuTarget(target), "task '{}': target '{}' is not a GPU target (cuda ..., opencl ...)", name, target);
+  TESSEL_CHECK(target.isGpu(), "task '{}': target '{}' is not a GPU target (cuda ..., opencl ...)", name, target.str());
   std::string chosen = templateName.empty() ? gpuTemplateFor(dag).value_or("") : templateName;
   for (const auto& t : gpuTemplates()) {
     if (t.name != chosen) continue;

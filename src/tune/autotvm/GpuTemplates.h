@@ -20,7 +20,7 @@ namespace tessel::tune::autotvm {
 struct GpuTemplate {
   std::string name;
   std::function<bool(const te::ComputeDAG&)> applies;
-  std::function<TuningTaskPtr(const std::string& taskName, const te::ComputeDAG& dag, const std::string& target,
+  std::function<TuningTaskPtr(const std::string& taskName, const te::ComputeDAG& dag, const target::Target& target,
                               const passes::GpuLimits& limits)>
       make;
   /// Its fallback is what the default GPU schedule gives the function: gpu_default would tune
@@ -46,7 +46,7 @@ std::vector<std::string> gpuTemplatesTuned(const te::ComputeDAG& dag);
 
 /// A tuning task for the DAG on a GPU target with the named template (empty: gpuTemplateFor's).
 /// Error naming the template and the task when the template is unknown or does not apply.
-TuningTaskPtr makeGpuTuningTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
+TuningTaskPtr makeGpuTuningTask(const std::string& name, const te::ComputeDAG& dag, const target::Target& target,
                                 const passes::GpuLimits& limits, const std::string& templateName = "");
 
 }  // namespace tessel::tune::autotvm

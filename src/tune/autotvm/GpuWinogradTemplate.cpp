@@ -67,7 +67,7 @@ GpuTemplateSpace gpuWinogradTemplate(const te::ComputeDAG& dag, const passes::Gp
   return t;
 }
 
-TuningTaskPtr makeGpuWinogradTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
+TuningTaskPtr makeGpuWinogradTask(const std::string& name, const te::ComputeDAG& dag, const target::Target& target,
                                   const passes::GpuLimits& limits) {
   auto task = std::make_shared<TuningTask>(*makeGpuTemplateTask(name, kGpuWinogradTemplate, dag, target, limits, gpuWinogradTemplate(dag, limits)));
   // The fallback is the default GPU schedule's tile: no record and the fallback are one kernel.

@@ -40,7 +40,7 @@ bool gpuWinogradTemplateApplies(const te::ComputeDAG& dag);
 GpuTemplateSpace gpuWinogradTemplate(const te::ComputeDAG& dag, const passes::GpuLimits& limits);
 
 /// The tuning task (the row of GpuTemplates.h's table).
-TuningTaskPtr makeGpuWinogradTask(const std::string& name, const te::ComputeDAG& dag, const std::string& target,
+TuningTaskPtr makeGpuWinogradTask(const std::string& name, const te::ComputeDAG& dag, const target::Target& target,
                                   const passes::GpuLimits& limits);
 
 /// The tile of a config of that space (exposed for tests).

@@ -7,6 +7,7 @@
 #include <limits>
 #include <random>
 
+#include "target/HostCpu.h"
 #include "runtime/MachineLoad.h"
 #include "runtime/Threading.h"
 #include "runtime/TimeEvaluator.h"
@@ -242,7 +243,7 @@ const std::vector<std::vector<runtime::Tensor>>& MeasureSession::coldCopies(cons
   // flush's own traffic too).
   size_t bytes = 0;
   for (const auto& t : args) bytes += t.nbytes();
-  size_t copies = std::clamp<size_t>((2 * runtime::lastLevelCacheBytes() + bytes - 1) / std::max<size_t>(bytes, 1), 2, 64);
+  size_t copies = std::clamp<size_t>((2 * size_t(target::hostCpu().llcBytes) + bytes - 1) / std::max<size_t>(bytes, 1), 2, 64);
   while (copies > 2 && copies * bytes > (size_t(1) << 30)) --copies;
   cold_ = {};  // the last task's copies go before this one's are made
   for (size_t c = 1; c < copies; ++c) {

@@ -58,7 +58,7 @@ TEST(AutoSchedulerCli, TunesLogsStepListsResumesAndTheBuildAppliesThem) {
   }
   const auto& firstTrial = before.records.front();
   auto defaultSteps = ops::defaultCpuSchedule(te::dagFromJson(nlohmann::json::parse(*firstTrial.task.dag)),
-                                              ops::cpuScheduleOptionsFor(firstTrial.target));
+                                              ops::cpuScheduleOptionsFor(target::Target::parse(firstTrial.target)));
   EXPECT_EQ(schedule::stepsToJson(firstTrial.steps), schedule::stepsToJson(defaultSteps)) << "the default is not measured first";
   for (size_t i = 0; i < 4; ++i) EXPECT_FALSE(before.records[i].result.confirmed);
   EXPECT_TRUE(before.records[4].result.confirmed);

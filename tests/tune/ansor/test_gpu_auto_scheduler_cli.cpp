@@ -65,7 +65,7 @@ TEST(GpuAutoSchedulerCli, TunesAnOpenclNetworkAndItsBuildMatchesTheInterpreter) 
   expectContains(r.output, "Mean inference time (std dev): ");
 
   // Every trial a record of the step lists the device's limits allow; the default GPU schedule first.
-  passes::GpuLimits limits = graph::gpuLimitsForBuild("opencl");
+  passes::GpuLimits limits = graph::gpuLimitsForBuild(target::Target::parse("opencl"));
   auto records = tune::readRecords(log);
   ASSERT_GE(records.records.size(), 8u) << records.report.describeSkipped();  // 6 trials, 2 decisions
   std::map<std::string, int> trialsOf;

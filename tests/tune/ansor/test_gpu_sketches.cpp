@@ -258,7 +258,7 @@ void buildAndRun(const Profile& profile, int randomCount, bool run) {
       kept.push_back(i);
     }
     ASSERT_GE(kernels.size(), size_t(randomCount) / 2) << t.what;
-    codegen::GpuBinary binary = codegen::buildGpuKernels(kernels, profile.target);
+    codegen::GpuBinary binary = codegen::buildGpuKernels(kernels, target::Target::parse(profile.target));
     // The blocks' threads wait for the shared copies before reading them.
     if (t.what.rfind("conv2d", 0) == 0) {
       EXPECT_NE(binary.source.code.find(profile.target == "cuda" ? "__syncthreads()" : "barrier(CLK_LOCAL_MEM_FENCE)"),
