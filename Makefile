@@ -61,8 +61,10 @@ demo: build
 	./$(BUILD)/src/cli/tessel tune --model resnet-18 --target cpu --tuner xgb --n-trial $(DEMO_TRIALS) \
 	  --early-stopping 16 --log $(DEMO_DIR)/resnet-18.cpu.log --resume -o $(DEMO_DIR)/resnet-18.tuned
 
+# BENCH_TARGET="cpu -mcpu=haswell" times code compiled for that target (oneDNN limited to its ISA).
+BENCH_TARGET ?=
 bench-core: build
-	./$(BUILD)/bench/core/bench_core
+	BENCH_TARGET="$(BENCH_TARGET)" ./$(BUILD)/bench/core/bench_core
 
 bench-vta: build
 	./$(BUILD)/bench/vta/bench_vta
@@ -79,9 +81,12 @@ bench-rpc: build
 bench-gpu: build
 	TESSEL=./$(BUILD)/src/cli/tessel BENCH_GPU_OUT=$(BUILD)/bench-gpu bash bench/gpu/run.sh $(MODELS)
 
-# Batch-1 latency of the zoo networks in tessel, ONNX Runtime and PyTorch, one run (MODELS=... to pick).
+# Batch-1 latency of the zoo networks in tessel, ONNX Runtime and PyTorch, one run (MODELS=... to
+# pick, THREADS=N for every peer's thread count, default 2; BENCH_TARGET as for bench-core).
+THREADS ?=
 bench-models: build
-	TESSEL=./$(BUILD)/src/cli/tessel PEERS_OUT=$(BUILD)/peers bash bench/peers/run.sh $(MODELS)
+	BENCH_TARGET="$(BENCH_TARGET)" TESSEL=./$(BUILD)/src/cli/tessel PEERS_OUT=$(BUILD)/peers bash bench/peers/run.sh \
+	  $(if $(THREADS),--threads $(THREADS)) $(MODELS)
 
 # Tuning end to end: resnet-18, resnet-50, mobilenet and mobilenet-v2 tuned with xgb
 # (BENCH_TUNE_TRIALS per task, default 64) vs untuned, ONNX Runtime and PyTorch; resnet-18's

@@ -81,17 +81,18 @@ struct PeakLoop {
   const char* name;
   float (*run)(long, float);
   double flopsPerIteration;  ///< 2 per lane per chain
+  int vectorBytes;
 };
 
 std::vector<PeakLoop> peakLoops() {
   std::vector<PeakLoop> loops;
 #if defined(__AVX512F__)
-  loops.push_back({"avx512 x16 chains", fmaLoop<Zmm>, 2.0 * Zmm::kLanes * Zmm::kChains});
+  loops.push_back({"avx512 x16 chains", fmaLoop<Zmm>, 2.0 * Zmm::kLanes * Zmm::kChains, 64});
 #endif
 #if defined(__AVX2__) && defined(__FMA__)
-  loops.push_back({"avx2 x12 chains", fmaLoop<Ymm>, 2.0 * Ymm::kLanes * Ymm::kChains});
+  loops.push_back({"avx2 x12 chains", fmaLoop<Ymm>, 2.0 * Ymm::kLanes * Ymm::kChains, 32});
 #endif
-  if (loops.empty()) loops.push_back({"scalar", fmaLoopScalar, 2.0 * 8});
+  loops.push_back({"scalar", fmaLoopScalar, 2.0 * 8, 4});
   return loops;
 }
 
@@ -135,9 +136,10 @@ double measureLoop(const PeakLoop& loop, int threads, double seconds) {
 
 const char* fmaPeakIsa() { return lastWinner; }
 
-double measureFmaPeakGflops(int threads, double seconds) {
+double measureFmaPeakGflops(int threads, int maxVectorBytes, double seconds) {
   double best = 0;
   for (const PeakLoop& loop : peakLoops()) {
+    if (loop.vectorBytes > maxVectorBytes || (loop.vectorBytes == 4 && best > 0)) continue;
     double gflops = measureLoop(loop, threads, seconds);
     if (gflops > best) {
       best = gflops;

@@ -6,9 +6,10 @@
 namespace tessel::bench {
 
 /// GFLOPS (one FMA lane = 2 FLOPs) reached by `threads` threads running at once, each for
-/// about `seconds`; the best of a few rounds, and of the vector widths the CPU has (some
-/// CPUs run 256-bit FMAs faster than 512-bit ones).
-double measureFmaPeakGflops(int threads, double seconds = 0.3);
+/// about `seconds`; the best of a few rounds, and of the vector widths the CPU has up to
+/// `maxVectorBytes` (the target's: an AVX2 target's peak on an AVX-512 host is the AVX2 loop's;
+/// some CPUs run 256-bit FMAs faster than 512-bit ones).
+double measureFmaPeakGflops(int threads, int maxVectorBytes, double seconds = 0.3);
 
 /// The loop that reached the peak of the last measureFmaPeakGflops call ("avx512 x16 chains",
 /// "avx2 x12 chains" or "scalar").

@@ -1,25 +1,30 @@
 // bench_core: how close the code generator gets to the hardware, and how fast a schedule
 // becomes a callable kernel. Prints `BENCH <name> <value> <unit>` lines (see issue 2):
-//   peak_gflops_1t / _2t         measured FP32 FMA peak of this machine
-//   sgemm1024_1t / _2t_gflops    SGEMM 1024^3 with the step list in schedules/sgemm1024.json
-//   conv_res2_gflops (+ _1t)     ResNet-18 conv 56x56 64->64 3x3 s1 p1, schedules/conv_res2_nhwc.json
+//   peak_gflops_1t / _2t         measured FP32 FMA peak of this machine, at the target's vector width
+//   sgemm1024_1t / _2t_gflops    SGEMM 1024^3 with the hand schedule of HandSchedules.h
+//   conv_res2_gflops (+ _1t)     ResNet-18 conv 56x56 64->64 3x3 s1 p1, HandSchedules.h
 //   conv_res2_onednn_gflops      oneDNN on the same conv, same run, same threads
 //   sgemm1024_onednn_*           oneDNN's SGEMM on the same matrices, same run, as a check of the peak
 //   build_ms_median              step list -> loaded, callable conv kernel
 //   lower_split_chain_300_ms     lowering 300 chained splits (was cubic in the list's length)
 // Every timed kernel is first checked against an independent result, so a fast wrong kernel
-// cannot post a number.
+// cannot post a number. BENCH_TARGET (default "cpu", this machine) is the target the kernels
+// are compiled and scheduled for, e.g. "cpu -mcpu=haswell" on an AVX-512 host; oneDNN is then
+// limited to the same ISA (OneDnnIsa.h) and the peak loop to the target's vector width.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 
 #include <fmt/format.h>
 #include <oneapi/dnnl/dnnl.h>
 
 #include "FmaPeak.h"
+#include "HandSchedules.h"
 #include "OneDnnConv.h"
+#include "OneDnnIsa.h"
 #include "codegen/CSource.h"
 #include "codegen/Toolchain.h"
 #include "ops/Examples.h"
@@ -30,9 +35,8 @@
 #include "runtime/TimeEvaluator.h"
 #include "schedule/Steps.h"
 #include "support/Error.h"
-#include "support/Files.h"
-#include "support/Json.h"
 #include "support/TempDir.h"
+#include "target/Target.h"
 
 namespace tessel::bench {
 namespace {
@@ -46,15 +50,6 @@ double millisecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-std::vector<schedule::StepPtr> loadSchedule(const std::string& file) {
-  std::string path = std::string(TESSEL_BENCH_SCHEDULES) + "/" + file;
-  try {
-    return schedule::stepsFromJson(parseJson(readFile(path, file_kinds::kStepList), path));
-  } catch (const Error& e) {
-    throw e.withContext(path);
-  }
-}
-
 /// The whole path from a step list to a callable kernel, as tuning takes it for every candidate.
 struct BuiltKernel {
   runtime::Module module;
@@ -62,14 +57,15 @@ struct BuiltKernel {
   double lowerMs = 0, compileMs = 0, loadMs = 0;
 };
 
-BuiltKernel build(const te::ComputeDAG& dag, const std::vector<schedule::StepPtr>& steps, const std::string& name) {
+BuiltKernel build(const te::ComputeDAG& dag, const std::vector<schedule::StepPtr>& steps, const std::string& name,
+                  const target::Target& target) {
   TempDir dir("tessel-bench");
   auto t0 = std::chrono::steady_clock::now();
   auto function = passes::lower(schedule::replay(dag, steps), name);
   std::string source = codegen::generateCSource({function});
   double lowerMs = millisecondsSince(t0);
   auto t1 = std::chrono::steady_clock::now();
-  codegen::compileSharedLibrary(source, dir.path() + "/kernel.so");
+  codegen::compileSharedLibrary(source, dir.path() + "/kernel.so", codegen::compileOptionsForTarget(target));
   double compileMs = millisecondsSince(t1);
   auto t2 = std::chrono::steady_clock::now();
   auto module = runtime::Module::load(dir.path() + "/kernel.so");
@@ -92,40 +88,41 @@ double medianSeconds(const std::function<void()>& call) {
   return runtime::timeFunction(call, options).median;
 }
 
-double relativeDifference(double got, double want) { return std::fabs(got - want) / std::max(std::fabs(want), 1e-3); }
-
-void benchPeak(double& peak1, double& peak2) {
-  peak1 = measureFmaPeakGflops(1);
-  peak2 = measureFmaPeakGflops(2);
+void benchPeak(double& peak1, double& peak2, const target::Target& target) {
+  peak1 = measureFmaPeakGflops(1, target.cpu.vectorBytes);
+  peak2 = measureFmaPeakGflops(2, target.cpu.vectorBytes);
   fmt::print("# FMA peak loop: {}\n", fmaPeakIsa());
   report("peak_gflops_1t", peak1, "GFLOPS");
   report("peak_gflops_2t", peak2, "GFLOPS");
 }
 
-void benchSgemm(double peak1, double peak2) {
+void benchSgemm(double peak1, double peak2, const target::Target& target) {
   const int64_t n = 1024;
   auto dag = ops::matmul(n, n, n);
-  auto built = build(dag, loadSchedule("sgemm1024.json"), "matmul");
+  auto built = build(dag, sgemmSchedule(target.cpu), "matmul", target);
   auto a = runtime::Tensor::empty({n, n}, DataType::float32());
   auto b = runtime::Tensor::empty({n, n}, DataType::float32());
   auto c = runtime::Tensor::empty({n, n}, DataType::float32());
   fillRandom(a, 1);
   fillRandom(b, 2);
   built.kernel.call({a, b, c});
-  // Spot-check entries against a double-precision dot product (all of C is 1e9 operations).
-  std::mt19937 rng(3);
+  // Spot-check entries against a double-precision dot product (all of C is 1e9 operations),
+  // relative to the sum of magnitudes: float rounding is bounded by that, cancellation is not.
   const float *pa = a.dataAs<float>(), *pb = b.dataAs<float>(), *pc = c.dataAs<float>();
-  for (int s = 0; s < 256; ++s) {
-    int64_t i = rng() % n, j = rng() % n;
-    double want = 0, magnitude = 0;
-    for (int64_t k = 0; k < n; ++k) {
-      want += double(pa[i * n + k]) * pb[k * n + j];
-      magnitude += std::fabs(double(pa[i * n + k]) * pb[k * n + j]);
+  auto check = [&](const float* result, const char* who) {
+    std::mt19937 rng(3);
+    for (int s = 0; s < 256; ++s) {
+      int64_t i = rng() % n, j = rng() % n;
+      double want = 0, magnitude = 0;
+      for (int64_t k = 0; k < n; ++k) {
+        want += double(pa[i * n + k]) * pb[k * n + j];
+        magnitude += std::fabs(double(pa[i * n + k]) * pb[k * n + j]);
+      }
+      if (std::fabs(result[i * n + j] - want) > 1e-5 * magnitude)
+        fail("sgemm1024: {}'s C[{}, {}] = {} but the reference says {}", who, i, j, result[i * n + j], want);
     }
-    // Relative to the sum of magnitudes: float rounding is bounded by that, cancellation is not.
-    if (std::fabs(pc[i * n + j] - want) > 1e-5 * magnitude)
-      fail("sgemm1024: C[{}, {}] = {} but the reference says {}", i, j, pc[i * n + j], want);
-  }
+  };
+  check(pc, "tessel");
   auto call = built.kernel.bind({a, b, c});
   double flops = dag.flopCount();
   runtime::setKernelThreadCount(1);
@@ -148,9 +145,7 @@ void benchSgemm(double peak1, double peak2) {
   for (int threads : {1, 2}) {
     runtime::setKernelThreadCount(threads);
     onednn();
-    for (int64_t i = 0; i < n * n; i += 997)
-      if (relativeDifference(peer.dataAs<float>()[i], pc[i]) > 1e-3)
-        fail("sgemm1024: oneDNN and tessel differ at element {} ({} vs {})", i, peer.dataAs<float>()[i], pc[i]);
+    check(peer.dataAs<float>(), "oneDNN");
     o[threads] = flops / medianSeconds(onednn) / 1e9;
   }
   report("sgemm1024_onednn_1t_gflops", o[1], "GFLOPS");
@@ -181,12 +176,35 @@ void benchLongStepList() {
   report("lower_split_chain_300_ms", ms[ms.size() / 2], "ms");
 }
 
-void benchConv() {
+/// Every 61st output of the conv in double precision, with the sum of its terms' magnitudes:
+/// float rounding is bounded by that sum, cancellation is not (an output near zero has a large
+/// relative error under any summation order). Both tessel's and oneDNN's outputs are held to it.
+void checkConvOutputs(const Conv2dShape& s, const float* data, const float* weight, const float* out, const char* who) {
+  for (int64_t index = 0; index < s.outHeight() * s.outWidth() * s.outChannels; index += 61) {
+    int64_t k = index % s.outChannels, x = index / s.outChannels % s.outWidth(), y = index / s.outChannels / s.outWidth();
+    double want = 0, magnitude = 0;
+    for (int64_t ry = 0; ry < s.kernel; ++ry)
+      for (int64_t rx = 0; rx < s.kernel; ++rx) {
+        int64_t iy = y * s.stride + ry - s.pad, ix = x * s.stride + rx - s.pad;
+        if (iy < 0 || iy >= s.height || ix < 0 || ix >= s.width) continue;
+        for (int64_t c = 0; c < s.inChannels; ++c) {
+          double term = double(data[(iy * s.width + ix) * s.inChannels + c]) * weight[((ry * s.kernel + rx) * s.inChannels + c) * s.outChannels + k];
+          want += term;
+          magnitude += std::fabs(term);
+        }
+      }
+    if (std::fabs(out[index] - want) > 1e-5 * magnitude)
+      fail("conv_res2: {}'s output {} (y {}, x {}, k {}) is {} but the reference says {} (terms' magnitude {})", who, index, y, x, k,
+           out[index], want, magnitude);
+  }
+}
+
+void benchConv(const target::Target& target) {
   const Conv2dShape shape{1, 64, 56, 56, 64, 3, 1, 1};
   auto dag = ops::conv2dNHWC(shape.batch, shape.inChannels, shape.height, shape.width, shape.outChannels, shape.kernel,
                              shape.kernel, shape.stride, shape.pad);
-  auto steps = loadSchedule("conv_res2_nhwc.json");
-  auto built = build(dag, steps, "conv2d_nhwc");
+  auto steps = convRes2Schedule(target.cpu);
+  auto built = build(dag, steps, "conv2d_nhwc", target);
   auto data = runtime::Tensor::empty({shape.batch, shape.height, shape.width, shape.inChannels}, DataType::float32());
   auto weight =
       runtime::Tensor::empty({shape.kernel, shape.kernel, shape.inChannels, shape.outChannels}, DataType::float32());
@@ -196,6 +214,7 @@ void benchConv() {
   fillRandom(data, 4);
   fillRandom(weight, 5);
   built.kernel.call({data, weight, out});
+  checkConvOutputs(shape, data.dataAs<float>(), weight.dataAs<float>(), out.dataAs<float>(), "tessel");
   auto call = built.kernel.bind({data, weight, out});
   // oneDNN fixes its thread count when the primitive is created: one primitive per count.
   double ours[3] = {}, peers[3] = {};
@@ -203,10 +222,7 @@ void benchConv() {
     runtime::setKernelThreadCount(threads);
     OneDnnConv2d peer(shape, data.dataAs<float>(), weight.dataAs<float>(), peerOut.dataAs<float>());
     peer.run();
-    double worst = 0;
-    for (int64_t i = 0; i < out.numel(); ++i)
-      worst = std::max(worst, relativeDifference(out.dataAs<float>()[i], peerOut.dataAs<float>()[i]));
-    if (worst > 1e-3) fail("conv_res2: tessel and oneDNN outputs differ (max relative difference {})", worst);
+    checkConvOutputs(shape, data.dataAs<float>(), weight.dataAs<float>(), peerOut.dataAs<float>(), "oneDNN");
     ours[threads] = shape.flops() / medianSeconds(call) / 1e9;
     peers[threads] = shape.flops() / medianSeconds([&] { peer.run(); }) / 1e9;
   }
@@ -221,7 +237,7 @@ void benchConv() {
   std::vector<double> total, compile;
   for (int i = 0; i < 9; ++i) {
     auto start = std::chrono::steady_clock::now();
-    auto again = build(dag, steps, "conv2d_nhwc");
+    auto again = build(dag, steps, "conv2d_nhwc", target);
     total.push_back(millisecondsSince(start));
     compile.push_back(again.compileMs);
   }
@@ -244,10 +260,14 @@ int main() {
       if (std::fgets(load, sizeof load, f)) fmt::print("# load average at the start: {}", load);
       std::fclose(f);
     }
+    const char* text = std::getenv("BENCH_TARGET");
+    auto target = tessel::target::Target::parse(text && *text ? text : "cpu");
+    TESSEL_CHECK(target.isCpu(), "BENCH_TARGET={}: bench_core times CPU kernels", target.str());
+    fmt::print("# target {}: {}\n# {}\n", target.str(), target.cpu.summary(), limitOneDnnToTarget(target));
     double peak1 = 0, peak2 = 0;
-    benchPeak(peak1, peak2);
-    benchSgemm(peak1, peak2);
-    benchConv();
+    benchPeak(peak1, peak2, target);
+    benchSgemm(peak1, peak2, target);
+    benchConv(target);
     benchLongStepList();
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench_core: {}\n", e.what());

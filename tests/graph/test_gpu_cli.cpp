@@ -15,6 +15,7 @@
 #include "support/Files.h"
 #include "support/Subprocess.h"
 #include "support/TempDir.h"
+#include "target/HostCpu.h"
 
 using tessel::testsupport::tesselCli;
 
@@ -70,7 +71,7 @@ TEST(GpuCli, TasksOfAGpuTargetAreTheFunctionsItsBuildTunes) {
   expectOutput(runSubprocess({tesselCli(), "tasks", "--model", "resnet-18", "--target", "opencl", "--target-host", "mali"}),
                "--target-host 'mali' with --target 'opencl': not a CPU target", 1);
   expectOutput(runSubprocess({tesselCli(), "tasks", "--model", "resnet-18", "--target", "mali"}),
-               "error: target 'mali' is unknown: networks build for \"cpu ...\" (or \"llvm ...\"), cuda, \"opencl ...\" and vta",
+               "error: target 'mali': unknown kind 'mali' (known: cpu, cuda, opencl, vta; llvm and c mean cpu)",
                1);
 }
 
@@ -148,5 +149,20 @@ TEST(GpuCli, QueryTheHardwareParametersOfADevice) {
     expectOutput(all, key);
   expectOutput(runSubprocess({tesselCli(), "query", "--device", "opencl", "--hardware", "cores"}),
                "error: --hardware cores: opencl has no such parameter", 1);
-  expectOutput(runSubprocess({tesselCli(), "query", "--device", "cpu"}), "error: device 'cpu:0' is not a GPU", 1);
+  expectOutput(runSubprocess({tesselCli(), "query", "--device", "cpu:1"}), "error: device 'cpu:1' is not a GPU", 1);
+}
+
+// The CPU's machine model, this machine's or a target's: what the schedules are derived from.
+TEST(GpuCli, QueryTheMachineModelOfACpu) {
+  auto here = runSubprocess({tesselCli(), "query", "--device", "cpu"});
+  expectOutput(here, "  class            " + target::hostCpu().isaClass() + "\n");
+  expectOutput(here, "  cores            " + std::to_string(target::hostCpu().cores) + " (from this process's CPU affinity)");
+  auto haswell = runSubprocess({tesselCli(), "query", "--device", "cpu", "--target", "cpu -mcpu=haswell -l2=1M"});
+  expectOutput(haswell, "cpu haswell (x86_64)\n  class            x86_64-avx2\n");
+  expectOutput(haswell, "  vectors          32 bytes x 16 registers, 2 FMA units per core\n");
+  expectOutput(haswell, "  caches           L1d 32 KiB, L2 1 MiB, LLC 8 MiB (from the table of -mcpu names, l2 from the target string)");
+  expectOutput(runSubprocess({tesselCli(), "query", "--device", "cpu", "--target", "cuda"}),
+               "error: --target cuda: --device cpu prints a CPU target's machine model", 1);
+  expectOutput(runSubprocess({tesselCli(), "query", "--device", "cpu", "--target", "cpu -mcpu=pentium9"}), "unknown CPU 'pentium9'", 1);
+  expectOutput(runSubprocess({tesselCli(), "query", "--target", "cpu"}), "error: --target goes with --device cpu", 1);
 }

@@ -25,6 +25,7 @@
 #include "runtime/TimeEvaluator.h"
 #include "support/Files.h"
 #include "support/TempDir.h"
+#include "../../bench/core/HandSchedules.h"
 
 using namespace tessel;
 using te::placeholder;
@@ -34,7 +35,7 @@ namespace {
 struct Case {
   std::string name;
   te::ComputeDAG dag;
-  std::string handSchedule = "";  ///< a JSON step list file instead of the default schedule
+  bool handSchedule = false;  ///< bench_core's hand schedule of the conv (HandSchedules.h) instead of the default schedule
 };
 
 te::ComputeDAG convCase(ops::Layout layout, int64_t n, int64_t c, int64_t hw, int64_t k, int64_t kernel, int64_t stride,
@@ -62,7 +63,7 @@ std::vector<Case> cases() {
   std::vector<Case> c;
   c.push_back({"conv nhwc 56x56x64 3x3 k64", convCase(L::NHWC, 1, 64, 56, 64, 3, 1, 1, false)});
   c.push_back({"hand conv nhwc 56x56x64 3x3 k64", ops::conv2dNHWC(1, 64, 56, 56, 64, 3, 3, 1, 1),
-               TESSEL_SOURCE_DIR "/bench/core/schedules/conv_res2_nhwc.json"});
+               true});
   c.push_back({"conv nhwc 56x56x64 3x3 k64 +bias+relu", convCase(L::NHWC, 1, 64, 56, 64, 3, 1, 1, true)});
   c.push_back({"conv nhwc 56x56x64 1x1 k256", convCase(L::NHWC, 1, 64, 56, 256, 1, 1, 0, true)});
   c.push_back({"conv nhwc 14x14x256 3x3 k256", convCase(L::NHWC, 1, 256, 14, 256, 3, 1, 1, true)});
@@ -121,9 +122,10 @@ int main(int argc, char** argv) {
     ops::CpuScheduleOptions options;
     options.allowFallback = false;
     // TESSEL_STEPS_FILE: a JSON step list to try instead (for every selected case).
-    std::string file = std::getenv("TESSEL_STEPS_FILE") ? std::getenv("TESSEL_STEPS_FILE") : selected[i].handSchedule;
-    auto steps = file.empty() ? ops::defaultCpuSchedule(selected[i].dag, options)
-                              : schedule::stepsFromJson(nlohmann::json::parse(readFile(file)));
+    std::string file = std::getenv("TESSEL_STEPS_FILE") ? std::getenv("TESSEL_STEPS_FILE") : "";
+    auto steps = !file.empty()                ? schedule::stepsFromJson(nlohmann::json::parse(readFile(file)))
+                 : selected[i].handSchedule ? bench::convRes2Schedule(options.machine)
+                                            : ops::defaultCpuSchedule(selected[i].dag, options);
     if (std::getenv("TESSEL_PRINT_STEPS")) fmt::print("# {}\n{}\n", selected[i].name, schedule::printSteps(steps));
     functions.push_back(passes::lower(schedule::replay(selected[i].dag, steps), fmt::format("k{}", i)));
   }

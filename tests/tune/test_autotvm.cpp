@@ -160,10 +160,11 @@ TEST(CpuTemplates, EachAnchorKindGetsItsTemplateWithTheDefaultScheduleAsFallback
 }
 
 TEST(CpuTemplates, SpacesLeaveOutWhatCannotWin) {
-  // 64 output channels: only the machine's widest vectors (16 lanes); a 1x1 kernel: one order
-  // of its reduction loops (ry and rx have one iteration each), a 3x3 kernel: all six.
-  auto pointwise = makeCpuTuningTask("t", convBiasRelu(ops::Layout::NHWC, 14, 32, 64, 1));
-  auto threeByThree = makeCpuTuningTask("t", convBiasRelu(ops::Layout::NHWC, 14, 32, 64, 3));
+  // 64 output channels: only the machine's widest vectors (16 lanes on AVX-512); a 1x1 kernel:
+  // one order of its reduction loops (ry and rx have one iteration each), a 3x3 kernel: all six.
+  const auto avx512 = target::Target::parse("cpu -mcpu=skylake-avx512");
+  auto pointwise = makeCpuTuningTask("t", convBiasRelu(ops::Layout::NHWC, 14, 32, 64, 1), avx512);
+  auto threeByThree = makeCpuTuningTask("t", convBiasRelu(ops::Layout::NHWC, 14, 32, 64, 3), avx512);
   for (const auto& task : {pointwise, threeByThree}) {
     for (const auto& option : task->space->knob("tile_v").options) EXPECT_EQ(option[2].get<int64_t>(), 16) << option.dump();
     EXPECT_GE(task->unprunedSize, (task == pointwise ? 20 : 3) * task->space->size());
@@ -174,10 +175,17 @@ TEST(CpuTemplates, SpacesLeaveOutWhatCannotWin) {
   EXPECT_EQ(pointwise->space->knob("reorder_reduce").options.size(), 1u);
   EXPECT_EQ(threeByThree->space->knob("reorder_reduce").options.size(), 6u);
   // 24 channels: 16-lane vectors leave a tail, so narrower ones stay candidates.
-  auto awkward = makeCpuTuningTask("t", convBiasRelu(ops::Layout::NHWC, 14, 32, 24, 3));
+  auto awkward = makeCpuTuningTask("t", convBiasRelu(ops::Layout::NHWC, 14, 32, 24, 3), avx512);
   std::set<int64_t> lanes;
   for (const auto& option : awkward->space->knob("tile_v").options) lanes.insert(option[2].get<int64_t>());
   EXPECT_TRUE(lanes.count(8)) << awkward->space->str();
+  // The same layers for AVX2 and NEON: the widest vectors are theirs (8 and 4 lanes), nothing wider.
+  for (const auto& [text, widest] : {std::pair{"cpu -mcpu=haswell", 8}, std::pair{"cpu -mtriple=aarch64-linux-gnu", 4}}) {
+    auto task = makeCpuTuningTask("t", convBiasRelu(ops::Layout::NHWC, 14, 32, 64, 3), target::Target::parse(text));
+    for (const auto& option : task->space->knob("tile_v").options) EXPECT_EQ(option[2].get<int64_t>(), widest) << text;
+    auto odd = makeCpuTuningTask("t", convBiasRelu(ops::Layout::NHWC, 14, 32, 24, 3), target::Target::parse(text));
+    for (const auto& option : odd->space->knob("tile_v").options) EXPECT_LE(option[2].get<int64_t>(), widest) << text;
+  }
 }
 
 TEST(CpuTemplates, PackedRowTilesThatSpillTheRegistersArePruned) {
@@ -188,12 +196,19 @@ TEST(CpuTemplates, PackedRowTilesThatSpillTheRegistersArePruned) {
   ops::Conv2dAttrs attrs;
   attrs.layout = ops::Layout::NHWC;
   attrs.padding = {1, 1, 1, 1};
-  auto task = makeCpuTuningTask("t", te::ComputeDAG({ops::conv2dPacked(data, weight, attrs)}, {data, weight}));
+  te::ComputeDAG dag({ops::conv2dPacked(data, weight, attrs)}, {data, weight});
+  auto task = makeCpuTuningTask("t", dag, target::Target::parse("cpu -mcpu=skylake-avx512"));
   std::set<int64_t> rows;
   for (const auto& option : task->space->knob("tile_r").options) rows.insert(option[1].get<int64_t>());
   EXPECT_TRUE(rows.count(8)) << task->space->str();
   EXPECT_FALSE(rows.count(16)) << task->space->str();
   EXPECT_GT(task->unprunedSize, task->space->size());
+  // On AVX2 the same block is 4 vectors of 8 lanes in 16 registers: at most 3 rows (4 x 3 + 4),
+  // so of the 16 rows' splits 1 and 2 remain.
+  auto avx2 = makeCpuTuningTask("t", dag, target::Target::parse("cpu -mcpu=haswell"));
+  std::set<int64_t> avx2Rows;
+  for (const auto& option : avx2->space->knob("tile_r").options) avx2Rows.insert(option[1].get<int64_t>());
+  EXPECT_EQ(avx2Rows, (std::set<int64_t>{1, 2})) << avx2->space->str();
 }
 
 TEST(CpuTemplates, RandomConfigsLowerOrFailWithAMessage) {
