@@ -363,10 +363,14 @@ class Planner {
     TESSEL_CHECK(vt.lanes >= 2 && vt.vectors >= 1 && vt.size() <= vectorExtent,
                  "default schedule: '{}' has {} elements along its vector axis, a tile of {} x {} lanes does not fit", anchor,
                  vectorExtent, vt.vectors, vt.lanes);
-    // Accumulators: rows x vectors of the register file; the rest holds operands. A block of
-    // four or more vectors (ops::defaultPackBlock's 64) takes as many rows as fit beside its
-    // weight vectors, 7 for 4: the tile that block was chosen for.
-    int64_t accumulators = options.machine.vectorRegisters / 2;
+    // Accumulators: rows x vectors of the register file; the rest holds operands. With 32
+    // registers (AVX-512, NEON) half of them (measured best on AVX-512); with 16 (AVX2, SSE) all
+    // but the weight vectors and the broadcast input, 6 x 2 (the classic 6x16 AVX2 micro-kernel:
+    // 12 accumulators hide the FMA latency of two units where 4 x 2 left them waiting). A block
+    // of four or more vectors (ops::defaultPackBlock's 4 lanes' worth) takes as many rows as fit
+    // beside its weight vectors, 7 for 4 on AVX-512: the tile that block was chosen for.
+    const int64_t registers = options.machine.vectorRegisters;
+    int64_t accumulators = registers >= 32 ? registers / 2 : registers - vt.vectors - 1;
     int64_t rowLimit = std::min<int64_t>(12, accumulators / vt.vectors);
     if (block > 0 && vt.vectors >= 4) rowLimit = (options.machine.vectorRegisters - vt.vectors) / vt.vectors;
     int64_t rows = chooseRowTile(rowExtent, rowLimit);

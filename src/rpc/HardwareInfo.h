@@ -1,6 +1,6 @@
 /// The hardware parameters a device server reports when asked (the seeds read them over RPC
-/// before choosing schedules): architecture, cores, SIMD vector width and cache sizes, read
-/// from this machine's /proc and /sys. A server whose worker runs under emulation (qemu-user)
+/// before choosing schedules): architecture, cores, SIMD vector width and cache sizes, from this
+/// machine's model (target::hostCpu()). A server whose worker runs under emulation (qemu-user)
 /// reports the emulated architecture by option; see DeviceServerOptions.
 #pragma once
 #include <cstdint>
@@ -31,8 +31,8 @@ struct HardwareInfo {
 HardwareInfo queryHostHardware();
 
 /// What can be said of an emulated `arch` (qemu-user) on this machine: the host's cores (the
-/// emulator runs its threads on them), the architecture's baseline vector width (aarch64,
-/// arm: 128-bit NEON), caches unknown (0).
+/// emulator runs its threads on them), the vector width of the architecture's baseline
+/// (target::knownCpu), caches unknown (0).
 HardwareInfo emulatedHardware(const std::string& arch);
 
 }  // namespace tessel::rpc

@@ -98,6 +98,7 @@ ScheduleFunction HistoryBest::provider(ScheduleFunction fallback, std::function<
         use.shipped = shared->shippedKeys.count(key) > 0;
         use.cost = record.cost();
         use.gflops = record.gflops();
+        use.machine = record.machine;
         std::vector<std::string> notes;
         if (record.target != shared->target) notes.push_back(fmt::format("measured on target '{}'", record.target));
         if (skipped > 0)
@@ -115,6 +116,7 @@ ScheduleFunction HistoryBest::provider(ScheduleFunction fallback, std::function<
       DispatchUse& use = shared->use(key);
       use.name = dag.outputNames().empty() ? key : dag.outputNames().front();
       use.fromRecord = false;
+      use.machine.reset();
       use.note = note;
       use.shipped = shared->shippedKeys.count(key) > 0;
       ++use.requests;

@@ -7,6 +7,7 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,8 @@ struct DispatchUse {
   double gflops = 0;         ///< the record's GFLOPS (fromRecord only)
   std::string note;          ///< why it fell back, or which target the record was measured on
   int requests = 0;          ///< how many times the build asked for it
+  /// The machine the applied record was measured on, when the record says (fromRecord only).
+  std::optional<RecordMachine> machine;
 };
 
 class HistoryBest {

@@ -97,6 +97,8 @@ ordered orderedRecordJson(const TuningRecord& record) {
   ordered j;
   j["version"] = record.version;
   j["target"] = record.target;
+  if (record.machine)
+    j["machine"] = ordered{{"class", record.machine->isaClass}, {"cores", record.machine->cores}, {"cpu", record.machine->cpu}};
   j["task"] = taskToJson(record.task);
   j["schedule"] = schedule;
   j["result"] = resultToJson(record.result);
@@ -188,6 +190,10 @@ TuningRecord makeRecord(const MeasureInput& input, const MeasureResult& result, 
   TESSEL_ICHECK(input.task != nullptr);
   TuningRecord record;
   record.target = input.task->target.str();
+  if (input.task->target.isCpu()) {
+    const target::CpuMachine& cpu = input.task->target.cpu;
+    record.machine = RecordMachine{cpu.isaClass(), cpu.cores, cpu.name};
+  }
   record.task.workloadKey = input.task->workloadKey;
   record.task.name = input.task->name;
   record.task.flops = input.task->dag.flopCount();
@@ -212,6 +218,13 @@ TuningRecord recordFromJson(const json& j) {
   record.version = kRecordVersion;
   record.target = stringField(j, "", "target");
   TESSEL_CHECK(!record.target.empty(), "target: must not be empty");
+  if (j.contains("machine")) {
+    const json& m = j["machine"];
+    RecordMachine machine{stringField(m, "machine", "class"), int(integerField(m, "machine", "cores")), stringField(m, "machine", "cpu")};
+    TESSEL_CHECK(!machine.isaClass.empty() && machine.cores >= 1 && machine.cores <= 100000,
+                 "machine: expected a class and from 1 to 100000 cores");
+    record.machine = machine;
+  }
   record.task = taskFromJson(field(j, "", "task"));
   const json& schedule = field(j, "", "schedule");
   try {

@@ -42,9 +42,20 @@ struct RecordConfig {
   nlohmann::json entity;  ///< the knob values, as the config space serializes them
 };
 
+/// The CPU a record was measured on: its class and cores, what decides whether its schedule
+/// (lanes, register tile, parallel partition) fits another machine. Records of CPU targets carry
+/// it from the target's machine model ("machine" in the log); older records do not.
+struct RecordMachine {
+  std::string isaClass;  ///< "x86_64-avx2", ...
+  int cores = 0;         ///< the cores its kernels were divided for
+  std::string cpu;       ///< the CPU's name ("AMD EPYC", "haswell")
+  bool operator==(const RecordMachine&) const = default;
+};
+
 struct TuningRecord {
   int version = kRecordVersion;
   std::string target;  ///< the target string the candidate was measured on
+  std::optional<RecordMachine> machine;  ///< a CPU target's machine; unset for other targets and older records
   RecordTask task;
   std::vector<schedule::StepPtr> steps;  ///< replays to the measured schedule
   std::optional<RecordConfig> config;    ///< set exactly when task.fromTemplate()

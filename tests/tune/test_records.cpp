@@ -19,6 +19,7 @@
 #include "support/Files.h"
 #include "support/Subprocess.h"
 #include "support/TempDir.h"
+#include "target/HostCpu.h"
 #include "tune/HistoryBest.h"
 #include "tune/RecordLog.h"
 #include "tune/RecordQueries.h"
@@ -129,6 +130,10 @@ TEST(Records, EveryFieldRoundTrips) {
   EXPECT_EQ(back.result.allCost, 0.625);
   EXPECT_EQ(back.result.timestamp, 1700000000.25);
   EXPECT_EQ(recordToLine(back), line);
+  // The machine it was measured on: the CPU target's model (this machine for "cpu").
+  ASSERT_TRUE(back.machine.has_value());
+  EXPECT_EQ(*back.machine, (RecordMachine{target::hostCpu().isaClass(), target::hostCpu().cores, target::hostCpu().name}));
+  EXPECT_NE(line.find("\"machine\":{\"class\":\"" + target::hostCpu().isaClass() + "\""), std::string::npos) << line;
   EXPECT_DOUBLE_EQ(back.cost(), 1.5e-5);  // the median: one slow repeat does not move it
   EXPECT_DOUBLE_EQ(back.gflops(), 2.0 * 32 * 32 * 32 / 1.5e-5 / 1e9);
   EXPECT_FALSE(back.result.confirmed);
@@ -146,9 +151,10 @@ TEST(Records, EveryFieldRoundTrips) {
   EXPECT_EQ(line.find("confirmed"), std::string::npos);
 
   // A record without a template, with an error, on another target.
-  TuningRecord e = stepsRecord(matmulTask(32, "cpu -mcpu=native"), {}, failedResult(MeasureErrorNo::RunTimeoutError, "timed out"));
+  TuningRecord e = stepsRecord(matmulTask(32, "cpu -mcpu=haswell -num-cores=6"), {}, failedResult(MeasureErrorNo::RunTimeoutError, "timed out"));
   TuningRecord eBack = recordFromJson(recordToJson(e));
-  EXPECT_EQ(eBack.target, "cpu -mcpu=native");
+  EXPECT_EQ(eBack.target, "cpu -mcpu=haswell -num-cores=6");
+  EXPECT_EQ(*eBack.machine, (RecordMachine{"x86_64-avx2", 6, "haswell"}));
   EXPECT_FALSE(eBack.task.fromTemplate());
   EXPECT_TRUE(eBack.task.templateArgs.is_null());
   EXPECT_FALSE(eBack.config.has_value());
@@ -182,6 +188,15 @@ TEST(Records, StrictReadingNamesTheField) {
   expectContains(without("/schedule/config/entity"), "missing field 'schedule.config.entity'");
   expectContains(without("/result/timestamp"), "missing field 'result.timestamp'");
   expectContains(without("/result/error_name"), "missing field 'result.error_name'");
+  EXPECT_FALSE(recordFromJson([&] {  // written before records carried their machine
+                 nlohmann::json j = good;
+                 j.erase("machine");
+                 return j;
+               }())
+                   .machine.has_value());
+  expectContains(without("/machine/cores"), "missing field 'machine.cores'");
+  expectContains(with("/machine/cores", 0), "machine: expected a class and from 1 to 100000 cores");
+  expectContains(with("/machine/class", 7), "machine.class: expected a string");
 
   expectContains(with("/version", 2), "version: record format version 2 is not one this tessel reads (it reads 1)");
   expectContains(with("/version", "0.2"), "version: expected an integer");

@@ -311,5 +311,36 @@ TEST(TuneCli, CompileUsesTheShippedRecordsOfThisCpuClass) {
   expectContains(mine, "using shipped records for cpu (cpu/x86_64-avx512): 15 of 21 kernels\n");
 }
 
+// Shipped records serve targets of their class and of the core count they were measured on
+// (their parallel loops are divided for it); a record applied to another machine is pointed
+// out. Compiled for named CPUs, so it runs on any x86 host (nothing here is run).
+TEST(TuneCli, ShippedRecordsServeTheirClassAndCoreCount) {
+  if (target::hostArch() != "x86_64") GTEST_SKIP() << "compiles for x86 CPUs";
+  TempDir dir;
+  SubprocessOptions limit;
+  limit.timeout = std::chrono::milliseconds(180000);
+  auto compile = [&](const std::string& target, std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {tesselCli(), "compile", "--model", "resnet-18", "--target", target, "-o", dir.path() + "/m"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto r = runSubprocess(argv, limit);
+    EXPECT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
+    return r.output;
+  };
+  expectContains(compile("cpu -mcpu=skylake-avx512 -num-cores=2"),
+                 "using shipped records for cpu -mcpu=skylake-avx512 -num-cores=2 (cpu/x86_64-avx512): 16 of 21 kernels\n");
+  std::string sixteen = compile("cpu -mcpu=skylake-avx512 -num-cores=16");
+  expectContains(sixteen, "shipped records for cpu -mcpu=skylake-avx512 -num-cores=16 (cpu/x86_64-avx512) not used: they were "
+                          "measured on a 2-core AMD EPYC (Zen 5) and this target has 16 cores");
+  EXPECT_EQ(sixteen.find("using shipped"), std::string::npos) << sixteen;
+  expectContains(compile("cpu -mcpu=haswell -num-cores=2"), "no shipped records for cpu -mcpu=haswell -num-cores=2 (cpu/x86_64-avx2)");
+  // The AVX-512 log given as the user's records for an AVX2 target: applied where a kernel is the
+  // same (most are not: AVX2's weights are packed by other blocks), and said to be foreign.
+  std::string foreign = compile("cpu -mcpu=haswell -num-cores=2",
+                                {"--records", std::string(TESSEL_SOURCE_DIR) + "/records/cpu/x86_64-avx512.log"});
+  expectContains(foreign, "kernels took records measured on x86_64-avx512 with 2 cores (AMD EPYC (Zen 5)), not on this target's "
+                          "x86_64-avx2 with 2 cores: their schedules are shaped for that machine");
+  expectContains(foreign, "compiled resnet-18 for x86_64-avx2 (haswell): 32-byte vectors x 16 registers");
+}
+
 }  // namespace
 
