@@ -309,39 +309,57 @@ TEST(AnsorSketches, SketchesReplayFromTheirJson) {
 
 // ---- numbers ----------------------------------------------------------------------------------
 
-TEST(AnsorSketches, EverySketchAndRandomStatesComputeTheReference) {
+/// One test per zoo task (conv2d, depthwise, dense, softmax), so that ctest runs them side by
+/// side: each takes its share of the whole check's time.
+class AnsorZooTaskNumerics : public ::testing::TestWithParam<std::string> {};
+
+/// The kinds of zooTasks(), by the first word of ZooTask::what.
+const std::vector<std::string> kZooTaskKinds = {"conv2d", "depthwise", "dense", "softmax"};
+
+TEST_P(AnsorZooTaskNumerics, EverySketchAndRandomStatesComputeTheReference) {
+  const ansortest::ZooTask& t = task(GetParam());
   uint64_t seed = kernelcheck::fuzzSeed();
-  std::mt19937_64 rng(seed);
+  // The task's own stream of the seed (its place in the list): the same seed gives the same
+  // states whichever tasks run.
+  std::mt19937_64 rng(seed + uint64_t(&t - tasks().data()));
   const char* all = std::getenv("TESSEL_ANSOR_ALL_STATES");
   const bool compileAll = all && std::string(all) == "1";
   constexpr int kStatesPerTask = 1000;
   constexpr int kCompiledSample = 12;  // per task, besides the sketches
-  for (auto& t : tasks()) {
-    TaskCheck check{kernelcheck::makeReferenceData(t.dag, rng()), {}, {}, {}};
-    auto sketches = generateSketches(t.dag);
-    for (auto& sketch : sketches) check.add(schedule::replay(t.dag, sketch.steps), "sketch: " + sketch.description, true);
-    SplitFactorizations factorizations;
-    std::set<std::string> distinct;
-    for (int i = 0; i < kStatesPerTask; ++i) {
-      const Sketch& sketch = sketches[size_t(i) % sketches.size()];
-      AnnotatedState annotated = annotateRandomly(t.dag, sketch, factorizations, rng);
-      // The record is the step list: it must replay by itself to the same state.
-      std::string json = schedule::stepsToJson(annotated.steps).dump();
-      State replayed = schedule::replay(t.dag, schedule::stepsFromJson(nlohmann::json::parse(json)));
-      ASSERT_EQ(replayed.toString(), annotated.state.toString()) << t.what << "\n" << schedule::printSteps(annotated.steps);
-      distinct.insert(json);
-      std::string what = fmt::format("state {} of sketch '{}' (seed {}):\n{}\nsteps: {}", i, sketch.description, seed,
-                                     schedule::printSteps(annotated.steps), json);
-      check.add(std::move(replayed), std::move(what), compileAll || i < kCompiledSample);
-    }
-    // Random annotation explores: the states are mostly different.
-    EXPECT_GT(distinct.size(), size_t(kStatesPerTask) / 2) << t.what;
-    auto summary = check.check(t.what);
-    std::printf("[ fuzz     ] %s: %zu sketches, %zu distinct states of %d; %d kernels lowered and evaluated (%.1f s, %.1f s CPU), %d of "
-                "them compiled too (%.1f s)\n",
-                t.what.c_str(), sketches.size(), distinct.size(), kStatesPerTask, summary.evaluated, summary.evaluateSeconds,
-                summary.evaluateCpuSeconds, summary.compiled, summary.compileSeconds);
+  TaskCheck check{kernelcheck::makeReferenceData(t.dag, rng()), {}, {}, {}};
+  auto sketches = generateSketches(t.dag);
+  for (auto& sketch : sketches) check.add(schedule::replay(t.dag, sketch.steps), "sketch: " + sketch.description, true);
+  SplitFactorizations factorizations;
+  std::set<std::string> distinct;
+  for (int i = 0; i < kStatesPerTask; ++i) {
+    const Sketch& sketch = sketches[size_t(i) % sketches.size()];
+    AnnotatedState annotated = annotateRandomly(t.dag, sketch, factorizations, rng);
+    // The record is the step list: it must replay by itself to the same state.
+    std::string json = schedule::stepsToJson(annotated.steps).dump();
+    State replayed = schedule::replay(t.dag, schedule::stepsFromJson(nlohmann::json::parse(json)));
+    ASSERT_EQ(replayed.toString(), annotated.state.toString()) << t.what << "\n" << schedule::printSteps(annotated.steps);
+    distinct.insert(json);
+    std::string what = fmt::format("state {} of sketch '{}' (seed {}):\n{}\nsteps: {}", i, sketch.description, seed,
+                                   schedule::printSteps(annotated.steps), json);
+    check.add(std::move(replayed), std::move(what), compileAll || i < kCompiledSample);
   }
+  // Random annotation explores: the states are mostly different.
+  EXPECT_GT(distinct.size(), size_t(kStatesPerTask) / 2) << t.what;
+  auto summary = check.check(t.what);
+  std::printf("[ fuzz     ] %s: %zu sketches, %zu distinct states of %d; %d kernels lowered and evaluated (%.1f s, %.1f s CPU), %d of "
+              "them compiled too (%.1f s)\n",
+              t.what.c_str(), sketches.size(), distinct.size(), kStatesPerTask, summary.evaluated, summary.evaluateSeconds,
+              summary.evaluateCpuSeconds, summary.compiled, summary.compileSeconds);
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, AnsorZooTaskNumerics, ::testing::ValuesIn(kZooTaskKinds),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+TEST(AnsorSketches, TheNumericsCoverEveryZooTask) {
+  // The numerics are instantiated by kind: a task added to zooTasks() must be named there too.
+  std::vector<std::string> kinds;
+  for (auto& t : tasks()) kinds.push_back(t.what.substr(0, t.what.find(' ')));
+  EXPECT_EQ(kinds, kZooTaskKinds);
 }
 
 TEST(AnsorRegression, DepthwisePointwiseUnderAutoUnroll) {
