@@ -11,7 +11,7 @@ TIMED      := bash scripts/timed.sh $(PHASES)
 BUILD_ONLY := cmake --build $(BUILD) -j $(JOBS) --target
 
 .PHONY: all deps configure build tools build-asan check test test-release test-asan test-counts test-gpu gpu-test-bundle fuzz \
-        demo bench-core bench-vta bench bench-models bench-tune bench-rpc bench-gpu phases-reset clean
+        demo bench-core bench-vta bench bench-models bench-tune bench-rpc bench-gpu phases-reset test-caches-reset clean
 
 all: build
 
@@ -43,28 +43,39 @@ build-asan: deps
 	  -DTESSEL_SANITIZE=ON -DTESSEL_CORE_ONLY=ON -DTESSEL_FUZZ=ON
 	@$(TIMED) "asan build" cmake --build $(ASAN_BUILD) -j $(JOBS)
 
+# The compile caches of a test run, in the build tree: the kernels the tests compile through
+# ccache (tests/kernel-cache/gcc), the OpenCL programs in tessel's and PoCL's own caches. Tests
+# that build the same kernel share one compiler run. `make test` starts them empty, as a fresh
+# clone does (its figures are CI's), and the Release and sanitizer tests share them; `make check`
+# keeps them from one run to the next.
+TEST_CACHES := $(abspath $(BUILD))/test-caches
+TEST_ENV    := PATH=$(CURDIR)/tests/kernel-cache:$$PATH TESSEL_KERNEL_CACHE=$(TEST_CACHES)/kernels \
+               TESSEL_OPENCL_CACHE=$(TEST_CACHES)/opencl POCL_CACHE_DIR=$(TEST_CACHES)/pocl
+test-caches-reset:
+	@rm -rf $(TEST_CACHES)
+
 # The whole Release suite, long tests included (labels: see tests/CMakeLists.txt).
 test-release: build
-	@$(TIMED) "release tests" ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	@$(TIMED) "release tests" env $(TEST_ENV) ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 # Each fuzzer runs a few seconds here (TESSEL_FUZZ_SECONDS); `make fuzz` gives each a minute.
 ASAN_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 test-asan: build-asan
-	@$(TIMED) "asan tests" env $(ASAN_ENV) ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -L core
+	@$(TIMED) "asan tests" env $(TEST_ENV) $(ASAN_ENV) ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -L core
 
 # How many tests each build has: the figure that must not go down when tests get faster.
 test-counts:
 	@for b in $(BUILD) $(ASAN_BUILD); do [ -d $$b ] && echo "  $$b: $$(ctest --test-dir $$b -N | tail -1)"; done; true
 
 # Everything, as CI runs it on a fresh clone; ends with the time of each phase and the test counts.
-test: phases-reset test-release test-asan
+test: phases-reset test-caches-reset test-release test-asan
 	@bash scripts/timed.sh --report $(PHASES) "make test"
 	@$(MAKE) --no-print-directory test-counts
 
 # After every change (about 5 minutes on 2 cores from a built tree): every library's unit tests
 # and the fast CLI tests, in the Release build; the tests labelled slow wait for `make test`.
 check: phases-reset build
-	@$(TIMED) "check tests" ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE slow
+	@$(TIMED) "check tests" env $(TEST_ENV) ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE slow
 	@bash scripts/timed.sh --report $(PHASES) "make check"
 
 # The GPU tests (their suites are named Gpu*) on a machine with an NVIDIA GPU: a missing CUDA
