@@ -1,40 +1,82 @@
-# tessel: the two set-up commands are `make demo` and `make test`; everything else is a piece of them.
+# tessel: the set-up commands are `make demo` (a user's first run) and `make test` (everything,
+# what CI runs); `make check` is the few-minute loop after every change. The rest are pieces.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_GEN  := $(shell command -v ninja >/dev/null 2>&1 && echo -G Ninja)
+# Each phase of demo, check and test leaves its wall time here; the command prints them at its end.
+PHASES     := $(BUILD)/phase-times.txt
+TIMED      := bash scripts/timed.sh $(PHASES)
+# Builds only the named targets of the Release tree (and what they link).
+BUILD_ONLY := cmake --build $(BUILD) -j $(JOBS) --target
 
-.PHONY: all deps build build-asan test test-release test-asan test-gpu gpu-test-bundle fuzz demo bench-core bench-vta bench bench-models bench-tune bench-rpc bench-gpu clean
+.PHONY: all deps configure build tools build-asan check test test-release test-asan test-counts test-gpu gpu-test-bundle fuzz \
+        demo bench-core bench-vta bench bench-models bench-tune bench-rpc bench-gpu phases-reset test-caches-reset clean
 
 all: build
 
 deps:
-	@bash scripts/install-deps.sh
+	@$(TIMED) deps bash scripts/install-deps.sh
 
 $(BUILD)/CMakeCache.txt: | deps
-	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
+	@$(TIMED) "release build" cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
 
-build: deps $(BUILD)/CMakeCache.txt
-	cmake --build $(BUILD) -j $(JOBS)
+configure: deps $(BUILD)/CMakeCache.txt
+
+build: configure
+	@$(TIMED) "release build" cmake --build $(BUILD) -j $(JOBS)
+
+# `tessel` and the worker programs it starts: no test, no benchmark (the `tools` target).
+tools: configure
+	@$(TIMED) "build tessel" $(BUILD_ONLY) tools
+
+phases-reset:
+	@rm -f $(PHASES)
 
 # Every library, the unit tests labelled core and the libFuzzer harnesses of fuzz/, under
 # AddressSanitizer and UBSan, built with clang (libFuzzer is clang's; clang also builds this
 # tree about twice as fast as g++). -O1 -g1 (function names and lines in reports, no variable
 # info) keeps the build inside CI's budget.
 build-asan: deps
-	CC=clang CXX=clang++ cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	@$(TIMED) "asan build" env CC=clang CXX=clang++ cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
 	  -DTESSEL_SANITIZE=ON -DTESSEL_CORE_ONLY=ON -DTESSEL_FUZZ=ON
-	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	@$(TIMED) "asan build" cmake --build $(ASAN_BUILD) -j $(JOBS)
 
+# The compile caches of a test run, in the build tree: the kernels the tests compile through
+# ccache (tests/kernel-cache/gcc), the OpenCL programs in tessel's and PoCL's own caches. Tests
+# that build the same kernel share one compiler run. `make test` starts them empty, as a fresh
+# clone does (its figures are CI's), and the Release and sanitizer tests share them; `make check`
+# keeps them from one run to the next.
+TEST_CACHES := $(abspath $(BUILD))/test-caches
+TEST_ENV    := PATH=$(CURDIR)/tests/kernel-cache:$$PATH TESSEL_KERNEL_CACHE=$(TEST_CACHES)/kernels \
+               TESSEL_OPENCL_CACHE=$(TEST_CACHES)/opencl POCL_CACHE_DIR=$(TEST_CACHES)/pocl
+test-caches-reset:
+	@rm -rf $(TEST_CACHES)
+
+# The whole Release suite, long tests included (labels: see tests/CMakeLists.txt).
 test-release: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@$(TIMED) "release tests" env $(TEST_ENV) ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 # Each fuzzer runs a few seconds here (TESSEL_FUZZ_SECONDS); `make fuzz` gives each a minute.
+ASAN_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 test-asan: build-asan
-	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --output-on-failure -j $(JOBS) -L core
+	@$(TIMED) "asan tests" env $(TEST_ENV) $(ASAN_ENV) ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -L core
 
-test: test-release test-asan
+# How many tests each build has: the figure that must not go down when tests get faster.
+test-counts:
+	@for b in $(BUILD) $(ASAN_BUILD); do [ -d $$b ] && echo "  $$b: $$(ctest --test-dir $$b -N | tail -1)"; done; true
+
+# Everything, as CI runs it on a fresh clone; ends with the time of each phase and the test counts.
+test: phases-reset test-caches-reset test-release test-asan
+	@bash scripts/timed.sh --report $(PHASES) "make test"
+	@$(MAKE) --no-print-directory test-counts
+
+# After every change (about 5 minutes on 2 cores from a built tree): every library's unit tests
+# and the fast CLI tests, in the Release build; the tests labelled slow wait for `make test`.
+check: phases-reset build
+	@$(TIMED) "check tests" env $(TEST_ENV) ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE slow
+	@bash scripts/timed.sh --report $(PHASES) "make check"
 
 # The GPU tests (their suites are named Gpu*) on a machine with an NVIDIA GPU: a missing CUDA
 # device fails them instead of skipping (TESSEL_REQUIRE_CUDA=1). `make test` runs the same
@@ -49,42 +91,48 @@ gpu-test-bundle: build
 
 FUZZ_SECONDS ?= 60
 fuzz: build-asan
-	cd $(ASAN_BUILD) && TESSEL_FUZZ_SECONDS=$(FUZZ_SECONDS) ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	  ctest --output-on-failure -L fuzz
+	cd $(ASAN_BUILD) && TESSEL_FUZZ_SECONDS=$(FUZZ_SECONDS) $(ASAN_ENV) ctest --output-on-failure -L fuzz
 
 # The main job on the local CPU: tune resnet-18's tasks with a small budget, build it with the
 # best records, time it against the untuned build. A second run resumes from the same log.
+# Builds `tessel` and its workers only, and prints how long the build and the run took.
 DEMO_DIR ?= $(BUILD)/demo
 DEMO_TRIALS ?= 24
-demo: build
-	mkdir -p $(DEMO_DIR)
-	./$(BUILD)/src/cli/tessel tune --model resnet-18 --target cpu --tuner xgb --n-trial $(DEMO_TRIALS) \
+demo: phases-reset tools
+	@mkdir -p $(DEMO_DIR)
+	@$(TIMED) "demo run" ./$(BUILD)/src/cli/tessel tune --model resnet-18 --target cpu --tuner xgb --n-trial $(DEMO_TRIALS) \
 	  --early-stopping 16 --log $(DEMO_DIR)/resnet-18.cpu.log --resume -o $(DEMO_DIR)/resnet-18.tuned
+	@bash scripts/timed.sh --report $(PHASES) "make demo"
 
+# Each benchmark builds its own programs only (and `tessel` with its workers where it runs them).
 # BENCH_TARGET="cpu -mcpu=haswell" times code compiled for that target (oneDNN limited to its ISA).
 BENCH_TARGET ?=
-bench-core: build
+bench-core: configure
+	$(BUILD_ONLY) bench_core
 	BENCH_TARGET="$(BENCH_TARGET)" ./$(BUILD)/bench/core/bench_core
 
-bench-vta: build
+bench-vta: configure
+	$(BUILD_ONLY) bench_vta bench_vta_tasks
 	./$(BUILD)/bench/vta/bench_vta
 	./$(BUILD)/bench/vta/bench_vta_tasks --records $(BUILD)/bench-vta-resnet-18.log
 
 # Candidates per second through a tracker with 1 and 3 loopback device servers; remote vs local cost.
-bench-rpc: build
-	cmake --build $(BUILD) -j $(JOBS) --target bench_rpc
+bench-rpc: configure
+	$(BUILD_ONLY) bench_rpc
 	./$(BUILD)/bench/rpc/bench_rpc
 
 # On a machine with an NVIDIA GPU: resnet-18, resnet-50 and mobilenet-v2 at batch 1, fp32,
 # untuned, on CUDA (CUDA graph and kernel by kernel) and OpenCL, next to PyTorch (eager and CUDA
 # graph, cuDNN, TF32 off) measured in the same run.
-bench-gpu: build
+bench-gpu: configure
+	$(BUILD_ONLY) tools bench_gpu_conv
 	TESSEL=./$(BUILD)/src/cli/tessel BENCH_GPU_OUT=$(BUILD)/bench-gpu bash bench/gpu/run.sh $(MODELS)
 
 # Batch-1 latency of the zoo networks in tessel, ONNX Runtime and PyTorch, one run (MODELS=... to
 # pick, THREADS=N for every peer's thread count, default 2; BENCH_TARGET as for bench-core).
 THREADS ?=
-bench-models: build
+bench-models: configure
+	$(BUILD_ONLY) tools
 	BENCH_TARGET="$(BENCH_TARGET)" TESSEL=./$(BUILD)/src/cli/tessel PEERS_OUT=$(BUILD)/peers bash bench/peers/run.sh \
 	  $(if $(THREADS),--threads $(THREADS)) $(MODELS)
 
@@ -92,7 +140,8 @@ bench-models: build
 # (BENCH_TUNE_TRIALS per task, default 64) vs untuned, ONNX Runtime and PyTorch; resnet-18's
 # convs (direct and Winograd) vs oneDNN; xgb/ga/random search
 # efficiency. Long (BENCH_TUNE_* in bench/tune/bench_tune.cpp shorten it); logs in $(BUILD)/bench-tune.
-bench-tune: build
+bench-tune: configure
+	$(BUILD_ONLY) tools bench_tune
 	BENCH_TUNE_BIN=./$(BUILD)/bench/tune/bench_tune TESSEL=./$(BUILD)/src/cli/tessel BENCH_TUNE_OUT=$(BUILD)/bench-tune \
 	  PEERS_OUT=$(BUILD)/peers bash bench/tune/run.sh
 

@@ -11,6 +11,8 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user
   clang libclang-rt-14-dev libomp-14-dev
+  # The compile cache of the tests' kernels (tests/kernel-cache/gcc), and of rebuilds of the tree.
+  ccache
   libonnx-dev libstb-dev
   # OpenCL: the loader and PoCL, which runs the OpenCL kernels of the tests on this CPU.
   ocl-icd-libopencl1 pocl-opencl-icd

@@ -65,6 +65,19 @@ std::set<ConvShape> zooShapes(ops::Layout layout = ops::Layout::NHWC, std::vecto
   return shapes;
 }
 
+/// The Winograd form of the shape's convolution with F(m x m) tiles, its data in `layout` and its
+/// transformed weight [m + 2, m + 2, C, K].
+te::ComputeDAG winogradConvolution(const ConvShape& s, int m, ops::Layout layout) {
+  bool nhwc = layout == ops::Layout::NHWC;
+  auto data = te::placeholder(nhwc ? std::vector<int64_t>{1, s.h, s.w, s.c} : std::vector<int64_t>{1, s.c, s.h, s.w},
+                              DataType::float32(), "data");
+  auto weight = te::placeholder({m + 2, m + 2, s.c, s.k}, DataType::float32(), "weight");
+  ops::Conv2dAttrs a;
+  a.layout = layout;
+  a.padding = s.padding;
+  return te::ComputeDAG({ops::conv2dWinograd(data, weight, a, m)}, {data, weight});
+}
+
 std::vector<float> randomValues(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(-1, 1);
@@ -102,38 +115,46 @@ std::vector<schedule::StepPtr> stageByStage(const te::ComputeDAG& dag, int64_t m
 
 }  // namespace
 
-TEST(WinogradZoo, EveryZooShapeWithinOneThousandthOfTheDirectConvolution) {
+/// One test per tile size, F(6x6)'s unrolled 8x8 transforms in two, so that ctest runs them
+/// side by side.
+struct TileSizePart {
+  int m = 2;
+  int part = 0, parts = 1;  ///< the part checks the shapes i with i % parts == part
+};
+
+/// gtest prints a parameter in test listings (and ctest's names).
+void PrintTo(const TileSizePart& p, std::ostream* out) { *out << "F(" << p.m << "x" << p.m << ") part " << p.part + 1 << "/" << p.parts; }
+
+class WinogradZoo : public ::testing::TestWithParam<TileSizePart> {};
+
+TEST_P(WinogradZoo, EveryZooShapeWithinOneThousandthOfTheDirectConvolution) {
+  const int m = GetParam().m;
   auto shapes = zooShapes();
   ASSERT_GE(shapes.size(), 15u);  // resnets, VGG, squeezenets, inception v3
   struct Case {
     ConvShape shape;
-    int m;
     te::ComputeDAG dag;
   };
   std::vector<Case> cases;
   std::vector<passes::LoweredFunction> functions;
-  for (const ConvShape& s : shapes)
-    for (int m : {2, 4, 6}) {
-      auto data = te::placeholder({1, s.h, s.w, s.c}, DataType::float32(), "data");
-      auto weight = te::placeholder({m + 2, m + 2, s.c, s.k}, DataType::float32(), "weight");
-      ops::Conv2dAttrs a;
-      a.layout = ops::Layout::NHWC;
-      a.padding = s.padding;
-      te::ComputeDAG dag({ops::conv2dWinograd(data, weight, a, m)}, {data, weight});
-      functions.push_back(passes::lower(schedule::replay(dag, ops::defaultCpuSchedule(dag)), fmt::format("case{}", cases.size())));
-      cases.push_back({s, m, dag});
-    }
+  size_t index = 0;
+  for (const ConvShape& s : shapes) {
+    if (index++ % size_t(GetParam().parts) != size_t(GetParam().part)) continue;
+    te::ComputeDAG dag = winogradConvolution(s, m, ops::Layout::NHWC);
+    functions.push_back(passes::lower(schedule::replay(dag, ops::defaultCpuSchedule(dag)), fmt::format("case{}", cases.size())));
+    cases.push_back({s, dag});
+  }
   TempDir dir("tessel-winograd-zoo");
   // -O1: what this test checks is the transforms' arithmetic, which no optimization level
-  // changes (no fast-math); ZooNumerics runs Winograd kernels built at -O2. -O2's compile of
-  // these 45 kernels (F(6x6)'s unrolled 8x8 transforms above all) took 74 s, -O1's 47.
+  // changes (no fast-math); the CLI tests and the ONNX scripts run Winograd kernels built at
+  // -O2. -O2's compile of the 45 kernels of the three tile sizes (F(6x6)'s unrolled 8x8
+  // transforms above all) took 74 s, -O1's 47.
   codegen::CompileOptions options;
   options.flags = {"-O1", "-march=native"};
   codegen::compileSharedLibrary(codegen::generateCSource(functions), dir.path() + "/winograd.so", options);
   auto module = runtime::Module::load(dir.path() + "/winograd.so");
   for (size_t i = 0; i < cases.size(); ++i) {
     const ConvShape& s = cases[i].shape;
-    int m = cases[i].m;
     SCOPED_TRACE(fmt::format("F({0}x{0}) {1}x{2} {3} -> {4}, padding {5},{6},{7},{8}", m, s.h, s.w, s.c, s.k, s.padding[0],
                              s.padding[1], s.padding[2], s.padding[3]));
     auto x = randomValues(size_t(s.h * s.w * s.c), uint32_t(2 * i + 1));
@@ -176,6 +197,13 @@ TEST(WinogradZoo, EveryZooShapeWithinOneThousandthOfTheDirectConvolution) {
   }
 }
 
+INSTANTIATE_TEST_SUITE_P(Tiles, WinogradZoo,
+                         ::testing::Values(TileSizePart{2, 0, 1}, TileSizePart{4, 0, 1}, TileSizePart{6, 0, 2}, TileSizePart{6, 1, 2}),
+                         [](const ::testing::TestParamInfo<TileSizePart>& info) {
+                           const TileSizePart& p = info.param;
+                           return p.parts == 1 ? fmt::format("F{0}x{0}", p.m) : fmt::format("F{0}x{0}_{1}", p.m, p.part + 1);
+                         });
+
 // The GPU builds' form on the shapes of the networks GPU builds are benchmarked with (resnet-18
 // and resnet-50: 56x56 to 7x7 images) and of those whose images leave ragged last tiles
 // (squeezenet 1.1: 55, 27 and 13; inception v3: 147, 73, 35 and 8); the NHWC test above has
@@ -191,12 +219,7 @@ TEST(GpuWinogradZoo, ResnetSqueezenetAndInceptionShapesWithinOneThousandthOfTheD
   std::vector<passes::LoweredFunction> functions;
   for (const ConvShape& s : shapes)
     for (int m : {2, 4}) {
-      auto data = te::placeholder({1, s.c, s.h, s.w}, DataType::float32(), "data");
-      auto weight = te::placeholder({m + 2, m + 2, s.c, s.k}, DataType::float32(), "weight");
-      ops::Conv2dAttrs a;
-      a.layout = ops::Layout::NCHW;
-      a.padding = s.padding;
-      te::ComputeDAG dag({ops::conv2dWinograd(data, weight, a, m)}, {data, weight});
+      te::ComputeDAG dag = winogradConvolution(s, m, ops::Layout::NCHW);
       functions.push_back(passes::lower(schedule::replay(dag, stageByStage(dag, m)), fmt::format("case{}", cases.size())));
       cases.push_back({s, m});
     }

@@ -240,10 +240,18 @@ TEST(TuneCli, RecordsChooseBetweenWinogradAndTheDirectConvolution) {
                                   "--no-shipped-records", "-o", dir.path() + "/module6"},
                                  limit);
     ASSERT_TRUE(withSix.ok()) << withSix.describe() << "\n" << withSix.output;
+    // (Two layers share that workload: F(6x6) for both.)
     expectContains(withSix.output, "Winograd for 10 of 13 stride-1 3x3 convolutions (F(6x6): 2, F(4x4): 2, F(2x2): 6); measured "
                                    "both ways: 2 faster as Winograd, 0 faster direct; by the rules: 8");
   }
-  // (Two layers share that workload.) --winograd never: no Winograd layer, nothing to choose.
+}
+
+// The build's Winograd option without records (a test of its own: the tuning above is long).
+TEST(TuneCli, CompileTakesEveryWinogradChoice) {
+  TempDir dir;
+  SubprocessOptions limit;
+  limit.timeout = std::chrono::milliseconds(180000);
+  // --winograd never: no Winograd layer, nothing to choose.
   auto never = runSubprocess({tesselCli(), "compile", "--model", "resnet-18", "--winograd", "never", "-o", dir.path() + "/direct"}, limit);
   ASSERT_TRUE(never.ok()) << never.describe() << "\n" << never.output;
   expectContains(never.output, "Winograd for 0 of 13 stride-1 3x3 convolutions");

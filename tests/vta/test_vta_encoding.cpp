@@ -184,14 +184,16 @@ struct SpecMemoryInstruction {
   uint64_t memoryType : 3, sramBase : 16, dramBase : 32;
   uint64_t ySize : 16, xSize : 16, xStride : 16, yPad0 : 4, yPad1 : 4, xPad0 : 4, xPad1 : 4;
 };
+// The first word of GEMM and ALU instructions holds 63 bits; its last bit is named (and set to
+// 0) so that no padding bit is copied into the bits compared: clang left one set on the stack.
 struct SpecGemmInstruction {
   uint64_t opcode : 3, popPrevious : 1, popNext : 1, pushPrevious : 1, pushNext : 1;
-  uint64_t reset : 1, uopBegin : 13, uopEnd : 14, iterOut : 14, iterIn : 14;
+  uint64_t reset : 1, uopBegin : 13, uopEnd : 14, iterOut : 14, iterIn : 14, unused : 1;
   uint64_t dstOut : 11, dstIn : 11, srcOut : 11, srcIn : 11, wgtOut : 10, wgtIn : 10;
 };
 struct SpecAluInstruction {
   uint64_t opcode : 3, popPrevious : 1, popNext : 1, pushPrevious : 1, pushNext : 1;
-  uint64_t reset : 1, uopBegin : 13, uopEnd : 14, iterOut : 14, iterIn : 14;
+  uint64_t reset : 1, uopBegin : 13, uopEnd : 14, iterOut : 14, iterIn : 14, unused : 1;
   uint64_t dstOut : 11, dstIn : 11, srcOut : 11, srcIn : 11, aluOpcode : 3, useImm : 1;
   int64_t imm : 16;
 };
@@ -250,7 +252,7 @@ TEST(VtaEncoding, AgreesWithTheSpecificationBitFields) {
     SpecGemmInstruction gemmSpec{2, gemm.dependencies.popPrevious, gemm.dependencies.popNext,
                                  gemm.dependencies.pushPrevious, gemm.dependencies.pushNext,
                                  gemm.resetAccumulator, gemm.microOpBegin, gemm.microOpEnd,
-                                 gemm.iterationsOuter, gemm.iterationsInner,
+                                 gemm.iterationsOuter, gemm.iterationsInner, 0,
                                  gemm.destinationFactorOuter, gemm.destinationFactorInner,
                                  gemm.sourceFactorOuter, gemm.sourceFactorInner,
                                  gemm.weightFactorOuter, gemm.weightFactorInner};
@@ -266,7 +268,7 @@ TEST(VtaEncoding, AgreesWithTheSpecificationBitFields) {
     SpecAluInstruction aluSpec{4, alu.dependencies.popPrevious, alu.dependencies.popNext,
                                alu.dependencies.pushPrevious, alu.dependencies.pushNext,
                                alu.resetAccumulator, alu.microOpBegin, alu.microOpEnd,
-                               alu.iterationsOuter, alu.iterationsInner,
+                               alu.iterationsOuter, alu.iterationsInner, 0,
                                alu.destinationFactorOuter, alu.destinationFactorInner,
                                alu.sourceFactorOuter, alu.sourceFactorInner,
                                uint64_t(alu.aluOpcode), alu.useImmediate, alu.immediate};

@@ -3,18 +3,18 @@
 # seeded random weights, opset 13), compiled by tessel and run with `tessel run` on the
 # exporter's input, against ONNX Runtime (compare_with_ort.js).
 #
-#   torchvision.sh TESSEL WORK_DIR NPM_DIR [MODELS...]
+#   torchvision.sh TESSEL WORK_DIR NPM_DIR MODEL...
 #
-# The default models are one of each family's structures: resnet-34/101/152 repeat resnet-18's
-# and resnet-50's blocks, vgg-13/16/19 vgg-11's layers, with the same operators.
+# tests/graph/CMakeLists.txt runs it once per model (one ctest test each), in parallel: each
+# model's export has its own directory under WORK_DIR, and npm_install.sh installs once.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+(($# >= 4)) || { echo "usage: torchvision.sh TESSEL WORK_DIR NPM_DIR MODEL..." >&2; exit 2; }
 tessel="$1"
 work="$2"
 npm_dir="$3"
 shift 3
 models=("$@")
-((${#models[@]})) || models=(resnet-18 resnet-50 mobilenet mobilenet-v2 squeezenet_v1.0 squeezenet_v1.1 inception_v3 vgg-11)
 bash "$here/npm_install.sh" "$npm_dir" || exit $?
 export NODE_PATH="$npm_dir/node_modules"
 /usr/bin/python3 -c 'import torch, torchvision, onnx' || {

@@ -180,16 +180,22 @@ int seedsNearTheDefault(int64_t neighbourTrials, std::string* trace) {
 
 }  // namespace
 
+// The two searches are two tests, so that ctest runs them side by side (under the sanitizers
+// they took 127 s together).
 TEST(AnsorSketchPolicy, FindsThePlantedOptimumWithin240TrialsOnNineOfTenSeeds) {
-  std::string learned, random;
+  std::string learned;
   int withModel = seedsFindingTheOptimum(true, 240, &learned);
-  int withoutModel = seedsFindingTheOptimum(false, 240, &random);
-  std::printf("[ search   ] planted optimum in 240 trials: %d of 10 seeds with the XGBoost model (best:%s), %d with random "
-              "scores (best:%s)\n",
-              withModel, learned.c_str(), withoutModel, random.c_str());
+  std::printf("[ search   ] planted optimum in 240 trials: %d of 10 seeds with the XGBoost model (best:%s)\n", withModel, learned.c_str());
   EXPECT_GE(withModel, 9) << "best per seed:" << learned;
-  // The model is what finds it: the same search with random scores mostly does not.
-  EXPECT_LT(withoutModel, withModel) << "best per seed:" << random;
+}
+
+TEST(AnsorSketchPolicy, RandomScoresMissThePlantedOptimumOnMoreSeeds) {
+  // The model is what finds it: the same search with random scores mostly does not, on fewer
+  // seeds than the nine the test above requires of the model.
+  std::string random;
+  int withoutModel = seedsFindingTheOptimum(false, 240, &random);
+  std::printf("[ search   ] planted optimum in 240 trials: %d of 10 seeds with random scores (best:%s)\n", withoutModel, random.c_str());
+  EXPECT_LT(withoutModel, 9) << "best per seed:" << random;
 }
 
 TEST(AnsorSketchPolicy, ASmallBudgetExploresAroundTheMeasuredDefault) {

@@ -309,39 +309,82 @@ TEST(AnsorSketches, SketchesReplayFromTheirJson) {
 
 // ---- numbers ----------------------------------------------------------------------------------
 
-TEST(AnsorSketches, EverySketchAndRandomStatesComputeTheReference) {
+/// The kinds of zooTasks(), by the first word of ZooTask::what.
+const std::vector<std::string> kZooTaskKinds = {"conv2d", "depthwise", "dense", "softmax"};
+
+/// A task's random states are checked in kShards tests of kStatesPerShard states each, so that
+/// ctest spreads a task over the cores (the convolution's 1,000 states took 135 s in one test on
+/// a loaded 2-core machine); each shard compiles its share of the sample, the first also the
+/// sketches.
+constexpr int kShards = 4;
+constexpr int kStatesPerShard = 250;
+constexpr int kCompiledPerShard = 3;  // besides the sketches
+
+struct ZooTaskShard {
+  std::string kind;
+  int shard = 0;
+};
+
+/// gtest prints a parameter in test listings (and ctest's names): the task and the shard.
+void PrintTo(const ZooTaskShard& s, std::ostream* out) { *out << s.kind << " states " << s.shard + 1 << "/" << kShards; }
+
+std::vector<ZooTaskShard> zooTaskShards() {
+  std::vector<ZooTaskShard> out;
+  for (const std::string& kind : kZooTaskKinds)
+    for (int shard = 0; shard < kShards; ++shard) out.push_back({kind, shard});
+  return out;
+}
+
+class AnsorZooTaskNumerics : public ::testing::TestWithParam<ZooTaskShard> {};
+
+TEST_P(AnsorZooTaskNumerics, EverySketchAndRandomStatesComputeTheReference) {
+  const ZooTaskShard& param = GetParam();
+  const ansortest::ZooTask& t = task(param.kind);
   uint64_t seed = kernelcheck::fuzzSeed();
-  std::mt19937_64 rng(seed);
+  // The shard's own stream of the seed (the task's place in the list, the shard): the same seed
+  // gives the same states whichever shards run.
+  std::mt19937_64 rng(seed + uint64_t(kShards * (&t - tasks().data()) + param.shard));
   const char* all = std::getenv("TESSEL_ANSOR_ALL_STATES");
   const bool compileAll = all && std::string(all) == "1";
-  constexpr int kStatesPerTask = 1000;
-  constexpr int kCompiledSample = 12;  // per task, besides the sketches
-  for (auto& t : tasks()) {
-    TaskCheck check{kernelcheck::makeReferenceData(t.dag, rng()), {}, {}, {}};
-    auto sketches = generateSketches(t.dag);
+  TaskCheck check{kernelcheck::makeReferenceData(t.dag, rng()), {}, {}, {}};
+  auto sketches = generateSketches(t.dag);
+  if (param.shard == 0)
     for (auto& sketch : sketches) check.add(schedule::replay(t.dag, sketch.steps), "sketch: " + sketch.description, true);
-    SplitFactorizations factorizations;
-    std::set<std::string> distinct;
-    for (int i = 0; i < kStatesPerTask; ++i) {
-      const Sketch& sketch = sketches[size_t(i) % sketches.size()];
-      AnnotatedState annotated = annotateRandomly(t.dag, sketch, factorizations, rng);
-      // The record is the step list: it must replay by itself to the same state.
-      std::string json = schedule::stepsToJson(annotated.steps).dump();
-      State replayed = schedule::replay(t.dag, schedule::stepsFromJson(nlohmann::json::parse(json)));
-      ASSERT_EQ(replayed.toString(), annotated.state.toString()) << t.what << "\n" << schedule::printSteps(annotated.steps);
-      distinct.insert(json);
-      std::string what = fmt::format("state {} of sketch '{}' (seed {}):\n{}\nsteps: {}", i, sketch.description, seed,
-                                     schedule::printSteps(annotated.steps), json);
-      check.add(std::move(replayed), std::move(what), compileAll || i < kCompiledSample);
-    }
-    // Random annotation explores: the states are mostly different.
-    EXPECT_GT(distinct.size(), size_t(kStatesPerTask) / 2) << t.what;
-    auto summary = check.check(t.what);
-    std::printf("[ fuzz     ] %s: %zu sketches, %zu distinct states of %d; %d kernels lowered and evaluated (%.1f s, %.1f s CPU), %d of "
-                "them compiled too (%.1f s)\n",
-                t.what.c_str(), sketches.size(), distinct.size(), kStatesPerTask, summary.evaluated, summary.evaluateSeconds,
-                summary.evaluateCpuSeconds, summary.compiled, summary.compileSeconds);
+  SplitFactorizations factorizations;
+  std::set<std::string> distinct;
+  for (int i = 0; i < kStatesPerShard; ++i) {
+    // The sketches in turn, each shard's turn starting where the previous shard's compiled
+    // states stopped: the compiled states of all shards take the sketches in turn too.
+    const Sketch& sketch = sketches[size_t(param.shard * kCompiledPerShard + i) % sketches.size()];
+    AnnotatedState annotated = annotateRandomly(t.dag, sketch, factorizations, rng);
+    // The record is the step list: it must replay by itself to the same state.
+    std::string json = schedule::stepsToJson(annotated.steps).dump();
+    State replayed = schedule::replay(t.dag, schedule::stepsFromJson(nlohmann::json::parse(json)));
+    ASSERT_EQ(replayed.toString(), annotated.state.toString()) << t.what << "\n" << schedule::printSteps(annotated.steps);
+    distinct.insert(json);
+    std::string what = fmt::format("state {} of sketch '{}' (seed {}, shard {}):\n{}\nsteps: {}", i, sketch.description, seed,
+                                   param.shard, schedule::printSteps(annotated.steps), json);
+    check.add(std::move(replayed), std::move(what), compileAll || i < kCompiledPerShard);
   }
+  // Random annotation explores: the states are mostly different.
+  EXPECT_GT(distinct.size(), size_t(kStatesPerShard) / 2) << t.what;
+  auto summary = check.check(t.what);
+  std::printf("[ fuzz     ] %s, shard %d: %zu sketches, %zu distinct states of %d; %d kernels lowered and evaluated (%.1f s, %.1f s "
+              "CPU), %d of them compiled too (%.1f s)\n",
+              t.what.c_str(), param.shard, sketches.size(), distinct.size(), kStatesPerShard, summary.evaluated, summary.evaluateSeconds,
+              summary.evaluateCpuSeconds, summary.compiled, summary.compileSeconds);
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, AnsorZooTaskNumerics, ::testing::ValuesIn(zooTaskShards()),
+                         [](const ::testing::TestParamInfo<ZooTaskShard>& info) {
+                           return fmt::format("{}_{}", info.param.kind, info.param.shard + 1);
+                         });
+
+TEST(AnsorSketches, TheNumericsCoverEveryZooTask) {
+  // The numerics are instantiated by kind: a task added to zooTasks() must be named there too.
+  std::vector<std::string> kinds;
+  for (auto& t : tasks()) kinds.push_back(t.what.substr(0, t.what.find(' ')));
+  EXPECT_EQ(kinds, kZooTaskKinds);
 }
 
 TEST(AnsorRegression, DepthwisePointwiseUnderAutoUnroll) {
