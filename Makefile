@@ -10,7 +10,7 @@ TIMED      := bash scripts/timed.sh $(PHASES)
 # Builds only the named targets of the Release tree (and what they link).
 BUILD_ONLY := cmake --build $(BUILD) -j $(JOBS) --target
 
-.PHONY: all deps configure build tools build-asan check test test-release test-asan test-counts test-gpu gpu-test-bundle fuzz \
+.PHONY: all deps configure build build-tests tools build-asan check test test-release test-asan test-counts test-gpu gpu-test-bundle fuzz \
         demo bench-core bench-vta bench bench-models bench-tune bench-rpc bench-gpu phases-reset test-caches-reset clean
 
 all: build
@@ -25,6 +25,10 @@ configure: deps $(BUILD)/CMakeCache.txt
 
 build: configure
 	@$(TIMED) "release build" cmake --build $(BUILD) -j $(JOBS)
+
+# What the Release tests need: the test executables and the programs they run, not the benchmarks.
+build-tests: configure
+	@$(TIMED) "release build" $(BUILD_ONLY) test-programs
 
 # `tessel` and the worker programs it starts: no test, no benchmark (the `tools` target).
 tools: configure
@@ -55,7 +59,7 @@ test-caches-reset:
 	@rm -rf $(TEST_CACHES)
 
 # The whole Release suite, long tests included (labels: see tests/CMakeLists.txt).
-test-release: build
+test-release: build-tests
 	@$(TIMED) "release tests" env $(TEST_ENV) ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 # Each fuzzer runs a few seconds here (TESSEL_FUZZ_SECONDS); `make fuzz` gives each a minute.
@@ -74,7 +78,7 @@ test: phases-reset test-caches-reset test-release test-asan
 
 # After every change (about 5 minutes on 2 cores from a built tree): every library's unit tests
 # and the fast CLI tests, in the Release build; the tests labelled slow wait for `make test`.
-check: phases-reset build
+check: phases-reset build-tests
 	@$(TIMED) "check tests" env $(TEST_ENV) ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE slow
 	@bash scripts/timed.sh --report $(PHASES) "make check"
 
