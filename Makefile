@@ -10,7 +10,7 @@ TIMED      := bash scripts/timed.sh $(PHASES)
 # Builds only the named targets of the Release tree (and what they link).
 BUILD_ONLY := cmake --build $(BUILD) -j $(JOBS) --target
 
-.PHONY: all deps configure build tools build-asan check test test-release test-asan test-counts test-gpu gpu-test-bundle fuzz \
+.PHONY: all deps configure build build-tests tools build-asan check test test-release test-asan test-counts test-gpu gpu-test-bundle fuzz \
         demo bench-core bench-vta bench bench-models bench-tune bench-rpc bench-gpu phases-reset test-caches-reset clean
 
 all: build
@@ -25,6 +25,10 @@ configure: deps $(BUILD)/CMakeCache.txt
 
 build: configure
 	@$(TIMED) "release build" cmake --build $(BUILD) -j $(JOBS)
+
+# What the Release tests need: the test executables and the programs they run, not the benchmarks.
+build-tests: configure
+	@$(TIMED) "release build" $(BUILD_ONLY) test-programs
 
 # `tessel` and the worker programs it starts: no test, no benchmark (the `tools` target).
 tools: configure
@@ -55,7 +59,7 @@ test-caches-reset:
 	@rm -rf $(TEST_CACHES)
 
 # The whole Release suite, long tests included (labels: see tests/CMakeLists.txt).
-test-release: build
+test-release: build-tests
 	@$(TIMED) "release tests" env $(TEST_ENV) ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 # Each fuzzer runs a few seconds here (TESSEL_FUZZ_SECONDS); `make fuzz` gives each a minute.
@@ -74,7 +78,7 @@ test: phases-reset test-caches-reset test-release test-asan
 
 # After every change (about 5 minutes on 2 cores from a built tree): every library's unit tests
 # and the fast CLI tests, in the Release build; the tests labelled slow wait for `make test`.
-check: phases-reset build
+check: phases-reset build-tests
 	@$(TIMED) "check tests" env $(TEST_ENV) ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE slow
 	@bash scripts/timed.sh --report $(PHASES) "make check"
 
@@ -104,46 +108,49 @@ demo: phases-reset tools
 	  --early-stopping 16 --log $(DEMO_DIR)/resnet-18.cpu.log --resume -o $(DEMO_DIR)/resnet-18.tuned
 	@bash scripts/timed.sh --report $(PHASES) "make demo"
 
-# Each benchmark builds its own programs only (and `tessel` with its workers where it runs them).
+# Each benchmark builds its own programs only (and `tessel` with its workers where it runs them),
+# and ends with how long its build and its run took: $(call bench,TARGETS,COMMAND).
 # BENCH_TARGET="cpu -mcpu=haswell" times code compiled for that target (oneDNN limited to its ISA).
+define bench
+	@$(TIMED) "build" $(BUILD_ONLY) $(1)
+	@$(TIMED) "run" $(2)
+	@bash scripts/timed.sh --report $(PHASES) "make $@"
+endef
 BENCH_TARGET ?=
-bench-core: configure
-	$(BUILD_ONLY) bench_core
-	BENCH_TARGET="$(BENCH_TARGET)" ./$(BUILD)/bench/core/bench_core
+TESSEL_ENV := TESSEL=./$(BUILD)/src/cli/tessel BENCH_TARGET="$(BENCH_TARGET)"
 
-bench-vta: configure
-	$(BUILD_ONLY) bench_vta bench_vta_tasks
-	./$(BUILD)/bench/vta/bench_vta
-	./$(BUILD)/bench/vta/bench_vta_tasks --records $(BUILD)/bench-vta-resnet-18.log
+bench-core: phases-reset configure
+	$(call bench,bench_core,env BENCH_TARGET="$(BENCH_TARGET)" ./$(BUILD)/bench/core/bench_core)
+
+bench-vta: phases-reset configure
+	$(call bench,bench_vta bench_vta_tasks,bash -c './$(BUILD)/bench/vta/bench_vta && ./$(BUILD)/bench/vta/bench_vta_tasks --records $(BUILD)/bench-vta-resnet-18.log')
 
 # Candidates per second through a tracker with 1 and 3 loopback device servers; remote vs local cost.
-bench-rpc: configure
-	$(BUILD_ONLY) bench_rpc
-	./$(BUILD)/bench/rpc/bench_rpc
+bench-rpc: phases-reset configure
+	$(call bench,bench_rpc,./$(BUILD)/bench/rpc/bench_rpc)
 
 # On a machine with an NVIDIA GPU: resnet-18, resnet-50 and mobilenet-v2 at batch 1, fp32,
 # untuned, on CUDA (CUDA graph and kernel by kernel) and OpenCL, next to PyTorch (eager and CUDA
 # graph, cuDNN, TF32 off) measured in the same run.
-bench-gpu: configure
-	$(BUILD_ONLY) tools bench_gpu_conv
-	TESSEL=./$(BUILD)/src/cli/tessel BENCH_GPU_OUT=$(BUILD)/bench-gpu bash bench/gpu/run.sh $(MODELS)
+bench-gpu: phases-reset configure
+	$(call bench,tools bench_gpu_conv,env $(TESSEL_ENV) BENCH_GPU_OUT=$(BUILD)/bench-gpu bash bench/gpu/run.sh $(MODELS))
 
 # Batch-1 latency of the zoo networks in tessel, ONNX Runtime and PyTorch, one run (MODELS=... to
 # pick, THREADS=N for every peer's thread count, default 2; BENCH_TARGET as for bench-core).
 THREADS ?=
-bench-models: configure
-	$(BUILD_ONLY) tools
-	BENCH_TARGET="$(BENCH_TARGET)" TESSEL=./$(BUILD)/src/cli/tessel PEERS_OUT=$(BUILD)/peers bash bench/peers/run.sh \
-	  $(if $(THREADS),--threads $(THREADS)) $(MODELS)
+bench-models: phases-reset configure
+	$(call bench,tools,env $(TESSEL_ENV) PEERS_OUT=$(BUILD)/peers bash bench/peers/run.sh $(if $(THREADS),--threads $(THREADS)) $(MODELS))
 
-# Tuning end to end: resnet-18, resnet-50, mobilenet and mobilenet-v2 tuned with xgb
-# (BENCH_TUNE_TRIALS per task, default 64) vs untuned, ONNX Runtime and PyTorch; resnet-18's
-# convs (direct and Winograd) vs oneDNN; xgb/ga/random search
-# efficiency. Long (BENCH_TUNE_* in bench/tune/bench_tune.cpp shorten it); logs in $(BUILD)/bench-tune.
-bench-tune: configure
-	$(BUILD_ONLY) tools bench_tune
-	BENCH_TUNE_BIN=./$(BUILD)/bench/tune/bench_tune TESSEL=./$(BUILD)/src/cli/tessel BENCH_TUNE_OUT=$(BUILD)/bench-tune \
-	  PEERS_OUT=$(BUILD)/peers bash bench/tune/run.sh
+# Tuning end to end (bench/tune/run.sh): by default a size meant for 20 minutes on 2 cores, resnet-18 and
+# mobilenet tuned with xgb at 8 trials per task vs untuned, ONNX Runtime and PyTorch; the
+# auto-scheduler on resnet-18; resnet-18's convs (direct and Winograd) vs oneDNN; the busy-machine
+# run; xgb/ga/random search efficiency to 64 trials. BENCH_TUNE_FULL=1: the long variant (four
+# networks at 64 trials per task, the search to 512: over an hour); BENCH_TUNE_* in
+# bench/tune/bench_tune.cpp pick any part and size. Logs in $(BUILD)/bench-tune.
+BENCH_TUNE_FULL ?= 0
+bench-tune: phases-reset configure
+	$(call bench,tools bench_tune,env BENCH_TUNE_FULL=$(BENCH_TUNE_FULL) BENCH_TUNE_BIN=./$(BUILD)/bench/tune/bench_tune $(TESSEL_ENV) \
+	  BENCH_TUNE_OUT=$(BUILD)/bench-tune PEERS_OUT=$(BUILD)/peers bash bench/tune/run.sh)
 
 bench: bench-core bench-vta
 

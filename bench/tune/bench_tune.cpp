@@ -755,9 +755,17 @@ int run() {
   tune::LocalRunner runner;
   MeasurementCache cache(builder, runner, settings.share);
 
+  // Each part says how long it took: the figure that decides what a default run can hold.
+  auto timedPart = [](const char* part, const std::function<void()>& body) {
+    auto partStart = Clock::now();
+    body();
+    fmt::print("# part {} took {:.0f} s\n", part, secondsSince(partStart));
+  };
   std::vector<NetworkResult> networks;
   if (settings.runs("networks"))
-    for (const auto& model : settings.models) networks.push_back(tuneNetwork(model, settings));
+    timedPart("networks", [&] {
+      for (const auto& model : settings.models) networks.push_back(tuneNetwork(model, settings));
+    });
   if (settings.runs("networks") && !networks.empty()) {
     // The trial rate of the whole run's networks, the figure of the trial-rate goal.
     int64_t trials = 0;
@@ -768,30 +776,34 @@ int run() {
     }
     report("tune_trials_per_s", double(trials) / std::max(seconds, 1e-9), "trials/s");
   }
-  if (settings.runs("auto")) {
-    // The networks auto-scheduled with the template run's budget (or BENCH_TUNE_AUTO_TRIALS).
-    for (const auto& model : splitList(envString("BENCH_TUNE_AUTO_MODELS", "resnet-18,mobilenet"))) {
-      if (model == "none") continue;
-      const NetworkResult* templates = nullptr;
-      for (const auto& n : networks)
-        if (n.model == model) templates = &n;
-      int64_t budget = envInt("BENCH_TUNE_AUTO_TRIALS", templates ? templates->trials : 0);
-      TESSEL_CHECK(budget >= 1, "BENCH_TUNE_AUTO_TRIALS: no template run of {} to take the budget from; set it", model);
-      autoTuneNetwork(model, budget, settings, templates);
-    }
-  }
+  if (settings.runs("auto"))
+    timedPart("auto networks", [&] {
+      // The networks auto-scheduled with the template run's budget (or BENCH_TUNE_AUTO_TRIALS).
+      for (const auto& model : splitList(envString("BENCH_TUNE_AUTO_MODELS", "resnet-18,mobilenet"))) {
+        if (model == "none") continue;
+        const NetworkResult* templates = nullptr;
+        for (const auto& n : networks)
+          if (n.model == model) templates = &n;
+        int64_t budget = envInt("BENCH_TUNE_AUTO_TRIALS", templates ? templates->trials : 0);
+        TESSEL_CHECK(budget >= 1, "BENCH_TUNE_AUTO_TRIALS: no template run of {} to take the budget from; set it", model);
+        autoTuneNetwork(model, budget, settings, templates);
+      }
+    });
   if (settings.runs("convs"))
-    for (const auto& model : settings.convModels) compareConvs(settings, model);
-  if (settings.runs("busy")) busyTuning(settings);
-  if (settings.runs("search")) searchEfficiency(settings, cache);
-  if (settings.runs("auto")) {
-    AutoConvSettings a;
-    a.conv = envString("BENCH_TUNE_AUTO_CONV", a.conv);
-    a.checkpoints = envInts("BENCH_TUNE_AUTO_CHECKPOINTS", "50,100,200");
-    a.population = size_t(envInt("BENCH_TUNE_AUTO_POPULATION", int64_t(a.population)));
-    a.batch = size_t(envInt("BENCH_TUNE_AUTO_BATCH", int64_t(a.batch)));
-    autoScheduledConv(a, builder, runner);
-  }
+    timedPart("convs", [&] {
+      for (const auto& model : settings.convModels) compareConvs(settings, model);
+    });
+  if (settings.runs("busy")) timedPart("busy", [&] { busyTuning(settings); });
+  if (settings.runs("search")) timedPart("search", [&] { searchEfficiency(settings, cache); });
+  if (settings.runs("auto"))
+    timedPart("auto conv", [&] {
+      AutoConvSettings a;
+      a.conv = envString("BENCH_TUNE_AUTO_CONV", a.conv);
+      a.checkpoints = envInts("BENCH_TUNE_AUTO_CHECKPOINTS", "50,100,200");
+      a.population = size_t(envInt("BENCH_TUNE_AUTO_POPULATION", int64_t(a.population)));
+      a.batch = size_t(envInt("BENCH_TUNE_AUTO_BATCH", int64_t(a.batch)));
+      autoScheduledConv(a, builder, runner);
+    });
 
   if (!networks.empty()) {
     fmt::print("\n== summary ({} trials per task with {}) ==\n", settings.trials, settings.tuner);

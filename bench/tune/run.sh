@@ -9,15 +9,29 @@
 #   2. the peers: per network, bench/peers/run.sh times ONNX Runtime, PyTorch and tessel's
 #      untuned build on the same network, then the tuned modules bench_tune left (template and
 #      auto-scheduled) are timed with the same harness (bench/peers/tessel_runs.sh: single
-#      runs, their median, as the peers are timed), right after, in BENCH_TUNE_ROUNDS (7)
+#      runs, their median, as the peers are timed), right after, in BENCH_TUNE_ROUNDS (5; 7 long)
 #      rounds alternating with ONNX Runtime; the ratios are of the rounds' medians.
 #
 #   bench/tune/run.sh            (environment: BENCH_TUNE_*, BENCH_TUNE_BIN, TESSEL, PEERS_OUT)
+#
+# By default every part runs at a reduced size meant to end within 20 minutes on 2 cores (one
+# run of each figure the issues ask for): resnet-18 and mobilenet at 8 trials per task, the auto-scheduler
+# on resnet-18, 7 rounds per conv, the search to 64 trials on two convs with two seeds, 5 rounds
+# against the peers. BENCH_TUNE_FULL=1 runs the long variant (all four networks at 64 trials per
+# task, the search to 512 trials on three convs with three seeds, 21 and 7 rounds: over an hour);
+# any BENCH_TUNE_* set in the environment wins over either.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 cd "$root"
 
+if [ "${BENCH_TUNE_FULL:-0}" != 1 ]; then
+  export BENCH_TUNE_MODELS="${BENCH_TUNE_MODELS:-resnet-18,mobilenet}" BENCH_TUNE_TRIALS="${BENCH_TUNE_TRIALS:-8}"
+  export BENCH_TUNE_AUTO_MODELS="${BENCH_TUNE_AUTO_MODELS:-resnet-18}" BENCH_TUNE_AUTO_CHECKPOINTS="${BENCH_TUNE_AUTO_CHECKPOINTS:-50,100}"
+  export BENCH_TUNE_CONV_ROUNDS="${BENCH_TUNE_CONV_ROUNDS:-7}" BENCH_TUNE_INTERLEAVED_ROUNDS="${BENCH_TUNE_INTERLEAVED_ROUNDS:-60}"
+  export BENCH_TUNE_CHECKPOINTS="${BENCH_TUNE_CHECKPOINTS:-32,64}" BENCH_TUNE_SEEDS="${BENCH_TUNE_SEEDS:-2}"
+  export BENCH_TUNE_SEARCH_CONVS="${BENCH_TUNE_SEARCH_CONVS:-56:64:64:3:1,7:512:512:3:1}" BENCH_TUNE_ROUNDS="${BENCH_TUNE_ROUNDS:-5}"
+fi
 bench_bin="${BENCH_TUNE_BIN:-build/bench/tune/bench_tune}"
 tessel="${TESSEL:-build/src/cli/tessel}"
 out="${BENCH_TUNE_OUT:-build/bench-tune}"
