@@ -627,7 +627,7 @@ class Planner {
     // iteration of the loops inside, and unfused inner loops keep simple index arithmetic.
     // (An explicit limit is a prefix the caller attaches to: fuse all of it.)
     int64_t extent = 1;
-    while (k < outer.size() && k < fuseLimit && exact[k] && (fuseLimit != SIZE_MAX || extent < options.parallelChunks)) {
+    while (k < outer.size() && k < fuseLimit && exact[k] && (fuseLimit != SIZE_MAX || extent < options.parallelChunks())) {
       extent *= rec.extent(name, outer[k]);
       prefix.push_back(outer[k++]);
     }

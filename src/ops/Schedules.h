@@ -27,6 +27,7 @@
 /// keep their main loops vector code. Anything a rule cannot handle falls back to a simpler
 /// schedule (ultimately the naive one), never to a wrong one.
 #pragma once
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -62,8 +63,11 @@ struct CpuScheduleOptions {
   /// Below this many output elements a stage is not parallelized (the thread start-up would
   /// cost more than the work).
   int64_t minParallelElements = 4096;
-  /// Outer loops are fused into the parallel loop until it has this many iterations.
-  int64_t parallelChunks = 64;
+  /// Outer loops are fused into the parallel loop until it has this many iterations: at least
+  /// four per core, so that a core that finishes its share early takes over part of another's
+  /// (dynamic chunks), and at least 64, below which the split of a 2–16-core machine's work
+  /// measured uneven (one chunk more or less on one core).
+  int64_t parallelChunks() const { return std::max<int64_t>(64, 4 * int64_t(machine.cores)); }
   /// When a rule fails, fall back to a simpler schedule (true) or raise the Error (tests).
   bool allowFallback = true;
   /// Set by tuning templates: the anchor's tile (the rest of the function follows the rules).

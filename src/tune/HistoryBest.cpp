@@ -29,7 +29,11 @@ struct HistoryBest::Shared {
 
   DispatchUse& use(const std::string& key) {
     auto [it, inserted] = useOfKey.try_emplace(key, uses.size());
-    if (inserted) uses.push_back(DispatchUse{key, "", false, false, 0, 0, "", 0});
+    if (inserted) {
+      DispatchUse fresh;
+      fresh.workloadKey = key;
+      uses.push_back(std::move(fresh));
+    }
     return uses[it->second];
   }
 };
