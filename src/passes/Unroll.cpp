@@ -18,6 +18,9 @@ int64_t stepCount(const Stmt& s) {
   switch (s.kind()) {
     case StmtKind::For: {
       auto n = s.as<ForNode>();
+      // Unrolling around a parallel loop would make a parallel region (an outlined function
+      // and a fork-join) per copy.
+      if (n->forKind == ForKind::Parallel) return -1;
       auto e = asConstInt(n->extent);
       int64_t inner = stepCount(n->body);
       if (!e || inner < 0) return -1;

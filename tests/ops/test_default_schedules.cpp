@@ -638,6 +638,26 @@ TEST(DefaultSchedules, TileAttachedUnderAFusedLoopComputesOnlyTheTile) {
   EXPECT_EQ(extents, (std::vector<int64_t>{1, 1, 8, 32}));
 }
 
+// With 16 registers (AVX2) the tile takes every register but its weight vectors (the FMA reads
+// the broadcast input from memory), 7 x 2, and a tail rather than a tile of fewer rows than three
+// quarters of that: 56 columns take 7 rows, 20 take 7 with a tail (not 5, not 4). With 32
+// (AVX-512) an exact tile down to half the limit: 56 columns take 8 rows of 2 vectors.
+TEST(DefaultSchedules, AnAvx2RegisterTileFillsSixteenRegisters) {
+  struct Case {
+    const char* target;
+    int64_t columns, rows, vectors;
+  };
+  for (const Case& c : {Case{"cpu -mcpu=haswell", 56, 7, 2}, Case{"cpu -mcpu=haswell", 28, 7, 2}, Case{"cpu -mcpu=haswell", 20, 7, 2},
+                        Case{"cpu -mcpu=haswell", 12, 6, 2}, Case{"cpu -mcpu=skylake-avx512", 56, 8, 2}}) {
+    auto x = in({1, 8, c.columns, 64}, "data"), w = in({1, 1, 64, 64}, "weight");
+    te::ComputeDAG dag({conv2d(x, w, convAttrs(Layout::NHWC))}, {x, w});
+    auto tile = defaultAnchorTile(dag, optionsFor(target::Target::parse(c.target).cpu));
+    ASSERT_TRUE(tile.has_value()) << c.target;
+    EXPECT_EQ(tile->rows, c.rows) << c.target << ", " << c.columns << " columns";
+    EXPECT_EQ(tile->vectors, c.vectors) << c.target << ", " << c.columns << " columns";
+  }
+}
+
 // The machine model reaches the rules: a register tile fits the target's register file, its
 // vectors are the target's width, and a packed block is a whole number of its vectors.
 TEST(DefaultSchedules, TheRegisterTileIsShapedForTheTargetsMachine) {
