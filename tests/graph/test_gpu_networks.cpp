@@ -163,10 +163,6 @@ Graph winogradResnet18(const std::vector<int>& cycle) {
   return g;
 }
 
-/// Each tile size on four or more layers.
-const std::vector<int> kEveryTileInTurn{6, 4, 2};
-/// F(6x6) on layer1's first convolution only: NVRTC takes minutes over the 8x8 transforms of
-/// several shapes (162 s for the network with F(6x6) on five layers, on 2 cores).
 const std::vector<int> kOneLargeTile{6, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2};
 
 }  // namespace
@@ -177,7 +173,7 @@ const std::vector<int> kOneLargeTile{6, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2};
 // output scale (measured: a few 1e-6 on PoCL).
 TEST(GpuNetworks, OpenclResnet18WithWinogradLayersMatchesTheInterpreter) {
   TESSEL_REQUIRE_OPENCL();
-  Graph g = winogradResnet18(kEveryTileInTurn);
+  Graph g = winogradResnet18(kOneLargeTile);
   TempDir dir("tessel-gpu-net");
   BuildOptions options;
   options.target = target::Target::parse("opencl");
