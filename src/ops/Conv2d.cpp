@@ -89,13 +89,13 @@ Tensor conv2d(const Tensor& data, const Tensor& weight, const Conv2dAttrs& attrs
 }
 
 int64_t defaultPackBlock(const std::vector<int64_t>& weightHwio, const std::vector<int64_t>& outputNhwc, int64_t stride,
-                         int64_t lanes) {
+                         int64_t lanes, int64_t vectorRegisters) {
   TESSEL_CHECK(weightHwio.size() == 4 && outputNhwc.size() == 4, "defaultPackBlock: a weight {} and an output {} are not HWIO and NHWC",
                shapeString(weightHwio), shapeString(outputNhwc));
   int64_t outChannels = weightHwio[3];
   bool pointwise = weightHwio[0] == 1 && weightHwio[1] == 1 && stride == 1;
   TESSEL_CHECK(lanes >= 1, "defaultPackBlock: {} lanes", lanes);
-  if (pointwise && outputNhwc[2] <= kWideBlockMaxWidth && outChannels % (4 * lanes) == 0) return 4 * lanes;
+  if (pointwise && vectorRegisters >= 32 && outputNhwc[2] <= kWideBlockMaxWidth && outChannels % (4 * lanes) == 0) return 4 * lanes;
   if (outChannels % (2 * lanes) == 0) return 2 * lanes;
   if (outChannels % lanes == 0 && lanes > 1) return lanes;
   return 0;

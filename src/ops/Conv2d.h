@@ -57,9 +57,11 @@ inline constexpr int64_t kWideBlockMaxWidth = 14;
 /// weight vector for seven pixels where two by seven read it for the same seven with half the
 /// tile, and a small image has few pixels to spread the weights over (measured on mobilenet's
 /// layers, NHWC, 2 threads, AVX-512: 1024 to 1024 channels at 7x7 went from 0.69 to 0.60 ms, 512
-/// to 1024 from 0.31 to 0.23, 512 to 512 at 14x14 from 0.61 to 0.52).
+/// to 1024 from 0.31 to 0.23, 512 to 512 at 14x14 from 0.61 to 0.52). Only with 32 or more
+/// `vectorRegisters`: in 16 a four-vector tile has 3 rows, and two vectors by 7 rows won on AVX2
+/// (Zen 3, untuned, paired: mobilenet 0.89x, mobilenet-v2 0.91x, resnet-50 0.96x the time).
 int64_t defaultPackBlock(const std::vector<int64_t>& weightHwio, const std::vector<int64_t>& outputNhwc, int64_t stride,
-                         int64_t lanes);
+                         int64_t lanes, int64_t vectorRegisters);
 
 /// The output dtype conv2d and dense use for inputs of `input` dtype when none is given.
 DataType defaultAccumulatorType(DataType input);

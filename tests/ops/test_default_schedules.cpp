@@ -518,20 +518,22 @@ TEST(DefaultSchedules, SmallImagePointwiseConvolutionsTakeBlocksOf64AndSevenRowT
   // ops::defaultPackBlock: 64 for a stride-1 1x1 convolution on at most 14 columns; 32 (or 16)
   // for the rest, a 3x3 kernel, a stride of 2, a wider image or channels 64 does not divide.
   // On AVX-512 (16 lanes):
-  EXPECT_EQ(defaultPackBlock({1, 1, 512, 1024}, {1, 7, 7, 1024}, 1, 16), 64);
-  EXPECT_EQ(defaultPackBlock({1, 1, 512, 512}, {1, 14, 14, 512}, 1, 16), 64);
-  EXPECT_EQ(defaultPackBlock({1, 1, 256, 512}, {1, 28, 28, 512}, 1, 16), 32);
-  EXPECT_EQ(defaultPackBlock({1, 1, 256, 512}, {1, 7, 7, 512}, 2, 16), 32);
-  EXPECT_EQ(defaultPackBlock({3, 3, 512, 512}, {1, 7, 7, 512}, 1, 16), 32);
-  EXPECT_EQ(defaultPackBlock({1, 1, 576, 96}, {1, 7, 7, 96}, 1, 16), 32);
-  EXPECT_EQ(defaultPackBlock({1, 1, 24, 48}, {1, 7, 7, 48}, 1, 16), 16);
-  EXPECT_EQ(defaultPackBlock({1, 1, 24, 40}, {1, 7, 7, 40}, 1, 16), 0);
-  // The blocks are vectors of the machine: on AVX2 (8 lanes) 32, 16 and 8; NEON (4) 16, 8, 4.
-  EXPECT_EQ(defaultPackBlock({1, 1, 512, 1024}, {1, 7, 7, 1024}, 1, 8), 32);
-  EXPECT_EQ(defaultPackBlock({3, 3, 512, 512}, {1, 7, 7, 512}, 1, 8), 16);
-  EXPECT_EQ(defaultPackBlock({1, 1, 24, 40}, {1, 7, 7, 40}, 1, 8), 8);
-  EXPECT_EQ(defaultPackBlock({1, 1, 512, 512}, {1, 14, 14, 512}, 1, 4), 16);
-  EXPECT_EQ(defaultPackBlock({1, 1, 24, 12}, {1, 7, 7, 12}, 1, 4), 4);
+  EXPECT_EQ(defaultPackBlock({1, 1, 512, 1024}, {1, 7, 7, 1024}, 1, 16, 32), 64);
+  EXPECT_EQ(defaultPackBlock({1, 1, 512, 512}, {1, 14, 14, 512}, 1, 16, 32), 64);
+  EXPECT_EQ(defaultPackBlock({1, 1, 256, 512}, {1, 28, 28, 512}, 1, 16, 32), 32);
+  EXPECT_EQ(defaultPackBlock({1, 1, 256, 512}, {1, 7, 7, 512}, 2, 16, 32), 32);
+  EXPECT_EQ(defaultPackBlock({3, 3, 512, 512}, {1, 7, 7, 512}, 1, 16, 32), 32);
+  EXPECT_EQ(defaultPackBlock({1, 1, 576, 96}, {1, 7, 7, 96}, 1, 16, 32), 32);
+  EXPECT_EQ(defaultPackBlock({1, 1, 24, 48}, {1, 7, 7, 48}, 1, 16, 32), 16);
+  EXPECT_EQ(defaultPackBlock({1, 1, 24, 40}, {1, 7, 7, 40}, 1, 16, 32), 0);
+  // The blocks are vectors of the machine: on AVX2 (8 lanes) 16 and 8, never four vectors in its
+  // 16 registers (a tile of 3 rows); NEON (4 lanes, 32 registers) 16, 8, 4; SSE (4, 16) 8.
+  EXPECT_EQ(defaultPackBlock({1, 1, 512, 1024}, {1, 7, 7, 1024}, 1, 8, 16), 16);
+  EXPECT_EQ(defaultPackBlock({1, 1, 512, 1024}, {1, 7, 7, 1024}, 1, 4, 16), 8);
+  EXPECT_EQ(defaultPackBlock({3, 3, 512, 512}, {1, 7, 7, 512}, 1, 8, 16), 16);
+  EXPECT_EQ(defaultPackBlock({1, 1, 24, 40}, {1, 7, 7, 40}, 1, 8, 16), 8);
+  EXPECT_EQ(defaultPackBlock({1, 1, 512, 512}, {1, 14, 14, 512}, 1, 4, 32), 16);
+  EXPECT_EQ(defaultPackBlock({1, 1, 24, 12}, {1, 7, 7, 12}, 1, 4, 32), 4);
   // Its tile: 4 vectors of 16 lanes by 7 pixels, 28 accumulators beside the 4 weight vectors.
   auto x = in({1, 7, 7, 64}, "data"), w = in({4, 1, 1, 64, 64}, "weight");
   te::ComputeDAG dag({conv2dPacked(x, w, convAttrs(Layout::NHWC))}, {x, w});

@@ -83,11 +83,11 @@ WinogradChoice defaultWinogradChoice(size_t l2Bytes) { return nhwcWinogradChoice
 WinogradChoice largeWinogradChoice(size_t l2Bytes) { return nhwcWinogradChoice(l2Bytes, ops::largeWinogradTileSize); }
 
 PackChoice defaultPackChoice(const target::CpuMachine& machine) {
-  return [lanes = int64_t(machine.lanes(4))](const Graph& g, int id) {
+  return [lanes = int64_t(machine.lanes(4)), registers = int64_t(machine.vectorRegisters)](const Graph& g, int id) {
     const Node& n = g.node(id);
     ops::Conv2dAttrs attrs = readConv2dAttrs(n.op, n.attrs);
     int64_t stride = attrs.strides[0] == attrs.strides[1] ? attrs.strides[0] : 0;
-    return ops::defaultPackBlock(g.node(n.inputs[1]).type.shape, n.type.shape, stride, lanes);
+    return ops::defaultPackBlock(g.node(n.inputs[1]).type.shape, n.type.shape, stride, lanes, registers);
   };
 }
 
