@@ -367,19 +367,20 @@ class Planner {
     // registers (AVX-512, NEON) half of them (measured best on AVX-512). With 16 (AVX2, SSE) all
     // but the weight vectors: x86's FMA takes its broadcast input from memory, as the templates'
     // pruning counts them, so 7 x 2 on AVX2 (the 6 x 2 of the classic 6x16 micro-kernel left a
-    // register idle; measured on Zen 3: resnet-18 0.68x, resnet-50 0.83x, mobilenet 0.86x the
+    // register idle; measured on Zen 3: resnet-18 0.74x, resnet-50 0.83x, mobilenet 0.86x the
     // time of 6 x 2 with 4 x 2 on their 56- and 28-column images). A block of four or more
     // vectors (ops::defaultPackBlock's 4 lanes' worth) takes as many rows as fit beside its
     // weight vectors, 7 for 4 on AVX-512: the tile that block was chosen for.
     const int64_t registers = options.machine.vectorRegisters;
-    int64_t accumulators = registers >= 32 ? registers / 2 : registers - vt.vectors;
+    const bool largeRegisterFile = registers >= 32;
+    int64_t accumulators = largeRegisterFile ? registers / 2 : registers - vt.vectors;
     int64_t rowLimit = std::min<int64_t>(12, accumulators / vt.vectors);
-    if (block > 0 && vt.vectors >= 4) rowLimit = (options.machine.vectorRegisters - vt.vectors) / vt.vectors;
+    if (block > 0 && vt.vectors >= 4) rowLimit = (registers - vt.vectors) / vt.vectors;
     // Fewer rows than the limit, so that they divide the image, or the limit with a tail: with
     // 32 registers an exact tile down to half the limit (8 or more accumulators still hide the
     // FMA latency); with 16 only down to three quarters, since on AVX2 the 4 x 2 tile that
     // divides 56 columns (8 accumulators) lost to 6 x 2 with a tail by 10% on mobilenet (Zen 3).
-    int64_t smallestExact = registers >= 32 ? (rowLimit + 1) / 2 : (3 * rowLimit + 3) / 4;
+    int64_t smallestExact = largeRegisterFile ? (rowLimit + 1) / 2 : (3 * rowLimit + 3) / 4;
     int64_t rows = chooseRowTile(rowExtent, rowLimit, smallestExact);
     if (forced) rows = forced->rows;
     TESSEL_CHECK(rows >= 1 && rows <= rowExtent, "anchor tile: {} rows for a row axis of {}", rows, rowExtent);
