@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The phase clock of the Makefile's top-level commands (`make demo`, `make check`, `make test`):
-# each phase runs through it and leaves its wall time in a file, which the command prints at its
-# end, so that every run says where its time went (the figure CI and the README quote).
+# each phase runs through it and leaves its wall time and its CPU time (user + system of all its
+# processes) in a file, which the command prints at its end, so that every run says where its
+# time went (the figure CI and the README quote) and how busy it kept the cores (CPU / wall
+# below the core count: the phase waited, and another phase could have run beside it).
 #
-#   timed.sh FILE PHASE COMMAND [ARGS...]   runs COMMAND; appends "SECONDS<TAB>PHASE" to FILE;
+#   timed.sh FILE PHASE COMMAND [ARGS...]   runs COMMAND; appends "SECONDS<TAB>PHASE<TAB>CPU
+#                                           SECONDS" to FILE;
 #                                           exits with COMMAND's status (recorded either way)
 #   timed.sh --report FILE [TITLE]          prints the phases in order (a phase run twice: the
 #                                           sum) and their total
@@ -14,9 +17,12 @@ if [ "${1:-}" = --report ]; then
   [ -s "$file" ] || exit 0
   echo
   echo "== $title: wall time per phase (load average now $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores) =="
-  awk -F'\t' '!($2 in s) { order[++n] = $2 } { s[$2] += $1; total += $1 }
-    END { for (i = 1; i <= n; ++i) printf "  %-22s %6d s  (%d min %02d s)\n", order[i], s[order[i]], s[order[i]] / 60, s[order[i]] % 60
-          printf "  %-22s %6d s  (%d min %02d s)\n", "total", total, total / 60, total % 60 }' "$file"
+  awk -F'\t' '!($2 in s) { order[++n] = $2 } { s[$2] += $1; c[$2] += $3; total += $1; cpu += $3 }
+    function line(name, wall, busy) {
+      printf "  %-22s %6d s  (%d min %02d s)  CPU %6d s  (%.1f cores busy)\n", name, wall, wall / 60, wall % 60, busy, (wall > 0 ? busy / wall : 0)
+    }
+    END { for (i = 1; i <= n; ++i) line(order[i], s[order[i]], c[order[i]])
+          line("total", total, cpu) }' "$file"
   exit 0
 fi
 
@@ -28,6 +34,12 @@ start=$(date +%s)
 "$@"
 rc=$?
 seconds=$(($(date +%s) - start))
-printf '%s\t%s\n' "$seconds" "$phase" >>"$file"
+# `times` prints the shell's own and then its children's user and system time ("0m1.250s 0m0.310s").
+# It must run in this shell: a command substitution's subshell has no children of its own.
+times_file=$(mktemp)
+times >"$times_file"
+cpu=$(awk 'NR == 2 { t = 0; for (f = 1; f <= 2; ++f) { split($f, p, /[ms]/); t += p[1] * 60 + p[2] } printf "%d", t }' "$times_file")
+rm -f "$times_file"
+printf '%s\t%s\t%s\n' "$seconds" "$phase" "$cpu" >>"$file"
 ((rc == 0)) || echo "timed.sh: $phase failed (exit $rc) after $seconds s" >&2
 exit "$rc"
