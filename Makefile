@@ -59,20 +59,27 @@ test-caches-reset:
 	@rm -rf $(TEST_CACHES)
 
 # The whole Release suite, long tests included (labels: see tests/CMakeLists.txt).
+RELEASE_TESTS := $(TIMED) "release tests" env $(TEST_ENV) ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 test-release: build-tests
-	@$(TIMED) "release tests" env $(TEST_ENV) ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	@$(RELEASE_TESTS)
 
 # Each fuzzer runs a few seconds here (TESSEL_FUZZ_SECONDS); `make fuzz` gives each a minute.
 ASAN_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+ASAN_TESTS := $(TIMED) "asan tests" env $(TEST_ENV) $(ASAN_ENV) ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -L core
 test-asan: build-asan
-	@$(TIMED) "asan tests" env $(TEST_ENV) $(ASAN_ENV) ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -L core
+	@$(ASAN_TESTS)
 
 # How many tests each build has: the figure that must not go down when tests get faster.
 test-counts:
 	@for b in $(BUILD) $(ASAN_BUILD); do [ -d $$b ] && echo "  $$b: $$(ctest --test-dir $$b -N | tail -1)"; done; true
 
 # Everything, as CI runs it on a fresh clone; ends with the time of each phase and the test counts.
-test: phases-reset test-caches-reset test-release test-asan
+# The sanitizer build runs beside the Release tests at nice 19 (scripts/beside.sh): the tests
+# keep about 1.6 of 2 cores busy (they wait on servers, timeouts and a last long test), and the
+# build takes the rest; its output is in $(BUILD)/asan-build.log.
+test: phases-reset test-caches-reset build-tests
+	@bash scripts/beside.sh $(BUILD)/asan-build.log $(MAKE) --no-print-directory build-asan -- $(RELEASE_TESTS)
+	@$(ASAN_TESTS)
 	@bash scripts/timed.sh --report $(PHASES) "make test"
 	@$(MAKE) --no-print-directory test-counts
 
