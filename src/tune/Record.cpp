@@ -58,6 +58,8 @@ ordered taskToJson(const RecordTask& task) {
     j["template"] = nullptr;
   }
   // Optional (readers of the first records ignore it): written only when known.
+  // Not outside text: tessel wrote it (dagToJson, or taskFromJson's dump of a value parseJson
+  // read within its limits).
   if (task.dag) j["dag"] = ordered::parse(*task.dag);
   return j;
 }
@@ -213,7 +215,7 @@ TuningRecord recordFromJson(const json& j) {
   const json& version = field(j, "", "version");
   // Only version 1 exists so far; an older version would be upgraded here, field by field.
   TESSEL_CHECK(jsonInteger(version, "version") == kRecordVersion, "version: record format version {} is not one this tessel reads (it reads {})",
-               version.dump(), kRecordVersion);
+               jsonEcho(version), kRecordVersion);
   TuningRecord record;
   record.version = kRecordVersion;
   record.target = stringField(j, "", "target");

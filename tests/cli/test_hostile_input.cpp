@@ -253,4 +253,43 @@ TEST_F(HostileInput, NaNInputsAreWarnedAbout) {
   EXPECT_NE(r.output.find("warning: input 'data' from " + path("nan.npy") + " has 1 NaN value"), std::string::npos) << r.output;
 }
 
+// Issue 39, defect 2: one line of JSON nested 150,000 levels deep (300 KB) ended in SIGSEGV in
+// every reader: the error path echoed the value with nlohmann's dump, which recursed until the
+// stack overflowed. Each reader now refuses it at the 257th level, naming the file (and line).
+TEST_F(HostileInput, DeeplyNestedJsonIsRefusedByEveryReader) {
+  const size_t depth = 150000;
+  const std::string deep = "{\"version\":" + std::string(depth, '[') + std::string(depth, ']') + "}";
+  const std::string refused = "JSON nested deeper than 256 levels";
+  // A records log: the line is skipped with a warning that names the file and the line.
+  std::string log = path("deep.log");
+  writeFile(log, deep + "\n");
+  const std::string skipped = "warning: " + log + ": skipped 1 of 1 lines: line 1: " + refused;
+  for (const auto& arguments : std::vector<std::vector<std::string>>{
+           {"records", "show", log}, {"records", "best", log, "-o", path("deep.best")}, {"records", "distill", log, "-o", path("deep.top")}}) {
+    auto r = tessel(arguments);
+    EXPECT_EQ(r.signal, 0) << r.describe();
+    EXPECT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find(skipped), std::string::npos) << arguments[1] << ":\n" << r.output;
+  }
+  auto compiled = tessel({"compile", "--model", std::string(TESSEL_SOURCE_DIR) + "/tests/graph/onnx/models/two_inputs/model.onnx",
+                          "--records", log, "--no-shipped-records", "-o", path("deep.module")});
+  EXPECT_EQ(compiled.exitCode, 0) << compiled.output;
+  EXPECT_NE(compiled.output.find(skipped), std::string::npos) << compiled.output;
+  // tune reads an existing --log before any work, also without --resume; the dead tracker then
+  // ends the run at once.
+  auto tune = tessel({"tune", "--model", "resnet-18", "--tasks", "16", "--log", log, "--runner", "rpc", "--key", "k", "--tracker",
+                      "127.0.0.1:1"});
+  expectError(tune, "cannot query the tracker");
+  EXPECT_NE(tune.output.find(skipped), std::string::npos) << tune.output;
+
+  // A whole file: a step list, a VTA configuration, a module's graph plan.
+  std::string file = path("deep.json");
+  writeFile(file, deep);
+  expectError(tessel({"lower", "--op", "matmul", "--shape", "8,8,8", "--steps", file}), file + ": " + refused);
+  expectError(tessel({"vta", "config", file}), "VTA config " + file + ": " + refused);
+  std::string module = withPlan("deep_plan", [](nlohmann::json&) {});
+  writeFile(module + "/graph.json", deep);
+  expectError(tessel({"run", module}), module + "/graph.json: " + refused);
+}
+
 }  // namespace
