@@ -1,7 +1,8 @@
 // tessel-fuzz-seeds DIR: writes one valid input per fuzzer into DIR/<fuzzer>/, made by the
 // current code (a record line from a real task, a step list, a params file, a .npy file, a
-// graph plan, a VTA program and configuration, one call of each RPC method, an ONNX model), so that the seeds
-// keep up with the formats. The inputs the fuzzers found are kept apart, in fuzz/corpus/.
+// graph plan, a VTA program and configuration, one call of each RPC method, an ONNX model), so
+// that the seeds keep up with the formats, and JSON nested around the readers' limit for each
+// JSON harness. The inputs the fuzzers found are kept apart, in fuzz/corpus/.
 #include <filesystem>
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
@@ -197,6 +198,30 @@ void onnxSeeds() {
   seed("onnx_fuzzer", "conv_gemm", bytes);
 }
 
+/// `depth` arrays nested in one another: the probe's hostile value, {"version":[[[...]]]} of
+/// 150,000 levels, crashed every reader (issue 39). Each JSON harness gets it in the place of
+/// one of its fields at the limit of 256 levels (read), one past it (refused) and 30,000 levels
+/// deep, which stays under run-fuzzer.sh's -max_len.
+std::string nestedArrays(size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+void deepNestingSeeds() {
+  struct Place {
+    const char* fuzzer;
+    const char* before;  // the document up to the nested value
+    const char* after;
+    size_t outerLevels;  // the levels `before` opens
+  };
+  const Place places[] = {{"records_fuzzer", "{\"version\":", "}\n", 1},
+                          {"step_list_fuzzer", "", "", 0},
+                          {"graph_plan_fuzzer", "{\"format\":\"tessel.graph_executor\",\"version\":1,\"tensors\":", "}", 1},
+                          {"vta_config_fuzzer", "{\"LOG_BLOCK\":", "}", 1},
+                          {"vta_program_fuzzer", "{\"instructions\":", "}", 1}};
+  for (const Place& p : places) {
+    for (size_t depth : {size_t(256), size_t(257), size_t(30000)})
+      seed(p.fuzzer, fmt::format("nested_{}", depth), p.before + nestedArrays(depth - p.outerLevels) + p.after);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -213,6 +238,7 @@ int main(int argc, char** argv) {
     vtaSeeds();
     rpcSeeds();
     onnxSeeds();
+    deepNestingSeeds();
   } catch (const std::exception& e) {
     fmt::print(stderr, "tessel-fuzz-seeds: {}\n", e.what());
     return 1;

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# run-fuzzer.sh HARNESS SEED_TOOL KEPT_CORPUS WORK_DIR: runs one libFuzzer harness for
-# $TESSEL_FUZZ_SECONDS (default 5) over fresh seeds and the kept findings. A finding fails the
+# run-fuzzer.sh HARNESS SEED_TOOL KEPT_CORPUS WORK_DIR [DICTIONARY]: runs one libFuzzer harness
+# for $TESSEL_FUZZ_SECONDS (default 5) over fresh seeds and the kept findings, with the
+# dictionary of its format when given (json.dict for the JSON harnesses). A finding fails the
 # run and is left in WORK_DIR/<harness>/ with the command that reproduces it.
 set -euo pipefail
-harness="$1" seeds_tool="$2" kept="$3" work="$4"
+harness="$1" seeds_tool="$2" kept="$3" work="$4" dictionary="${5:-}"
 name="$(basename "$harness")"
 seconds="${TESSEL_FUZZ_SECONDS:-5}"
 dir="$work/$name"
@@ -12,7 +13,7 @@ mkdir -p "$dir/corpus" "$dir/seeds" "$kept"
 "$seeds_tool" "$dir/seeds"
 # New inputs go to the working corpus; the seeds and the kept findings are only read.
 set +e
-"$harness" -max_total_time="$seconds" -seed="${TESSEL_FUZZ_SEED:-1}" -timeout=20 -rss_limit_mb=4096 -max_len=65536 \
+"$harness" ${dictionary:+-dict="$dictionary"} -max_total_time="$seconds" -seed="${TESSEL_FUZZ_SEED:-1}" -timeout=20 -rss_limit_mb=4096 -max_len=65536 \
   -print_final_stats=1 -artifact_prefix="$dir/" "$dir/corpus" "$dir/seeds/$name" "$kept" 2>"$dir/log"
 status=$?
 set -e

@@ -22,6 +22,9 @@ extern const char* const kImageNetClasses;
 namespace {
 
 constexpr FileKind kLabelsFile{"labels file", uint64_t(16) << 20};
+/// The range of --mean and --std values, and the least --std.
+constexpr double kMostNormalization = 1e6;
+constexpr double kLeastStd = 1e-6;
 
 struct ClassifyOptions {
   std::string module, image, labels;
@@ -124,9 +127,14 @@ void addClassifyCommand(CLI::App& app) {
   c->add_option("image", o->image, "a PNG or JPEG image")->required();
   c->add_option("--labels", o->labels, "class names, one per line in class order (default: ImageNet's 1000 for 1000 classes)");
   c->add_option("--top", o->top, "how many classes to print")->check(integerIn(1, 1000000));
+  // Each value finite and in a range that keeps every normalized pixel, (v - mean) / std with v
+  // in [0, 1], a finite float: NaN, inf or a std of 1e-45 gave a top-5 of garbage with rc 0.
   c->add_option("--mean", o->mean, "per-channel mean of the normalization, R G B, on values in [0, 1] (default ImageNet's)")
-      ->expected(3);
-  c->add_option("--std", o->std, "per-channel standard deviation, R G B (default ImageNet's)")->expected(3);
+      ->expected(3)
+      ->check(numberIn(-kMostNormalization, kMostNormalization));
+  c->add_option("--std", o->std, "per-channel standard deviation, R G B (default ImageNet's)")
+      ->expected(3)
+      ->check(numberIn(kLeastStd, kMostNormalization));
   c->callback([o] { classify(*o); });
 }
 

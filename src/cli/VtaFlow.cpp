@@ -15,6 +15,7 @@
 #include "support/TempDir.h"
 #include "support/Error.h"
 #include "support/Files.h"
+#include "support/JsonParse.h"
 #include "tune/RecordLog.h"
 #include "tune/RecordQueries.h"
 #include "tune/autotvm/TuneTask.h"
@@ -208,7 +209,7 @@ VtaModule loadVtaModule(const std::string& directory) {
   const std::string path = directory + "/" + kModuleFile;
   vta::HardwareConfig config;
   try {
-    nlohmann::json module = nlohmann::json::parse(readFile(path));
+    nlohmann::json module = parseJson(readFile(path, file_kinds::kJson), "");  // the catch below names the path
     TESSEL_CHECK(module.value("format", "") == "tessel-vta-module", "not a tessel-vta-module");
     TESSEL_CHECK(module.value("version", 0) == 2,
                  "version {} (this tessel reads version 2, whose VTA programs are stored in the module: compile it again)",

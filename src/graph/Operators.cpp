@@ -18,6 +18,7 @@
 #include "ops/Transform.h"
 #include "ops/Winograd.h"
 #include "support/Error.h"
+#include "support/JsonEcho.h"
 
 namespace tessel::graph {
 
@@ -36,7 +37,7 @@ class AttrReader {
     try {
       return attrs_.at(key).get<T>();
     } catch (const nlohmann::json::exception&) {
-      fail("{}: attribute '{}' has an invalid value {}", op_, key, attrs_.at(key).dump());
+      fail("{}: attribute '{}' has an invalid value {}", op_, key, jsonEcho(attrs_.at(key)));
     }
   }
   template <size_t N>

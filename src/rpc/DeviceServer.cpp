@@ -24,6 +24,7 @@
 #include "rpc/Validate.h"
 #include "support/Error.h"
 #include "support/GpuModuleFormat.h"
+#include "support/JsonParse.h"
 #include "support/TempDir.h"
 #include "tessel_rpc.grpc.pb.h"
 #include "tune/LocalRunner.h"
@@ -424,7 +425,7 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
       return finish(tune::errorResult(tune::MeasureErrorNo::UnknownError, e.what()));
     }
     auto ready = worker->receive(std::chrono::seconds(60));
-    auto hello = ready.status == Status::Line ? nlohmann::json::parse(ready.line, nullptr, false) : nlohmann::json();
+    nlohmann::json hello = ready.status == Status::Line ? tryParseJson(ready.line).value_or(nlohmann::json()) : nlohmann::json();
     if (!hello.is_object() || !hello.value("modules", false))
       return finish(tune::errorResult(
           tune::MeasureErrorNo::UnknownError,
@@ -452,7 +453,7 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
                                       fmt::format("the device worker was {} while running the module{}",
                                                   answer.describe(0), err.empty() ? "" : "; its stderr: " + err)));
     }
-    auto j = nlohmann::json::parse(answer.line, nullptr, false);
+    nlohmann::json j = tryParseJson(answer.line).value_or(nlohmann::json());
     if (!j.is_object())
       return finish(tune::errorResult(tune::MeasureErrorNo::UnknownError,
                                       fmt::format("the device worker answered '{}'", answer.line.substr(0, 300))));

@@ -57,12 +57,7 @@ void parseKernelDevice(const std::string& text, KernelSpec& spec) {
 }  // namespace
 
 std::vector<KernelSpec> parseKernelManifest(const std::string& text) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {
-    fail("not valid JSON: {}", e.what());
-  }
+  json doc = parseJson(text, "");
   TESSEL_CHECK(doc.is_object(), "expected a JSON object at the top");
   KernelSpec defaults;
   defaults.device = Device::cpu();
@@ -110,7 +105,7 @@ std::vector<KernelSpec> parseKernelManifest(const std::string& text) {
       TESSEL_CHECK(arg.contains("shape") && arg["shape"].is_array(), "{}: expected a 'shape' array", argWhere);
       for (const json& extent : arg["shape"]) {
         TESSEL_CHECK(extent.is_number_integer() && extent.get<int64_t>() >= -1,
-                     "{}: shape extents must be integers >= -1, got {}", argWhere, extent.dump());
+                     "{}: shape extents must be integers >= -1, got {}", argWhere, jsonEcho(extent));
         argSpec.shape.push_back(extent.get<int64_t>());
       }
       spec.args.push_back(std::move(argSpec));

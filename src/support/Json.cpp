@@ -8,28 +8,6 @@ namespace tessel {
 
 using nlohmann::json;
 
-json parseJson(std::string_view text, const std::string& where) {
-  try {
-    return json::parse(text);
-  } catch (const json::exception& e) {
-    // nlohmann's messages start with "[json.exception.parse_error.101] parse error at line 1,
-    // column 3: ..."; the part after the bracket says what and where.
-    std::string message = e.what();
-    if (message.rfind("[json.exception.", 0) == 0)
-      if (size_t end = message.find("] "); end != std::string::npos) message = message.substr(end + 2);
-    if (where.empty()) fail("not valid JSON: {}", message);
-    fail("{}: not valid JSON: {}", where, message);
-  }
-}
-
-std::string jsonEcho(const json& value) {
-  // fmt writes the shortest text that reads back as the same double (1e+23, 8.5), which is
-  // what a person typed far more often than nlohmann's 9.999999999999999e+22.
-  if (value.is_number_float()) return fmt::format("{}", value.get<double>());
-  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
-  return text.size() > 80 ? text.substr(0, 77) + "..." : text;
-}
-
 int64_t jsonInteger(const json& value, const std::string& where, int64_t min, int64_t max) {
   int64_t result = 0;
   if (value.is_number_unsigned()) {

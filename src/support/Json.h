@@ -1,9 +1,12 @@
-/// Reading JSON that came from outside: parsing that turns every failure of the library (bad
-/// syntax, a number beyond a double such as 1e999, invalid UTF-8) into an Error naming where
-/// the text came from, and strict readers of numbers that say what was wrong with the value
-/// as it was written: 8.5 is not an integer, 1e23 is not an int64, 70000 is not a port.
+/// Reading JSON that came from outside: the parsing policy (JsonParse.h: every failure an Error
+/// naming where the text came from; limits on size and nesting) and strict readers of values
+/// that say what was wrong with the value as it was written (JsonEcho.h): 8.5 is not an
+/// integer, 1e23 is not an int64, 70000 is not a port.
 #pragma once
 #include <nlohmann/json.hpp>
+
+#include "support/JsonEcho.h"
+#include "support/JsonParse.h"
 
 #include <cstdint>
 #include <limits>
@@ -12,10 +15,6 @@
 #include <vector>
 
 namespace tessel {
-
-/// Parses `text`; an Error "<where>: not valid JSON: ..." on any failure (without the prefix when
-/// `where` is empty: the caller names the place).
-nlohmann::json parseJson(std::string_view text, const std::string& where);
 
 /// `value` as an integer in [min, max]. Only JSON integers are accepted (8.5 and 1e3 are not,
 /// and neither is a value beyond int64); the error names `where` and echoes the value.
@@ -38,8 +37,5 @@ std::string jsonString(const nlohmann::json& value, const std::string& where);
 /// The member `key` of the object `object`; an Error naming `where.key` when it is missing or
 /// `object` is not an object.
 const nlohmann::json& jsonMember(const nlohmann::json& object, const std::string& where, const std::string& key);
-
-/// `value` as written, for error messages: short values whole, long ones cut.
-std::string jsonEcho(const nlohmann::json& value);
 
 }  // namespace tessel

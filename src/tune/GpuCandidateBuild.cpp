@@ -7,6 +7,7 @@
 #include "passes/Lower.h"
 #include "support/Clock.h"
 #include "support/Error.h"
+#include "support/JsonParse.h"
 #include "tune/IsolatedCall.h"
 
 namespace tessel::tune {
@@ -59,7 +60,7 @@ BuildResult buildGpuCandidate(const MeasureInput& input, const std::string& kern
   if (generated.status != IsolatedCallResult::Status::Returned)
     return failedStep(generated, MeasureErrorNo::InstantiationError, "lowering for the GPU and generating code", task, start);
   double lowerSeconds = secondsSince(start);
-  auto parts = nlohmann::json::parse(generated.output);
+  auto parts = parseJson(generated.output, "the GPU lowering process's answer");
   codegen::GpuBinary binary{{dialect, parts.at("code").get<std::string>(), parts.at("manifest")}, {}};
 
   // 2. CUDA: NVRTC, isolated as well (a compiler crash must not end the tuning).

@@ -11,6 +11,7 @@
 #include "passes/Lower.h"
 #include "support/Clock.h"
 #include "support/Error.h"
+#include "support/JsonParse.h"
 #include "support/ThreadPool.h"
 #include "tune/GpuCandidateBuild.h"
 #include "tune/IsolatedCall.h"
@@ -221,7 +222,7 @@ std::vector<BuildResult> LocalBuilder::buildShared(const std::vector<MeasureInpu
                                                     isolated.describe()),
                                         start);
       } else {
-        g.function = codegen::CFunctionSource::fromJson(nlohmann::json::parse(isolated.output));
+        g.function = codegen::CFunctionSource::fromJson(parseJson(isolated.output, "the lowering process's answer"));
         g.lowerSeconds = secondsSince(start);
         if (g.function.text.size() > options_.maxSourceBytes)
           results[size_t(i)] = buildError(MeasureErrorNo::InstantiationError,

@@ -11,6 +11,7 @@
 #include "support/Clock.h"
 #include "support/Error.h"
 #include "support/GpuModuleFormat.h"
+#include "support/JsonParse.h"
 
 #ifndef TESSEL_MEASURE_WORKER_PATH
 #define TESSEL_MEASURE_WORKER_PATH ""
@@ -72,8 +73,8 @@ std::string LocalRunner::ensureWorker() {
   ++workersStarted_;
   auto ready = worker_->receive(kWorkerStartTimeout);
   if (ready.status == WorkerProcess::Reply::Status::Line) {
-    auto j = nlohmann::json::parse(ready.line, nullptr, false);
-    if (!j.is_discarded() && j.is_object() && j.value("ready", false)) return "";
+    auto j = tryParseJson(ready.line);
+    if (j && j->is_object() && j->value("ready", false)) return "";
   }
   std::string why = ready.status == WorkerProcess::Reply::Status::Line
                         ? fmt::format("it answered '{}' instead of its ready line", ready.line)
@@ -96,9 +97,9 @@ std::optional<double> LocalRunner::probeSeconds() {
     worker_.reset();
     return std::nullopt;
   }
-  auto j = nlohmann::json::parse(reply.line, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || j.value("id", int64_t(-1)) != id || !j.contains("probe_seconds")) return std::nullopt;
-  return j["probe_seconds"].get<double>();
+  auto j = tryParseJson(reply.line);
+  if (!j || !j->is_object() || j->value("id", int64_t(-1)) != id || !j->contains("probe_seconds")) return std::nullopt;
+  return (*j)["probe_seconds"].get<double>();
 }
 
 bool LocalRunner::needsReference(const MeasureTask& task) const {
@@ -224,8 +225,8 @@ MeasureResult LocalRunner::runOne(const MeasureInput& input, const BuildResult& 
                                           err.empty() ? "" : "; its stderr: " + err)),
                   start);
   }
-  auto j = nlohmann::json::parse(reply.line, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || j.value("id", int64_t(-1)) != id) {
+  auto parsed = tryParseJson(reply.line);
+  if (!parsed || !parsed->is_object() || parsed->value("id", int64_t(-1)) != id) {
     worker_->kill();
     worker_.reset();
     return finish(errorResult(MeasureErrorNo::UnknownError,
@@ -233,6 +234,7 @@ MeasureResult LocalRunner::runOne(const MeasureInput& input, const BuildResult& 
                                           reply.line.substr(0, 300), id)),
                   start);
   }
+  const nlohmann::json& j = *parsed;
   result.errorNo = measureErrorFromNumber(j.value("error_no", int(MeasureErrorNo::UnknownError)));
   result.errorMessage = j.value("message", std::string());
   if (result.ok()) {

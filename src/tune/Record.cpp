@@ -58,6 +58,8 @@ ordered taskToJson(const RecordTask& task) {
     j["template"] = nullptr;
   }
   // Optional (readers of the first records ignore it): written only when known.
+  // Not outside text: tessel wrote it (dagToJson, or taskFromJson's dump of a value parseJson
+  // read within its limits).
   if (task.dag) j["dag"] = ordered::parse(*task.dag);
   return j;
 }
@@ -112,7 +114,7 @@ RecordTask taskFromJson(const json& j) {
   task.workloadKey = stringField(j, "task", "workload_key");
   TESSEL_CHECK(!task.workloadKey.empty(), "task.workload_key: must not be empty");
   task.name = stringField(j, "task", "name");
-  task.flops = numberField(j, "task", "flops");
+  task.flops = jsonNumber(field(j, "task", "flops"), "task.flops", 0, kMaxRecordFlops);
   const json& templ = field(j, "task", "template");
   if (!templ.is_null()) {
     task.templateName = stringField(templ, "task.template", "name");
@@ -150,6 +152,8 @@ MeasureResult resultFromJson(const json& j) {
   for (size_t i = 0; i < costs.size(); ++i) {
     r.costs.push_back(numberAt(costs[i], fmt::format("result.costs[{}]", i)));
     TESSEL_CHECK(r.costs.back() >= 0, "result.costs[{}]: a cost cannot be negative", i);
+    TESSEL_CHECK(r.costs.back() >= kMinRecordCostSeconds, "result.costs[{}]: {} s is less than any measurement takes ({} s)", i,
+                 jsonEcho(costs[i]), kMinRecordCostSeconds);
   }
   int64_t number = integerField(j, "result", "error_no");
   TESSEL_CHECK(number >= 0 && number < kMeasureErrorCount, "result.error_no: {} is not an error number (0..{})", number,
@@ -213,7 +217,7 @@ TuningRecord recordFromJson(const json& j) {
   const json& version = field(j, "", "version");
   // Only version 1 exists so far; an older version would be upgraded here, field by field.
   TESSEL_CHECK(jsonInteger(version, "version") == kRecordVersion, "version: record format version {} is not one this tessel reads (it reads {})",
-               version.dump(), kRecordVersion);
+               jsonEcho(version), kRecordVersion);
   TuningRecord record;
   record.version = kRecordVersion;
   record.target = stringField(j, "", "target");

@@ -113,8 +113,7 @@ HardwareConfig HardwareConfig::fromJson(const nlohmann::json& json) {
     bool known = false;
     for (const IntegerKey& integerKey : kIntegerKeys) {
       if (key != integerKey.name) continue;
-      TESSEL_CHECK(value.is_number_integer(), "VTA config: {} must be an integer, got {}", key,
-                   value.dump());
+      TESSEL_CHECK(value.is_number_integer(), "VTA config: {} must be an integer, got {}", key, jsonEcho(value));
       config.*integerKey.member = value.get<int>();
       known = true;
     }

@@ -103,10 +103,34 @@ TEST_F(ClassifyCli, DamagedImagesAndUnfitModulesAreErrors) {
   writeFile(path("few.txt"), "a\nb\n");
   expectIn(tessel({"classify", path("module"), path("red.png"), "--labels", path("few.txt")}),
            "--labels " + path("few.txt") + ": 2 names for the module's 1000 classes");
-  expectIn(tessel({"classify", path("module"), path("red.png"), "--std", "1", "0", "1"}), "--std: 0 is not positive");
+  expectIn(tessel({"classify", path("module"), path("red.png"), "--std", "1", "0", "1"}), "--std: 0 is out of range [1e-06, 1000000]");
 
   ASSERT_TRUE(tessel({"compile", "--model", kModels + "conv_bn_relu/model.onnx", "-o", path("conv")}).ok());
   expectIn(tessel({"classify", path("conv"), path("red.png")}), "classify needs one row of class scores");
+}
+
+// Issue 39, defect 8: NaN, inf or a std of 1e-45 printed a normal-looking top-5 with rc 0. Every
+// value is checked as the other float options are, and the message names the option.
+TEST_F(ClassifyCli, NormalizationValuesMustBeFiniteAndInRange) {
+  auto refused = [&](std::vector<std::string> values, const std::string& message) {
+    std::vector<std::string> arguments{"classify", path("module"), path("red.png")};
+    arguments.insert(arguments.end(), values.begin(), values.end());
+    auto r = tessel(arguments);
+    EXPECT_EQ(r.exitCode, 2) << r.output;
+    expectIn(r, message);
+    EXPECT_EQ(r.output.find("top-"), std::string::npos) << r.output;
+  };
+  refused({"--mean", "nan", "nan", "nan"}, "--mean: nan is not a finite number");
+  refused({"--mean", "0.5", "inf", "0.5"}, "--mean: inf is not a finite number");
+  refused({"--mean", "1e300", "0", "0"}, "--mean: 1e300 is out of range [-1000000, 1000000]");
+  refused({"--std", "1e-45", "1", "1"}, "--std: 1e-45 is out of range [1e-06, 1000000]");
+  refused({"--std", "1", "inf", "1"}, "--std: inf is not a finite number");
+  refused({"--std", "1", "1", "NaN"}, "--std: NaN is not a finite number");
+  refused({"--std", "-1", "1", "1"}, "--std: -1 is out of range");
+  // In range, the values are used.
+  auto plain = tessel({"classify", path("module"), path("red.png"), "--mean", "-1e6", "0", "0", "--std", "1e-6", "1", "1"});
+  EXPECT_EQ(plain.exitCode, 0) << plain.output;
+  expectIn(plain, "top-5");
 }
 
 }  // namespace

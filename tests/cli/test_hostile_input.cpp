@@ -164,7 +164,7 @@ TEST_F(HostileInput, ARecordThatDoesNotReplayIsNeverRanked) {
   nlohmann::json record = parseJson(text.substr(0, text.find('\n')), "record");
   ASSERT_FALSE(record["schedule"]["steps"].empty());
   record["schedule"]["steps"][0]["stage"] = "no_such_stage";
-  record["result"]["costs"] = nlohmann::json::array({1e-12});
+  record["result"]["costs"] = nlohmann::json::array({2e-9});  // the least a record may carry is 1e-9 s
   std::ofstream(log, std::ios::app) << record.dump() << "\n";
 
   auto best = tessel({"records", "best", log, "-o", path("dense.best")});
@@ -251,6 +251,79 @@ TEST_F(HostileInput, NaNInputsAreWarnedAbout) {
   auto r = tessel({"run", module(), "--input", path("nan.npy")});
   EXPECT_EQ(r.exitCode, 0) << r.output;
   EXPECT_NE(r.output.find("warning: input 'data' from " + path("nan.npy") + " has 1 NaN value"), std::string::npos) << r.output;
+}
+
+// Issue 39, defect 2: one line of JSON nested 150,000 levels deep (300 KB) ended in SIGSEGV in
+// every reader: the error path echoed the value with nlohmann's dump, which recursed until the
+// stack overflowed. Each reader now refuses it at the 257th level, naming the file (and line).
+TEST_F(HostileInput, DeeplyNestedJsonIsRefusedByEveryReader) {
+  const size_t depth = 150000;
+  const std::string deep = "{\"version\":" + std::string(depth, '[') + std::string(depth, ']') + "}";
+  const std::string refused = "JSON nested deeper than 256 levels";
+  // A records log: the line is skipped with a warning that names the file and the line.
+  std::string log = path("deep.log");
+  writeFile(log, deep + "\n");
+  const std::string skipped = "warning: " + log + ": skipped 1 of 1 lines: line 1: " + refused;
+  for (const auto& arguments : std::vector<std::vector<std::string>>{
+           {"records", "show", log}, {"records", "best", log, "-o", path("deep.best")}, {"records", "distill", log, "-o", path("deep.top")}}) {
+    auto r = tessel(arguments);
+    EXPECT_EQ(r.signal, 0) << r.describe();
+    EXPECT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find(skipped), std::string::npos) << arguments[1] << ":\n" << r.output;
+  }
+  auto compiled = tessel({"compile", "--model", std::string(TESSEL_SOURCE_DIR) + "/tests/graph/onnx/models/two_inputs/model.onnx",
+                          "--records", log, "--no-shipped-records", "-o", path("deep.module")});
+  EXPECT_EQ(compiled.exitCode, 0) << compiled.output;
+  EXPECT_NE(compiled.output.find(skipped), std::string::npos) << compiled.output;
+  // tune reads an existing --log before any work, also without --resume; the dead tracker then
+  // ends the run at once.
+  auto tune = tessel({"tune", "--model", "resnet-18", "--tasks", "16", "--log", log, "--runner", "rpc", "--key", "k", "--tracker",
+                      "127.0.0.1:1"});
+  expectError(tune, "cannot query the tracker");
+  EXPECT_NE(tune.output.find(skipped), std::string::npos) << tune.output;
+
+  // A whole file: a step list, a VTA configuration, a module's graph plan.
+  std::string file = path("deep.json");
+  writeFile(file, deep);
+  expectError(tessel({"lower", "--op", "matmul", "--shape", "8,8,8", "--steps", file}), file + ": " + refused);
+  expectError(tessel({"vta", "config", file}), "VTA config " + file + ": " + refused);
+  std::string module = withPlan("deep_plan", [](nlohmann::json&) {});
+  writeFile(module + "/graph.json", deep);
+  expectError(tessel({"run", module}), module + "/graph.json: " + refused);
+}
+
+// Issue 39, defect 9: records with a cost of 0 s or 5e-324 s (shown as inf GFLOPS), or with
+// negative FLOPs, loaded and outranked every real measurement. They are refused at load, with
+// the file and line, as negative costs were.
+TEST_F(HostileInput, ImpossibleRecordValuesAreRefusedAtLoad) {
+  std::string shipped = readFile(std::string(TESSEL_SOURCE_DIR) + "/records/cpu/x86_64-avx512.log");
+  nlohmann::json real = parseJson(shipped.substr(0, shipped.find('\n')), "record");
+  auto forged = [&](const char* pointer, nlohmann::json value) {
+    nlohmann::json record = real;
+    record[nlohmann::json::json_pointer(pointer)] = std::move(value);
+    return record.dump() + "\n";
+  };
+  std::string log = path("forged.log");
+  writeFile(log, real.dump() + "\n" + forged("/result/costs", {0.0}) + forged("/result/costs", {5e-324}) +
+                     forged("/task/flops", -1.0) + forged("/result/costs", {-1.0}));
+  auto show = tessel({"records", "show", log});
+  EXPECT_EQ(show.exitCode, 0) << show.output;
+  for (const std::string& part :
+       {"warning: " + log + ": skipped 4 of 5 lines: line 2: result.costs[0]: 0.0 s is less than any measurement takes (1e-09 s)",
+        std::string("line 3: result.costs[0]: 5e-324 s is less than any measurement takes"),
+        std::string("line 4: task.flops: -1.0 is out of range [0, 1e+18]"), std::string("line 5: result.costs[0]: a cost cannot be negative")})
+    EXPECT_NE(show.output.find(part), std::string::npos) << "'" << part << "' not in:\n" << show.output;
+  EXPECT_EQ(show.output.find("inf GFLOPS"), std::string::npos) << show.output;
+  // The best of the log is the real measurement.
+  ASSERT_EQ(tessel({"records", "best", log, "-o", path("forged.best")}).exitCode, 0);
+  std::string best = readFile(path("forged.best"));
+  ASSERT_EQ(std::count(best.begin(), best.end(), '\n'), 1) << best;
+  EXPECT_EQ(parseJson(best.substr(0, best.find('\n')), "best")["result"]["costs"], real["result"]["costs"]);
+  auto compiled = tessel({"compile", "--model", std::string(TESSEL_SOURCE_DIR) + "/tests/graph/onnx/models/two_inputs/model.onnx",
+                          "--records", log, "--no-shipped-records", "-o", path("forged.module")});
+  EXPECT_EQ(compiled.exitCode, 0) << compiled.output;
+  EXPECT_NE(compiled.output.find("warning: " + log + ": skipped 4 of 5 lines: line 2: result.costs[0]"), std::string::npos)
+      << compiled.output;
 }
 
 }  // namespace

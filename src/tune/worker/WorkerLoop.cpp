@@ -8,6 +8,7 @@
 #include <cstring>
 #include <thread>
 
+#include "support/JsonParse.h"
 #include "tune/MeasureErrorNo.h"
 #include "tune/worker/MeasureSession.h"
 
@@ -73,15 +74,15 @@ int runWorkerLoop(int argc, char** argv, const WorkerLoopOptions& options) {
   std::string buffer, line;
   while (readProtocolLine(buffer, line)) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    nlohmann::json request = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    std::optional<nlohmann::json> request = tryParseJson(line);
     nlohmann::json reply;
-    if (request.is_discarded()) {
+    if (!request) {
       reply = {{"id", -1}, {"error_no", int(MeasureErrorNo::UnknownError)},
                {"message", "bad measurement request: not valid JSON"}, {"costs", nlohmann::json::array()}};
-    } else if (auto extra = options.extraHandler ? options.extraHandler(request) : std::nullopt) {
+    } else if (auto extra = options.extraHandler ? options.extraHandler(*request) : std::nullopt) {
       reply = std::move(*extra);
     } else {
-      reply = session.handle(request);
+      reply = session.handle(*request);
     }
     writeProtocolLine(protocol, reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
