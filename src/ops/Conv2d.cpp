@@ -3,6 +3,7 @@
 #include "ops/Shape.h"
 #include "ops/Transform.h"
 #include "support/Error.h"
+#include "target/CpuMachine.h"
 
 namespace tessel::ops {
 
@@ -95,7 +96,7 @@ int64_t defaultPackBlock(const std::vector<int64_t>& weightHwio, const std::vect
   int64_t outChannels = weightHwio[3];
   bool pointwise = weightHwio[0] == 1 && weightHwio[1] == 1 && stride == 1;
   TESSEL_CHECK(lanes >= 1, "defaultPackBlock: {} lanes", lanes);
-  if (pointwise && vectorRegisters >= 32 && outputNhwc[2] <= kWideBlockMaxWidth && outChannels % (4 * lanes) == 0) return 4 * lanes;
+  if (pointwise && target::CpuMachine::largeRegisterFile(vectorRegisters) && outputNhwc[2] <= kWideBlockMaxWidth && outChannels % (4 * lanes) == 0) return 4 * lanes;
   if (outChannels % (2 * lanes) == 0) return 2 * lanes;
   if (outChannels % lanes == 0 && lanes > 1) return lanes;
   return 0;

@@ -372,7 +372,7 @@ class Planner {
     // vectors (ops::defaultPackBlock's 4 lanes' worth) takes as many rows as fit beside its
     // weight vectors, 7 for 4 on AVX-512: the tile that block was chosen for.
     const int64_t registers = options.machine.vectorRegisters;
-    const bool largeRegisterFile = registers >= 32;
+    const bool largeRegisterFile = target::CpuMachine::largeRegisterFile(registers);
     int64_t accumulators = largeRegisterFile ? registers / 2 : registers - vt.vectors;
     int64_t rowLimit = std::min<int64_t>(12, accumulators / vt.vectors);
     if (block > 0 && vt.vectors >= 4) rowLimit = (registers - vt.vectors) / vt.vectors;

@@ -14,6 +14,8 @@
 #include <string>
 #include <string_view>
 
+#include "support/Files.h"
+
 namespace tessel {
 
 /// How deeply arrays and objects may nest by default. Everything tessel writes stays far
@@ -21,8 +23,8 @@ namespace tessel {
 inline constexpr size_t kMaxJsonDepth = 256;
 
 /// The most bytes of JSON text parsed by default: as large as the largest JSON file tessel
-/// reads (a VTA program, file_kinds::kVtaProgram).
-inline constexpr uint64_t kMaxJsonBytes = uint64_t(1) << 30;
+/// reads (a VTA program).
+inline constexpr uint64_t kMaxJsonBytes = file_kinds::kVtaProgram.maxBytes;
 
 struct JsonLimits {
   size_t maxDepth = kMaxJsonDepth;

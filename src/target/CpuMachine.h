@@ -37,6 +37,11 @@ struct CpuMachine {
   IsaClass isa() const;
   std::string isaClass() const { return isaClassName(isa()); }
   bool has(const std::string& feature) const { return features.count(feature) > 0; }
+  /// The register files the default rules treat as large (AVX-512, AArch64): half of them hold
+  /// accumulators and the small-image pointwise convolutions take four-vector weight blocks; a
+  /// smaller one (AVX2, SSE: 16) gives the accumulators all but the weight vectors.
+  static constexpr int kLargeRegisterFile = 32;
+  static bool largeRegisterFile(int64_t vectorRegisters) { return vectorRegisters >= kLargeRegisterFile; }
   /// Elements of `elementBytes` in one vector register (at least 1).
   int lanes(int elementBytes) const { return vectorBytes >= elementBytes ? vectorBytes / elementBytes : 1; }
   /// The tracked features in a fixed order: what a module built for this machine requires.

@@ -250,7 +250,9 @@ TEST(CodegenCpu, TheTableOfCpusAgreesWithTheCompilersPredefinedMacros) {
         EXPECT_EQ(t.cpu.has(feature), compiler) << name << ": " << feature << (compiler ? " is predefined" : " is not predefined");
       }
     }
-    if (arch == "x86_64") EXPECT_GE(checked, 40) << refused << " names refused";
+    if (arch == "x86_64") {
+      EXPECT_GE(checked, 40) << refused << " names refused";
+    }
   }
 }
 }  // namespace
