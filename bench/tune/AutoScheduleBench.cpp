@@ -48,7 +48,7 @@ void autoScheduledConv(const AutoConvSettings& settings, tune::Builder& builder,
   tune::ansor::SketchPolicyOptions options;
   options.populationSize = settings.population;
   options.seed = settings.seed;
-  tune::ansor::SketchPolicy policy(dag, std::make_shared<tune::ansor::XGBoostStateModel>(model), options);
+  tune::ansor::SketchPolicy policy(dag, std::make_shared<tune::ansor::XGBoostStateModel>(task->target.cpu, model), options);
   auto defaultSteps = ops::defaultCpuSchedule(dag, ops::cpuScheduleOptionsFor(target::Target::host()));
   const std::string defaultKey = tune::ansor::scheduleKey(defaultSteps);
   fmt::print("\n== auto-scheduler: {} conv (NHWC, {} sketches, population {}, batches of {}) ==\n", settings.conv,

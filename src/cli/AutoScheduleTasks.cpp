@@ -132,7 +132,8 @@ AutoScheduleSummary autoScheduleTasks(const std::vector<graph::Task>& tasks, con
     if (!gpu) policyOptions.annotation = tune::ansor::AnnotationOptions::forCpu(options.target.cpu);
     policyOptions.seed = options.seed + i;
     try {
-      policies.push_back(std::make_unique<tune::ansor::SketchPolicy>(t.dag, std::make_shared<tune::ansor::XGBoostStateModel>(model),
+      policies.push_back(std::make_unique<tune::ansor::SketchPolicy>(t.dag, std::make_shared<tune::ansor::XGBoostStateModel>(
+          gpu ? std::nullopt : std::optional<target::CpuMachine>(options.target.cpu), model),
                                                                       policyOptions));
     } catch (const Error& e) {
       throw e.withContext(fmt::format("the sketches of task {} ({})", i + 1, t.name));

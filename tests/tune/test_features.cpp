@@ -14,7 +14,9 @@
 #include "tune/autotvm/CpuTemplates.h"
 #include "tune/autotvm/FeatureCache.h"
 #include "tune/autotvm/Features.h"
+#include "target/Target.h"
 #include "tune/autotvm/LoopSummary.h"
+#include "tune/autotvm/MachineFeatures.h"
 
 using namespace tessel;
 using namespace tessel::tune::autotvm;
@@ -88,7 +90,7 @@ TEST(Features, ItervarValuesOnAKnownSchedule) {
   TuningTaskPtr task = matmulTask(64, "");
   ConfigEntity config = task->space->fromChoices({*task->space->optionIndex("i", nlohmann::json::array({16, 4})),
                                                   *task->space->optionIndex("j", nlohmann::json::array({8, 8})), 0});
-  std::vector<float> f = itervarFeatures(schedule::replay(task->measure->dag, task->instantiate(config)));
+  std::vector<float> f = itervarFeatures(schedule::replay(task->measure->dag, task->instantiate(config)), nullptr);
   ASSERT_EQ(f.size(), kItervarLength);
   // The innermost loop (j.1, extent 8, vectorized) has the last of the ten loop slots.
   const size_t perLoop = 21, innermost = 2 + 9 * perLoop;
@@ -184,4 +186,72 @@ TEST(Features, ParallelExtractionMatchesSerial) {
   for (uint64_t i = 0; i < 64; ++i) sample.push_back((i * 7919) % task->space->size());
   FeatureCache serial(task, FeatureType::Itervar, 1), parallel(task, FeatureType::Itervar, 2);
   EXPECT_EQ(serial.matrix(sample), parallel.matrix(sample));
+}
+
+// The machine features read one nest against the target's machine model: a 4 x 16-lane float
+// tile is two AVX2 registers wide but one AVX-512 register, eight of AVX2's 16 registers but
+// four of AVX-512's 32; 16 parallel chunks divide evenly among 2 cores, not among 3; and the
+// reuse a cache holds grows with the cache.
+TEST(MachineFeatures, ANestIsReadAgainstTheTargetsRegistersCoresAndCaches) {
+  using namespace schedule;
+  te::ComputeDAG dag = ops::matmul(64, 64, 64);
+  State state = replay(dag, {std::make_shared<SplitStep>("C", "i", std::vector<int64_t>{4}),
+                             std::make_shared<SplitStep>("C", "j", std::vector<int64_t>{16}),
+                             std::make_shared<ReorderStep>("C", std::vector<std::string>{"i.0", "j.0", "k", "i.1", "j.1"}),
+                             std::make_shared<AnnotateStep>("C", "i.0", Annotation::Parallel),
+                             std::make_shared<AnnotateStep>("C", "i.1", Annotation::Unroll),
+                             std::make_shared<AnnotateStep>("C", "j.1", Annotation::Vectorize)});
+  std::vector<StageSummary> stages = summarizeLoops(state);
+  ASSERT_EQ(stages.size(), 1u);
+  auto features = [&](const std::string& targetText) {
+    target::CpuMachine machine = target::Target::parse(targetText).cpu;
+    std::vector<float> out(kMachineStageLength);
+    machineStageFeatures(stages[0], loopStats(stages[0]), &machine, out.data());
+    return out;
+  };
+  auto avx2 = features("cpu -mcpu=haswell -num-cores=2");
+  auto avx512 = features("cpu -mcpu=skylake-avx512 -num-cores=2");
+  auto log2p1 = [](double x) { return float(std::log2(1 + x)); };
+  EXPECT_FLOAT_EQ(avx2[0], log2p1(2.0));     // 16 floats: two 32-byte registers
+  EXPECT_FLOAT_EQ(avx512[0], log2p1(1.0));   // one 64-byte register
+  EXPECT_FLOAT_EQ(avx2[1], log2p1(8.0 / 16));   // 4 x 16 floats in 8 of 16 registers
+  EXPECT_FLOAT_EQ(avx512[1], log2p1(4.0 / 32)); // in 4 of 32
+  EXPECT_FLOAT_EQ(avx2[2], log2p1(16.0 / 2));
+  EXPECT_FLOAT_EQ(avx2[3], 1.0f);
+  auto threeCores = features("cpu -mcpu=haswell -num-cores=3");
+  EXPECT_FLOAT_EQ(threeCores[3], float(16.0 / 18.0));  // 6, 5 and 5 chunks
+  // The whole nest (three 16 KiB matrices) fits a 1 MiB L2, not a 16 KiB L1d: the L2 holds
+  // more reuse than the L1d, and the last-level cache as much as the L2.
+  auto small = features("cpu -mcpu=haswell -l1d=16K -l2=1M -llc=8M");
+  EXPECT_GT(small[5], small[4]);
+  EXPECT_EQ(small[6], small[5]);
+  EXPECT_LT(small[7], features("cpu -mcpu=haswell -l1d=16K -l2=1M -llc=32K")[7]);
+  // Without a machine (a GPU target) the features are zero.
+  std::vector<float> none(kMachineStageLength, 1.f);
+  machineStageFeatures(stages[0], loopStats(stages[0]), nullptr, none.data());
+  for (float v : none) EXPECT_EQ(v, 0.f);
+}
+
+// The xgb tuner's features take the task's target, and one state reads differently against an
+// AVX2 and an AVX-512 machine in the machine part of each stage only.
+TEST(MachineFeatures, TheFeatureCacheReadsTheTasksTarget) {
+  TuningTaskPtr task = makeCpuTuningTask("conv2d", ops::conv2dNHWC(1, 64, 56, 56, 64, 3, 3, 1, 1),
+                                         target::Target::parse("cpu -mcpu=haswell"), "conv2d_nhwc.x86");
+  schedule::State state = task->instantiateState ? task->instantiateState(task->space->get(task->fallbackIndex))
+                                                 : schedule::replay(task->measure->dag, task->instantiate(task->space->get(task->fallbackIndex)));
+  const target::CpuMachine avx2 = task->measure->target.cpu, avx512 = target::Target::parse("cpu -mcpu=skylake-avx512").cpu;
+  FeatureCache cache(task, FeatureType::Itervar, 1);
+  EXPECT_EQ(cache.features(task->fallbackIndex), itervarFeatures(state, &avx2));
+  std::vector<float> a = itervarFeatures(state, &avx2), b = itervarFeatures(state, &avx512);
+  ASSERT_EQ(a.size(), kItervarLength);
+  const size_t perStage = kItervarLength / 3, machineAt = perStage - kMachineStageLength;
+  int differing = 0;
+  for (size_t k = 0; k < a.size(); ++k) {
+    bool machinePart = k % perStage >= machineAt;
+    if (!machinePart) {
+      EXPECT_EQ(a[k], b[k]) << "feature " << k;
+    }
+    differing += machinePart && a[k] != b[k];
+  }
+  EXPECT_GT(differing, 0);
 }

@@ -140,7 +140,7 @@ void gpuFeatures(const StageSummary& summary, const Stage& stage, float* out) {
   out[8] = stage.memoryScope == "shared" ? 1.0f : 0.0f;
 }
 
-std::vector<float> storeVector(const State& state, const StageSummary& summary) {
+std::vector<float> storeVector(const State& state, const StageSummary& summary, const target::CpuMachine* machine) {
   std::vector<float> out(kStoreFeatureLength, 0.0f);
   const Stage& stage = state.stage(summary.name);
   double iterations = summary.iterations();
@@ -208,18 +208,19 @@ std::vector<float> storeVector(const State& state, const StageSummary& summary) 
   rest[2] = logScale(outerIterations);
   rest[3] = logScale(double(outerLoops));
   gpuFeatures(summary, stage, rest + 4);
+  autotvm::machineStageFeatures(summary, autotvm::loopStats(summary), machine, rest + 4 + 9);
   return out;
 }
 
 }  // namespace
 
-std::vector<std::vector<float>> storeFeatures(const State& state) {
+std::vector<std::vector<float>> storeFeatures(const State& state, const target::CpuMachine* machine) {
   std::vector<std::vector<float>> out;
-  for (const StageSummary& summary : autotvm::summarizeLoops(state)) out.push_back(storeVector(state, summary));
+  for (const StageSummary& summary : autotvm::summarizeLoops(state)) out.push_back(storeVector(state, summary, machine));
   return out;
 }
 
-std::vector<float> stateFeatures(const State& state) {
+std::vector<float> stateFeatures(const State& state, const target::CpuMachine* machine) {
   std::vector<StageSummary> summaries = autotvm::summarizeLoops(state);
   std::vector<size_t> order(summaries.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -227,7 +228,7 @@ std::vector<float> stateFeatures(const State& state) {
   std::vector<float> out(kStateFeatureLength, 0.0f);
   out[0] = logScale(double(summaries.size()));
   for (size_t k = 0; k < order.size() && k < kStoresPerState; ++k) {
-    std::vector<float> store = storeVector(state, summaries[order[k]]);
+    std::vector<float> store = storeVector(state, summaries[order[k]], machine);
     std::copy(store.begin(), store.end(), out.begin() + 1 + long(k * kStoreFeatureLength));
   }
   return out;

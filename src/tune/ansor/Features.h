@@ -21,6 +21,9 @@
 ///   GPU (9)          the extents of the loops over it bound to blockIdx.x/y/z, threadIdx.x/y/z
 ///                    and vthread (products, per binding), whether any loop is bound, and
 ///                    whether the stage lives in shared memory (all zero on a CPU)
+///   machine (8)      the loop nest read against the CPU (autotvm/MachineFeatures.h): vector
+///                    width and register tile against the ISA's registers, the parallel
+///                    division among the cores, reuse within each cache (all zero on a GPU)
 ///
 /// All values are log2(1 + x). A state's vector concatenates the vectors of its three heaviest
 /// stores (most iterations first, zeros for missing ones) after their count: one row of the
@@ -29,17 +32,20 @@
 #include <vector>
 
 #include "schedule/State.h"
+#include "target/CpuMachine.h"
+#include "tune/autotvm/MachineFeatures.h"
 
 namespace tessel::tune::ansor {
 
-constexpr size_t kStoreFeatureLength = 15 + 5 * 14 + 10 + 2 + 2 + 9;
+constexpr size_t kStoreFeatureLength = 15 + 5 * 14 + 10 + 2 + 2 + 9 + autotvm::kMachineStageLength;
 constexpr size_t kStoresPerState = 3;
 constexpr size_t kStateFeatureLength = 1 + kStoresPerState * kStoreFeatureLength;
 
-/// One vector per computed stage (not placeholders, not inlined), in stage order.
-std::vector<std::vector<float>> storeFeatures(const schedule::State& state);
+/// One vector per computed stage (not placeholders, not inlined), in stage order. `machine`:
+/// the CPU the state is scheduled for; null for a GPU.
+std::vector<std::vector<float>> storeFeatures(const schedule::State& state, const target::CpuMachine* machine);
 
 /// The state's row for the cost model.
-std::vector<float> stateFeatures(const schedule::State& state);
+std::vector<float> stateFeatures(const schedule::State& state, const target::CpuMachine* machine);
 
 }  // namespace tessel::tune::ansor

@@ -4,12 +4,17 @@
 
 namespace tessel::tune::ansor {
 
-XGBoostStateModel::XGBoostStateModel(autotvm::XGBoostOptions options, size_t warmupSamples)
-    : model_(options), warmupSamples_(warmupSamples), rng_(options.seed) {}
+XGBoostStateModel::XGBoostStateModel(std::optional<target::CpuMachine> machine, autotvm::XGBoostOptions options,
+                                     size_t warmupSamples)
+    : machine_(std::move(machine)), model_(options), warmupSamples_(warmupSamples), rng_(options.seed) {}
+
+std::vector<float> XGBoostStateModel::features(const schedule::State& state) const {
+  return stateFeatures(state, machine_ ? &*machine_ : nullptr);
+}
 
 void XGBoostStateModel::update(const std::vector<const schedule::State*>& states, const std::vector<double>& throughputs) {
   for (size_t i = 0; i < states.size(); ++i) {
-    std::vector<float> row = stateFeatures(*states[i]);
+    std::vector<float> row = features(*states[i]);
     rows_.insert(rows_.end(), row.begin(), row.end());
     throughputs_.push_back(throughputs[i]);
   }
@@ -29,7 +34,7 @@ std::vector<double> XGBoostStateModel::predict(const std::vector<const schedule:
   std::vector<float> rows;
   rows.reserve(states.size() * kStateFeatureLength);
   for (const schedule::State* s : states) {
-    std::vector<float> row = stateFeatures(*s);
+    std::vector<float> row = features(*s);
     rows.insert(rows.end(), row.begin(), row.end());
   }
   return model_.predict(rows, kStateFeatureLength);

@@ -5,16 +5,21 @@
 /// (trees fitted on a handful of points rank worse than chance). Retraining is deterministic,
 /// so a resumed run that feeds the logged measurements in the same order gets the same model.
 #pragma once
+#include <optional>
 #include <random>
 
 #include "tune/ansor/CostModel.h"
+#include "target/CpuMachine.h"
 #include "tune/autotvm/XGBoostCostModel.h"
 
 namespace tessel::tune::ansor {
 
 class XGBoostStateModel : public CostModel {
  public:
-  explicit XGBoostStateModel(autotvm::XGBoostOptions options = {}, size_t warmupSamples = 16);
+  /// `machine`: the CPU the states are scheduled for (the features read the nest against it);
+  /// none for a GPU.
+  explicit XGBoostStateModel(std::optional<target::CpuMachine> machine, autotvm::XGBoostOptions options = {},
+                             size_t warmupSamples = 16);
   void update(const std::vector<const schedule::State*>& states, const std::vector<double>& throughputs) override;
   std::vector<double> predict(const std::vector<const schedule::State*>& states) override;
   size_t samples() const { return throughputs_.size(); }
@@ -22,6 +27,9 @@ class XGBoostStateModel : public CostModel {
   bool fitted() const { return model_.canPredict(); }
 
  private:
+  std::vector<float> features(const schedule::State& state) const;
+
+  std::optional<target::CpuMachine> machine_;
   autotvm::XGBoostCostModel model_;
   size_t warmupSamples_;
   std::vector<float> rows_;

@@ -31,7 +31,9 @@ FeatureCache::Entry FeatureCache::extract(uint64_t index) const {
     // An invalid config is a fact about the space, not a failure of the tuner.
     return {std::vector<float>(length_, 0.f), false};
   }
-  return {type_ == FeatureType::Itervar ? itervarFeatures(state) : curveFeatures(state), true};
+  const target::Target& target = task_->measure->target;
+  const target::CpuMachine* machine = target.isCpu() ? &target.cpu : nullptr;
+  return {type_ == FeatureType::Itervar ? itervarFeatures(state, machine) : curveFeatures(state, machine), true};
 }
 
 void FeatureCache::ensure(const std::vector<uint64_t>& indices) {

@@ -5,7 +5,9 @@
 #include <numeric>
 
 #include "support/Error.h"
+#include "tune/autotvm/LoopStats.h"
 #include "tune/autotvm/LoopSummary.h"
+#include "tune/autotvm/MachineFeatures.h"
 
 namespace tessel::tune::autotvm {
 
@@ -27,83 +29,11 @@ const char* featureTypeName(FeatureType type) {
 
 namespace {
 
-float logScale(double x) { return float(std::log2(1.0 + std::max(0.0, x))); }
-
 size_t splitParts(const Knob& knob) {
   return knob.kind == KnobKind::Split && !knob.options.empty() && knob.options[0].is_array() ? knob.options[0].size() : 0;
 }
 
-// ---- per-loop statistics shared by itervar and curve -------------------------------------
-
-constexpr int kMaxAccesses = 4;
-
-enum class LoopClass { None, Parallel, Vectorize, Unroll };
-
-LoopClass classify(schedule::Annotation a) {
-  using schedule::Annotation;
-  switch (a) {
-    case Annotation::None: return LoopClass::None;
-    case Annotation::Vectorize: return LoopClass::Vectorize;
-    case Annotation::Unroll:
-    case Annotation::VThread: return LoopClass::Unroll;
-    default: return LoopClass::Parallel;  // parallel and every GPU binding run iterations concurrently
-  }
-}
-
-struct AccessStats {
-  double strideBytes = 0;   // how far one step of the loop moves in the tensor
-  double touchedBytes = 0;  // distinct bytes under the loop (a box per dimension)
-  double count = 0;         // accesses under the loop
-  double reuse = 0;         // count / distinct elements
-};
-
-struct LoopStats {
-  SummaryLoop loop;
-  double above = 1, below = 1;  // products of extents, each including this loop
-  std::vector<AccessStats> accesses;
-};
-
-/// Statistics of every loop of a stage, outermost first; footprints grow from the innermost
-/// loop outwards, a dimension's span being 1 + sum |coefficient| * (extent - 1), at most its size.
-std::vector<LoopStats> loopStats(const StageSummary& stage) {
-  size_t n = stage.loops.size();
-  std::vector<LoopStats> stats(n);
-  double above = 1;
-  for (size_t i = 0; i < n; ++i) {
-    above *= double(stage.loops[i].extent);
-    stats[i].loop = stage.loops[i];
-    stats[i].above = above;
-    stats[i].accesses.resize(stage.accesses.size());
-  }
-  for (size_t a = 0; a < stage.accesses.size(); ++a) {
-    const SummaryAccess& access = stage.accesses[a];
-    std::vector<double> span(access.shape.size(), 1.0);
-    double below = 1;
-    for (size_t i = n; i-- > 0;) {
-      double extent = double(stage.loops[i].extent);
-      below *= extent;
-      double flatStride = 0;
-      double distinct = 1;
-      for (size_t d = 0; d < span.size(); ++d) {
-        double c = double(access.coefficients[i][d]);
-        flatStride += c * double(access.flatStrides[d]);
-        span[d] = std::min(double(access.shape[d]), span[d] + std::abs(c) * (extent - 1));
-        distinct *= span[d];
-      }
-      AccessStats& s = stats[i].accesses[a];
-      s.strideBytes = std::abs(flatStride) * double(access.elementBytes);
-      s.touchedBytes = distinct * double(access.elementBytes);
-      s.count = below;
-      s.reuse = below / distinct;
-      stats[i].below = below;
-    }
-  }
-  if (stage.accesses.empty()) {
-    double below = 1;
-    for (size_t i = n; i-- > 0;) stats[i].below = below *= double(stage.loops[i].extent);
-  }
-  return stats;
-}
+constexpr int kMaxAccesses = 4;  // the store and the first three loads
 
 /// Stages by work, heaviest first (stable: ties keep stage order).
 std::vector<StageSummary> stagesByWork(const schedule::State& state) {
@@ -116,11 +46,12 @@ std::vector<StageSummary> stagesByWork(const schedule::State& state) {
 // ---- itervar ------------------------------------------------------------------------------
 
 constexpr size_t kItervarStages = 3, kItervarLoops = 10, kPerLoop = 9 + kMaxAccesses * 3;
-constexpr size_t kPerStage = 2 + kItervarLoops * kPerLoop;
+constexpr size_t kPerStage = 2 + kItervarLoops * kPerLoop + kMachineStageLength;
 static_assert(kItervarLength == kItervarStages * kPerStage);
 
-void itervarStage(const StageSummary& stage, float* out) {
+void itervarStage(const StageSummary& stage, const target::CpuMachine* machine, float* out) {
   std::vector<LoopStats> stats = loopStats(stage);
+  machineStageFeatures(stage, stats, machine, out + 2 + kItervarLoops * kPerLoop);
   out[0] = logScale(stage.iterations());
   out[1] = logScale(double(stats.size()));
   size_t kept = std::min(stats.size(), kItervarLoops);
@@ -144,12 +75,13 @@ void itervarStage(const StageSummary& stage, float* out) {
 // ---- curve --------------------------------------------------------------------------------
 
 constexpr size_t kCurveStages = 2, kCurveSamples = 20, kCurveHeader = 5;
-constexpr size_t kCurvePerStage = kCurveHeader + kMaxAccesses * 2 * kCurveSamples;
+constexpr size_t kCurvePerStage = kCurveHeader + kMaxAccesses * 2 * kCurveSamples + kMachineStageLength;
 static_assert(kCurveLength == kCurveStages * kCurvePerStage);
 constexpr double kCurveStep = 2.0;  // sample k at a footprint of 2^(k * step) bytes
 
-void curveStage(const StageSummary& stage, float* out) {
+void curveStage(const StageSummary& stage, const target::CpuMachine* machine, float* out) {
   std::vector<LoopStats> stats = loopStats(stage);
+  machineStageFeatures(stage, stats, machine, out + kCurveHeader + kMaxAccesses * 2 * kCurveSamples);
   double parallel = 1, vector = 1, unroll = 1;
   for (const LoopStats& s : stats) {
     LoopClass c = classify(s.loop.annotation);
@@ -204,17 +136,17 @@ std::vector<float> knobFeatures(const ConfigEntity& config, const ConfigSpace& s
   return out;
 }
 
-std::vector<float> itervarFeatures(const schedule::State& state) {
+std::vector<float> itervarFeatures(const schedule::State& state, const target::CpuMachine* machine) {
   std::vector<float> out(kItervarLength, 0.f);
   std::vector<StageSummary> stages = stagesByWork(state);
-  for (size_t s = 0; s < stages.size() && s < kItervarStages; ++s) itervarStage(stages[s], out.data() + s * kPerStage);
+  for (size_t s = 0; s < stages.size() && s < kItervarStages; ++s) itervarStage(stages[s], machine, out.data() + s * kPerStage);
   return out;
 }
 
-std::vector<float> curveFeatures(const schedule::State& state) {
+std::vector<float> curveFeatures(const schedule::State& state, const target::CpuMachine* machine) {
   std::vector<float> out(kCurveLength, 0.f);
   std::vector<StageSummary> stages = stagesByWork(state);
-  for (size_t s = 0; s < stages.size() && s < kCurveStages; ++s) curveStage(stages[s], out.data() + s * kCurvePerStage);
+  for (size_t s = 0; s < stages.size() && s < kCurveStages; ++s) curveStage(stages[s], machine, out.data() + s * kCurvePerStage);
   return out;
 }
 

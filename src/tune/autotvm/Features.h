@@ -15,6 +15,10 @@
 ///            loops widen from the innermost outwards; plus the parallel, vector and unroll
 ///            extents. The same length for every task.
 ///
+/// Itervar and curve end with the machine features of their stages (MachineFeatures.h): the
+/// same nest read against the CPU's vector width, register file, cores and caches (zeros for
+/// a GPU), so that a model sees whether a tile fits the machine, not only its size.
+///
 /// All values are log2(1 + x) scaled. Itervar and curve vectors have a fixed length for every
 /// task, so histories of different tasks train one model (AutoTVM crashed on ragged itervar
 /// vectors, tvm-facts §5.10).
@@ -23,7 +27,9 @@
 #include <vector>
 
 #include "schedule/State.h"
+#include "target/CpuMachine.h"
 #include "tune/autotvm/ConfigSpace.h"
+#include "tune/autotvm/MachineFeatures.h"
 
 namespace tessel::tune::autotvm {
 
@@ -38,10 +44,11 @@ inline bool isTransferable(FeatureType type) { return type != FeatureType::Knob;
 size_t knobFeatureLength(const ConfigSpace& space);
 std::vector<float> knobFeatures(const ConfigEntity& config, const ConfigSpace& space);
 
-constexpr size_t kItervarLength = 3 * (2 + 10 * (9 + 4 * 3));
-std::vector<float> itervarFeatures(const schedule::State& state);
+/// `machine`: the CPU the task's target describes; null for a GPU target.
+constexpr size_t kItervarLength = 3 * (2 + 10 * (9 + 4 * 3) + kMachineStageLength);
+std::vector<float> itervarFeatures(const schedule::State& state, const target::CpuMachine* machine);
 
-constexpr size_t kCurveLength = 2 * (5 + 4 * 2 * 20);
-std::vector<float> curveFeatures(const schedule::State& state);
+constexpr size_t kCurveLength = 2 * (5 + 4 * 2 * 20 + kMachineStageLength);
+std::vector<float> curveFeatures(const schedule::State& state, const target::CpuMachine* machine);
 
 }  // namespace tessel::tune::autotvm

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <set>
 
+#include "target/Target.h"
 #include "tune/ansor/Annotation.h"
 #include "tune/ansor/Features.h"
 #include "tune/ansor/MatmulLandscape.h"
@@ -52,17 +53,23 @@ double pairAccuracy(const std::vector<double>& scores, const std::vector<double>
   return all ? double(right) / double(all) : 0;
 }
 
+/// A fixed machine (not this host's), so that the features and the models are the same everywhere.
+const target::CpuMachine& haswell() {
+  static const target::CpuMachine machine = target::Target::parse("cpu -mcpu=haswell").cpu;
+  return machine;
+}
+
 }  // namespace
 
 TEST(AnsorFeatures, FixedLengthFiniteAndTellTilingsApart) {
   auto states = randomStates(landscapeMatmul(), 60, 1);
   std::set<std::vector<float>> distinct;
   for (auto& s : states) {
-    auto row = stateFeatures(s.state);
+    auto row = stateFeatures(s.state, &haswell());
     ASSERT_EQ(row.size(), kStateFeatureLength);
     for (float v : row) ASSERT_TRUE(std::isfinite(v) && v >= 0);
-    for (auto& store : storeFeatures(s.state)) EXPECT_EQ(store.size(), kStoreFeatureLength);
-    EXPECT_EQ(stateFeatures(s.state), row);  // deterministic
+    for (auto& store : storeFeatures(s.state, &haswell())) EXPECT_EQ(store.size(), kStoreFeatureLength);
+    EXPECT_EQ(stateFeatures(s.state, &haswell()), row);  // deterministic
     distinct.insert(row);
   }
   EXPECT_GT(distinct.size(), 50u);
@@ -70,7 +77,7 @@ TEST(AnsorFeatures, FixedLengthFiniteAndTellTilingsApart) {
 
 TEST(AnsorCostModel, RanksUnseenStatesBetterThanChance) {
   auto states = randomStates(landscapeMatmul(), 400, 2);
-  XGBoostStateModel model;
+  XGBoostStateModel model(haswell());
   model.update(pointers(states, 0, 300), throughputs(states, 0, 300));
   double accuracy = pairAccuracy(model.predict(pointers(states, 300, 400)), throughputs(states, 300, 400));
   std::printf("[ model    ] pairwise order right on %.1f%% of unseen pairs\n", 100 * accuracy);
@@ -80,7 +87,7 @@ TEST(AnsorCostModel, RanksUnseenStatesBetterThanChance) {
 TEST(AnsorCostModel, ResumedModelPredictsWhatTheOriginalDid) {
   auto states = randomStates(landscapeMatmul(), 200, 3);
   // The original learned in rounds, as a tuning run does; the restored one from the whole log.
-  XGBoostStateModel original, restored;
+  XGBoostStateModel original(haswell()), restored(haswell());
   for (size_t begin = 0; begin < 120; begin += 40) original.update(pointers(states, begin, begin + 40), throughputs(states, begin, begin + 40));
   restored.update(pointers(states, 0, 120), throughputs(states, 0, 120));
   EXPECT_EQ(restored.samples(), original.samples());

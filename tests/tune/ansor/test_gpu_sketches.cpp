@@ -414,8 +414,9 @@ TEST(GpuAnsorFeatures, BoundLoopsAndSharedStagesShowInTheFeatures) {
   std::mt19937_64 rng(2);
   SplitFactorizations factorizations;
   AnnotatedState gpu = annotateRandomly(conv.dag, sketches[0], factorizations, rng, AnnotationOptions::forGpu(passes::GpuLimits::cudaSm90()));
-  const size_t gpuAt = kStoreFeatureLength - 9;  // blockIdx x, y, z, threadIdx x, y, z, vthread, bound, shared
-  auto stores = storeFeatures(gpu.state);
+  // blockIdx x, y, z, threadIdx x, y, z, vthread, bound, shared; then the CPU machine features
+  const size_t gpuAt = kStoreFeatureLength - 9 - tune::autotvm::kMachineStageLength;
+  auto stores = storeFeatures(gpu.state, nullptr);
   int bound = 0, shared = 0;
   for (auto& f : stores) {
     ASSERT_EQ(f.size(), kStoreFeatureLength);
@@ -428,10 +429,13 @@ TEST(GpuAnsorFeatures, BoundLoopsAndSharedStagesShowInTheFeatures) {
   }
   EXPECT_EQ(bound, int(stores.size()));  // every stage of the kernel is under its bound loops
   EXPECT_EQ(shared, 2);                  // the padded input's and the weights' copies
-  EXPECT_EQ(stateFeatures(gpu.state).size(), kStateFeatureLength);
+  EXPECT_EQ(stateFeatures(gpu.state, nullptr).size(), kStateFeatureLength);
   // A CPU state of the same task: the GPU features are zero.
   auto cpuSketches = generateSketches(conv.dag);
   AnnotatedState cpu = annotateRandomly(conv.dag, cpuSketches[0], factorizations, rng);
-  for (auto& f : storeFeatures(cpu.state))
-    for (size_t k = gpuAt; k < kStoreFeatureLength; ++k) EXPECT_EQ(f[k], 0.0f);
+  for (auto& f : storeFeatures(cpu.state, nullptr))
+    for (size_t k = gpuAt; k < gpuAt + 9; ++k) EXPECT_EQ(f[k], 0.0f);
+  // A GPU state has no CPU machine: its machine features are zero.
+  for (auto& f : stores)
+    for (size_t k = gpuAt + 9; k < kStoreFeatureLength; ++k) EXPECT_EQ(f[k], 0.0f);
 }

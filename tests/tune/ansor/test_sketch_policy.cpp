@@ -14,6 +14,7 @@
 #include <set>
 
 #include "ops/Schedules.h"
+#include "target/Target.h"
 #include "tune/ansor/Mutations.h"
 #include "tune/ansor/SketchPolicy.h"
 #include "tune/ansor/TuneAutoTask.h"
@@ -27,6 +28,13 @@ using ansortest::landscape;
 using ansortest::landscapeMatmul;
 
 namespace {
+
+/// The machine the learned models read the states against: a fixed one (not this host's), so
+/// that a search runs the same everywhere.
+const target::CpuMachine& searchMachine() {
+  static const target::CpuMachine machine = target::Target::parse("cpu -mcpu=haswell").cpu;
+  return machine;
+}
 
 /// Builds nothing; "runs" a schedule by replaying its steps and reading the landscape.
 class LandscapeMeasurer : public Builder, public Runner {
@@ -120,7 +128,7 @@ int seedsFindingTheOptimum(bool learnedModel, int64_t trials, std::string* trace
   for (uint64_t seed = 1; seed <= 10; ++seed) {
     tune::autotvm::XGBoostOptions xgboost;
     xgboost.seed = seed;
-    std::shared_ptr<CostModel> model = learnedModel ? std::shared_ptr<CostModel>(std::make_shared<XGBoostStateModel>(xgboost))
+    std::shared_ptr<CostModel> model = learnedModel ? std::shared_ptr<CostModel>(std::make_shared<XGBoostStateModel>(searchMachine(), xgboost))
                                                     : std::make_shared<RandomCostModel>(seed);
     SketchPolicy policy(task->dag, model, smallSearch(seed));
     LandscapeMeasurer measurer;
@@ -161,7 +169,7 @@ int seedsNearTheDefault(int64_t neighbourTrials, std::string* trace) {
     xgboost.seed = seed;
     SketchPolicyOptions options = smallSearch(seed);
     options.neighbourTrials = neighbourTrials;
-    SketchPolicy policy(task->dag, std::make_shared<XGBoostStateModel>(xgboost), options);
+    SketchPolicy policy(task->dag, std::make_shared<XGBoostStateModel>(searchMachine(), xgboost), options);
     LandscapeMeasurer measurer;
     TuneAutoOptions o;
     o.nTrial = 8;
@@ -344,13 +352,13 @@ TEST(AnsorTuneLoop, AResumedRunRestoresTheCostModel) {
   TuneAutoOptions o;
   o.nTrial = 64;
   o.batchSize = 16;
-  auto original = std::make_shared<XGBoostStateModel>();
+  auto original = std::make_shared<XGBoostStateModel>(searchMachine());
   SketchPolicy first(task->dag, original, smallSearch(8));
   std::vector<MeasuredSchedule> log;
   tuneAutoTask(task, task->dag.flopCount(), first, measurer, measurer, o, {}, [&](const MeasureInput& input, const MeasureResult& r) {
     log.push_back({input.steps, task->dag.flopCount() / r.cost()});
   });
-  auto restored = std::make_shared<XGBoostStateModel>();
+  auto restored = std::make_shared<XGBoostStateModel>(searchMachine());
   SketchPolicy second(task->dag, restored, smallSearch(9));
   auto resumed = tuneAutoTask(task, task->dag.flopCount(), second, measurer, measurer, o, log);
   EXPECT_EQ(resumed.trials, 0);  // the log already holds the budget
