@@ -475,6 +475,7 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
     reply->set_l2_cache_bytes(hardware.l2CacheBytes);
     reply->set_l3_cache_bytes(hardware.l3CacheBytes);
     reply->set_worker(hardware.worker);
+    reply->set_peak_gflops(hardware.peakGflops);
     if (!hardware.gpuDevice.empty()) writeGpuParameters(hardware.gpuDevice, hardware.gpuLimits, reply->mutable_gpu());
     return grpc::Status::OK;
   }
@@ -581,6 +582,8 @@ DeviceServer::DeviceServer(DeviceServerOptions options) : impl_(std::make_unique
                "device server: the upload limit must be between 1 byte and 2 GiB, got {}", o.maxUploadBytes);
   TESSEL_CHECK(finiteIn(o.sessionTimeoutSeconds, 0.01, kMaxTimeoutSeconds),
                "device server: the session timeout must be a positive number of seconds, got {}", o.sessionTimeoutSeconds);
+  std::string refusal = listenRefusal(ListeningService::DeviceServer, o.host, o.security.token, o.insecure);
+  TESSEL_CHECK(refusal.empty(), "{}", refusal);
   if (o.workerPath.empty()) o.workerPath = findDeviceWorker();
   TESSEL_CHECK(access(o.workerPath.c_str(), X_OK) == 0, "device server: the measurement worker '{}' is not executable",
                o.workerPath);
@@ -592,6 +595,7 @@ DeviceServer::DeviceServer(DeviceServerOptions options) : impl_(std::make_unique
     TESSEL_CHECK(device.kind == runtime::DeviceKind::CUDA || device.kind == runtime::DeviceKind::OpenCL,
                  "device server: --device {}: not a GPU (cpu, cuda[:N], opencl[:N])", o.gpuDevice);
     impl_->hardware.gpuDevice = device.str();
+    impl_->hardware.peakGflops = 0;  // the candidates run on the GPU, whose peak is not known here
     impl_->hardware.gpuLimits = graph::gpuLimitsOfDevice(device);  // Error when the device is not here
     impl_->gpuDeviceId = device.id;
   }
@@ -612,6 +616,10 @@ DeviceServer::DeviceServer(DeviceServerOptions options) : impl_(std::make_unique
   TESSEL_CHECK(impl_->server, "{}{}", lastError,
                first == last ? "" : fmt::format(" (tried every port from {} to {})", first, last));
   impl_->log(fmt::format("bind to {}:{}", o.host, impl_->port));
+  if (!o.tracker.empty() && o.customAddress.empty() && isLoopbackHost(o.host) &&
+      !isLoopbackHost(o.tracker.substr(0, o.tracker.rfind(':'))))
+    impl_->log(fmt::format("note: this server listens on {} only, so clients of the tracker at {} on other machines "
+                           "cannot reach it; pass --host (with --token) to serve them", o.host, o.tracker));
   impl_->housekeeping = std::thread([impl = impl_.get()] { impl->housekeepingLoop(); });
 }
 

@@ -12,6 +12,7 @@
 #include "support/Error.h"
 #include "support/GpuModuleFormat.h"
 #include "support/JsonParse.h"
+#include "tune/PlausibleCost.h"
 
 #ifndef TESSEL_MEASURE_WORKER_PATH
 #define TESSEL_MEASURE_WORKER_PATH ""
@@ -241,6 +242,9 @@ MeasureResult LocalRunner::runOne(const MeasureInput& input, const BuildResult& 
     result.costs = j.value("costs", std::vector<double>{});
     result.callsPerRepeat = j.value("number", 0);
     result.loadSeconds = j.value("load_seconds", 0.0);
+    // The floor only: a device server's runner knows neither the task's FLOPs nor whom to
+    // trust; the RPC runner checks the peak on the tuner's side.
+    refuseImplausibleCosts(result, task, 0, fmt::format("the measurement worker '{}'", options_.workerPath));
   } else {
     result.errorMessage = fmt::format("task '{}' ({}): {}", task.name, build.libraryPath, result.errorMessage);
     // A kernel that computed garbage may have written it outside its outputs too: the next

@@ -6,7 +6,8 @@
 /// a fresh worker and tuning goes on. With check_correctness, every
 /// candidate's outputs are compared with its task's reference (the naive schedule, built once
 /// per task and registered with setReference) on the same seeded inputs: a mismatch is a
-/// WrongAnswerError naming the output, element and error.
+/// WrongAnswerError naming the output, element and error. A cost under the floor every record
+/// must clear (a worker answering 1 ps) is a RuntimeDeviceError (tune/PlausibleCost.h).
 ///
 /// A GPU candidate (BuildResult::gpuDevice) runs in the same worker on this machine's device of
 /// its kind, timed by the device's clock (worker/GpuMeasure.cpp).

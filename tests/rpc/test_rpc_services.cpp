@@ -1,11 +1,17 @@
 // The tracker and device servers as real processes on loopback: `tessel query` totals and
-// pending counts, the token, a busy port, the device server's limits (upload size, names
+// pending counts, the token, a busy port, where they listen (loopback unless told, and never
+// elsewhere without a token or --insecure), the device server's limits (upload size, names
 // confined to its directory, one session at a time), and malformed requests answered with
 // errors instead of crashes.
 #include <gtest/gtest.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <future>
@@ -37,6 +43,33 @@ SubprocessResult query(const Cluster& c, const std::vector<std::string>& extra =
   SubprocessOptions o;
   o.timeout = 20s;
   return runSubprocess(argv, o);
+}
+
+/// This machine's IPv4 addresses other than loopback (none in a bare container).
+std::vector<std::string> otherAddresses() {
+  std::vector<std::string> addresses;
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return addresses;
+  for (ifaddrs* a = list; a; a = a->ifa_next) {
+    if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET) continue;
+    char text[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof text);
+    if (std::string(text).rfind("127.", 0) != 0) addresses.push_back(text);
+  }
+  freeifaddrs(list);
+  return addresses;
+}
+
+/// Whether a TCP connection to address:port is accepted.
+bool accepts(const std::string& address, int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(uint16_t(port));
+  inet_pton(AF_INET, address.c_str(), &to.sin_addr);
+  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0;
+  close(fd);
+  return ok;
 }
 
 /// Waits (bounded) until `tessel query` prints `line`.
@@ -337,6 +370,9 @@ TEST(RpcServices, QueryPrintsAServersHardware) {
   expectContains(r.output, fmt::format("Hardware of a 'hw' device (127.0.0.1:{})", c.serverPort(i)));
   auto host = queryHostHardware();
   expectContains(r.output, fmt::format("  cores          {}\n", host.cores));
+  // The bound the tuner holds the device's timings to (tune/PlausibleCost.h).
+  EXPECT_GT(host.peakGflops, 0);
+  expectContains(r.output, fmt::format("  peak GFLOPS    {:.0f} (fp32, an upper bound)\n", host.peakGflops));
   EXPECT_GT(host.cores, 0);
   EXPECT_GE(host.vectorBits, 128);
   EXPECT_GT(host.l1CacheBytes, 0);
@@ -344,4 +380,46 @@ TEST(RpcServices, QueryPrintsAServersHardware) {
                              "--wait", "0.2"}, o);
   EXPECT_EQ(none.exitCode, 1);
   expectContains(none.output, "no device of key 'none' became free within 0.2 s");
+}
+
+TEST(RpcServices, ServersListenOnLoopbackUnlessToldAndElsewhereOnlyWithATokenOrInsecure) {
+  Cluster c;
+  SubprocessOptions o;
+  o.timeout = 20s;
+  for (std::string command : {"server", "tracker"}) {
+    // Without --host: this machine only.
+    ChildProcess plain({tesselCli(), command, "--port", "0"}, c.dir() + "/" + command + "_plain.log");
+    ASSERT_TRUE(plain.waitForOutput("bind to")) << plain.output();
+    expectContains(plain.output(), "bind to 127.0.0.1:");
+    int port = boundPort(plain.output());
+    EXPECT_TRUE(accepts("127.0.0.1", port));
+    for (const std::string& address : otherAddresses()) EXPECT_FALSE(accepts(address, port)) << address;
+    EXPECT_EQ(plain.output().find("warning"), std::string::npos) << plain.output();
+    // Another address without a token: refused before anything starts, a usage error naming the ways out.
+    auto refused = runSubprocess({tesselCli(), command, "--host", "0.0.0.0", "--port", "0"}, o);
+    EXPECT_EQ(refused.exitCode, 2) << refused.output;
+    expectContains(refused.output, "would listen on 0.0.0.0 without a token");
+    expectContains(refused.output, "--token");
+    expectContains(refused.output, "--insecure");
+    EXPECT_EQ(refused.output.find("bind to"), std::string::npos);
+    // --insecure starts it, and it warns at every start.
+    ChildProcess insecure({tesselCli(), command, "--host", "0.0.0.0", "--port", "0", "--insecure"},
+                          c.dir() + "/" + command + "_insecure.log");
+    EXPECT_TRUE(insecure.waitForOutput("without a token (--insecure): anyone who can reach it can")) << insecure.output();
+    expectContains(insecure.output(), "bind to 0.0.0.0:");
+    expectContains(insecure.output(), "warning: the ");
+    // A token is what makes another address safe: no warning.
+    ChildProcess tokened({tesselCli(), command, "--host", "0.0.0.0", "--port", "0", "--token", "s3cret"},
+                         c.dir() + "/" + command + "_token.log");
+    ASSERT_TRUE(tokened.waitForOutput("bind to 0.0.0.0:")) << tokened.output();
+    std::this_thread::sleep_for(100ms);
+    EXPECT_EQ(tokened.output().find("warning"), std::string::npos) << tokened.output();
+  }
+  // A loopback server registering with a tracker elsewhere says why that tracker's clients
+  // cannot reach it (192.0.2.1: a documentation address, never reached).
+  ChildProcess lonely({tesselCli(), "server", "--tracker", "192.0.2.1:9190", "--key", "k", "--port", "0"},
+                      c.dir() + "/lonely.log");
+  EXPECT_TRUE(lonely.waitForOutput("note: this server listens on 127.0.0.1 only, so clients of the tracker at "
+                                   "192.0.2.1:9190 on other machines cannot reach it; pass --host (with --token)"))
+      << lonely.output();
 }

@@ -6,6 +6,8 @@
 #include <memory>
 #include <map>
 
+#include "common/FakeWorker.h"
+#include "support/TempDir.h"
 #include "tune/LocalRunner.h"
 #include "tune/TuneTestSupport.h"
 
@@ -71,6 +73,16 @@ class LocalRunnerTest : public ::testing::Test {
     runner.setReference(*smallMatmul(), builds().at("").second);
   }
 };
+
+/// The small matmul's kernel in a library at `path` that is never built: for workers that do
+/// not get as far as opening it.
+BuildResult matmulBuildAt(const std::string& path) {
+  BuildResult build;
+  build.libraryPath = path;
+  build.kernelName = "matmul";
+  build.numInputs = 2;
+  return build;
+}
 
 }  // namespace
 
@@ -227,6 +239,20 @@ TEST_F(LocalRunnerTest, CooldownSeparatesMeasurements) {
   EXPECT_GE(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 0.29);
 }
 
+TEST(LocalRunner, AWorkersImpossibleCostsAreAnError) {
+  // A worker answering 1 ps per call: no kernel call is that fast, and a log holding it would
+  // be refused when read.
+  TempDir dir;
+  LocalRunnerOptions options;
+  options.workerPath = testsupport::writeFakeWorker(dir.path(), "1e-12, 1e-12");
+  LocalRunner runner(options);
+  auto r = runner.runOne(candidate(smallMatmul(), ""), matmulBuildAt(dir.path() + "/candidate.so"));
+  EXPECT_EQ(r.errorNo, MeasureErrorNo::RuntimeDeviceError);
+  expectContains(r.errorMessage, "implausible timing from the measurement worker");
+  expectContains(r.errorMessage, "less than any kernel call takes");
+  EXPECT_TRUE(r.costs.empty());
+}
+
 TEST(LocalRunner, AMissingWorkerIsReportedAtConstruction) {
   LocalRunnerOptions options;
   options.workerPath = "/nonexistent/tessel-measure-worker";
@@ -240,11 +266,7 @@ TEST(LocalRunner, AWorkerThatDoesNotStartIsAnErrorRecord) {
   LocalRunnerOptions options;
   options.workerPath = "/bin/false";
   LocalRunner runner(options);
-  BuildResult build;
-  build.libraryPath = "/nonexistent.so";
-  build.kernelName = "matmul";
-  build.numInputs = 2;
-  auto r = runner.runOne(candidate(smallMatmul(), ""), build);
+  auto r = runner.runOne(candidate(smallMatmul(), ""), matmulBuildAt("/nonexistent.so"));
   EXPECT_EQ(r.errorNo, MeasureErrorNo::UnknownError);
   expectContains(r.errorMessage, "did not start");
   expectContains(r.errorMessage, "exited with code 1");
