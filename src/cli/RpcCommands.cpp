@@ -340,6 +340,9 @@ void addRpcCommands(CLI::App& app) {
   s->add_option("--max-upload-mb", server->maxUploadMb, "largest file a client may upload, in MiB")->check(numberIn(0.001, 2000.0));
   s->add_option("--session-timeout", server->options.sessionTimeoutSeconds, "close a session idle for this many seconds")
       ->check(numberIn(0.1, 86400.0));
+  s->add_option("--max-run-timeout", server->options.maxRunSeconds,
+                "the longest one measurement may run, in seconds, whatever timeout its client asks (default 300)")
+      ->check(numberIn(0.1, 86400.0));
   s->add_option("--worker", server->options.workerPath, "the measurement worker program (or a wrapper, e.g. one running it under qemu)");
   s->add_option("--arch", server->options.arch, "architecture to report (default: this machine's)");
   s->add_option("--device", server->device,

@@ -7,7 +7,9 @@
 /// answered on request. With a GPU device, candidates are GPU modules (a manifest and its code,
 /// uploaded as two files) run on that device, and whole modules are timed there. A session idle
 /// for longer than the session timeout is closed, so a client that died does not hold the device
-/// forever.
+/// forever; a measurement whose client is gone (its deadline passed, its stream closed) has its
+/// worker killed within WorkerProcess::kCancelPoll and closes the session, and no measurement
+/// runs longer than the server's maximum, whatever its request asks.
 ///
 /// It runs the native code it is sent: it listens on loopback unless `host` says otherwise, and
 /// on another address only with a token or `insecure` (rpc/ListenPolicy.h).
@@ -34,6 +36,9 @@ struct DeviceServerOptions {
   std::string name;                  ///< shown in `tessel query --devices`
   int64_t maxUploadBytes = int64_t(1) << 30; ///< the largest file a client may upload (a network's params)
   double sessionTimeoutSeconds = 60; ///< an idle session is closed after this long
+  /// The longest one measurement (a candidate, a module's benchmark) may run, whatever timeout
+  /// its request asks: one client cannot hold the device longer (--max-run-timeout).
+  double maxRunSeconds = 300;
   std::string workerPath;            ///< the measurement worker (a program or a wrapper script); empty: the default
   std::string arch;                  ///< reported architecture; empty: this machine's (another: an emulated worker)
   /// The GPU candidates run on ("cuda", "opencl:1"; `tessel server --device`); empty: CPU

@@ -39,6 +39,9 @@ struct LocalRunnerOptions : MeasureOptions {
   /// The index of the device GPU candidates run on (among this machine's devices of their kind:
   /// cuda:N, opencl:N).
   int gpuDeviceId = 0;
+  /// The longest one candidate may hold the worker, whatever its timeout asks (a device
+  /// server's --max-run-timeout); 0: no cap.
+  double maxRunSeconds = 0;
 };
 
 class LocalRunner : public Runner {
@@ -54,7 +57,10 @@ class LocalRunner : public Runner {
   /// Measures each built candidate (a failed build passes its error through); one result per
   /// input, in order. Never throws for a bad candidate.
   std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs, const std::vector<BuildResult>& builds) override;
-  MeasureResult runOne(const MeasureInput& input, const BuildResult& build);
+  /// One candidate. `cancelled` (optional) is asked while the worker runs it, every
+  /// WorkerProcess::kCancelPoll: when it says true (a device server's client went away) the
+  /// worker is killed at once and the result is an error saying so.
+  MeasureResult runOne(const MeasureInput& input, const BuildResult& build, const std::function<bool()>& cancelled = {});
 
   /// Whether candidates of `task` need a reference that has not been registered yet.
   bool needsReference(const MeasureTask& task) const override;
