@@ -13,6 +13,7 @@
 #include "cli/OptionChecks.h"
 #include "codegen/Toolchain.h"
 #include "rpc/DeviceServer.h"
+#include "rpc/ListenPolicy.h"
 #include "rpc/RemoteDevice.h"
 #include "rpc/RpcRunner.h"
 #include "rpc/Tracker.h"
@@ -86,6 +87,26 @@ void addSecurityOptions(CLI::App* c, SecurityArgs& s, bool serves, bool connects
   }
 }
 
+/// --host and --insecure of a service, with the policy checked when the command line is read:
+/// a non-loopback host without a token is a usage error (exit code 2) before anything starts.
+void addListenOptions(CLI::App* c, rpc::ListeningService service, std::string& host, bool& insecure,
+                      const SecurityArgs& security) {
+  c->add_option("--host", host,
+                fmt::format("address to listen on (default {}: this machine only; any other needs --token or --insecure)",
+                            rpc::kDefaultListenHost));
+  c->add_flag("--insecure", insecure, "allow listening on a non-loopback --host without a token (warned at every start)");
+  c->parse_complete_callback([service, &host, &insecure, &security] {
+    std::string refusal = rpc::listenRefusal(service, host, rpc::RpcSecurity::tokenOrEnvironment(security.token), insecure);
+    if (!refusal.empty()) throw CLI::ValidationError("--host", refusal);
+  });
+}
+
+/// Prints the policy's warning for an insecure listener, at every start.
+void warnAboutListening(rpc::ListeningService service, const std::string& host, const rpc::RpcSecurity& security) {
+  std::string warning = rpc::listenWarning(service, host, security.token);
+  if (!warning.empty()) fmt::print(stderr, "{}\n", warning);
+}
+
 struct TrackerArgs {
   rpc::TrackerOptions options;
   SecurityArgs security;
@@ -96,6 +117,7 @@ void runTracker(TrackerArgs& a) {
   auto signals = blockStopSignals();
   rpc::TrackerServer tracker(a.options);
   printLine(fmt::format("bind to {}", tracker.address()));
+  warnAboutListening(rpc::ListeningService::Tracker, a.options.host, a.options.security);
   stopOnSignal(signals, [&tracker] { tracker.shutdown(); });
   tracker.wait();
 }
@@ -136,6 +158,7 @@ void runServer(ServerArgs& a) {
   a.options.log = printLine;
   auto signals = blockStopSignals();
   rpc::DeviceServer server(a.options);
+  warnAboutListening(rpc::ListeningService::DeviceServer, a.options.host, a.options.security);
   stopOnSignal(signals, [&server] { server.shutdown(); });
   server.wait();
   std::string fatal = server.fatalError();
@@ -188,9 +211,11 @@ void runQuery(const QueryArgs& a) {
     auto info = rpc::queryRemoteHardware(address, a.hardwareKey, a.security.security(),
                                          std::chrono::milliseconds(int64_t(a.wait * 1000)), &device);
     fmt::print("Hardware of a '{}' device ({})\n  arch           {}\n  cores          {}\n  vector bits    {}\n"
-               "  L1 data cache  {} KiB\n  L2 cache       {} KiB\n  L3 cache       {} KiB\n  worker         {}\n",
+               "  L1 data cache  {} KiB\n  L2 cache       {} KiB\n  L3 cache       {} KiB\n  peak GFLOPS    {}\n"
+               "  worker         {}\n",
                a.hardwareKey, device, info.arch, info.cores, info.vectorBits, info.l1CacheBytes >> 10,
-               info.l2CacheBytes >> 10, info.l3CacheBytes >> 10, info.worker);
+               info.l2CacheBytes >> 10, info.l3CacheBytes >> 10,
+               info.peakGflops > 0 ? fmt::format("{:.0f} (fp32, an upper bound)", info.peakGflops) : "unknown", info.worker);
     if (!info.gpuDevice.empty()) {
       const passes::GpuLimits& g = info.gpuLimits;
       fmt::print("  GPU            {}\n  max_threads_per_block        {}\n  max_shared_memory_per_block  {}\n  warp_size                    "
@@ -294,7 +319,7 @@ void benchmarkOnRemoteDevice(const RunnerArgs& a, const std::string& directory, 
 void addRpcCommands(CLI::App& app) {
   auto tracker = std::make_shared<TrackerArgs>();
   CLI::App* t = app.add_subcommand("tracker", "run the RPC tracker: device servers register with it, tuners lease devices from it");
-  t->add_option("--host", tracker->options.host, "address to listen on");
+  addListenOptions(t, rpc::ListeningService::Tracker, tracker->options.host, tracker->options.insecure, tracker->security);
   t->add_option("--port", tracker->options.port, "port to listen on (0: any free port)")->check(integerIn(0, 65535));
   t->add_option("--device-timeout", tracker->options.deviceTimeoutSeconds, "drop a server silent for this many seconds")
       ->check(numberIn(0.1, 86400.0));
@@ -307,13 +332,16 @@ void addRpcCommands(CLI::App& app) {
   CLI::App* s = app.add_subcommand("server", "run a device server: measures uploaded candidates for tuners, registered with a tracker");
   s->add_option("--tracker", server->options.tracker, "the tracker's HOST:PORT (without it: a standalone server)");
   s->add_option("--key", server->options.key, "the device key to register under (e.g. rk3399, aarch64-qemu)");
-  s->add_option("--host", server->options.host, "address to listen on");
+  addListenOptions(s, rpc::ListeningService::DeviceServer, server->options.host, server->options.insecure, server->security);
   s->add_option("--port", server->options.port, "first port to try (0: any free port)")->check(integerIn(0, 65535));
   s->add_option("--port-end", server->options.portEnd, "last port to try")->check(integerIn(0, 65535));
   s->add_option("--custom-addr", server->options.customAddress, "HOST:PORT clients should connect to (default: as the tracker sees this server)");
   s->add_option("--name", server->options.name, "a name shown by `tessel query --devices`");
   s->add_option("--max-upload-mb", server->maxUploadMb, "largest file a client may upload, in MiB")->check(numberIn(0.001, 2000.0));
   s->add_option("--session-timeout", server->options.sessionTimeoutSeconds, "close a session idle for this many seconds")
+      ->check(numberIn(0.1, 86400.0));
+  s->add_option("--max-run-timeout", server->options.maxRunSeconds,
+                "the longest one measurement may run, in seconds, whatever timeout its client asks (default 300)")
       ->check(numberIn(0.1, 86400.0));
   s->add_option("--worker", server->options.workerPath, "the measurement worker program (or a wrapper, e.g. one running it under qemu)");
   s->add_option("--arch", server->options.arch, "architecture to report (default: this machine's)");

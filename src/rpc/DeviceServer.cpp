@@ -22,6 +22,7 @@
 #include "rpc/GpuParametersProto.h"
 #include "rpc/GrpcSupport.h"
 #include "rpc/Validate.h"
+#include "support/Clock.h"
 #include "support/Error.h"
 #include "support/GpuModuleFormat.h"
 #include "support/JsonParse.h"
@@ -308,11 +309,14 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
     o.seed = request->seed();
     o.workerPath = options.workerPath;
     o.gpuDeviceId = gpuDeviceId;
+    o.maxRunSeconds = options.maxRunSeconds;
     try {
       o.validate("measure request");
     } catch (const Error& e) {
       return {grpc::INVALID_ARGUMENT, e.what()};
     }
+    // The cooldown holds the device too.
+    o.cooldownIntervalSeconds = std::min(o.cooldownIntervalSeconds, options.maxRunSeconds);
     // A GPU candidate: its code beside its manifest, for this server's kind of device.
     bool gpu = !request->gpu_device().empty() || !request->gpu_code().empty();
     if (gpu) {
@@ -337,9 +341,11 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
 
     o.checkCorrectness = checking;
     grpc::Status status = grpc::Status::OK;
+    auto clientGone = [context] { return context->IsCancelled(); };
     {
       std::lock_guard measuring(measureMutex);
       try {
+        if (clientGone()) throw Error("the client went away before its measurement started");
         if (!runner || !sameRunnerOptions(runner->options(), o)) runner = std::make_unique<tune::LocalRunner>(o);
         auto task = std::make_shared<tune::MeasureTask>();
         task->name = request->task_name().empty() ? request->kernel() : request->task_name();
@@ -366,7 +372,9 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
                                   request->stop_above_s()));
         tune::MeasureInput input{task, {}, ""};
         input.stopAboveSeconds = request->stop_above_s();
-        tune::MeasureResult result = runner->runOne(input, build);
+        tune::MeasureResult result = runner->runOne(input, build, clientGone);
+        if (result.errorNo == tune::MeasureErrorNo::RunTimeoutError && o.runDeadline() > millis(options.maxRunSeconds))
+          result.errorMessage += maxRunNote();
         reply->set_error_no(int(result.errorNo));
         reply->set_message(result.errorMessage);
         for (double c : result.costs) reply->add_costs(c);
@@ -377,7 +385,22 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
       }
     }
     endCall(request->session_id());
+    if (clientGone()) return abandoned(request->session_id());
     return status;
+  }
+
+  /// "; this device server runs ..." for a run that hit --max-run-timeout.
+  std::string maxRunNote() const {
+    return fmt::format("; this device server runs one measurement for at most {:g} s (--max-run-timeout)",
+                       options.maxRunSeconds);
+  }
+
+  /// A call whose client went away (its deadline passed, its stream closed) while it measured:
+  /// the measurement was killed; the session goes too, so the next client is served at once.
+  grpc::Status abandoned(uint64_t id) {
+    std::lock_guard lock(mutex);
+    if (session && session->id == id) closeSessionLocked("its client went away during a measurement");
+    return {grpc::CANCELLED, "the client went away; its measurement was killed"};
   }
 
   grpc::Status BenchmarkModule(grpc::ServerContext* context, const proto::ModuleRequest* request,
@@ -395,9 +418,10 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
     }
     std::string dir;
     if (auto s = beginCall(request->session_id(), dir, moduleFiles(hardware.gpuDevice)); !s.ok()) return s;
+    auto clientGone = [context] { return context->IsCancelled(); };
     {
       std::lock_guard measuring(measureMutex);
-      auto result = benchmarkInWorker(dir, *request);
+      auto result = benchmarkInWorker(dir, *request, clientGone);
       reply->set_error_no(int(result.errorNo));
       reply->set_message(result.errorMessage);
       for (double c : result.costs) reply->add_costs(c);
@@ -405,12 +429,14 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
       reply->set_run_seconds(result.runSeconds);
     }
     endCall(request->session_id());
+    if (clientGone()) return abandoned(request->session_id());
     return grpc::Status::OK;
   }
 
   /// Times the module in `dir` in a fresh worker process, so that a module that crashes or
   /// hangs takes only that process down.
-  tune::MeasureResult benchmarkInWorker(const std::string& dir, const proto::ModuleRequest& request) {
+  tune::MeasureResult benchmarkInWorker(const std::string& dir, const proto::ModuleRequest& request,
+                                        const std::function<bool()>& clientGone) {
     using Status = tune::WorkerProcess::Reply::Status;
     auto start = Clock::now();
     auto finish = [&](tune::MeasureResult r) {
@@ -424,7 +450,7 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
     } catch (const Error& e) {
       return finish(tune::errorResult(tune::MeasureErrorNo::UnknownError, e.what()));
     }
-    auto ready = worker->receive(std::chrono::seconds(60));
+    auto ready = worker->receive(std::chrono::seconds(60), clientGone);
     nlohmann::json hello = ready.status == Status::Line ? tryParseJson(ready.line).value_or(nlohmann::json()) : nlohmann::json();
     if (!hello.is_object() || !hello.value("modules", false))
       return finish(tune::errorResult(
@@ -439,13 +465,17 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
                            {"min_repeat_ms", request.min_repeat_ms()}};
     if (!worker->send(line.dump()))
       return finish(tune::errorResult(tune::MeasureErrorNo::RuntimeDeviceError, "the device worker quit before the request"));
-    auto timeout = std::chrono::milliseconds(int64_t(std::ceil(request.timeout_s() * 1000)));
-    auto answer = worker->receive(timeout);
+    double timeout = std::min(request.timeout_s(), options.maxRunSeconds);
+    auto answer = worker->receive(std::chrono::milliseconds(int64_t(std::ceil(timeout * 1000))), clientGone);
+    if (answer.status == Status::Cancelled) {
+      worker->kill();
+      return finish(tune::errorResult(tune::MeasureErrorNo::UnknownError, "the client went away; the module's worker was killed"));
+    }
     if (answer.status == Status::TimedOut) {
       worker->kill();
       return finish(tune::errorResult(tune::MeasureErrorNo::RunTimeoutError,
-                                      fmt::format("the module ran past the timeout of {:.1f} s; its worker was killed",
-                                                  request.timeout_s())));
+                                      fmt::format("the module ran past the timeout of {:.1f} s; its worker was killed{}",
+                                                  timeout, timeout < request.timeout_s() ? maxRunNote() : "")));
     }
     if (answer.status == Status::Died) {
       std::string err = worker->stderrTail();
@@ -475,6 +505,7 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
     reply->set_l2_cache_bytes(hardware.l2CacheBytes);
     reply->set_l3_cache_bytes(hardware.l3CacheBytes);
     reply->set_worker(hardware.worker);
+    reply->set_peak_gflops(hardware.peakGflops);
     if (!hardware.gpuDevice.empty()) writeGpuParameters(hardware.gpuDevice, hardware.gpuLimits, reply->mutable_gpu());
     return grpc::Status::OK;
   }
@@ -581,6 +612,10 @@ DeviceServer::DeviceServer(DeviceServerOptions options) : impl_(std::make_unique
                "device server: the upload limit must be between 1 byte and 2 GiB, got {}", o.maxUploadBytes);
   TESSEL_CHECK(finiteIn(o.sessionTimeoutSeconds, 0.01, kMaxTimeoutSeconds),
                "device server: the session timeout must be a positive number of seconds, got {}", o.sessionTimeoutSeconds);
+  TESSEL_CHECK(finiteIn(o.maxRunSeconds, 0.01, kMaxTimeoutSeconds),
+               "device server: the longest run must be a positive number of seconds up to a day, got {}", o.maxRunSeconds);
+  std::string refusal = listenRefusal(ListeningService::DeviceServer, o.host, o.security.token, o.insecure);
+  TESSEL_CHECK(refusal.empty(), "{}", refusal);
   if (o.workerPath.empty()) o.workerPath = findDeviceWorker();
   TESSEL_CHECK(access(o.workerPath.c_str(), X_OK) == 0, "device server: the measurement worker '{}' is not executable",
                o.workerPath);
@@ -592,6 +627,7 @@ DeviceServer::DeviceServer(DeviceServerOptions options) : impl_(std::make_unique
     TESSEL_CHECK(device.kind == runtime::DeviceKind::CUDA || device.kind == runtime::DeviceKind::OpenCL,
                  "device server: --device {}: not a GPU (cpu, cuda[:N], opencl[:N])", o.gpuDevice);
     impl_->hardware.gpuDevice = device.str();
+    impl_->hardware.peakGflops = 0;  // the candidates run on the GPU, whose peak is not known here
     impl_->hardware.gpuLimits = graph::gpuLimitsOfDevice(device);  // Error when the device is not here
     impl_->gpuDeviceId = device.id;
   }
@@ -612,6 +648,10 @@ DeviceServer::DeviceServer(DeviceServerOptions options) : impl_(std::make_unique
   TESSEL_CHECK(impl_->server, "{}{}", lastError,
                first == last ? "" : fmt::format(" (tried every port from {} to {})", first, last));
   impl_->log(fmt::format("bind to {}:{}", o.host, impl_->port));
+  if (!o.tracker.empty() && o.customAddress.empty() && isLoopbackHost(o.host) &&
+      !isLoopbackHost(o.tracker.substr(0, o.tracker.rfind(':'))))
+    impl_->log(fmt::format("note: this server listens on {} only, so clients of the tracker at {} on other machines "
+                           "cannot reach it; pass --host (with --token) to serve them", o.host, o.tracker));
   impl_->housekeeping = std::thread([impl = impl_.get()] { impl->housekeepingLoop(); });
 }
 

@@ -197,6 +197,8 @@ HardwareInfo DeviceSession::hardwareInfo() {
   info.l2CacheBytes = reply.l2_cache_bytes();
   info.l3CacheBytes = reply.l3_cache_bytes();
   info.worker = reply.worker();
+  // A peak that is no positive number is no bound: unknown.
+  info.peakGflops = std::isfinite(reply.peak_gflops()) && reply.peak_gflops() > 0 ? reply.peak_gflops() : 0;
   if (reply.has_gpu() && !reply.gpu().device().empty()) {
     info.gpuDevice = reply.gpu().device();
     info.gpuLimits = readGpuParameters(reply.gpu(), fmt::format("the device server at {}", address_));

@@ -4,12 +4,14 @@
 
 #include "target/HostCpu.h"
 #include "target/KnownCpus.h"
+#include "target/PeakFlops.h"
 
 namespace tessel::rpc {
 
 std::string HardwareInfo::toString() const {
   std::string host = fmt::format("{}, {} cores, {}-bit vectors, L1 {} KiB, L2 {} KiB, L3 {} KiB", arch, cores, vectorBits,
                                  l1CacheBytes >> 10, l2CacheBytes >> 10, l3CacheBytes >> 10);
+  if (peakGflops > 0) host += fmt::format(", peak {:.0f} GFLOPS", peakGflops);
   if (gpuDevice.empty()) return host;
   return fmt::format("{}; GPU {}: max_threads_per_block {}, max_shared_memory_per_block {}, warp_size {}, max_vthread_extent {}, "
                      "multi_processor_count {}",
@@ -35,6 +37,7 @@ HardwareInfo queryHostHardware() {
   info.l1CacheBytes = cpu.l1dBytes;
   info.l2CacheBytes = cpu.l2Bytes;
   info.l3CacheBytes = cpu.llcBytes;
+  info.peakGflops = target::cpuPeakGflops(cpu, target::hostMaxClockGhz());
   return info;
 }
 

@@ -13,6 +13,7 @@
 #include "support/Clock.h"
 #include "support/Error.h"
 #include "support/GpuModuleFormat.h"
+#include "tune/PlausibleCost.h"
 
 namespace tessel::rpc {
 
@@ -264,9 +265,11 @@ void RpcRunner::deviceLoop(Batch& batch) {
       --batch.devicesHeld;
     };
     std::unique_ptr<DeviceSession> session;
+    double peakGflops = 0;  ///< the device's own bound on what it can measure (0: unknown)
     try {
       session = std::make_unique<DeviceSession>(lease.address, o.security,
                                                 fmt::format("{} batch {}", o.clientName, batch.id), lease.leaseId);
+      peakGflops = session->hardwareInfo().peakGflops;
     } catch (const DeviceUnavailable& e) {
       releaseDevice(false);
       if (++sessionFailures >= kSessionFailuresPerThread) {
@@ -337,6 +340,7 @@ void RpcRunner::deviceLoop(Batch& batch) {
           session->uploadFile(kernel.gpuCode, build.libraryPath + "/" + (cuda ? kCudaCodeFile : kOpenclCodeFile));
         }
         result = session->measure(kernel, o.measure);
+        tune::refuseImplausibleCosts(*result, *input.task, peakGflops, "the device server");
         if (!result->ok())
           result->errorMessage = fmt::format("on {}: {}", lease.address, result->errorMessage);
       } catch (const DeviceUnavailable& e) {

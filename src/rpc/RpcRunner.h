@@ -6,7 +6,9 @@
 ///
 /// A device lost mid-measurement (the server died, hung past the deadline, or the network went)
 /// returns its candidate to the queue for another device, up to max_attempts in all, after
-/// which the candidate ends in a RuntimeDeviceError naming the devices lost. A tracker that is
+/// which the candidate ends in a RuntimeDeviceError naming the devices lost. Costs a device
+/// cannot have measured (under the floor, or over its reported peak: tune/PlausibleCost.h) end
+/// in a RuntimeDeviceError too, so a rogue or broken device never ranks a candidate first. A tracker that is
 /// unreachable (restarting) is waited for, up to the device wait. A GPU candidate (a module
 /// directory) goes up as its manifest and code, for a server measuring on a GPU of its kind. Every candidate ends in
 /// exactly one result, in input order.

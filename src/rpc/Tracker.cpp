@@ -152,6 +152,8 @@ TrackerServer::TrackerServer(TrackerOptions options) : impl_(std::make_unique<Im
   TESSEL_CHECK(std::isfinite(o.heartbeatSeconds) && o.heartbeatSeconds > 0 && o.heartbeatSeconds < o.deviceTimeoutSeconds,
                "tracker: the heartbeat interval must be positive and shorter than the device timeout ({} s), got {}",
                o.deviceTimeoutSeconds, o.heartbeatSeconds);
+  std::string refusal = listenRefusal(ListeningService::Tracker, o.host, o.security.token, o.insecure);
+  TESSEL_CHECK(refusal.empty(), "{}", refusal);
   impl_->server = startServer({&impl_->service}, o.host, o.port, o.security, 1 << 20, &impl_->port, "tracker");
   impl_->expiry = std::thread([impl = impl_.get()] {
     auto period = std::max(std::chrono::milliseconds(20), millis(impl->options.heartbeatSeconds / 4));

@@ -12,6 +12,7 @@
 #include "support/Error.h"
 #include "support/GpuModuleFormat.h"
 #include "support/JsonParse.h"
+#include "tune/PlausibleCost.h"
 
 #ifndef TESSEL_MEASURE_WORKER_PATH
 #define TESSEL_MEASURE_WORKER_PATH ""
@@ -131,7 +132,8 @@ std::vector<MeasureResult> LocalRunner::run(const std::vector<MeasureInput>& inp
   return results;
 }
 
-MeasureResult LocalRunner::runOne(const MeasureInput& input, const BuildResult& build) {
+MeasureResult LocalRunner::runOne(const MeasureInput& input, const BuildResult& build,
+                                  const std::function<bool()>& cancelled) {
   auto finish = [&](MeasureResult result, Clock::time_point start) {
     result.buildSeconds = build.buildSeconds;
     result.runSeconds = secondsSince(start);
@@ -182,7 +184,11 @@ MeasureResult LocalRunner::runOne(const MeasureInput& input, const BuildResult& 
   if (measuredBefore_ && options_.cooldownIntervalSeconds > 0) {
     auto until = lastMeasurementEnd_ + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(options_.cooldownIntervalSeconds));
-    std::this_thread::sleep_until(until);
+    while (Clock::now() < until) {
+      if (cancelled && cancelled())
+        return finish(errorResult(MeasureErrorNo::UnknownError, "cancelled during the cooldown"), start);
+      std::this_thread::sleep_until(std::min(until, Clock::now() + WorkerProcess::kCancelPoll));
+    }
   }
   start = Clock::now();
 
@@ -201,19 +207,32 @@ MeasureResult LocalRunner::runOne(const MeasureInput& input, const BuildResult& 
     return finish(errorResult(MeasureErrorNo::UnknownError,
                               fmt::format("the measurement worker '{}' quits before taking requests", options_.workerPath)),
                   start);
-  auto limit = options_.runDeadline();
+  auto asked = options_.runDeadline(), limit = asked;
+  if (options_.maxRunSeconds > 0) limit = std::min(limit, millis(options_.maxRunSeconds));
   MeasureResult result;
-  auto reply = worker_->receive(limit);
+  auto reply = worker_->receive(limit, cancelled);
   measuredBefore_ = true;
   lastMeasurementEnd_ = Clock::now();
   using Status = WorkerProcess::Reply::Status;
+  if (reply.status == Status::Cancelled) {
+    worker_->kill();
+    worker_.reset();
+    return finish(errorResult(MeasureErrorNo::UnknownError,
+                              fmt::format("run of task '{}' cancelled after {:.1f} s: the worker was killed", task.name,
+                                          secondsSince(start))),
+                  start);
+  }
   if (reply.status == Status::TimedOut) {
     worker_->kill();
     worker_.reset();
     return finish(errorResult(MeasureErrorNo::RunTimeoutError,
-                              fmt::format("run of task '{}' timed out after {:.1f} s ({}): the worker was killed and "
+                              fmt::format("run of task '{}' timed out after {:.1f} s{} ({}): the worker was killed and "
                                           "will be replaced",
-                                          task.name, std::chrono::duration<double>(limit).count(), build.libraryPath)),
+                                          task.name, std::chrono::duration<double>(limit).count(),
+                                          limit < asked ? fmt::format(" (capped from {:.1f} s)",
+                                                                      std::chrono::duration<double>(asked).count())
+                                                        : "",
+                                          build.libraryPath)),
                   start);
   }
   if (reply.status == Status::Died) {
@@ -241,6 +260,9 @@ MeasureResult LocalRunner::runOne(const MeasureInput& input, const BuildResult& 
     result.costs = j.value("costs", std::vector<double>{});
     result.callsPerRepeat = j.value("number", 0);
     result.loadSeconds = j.value("load_seconds", 0.0);
+    // The floor only: a device server's runner knows neither the task's FLOPs nor whom to
+    // trust; the RPC runner checks the peak on the tuner's side.
+    refuseImplausibleCosts(result, task, 0, fmt::format("the measurement worker '{}'", options_.workerPath));
   } else {
     result.errorMessage = fmt::format("task '{}' ({}): {}", task.name, build.libraryPath, result.errorMessage);
     // A kernel that computed garbage may have written it outside its outputs too: the next

@@ -6,7 +6,8 @@
 /// a fresh worker and tuning goes on. With check_correctness, every
 /// candidate's outputs are compared with its task's reference (the naive schedule, built once
 /// per task and registered with setReference) on the same seeded inputs: a mismatch is a
-/// WrongAnswerError naming the output, element and error.
+/// WrongAnswerError naming the output, element and error. A cost under the floor every record
+/// must clear (a worker answering 1 ps) is a RuntimeDeviceError (tune/PlausibleCost.h).
 ///
 /// A GPU candidate (BuildResult::gpuDevice) runs in the same worker on this machine's device of
 /// its kind, timed by the device's clock (worker/GpuMeasure.cpp).
@@ -38,6 +39,9 @@ struct LocalRunnerOptions : MeasureOptions {
   /// The index of the device GPU candidates run on (among this machine's devices of their kind:
   /// cuda:N, opencl:N).
   int gpuDeviceId = 0;
+  /// The longest one candidate may hold the worker, whatever its timeout asks (a device
+  /// server's --max-run-timeout); 0: no cap.
+  double maxRunSeconds = 0;
 };
 
 class LocalRunner : public Runner {
@@ -53,7 +57,10 @@ class LocalRunner : public Runner {
   /// Measures each built candidate (a failed build passes its error through); one result per
   /// input, in order. Never throws for a bad candidate.
   std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs, const std::vector<BuildResult>& builds) override;
-  MeasureResult runOne(const MeasureInput& input, const BuildResult& build);
+  /// One candidate. `cancelled` (optional) is asked while the worker runs it, every
+  /// WorkerProcess::kCancelPoll: when it says true (a device server's client went away) the
+  /// worker is killed at once and the result is an error saying so.
+  MeasureResult runOne(const MeasureInput& input, const BuildResult& build, const std::function<bool()>& cancelled = {});
 
   /// Whether candidates of `task` need a reference that has not been registered yet.
   bool needsReference(const MeasureTask& task) const override;

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <sstream>
@@ -21,6 +22,7 @@ std::string WorkerProcess::Reply::describe(double timeoutSeconds) const {
   switch (status) {
     case Status::Line: return "answered";
     case Status::TimedOut: return fmt::format("timed out after {:.1f} s", timeoutSeconds);
+    case Status::Cancelled: return "cancelled";
     case Status::Died:
       if (signal != 0) return fmt::format("killed by signal {} ({})", signal, strsignal(signal));
       return fmt::format("exited with code {}", exitCode);
@@ -102,6 +104,20 @@ WorkerProcess::Reply WorkerProcess::receive(std::chrono::milliseconds timeout) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return reap();
     buffer_.append(chunk, size_t(n));
+  }
+}
+
+WorkerProcess::Reply WorkerProcess::receive(std::chrono::milliseconds timeout, const std::function<bool()>& cancelled) {
+  if (!cancelled) return receive(timeout);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    Reply reply = receive(std::max(std::chrono::milliseconds(0), std::min(left, kCancelPoll)));
+    if (reply.status != Reply::Status::TimedOut || left <= kCancelPoll) return reply;
+    if (cancelled()) {
+      reply.status = Reply::Status::Cancelled;
+      return reply;
+    }
   }
 }
 

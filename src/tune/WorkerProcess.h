@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,7 +27,7 @@ class WorkerProcess {
   pid_t pid() const { return pid_; }
 
   struct Reply {
-    enum class Status { Line, Died, TimedOut };
+    enum class Status { Line, Died, TimedOut, Cancelled };
     Status status = Status::Died;
     std::string line;   ///< without the newline, for Status::Line
     int signal = 0;     ///< for Died: the signal that killed the child, or 0
@@ -40,6 +41,11 @@ class WorkerProcess {
   /// Waits for the next line at most `timeout`. On TimedOut the child is still alive (kill() it);
   /// on Died it has been reaped.
   Reply receive(std::chrono::milliseconds timeout);
+  /// receive(), asking `cancelled` every kCancelPoll while it waits: when it says true, the
+  /// wait ends with Status::Cancelled (the child still alive: kill() it). An empty function
+  /// never cancels.
+  Reply receive(std::chrono::milliseconds timeout, const std::function<bool()>& cancelled);
+  static constexpr std::chrono::milliseconds kCancelPoll{100};
   /// Kills the process group with SIGKILL and reaps the child (idempotent).
   void kill();
   bool running() const { return pid_ > 0; }

@@ -11,8 +11,12 @@
 
 #include "RpcTestSupport.h"
 #include "common/ErrorText.h"
+#include "common/FakeWorker.h"
+#include "ops/Examples.h"
+#include "rpc/HardwareInfo.h"
 #include "rpc/RpcRunner.h"
 #include "rpc/TrackerClient.h"
+#include "tune/RecordQueries.h"
 #include "tune/TuneTestSupport.h"
 
 using namespace tessel;
@@ -36,23 +40,25 @@ std::string testSource(const tune::MeasureInput& input, const std::string& kerne
   return "#include <unistd.h>\n" + source;
 }
 
-/// Built candidates of the small matmul, by config ("" = the default, "segfault", "wrong",
-/// "sleepy"), built once per process.
-const std::pair<tune::MeasureInput, tune::BuildResult>& built(const std::string& config) {
+/// Built candidates of a task (the small matmul unless given), by config ("" = the default,
+/// "segfault", "wrong", "sleepy"), built once per process.
+const std::pair<tune::MeasureInput, tune::BuildResult>& built(const std::string& config,
+                                                              const tune::MeasureTaskPtr& task = tunetest::smallMatmul()) {
   static std::map<std::string, std::pair<tune::MeasureInput, tune::BuildResult>> cache;
   static std::unique_ptr<tune::LocalBuilder> builder;
-  if (!cache.count(config)) {
+  std::string key = task->key() + " " + config;
+  if (!cache.count(key)) {
     if (!builder) {
       tune::LocalBuilderOptions o;
       o.sourceGenerator = testSource;
       builder = std::make_unique<tune::LocalBuilder>(o);
     }
-    auto input = tunetest::candidate(tunetest::smallMatmul(), config);
+    auto input = tunetest::candidate(task, config);
     auto result = builder->build({input});
     TESSEL_CHECK(result[0].ok(), "test: build of '{}' failed: {}", config, result[0].errorMessage);
-    cache[config] = {input, result[0]};
+    cache[key] = {input, result[0]};
   }
-  return cache[config];
+  return cache[key];
 }
 
 struct Batch {
@@ -247,6 +253,49 @@ TEST(RpcRunner, ATrackerRestartMidRunIsSurvived) {
   std::this_thread::sleep_for(500ms);
   c.startTracker(port);
   expectAllOk(waiting.get(), 10);
+}
+
+TEST(RpcRunner, ARogueServersInventedTimingsAreErrorsAndNeverTheBest) {
+  // A `tessel server --worker fake.sh` registered under the key of an honest server answers
+  // every candidate at ten times what this machine can do at all (once, 806,400 GFLOPS on two
+  // cores became a task's best record).
+  auto task = tune::makeMeasureTask("matmul", ops::matmul(64, 64, 64));
+  double peak = queryHostHardware().peakGflops;
+  ASSERT_GT(peak, 0);
+  double invented = std::max(task->dag.flopCount() / (peak * 1e9) / 10, 1.5e-9);  // over the floor
+  Cluster c;
+  c.startTracker();
+  c.startServer("victim");
+  TempDir rogueDir;
+  size_t rogue = c.startServer("victim", {"--worker", testsupport::writeFakeWorker(rogueDir.path(), fmt::format("{}, {}", invented, invented))});
+  ASSERT_TRUE(c.waitForDevices("victim", 2, 2));
+  std::string rogueAddress = fmt::format("127.0.0.1:{}", c.serverPort(rogue));
+  Batch batch;
+  for (int i = 0; i < 12; ++i) {
+    batch.inputs.push_back(built("", task).first);
+    batch.builds.push_back(built("", task).second);
+  }
+  RpcRunner runner(runnerOptions(c, "victim", 0));
+  auto results = runner.run(batch.inputs, batch.builds);
+  ASSERT_EQ(runner.measuredPerDevice().size(), 2u) << "both servers get work";
+  int refused = 0;
+  std::vector<tune::TuningRecord> records;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const auto& r = results[i];
+    if (!r.ok()) {
+      ++refused;
+      EXPECT_EQ(r.errorNo, tune::MeasureErrorNo::RuntimeDeviceError);
+      expectContains(r.errorMessage, "on " + rogueAddress + ": implausible timing from the device server: a cost of");
+    } else {
+      EXPECT_GT(r.cost(), invented * 10) << "an honest measurement";
+    }
+    records.push_back(tune::makeRecord(batch.inputs[i], r));
+  }
+  EXPECT_EQ(refused, runner.measuredPerDevice().at(rogueAddress)) << "every answer of the rogue is refused";
+  auto best = tune::bestRecords(records);
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_TRUE(best[0].ok());
+  EXPECT_GT(best[0].cost(), invented * 10);
 }
 
 TEST(RpcRunner, NoDeviceOfTheKeyEndsEveryCandidateInOneError) {

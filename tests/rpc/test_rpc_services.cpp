@@ -1,11 +1,18 @@
 // The tracker and device servers as real processes on loopback: `tessel query` totals and
-// pending counts, the token, a busy port, the device server's limits (upload size, names
-// confined to its directory, one session at a time), and malformed requests answered with
-// errors instead of crashes.
+// pending counts, the token, a busy port, where they listen (loopback unless told, and never
+// elsewhere without a token or --insecure), the device server's limits (upload size, names
+// confined to its directory, one session at a time, the longest run), a measurement whose
+// client went away killed at once, and malformed requests answered with errors instead of
+// crashes.
 #include <gtest/gtest.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <future>
@@ -13,6 +20,7 @@
 
 #include "RpcTestSupport.h"
 #include "common/ErrorText.h"
+#include "common/FakeWorker.h"
 #include "common/TesselCli.h"
 #include "rpc/DeviceSession.h"
 #include "rpc/HardwareInfo.h"
@@ -37,6 +45,43 @@ SubprocessResult query(const Cluster& c, const std::vector<std::string>& extra =
   SubprocessOptions o;
   o.timeout = 20s;
   return runSubprocess(argv, o);
+}
+
+/// This machine's IPv4 addresses other than loopback (none in a bare container).
+std::vector<std::string> otherAddresses() {
+  std::vector<std::string> addresses;
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return addresses;
+  for (ifaddrs* a = list; a; a = a->ifa_next) {
+    if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET) continue;
+    char text[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof text);
+    if (std::string(text).rfind("127.", 0) != 0) addresses.push_back(text);
+  }
+  freeifaddrs(list);
+  return addresses;
+}
+
+/// Whether a TCP connection to address:port is accepted.
+bool accepts(const std::string& address, int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(uint16_t(port));
+  inet_pton(AF_INET, address.c_str(), &to.sin_addr);
+  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0;
+  close(fd);
+  return ok;
+}
+
+/// Waits (bounded) until process `pid` is gone; the seconds it took, or -1.
+double secondsUntilGone(pid_t pid, std::chrono::seconds limit = 10s) {
+  auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < limit) {
+    if (kill(pid, 0) != 0) return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::this_thread::sleep_for(10ms);
+  }
+  return -1;
 }
 
 /// Waits (bounded) until `tessel query` prints `line`.
@@ -337,6 +382,9 @@ TEST(RpcServices, QueryPrintsAServersHardware) {
   expectContains(r.output, fmt::format("Hardware of a 'hw' device (127.0.0.1:{})", c.serverPort(i)));
   auto host = queryHostHardware();
   expectContains(r.output, fmt::format("  cores          {}\n", host.cores));
+  // The bound the tuner holds the device's timings to (tune/PlausibleCost.h).
+  EXPECT_GT(host.peakGflops, 0);
+  expectContains(r.output, fmt::format("  peak GFLOPS    {:.0f} (fp32, an upper bound)\n", host.peakGflops));
   EXPECT_GT(host.cores, 0);
   EXPECT_GE(host.vectorBits, 128);
   EXPECT_GT(host.l1CacheBytes, 0);
@@ -344,4 +392,183 @@ TEST(RpcServices, QueryPrintsAServersHardware) {
                              "--wait", "0.2"}, o);
   EXPECT_EQ(none.exitCode, 1);
   expectContains(none.output, "no device of key 'none' became free within 0.2 s");
+}
+
+TEST(RpcServices, ServersListenOnLoopbackUnlessToldAndElsewhereOnlyWithATokenOrInsecure) {
+  Cluster c;
+  SubprocessOptions o;
+  o.timeout = 20s;
+  for (std::string command : {"server", "tracker"}) {
+    // Without --host: this machine only.
+    ChildProcess plain({tesselCli(), command, "--port", "0"}, c.dir() + "/" + command + "_plain.log");
+    ASSERT_TRUE(plain.waitForOutput("bind to")) << plain.output();
+    expectContains(plain.output(), "bind to 127.0.0.1:");
+    int port = boundPort(plain.output());
+    EXPECT_TRUE(accepts("127.0.0.1", port));
+    for (const std::string& address : otherAddresses()) EXPECT_FALSE(accepts(address, port)) << address;
+    EXPECT_EQ(plain.output().find("warning"), std::string::npos) << plain.output();
+    // Another address without a token: refused before anything starts, a usage error naming the ways out.
+    auto refused = runSubprocess({tesselCli(), command, "--host", "0.0.0.0", "--port", "0"}, o);
+    EXPECT_EQ(refused.exitCode, 2) << refused.output;
+    expectContains(refused.output, "would listen on 0.0.0.0 without a token");
+    expectContains(refused.output, "--token");
+    expectContains(refused.output, "--insecure");
+    EXPECT_EQ(refused.output.find("bind to"), std::string::npos);
+    // --insecure starts it, and it warns at every start.
+    ChildProcess insecure({tesselCli(), command, "--host", "0.0.0.0", "--port", "0", "--insecure"},
+                          c.dir() + "/" + command + "_insecure.log");
+    EXPECT_TRUE(insecure.waitForOutput("without a token (--insecure): anyone who can reach it can")) << insecure.output();
+    expectContains(insecure.output(), "bind to 0.0.0.0:");
+    expectContains(insecure.output(), "warning: the ");
+    // A token is what makes another address safe: no warning.
+    ChildProcess tokened({tesselCli(), command, "--host", "0.0.0.0", "--port", "0", "--token", "s3cret"},
+                         c.dir() + "/" + command + "_token.log");
+    ASSERT_TRUE(tokened.waitForOutput("bind to 0.0.0.0:")) << tokened.output();
+    std::this_thread::sleep_for(100ms);
+    EXPECT_EQ(tokened.output().find("warning"), std::string::npos) << tokened.output();
+  }
+  // A loopback server registering with a tracker elsewhere says why that tracker's clients
+  // cannot reach it (192.0.2.1: a documentation address, never reached).
+  ChildProcess lonely({tesselCli(), "server", "--tracker", "192.0.2.1:9190", "--key", "k", "--port", "0"},
+                      c.dir() + "/lonely.log");
+  EXPECT_TRUE(lonely.waitForOutput("note: this server listens on 127.0.0.1 only, so clients of the tracker at "
+                                   "192.0.2.1:9190 on other machines cannot reach it; pass --host (with --token)"))
+      << lonely.output();
+}
+
+namespace {
+
+/// A device server running the fake worker, and raw calls on it.
+struct FakeServer {
+  explicit FakeServer(Cluster& c, const std::vector<std::string>& extra = {}) : cluster(c) {
+    std::vector<std::string> argv = {tesselCli(), "server", "--port", "0", "--worker",
+                                     testsupport::writeFakeWorker(c.dir(), "1e-3")};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    process = std::make_unique<ChildProcess>(argv, c.dir() + "/fake_server.log");
+    TESSEL_CHECK(process->waitForOutput("bind to"), "the server did not start: {}", process->output());
+    address = fmt::format("127.0.0.1:{}", boundPort(process->output()));
+    stub = proto::DeviceServer::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  }
+  /// Opens a session with k.so uploaded; 0 when the server refuses (busy).
+  uint64_t open() {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 5s);
+    proto::OpenSessionRequest request;
+    proto::SessionReply reply;
+    if (!stub->OpenSession(&context, request, &reply).ok()) return 0;
+    grpc::ClientContext uploadContext;
+    uploadContext.set_deadline(std::chrono::system_clock::now() + 5s);
+    proto::UploadRequest upload;
+    upload.set_session_id(reply.session_id());
+    upload.set_name("k.so");
+    upload.set_data("x");
+    proto::UploadReply uploaded;
+    EXPECT_TRUE(stub->Upload(&uploadContext, upload, &uploaded).ok());
+    return reply.session_id();
+  }
+  grpc::Status measure(grpc::ClientContext& context, uint64_t session, const std::string& kernel, double timeoutSeconds,
+                       proto::MeasureReply* reply) {
+    proto::MeasureRequest request;
+    request.set_session_id(session);
+    request.set_library("k.so");
+    request.set_kernel(kernel);
+    request.set_number(1);
+    request.set_repeat(1);
+    request.set_timeout_s(timeoutSeconds);
+    return stub->Measure(&context, request, reply);
+  }
+  pid_t workerPid() const { return pid_t(std::stol(readFile(cluster.dir() + "/fake_worker.pid"))); }
+  /// Seconds until a new client has a session and a measurement answered (-1: not within 10 s).
+  double secondsUntilTheNextClientIsServed() {
+    auto start = std::chrono::steady_clock::now();
+    uint64_t session = 0;
+    while (!(session = open()) && std::chrono::steady_clock::now() - start < 10s) std::this_thread::sleep_for(20ms);
+    if (!session) return -1;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 10s);
+    proto::MeasureReply reply;
+    auto status = measure(context, session, "matmul", 10, &reply);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(reply.error_no(), 0) << reply.message();
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    grpc::ClientContext closeContext;
+    proto::SessionRef ref;
+    ref.set_session_id(session);
+    proto::SessionReply closed;
+    EXPECT_TRUE(stub->CloseSession(&closeContext, ref, &closed).ok());
+    return seconds;
+  }
+  Cluster& cluster;
+  std::unique_ptr<ChildProcess> process;
+  std::string address;
+  std::unique_ptr<proto::DeviceServer::Stub> stub;
+};
+
+}  // namespace
+
+TEST(RpcServices, AMeasurementWhoseClientIsGoneIsKilledAndTheNextClientServedAtOnce) {
+  Cluster c;
+  FakeServer server(c);
+  // 1. The client's deadline passes while its candidate hangs (it asked for a day).
+  uint64_t first = server.open();
+  ASSERT_NE(first, 0u);
+  grpc::ClientContext late;
+  late.set_deadline(std::chrono::system_clock::now() + 1s);
+  proto::MeasureReply reply;
+  auto status = server.measure(late, first, "sleep", 86400, &reply);
+  EXPECT_EQ(status.error_code(), grpc::DEADLINE_EXCEEDED) << status.error_message();
+  double gone = secondsUntilGone(server.workerPid());
+  EXPECT_GE(gone, 0) << "the hanging measurement was never killed";
+  EXPECT_LT(gone, 1.5);
+  double served = server.secondsUntilTheNextClientIsServed();
+  EXPECT_GE(served, 0) << "the next client was not served: " << server.process->output();
+  EXPECT_LT(served, 3.0);
+  expectContains(server.process->output(), "closed (its client went away during a measurement)");
+
+  // 2. The client closes its stream (cancels) mid-measurement.
+  uint64_t second = server.open();
+  ASSERT_NE(second, 0u);
+  grpc::ClientContext cancelled;
+  cancelled.set_deadline(std::chrono::system_clock::now() + 600s);
+  auto call = std::async(std::launch::async, [&] { return server.measure(cancelled, second, "sleep", 86400, &reply); });
+  std::this_thread::sleep_for(500ms);
+  pid_t worker = server.workerPid();
+  cancelled.TryCancel();
+  EXPECT_EQ(call.get().error_code(), grpc::CANCELLED);
+  gone = secondsUntilGone(worker);
+  EXPECT_GE(gone, 0) << "the hanging measurement was never killed";
+  EXPECT_LT(gone, 1.5);
+  served = server.secondsUntilTheNextClientIsServed();
+  EXPECT_GE(served, 0);
+  EXPECT_LT(served, 3.0);
+  EXPECT_TRUE(server.process->running());
+}
+
+TEST(RpcServices, NoMeasurementRunsLongerThanTheServersMaximum) {
+  Cluster c;
+  FakeServer server(c, {"--max-run-timeout", "1"});
+  DeviceSession session(server.address, {}, "test");
+  session.upload("k.so", "x");
+  RemoteKernel kernel;
+  kernel.library = "k.so";
+  kernel.kernel = kernel.taskName = "sleep";
+  tune::MeasureOptions day;
+  day.timeoutSeconds = 86400;
+  auto start = std::chrono::steady_clock::now();
+  auto r = session.measure(kernel, day);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+  EXPECT_EQ(r.errorNo, tune::MeasureErrorNo::RunTimeoutError) << r.errorMessage;
+  expectContains(r.errorMessage, "timed out after 1.0 s (capped from 86400.0 s)");
+  expectContains(r.errorMessage, "this device server runs one measurement for at most 1 s (--max-run-timeout)");
+  // The device goes on measuring.
+  kernel.kernel = "matmul";
+  EXPECT_TRUE(session.measure(kernel, day).ok());
+  // A whole module's benchmark too.
+  TempDir module;
+  for (const char* name : {"graph.json", "kernels.so", "params.bin"}) writeFile(module.path() + "/" + name, "x");
+  start = std::chrono::steady_clock::now();
+  auto error = errorOf([&] { session.benchmarkModule(module.path(), {}, 86400); });
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+  expectContains(error, "the module ran past the timeout of 1.0 s");
+  expectContains(error, "(--max-run-timeout)");
 }

@@ -6,6 +6,7 @@
 #include "target/CpuRequirements.h"
 #include "target/HostCpu.h"
 #include "target/KnownCpus.h"
+#include "target/PeakFlops.h"
 #include "target/Target.h"
 
 namespace tessel {
@@ -165,6 +166,24 @@ TEST(Target, AModulesRequirementsRoundTripAndNameWhatIsMissing) {
   EXPECT_EQ(target::CpuRequirements::parse("x86_64:", "m").features.size(), 0u);
   EXPECT_NE(errorOf([] { target::CpuRequirements::parse("garbage", "module 'k.so'"); }).find("module 'k.so': the CPU requirements"),
             std::string::npos);
+}
+
+TEST(Target, ThePeakRateIsAnUpperBoundFromTheMachineModel) {
+  // Haswell: 32-byte vectors (8 fp32 lanes), 2 FMA units; 2 cores at 3 GHz: 2 x 2 x 8 x 2 x 3.
+  auto haswell = Target::parse("cpu -mcpu=haswell -num-cores=2").cpu;
+  ASSERT_EQ(haswell.fmaUnits, 2);
+  EXPECT_DOUBLE_EQ(target::cpuPeakGflops(haswell, 3.0), 192.0);
+  // An unknown clock is taken as the ceiling, above any CPU's turbo.
+  EXPECT_DOUBLE_EQ(target::cpuPeakGflops(haswell, 0), 192.0 * target::kClockCeilingGhz / 3.0);
+  // AVX-512 doubles the lanes; a machine without FMA units counts one (its multiply and add ports).
+  auto skx = Target::parse("cpu -mcpu=skylake-avx512 -num-cores=2").cpu;
+  EXPECT_DOUBLE_EQ(target::cpuPeakGflops(skx, 3.0), 2.0 * 2 * 16 * 2 * 3);
+  auto noFma = haswell;
+  noFma.fmaUnits = 0;
+  EXPECT_DOUBLE_EQ(target::cpuPeakGflops(noFma, 3.0), 96.0);
+  // This machine's: positive, and its clock either read or unknown.
+  EXPECT_GT(target::cpuPeakGflops(target::hostCpu(), target::hostMaxClockGhz()), 0);
+  EXPECT_GE(target::hostMaxClockGhz(), 0);
 }
 
 }  // namespace

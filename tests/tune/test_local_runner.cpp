@@ -6,6 +6,8 @@
 #include <memory>
 #include <map>
 
+#include "common/FakeWorker.h"
+#include "support/TempDir.h"
 #include "tune/LocalRunner.h"
 #include "tune/TuneTestSupport.h"
 
@@ -71,6 +73,16 @@ class LocalRunnerTest : public ::testing::Test {
     runner.setReference(*smallMatmul(), builds().at("").second);
   }
 };
+
+/// The small matmul's kernel in a library at `path` that is never built: for workers that do
+/// not get as far as opening it.
+BuildResult matmulBuildAt(const std::string& path) {
+  BuildResult build;
+  build.libraryPath = path;
+  build.kernelName = "matmul";
+  build.numInputs = 2;
+  return build;
+}
 
 }  // namespace
 
@@ -227,6 +239,56 @@ TEST_F(LocalRunnerTest, CooldownSeparatesMeasurements) {
   EXPECT_GE(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 0.29);
 }
 
+TEST_F(LocalRunnerTest, ACancelledRunHasItsWorkerKilledAtOnce) {
+  // A device server asks whether its client is still there while the worker runs.
+  prebuild({"", "hang"});
+  auto options = fastOptions();
+  options.timeoutSeconds = 600;
+  LocalRunner runner(options);
+  auto start = std::chrono::steady_clock::now();
+  auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  const auto& hang = builds().at("hang");
+  double cancelledAt = 0;
+  auto r = runner.runOne(hang.first, hang.second, [&] {
+    if (cancelledAt == 0 && since() > 0.3) cancelledAt = since();
+    return cancelledAt > 0;
+  });
+  EXPECT_EQ(r.errorNo, MeasureErrorNo::UnknownError);
+  expectContains(r.errorMessage, "cancelled after");
+  EXPECT_GT(cancelledAt, 0);
+  EXPECT_LT(since() - cancelledAt, 1.0) << "the worker is killed as soon as the run is cancelled";
+  // The next candidate gets a fresh worker.
+  EXPECT_TRUE(run(runner, "").ok());
+  EXPECT_EQ(runner.workersStarted(), 2);
+}
+
+TEST_F(LocalRunnerTest, TheLongestRunCapsWhatATimeoutAsks) {
+  prebuild({"hang"});
+  auto options = fastOptions();
+  options.timeoutSeconds = 86400;  // a client's day
+  options.maxRunSeconds = 0.5;     // a device server's --max-run-timeout
+  LocalRunner runner(options);
+  auto start = std::chrono::steady_clock::now();
+  auto r = run(runner, "hang");
+  EXPECT_EQ(r.errorNo, MeasureErrorNo::RunTimeoutError);
+  expectContains(r.errorMessage, "timed out after 0.5 s (capped from 86400.0 s)");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 3.0);
+}
+
+TEST(LocalRunner, AWorkersImpossibleCostsAreAnError) {
+  // A worker answering 1 ps per call: no kernel call is that fast, and a log holding it would
+  // be refused when read.
+  TempDir dir;
+  LocalRunnerOptions options;
+  options.workerPath = testsupport::writeFakeWorker(dir.path(), "1e-12, 1e-12");
+  LocalRunner runner(options);
+  auto r = runner.runOne(candidate(smallMatmul(), ""), matmulBuildAt(dir.path() + "/candidate.so"));
+  EXPECT_EQ(r.errorNo, MeasureErrorNo::RuntimeDeviceError);
+  expectContains(r.errorMessage, "implausible timing from the measurement worker");
+  expectContains(r.errorMessage, "less than any kernel call takes");
+  EXPECT_TRUE(r.costs.empty());
+}
+
 TEST(LocalRunner, AMissingWorkerIsReportedAtConstruction) {
   LocalRunnerOptions options;
   options.workerPath = "/nonexistent/tessel-measure-worker";
@@ -240,11 +302,7 @@ TEST(LocalRunner, AWorkerThatDoesNotStartIsAnErrorRecord) {
   LocalRunnerOptions options;
   options.workerPath = "/bin/false";
   LocalRunner runner(options);
-  BuildResult build;
-  build.libraryPath = "/nonexistent.so";
-  build.kernelName = "matmul";
-  build.numInputs = 2;
-  auto r = runner.runOne(candidate(smallMatmul(), ""), build);
+  auto r = runner.runOne(candidate(smallMatmul(), ""), matmulBuildAt("/nonexistent.so"));
   EXPECT_EQ(r.errorNo, MeasureErrorNo::UnknownError);
   expectContains(r.errorMessage, "did not start");
   expectContains(r.errorMessage, "exited with code 1");

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -21,6 +22,7 @@
 #include "support/TempDir.h"
 #include "target/HostCpu.h"
 #include "tune/HistoryBest.h"
+#include "tune/PlausibleCost.h"
 #include "tune/RecordLog.h"
 #include "tune/RecordQueries.h"
 #include "tune/ShippedRecords.h"
@@ -615,3 +617,40 @@ TEST(RecordsCli, ShowAndBest) {
 #endif
 
 }  // namespace
+
+TEST(PlausibleCost, TimingsADeviceCannotHaveMeasuredAreErrorsAndNeverRanked) {
+  auto task = matmulTask(32);  // 2 x 32^3 FLOPs
+  ASSERT_DOUBLE_EQ(task->dag.flopCount(), 65536);
+  double peak = 100;  // GFLOPS: the task takes at least 655 ns; twice the peak (328 ns) still passes
+  EXPECT_EQ(implausibleCosts(okResult({7e-7}), *task, peak), "");
+  EXPECT_EQ(implausibleCosts(okResult({3.3e-7}), *task, peak), "");
+  std::string over = implausibleCosts(okResult({1e-3, 1e-7}), *task, peak);  // the fastest repeat counts
+  expectContains(over, "1e-07 s per call is 655 GFLOPS for the 65536 FLOPs of task 'matmul'");
+  expectContains(over, "over 2x the device's peak of 100 GFLOPS");
+  // Below the floor every record must clear, whatever the peak (0: unknown, a GPU server).
+  EXPECT_EQ(implausibleCosts(okResult({1e-8}), *task, 0), "");
+  expectContains(implausibleCosts(okResult({1e-12}), *task, 0), "less than any kernel call takes (1e-09 s)");
+  expectContains(implausibleCosts(okResult({-1.0}), *task, 0), "is no measurement");
+  expectContains(implausibleCosts(okResult({std::nan("")}), *task, 0), "is no measurement");
+  EXPECT_EQ(implausibleCosts(failedResult(MeasureErrorNo::RuntimeDeviceError, "crashed"), *task, peak), "");
+  // int8 elements fill four times the lanes of fp32.
+  auto int8 = makeMeasureTask("matmul_int8", ops::matmul(32, 32, 32, DataType::int8()));
+  EXPECT_DOUBLE_EQ(peakGflopsFor(*int8, peak), 400);
+  EXPECT_EQ(implausibleCosts(okResult({1e-7}), *int8, peak), "");
+
+  // A rogue device's answer becomes an error record; the log's best is the honest one.
+  MeasureResult rogue = okResult({1e-9, 1e-9});
+  refuseImplausibleCosts(rogue, *task, peak, "the device server at 10.0.0.9:9090");
+  EXPECT_EQ(rogue.errorNo, MeasureErrorNo::RuntimeDeviceError);
+  expectContains(rogue.errorMessage, "implausible timing from the device server at 10.0.0.9:9090: a cost of 1e-09 s");
+  EXPECT_TRUE(rogue.costs.empty());
+  MeasureResult honest = okResult({4e-5});
+  refuseImplausibleCosts(honest, *task, peak, "this machine");
+  ASSERT_TRUE(honest.ok());
+  std::vector<TuningRecord> records = {stepsRecord(task, tiledSteps(), honest), stepsRecord(task, {}, rogue)};
+  TuningRecord read = recordFromLine(recordToLine(records[1]));  // written and read back like any error
+  EXPECT_EQ(read.result.errorNo, MeasureErrorNo::RuntimeDeviceError);
+  auto best = bestRecords(records);
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_DOUBLE_EQ(best[0].cost(), 4e-5);
+}
