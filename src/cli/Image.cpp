@@ -7,6 +7,7 @@
 
 #include "support/Error.h"
 #include "support/Files.h"
+#include "support/MemoryBudgets.h"
 
 namespace tessel::cli {
 
@@ -42,10 +43,15 @@ void checkComplete(const std::string& bytes, const std::string& path) {
 RgbImage decodeImage(const std::string& path) {
   std::string bytes = readFile(path, kImageFile);
   checkComplete(bytes, path);
+  const auto* data = reinterpret_cast<const stbi_uc*>(bytes.data());
   int width = 0, height = 0, channels = 0;
-  std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
-      stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), int(bytes.size()), &width, &height, &channels, 3),
-      stbi_image_free);
+  // The header's size is checked before the decoder allocates anything.
+  if (stbi_info_from_memory(data, int(bytes.size()), &width, &height, &channels) == 1) {
+    TESSEL_CHECK(budgets::productWithin({width, height}, budgets::kDecodedImagePixels).has_value(),
+                 "{}: the image is {}x{} pixels, more than classify decodes ({} pixels); scale it down first", path, width, height,
+                 budgets::kDecodedImagePixels);
+  }
+  stbi_uc* pixels = stbi_load_from_memory(data, int(bytes.size()), &width, &height, &channels, 3);
   if (!pixels) {
     // Debian builds stb without its (terse) failure strings; say what is known.
     const char* reason = stbi_failure_reason();
@@ -54,7 +60,7 @@ RgbImage decodeImage(const std::string& path) {
   RgbImage image;
   image.width = width;
   image.height = height;
-  image.pixels.assign(pixels.get(), pixels.get() + size_t(width) * size_t(height) * 3);
+  image.pixels = std::shared_ptr<const uint8_t>(pixels, stbi_image_free);  // the decoder's buffer, not a copy
   return image;
 }
 
@@ -66,7 +72,7 @@ runtime::Tensor imageTensor(const RgbImage& image, const std::vector<int64_t>& s
                runtime::formatShape(shape));
   int height = int(nchw ? shape[2] : shape[1]), width = int(nchw ? shape[3] : shape[2]);
   std::vector<uint8_t> resized(size_t(width) * size_t(height) * 3);
-  TESSEL_CHECK(stbir_resize_uint8(image.pixels.data(), image.width, image.height, 0, resized.data(), width, height, 0, 3) == 1,
+  TESSEL_CHECK(stbir_resize_uint8(image.pixels.get(), image.width, image.height, 0, resized.data(), width, height, 0, 3) == 1,
                "resizing the image from {}x{} to {}x{} failed", image.width, image.height, width, height);
   auto t = runtime::Tensor::empty(shape, DataType::float32());
   float* out = t.dataAs<float>();

@@ -4,6 +4,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,11 +14,13 @@ namespace tessel::cli {
 
 struct RgbImage {
   int width = 0, height = 0;
-  std::vector<uint8_t> pixels;  ///< row-major, 3 bytes (R, G, B) per pixel
+  /// Row-major, 3 bytes (R, G, B) per pixel: the decoder's own buffer (one copy of the pixels).
+  std::shared_ptr<const uint8_t> pixels;
 };
 
 /// Decodes a PNG or JPEG file (grey and alpha become RGB). Error naming the file when it is
-/// not an image, is damaged or is cut short.
+/// not an image, is damaged or is cut short, or when its header declares more pixels than
+/// budgets::kDecodedImagePixels (checked before the decoder allocates).
 RgbImage decodeImage(const std::string& path);
 
 struct Normalization {

@@ -2,6 +2,7 @@
 
 #include "cli/GpuTargets.h"
 #include "cli/ModelArgs.h"
+#include "cli/ModuleOutput.h"
 #include "cli/OptionChecks.h"
 #include "cli/VtaFlow.h"
 
@@ -9,7 +10,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <map>
 #include <optional>
 
@@ -137,7 +137,7 @@ void compileGpu(const CompileArgs& a) {
   TESSEL_CHECK(a.records.empty() || (a.channelTile == "auto" && a.reductionParts == "auto"),
                "--channel-tile and --reduction-parts set the default GPU schedule; with --records the records choose them");
   std::string host = checkGpuTargetHost(a.target, a.targetHost);
-  prepareOutputDirectory(a.output, "--output");
+  checkModuleOutput(a.output);
   // Shipped records choose their own tiles: an explicit default-schedule rule leaves them out.
   bool rulesGiven = a.channelTile != "auto" || a.reductionParts != "auto";
   ShippedRecordsUse shipped = a.noShippedRecords || rulesGiven ? ShippedRecordsUse{} : ShippedRecordsUse::of(tune::shippedRecordSetForGpu(a.parsedTarget), a.parsedTarget);
@@ -165,7 +165,8 @@ void compileGpu(const CompileArgs& a) {
   }
   tune::ScheduleFunction defaults = [rules](const te::ComputeDAG& dag) { return ops::defaultGpuSchedule(dag, rules); };
   options.schedule = best ? gpuRecordsProvider(*best, limits) : defaults;
-  auto report = graph::buildGraph(g, a.output, options);
+  graph::BuildReport report;
+  writeModule(a.output, [&](const std::string& directory) { report = graph::buildGraph(g, directory, options); });
   if (!a.records.empty()) fmt::print("{}: {}\n", a.records, best->summary());
   shipped.report(best, a.parsedTarget.str());
   if (!chosen.summary.empty()) fmt::print("{}\n", chosen.summary);
@@ -186,7 +187,7 @@ void compile(const CompileArgs& a) {
   }
   if (a.parsedTarget.isGpu()) return compileGpu(a);
   checkCpuTarget(a.target);
-  prepareOutputDirectory(a.output, "--output");
+  checkModuleOutput(a.output);
   TESSEL_CHECK(a.records.empty() || !a.naive, "--records and --naive exclude each other");
   // Tessel's shipped records fill the workloads the user's records do not cover.
   ShippedRecordsUse shipped = a.naive || a.noShippedRecords ? ShippedRecordsUse{} : ShippedRecordsUse::of(tune::shippedRecordSetForCpu(a.parsedTarget), a.parsedTarget);
@@ -202,7 +203,8 @@ void compile(const CompileArgs& a) {
   DefaultSchedules defaults(a.parsedTarget);
   if (best) options.schedule = best->provider(defaults.provider());
   else if (!a.naive) options.schedule = defaults.provider();
-  auto report = graph::buildGraph(g, a.output, options);
+  graph::BuildReport report;
+  writeModule(a.output, [&](const std::string& directory) { report = graph::buildGraph(g, directory, options); });
   if (!a.records.empty()) fmt::print("{}: {}\n", a.records, best->summary());
   shipped.report(best, a.parsedTarget.str());
   if (best) reportRecordsOfOtherMachines(*best, a.parsedTarget.cpu);
@@ -223,8 +225,7 @@ struct ParamsArgs : ModelArgs {
 };
 
 void writeParams(const ParamsArgs& a) {
-  checkWritableFilePath(a.output, "--output");
-  TESSEL_CHECK(a.force || !std::filesystem::exists(a.output), "--output {}: the file exists; pass --force to replace it", a.output);
+  checkOutputFile(a.output, a.force);
   graph::Graph g = loadModel(a);
   graph::saveGraphParams(g, a.output);
   int64_t values = 0;
@@ -243,7 +244,10 @@ void addModelCommands(CLI::App& app) {
   auto compileArgs = std::make_shared<CompileArgs>();
   CLI::App* compileCommand = app.add_subcommand("compile", "compile a network (zoo or ONNX) into a deployable module directory");
   addModelOptions(compileCommand, *compileArgs);
-  compileCommand->add_option("-o,--output", compileArgs->output, "the module directory to write")->required();
+  compileCommand->add_option("-o,--output", compileArgs->output,
+                             "the module directory to write: a new or empty directory, or a module, which is replaced "
+                             "as a whole once the new one is complete")
+      ->required();
   compileCommand->add_flag("--no-fuse", compileArgs->noFuse, "one function per operator");
   compileCommand->add_flag("--naive", compileArgs->naive, "no schedule at all (debugging)");
   compileCommand->add_option("--records", compileArgs->records,

@@ -32,7 +32,7 @@ struct RunOptions {
   std::vector<std::string> inputs;
   /// One .npy path per output, in order.
   std::vector<std::string> outputs;
-  bool random = false;
+  bool random = false, force = false;
   uint32_t seed = 0;
   bool profile = false;  ///< a VTA module: cycles and GEMM-core utilization per packed convolution
   std::string device = "cpu";  ///< where the module runs: cpu, cuda[:N], opencl[:N]
@@ -109,7 +109,7 @@ void printTopClasses(const runtime::Tensor& out) {
 void runVta(const RunOptions& o) {
   TESSEL_CHECK(o.inputs.size() <= 1, "a VTA module has one input, the image; {} --input given", o.inputs.size());
   TESSEL_CHECK(o.outputs.size() <= 1, "a VTA module has one output; {} --output paths given", o.outputs.size());
-  for (const auto& path : o.outputs) checkWritableFilePath(path, "--output");
+  for (const auto& path : o.outputs) checkOutputFile(path, o.force);
   std::optional<runtime::Tensor> image;
   if (!o.inputs.empty()) {
     std::string path = o.inputs[0];
@@ -129,7 +129,7 @@ void run(const RunOptions& o) {
   auto executor = loadExecutor(o.directory, o.device, o.noCudaGraph);
   TESSEL_CHECK(int(o.outputs.size()) <= executor.numOutputs(), "{} --output paths given, the module has {} output{}",
                o.outputs.size(), executor.numOutputs(), executor.numOutputs() == 1 ? "" : "s");
-  for (const auto& path : o.outputs) checkWritableFilePath(path, "--output");
+  for (const auto& path : o.outputs) checkOutputFile(path, o.force);
   std::vector<bool> given(size_t(executor.numInputs()), false);
   for (const auto& argument : o.inputs) {
     auto [index, path] = namedInput(executor, argument);
@@ -241,6 +241,7 @@ void addModuleCommands(CLI::App& app) {
   runCommand->add_option("--input", runOptions->inputs,
                          "an input as .npy: NAME=FILE.npy (repeatable), or FILE.npy for the first input");
   runCommand->add_option("--output", runOptions->outputs, "save an output as .npy (repeatable: one path per output, in order)");
+  runCommand->add_flag("--force", runOptions->force, "replace an --output file that exists");
   runCommand->add_flag("--random", runOptions->random, "uniform random inputs in [0, 1) for the inputs not given (the default without --input)");
   runCommand->add_option("--seed", runOptions->seed, "seed of the random input")->check(integerIn(0, UINT32_MAX));
   runCommand->add_flag("--profile", runOptions->profile,

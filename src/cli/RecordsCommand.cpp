@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <map>
 #include <set>
 #include <unordered_map>
 
 #include "cli/OptionChecks.h"
 #include "support/Error.h"
+#include "support/Files.h"
 #include "tune/RecordLog.h"
 #include "tune/RecordQueries.h"
 #include "tune/ShippedRecords.h"
@@ -116,7 +116,7 @@ void show(const RecordsArgs& a) {
 }
 
 void writeKept(const RecordsArgs& a, int perTask) {
-  TESSEL_CHECK(a.force || !std::filesystem::exists(a.output), "{} exists; pass --force to replace it", a.output);
+  checkOutputFile(a.output, a.force);
   auto file = readLog(a.log);
   std::vector<tune::RejectedRecord> rejected;
   auto kept = tune::topRecords(file.records, perTask, &rejected);

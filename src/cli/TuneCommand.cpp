@@ -16,6 +16,7 @@
 #include "cli/GpuTargets.h"
 #include "cli/OptionChecks.h"
 #include "cli/ModelArgs.h"
+#include "cli/ModuleOutput.h"
 #include "cli/RpcCommands.h"
 #include "cli/VtaFlow.h"
 #include "graph/Build.h"
@@ -219,7 +220,7 @@ void tune(const TuneArgs& a) {
   tune::autotvm::checkTunerName(a.tuner);  // before any work
   // Where the results go is checked before any work: a run must not tune for hours and then
   // fail to write its module or its log.
-  if (!a.output.empty()) prepareOutputDirectory(a.output, "--output");
+  if (!a.output.empty()) checkModuleOutput(a.output);
   checkWritableFilePath(a.log, "--log");
   // The earlier trials (resumed, or history for transfer learning), and the check that an
   // existing --log is a records log: appending JSON lines to a params file would ruin it.
@@ -545,7 +546,8 @@ void tune(const TuneArgs& a) {
     build.schedule = best.provider(defaults.emplace(target).provider());
   }
   RecordsChoice chosen = chooseByRecords(prepared, best);
-  graph::buildGraph(chosen.graph, tunedDir, build);
+  if (a.output.empty()) graph::buildGraph(chosen.graph, tunedDir, build);
+  else writeModule(a.output, [&](const std::string& directory) { graph::buildGraph(chosen.graph, directory, build); });
   fmt::print("{}\n", best.summary());
   if (!chosen.summary.empty()) fmt::print("{}\n", chosen.summary);
   if (defaults) fmt::print("{}\n", defaults->summary());

@@ -1,5 +1,7 @@
 #include "cli/VtaFlow.h"
 
+#include "cli/ModuleOutput.h"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -159,7 +161,7 @@ constexpr const char* kModuleFile = "vta_module.json";
 }  // namespace
 
 void compileVta(const ModelArgs& model, const std::string& output, const std::string& records, bool shipped) {
-  prepareOutputDirectory(output, "--output");
+  checkModuleOutput(output);
   std::vector<tune::TuningRecord> chosen;
   VtaNetwork network = prepareVtaNetwork(model);  // checks every option before anything is written
   std::vector<tune::TuningRecord> given;
@@ -186,11 +188,14 @@ void compileVta(const ModelArgs& model, const std::string& output, const std::st
   build.schedule = defaults.provider();
   std::vector<std::string> notes;
   vta::TilingChoice tilings = vta::tilingsFromRecords(best, network.tasks, network.config, &notes);
-  graph::BuildReport report = vta::buildVtaModule(network.packed, network.config, tilings, output, build, &notes);
-  writeFile(output + "/" + kModuleFile, module.dump(2) + "\n");
   std::string lines;
   for (const tune::TuningRecord& r : chosen) lines += tune::recordToLine(r) + "\n";
-  writeFile(output + "/records.log", lines);
+  graph::BuildReport report;
+  writeModule(output, [&](const std::string& directory) {
+    report = vta::buildVtaModule(network.packed, network.config, tilings, directory, build, &notes);
+    writeFile(directory + "/" + kModuleFile, module.dump(2) + "\n", SyncToDisk::kNo);
+    writeFile(directory + "/records.log", lines, SyncToDisk::kNo);
+  });
   size_t groups = 0;
   for (const auto& t : network.tasks) groups += t.groups.size();
   fmt::print("compiled {} for VTA ({}) into {}: {} packed convolution groups in {} tasks, {} with a tuned record ({} from {}, {} "

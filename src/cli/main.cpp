@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <csignal>
 #include <cstring>
 #include <iostream>
 #include <sstream>
@@ -29,6 +30,7 @@
 #include "support/Error.h"
 #include "support/Files.h"
 #include "support/Json.h"
+#include "support/SignalCleanup.h"
 #include "support/TempDir.h"
 
 using namespace tessel;
@@ -69,6 +71,10 @@ schedule::State loadState(const te::ComputeDAG& dag, const std::string& stepsFil
 }  // namespace
 
 int main(int argc, char** argv) {
+  // SIGINT and SIGTERM remove what tessel was writing (SignalCleanup.h); past a file size limit a
+  // write fails with EFBIG, reported with the file's name, instead of SIGXFSZ killing tessel.
+  installSignalCleanup();
+  signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"tessel: a deep-learning compiler with automatic performance tuning"};
   app.require_subcommand(1);
   auto version = app.add_subcommand("version", "print the version");

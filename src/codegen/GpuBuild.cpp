@@ -26,9 +26,11 @@ void saveGpuModule(const GpuBinary& binary, const std::string& directory) {
   namespace fs = std::filesystem;
   fs::create_directories(directory);
   bool cuda = binary.source.dialect == GpuDialect::Cuda;
-  writeFile((fs::path(directory) / kGpuManifestFile).string(), binary.source.manifest.dump(2) + "\n");
-  writeFile((fs::path(directory) / (cuda ? kCudaCodeFile : kOpenclCodeFile)).string(), binary.code);
-  if (cuda) writeFile((fs::path(directory) / kCudaSourceFile).string(), binary.source.code);
+  // The directory is synced as a whole by whoever makes it complete (a module's AtomicDirectory).
+  constexpr SyncToDisk kNo = SyncToDisk::kNo;
+  writeFile((fs::path(directory) / kGpuManifestFile).string(), binary.source.manifest.dump(2) + "\n", kNo);
+  writeFile((fs::path(directory) / (cuda ? kCudaCodeFile : kOpenclCodeFile)).string(), binary.code, kNo);
+  if (cuda) writeFile((fs::path(directory) / kCudaSourceFile).string(), binary.source.code, kNo);
 }
 
 }  // namespace tessel::codegen

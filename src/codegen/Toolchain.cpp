@@ -95,10 +95,14 @@ DirectLink directLinkFor(const std::string& compiler, std::chrono::milliseconds 
 
 }  // namespace
 
-void compileSharedLibrary(const std::string& source, const std::string& outputPath, const CompileOptions& options,
+void compileSharedLibrary(const std::string& source, const std::string& output, const CompileOptions& options,
                           CompileTimes* times) {
+  // Absolute paths on the tools' command lines: a directory named "-weird" is not an option.
+  const std::string outputPath = std::filesystem::absolute(output).lexically_normal().string();
   std::string sourcePath = outputPath + ".cpp";
-  writeFile(sourcePath, source);
+  // The library's directory is the caller's: a module's, synced when it is complete, or a
+  // temporary one.
+  writeFile(sourcePath, source, SyncToDisk::kNo);
   std::vector<std::string> argv = {options.compiler, "-x", "c++", "-std=gnu++17", "-fPIC", "-pipe",
                                    "-fopenmp", "-fno-math-errno", "-w"};
   argv.insert(argv.end(), options.flags.begin(), options.flags.end());

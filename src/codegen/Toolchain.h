@@ -30,7 +30,7 @@ struct CompileTimes {
 };
 
 /// Writes `source` to `<outputPath>.cpp` and compiles it to `outputPath`; `times`, when given,
-/// receives where the time went.
+/// receives where the time went. The tools see absolute paths, so no path reads as an option.
 void compileSharedLibrary(const std::string& source, const std::string& outputPath, const CompileOptions& options = {},
                           CompileTimes* times = nullptr);
 

@@ -14,6 +14,7 @@
 #include "graph/MemoryPlan.h"
 #include "ops/GpuSchedules.h"
 #include "passes/Lower.h"
+#include "runtime/GraphExecutor.h"
 #include "runtime/Params.h"
 #include "support/Error.h"
 #include "support/Files.h"
@@ -23,10 +24,12 @@ namespace tessel::graph {
 
 namespace {
 
-size_t bytesOf(const TensorType& t) {
-  size_t n = size_t(t.dtype.storageBytes());
-  for (int64_t d : t.shape) n *= size_t(d);
-  return n;
+/// The bytes of a node's value in the plan; an Error naming the node when the runtime would
+/// refuse to allocate it (runtime::planTensorBytes).
+size_t plannedBytesOf(const Graph& graph, int node) {
+  const Node& n = graph.node(node);
+  std::string where = n.kind == NodeKind::Input ? fmt::format("input '{}'", n.name) : fmt::format("node '{}' ({})", n.name, n.op);
+  return size_t(runtime::planTensorBytes(where, n.type.dtype, n.type.shape));
 }
 
 /// A C identifier from a node name.
@@ -43,6 +46,10 @@ BuildReport buildGraph(const Graph& graph, const std::string& directory, const B
   TESSEL_CHECK(!graph.outputs().empty(), "building a graph without outputs");
   std::filesystem::create_directories(directory);
   auto groups = fuseOperators(graph, options.fuse);
+  // The values that cross a function boundary are planned: one the runtime would refuse to
+  // allocate is refused here, before any kernel is built.
+  for (int input : graph.inputIds()) plannedBytesOf(graph, input);
+  for (const FusedGroup& g : groups) plannedBytesOf(graph, g.output);
 
   // One kernel per distinct workload; the calls name it.
   bool gpu = options.target.isGpu();
@@ -103,7 +110,7 @@ BuildReport buildGraph(const Graph& graph, const std::string& directory, const B
       params[n.name] = graph.constant(node);
     } else {
       bool external = n.kind == NodeKind::Input || isOutput[size_t(node)];
-      planned.push_back({bytesOf(n.type), n.kind == NodeKind::Input ? -1 : 0, external ? INT_MAX : 0});
+      planned.push_back({plannedBytesOf(graph, node), n.kind == NodeKind::Input ? -1 : 0, external ? INT_MAX : 0});
       plannedIndexOf[id] = plannedTensorIds.size();
       plannedTensorIds.push_back(id);
     }
@@ -144,7 +151,8 @@ BuildReport buildGraph(const Graph& graph, const std::string& directory, const B
                          {"tensors", tensors}, {"inputs", inputs}, {"outputs", outputs}, {"calls", calls}};
   // A GPU plan names its device kind, so that loading it for another kind is a clear error.
   if (gpu) plan["device"] = codegen::gpuDialectOfTarget(options.target) == codegen::GpuDialect::Cuda ? "cuda" : "opencl";
-  writeFile(directory + "/graph.json", plan.dump(1));
+  // The module's directory is synced as a whole by whoever makes it complete (AtomicDirectory).
+  writeFile(directory + "/" + runtime::kGraphPlanFile, plan.dump(1), SyncToDisk::kNo);
   runtime::saveParams(params, directory + "/params.bin");
 
   BuildReport report;

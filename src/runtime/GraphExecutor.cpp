@@ -5,23 +5,48 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "support/Error.h"
-#include "support/Json.h"
 #include "support/Files.h"
 #include "support/Json.h"
+#include "support/MemoryBudgets.h"
 #include "support/TempDir.h"
 
 namespace tessel::runtime {
 
 namespace {
 
-int64_t dtypeBytes(DataType dtype) { return int64_t(dtype.storageBytes()); }
+/// Far above any real network's extent, so that a corrupt number is an error, not an extent that
+/// wraps a byte count around.
+constexpr int64_t kMaxExtent = int64_t(1) << 32;
 
 }  // namespace
 
+void checkPlanBufferBytes(const std::string& where, int64_t bytes) {
+  TESSEL_CHECK(bytes >= 0 && bytes <= budgets::kActivationBufferBytes, "{}: {} is more than one activation buffer may have ({})", where,
+               budgets::byteCount(uint64_t(bytes)), budgets::byteCount(uint64_t(budgets::kActivationBufferBytes)));
+}
+
+int64_t planTensorBytes(const std::string& where, DataType dtype, const std::vector<int64_t>& shape) {
+  for (int64_t extent : shape)
+    TESSEL_CHECK(extent >= 0 && extent <= kMaxExtent, "{}: shape {} has an extent out of range [0, {}]", where, formatShape(shape),
+                 kMaxExtent);
+  std::vector<int64_t> factors = shape;
+  factors.push_back(int64_t(dtype.storageBytes()));
+  auto bytes = budgets::productWithin(factors, budgets::kActivationBufferBytes);
+  if (!bytes) {
+    // The product may not fit 64 bits: say it in floating point.
+    double approximate = double(dtype.storageBytes());
+    for (int64_t extent : shape) approximate *= double(extent);
+    fail("{}: {} {} is about {:.3g} bytes, more than one activation buffer may have ({})", where, dtype.str(), formatShape(shape),
+         approximate, budgets::byteCount(uint64_t(budgets::kActivationBufferBytes)));
+  }
+  return *bytes;
+}
+
 GraphExecutor GraphExecutor::load(const std::string& directory, const GraphExecutorOptions& options) {
-  std::string planPath = directory + "/graph.json";
+  std::string planPath = directory + "/" + kGraphPlanFile;
   nlohmann::json plan = parseJson(readFile(planPath, file_kinds::kGraphPlan), planPath);
   std::string built = plan.is_object() && plan.contains("device") && plan["device"].is_string() ? plan["device"].get<std::string>() : "cpu";
   std::string wanted = deviceKindName(options.device.kind);
@@ -59,15 +84,14 @@ GraphExecutor::GraphExecutor(Module kernels, const nlohmann::json& plan, const N
 }
 
 void GraphExecutor::loadPlan(const nlohmann::json& plan, const NamedTensors& params) {
-  // Limits far above any real network, so that a corrupt number is an error, not an
-  // allocation of exabytes or an extent that wraps a byte count around.
-  constexpr int64_t kMaxBytes = int64_t(1) << 40;
-  constexpr int64_t kMaxExtent = int64_t(1) << 32;
   TESSEL_CHECK(plan.is_object() && plan.value("format", "") == "tessel.graph_executor", "not a tessel graph executor plan");
   int64_t version = jsonInteger(jsonMember(plan, "", "version"), "version");
   TESSEL_CHECK(version == 1, "plan version {} is not supported (this runtime reads version 1)", version);
 
-  std::vector<int64_t> storageBytes = jsonIntegers(jsonMember(plan, "", "storages"), "storages", 0, kMaxBytes);
+  std::vector<int64_t> storageBytes =
+      jsonIntegers(jsonMember(plan, "", "storages"), "storages", 0, std::numeric_limits<int64_t>::max());
+  // Every size is checked before the first buffer is allocated.
+  for (size_t i = 0; i < storageBytes.size(); ++i) checkPlanBufferBytes(fmt::format("storages[{}]", i), storageBytes[i]);
   for (size_t i = 0; i < storageBytes.size(); ++i) {
     size_t n = size_t(std::max<int64_t>(storageBytes[i], 1));
     try {
@@ -98,12 +122,7 @@ void GraphExecutor::loadPlan(const nlohmann::json& plan, const NamedTensors& par
       throw error.withContext(where);
     }
     e.shape = jsonIntegers(jsonMember(t, where, "shape"), where + ".shape", 0, kMaxExtent);
-    int64_t bytes = dtypeBytes(e.dtype);
-    for (int64_t extent : e.shape) {
-      TESSEL_CHECK(extent == 0 || bytes <= kMaxBytes / extent, "{}: shape {} is more than {} bytes", where, formatShape(e.shape),
-                   kMaxBytes);
-      bytes *= extent;
-    }
+    int64_t bytes = planTensorBytes(where, e.dtype, e.shape);
     TESSEL_CHECK(t.contains("param") != t.contains("storage"), "{}: needs exactly one of 'param' and 'storage'", where);
     if (t.contains("param")) {
       std::string p = jsonString(t.at("param"), where + ".param");

@@ -39,6 +39,19 @@
 
 namespace tessel::runtime {
 
+/// The plan's file in a module directory (every kind of module has one).
+inline constexpr const char* kGraphPlanFile = "graph.json";
+
+/// The bytes of a plan's tensor of `dtype` and `shape`, checked as the runtime loads a plan and
+/// as `compile` makes one, so that compile refuses what the runtime would: an extent past 2^32,
+/// or more bytes than one activation buffer may have (budgets::kActivationBufferBytes), is an
+/// Error that starts with `where`.
+int64_t planTensorBytes(const std::string& where, DataType dtype, const std::vector<int64_t>& shape);
+
+/// An Error starting with `where` when a planned buffer of `bytes` is more than one activation
+/// buffer may have.
+void checkPlanBufferBytes(const std::string& where, int64_t bytes);
+
 struct GraphExecutorOptions {
   Device device = Device::cpu();  ///< where to run; must be of the kind the module was built for
   bool cudaGraph = true;          ///< on CUDA: replay the calls as one CUDA graph

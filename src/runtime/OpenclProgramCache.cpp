@@ -1,11 +1,7 @@
 #include "runtime/OpenclProgramCache.h"
 
-#include <unistd.h>
-
-#include <atomic>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 
 #include "support/Error.h"
 #include "support/Files.h"
@@ -46,21 +42,14 @@ bool storeCachedBinary(const std::string& path, const std::string& binary) {
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
   if (ec) return false;
-  // Unique per process and call: two programs storing the same binary at once each rename a
-  // whole file of their own.
-  static std::atomic<uint64_t> counter{0};
-  std::string temporary = path + ".tmp" + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(binary.data(), std::streamsize(binary.size()));
-    if (!out.good()) {
-      fs::remove(temporary, ec);
-      return false;
-    }
+  // Whole or not at all: two programs storing the same binary at once each rename a whole file
+  // of their own. A cache entry need not survive a crash: no sync.
+  try {
+    writeFile(path, binary, SyncToDisk::kNo);
+    return true;
+  } catch (const Error&) {
+    return false;
   }
-  fs::rename(temporary, path, ec);
-  if (ec) fs::remove(temporary, ec);
-  return !ec;
 }
 
 }  // namespace tessel::runtime::opencl

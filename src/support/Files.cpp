@@ -8,7 +8,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/AtomicFile.h"
 #include "support/Error.h"
+#include "support/MemoryBudgets.h"
 
 namespace tessel {
 
@@ -25,12 +27,6 @@ std::string specialFileKind(mode_t mode) {
   return "not a regular file";
 }
 
-std::string byteCount(uint64_t bytes) {
-  if (bytes >= (uint64_t(1) << 30)) return fmt::format("{} bytes ({:.1f} GiB)", bytes, double(bytes) / double(uint64_t(1) << 30));
-  if (bytes >= (uint64_t(1) << 20)) return fmt::format("{} bytes ({:.1f} MiB)", bytes, double(bytes) / double(uint64_t(1) << 20));
-  return fmt::format("{} bytes", bytes);
-}
-
 }  // namespace
 
 uint64_t checkReadableFile(const std::string& path, const FileKind& kind) {
@@ -43,8 +39,8 @@ uint64_t checkReadableFile(const std::string& path, const FileKind& kind) {
   std::string special = specialFileKind(info.st_mode);
   TESSEL_CHECK(special.empty(), "cannot read {} {}: it is {}", kind.name, path, special);
   uint64_t size = uint64_t(info.st_size);
-  TESSEL_CHECK(size <= kind.maxBytes, "cannot read {} {}: it is {}, more than a {} may have ({})", kind.name, path, byteCount(size),
-               kind.name, byteCount(kind.maxBytes));
+  TESSEL_CHECK(size <= kind.maxBytes, "cannot read {} {}: it is {}, more than a {} may have ({})", kind.name, path, budgets::byteCount(size),
+               kind.name, budgets::byteCount(kind.maxBytes));
   return size;
 }
 
@@ -64,19 +60,32 @@ std::string readFile(const std::string& path, const FileKind& kind) {
     while (in.read(probe, sizeof probe) || in.gcount() > 0) {
       contents.append(probe, size_t(in.gcount()));
       TESSEL_CHECK(contents.size() <= kind.maxBytes, "cannot read {} {}: it grew past {} while it was read", kind.name, path,
-                   byteCount(kind.maxBytes));
+                   budgets::byteCount(kind.maxBytes));
     }
   }
   return contents;
 }
 
-void writeFile(const std::string& path, const std::string& contents) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  TESSEL_CHECK(out.good(), "cannot write {}: {}", path, std::strerror(errno));
-  out << contents;
-  out.flush();
-  TESSEL_CHECK(out.good(), "cannot write {}: {}", path, std::strerror(errno));
+void writeFile(const std::string& path, std::string_view contents, SyncToDisk sync) {
+  AtomicFile file(path, sync);
+  file.write(contents);
+  file.commit();
 }
+
+namespace {
+
+/// Checks that the directory of `path` exists and takes new files.
+void checkDirectoryTakesFiles(const std::string& path, const std::string& what) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (parent.empty()) parent = ".";
+  struct stat info {};
+  TESSEL_CHECK(::stat(parent.c_str(), &info) == 0, "{} {}: its directory {} does not exist", what, path, parent.string());
+  TESSEL_CHECK(S_ISDIR(info.st_mode), "{} {}: {} is not a directory", what, path, parent.string());
+  TESSEL_CHECK(::access(parent.c_str(), W_OK | X_OK) == 0, "{} {}: cannot create files in {}: {}", what, path, parent.string(),
+               std::strerror(errno));
+}
+
+}  // namespace
 
 void checkWritableFilePath(const std::string& path, const std::string& what) {
   TESSEL_CHECK(!path.empty(), "{}: the path is empty", what);
@@ -87,39 +96,44 @@ void checkWritableFilePath(const std::string& path, const std::string& what) {
     TESSEL_CHECK(::access(path.c_str(), W_OK) == 0, "{} {}: cannot write it: {}", what, path, std::strerror(errno));
     return;
   }
-  std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (parent.empty()) parent = ".";
-  TESSEL_CHECK(::stat(parent.c_str(), &info) == 0, "{} {}: its directory {} does not exist", what, path, parent.string());
-  TESSEL_CHECK(S_ISDIR(info.st_mode), "{} {}: {} is not a directory", what, path, parent.string());
-  TESSEL_CHECK(::access(parent.c_str(), W_OK | X_OK) == 0, "{} {}: cannot create files in {}: {}", what, path, parent.string(),
-               std::strerror(errno));
+  checkDirectoryTakesFiles(path, what);
 }
 
-void prepareOutputDirectory(const std::string& path, const std::string& what) {
+void checkOutputFile(const std::string& path, bool force, const std::string& what) {
+  checkWritableFilePath(path, what);
+  struct stat info {};
+  TESSEL_CHECK(force || ::lstat(path.c_str(), &info) != 0, "{} {}: the file exists; pass --force to replace it", what, path);
+  // A replacement is a new file renamed over the old one.
+  checkDirectoryTakesFiles(path, what);
+}
+
+void checkOutputDirectory(const std::string& path, const std::string& marker, const std::string& what) {
   TESSEL_CHECK(!path.empty(), "{}: the path is empty", what);
   struct stat info {};
   if (::stat(path.c_str(), &info) == 0) {
     TESSEL_CHECK(S_ISDIR(info.st_mode), "{} {}: it exists and is not a directory", what, path);
+    std::error_code error;
+    bool empty = std::filesystem::is_empty(path, error);
+    TESSEL_CHECK(!error, "{} {}: cannot read it: {}", what, path, error.message());
+    TESSEL_CHECK(empty || std::filesystem::exists(std::filesystem::path(path) / marker, error),
+                 "{} {}: the directory exists and holds no {}, so it is not a module tessel wrote; a module is replaced as a "
+                 "whole: name a new or empty directory",
+                 what, path, marker);
   } else {
-    // Walk up to the first part that exists: it must be a directory we may write into.
+    // Walk up to the first part that exists: it must be a directory.
     std::filesystem::path existing = std::filesystem::path(path).parent_path();
     while (!existing.empty() && ::stat(existing.c_str(), &info) != 0) existing = existing.parent_path();
     if (existing.empty()) existing = ".";
     TESSEL_CHECK(::stat(existing.c_str(), &info) == 0 && S_ISDIR(info.st_mode), "{} {}: {} is not a directory", what, path,
                  existing.string());
-    std::error_code error;
-    std::filesystem::create_directories(path, error);
-    TESSEL_CHECK(!error, "{} {}: cannot create it: {}", what, path, error.message());
   }
-  TESSEL_CHECK(::access(path.c_str(), W_OK | X_OK) == 0, "{} {}: cannot write into it: {}", what, path, std::strerror(errno));
-  // /proc and /sys accept mkdir-less paths but not files; a probe file tells before any work.
-  std::string probe = (std::filesystem::path(path) / ".tessel-write-probe").string();
-  std::ofstream out(probe);
-  bool writable = out.good();
-  out.close();
-  std::error_code ignored;
-  std::filesystem::remove(probe, ignored);
-  TESSEL_CHECK(writable, "{} {}: cannot create files in it", what, path);
+  // The module is built beside it and renamed into place: a directory created there (and removed)
+  // proves both, also where a filesystem takes mkdir-less paths but no entries (/proc).
+  try {
+    AtomicDirectory probe(path);
+  } catch (const Error& e) {
+    throw e.withContext(what + " " + path);
+  }
 }
 
 }  // namespace tessel

@@ -5,6 +5,9 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
+
+#include "support/AtomicFile.h"
 
 namespace tessel {
 
@@ -35,16 +38,27 @@ uint64_t checkReadableFile(const std::string& path, const FileKind& kind = {});
 /// Reads a whole file after checkReadableFile; throws Error naming the path when it cannot.
 std::string readFile(const std::string& path, const FileKind& kind = {});
 
-/// Writes a whole file (replacing it); throws Error naming the path when it cannot.
-void writeFile(const std::string& path, const std::string& contents);
+/// Writes a whole file, or nothing: to a temporary file beside it, synced (unless `sync` says
+/// the caller syncs or discards its directory as a whole) and renamed over it (AtomicFile.h).
+/// Throws Error naming the path when it cannot; an existing file is then unchanged.
+void writeFile(const std::string& path, std::string_view contents, SyncToDisk sync = SyncToDisk::kYes);
 
-/// Checks before any work that `path` can become a new file or replace a regular one: its
-/// directory exists and is a directory, and `path` is not a directory, a device or another
-/// special file. `what` names it in messages ("--output", "params file").
+/// Checks before any work that `path` can become a new file or be written: its directory exists
+/// and is a directory, and `path` is not a directory, a device or another special file. `what`
+/// names it in messages ("--output", "--log").
 void checkWritableFilePath(const std::string& path, const std::string& what);
 
-/// Checks before any work that `path` can be (or already is) a directory that tessel writes
-/// into: it is not a file, and its parent exists or can be created. Creates it.
-void prepareOutputDirectory(const std::string& path, const std::string& what);
+/// The rule of every command that writes a file the user names (`run --output`, `params -o`,
+/// `records best -o`): checkWritableFilePath, an existing file is replaced only when `force` is
+/// given ("--output PATH: the file exists; pass --force to replace it"), and its directory takes
+/// new files (the replacement is renamed over it).
+void checkOutputFile(const std::string& path, bool force, const std::string& what = "--output");
+
+/// Checks before any work that `path` can become a directory tessel writes as a whole (a module,
+/// AtomicDirectory): it does not exist, or is an empty directory, or a directory holding `marker`
+/// (a module's graph.json), which is replaced. A directory with other contents may hold the
+/// user's own files and is refused; so is a file, and a place where no directory can be created
+/// (tried by creating one beside `path`; its missing parents are created).
+void checkOutputDirectory(const std::string& path, const std::string& marker, const std::string& what);
 
 }  // namespace tessel

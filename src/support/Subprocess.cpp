@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include "support/Error.h"
+#include "support/SignalCleanup.h"
 
 namespace tessel {
 
@@ -98,6 +99,8 @@ SubprocessResult runSubprocess(const std::vector<std::string>& argv, const Subpr
     for (int fd : {outPipe[0], outPipe[1], inPipe[0], inPipe[1]}) close(fd);
     throw;
   }
+  // A signal that ends tessel ends the child's group too (it does not get the terminal's Ctrl-C).
+  CleanupOnSignal killedOnSignal = CleanupOnSignal::killingGroup(pid);
   close(outPipe[1]);
   close(inPipe[0]);
   if (!options.standardInput.empty()) {

@@ -18,6 +18,7 @@ TempDir::TempDir(const std::string& prefix) {
   std::string buffer = pattern;
   TESSEL_CHECK(mkdtemp(buffer.data()) != nullptr, "cannot create temporary directory {}: {}", pattern, strerror(errno));
   path_ = buffer;
+  cleanup_ = CleanupOnSignal::removing(path_);
 }
 
 TempDir::~TempDir() {

@@ -11,6 +11,7 @@
 #include <exception>
 
 #include "support/Error.h"
+#include "support/SignalCleanup.h"
 
 namespace tessel::tune {
 
@@ -75,6 +76,7 @@ IsolatedCallResult runIsolated(const std::function<std::string()>& body, std::ch
     runChild(fds[1], body);
   }
   setpgid(pid, pid);
+  CleanupOnSignal killedOnSignal = CleanupOnSignal::killingGroup(pid);
   close(fds[1]);
 
   IsolatedCallResult result;

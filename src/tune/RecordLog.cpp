@@ -7,11 +7,9 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <limits>
 #include <set>
 #include <string_view>
-#include <fstream>
 #include <sstream>
 
 #include "support/Error.h"
@@ -77,20 +75,7 @@ void RecordLogWriter::append(const TuningRecord& record) {
 void writeRecordLog(const std::string& path, const std::vector<TuningRecord>& records) {
   std::string text;
   for (const auto& r : records) text += recordToLine(r) + "\n";
-  std::string temporary = path + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    TESSEL_CHECK(out, "cannot write {}: {}", temporary, systemError());
-    out << text;
-    out.flush();
-    TESSEL_CHECK(out, "cannot write {}: {}", temporary, systemError());
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) {
-    std::filesystem::remove(temporary);
-    fail("cannot write records log {}: {}", path, error.message());
-  }
+  writeFile(path, text);
 }
 
 // ---- reading --------------------------------------------------------------------------------

@@ -41,8 +41,8 @@ class RecordLogWriter {
   std::mutex mutex_;
 };
 
-/// Writes `records` as a new log at `path` (through a temporary file renamed into place, so a
-/// reader never sees half of it and `path` may be the log they came from).
+/// Writes `records` as a new log at `path`, whole or not at all (writeFile: a temporary file
+/// renamed into place, so a reader never sees half of it and `path` may be the log they came from).
 void writeRecordLog(const std::string& path, const std::vector<TuningRecord>& records);
 
 /// A line of the log that was not used.

@@ -58,6 +58,7 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, const std::st
     for (int fd : {pair[0], pair[1], errFd}) close(fd);
     fail("cannot start the measurement worker '{}': {}", program, e.what());
   }
+  killedOnSignal_ = CleanupOnSignal::killingGroup(pid_);
   close(pair[1]);
   close(errFd);
   socket_ = pair[0];
@@ -134,6 +135,7 @@ WorkerProcess::Reply WorkerProcess::reap() {
   close(socket_);
   socket_ = -1;
   pid_ = -1;
+  killedOnSignal_ = {};
   buffer_.clear();
   return reply;
 }

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "support/SignalCleanup.h"
+
 namespace tessel::tune {
 
 class WorkerProcess {
@@ -58,6 +60,7 @@ class WorkerProcess {
   int socket_ = -1;
   std::string buffer_;
   std::string stderrPath_;
+  CleanupOnSignal killedOnSignal_;  ///< the child's group, killed if a signal ends tessel
 };
 
 }  // namespace tessel::tune

@@ -4,9 +4,11 @@
 // random byte changed; the hand-made bad models of onnx/make_models.py.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <random>
 
 #include "common/ErrorText.h"
+#include "common/OnnxModels.h"
 #include "graph/Interpreter.h"
 #include "graph/frontends/Onnx.h"
 #include "support/Files.h"
@@ -93,6 +95,31 @@ TEST(OnnxRobustness, BadModelsSayWhatIsWrong) {
   expectContains(error("missing.onnx"), "missing.onnx");
   for (auto& message : {error("unknown_op.onnx"), error("cycle.onnx")})
     EXPECT_EQ(message.find('\n'), std::string::npos) << "one line: " << message;
+}
+
+// Issue 39: the importer filled a std::vector<double> of a ConstantOfShape's 2^29 elements (4.2
+// GB, 6 s) before its size check said "too large". The check comes first now: the refusal is
+// immediate (the CLI test runs it under a memory limit).
+TEST(OnnxRobustness, AConstantPastTheBudgetIsRefusedBeforeItIsComputed) {
+  auto model = [](int64_t elements) {
+    return onnxModelBytes({{"ConstantOfShape", "fill", {"shape"}, {"c"}, {}}, {"Add", "add", {"c", "x"}, {"y"}, {}}},
+                          {onnxInput("x", {1})}, {onnxOutput("y", 1)}, {onnxInt64s("shape", {1}, {elements})});
+  };
+  auto start = std::chrono::steady_clock::now();
+  expectContains(errorOf([&] { importOnnxBytes(model(int64_t(1) << 29), "fill.onnx"); }),
+                 "node 'fill' (ConstantOfShape): a constant of shape [536870912] is too large to compute while importing (more "
+                 "than 268435456 elements)");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
+  // Within the budget it is computed, as before.
+  Graph g = importOnnxBytes(model(1000), "small-fill.onnx");
+  EXPECT_EQ(g.node(g.outputs()[0]).type.shape, std::vector<int64_t>{1000});
+}
+
+// Issue 39: an input dimension of 0 or below was reported as "unknown".
+TEST(OnnxRobustness, AnInputDimensionOfZeroIsNamed) {
+  std::string bytes = onnxModelBytes({{"Relu", "relu", {"x"}, {"y"}, {}}}, {onnxInput("x", {1, 0})}, {onnxOutput("y", 2)}, {});
+  expectContains(errorOf([&] { importOnnxBytes(bytes, "zero.onnx"); }),
+                 "input 'x': dimension 1 is 0 in the model; tessel compiles inputs whose extents are positive");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <set>
+#include <string_view>
 
 #include "graph/Operators.h"
 #include "graph/frontends/OnnxImporter.h"
@@ -55,6 +56,9 @@ std::vector<int64_t> inputShape(const onnx::ValueInfoProto& input, const OnnxImp
       shape.push_back(dims[i].dim_value());
       continue;
     }
+    if (dims[i].has_dim_value())
+      fail("input '{}': dimension {} is {} in the model; tessel compiles inputs whose extents are positive", name, i,
+           dims[i].dim_value());
     std::string symbol = dims[i].has_dim_param() ? fmt::format("symbolic ('{}')", dims[i].dim_param()) : "unknown";
     fail("input '{}': dimension {} is {}: give its shape with --input-shape {}:D0,D1,...", name, i, symbol, name);
   }
@@ -109,7 +113,14 @@ void convertNode(const onnx::NodeProto& proto, int64_t opset, Importer& importer
     for (const auto& [name, _] : table) known.push_back(name);
     node.error(fmt::format("operator '{}' is not supported (supported: {})", proto.op_type(), fmt::join(known, ", ")));
   }
-  std::vector<Value> outputs = it->second(importer, node);
+  std::vector<Value> outputs;
+  try {
+    outputs = it->second(importer, node);
+  } catch (const Error& e) {
+    // Every error names its node (most converters' own do already: they start with the label).
+    if (std::string_view(e.what()).starts_with(node.label())) throw;
+    throw e.withContext(node.label());
+  }
   node.checkAttributesRead();
   for (size_t i = 0; i < node.outputCount(); ++i) {
     const std::string& name = node.output(i);

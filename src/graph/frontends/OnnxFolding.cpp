@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "support/Error.h"
+#include "support/MemoryBudgets.h"
 
 namespace tessel::graph::onnx_import {
 
@@ -34,8 +35,19 @@ std::vector<int64_t> stridesOf(const std::vector<int64_t>& shape) {
 }
 
 void checkConstantSize(const std::vector<int64_t>& shape) {
-  TESSEL_CHECK(elementsOf(shape) <= kMaxConstantElements, "a constant of shape {} is too large to compute while importing",
-               runtime::formatShape(shape));
+  TESSEL_CHECK(budgets::productWithin(shape, budgets::kComputedTensorElements).has_value(),
+               "a constant of shape {} is too large to compute while importing (more than {} elements)",
+               runtime::formatShape(shape), budgets::kComputedTensorElements);
+}
+
+runtime::Tensor filledTensor(const std::vector<int64_t>& shape, DataType dtype, double value) {
+  checkConstantSize(shape);
+  runtime::Tensor one = valuesToTensor({1}, dtype, {value});
+  auto out = runtime::Tensor::empty(shape, dtype);
+  size_t bytes = size_t(dtype.storageBytes());
+  auto* dst = static_cast<char*>(out.data());
+  for (int64_t i = 0; i < out.numel(); ++i) std::memcpy(dst + size_t(i) * bytes, one.data(), bytes);
+  return out;
 }
 
 int64_t elementsOf(const std::vector<int64_t>& shape) {
@@ -116,6 +128,7 @@ runtime::Tensor concatenated(const std::vector<runtime::Tensor>& parts, int axis
     offsets.push_back(shape[size_t(axis)]);
     shape[size_t(axis)] += p.shape()[size_t(axis)];
   }
+  checkConstantSize(shape);
   // Each output element comes from the part whose range along the axis holds it.
   auto out = runtime::Tensor::empty(shape, parts[0].dtype());
   size_t bytes = size_t(out.dtype().storageBytes());
@@ -136,6 +149,7 @@ runtime::Tensor concatenated(const std::vector<runtime::Tensor>& parts, int axis
 
 runtime::Tensor converted(const runtime::Tensor& t, DataType dtype) {
   if (t.dtype() == dtype) return t;
+  checkConstantSize(t.shape());  // before its values are copied as doubles
   return tensorFromValues(t.shape(), dtype, numericValues(t, "cast"));
 }
 
@@ -154,6 +168,8 @@ runtime::Tensor broadcastArithmetic(const runtime::Tensor& a, const runtime::Ten
                  runtime::formatShape(a.shape()), runtime::formatShape(b.shape()));
     shape[d] = sa[d] == 1 ? sb[d] : sa[d];
   }
+  // Before anything is allocated: a broadcast makes a small pair of operands a large result.
+  checkConstantSize(shape);
   auto va = numericValues(a, what), vb = numericValues(b, what);
   auto stA = stridesOf(sa), stB = stridesOf(sb);
   std::vector<double> out;

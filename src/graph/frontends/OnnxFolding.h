@@ -39,9 +39,11 @@ runtime::Tensor broadcastArithmetic(const runtime::Tensor& a, const runtime::Ten
 std::vector<int64_t> stridesOf(const std::vector<int64_t>& shape);
 int64_t elementsOf(const std::vector<int64_t>& shape);
 
-/// Constants computed during import (ConstantOfShape, a folded Gather) are bounded: 2^28
-/// elements is beyond any weight, and a hostile shape must not exhaust memory.
-inline constexpr int64_t kMaxConstantElements = int64_t(1) << 28;
+/// Constants computed during import (ConstantOfShape, shape arithmetic, a folded Gather) are
+/// bounded by budgets::kComputedTensorElements, checked on the shape before any memory is
+/// allocated for them: a hostile shape must not exhaust memory.
 void checkConstantSize(const std::vector<int64_t>& shape);
+/// A tensor of `shape` and `dtype` with every element `value` (ConstantOfShape).
+runtime::Tensor filledTensor(const std::vector<int64_t>& shape, DataType dtype, double value);
 
 }  // namespace tessel::graph::onnx_import

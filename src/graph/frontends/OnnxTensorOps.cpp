@@ -72,7 +72,7 @@ std::vector<Value> constantOfShape(Importer& im, const NodeView& node) {
   if (node.has("value")) value = tensorFromProto(node.getTensor("value"), node.label() + " value");
   if (value.numel() != 1) node.unsupported("value", "it must hold one element");
   auto one = numericValues(value, node.label());
-  return {Importer::fromConstant(tensorFromValues(shape, value.dtype(), std::vector<double>(size_t(elementsOf(shape)), one[0])))};
+  return {Importer::fromConstant(filledTensor(shape, value.dtype(), one[0]))};
 }
 
 std::vector<Value> identity(Importer& im, const NodeView& node) { return {im.input(node, 0)}; }

@@ -15,7 +15,9 @@ namespace tessel::graph {
 /// ops that fuse into the producer's epilogue and that fold_scale_axis can push into weights.
 Graph simplifyInference(const Graph& graph);
 
-/// Every operator whose inputs are all constants is evaluated now and becomes a constant.
+/// Every operator whose inputs are all constants is evaluated now and becomes a constant, unless
+/// its value would be much larger than its inputs (a broadcast of two vectors into a matrix) or
+/// past budgets::kComputedTensorElements: such an operator stays and runs with the network.
 Graph foldConstants(const Graph& graph);
 
 /// A conv2d, depthwise_conv2d or dense with constant weights, read only by a multiply with a

@@ -1,0 +1,43 @@
+/// What tessel leaves behind when SIGINT, SIGTERM or SIGHUP ends it: nothing. Temporary files
+/// and directories (a build's folder, a module being written, a file about to replace another)
+/// register here while they exist, and so do the process groups of the programs tessel starts
+/// (the compiler, a measurement worker); the signal's handler removes the paths and kills the
+/// groups, then ends the process with the signal as before, so a shell still sees "killed by
+/// SIGINT". The handler uses only async-signal-safe calls on a fixed table filled beforehand.
+#pragma once
+#include <sys/types.h>
+
+#include <string>
+
+namespace tessel {
+
+/// Installs the handlers, once per process (the `tessel` command calls it first thing). A signal
+/// that is ignored when it is called (a background job's SIGINT) stays ignored. Only the process
+/// that registered an entry acts on it: a forked child that receives a signal removes nothing of
+/// its parent's.
+void installSignalCleanup();
+
+/// An entry of the table, removed from it when this goes away (move it to keep it).
+class CleanupOnSignal {
+ public:
+  CleanupOnSignal() = default;
+  /// `path` (a file, or a directory with its contents; made absolute here) is removed if a
+  /// signal ends the process. Best effort: with more than a hundred entries at once, or a path
+  /// of PATH_MAX bytes and more, nothing is registered (the normal removal still happens).
+  static CleanupOnSignal removing(const std::string& path);
+  /// The process group `group` (a child started as its group's leader) is killed with SIGKILL if
+  /// a signal ends the process. Drop the entry once the child is reaped, before its id is reused.
+  static CleanupOnSignal killingGroup(pid_t group);
+
+  ~CleanupOnSignal();
+  CleanupOnSignal(CleanupOnSignal&& other) noexcept : slot_(other.slot_) { other.slot_ = -1; }
+  CleanupOnSignal& operator=(CleanupOnSignal&& other) noexcept;
+  CleanupOnSignal(const CleanupOnSignal&) = delete;
+  CleanupOnSignal& operator=(const CleanupOnSignal&) = delete;
+
+ private:
+  explicit CleanupOnSignal(int slot) : slot_(slot) {}
+  int slot_ = -1;
+};
+
+}  // namespace tessel
