@@ -18,6 +18,7 @@
 #include "runtime/Tensor.h"
 #include "runtime/TimeEvaluator.h"
 #include "graph/TaskExtraction.h"
+#include "graph/VariantChoice.h"
 #include "graph/passes/PassManager.h"
 #include "support/Error.h"
 
@@ -238,50 +239,16 @@ RecordsChoice chooseByRecords(const PreparedModel& prepared, const tune::History
     graph::Graph g = packByRecords(prepared, prepared.chosenUnpacked, best, kept);
     return withPacking({g, winogradSummary(prepared, g)});
   }
-  auto directKeys = graph::workloadKeysByNode(prepared.direct);
-  std::vector<std::map<std::string, std::string>> winogradKeys;
-  for (const graph::Graph& v : prepared.winograd) winogradKeys.push_back(graph::workloadKeysByNode(v));
-  // The tile size of a layer in a graph: 0 where it is not a Winograd convolution there.
-  auto tileSizeIn = [](const graph::Graph& g, const std::string& name) { return graph::winogradTileSize(g, g.findNode(name)); };
-  auto recordOf = [&](const std::map<std::string, std::string>& keys, const std::string& name) -> const tune::TuningRecord* {
-    auto key = keys.find(name);
-    return key == keys.end() ? nullptr : best.find(key->second);
-  };
-  int fasterWinograd = 0, fasterDirect = 0, byRules = 0;
-  auto choice = [&](const graph::Graph& g, int id) {
-    const std::string& name = g.node(id).name;
-    const tune::TuningRecord* direct = recordOf(directKeys, name);
-    // The fastest record so far and its tile size (0: direct), over the variants that make the
-    // layer Winograd and were measured.
-    const tune::TuningRecord* fastestRecord = direct;
-    int fastest = 0;
-    bool candidate = false, winogradMeasured = false;
-    for (size_t v = 0; v < prepared.winograd.size(); ++v) {
-      int m = tileSizeIn(prepared.winograd[v], name);
-      const tune::TuningRecord* record = m == 0 ? nullptr : recordOf(winogradKeys[v], name);
-      candidate |= m != 0;
-      if (!record) continue;
-      winogradMeasured = true;
-      if (direct && record->cost() < fastestRecord->cost()) {
-        fastest = m;
-        fastestRecord = record;
-      }
-    }
-    if (!candidate) return 0;
-    // Measured direct and as Winograd: the fastest; else the rules' choice.
-    if (!direct || !winogradMeasured) {
-      ++byRules;
-      return tileSizeIn(prepared.chosen, name);
-    }
-    ++(fastest != 0 ? fasterWinograd : fasterDirect);
-    return fastest;
-  };
+  // A layer takes its fastest measured variant; a record of one variant is enough.
+  graph::VariantChoice byCost = graph::chooseVariantsByCost(
+      prepared.direct, prepared.winograd, prepared.chosen, [&best](const std::string& key) -> std::optional<double> {
+        const tune::TuningRecord* record = best.find(key);
+        return record ? std::optional<double>(record->cost()) : std::nullopt;
+      });
   RecordsChoice result;
-  result.graph = packByRecords(prepared, graph::applyWinograd(prepared.base, choice, {}, prepared.winogradLayout), best, kept);
+  result.graph = packByRecords(prepared, graph::applyWinograd(prepared.base, byCost.choice, {}, prepared.winogradLayout), best, kept);
   result.summary = winogradSummary(prepared, result.graph);
-  if (!result.summary.empty())
-    result.summary += fmt::format("; measured both ways: {} faster as Winograd, {} faster direct; by the rules: {}",
-                                  fasterWinograd, fasterDirect, byRules);
+  if (!result.summary.empty()) result.summary += "; " + byCost.counts.describe();
   return withPacking(result);
 }
 

@@ -246,6 +246,28 @@ TEST(TuneCli, RecordsChooseBetweenWinogradAndTheDirectConvolution) {
   }
 }
 
+// Issue 39, defect 13: a run that tuned only a Winograd layer's direct variant built the rules'
+// Winograd form and said "applied tuned records to 0 of 21 workloads ... (no record)". The
+// layer takes the variant it has a record of, at the end of the run and in compile --records.
+TEST(TuneCli, ARecordOfTheDirectVariantAloneIsUsed) {
+  TempDir dir;
+  std::string log = dir.path() + "/direct.log";
+  auto r = tuneTasks(log, "3", {"--confirm-top", "0"});  // layer1_0_1_relu, direct (packed weights)
+  ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
+  expectContains(r.output, "   3  layer1_0_1_relu              conv2d_nhwc_packed.x86");
+  // Two layers share that workload: both direct now.
+  const std::string used = "applied tuned records to 1 of 21 workloads", direct = "measured one way: 0 as Winograd, 2 direct";
+  expectContains(r.output, used);
+  expectContains(r.output, direct);
+  SubprocessOptions limit;
+  limit.timeout = std::chrono::milliseconds(180000);
+  auto compiled = runSubprocess(
+      {tesselCli(), "compile", "--model", "resnet-18", "--records", log, "--no-shipped-records", "-o", dir.path() + "/module"}, limit);
+  ASSERT_TRUE(compiled.ok()) << compiled.describe() << "\n" << compiled.output;
+  expectContains(compiled.output, used);
+  expectContains(compiled.output, direct);
+}
+
 // The build's Winograd option without records (a test of its own: the tuning above is long).
 TEST(TuneCli, CompileTakesEveryWinogradChoice) {
   TempDir dir;
