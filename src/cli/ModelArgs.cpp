@@ -38,9 +38,9 @@ void addModelSourceOptions(CLI::App* c, ModelArgs& a) {
       ->required();
   c->add_option("--input-shape", a.inputShapes,
                 "ONNX models: the shape of an input, NAME:D0,D1,... (repeatable; needed where the model's is symbolic)");
-  c->add_option("--layout", a.layout, "zoo networks: NCHW or NHWC");
+  c->add_option("--layout", a.layout, "zoo networks: NCHW or NHWC")->transform(oneOf({"NCHW", "NHWC"}));
   c->add_option("--batch", a.batch, "zoo networks: batch size")->check(integerIn(1, 65536));
-  c->add_option("--image-size", a.imageSize, "zoo networks: input image size (default: the network's own, 224; smaller for quick runs)")
+  c->add_option("--image-size", a.imageSize, "zoo networks: input image size (0: the network's own, 224; smaller for quick runs)")
       ->check(integerIn(1, 4096));
 }
 
@@ -82,26 +82,27 @@ void addModelOptions(CLI::App* c, ModelArgs& a) {
                 "-mtriple=aarch64-linux-gnu\" (GPU modules have no host code: it compiles the reference of --check-correctness)");
   c->add_option("--vta-config", a.vtaConfig, "--target vta: the hardware configuration, a vta_config.json (default: built in)");
   c->add_option("--vta-pack-start", a.vtaPackStart,
-                "--target vta: graph packing starts after this operator, NAME or NAME:INDEX (default max_pool2d)");
+                "--target vta: graph packing starts after this operator, NAME or NAME:INDEX");
   c->add_option("--vta-pack-stop", a.vtaPackStop,
-                "--target vta: graph packing stops before this operator, NAME or NAME:INDEX (default global_avg_pool2d)");
+                "--target vta: graph packing stops before this operator, NAME or NAME:INDEX");
   c->add_option("--desired-layout", a.desiredLayout,
-                "layout the image operators are converted to before building: auto (the default: NHWC for the CPU "
-                "schedules, NCHW for GPU targets, each the faster there), NHWC, NCHW, or keep");
+                "layout the image operators are converted to before building: auto (NHWC for the CPU "
+                "schedules, NCHW for GPU targets, each the faster there), NHWC, NCHW, or keep")
+      ->transform(oneOf({"auto", "NHWC", "NCHW", "keep"}));
   c->add_option("--winograd", a.winograd,
                 "stride-1 3x3 convolutions as Winograd F(m x m, 3 x 3): auto (CPU targets, NHWC: F(4x4) while its "
                 "weights fit the L2 cache, else F(2x2) with at least 32 tiles, direct below 16 channels; GPU targets, "
-                "NCHW: direct, unless tuning records of both measured Winograd faster), never, 2, 4 or 6 (every one)")
-      ->check(CLI::IsMember(winogradModes()));
+                "NCHW: direct; with tuning records, each layer the fastest form measured), never, 2, 4 or 6 (every one)")
+      ->transform(oneOf(winogradModes()));
   c->add_option("--pack-weights", a.packWeights,
                 "NHWC convolution weights packed by blocks of output channels, so a register tile reads them as one "
                 "stream: auto (blocks of 32, or 16; 64 for 1x1 stride-1 convolutions on images of at most 14 columns) or never")
-      ->check(CLI::IsMember({"auto", "never"}));
+      ->transform(oneOf({"auto", "never"}));
   c->add_option("--fuse-separable", a.fuseSeparable,
                 "a depthwise convolution and the 1x1 convolution after it as one function, the depthwise output "
                 "computed a tile at a time: auto (stride 1, images of 14x14 or more) or never (one function each, "
                 "as TVM fuses)")
-      ->check(CLI::IsMember({"auto", "never"}));
+      ->transform(oneOf({"auto", "never"}));
   c->add_flag("--no-optimize", a.noOptimize, "skip the graph passes (batch-norm folding, layout conversion, ...)");
   c->add_option("--print-after", a.printAfter, "print the graph after this pass (repeatable; 'all': after every one)");
 }

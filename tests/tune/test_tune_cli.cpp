@@ -59,7 +59,7 @@ TEST(TuneCli, AnUnknownTunerFailsBeforeAnyWork) {
   auto r = runSubprocess({tesselCli(), "tune", "--model", "resnet-18", "--tuner", "bayes", "--log", dir.path() + "/x.log"});
   EXPECT_NE(r.exitCode, 0);
   expectContains(r.output, "Invalid tuner: bayes");
-  EXPECT_EQ(r.output.find("Tuning..."), std::string::npos);
+  EXPECT_EQ(r.output.find("Extract tasks"), std::string::npos) << r.output;
 }
 
 TEST(TuneCli, AKilledRunResumesKeepingEveryLoggedTrial) {
