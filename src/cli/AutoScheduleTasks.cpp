@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "target/Target.h"
 #include "tune/Confirmation.h"
 #include "tune/RecordQueries.h"
+#include "tune/RunEstimate.h"
 #include "tune/TaskScheduler.h"
 #include "tune/ansor/SketchPolicy.h"
 #include "tune/ansor/TuneAutoTask.h"
@@ -90,9 +92,14 @@ void confirmTask(const tune::MeasureTaskPtr& task, double flops, const std::vect
 
 AutoScheduleSummary autoScheduleTasks(const std::vector<graph::Task>& tasks, const AutoScheduleOptions& options, tune::Builder& builder,
                                       tune::Runner& runner, tune::RecordLogWriter& log, const std::vector<tune::TuningRecord>& earlier) {
-  fmt::print("{}", graph::formatTasks(tasks));
-  fmt::print("Tuning...\n");
-  std::fflush(stdout);
+  TESSEL_CHECK(options.numbers.empty() || options.numbers.size() == tasks.size(), "auto-scheduling: {} numbers for {} tasks",
+               options.numbers.size(), tasks.size());
+  TESSEL_CHECK(options.prefixes.empty() || options.prefixes.size() == tasks.size(), "auto-scheduling: {} prefixes for {} tasks",
+               options.prefixes.size(), tasks.size());
+  auto prefixOf = [&](size_t i) {
+    return options.prefixes.empty() ? fmt::format("[Task {:>2}/{:>2}] ", i + 1, tasks.size()) : options.prefixes[i];
+  };
+  fmt::print("{}", graph::formatTasks(tasks, options.numbers));
   AutoScheduleSummary summary;
   // Per task: its measure task, its policy (which keeps what it learned across rounds), its
   // best cost so far; a resumed log teaches each policy first.
@@ -136,7 +143,7 @@ AutoScheduleSummary autoScheduleTasks(const std::vector<graph::Task>& tasks, con
           gpu ? std::nullopt : std::optional<target::CpuMachine>(options.target.cpu), model),
                                                                       policyOptions));
     } catch (const Error& e) {
-      throw e.withContext(fmt::format("the sketches of task {} ({})", i + 1, t.name));
+      throw e.withContext(fmt::format("the sketches of task {} ({})", options.numbers.empty() ? i + 1 : options.numbers[i], t.name));
     }
     if (options.resume) {
       std::vector<tune::ansor::MeasuredSchedule> resumed;
@@ -150,12 +157,20 @@ AutoScheduleSummary autoScheduleTasks(const std::vector<graph::Task>& tasks, con
       if (!resumed.empty()) policies[i]->update(resumed);
       measured[i] = resumed;
     }
-    scheduled.push_back({t.name, double(t.weight), t.flops, anchorTag(t.dag)});
+    scheduled.push_back({t.name, double(t.weight), t.flops, anchorTag(t.dag), options.numbers.empty() ? i + 1 : options.numbers[i]});
   }
+  // The network's budget less what the log already spent: the run's plan.
+  int64_t resumedTotal = 0;
+  for (int64_t n : resumedTrials) resumedTotal += n;
+  tune::RunEstimate estimate(std::max<int64_t>(0, options.nTrial - resumedTotal));
+  fmt::print("Tuning {} task{}: at most {} trials (--n-trial {} for the network)...\n", tasks.size(), tasks.size() == 1 ? "" : "s",
+             estimate.plannedTrials(), options.nTrial);
+  std::fflush(stdout);
 
   tune::TaskSchedulerOptions schedulerOptions;
   schedulerOptions.strategy = options.taskScheduler;
   schedulerOptions.seed = options.seed;
+  schedulerOptions.runEstimate = &estimate;
   tune::TaskScheduler scheduler(scheduled, schedulerOptions);
   // As in template tuning, the logged trials count towards the budget.
   scheduler.run(options.nTrial,
@@ -164,8 +179,9 @@ AutoScheduleSummary autoScheduleTasks(const std::vector<graph::Task>& tasks, con
                   o.nTrial = count;
                   o.batchSize = options.batchSize;
                   o.loadMonitor = options.loadMonitor;
-                  o.progressPrefix = fmt::format("[Task {:>2}/{:>2}] ", i + 1, tasks.size());
+                  o.progressPrefix = prefixOf(i);
                   o.liveProgress = options.liveProgress;
+                  o.runEstimate = &estimate;
                   if (!defaultMeasured[i]) o.measureFirst = defaults[i];
                   if (std::isfinite(best[i])) o.bestSecondsBefore = best[i];
                   defaultMeasured[i] = true;
@@ -191,8 +207,7 @@ AutoScheduleSummary autoScheduleTasks(const std::vector<graph::Task>& tasks, con
   if (options.confirmTop > 0)
     for (size_t i = 0; i < tasks.size(); ++i)
       if (newTrials[i] > 0)
-        confirmTask(measureTasks[i], tasks[i].flops, defaults[i], measured[i], options, fmt::format("[Task {:>2}/{:>2}] ", i + 1, tasks.size()),
-                    builder, runner, log, summary);
+        confirmTask(measureTasks[i], tasks[i].flops, defaults[i], measured[i], options, prefixOf(i), builder, runner, log, summary);
   return summary;
 }
 

@@ -1,5 +1,6 @@
 /// `tessel tune --scheduler auto`: every task of a network tuned by the template-free
-/// auto-scheduler (tune/ansor): the tasks printed as seed 001 prints them, then rounds that the
+/// auto-scheduler (tune/ansor): the tasks printed as seed 001 prints them (numbered as `tessel
+/// tasks` lists them), then rounds that the
 /// task scheduler (tune/TaskScheduler.h) gives to the task whose tuning lowers the network's
 /// estimated latency most, printing its table after each. Per task the sketch policy with the
 /// XGBoost cost model runs in the tuning loop and keeps what it learned across rounds; every
@@ -54,6 +55,10 @@ struct AutoScheduleOptions {
   /// `confirmRounds` interleaved rounds (0 candidates: no confirmation).
   int confirmTop = 5;
   int confirmRounds = 5;
+  /// Per task (empty: by position): its number as `tessel tasks` lists it, in the DAGs printed
+  /// and the task scheduler's table, and the prefix of its lines ("[Task  3/22] ").
+  std::vector<size_t> numbers;
+  std::vector<std::string> prefixes;
 };
 
 struct AutoScheduleSummary {

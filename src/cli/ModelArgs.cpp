@@ -18,6 +18,7 @@
 #include "runtime/Tensor.h"
 #include "runtime/TimeEvaluator.h"
 #include "graph/TaskExtraction.h"
+#include "graph/VariantChoice.h"
 #include "graph/passes/PassManager.h"
 #include "support/Error.h"
 
@@ -37,9 +38,9 @@ void addModelSourceOptions(CLI::App* c, ModelArgs& a) {
       ->required();
   c->add_option("--input-shape", a.inputShapes,
                 "ONNX models: the shape of an input, NAME:D0,D1,... (repeatable; needed where the model's is symbolic)");
-  c->add_option("--layout", a.layout, "zoo networks: NCHW or NHWC");
+  c->add_option("--layout", a.layout, "zoo networks: NCHW or NHWC")->transform(oneOf({"NCHW", "NHWC"}));
   c->add_option("--batch", a.batch, "zoo networks: batch size")->check(integerIn(1, 65536));
-  c->add_option("--image-size", a.imageSize, "zoo networks: input image size (default: the network's own, 224; smaller for quick runs)")
+  c->add_option("--image-size", a.imageSize, "zoo networks: input image size (0: the network's own, 224; smaller for quick runs)")
       ->check(integerIn(1, 4096));
 }
 
@@ -81,26 +82,27 @@ void addModelOptions(CLI::App* c, ModelArgs& a) {
                 "-mtriple=aarch64-linux-gnu\" (GPU modules have no host code: it compiles the reference of --check-correctness)");
   c->add_option("--vta-config", a.vtaConfig, "--target vta: the hardware configuration, a vta_config.json (default: built in)");
   c->add_option("--vta-pack-start", a.vtaPackStart,
-                "--target vta: graph packing starts after this operator, NAME or NAME:INDEX (default max_pool2d)");
+                "--target vta: graph packing starts after this operator, NAME or NAME:INDEX");
   c->add_option("--vta-pack-stop", a.vtaPackStop,
-                "--target vta: graph packing stops before this operator, NAME or NAME:INDEX (default global_avg_pool2d)");
+                "--target vta: graph packing stops before this operator, NAME or NAME:INDEX");
   c->add_option("--desired-layout", a.desiredLayout,
-                "layout the image operators are converted to before building: auto (the default: NHWC for the CPU "
-                "schedules, NCHW for GPU targets, each the faster there), NHWC, NCHW, or keep");
+                "layout the image operators are converted to before building: auto (NHWC for the CPU "
+                "schedules, NCHW for GPU targets, each the faster there), NHWC, NCHW, or keep")
+      ->transform(oneOf({"auto", "NHWC", "NCHW", "keep"}));
   c->add_option("--winograd", a.winograd,
                 "stride-1 3x3 convolutions as Winograd F(m x m, 3 x 3): auto (CPU targets, NHWC: F(4x4) while its "
                 "weights fit the L2 cache, else F(2x2) with at least 32 tiles, direct below 16 channels; GPU targets, "
-                "NCHW: direct, unless tuning records of both measured Winograd faster), never, 2, 4 or 6 (every one)")
-      ->check(CLI::IsMember(winogradModes()));
+                "NCHW: direct; with tuning records, each layer the fastest form measured), never, 2, 4 or 6 (every one)")
+      ->transform(oneOf(winogradModes()));
   c->add_option("--pack-weights", a.packWeights,
                 "NHWC convolution weights packed by blocks of output channels, so a register tile reads them as one "
                 "stream: auto (blocks of 32, or 16; 64 for 1x1 stride-1 convolutions on images of at most 14 columns) or never")
-      ->check(CLI::IsMember({"auto", "never"}));
+      ->transform(oneOf({"auto", "never"}));
   c->add_option("--fuse-separable", a.fuseSeparable,
                 "a depthwise convolution and the 1x1 convolution after it as one function, the depthwise output "
                 "computed a tile at a time: auto (stride 1, images of 14x14 or more) or never (one function each, "
                 "as TVM fuses)")
-      ->check(CLI::IsMember({"auto", "never"}));
+      ->transform(oneOf({"auto", "never"}));
   c->add_flag("--no-optimize", a.noOptimize, "skip the graph passes (batch-norm folding, layout conversion, ...)");
   c->add_option("--print-after", a.printAfter, "print the graph after this pass (repeatable; 'all': after every one)");
 }
@@ -238,50 +240,16 @@ RecordsChoice chooseByRecords(const PreparedModel& prepared, const tune::History
     graph::Graph g = packByRecords(prepared, prepared.chosenUnpacked, best, kept);
     return withPacking({g, winogradSummary(prepared, g)});
   }
-  auto directKeys = graph::workloadKeysByNode(prepared.direct);
-  std::vector<std::map<std::string, std::string>> winogradKeys;
-  for (const graph::Graph& v : prepared.winograd) winogradKeys.push_back(graph::workloadKeysByNode(v));
-  // The tile size of a layer in a graph: 0 where it is not a Winograd convolution there.
-  auto tileSizeIn = [](const graph::Graph& g, const std::string& name) { return graph::winogradTileSize(g, g.findNode(name)); };
-  auto recordOf = [&](const std::map<std::string, std::string>& keys, const std::string& name) -> const tune::TuningRecord* {
-    auto key = keys.find(name);
-    return key == keys.end() ? nullptr : best.find(key->second);
-  };
-  int fasterWinograd = 0, fasterDirect = 0, byRules = 0;
-  auto choice = [&](const graph::Graph& g, int id) {
-    const std::string& name = g.node(id).name;
-    const tune::TuningRecord* direct = recordOf(directKeys, name);
-    // The fastest record so far and its tile size (0: direct), over the variants that make the
-    // layer Winograd and were measured.
-    const tune::TuningRecord* fastestRecord = direct;
-    int fastest = 0;
-    bool candidate = false, winogradMeasured = false;
-    for (size_t v = 0; v < prepared.winograd.size(); ++v) {
-      int m = tileSizeIn(prepared.winograd[v], name);
-      const tune::TuningRecord* record = m == 0 ? nullptr : recordOf(winogradKeys[v], name);
-      candidate |= m != 0;
-      if (!record) continue;
-      winogradMeasured = true;
-      if (direct && record->cost() < fastestRecord->cost()) {
-        fastest = m;
-        fastestRecord = record;
-      }
-    }
-    if (!candidate) return 0;
-    // Measured direct and as Winograd: the fastest; else the rules' choice.
-    if (!direct || !winogradMeasured) {
-      ++byRules;
-      return tileSizeIn(prepared.chosen, name);
-    }
-    ++(fastest != 0 ? fasterWinograd : fasterDirect);
-    return fastest;
-  };
+  // A layer takes its fastest measured variant; a record of one variant is enough.
+  graph::VariantChoice byCost = graph::chooseVariantsByCost(
+      prepared.direct, prepared.winograd, prepared.chosen, [&best](const std::string& key) -> std::optional<double> {
+        const tune::TuningRecord* record = best.find(key);
+        return record ? std::optional<double>(record->cost()) : std::nullopt;
+      });
   RecordsChoice result;
-  result.graph = packByRecords(prepared, graph::applyWinograd(prepared.base, choice, {}, prepared.winogradLayout), best, kept);
+  result.graph = packByRecords(prepared, graph::applyWinograd(prepared.base, byCost.choice, {}, prepared.winogradLayout), best, kept);
   result.summary = winogradSummary(prepared, result.graph);
-  if (!result.summary.empty())
-    result.summary += fmt::format("; measured both ways: {} faster as Winograd, {} faster direct; by the rules: {}",
-                                  fasterWinograd, fasterDirect, byRules);
+  if (!result.summary.empty()) result.summary += "; " + byCost.counts.describe();
   return withPacking(result);
 }
 

@@ -70,7 +70,7 @@ struct PreparedModel {
   graph::Graph chosen;  ///< with the --winograd choice (for auto: the default rules), then packed
   graph::Graph chosenUnpacked;  ///< `chosen` before packing
   graph::PackChoice pack;  ///< the --pack-weights choice (empty: none)
-  /// --winograd auto: the Winograd candidates are a choice that records of the variants may
+  /// --winograd auto: the Winograd candidates are a choice that records of the variants
   /// overturn, layer by layer (chooseByRecords); tuning measures them all.
   bool variants = false;
   /// The Winograd variants measured against `direct` under auto, packed. CPU targets: `chosen`
@@ -92,13 +92,15 @@ std::string desiredLayoutFor(const ModelArgs& args);
 /// without records (prepareModel(args).chosen).
 graph::Graph preparedModel(const ModelArgs& args);
 
-/// The network a build with tuning records compiles: where a Winograd candidate has a record
-/// of its direct convolution's fused function and of at least one Winograd variant's, the
-/// fastest of those; elsewhere the rules' choice (on GPU targets: direct).
+/// The network a build with tuning records compiles: a Winograd candidate layer with a record
+/// of any of its variants (the direct convolution's fused function, a Winograd form's) takes
+/// the fastest of those (graph::chooseVariantsByCost); one without any, the rules' choice (on
+/// GPU targets: direct).
 struct RecordsChoice {
   graph::Graph graph;
   /// "Winograd for 6 of 8 stride-1 3x3 convolutions (F(4x4): 2, F(2x2): 4); measured both
-  /// ways: 5 faster as Winograd, 2 faster direct; by the rules: 1"; empty without candidates.
+  /// ways: 5 faster as Winograd, 2 faster direct; by the rules: 1" (graph::VariantChoiceCounts);
+  /// empty without candidates.
   std::string summary;
 };
 RecordsChoice chooseByRecords(const PreparedModel& prepared, const tune::HistoryBest& best);

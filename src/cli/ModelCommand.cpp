@@ -4,6 +4,7 @@
 #include "cli/ModelArgs.h"
 #include "cli/ModuleOutput.h"
 #include "cli/OptionChecks.h"
+#include "cli/TuningTasks.h"
 #include "cli/VtaFlow.h"
 
 #include <fmt/format.h>
@@ -17,14 +18,12 @@
 #include "graph/GpuTargetLimits.h"
 #include "graph/GraphParams.h"
 #include "graph/ModelZoo.h"
-#include "graph/TaskExtraction.h"
 #include "ops/GpuSchedules.h"
 #include "ops/Schedules.h"
 #include "support/Error.h"
 #include "support/Files.h"
 #include "tune/HistoryBest.h"
 #include "tune/ShippedRecords.h"
-#include "tune/autotvm/GpuTemplates.h"
 
 namespace tessel::cli {
 
@@ -105,26 +104,6 @@ void reportRecordsOfOtherMachines(const tune::HistoryBest& best, const target::C
     fmt::print("note: {} kernel{} took records measured on {}, not on this target's {} with {} cores: their schedules are shaped for "
                "that machine\n",
                kernels, kernels == 1 ? "" : "s", measured, machine.isaClass(), machine.cores);
-}
-
-void listTasks(const ModelArgs& a) {
-  if (isVtaTarget(a.target)) {
-    fmt::print("Extract tasks...\n{}", vta::formatConv2dPackedTasks(prepareVtaNetwork(a).tasks));
-    return;
-  }
-  if (a.parsedTarget.isGpu()) {
-    // The functions a GPU build compiles and tunes (NCHW, no CPU-only convolution variants).
-    checkGpuTargetHost(a.target, a.targetHost);
-    auto tasks = graph::extractTasks(preparedModel(gpuModelArgs(a)));
-    fmt::print("Extract tasks...\n{}", graph::formatTasks(tasks));
-    fmt::print("GPU templates (`tessel tune` tunes each task with these):\n");
-    for (size_t i = 0; i < tasks.size(); ++i)
-      fmt::print("  Task {:>2}  {}\n", i, fmt::join(tune::autotvm::gpuTemplatesTuned(tasks[i].dag), ", "));
-    return;
-  }
-  checkCpuTarget(a.target);
-  auto tasks = graph::extractTasks(preparedModel(a));
-  fmt::print("Extract tasks...\n{}", graph::formatTasks(tasks));
 }
 
 /// compile --target cuda|opencl: the standard passes without the CPU's packed and fused
@@ -217,6 +196,12 @@ void compile(const CompileArgs& a) {
              report.plannedBytes / 1048576.0, report.naiveBytes / 1048576.0);
 }
 
+/// tasks' options beside the shared ones.
+struct TasksArgs : ModelArgs {
+  std::string scheduler = "autotvm";
+  bool dags = false;
+};
+
 /// params' options: the network's parameters depend on its layout (and nothing else), the
 /// batch is accepted so that the same options as compile's may be passed.
 struct ParamsArgs : ModelArgs {
@@ -236,10 +221,14 @@ void writeParams(const ParamsArgs& a) {
 }  // namespace
 
 void addModelCommands(CLI::App& app) {
-  auto tasksArgs = std::make_shared<ModelArgs>();
-  CLI::App* tasks = app.add_subcommand("tasks", "list the tuning tasks of a network (zoo or ONNX)");
+  auto tasksArgs = std::make_shared<TasksArgs>();
+  CLI::App* tasks = app.add_subcommand(
+      "tasks", "list the tasks `tessel tune` tunes for a network (zoo or ONNX), numbered as `tune --tasks` takes them; for "
+               "template tuning, also the functions no template applies to");
   addModelOptions(tasks, *tasksArgs);
-  tasks->callback([tasksArgs] { listTasks(*tasksArgs); });
+  addSchedulerOption(tasks, tasksArgs->scheduler);
+  tasks->add_flag("--dag", tasksArgs->dags, "also print each task's compute DAG");
+  tasks->callback([tasksArgs] { printNetworkTasks(*tasksArgs, tasksArgs->scheduler, "auto", tasksArgs->dags); });
 
   auto compileArgs = std::make_shared<CompileArgs>();
   CLI::App* compileCommand = app.add_subcommand("compile", "compile a network (zoo or ONNX) into a deployable module directory");

@@ -41,7 +41,7 @@ struct RunOptions {
 
 /// --device and --no-cuda-graph, shared by run and benchmark.
 void addDeviceOptions(CLI::App* command, std::string& device, bool& noCudaGraph) {
-  command->add_option("--device", device, "where the module runs: cpu (default), cuda[:N] or opencl[:N]; it must be the kind the "
+  command->add_option("--device", device, "where the module runs: cpu, cuda[:N] or opencl[:N]; it must be the kind the "
                                           "module was compiled for (--target)");
   command->add_flag("--no-cuda-graph", noCudaGraph, "on cuda: launch the kernels one by one instead of replaying a CUDA graph");
 }

@@ -53,4 +53,15 @@ CLI::Validator numberIn(double min, double max) {
       fmt::format("NUMBER in [{}, {}]", min, max));
 }
 
+CLI::Validator oneOf(const std::vector<std::string>& values) { return CLI::IsMember(values, CLI::ignore_case); }
+
+CLI::Validator lowerCase() {
+  return CLI::Validator(
+      [](std::string& text) {
+        text = CLI::detail::to_lower(text);
+        return std::string();
+      },
+      "");
+}
+
 }  // namespace tessel::cli

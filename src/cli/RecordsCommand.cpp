@@ -6,19 +6,21 @@
 #include <set>
 #include <unordered_map>
 
+#include "cli/ModelArgs.h"
 #include "cli/OptionChecks.h"
 #include "support/Error.h"
 #include "support/Files.h"
 #include "tune/RecordLog.h"
 #include "tune/RecordQueries.h"
 #include "tune/ShippedRecords.h"
+#include "vta/HardwareConfig.h"
 
 namespace tessel::cli {
 
 namespace {
 
 struct RecordsArgs {
-  std::string log, output, target = "cpu";
+  std::string log, output, target = "cpu", vtaConfig;
   int top = 1;
   bool force = false, steps = false;
 };
@@ -136,9 +138,19 @@ void writeKept(const RecordsArgs& a, int perTask) {
   for (const auto& t : withoutValid) fmt::print(stderr, "warning: task {} has no valid record; it is left out\n", t);
 }
 
+/// The shipped log a build for the target uses: its CPU class's, its CUDA architecture's or its
+/// VTA configuration's; empty for a kind of target nothing is shipped for (OpenCL).
+std::string shippedSetFor(const RecordsArgs& a) {
+  if (isVtaTarget(a.target))
+    return "vta/" + (a.vtaConfig.empty() ? vta::HardwareConfig{} : vta::HardwareConfig::fromFile(a.vtaConfig)).modelName();
+  TESSEL_CHECK(a.vtaConfig.empty(), "--vta-config applies to --target vta");
+  target::Target target = target::Target::parse(a.target);
+  return target.isGpu() ? tune::shippedRecordSetForGpu(target) : tune::shippedRecordSetForCpu(target);
+}
+
 /// The shipped logs, and which one a build for `target` uses.
 void listShipped(const RecordsArgs& a) {
-  std::string used = tune::shippedRecordSetForCpu(target::Target::parse(a.target));
+  std::string used = shippedSetFor(a);
   fmt::print("records shipped with tessel (records/ in its repository):\n");
   bool shipped = false;
   for (const std::string& set : tune::shippedRecordSets()) {
@@ -147,8 +159,13 @@ void listShipped(const RecordsArgs& a) {
     shipped = shipped || set == used;
     fmt::print("  {:<36} {:>4} workloads\n", set, workloads.size());
   }
-  fmt::print("target {}: {} ({})\n", a.target, used,
-             shipped ? "shipped" : "not shipped: its kernels take the default schedules unless given records");
+  if (used.empty())
+    fmt::print("target {}: none (tessel ships no records for this kind of device: its kernels take the default schedules "
+               "unless given records)\n",
+               a.target);
+  else
+    fmt::print("target {}: {} ({})\n", a.target, used,
+               shipped ? "shipped" : "not shipped: its kernels take the default schedules unless given records");
 }
 
 }  // namespace
@@ -179,8 +196,9 @@ void addRecordsCommands(CLI::App& app) {
   distill->callback([distillArgs] { writeKept(*distillArgs, distillArgs->top); });
 
   auto shippedArgs = std::make_shared<RecordsArgs>();
-  CLI::App* shipped = records->add_subcommand("shipped", "list the records shipped with tessel and the one a CPU target uses");
-  shipped->add_option("--target", shippedArgs->target, "a CPU target string (default: cpu, this machine)");
+  CLI::App* shipped = records->add_subcommand("shipped", "list the records shipped with tessel and the log a target's builds use");
+  shipped->add_option("--target", shippedArgs->target, "a target string: cpu (this machine), \"cpu -mcpu=...\", cuda, opencl or vta");
+  shipped->add_option("--vta-config", shippedArgs->vtaConfig, "--target vta: the hardware configuration, a vta_config.json (default: built in)");
   shipped->callback([shippedArgs] { listShipped(*shippedArgs); });
 }
 

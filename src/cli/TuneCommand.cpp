@@ -18,6 +18,7 @@
 #include "cli/ModelArgs.h"
 #include "cli/ModuleOutput.h"
 #include "cli/RpcCommands.h"
+#include "cli/TuningTasks.h"
 #include "cli/VtaFlow.h"
 #include "graph/Build.h"
 #include "graph/Fusion.h"
@@ -42,6 +43,7 @@
 #include "tune/LocalRunner.h"
 #include "tune/RecordLog.h"
 #include "tune/RecordQueries.h"
+#include "tune/RunEstimate.h"
 #include "tune/TaskScheduler.h"
 #include "tune/autotvm/CpuTemplates.h"
 #include "tune/autotvm/GpuTemplates.h"
@@ -64,9 +66,10 @@ std::string decisionSummary(int decided, int keptDefault, int withoutRounds, con
 
 struct TuneArgs : ModelArgs {
   std::string tuner = "xgb", log, output, ops, coldCache = "auto", scheduler = "autotvm", taskScheduler;
-  std::vector<size_t> onlyTasks;  ///< 1-based task numbers to tune (empty: all)
+  std::vector<size_t> onlyTasks;  ///< the numbers of the tasks to tune, as listed (TuningTasks.h; empty: all)
   int64_t nTrial = 1000, earlyStopping = 0;
   bool resume = false, transferLearning = false, checkCorrectness = false, cacheFlush = false, noEvaluate = false, force = false;
+  bool listTasks = false;
   int nParallel = 0, number = 4, repeat = 3, confirmTop = 5, confirmRounds = 5, threads = 0, evaluateRepeat = 10;
   double busyPause = 10;
   double busyPauseShare = 0.2;
@@ -74,87 +77,6 @@ struct TuneArgs : ModelArgs {
   double minRepeatMs = 0, timeout = 10, buildTimeout = 10, cooldown = 0;
   uint64_t seed = 0;
   RunnerArgs runnerArgs;  ///< --runner local|rpc and the rpc runner's options
-};
-
-/// The operator classes --ops may name that select a function, by its anchor: "conv2d" covers
-/// every convolution (depthwise and grouped are conv2d with groups, as in Relay; Winograd's
-/// GEMM too), "depthwise_conv2d" only depthwise ones, "dense" also matmul; none for a function
-/// without an anchor.
-std::vector<std::string> opsClassesOf(const te::ComputeDAG& dag) {
-  auto anchor = ops::findAnchorStage(dag);
-  if (!anchor) return {};
-  switch (ops::traitsOf(*dag.op(*anchor)).kind) {
-    case ops::OpKind::Dense:
-    case ops::OpKind::Matmul: return {"dense"};
-    case ops::OpKind::DepthwiseConv2dNCHW:
-    case ops::OpKind::DepthwiseConv2dNHWC: return {"conv2d", "depthwise_conv2d"};
-    case ops::OpKind::Conv2dNCHW:
-    case ops::OpKind::Conv2dNHWC:
-    case ops::OpKind::Conv2dNHWCPacked:
-    case ops::OpKind::GroupConv2dNCHW:
-    case ops::OpKind::GroupConv2dNHWC:
-    case ops::OpKind::Conv2dTransposeNCHW:
-    case ops::OpKind::WinogradGemm:
-    case ops::OpKind::WinogradNchwGemm: return {"conv2d"};
-    default: return {};
-  }
-}
-
-/// Whether --ops (empty: every function) selects a function.
-bool selectedByOps(const te::ComputeDAG& dag, const std::vector<std::string>& ops) {
-  if (ops.empty()) return true;
-  auto classes = opsClassesOf(dag);
-  for (const std::string& op : ops)
-    if (std::find(classes.begin(), classes.end(), op) != classes.end()) return true;
-  return false;
-}
-
-std::vector<std::string> parseOps(const std::string& text) {
-  std::vector<std::string> ops;
-  std::stringstream in(text);
-  for (std::string op; std::getline(in, op, ',');) {
-    if (op.empty()) continue;
-    TESSEL_CHECK(op == "conv2d" || op == "depthwise_conv2d" || op == "dense", "--ops: unknown operator '{}' (conv2d, depthwise_conv2d, dense)",
-                 op);
-    ops.push_back(op);
-  }
-  return ops;
-}
-
-/// Which tasks are measured with cold caches (--cold-cache auto|always|never). A network's
-/// weights stream through the caches once per inference: when they are more than the last-level
-/// cache holds, a layer's weights were evicted by the layers in between by the time it runs
-/// again, and come from DRAM. `auto` measures cold the tasks whose weights are more than the
-/// per-core L2 (smaller ones stay near the core in any case), in such networks only.
-class ColdCachePolicy {
- public:
-  ColdCachePolicy(const graph::Graph& graph, const std::string& mode, const target::CpuMachine& machine) : mode_(mode) {
-    TESSEL_CHECK(mode == "auto" || mode == "always" || mode == "never", "--cold-cache: '{}' is not auto, always or never", mode);
-    for (const auto& [name, value] : graph.params()) paramBytes_ += value.nbytes();
-    llc_ = size_t(machine.llcBytes);
-    l2_ = size_t(machine.l2Bytes);
-    if (mode_ == "auto" && paramBytes_ > llc_)
-      reason_ = fmt::format("The network's weights ({:.1f} MiB) are more than the last-level cache ({:.1f} MiB): tasks whose "
-                            "weights exceed the L2 ({:.1f} MiB) are measured with cold caches, as they run in the network",
-                            paramBytes_ / 1048576.0, llc_ / 1048576.0, l2_ / 1048576.0);
-  }
-  /// `task` is one of `graph`'s (the network's variants have their own groups).
-  bool measureCold(const graph::Graph& graph, const graph::Task& task) {
-    if (mode_ != "auto") return mode_ == "always";
-    if (paramBytes_ <= llc_ || task.groups.empty()) return false;
-    auto& groups = groupsOf_[&graph];
-    if (groups.empty()) groups = graph::fuseOperators(graph);
-    size_t weights = 0;
-    for (int input : groups[size_t(task.groups.front())].inputs)
-      if (graph.node(input).kind == graph::NodeKind::Constant) weights += graph.constant(input).nbytes();
-    return weights > l2_;
-  }
-  const std::string& reason() const { return reason_; }
-
- private:
-  std::string mode_, reason_;
-  size_t paramBytes_ = 0, llc_ = 0, l2_ = 0;
-  std::map<const graph::Graph*, std::vector<graph::FusedGroup>> groupsOf_;
 };
 
 struct Evaluation {
@@ -178,6 +100,9 @@ std::pair<Evaluation, Evaluation> evaluate(const std::string& tunedDirectory, co
 }
 
 void tune(const TuneArgs& a) {
+  if (a.listTasks) return printNetworkTasks(a, a.scheduler, a.coldCache, false, a.onlyTasks, parseOps(a.ops));
+  // Required, but not for --list-tasks: refused as the parser refuses a missing option.
+  if (a.log.empty()) throw CLI::RequiredError("--log");
   if (isVtaTarget(a.target)) {
     VtaTuneOptions v;
     v.tuner = a.tuner;
@@ -213,7 +138,6 @@ void tune(const TuneArgs& a) {
   } else {
     checkCpuTarget(a.target);
   }
-  TESSEL_CHECK(!a.log.empty(), "--log is required: every trial is written there");
   TESSEL_CHECK(a.nTrial >= 1, "--n-trial must be at least 1, got {}", a.nTrial);
   TESSEL_CHECK(a.earlyStopping >= 0, "--early-stopping must not be negative, got {}", a.earlyStopping);
   auto ops = parseOps(a.ops);
@@ -294,56 +218,30 @@ void tune(const TuneArgs& a) {
   fmt::print("Extract tasks...\n");
   PreparedModel prepared = prepareModel(gpu ? gpuModelArgs(a) : static_cast<const ModelArgs&>(a));
   const graph::Graph& g = prepared.chosen;
-  std::vector<tune::autotvm::TuningTaskPtr> tasks;
-  ColdCachePolicy cold(g, gpu ? "never" : a.coldCache, a.cpuMachine());
-  // Under --winograd auto, a Winograd candidate layer is tuned in every variant: the direct
-  // convolution's task and each Winograd form's (CPU: the rules' tile and F(6x6) where it
-  // fits); the build takes the fastest (chooseByRecords). The other variants (CPU: direct,
-  // then the larger tile; GPU, whose untuned build is direct: the Winograd one) are listed
-  // right after the chosen one's task (same name).
-  std::vector<std::pair<const graph::Graph*, graph::Task>> candidates;
-  std::vector<const graph::Graph*> others;
-  if (prepared.variants) {
-    if (!prepared.chosenIsDirect) others.push_back(&prepared.direct);
-    for (size_t v = prepared.chosenIsDirect ? 0 : 1; v < prepared.winograd.size(); ++v) others.push_back(&prepared.winograd[v]);
+  // The tasks as `tessel tasks` lists them (TuningTasks.h); --tasks and --ops select by the
+  // listed numbers, which every line about a task keeps.
+  TaskListOptions listOptions;
+  listOptions.scheduler = a.scheduler;
+  listOptions.coldCache = a.coldCache;
+  listOptions.target = target;
+  if (gpu) {
+    listOptions.gpuLimits = gpuLimits;
+    listOptions.gpuHost = gpuHostTarget;
   }
-  std::vector<graph::Task> chosenTasks = graph::extractTasks(g);
-  std::vector<std::vector<graph::Task>> otherTasks;
-  for (const graph::Graph* other : others) otherTasks.push_back(graph::extractTasks(*other));
-  std::set<std::string> keys;
-  for (const auto& t : chosenTasks) keys.insert(t.workloadKey);
-  for (auto& t : chosenTasks) {
-    std::string name = t.name;
-    candidates.emplace_back(&g, std::move(t));
-    for (size_t o = 0; o < others.size(); ++o)
-      for (auto& d : otherTasks[o])
-        if (d.name == name && keys.insert(d.workloadKey).second) candidates.emplace_back(others[o], d);
-  }
-  for (size_t o = 0; o < others.size(); ++o)
-    for (auto& d : otherTasks[o])
-      if (keys.insert(d.workloadKey).second) candidates.emplace_back(others[o], d);
+  const TaskList list = listTuningTasks(prepared, listOptions);
+  const std::vector<ListedTask> selection = selectTasks(list, a.onlyTasks, ops);
+  const bool selected = !a.onlyTasks.empty() || !ops.empty();
+  fmt::print("{}", formatTaskList(list, selected ? &selection : nullptr));
   tune::RecordLogWriter log(a.log);
   if (a.scheduler == "auto") {
-    // Every task, template or not; then nothing is left for template tuning below.
     std::vector<graph::Task> autoTasks;
-    std::vector<bool> coldCache;
-    for (const auto& [taskGraph, t] : candidates) {
-      autoTasks.push_back(t);
-      coldCache.push_back(cold.measureCold(*taskGraph, t));
-    }
-    if (!a.onlyTasks.empty()) {
-      std::vector<graph::Task> chosen;
-      std::vector<bool> chosenCold;
-      for (size_t n : a.onlyTasks) {
-        TESSEL_CHECK(n >= 1 && n <= autoTasks.size(), "--tasks: there is no task {} (the network has {})", n, autoTasks.size());
-        chosen.push_back(autoTasks[n - 1]);
-        chosenCold.push_back(coldCache[n - 1]);
-      }
-      autoTasks = chosen;
-      coldCache = chosenCold;
-    }
     AutoScheduleOptions o;
-    o.coldCache = coldCache;
+    for (const ListedTask& t : selection) {
+      autoTasks.push_back(t.function);
+      o.coldCache.push_back(t.measureCold);
+      o.prefixes.push_back(taskPrefix(t, list));
+      o.numbers.push_back(t.number);
+    }
     o.confirmTop = a.confirmTop;
     o.confirmRounds = a.confirmRounds;
     o.target = target;
@@ -366,49 +264,14 @@ void tune(const TuneArgs& a) {
                  summary.statesScored, summary.buildSeconds, summary.runSeconds, a.log);
     if (summary.confirmedTasks > 0)
       fmt::print("{}", decisionSummary(summary.confirmedTasks, summary.keptDefault, summary.keptWithoutRounds, "a searched one"));
-    candidates.clear();
   }
-  for (const auto& [taskGraph, t] : candidates) {
-    if (gpu) {
-      // Every function has a GPU template (gpu_default at least); --ops selects by its anchor.
-      if (!selectedByOps(t.dag, ops)) continue;
-      for (const std::string& templateName : tune::autotvm::gpuTemplatesTuned(t.dag)) {
-        auto task = tune::autotvm::makeGpuTuningTask(t.name, t.dag, target, gpuLimits, templateName);
-        auto measure = std::make_shared<tune::MeasureTask>(*task->measure);
-        measure->hostTarget = gpuHostTarget;
-        auto copy = std::make_shared<tune::autotvm::TuningTask>(*task);
-        copy->measure = measure;
-        tasks.push_back(copy);
-      }
-      continue;
+  std::vector<tune::autotvm::TuningTaskPtr> tasks;
+  std::vector<std::string> prefixes;
+  if (a.scheduler == "autotvm")
+    for (const ListedTask& t : selection) {
+      tasks.push_back(t.tuning);
+      prefixes.push_back(taskPrefix(t, list));
     }
-    auto templateName = tune::autotvm::cpuTemplateFor(t.dag);
-    if (!templateName || !selectedByOps(t.dag, ops)) continue;
-    auto task = tune::autotvm::makeCpuTuningTask(t.name, t.dag, target, *templateName);
-    if (cold.measureCold(*taskGraph, t)) {
-      auto measure = std::make_shared<tune::MeasureTask>(*task->measure);
-      measure->coldCache = true;
-      auto copy = std::make_shared<tune::autotvm::TuningTask>(*task);
-      copy->measure = measure;
-      task = copy;
-    }
-    tasks.push_back(task);
-  }
-  if (!a.onlyTasks.empty() && a.scheduler == "autotvm") {
-    std::vector<tune::autotvm::TuningTaskPtr> chosen;
-    for (size_t n : a.onlyTasks) {
-      TESSEL_CHECK(n >= 1 && n <= tasks.size(), "--tasks: there is no task {} (the network has {})", n, tasks.size());
-      chosen.push_back(tasks[n - 1]);
-    }
-    tasks = chosen;
-  }
-  if (a.scheduler == "autotvm") fmt::print("Extracted {} tasks:\n", tasks.size());
-  for (size_t i = 0; i < tasks.size(); ++i)
-    fmt::print("  {:>2}  {:<28} {:<26} {:>10.1f} MFLOP  {:>6} configs{}{}\n", i + 1, tasks[i]->name, tasks[i]->templateName,
-               tasks[i]->flops / 1e6, tasks[i]->space->size(),
-               tasks[i]->unprunedSize > tasks[i]->space->size() ? fmt::format(" (of {})", tasks[i]->unprunedSize) : "",
-               tasks[i]->measure->coldCache ? "  measured cold" : "");
-  if (!cold.reason().empty()) fmt::print("{}\n", cold.reason());
 
   auto trialsOf = [&](const tune::autotvm::TuningTask& task) {
     std::vector<tune::autotvm::Trial> trials;
@@ -419,13 +282,28 @@ void tune(const TuneArgs& a) {
     return trials;
   };
 
-  if (a.scheduler == "autotvm") fmt::print("Tuning...\n");
-  std::fflush(stdout);
   std::vector<std::pair<tune::autotvm::TuningTaskPtr, std::vector<tune::autotvm::Trial>>> history;
   int64_t measured = 0;
   double tuningSeconds = 0;
   tune::autotvm::TuneTaskResult totals;  // the parts' wall times, summed over the tasks
   int keptDefault = 0, confirmedTasks = 0, keptWithoutRounds = 0;
+  // Every trial of each task (resumed and new): a later round teaches its fresh tuner with them.
+  std::vector<std::vector<tune::autotvm::Trial>> trialsOfTask(tasks.size());
+  for (size_t i = 0; i < tasks.size(); ++i)
+    if (a.resume) trialsOfTask[i] = trialsOf(*tasks[i]);
+  // The run's plan: each task's budget in turn, or the network's under the task scheduler.
+  int64_t planned = 0, resumedTotal = 0;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    planned += tune::autotvm::plannedTrials(*tasks[i], a.nTrial, trialsOfTask[i].size());
+    resumedTotal += int64_t(trialsOfTask[i].size());
+  }
+  if (!a.taskScheduler.empty()) planned = std::max<int64_t>(0, a.nTrial - resumedTotal);
+  tune::RunEstimate estimate(planned);
+  if (a.scheduler == "autotvm") {
+    fmt::print("Tuning {} task{}: at most {} trials (--n-trial {}{})...\n", tasks.size(), tasks.size() == 1 ? "" : "s", planned, a.nTrial,
+               a.taskScheduler.empty() ? " per task, capped by its configs" : " for the network");
+    std::fflush(stdout);
+  }
   auto optionsOf = [&](size_t i) {
     tune::autotvm::TuneTaskOptions o;
     o.nTrial = a.nTrial;
@@ -435,12 +313,11 @@ void tune(const TuneArgs& a) {
     o.confirmRounds = a.confirmRounds;
     o.seed = a.seed + i;
     if (monitor) o.loadMonitor = &*monitor;
-    o.progressPrefix = fmt::format("[Task {:>2}/{:>2}] ", i + 1, tasks.size());
+    o.progressPrefix = prefixes[i];
     o.liveProgress = isatty(fileno(stdout));
+    o.runEstimate = &estimate;
     return o;
   };
-  // Every trial of each task (resumed and new): a later round teaches its fresh tuner with them.
-  std::vector<std::vector<tune::autotvm::Trial>> trialsOfTask(tasks.size());
   auto logTrial = [&](size_t i) {
     return [&, i](const tune::autotvm::ConfigEntity& config, const tune::MeasureInput& input, const tune::MeasureResult& r) {
       const auto& task = tasks[i];
@@ -459,8 +336,6 @@ void tune(const TuneArgs& a) {
       keptWithoutRounds += result.withoutRounds;
     }
   };
-  for (size_t i = 0; i < tasks.size(); ++i)
-    if (a.resume) trialsOfTask[i] = trialsOf(*tasks[i]);
   if (a.scheduler == "autotvm" && a.taskScheduler.empty()) {
     // Each task in turn with the whole --n-trial budget (TVM's AutoTVM tutorials).
     for (size_t i = 0; i < tasks.size(); ++i) {
@@ -468,7 +343,10 @@ void tune(const TuneArgs& a) {
       auto tuner = tune::autotvm::makeTuner(a.tuner, task, a.seed + i);
       if (a.transferLearning && !history.empty()) tuner->loadHistory(history);
       std::vector<tune::autotvm::Trial> resumed = trialsOfTask[i];
-      noteResult(tune::autotvm::tuneTask(task, *tuner, builder, *runner, optionsOf(i), resumed, logTrial(i)));
+      auto result = tune::autotvm::tuneTask(task, *tuner, builder, *runner, optionsOf(i), resumed, logTrial(i));
+      // Stopped early or out of configs: the estimate plans no more for this task.
+      estimate.shortened(tune::autotvm::plannedTrials(*task, a.nTrial, resumed.size()) - result.trials);
+      noteResult(result);
       history.emplace_back(task, trialsOfTask[i]);
     }
   } else if (a.scheduler == "autotvm" && !tasks.empty()) {
@@ -479,11 +357,8 @@ void tune(const TuneArgs& a) {
     std::vector<tune::ScheduledTask> scheduled;
     std::vector<double> best(tasks.size(), std::numeric_limits<double>::infinity());
     std::vector<int64_t> resumedTrials(tasks.size()), newTrials(tasks.size(), 0), rounds(tasks.size(), 0);
-    std::map<std::string, double> weightOf;
-    for (const auto& [taskGraph, t] : candidates) weightOf.emplace(t.name + "|" + t.workloadKey, double(t.weight));
     for (size_t i = 0; i < tasks.size(); ++i) {
-      auto w = weightOf.find(tasks[i]->name + "|" + tasks[i]->measure->workloadKey);
-      scheduled.push_back({tasks[i]->name, w == weightOf.end() ? 1.0 : w->second, tasks[i]->flops, tasks[i]->templateName});
+      scheduled.push_back({tasks[i]->name, double(selection[i].function.weight), tasks[i]->flops, tasks[i]->templateName, selection[i].number});
       resumedTrials[i] = int64_t(trialsOfTask[i].size());
       for (const auto& t : trialsOfTask[i])
         if (t.flopsPerSecond > 0) best[i] = std::min(best[i], tasks[i]->flops / t.flopsPerSecond);
@@ -491,6 +366,7 @@ void tune(const TuneArgs& a) {
     tune::TaskSchedulerOptions schedulerOptions;
     schedulerOptions.strategy = a.taskScheduler;
     schedulerOptions.seed = a.seed;
+    schedulerOptions.runEstimate = &estimate;
     tune::TaskScheduler scheduler(scheduled, schedulerOptions);
     scheduler.run(a.nTrial,
                   [&](size_t i, int64_t count) {
@@ -598,21 +474,28 @@ void addTuneCommand(CLI::App& app) {
   auto args = std::make_shared<TuneArgs>();
   CLI::App* c = app.add_subcommand("tune", "tune a zoo network's tasks, log every trial, build and time it with the best");
   addModelOptions(c, *args);
-  c->add_option("--scheduler", args->scheduler, "autotvm (templates, the default) or auto (the template-free auto-scheduler)")
-      ->check(CLI::IsMember({"autotvm", "auto"}));
+  addSchedulerOption(c, args->scheduler);
+  c->add_flag("--list-tasks", args->listTasks,
+              "print the tasks of the network, numbered as --tasks takes them (as `tessel tasks` does; with --tasks or "
+              "--ops, the ones this run would tune), and stop");
   c->add_option("--task-scheduler", args->taskScheduler,
                 "spread --n-trial, then the budget of the whole network, over its tasks: gradient (the default with "
                 "--scheduler auto) or round-robin; without it, template tuning gives each task --n-trial in turn")
-      ->check(CLI::IsMember({"gradient", "round-robin"}));
-  c->add_option("--tuner", args->tuner, "random, gridsearch, ga, xgb (xgb_knob, xgb_itervar, xgb_curve, xgb-rank, xgb-reg)");
-  c->add_option("--n-trial", args->nTrial, "trials per task (capped by its config space)")->check(integerIn(1, int64_t(1) << 40));
+      ->transform(oneOf({"gradient", "round-robin"}));
+  c->add_option("--tuner", args->tuner, "random, gridsearch, ga, xgb (xgb_knob, xgb_itervar, xgb_curve, xgb-rank, xgb-reg)")
+      ->transform(lowerCase());
+  c->add_option("--n-trial", args->nTrial,
+                "trials per task, capped by its config space (a network of 20 tasks: up to 20 times this); with "
+                "--task-scheduler or --scheduler auto, the whole network's")
+      ->check(integerIn(1, int64_t(1) << 40));
   c->add_option("--early-stopping", args->earlyStopping, "stop a task after this many trials without improvement (0: never)")
       ->check(integerIn(0, int64_t(1) << 40));
-  c->add_option("--log", args->log, "the records log (JSON lines; appended to)")->required();
+  c->add_option("--log", args->log, "the records log (JSON lines; appended to); required unless --list-tasks");
   c->add_flag("--resume", args->resume, "continue a run from its log: logged trials count and are not measured again");
   c->add_flag("--transfer-learning", args->transferLearning, "model-based tuners learn from the tasks tuned before");
-  c->add_option("--ops", args->ops, "tune only these operators, comma-separated: conv2d, depthwise_conv2d, dense");
-  c->add_option("--tasks", args->onlyTasks, "tune only these tasks (1-based numbers as listed)")->delimiter(',');
+  c->add_option("--ops", args->ops, "tune only the tasks of these operators, comma-separated: conv2d, depthwise_conv2d, dense");
+  c->add_option("--tasks", args->onlyTasks, "tune only these tasks: numbers as `tessel tasks` and --list-tasks list them, e.g. 1,3")
+      ->delimiter(',');
   c->add_option("-o,--output", args->output, "also write the tuned module directory here");
   c->add_option("--n-parallel", args->nParallel, "parallel builds (0: the number of cores)")->check(integerIn(0, 1024));
   c->add_option("--batch-size", args->batchSize, "candidates measured per round")->check(integerIn(1, 4096));
@@ -622,31 +505,31 @@ void addTuneCommand(CLI::App& app) {
       ->check(numberIn(0.0, 60000.0));
   c->add_option("--timeout", args->timeout, "seconds a candidate may run")->check(numberIn(0.001, 86400.0));
   c->add_option("--build-timeout", args->buildTimeout, "seconds a candidate may take to build")->check(numberIn(0.001, 86400.0));
-  c->add_option("--cooldown-interval", args->cooldown, "seconds between two candidates' measurements (default 0)")
+  c->add_option("--cooldown-interval", args->cooldown, "seconds between two candidates' measurements")
       ->check(numberIn(0.0, 3600.0));
   c->add_option("--confirm-top", args->confirmTop,
                 "after each task, re-measure this many best candidates and the default schedule interleaved; a candidate "
-                "replaces the default only if it beats it there (0: no confirmation; default 5)")
+                "replaces the default only if it beats it there (0: no confirmation)")
       ->check(integerIn(0, 64));
-  c->add_option("--confirm-rounds", args->confirmRounds, "rounds of that re-measurement (default 5)")->check(integerIn(1, 100));
+  c->add_option("--confirm-rounds", args->confirmRounds, "rounds of that re-measurement")->check(integerIn(1, 100));
   c->add_option("--threads", args->threads,
-                "kernel threads for measurements and the final timing (default 0: the cores other programs leave free)")
+                "kernel threads for measurements and the final timing (0: the cores other programs leave free)")
       ->check(integerIn(0, 1024));
   c->add_option("--busy-pause", args->busyPause,
-                "seconds to wait for a busy machine to calm down before measuring anyway, under load (default 10)")
+                "seconds to wait for a busy machine to calm down before measuring anyway, under load")
       ->check(numberIn(0.0, 3600.0));
   c->add_option("--busy-pause-share", args->busyPauseShare,
-                "the most of the run's time those waits may take, beyond one pause (default 0.2); past it, busy batches "
+                "the most of the run's time those waits may take, beyond one pause; past it, busy batches "
                 "are measured at once and flagged as measured under load")
       ->check(numberIn(0.0, 1.0));
   c->add_flag("--enable-cpu-cache-flush", args->cacheFlush, "flush the last-level cache before each measurement");
   c->add_option("--cold-cache", args->coldCache,
                 "measure tasks with cold caches (their arguments rotate through copies larger than the last-level cache): "
-                "auto (the tasks whose weights come from DRAM in the network), always, never (default auto)")
-      ->check(CLI::IsMember({"auto", "always", "never"}));
+                "auto (the tasks whose weights come from DRAM in the network), always, never")
+      ->transform(oneOf({"auto", "always", "never"}));
   c->add_flag("--check-correctness", args->checkCorrectness, "compare each candidate's output with the naive schedule's");
   c->add_flag("--no-evaluate", args->noEvaluate, "build with the best records but do not time the network");
-  c->add_option("--evaluate-repeat", args->evaluateRepeat, "measurements of the tuned network's inference time (default 10)")
+  c->add_option("--evaluate-repeat", args->evaluateRepeat, "measurements of the tuned network's inference time")
       ->check(integerIn(1, 10000));
   c->add_flag("--force", args->force, "append to --log even when the existing file is not a records log");
   c->add_option("--seed", args->seed, "seed of the tuners")->check(integerIn(0, INT64_MAX));

@@ -101,12 +101,17 @@ void tuneVta(const ModelArgs& model, const VtaTuneOptions& o) {
     builder.addProblem(t.task->measure->workloadKey, t.problem);
     listed.push_back(t.task);
   }
+  // --tasks selects by the listed numbers, which the progress lines keep.
   std::vector<tune::autotvm::TuningTaskPtr> chosen = listed;
+  std::vector<size_t> numbers;
+  for (size_t n = 1; n <= listed.size(); ++n) numbers.push_back(n);
   if (!o.onlyTasks.empty()) {
     chosen.clear();
+    numbers.clear();
     for (size_t n : o.onlyTasks) {
       TESSEL_CHECK(n >= 1 && n <= listed.size(), "--tasks: there is no task {} (the network has {})", n, listed.size());
       chosen.push_back(listed[n - 1]);
+      numbers.push_back(n);
     }
   }
   std::vector<tune::TuningRecord> earlier;
@@ -128,7 +133,7 @@ void tuneVta(const ModelArgs& model, const VtaTuneOptions& o) {
     t.earlyStopping = o.earlyStopping;
     t.batchSize = o.batchSize;
     t.confirmTop = 0;  // modelled time is exact: nothing to confirm by measuring again
-    t.progressPrefix = fmt::format("[Task {:>2}/{:>2}] ", i + 1, chosen.size());
+    t.progressPrefix = fmt::format("[Task {:>2}/{:>2}] ", numbers[i], listed.size());
     t.liveProgress = isatty(fileno(stdout));
     auto result = tune::autotvm::tuneTask(
         task, *tuner, builder, *runner, t, resumed,

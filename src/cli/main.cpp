@@ -1,5 +1,5 @@
-// The `tessel` command: version, lower (print DAG, state and generated code of an example op),
-// run-op (compile and time it), and the VTA simulator commands.
+// The `tessel` command: version (and --version), lower (print DAG, state and generated code of an
+// example op), run-op (compile and time it), and the commands of the other files of cli/.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -17,6 +17,7 @@
 #include "cli/ReportErrors.h"
 #include "cli/RpcCommands.h"
 #include "cli/TuneCommand.h"
+#include "cli/UnknownArguments.h"
 #include "cli/VtaCommand.h"
 #include "codegen/CSource.h"
 #include "codegen/Toolchain.h"
@@ -75,8 +76,12 @@ int main(int argc, char** argv) {
   // write fails with EFBIG, reported with the file's name, instead of SIGXFSZ killing tessel.
   installSignalCleanup();
   signal(SIGXFSZ, SIG_IGN);
-  CLI::App app{"tessel: a deep-learning compiler with automatic performance tuning"};
+  CLI::App app{"tessel: a deep-learning compiler with automatic performance tuning", "tessel"};
   app.require_subcommand(1);
+  // Every option's --help shows its default (the subcommands take this setting when added).
+  app.option_defaults()->always_capture_default();
+  const std::string versionText = std::string("tessel ") + TESSEL_VERSION;
+  app.set_version_flag("--version", versionText, "print the version and exit");
   auto version = app.add_subcommand("version", "print the version");
   std::string op, shape, stepsFile, target = "cpu";
   bool defaultSchedule = false;
@@ -104,7 +109,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
     if (version->parsed()) {
-      fmt::print("tessel 0.1.0\n");
+      fmt::print("{}\n", versionText);
       return 0;
     }
     if (lower->parsed() || runOp->parsed()) {
@@ -142,7 +147,15 @@ int main(int argc, char** argv) {
     }
   } catch (const CLI::ParseError& e) {
     // --help and --version succeed; every other mistake in the command line is exit code 2,
-    // the usage-error code of POSIX utilities, apart from the 1 of a failed command.
+    // the usage-error code of POSIX utilities, apart from the 1 of a failed command. Words the
+    // parser left over are named with the nearest known option or command (an unknown command
+    // leaves the subcommand missing, a misspelt required option the option).
+    bool leftOver = dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr ||
+                    (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && !app.remaining(true).empty());
+    if (leftOver) {
+      fmt::print(stderr, "error: {}\n", cli::describeUnknownArguments(app));
+      return cli::kExitUsage;
+    }
     int code = app.exit(e);
     return code == 0 ? 0 : cli::kExitUsage;
   } catch (...) {

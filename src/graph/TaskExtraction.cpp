@@ -4,6 +4,8 @@
 
 #include <map>
 
+#include "support/Error.h"
+
 namespace tessel::graph {
 
 std::vector<Task> extractTasks(const Graph& graph, bool includeTrivial) {
@@ -41,10 +43,11 @@ std::map<std::string, std::string> workloadKeysByNode(const Graph& graph) {
   return keys;
 }
 
-std::string formatTasks(const std::vector<Task>& tasks) {
+std::string formatTasks(const std::vector<Task>& tasks, const std::vector<size_t>& numbers) {
+  TESSEL_CHECK(numbers.empty() || numbers.size() == tasks.size(), "formatTasks: {} numbers for {} tasks", numbers.size(), tasks.size());
   std::string out;
   for (size_t i = 0; i < tasks.size(); ++i) {
-    out += fmt::format("========== Task {}  (workload key: {}) ==========\n", i, tasks[i].workloadKey);
+    out += fmt::format("========== Task {}  (workload key: {}) ==========\n", numbers.empty() ? i + 1 : numbers[i], tasks[i].workloadKey);
     out += tasks[i].dag.toString();
   }
   return out;

@@ -27,7 +27,8 @@ std::vector<Task> extractTasks(const Graph& graph, bool includeTrivial = false);
 /// links a layer to the tuning records of its function in two variants of one network.
 std::map<std::string, std::string> workloadKeysByNode(const Graph& graph);
 
-/// As seed 001 prints them: `========== Task i  (workload key: K) ==========` then the DAG.
-std::string formatTasks(const std::vector<Task>& tasks);
+/// As seed 001 prints them: `========== Task i  (workload key: K) ==========` then the DAG,
+/// `i` the task's number in `numbers` (empty: its position, from 1, as tessel numbers tasks).
+std::string formatTasks(const std::vector<Task>& tasks, const std::vector<size_t>& numbers = {});
 
 }  // namespace tessel::graph

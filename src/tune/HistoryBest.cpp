@@ -23,6 +23,8 @@ struct HistoryBest::Shared {
   /// build's DAG is applied: a broken record cannot take its task's valid ones down with it.
   std::map<std::string, std::vector<TuningRecord>> candidates;
   std::set<std::string> shippedKeys;  ///< workloads whose candidates are shipped records
+  /// Why a workload that has records has no candidate: what its records are instead.
+  std::map<std::string, std::string> unusable;
   std::mutex mutex;                          ///< guards the rest: a build may ask from threads
   std::vector<DispatchUse> uses;
   std::map<std::string, size_t> useOfKey;
@@ -44,8 +46,25 @@ HistoryBest::HistoryBest(const std::vector<TuningRecord>& records, const std::st
   std::string kind = target::targetKindName(target);
   std::vector<TuningRecord> all = withShippedRecords(records, std::move(shipped), &shared_->shippedKeys);
   std::map<std::string, std::vector<const TuningRecord*>> byKey;
-  for (const auto& record : all)
-    if (record.ok() && target::targetKindName(record.target) == kind) byKey[record.task.workloadKey].push_back(&record);
+  // Of the workloads without a valid record of this kind: their failed trials, and the kinds
+  // of target their valid records were measured on.
+  std::map<std::string, int> failed;
+  std::map<std::string, std::set<std::string>> otherKinds;
+  for (const auto& record : all) {
+    std::string recordKind = target::targetKindName(record.target);
+    if (record.ok() && recordKind == kind) byKey[record.task.workloadKey].push_back(&record);
+    else if (recordKind == kind) ++failed[record.task.workloadKey];
+    else if (record.ok()) otherKinds[record.task.workloadKey].insert(record.target);
+  }
+  for (const auto& [key, count] : failed)
+    if (!byKey.count(key))
+      shared_->unusable[key] = fmt::format("its {} record{} for {} {} failed measurement{}", count, count == 1 ? "" : "s", kind,
+                                           count == 1 ? "is a" : "are all", count == 1 ? "" : "s");
+  for (const auto& [key, targets] : otherKinds)
+    if (!byKey.count(key)) {
+      std::string& why = shared_->unusable[key];
+      why += fmt::format("{}no record for {} targets, only for {}", why.empty() ? "" : "; ", kind, fmt::join(targets, ", "));
+    }
   // Among the records of this kind, those measured on exactly this target come first; within
   // each group the order of rankedRecords (confirmed decisions first, then by cost).
   for (auto& [key, list] : byKey) {
@@ -113,7 +132,8 @@ ScheduleFunction HistoryBest::provider(ScheduleFunction fallback, std::function<
       }
       note = fmt::format("{} record{} and none applies: {}", skipped, skipped == 1 ? "" : "s", firstFailure);
     } else {
-      note = "no record";
+      auto why = shared->unusable.find(key);
+      note = why == shared->unusable.end() ? "no record" : why->second;
     }
     {
       std::lock_guard lock(shared->mutex);

@@ -30,7 +30,10 @@ struct DispatchUse {
   bool shipped = false;
   double cost = 0;           ///< the record's mean cost in seconds (fromRecord only)
   double gflops = 0;         ///< the record's GFLOPS (fromRecord only)
-  std::string note;          ///< why it fell back, or which target the record was measured on
+  /// Why it fell back — "no record", its records of this kind of target all failed, it has
+  /// records only for other kinds of target, or none of its records replays — or which target
+  /// the applied record was measured on.
+  std::string note;
   int requests = 0;          ///< how many times the build asked for it
   /// The machine the applied record was measured on, when the record says (fromRecord only).
   std::optional<RecordMachine> machine;

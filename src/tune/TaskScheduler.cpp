@@ -146,15 +146,17 @@ std::string TaskScheduler::table(int next) const {
     bool valid = std::isfinite(best_[i]);
     std::string latency = valid ? fmt::format("{:.3f}", best_[i] * 1e3) : "-";
     std::string speed = valid && best_[i] > 0 ? fmt::format("{:.2f}", tasks_[i].flops / best_[i] / 1e9) : "-";
-    out += fmt::format("| {:>4} | {:>12} | {:>14} | {:>6} |\n", i, latency, speed, trials_[i]);
+    out += fmt::format("| {:>4} | {:>12} | {:>14} | {:>6} |\n", idOf(i), latency, speed, trials_[i]);
   }
   out += std::string(49, '-') + "\n";
   int64_t total = 0;
   for (auto t : trials_) total += t;
   double latency = estimatedLatency();
-  out += fmt::format("Estimated total latency: {}\tTrials: {}\tUsed time : {:.0f} s\tNext ID: {}\n",
+  std::string left = options_.runEstimate ? options_.runEstimate->describe() : "";
+  out += fmt::format("Estimated total latency: {}\tTrials: {}\tUsed time : {:.0f} s\tNext ID: {}{}\n",
                      std::isfinite(latency) ? fmt::format("{:.3f} ms", latency * 1e3) : std::string("-"), total,
-                     nowSeconds() - startSeconds_, next);
+                     nowSeconds() - startSeconds_, next < 0 ? std::string("-1") : std::to_string(idOf(size_t(next))),
+                     left.empty() ? "" : "\tRun: " + left);
   return out;
 }
 

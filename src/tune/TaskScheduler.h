@@ -17,6 +17,9 @@
 ///
 ///   |  ID  | Latency (ms) | Speed (GFLOPS) | Trials |
 ///   Estimated total latency: 10.016 ms      Trials: 3992    Used time : 1131 s      Next ID: 15
+///
+/// with the whole run's remaining time at its pace so far after it, when the caller keeps an
+/// estimate (tune/RunEstimate.h). IDs are the tasks' numbers as the caller lists them.
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -26,6 +29,8 @@
 #include <string>
 #include <vector>
 
+#include "tune/RunEstimate.h"
+
 namespace tessel::tune {
 
 struct ScheduledTask {
@@ -33,6 +38,8 @@ struct ScheduledTask {
   double weight = 1;   ///< how often the network runs it
   double flops = 0;    ///< of one run
   std::string tag;     ///< what kind of computation (similar tasks share it)
+  /// Its ID in the table, the number its tuning run lists it by (0: its index).
+  size_t number = 0;
 };
 
 /// What one round of a task gave: trials measured (0: nothing new, the task is dead) and the
@@ -52,6 +59,7 @@ struct TaskSchedulerOptions {
   int64_t trialsPerRound = 64;  ///< capped at total / tasks, at least 1
   uint64_t seed = 0;
   std::FILE* tableTo = stdout;  ///< null: no table
+  const RunEstimate* runEstimate = nullptr;  ///< the run's remaining time, shown in the table (null: not shown)
 };
 
 class TaskScheduler {
@@ -67,12 +75,14 @@ class TaskScheduler {
   double estimatedLatency() const;
   const std::vector<int64_t>& trials() const { return trials_; }
   const std::vector<double>& bestCosts() const { return best_; }
-  /// The seed's table, with the next task's ID (-1: none).
+  /// The seed's table, with the next task's ID (`next`: its index; -1: none).
   std::string table(int next) const;
 
  private:
   int pickNext();
   double gradient(size_t task) const;
+  /// The ID of the task at `index`.
+  size_t idOf(size_t index) const { return tasks_[index].number != 0 ? tasks_[index].number : index; }
 
   std::vector<ScheduledTask> tasks_;
   TaskSchedulerOptions options_;

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <regex>
 
 #include "common/GpuRequire.h"
 #include "common/TesselCli.h"
@@ -54,20 +55,23 @@ TEST(GpuCli, RunAndBenchmarkAnOpenclModule) {
   expectOutput(runSubprocess({tesselCli(), "run", m, "--device", "gpu"}), "error: ", 1);
 }
 
-TEST(GpuCli, TasksOfAGpuTargetAreTheFunctionsItsBuildTunes) {
-  // NCHW convolutions with their epilogues, as `tune --target` extracts them (no Winograd).
+TEST(GpuCli, TasksOfAGpuTargetAreTheTasksItsTuningTunes) {
+  // NCHW convolutions with their epilogues, numbered as `tune --target` tunes them: each
+  // function with its specific template, then with gpu_default; a Winograd candidate also as
+  // Winograd, right after its direct tasks.
   auto tasks = runSubprocess({tesselCli(), "tasks", "--model", "resnet-18", "--image-size", "32", "--target", "cuda"});
-  expectOutput(tasks, "Extract tasks...\n========== Task 0 ");
-  expectOutput(tasks, "conv2d_nchw");
-  EXPECT_EQ(tasks.output.find("winograd"), std::string::npos) << tasks.output;
-  // Each task's templates, as `tune` tunes it: the specific one, then gpu_default.
-  expectOutput(tasks, "GPU templates (`tessel tune` tunes each task with these):\n  Task  0  conv2d_nchw.cuda, gpu_default\n");
-  expectOutput(tasks, "  dense_small_batch.cuda, gpu_default\n");
+  expectOutput(tasks, "Extract tasks...\nExtracted ");
+  auto expectTasks = [](const SubprocessResult& r, const std::string& pattern) {
+    EXPECT_TRUE(std::regex_search(r.output, std::regex(pattern))) << pattern << " not in:\n" << r.output;
+  };
+  expectTasks(tasks, "\n   1  conv1_relu +conv2d_nchw\\.cuda +[0-9.]+ MFLOP +[0-9]+ configs.*\n   2  conv1_relu +gpu_default ");
+  expectTasks(tasks, "conv2d_nchw\\.cuda .*\n.* gpu_default .*\n.* conv2d_nchw_winograd\\.cuda ");
+  expectTasks(tasks, " dense_small_batch\\.cuda .*\n.* gpu_default ");
   auto nhwc = runSubprocess(
       {tesselCli(), "tasks", "--model", "resnet-18", "--image-size", "32", "--target", "cuda", "--desired-layout", "NHWC"});
-  expectOutput(nhwc, "  Task  0  conv2d_nhwc.cuda, gpu_default\n");
+  expectTasks(nhwc, "\n   1  conv1_relu +conv2d_nhwc\\.cuda ");
   auto mobilenet = runSubprocess({tesselCli(), "tasks", "--model", "mobilenet", "--image-size", "32", "--target", "opencl"});
-  expectOutput(mobilenet, "  depthwise_conv2d_nchw.cuda, gpu_default\n");
+  expectTasks(mobilenet, " depthwise_conv2d_nchw\\.cuda .*\n.* gpu_default ");
   expectOutput(runSubprocess({tesselCli(), "tasks", "--model", "resnet-18", "--target", "opencl", "--target-host", "mali"}),
                "--target-host 'mali' with --target 'opencl': not a CPU target", 1);
   expectOutput(runSubprocess({tesselCli(), "tasks", "--model", "resnet-18", "--target", "mali"}),

@@ -8,6 +8,8 @@
 #include <map>
 
 #include "graph/ModelZoo.h"
+#include "graph/TaskExtraction.h"
+#include "graph/VariantChoice.h"
 #include "graph/passes/PassManager.h"
 
 using namespace tessel;
@@ -71,6 +73,49 @@ TEST(ModelPasses, CpuWinogradVariantsAddTheLargeTileWhereItFits) {
   // A larger L2 takes layer2 too; a smaller one, where F(6x6)'s 1 MiB does not fit, only the rules.
   EXPECT_EQ(winogradTiles(cpuWinogradVariants(optimized, size_t(4) << 20).at(1)).size(), 7u);
   EXPECT_EQ(cpuWinogradVariants(optimized, size_t(512) << 10).size(), 1u);
+}
+
+// A build with records gives each Winograd candidate layer its fastest measured variant, and a
+// record of one variant is enough (issue 39, defect 13: a layer whose direct convolution alone
+// had a record was built as the rules' Winograd, the record unused and the build saying "no
+// record"). The rules decide only the layers measured in no variant.
+TEST(ModelPasses, EachLayerTakesItsFastestMeasuredVariantWhateverWasMeasured) {
+  Graph optimized = optimizeGraph(buildModel("resnet-18"));
+  std::vector<Graph> variants = cpuWinogradVariants(optimized, size_t(1) << 20);
+  ASSERT_EQ(variants.size(), 2u);
+  auto directKeys = workloadKeysByNode(optimized), rulesKeys = workloadKeysByNode(variants[0]),
+       largeKeys = workloadKeysByNode(variants[1]);
+  std::map<std::string, double> cost;
+  cost[directKeys.at("layer1_0_1_bn_mul")] = 1e-3;  // direct only
+  cost[rulesKeys.at("layer2_1_1_bn_mul")] = 1e-3;   // F(2x2) only
+  cost[directKeys.at("layer3_1_1_bn_mul")] = 1e-3;  // both ways: direct faster
+  cost[rulesKeys.at("layer3_1_1_bn_mul")] = 2e-3;
+  cost[directKeys.at("layer1_0_2_bn_mul")] = 3e-3;  // three ways: F(6x6) fastest
+  cost[rulesKeys.at("layer1_0_2_bn_mul")] = 2e-3;
+  cost[largeKeys.at("layer1_0_2_bn_mul")] = 1e-3;
+  MeasuredCost costOf = [&](const std::string& key) -> std::optional<double> {
+    auto it = cost.find(key);
+    return it == cost.end() ? std::nullopt : std::optional<double>(it->second);
+  };
+  VariantChoice chosen = chooseVariantsByCost(optimized, variants, variants[0], costOf);
+  auto tiles = winogradTiles(applyWinograd(optimized, chosen.choice));
+  EXPECT_EQ(tiles.count("layer1_0_1_bn_mul"), 0u);  // direct, with its record
+  EXPECT_EQ(tiles.at("layer2_1_1_bn_mul"), 2);
+  EXPECT_EQ(tiles.count("layer3_1_1_bn_mul"), 0u);
+  EXPECT_EQ(tiles.at("layer1_0_2_bn_mul"), 6);
+  EXPECT_EQ(tiles.at("layer3_0_2_bn_mul"), winogradTiles(variants[0]).at("layer3_0_2_bn_mul"));  // measured in no variant
+  const VariantChoiceCounts& n = chosen.counts;
+  EXPECT_GE(n.onlyDirect, 1);
+  EXPECT_GE(n.onlyWinograd, 1);
+  EXPECT_GE(n.fasterDirect, 1);
+  EXPECT_GE(n.fasterWinograd, 1);
+  EXPECT_GE(n.byRules, 1);
+  EXPECT_EQ(n.onlyDirect + n.onlyWinograd + n.fasterDirect + n.fasterWinograd + n.byRules, 10);  // every candidate once
+  EXPECT_NE(n.describe().find("; measured one way: "), std::string::npos) << n.describe();
+  // Nothing measured: the rules' network.
+  VariantChoice none = chooseVariantsByCost(optimized, variants, variants[0], [](const std::string&) { return std::nullopt; });
+  EXPECT_EQ(winogradTiles(applyWinograd(optimized, none.choice)), winogradTiles(variants[0]));
+  EXPECT_EQ(none.counts.describe(), "measured both ways: 0 faster as Winograd, 0 faster direct; by the rules: 10");
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ TEST(RpcVtaTune, TunesThroughTheTrackerOnTwoSimServersAndLogsEveryTrial) {
                          o);
   ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
   expectContains(r.output, "Extracted 10 conv2d tasks:\n(1, 56, 56, 64, 64, 3, 3, 1, 1, 1, 1)\n");
-  expectContains(r.output, "Tuning...\n[Task  1/ 1]  Current/Best: ");
+  expectContains(r.output, "Tuning...\n[Task  8/10]  Current/Best: ");  // numbered as listed
   expectContains(r.output, "Progress: (12/12)");
   expectContains(r.output, "Compile...\ncompiled resnet-18 for VTA");
   expectContains(r.output, "Upload...\nEvaluate inference time cost...\n");

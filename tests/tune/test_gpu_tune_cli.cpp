@@ -34,8 +34,11 @@ TEST(GpuTuneCli, TunesAnOpenclNetworkLocallyAndTimesItOnTheDevice) {
                          o);
   ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
   expectContains(r.output, "GPU kernels verified against the limits of opencl:0");
-  expectContains(r.output, "Extracted 2 tasks:");
-  expectContains(r.output, "[Task  2/ 2]  Current/Best: ");
+  // Tasks 1 and 2 as `tessel tasks` numbers them: the first convolution with its template and
+  // with gpu_default.
+  expectContains(r.output, " tasks; tuning 2 of them (--tasks, --ops):\n   1  conv1_relu ");
+  expectContains(r.output, "\n   2  conv1_relu                   gpu_default ");
+  expectContains(r.output, "[Task  2/");
   expectContains(r.output, "Mean inference time (std dev): ");
   expectContains(r.output, "Untuned (default GPU schedules): ");
   auto records = tune::readRecords(log);
@@ -79,15 +82,15 @@ TEST(GpuTuneCli, RecordsChooseBetweenWinogradAndTheDirectConvolutionPerLayer) {
   std::string log = dir.path() + "/both.log";
   SubprocessOptions o;
   o.timeout = 180s;
-  // Tasks 3 and 5: layer1's second convolution (a residual add in its epilogue) directly
-  // (conv2d_nchw.cuda; 4 is its gpu_default) and as Winograd.
+  // Tasks 4 and 6 (as `tessel tasks` numbers them): layer1's second convolution (a residual add
+  // in its epilogue) directly (conv2d_nchw.cuda; 5 is its gpu_default) and as Winograd.
   auto r = runSubprocess({tesselCli(), "tune", "--model", "resnet-18", "--image-size", "32", "--target", "opencl", "--ops", "conv2d",
-                          "--tasks", "3,5", "--tuner", "random", "--n-trial", "2", "--batch-size", "2", "--confirm-top", "0",
+                          "--tasks", "4,6", "--tuner", "random", "--n-trial", "2", "--batch-size", "2", "--confirm-top", "0",
                           "--no-evaluate", "--log", log},
                          o);
   ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
-  expectContains(r.output, "   1  layer1_0_1_relu              conv2d_nchw.cuda");
-  expectContains(r.output, "   2  layer1_0_1_relu              conv2d_nchw_winograd.cuda");
+  expectContains(r.output, "   4  layer1_0_1_relu              conv2d_nchw.cuda");
+  expectContains(r.output, "   6  layer1_0_1_relu              conv2d_nchw_winograd.cuda");
   // Two layers share the workload: both are measured both ways.
   expectContains(r.output, "; measured both ways: ");
   auto read = tune::readRecords(log);

@@ -527,6 +527,28 @@ TEST(HistoryBest, DispatchesTheBestRecordOrTheFallback) {
   expectContains(none.uses()[0].note, "2 records and none applies: step 1 (cache_write)");
 }
 
+// A fallback says why the workload's records were of no use: "no record" only when it has none
+// (issue 39, defect 13: records of another kind of target, or only failed ones, read as none).
+TEST(HistoryBest, AFallbackSaysWhyTheRecordsThereAreWereOfNoUse) {
+  auto t16 = matmulTask(16), t8 = matmulTask(8);
+  std::vector<TuningRecord> records = {stepsRecord(matmulTask(32, "cuda -arch=sm_90"), {}, okResult({1e-6})),
+                                       stepsRecord(t16, {}, failedResult(MeasureErrorNo::RuntimeDeviceError, "x")),
+                                       stepsRecord(t16, {}, failedResult(MeasureErrorNo::RuntimeDeviceError, "y")),
+                                       stepsRecord(t8, {}, failedResult(MeasureErrorNo::RuntimeDeviceError, "x")),
+                                       stepsRecord(matmulTask(8, "opencl"), {}, okResult({1e-6}))};
+  HistoryBest history(records, "cpu");
+  auto provider = history.provider();
+  for (int64_t n : {32, 16, 8, 4}) provider(ops::matmul(n, n, n));
+  auto uses = history.uses();
+  ASSERT_EQ(uses.size(), 4u);
+  EXPECT_EQ(uses[0].note, "no record for cpu targets, only for cuda -arch=sm_90");
+  EXPECT_EQ(uses[1].note, "its 2 records for cpu are all failed measurements");
+  EXPECT_EQ(uses[2].note, "its 1 record for cpu is a failed measurement; no record for cpu targets, only for opencl");
+  EXPECT_EQ(uses[3].note, "no record");
+  for (const auto& u : uses) EXPECT_FALSE(u.fromRecord);
+  expectContains(history.summary(), "applied tuned records to 0 of 4 workloads; fallback for 4: C (no record for cpu targets");
+}
+
 // Shipped records fill only the workloads the user's records leave out, even when faster: they
 // were measured on another machine. One that does not replay is skipped with its reason.
 TEST(HistoryBest, ShippedRecordsFillOnlyWhatTheUsersRecordsLeaveOut) {

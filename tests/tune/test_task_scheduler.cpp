@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "tune/ProgressLine.h"
+#include "tune/RunEstimate.h"
 #include "tune/TaskScheduler.h"
 
 using namespace tessel::tune;
@@ -112,4 +114,57 @@ TEST(TaskScheduler, PrintsTheSeedsTable) {
   EXPECT_NE(table.find("|    3 |"), std::string::npos);
   EXPECT_NE(table.find("Estimated total latency: "), std::string::npos);
   EXPECT_NE(table.find("Next ID: 3"), std::string::npos);
+}
+
+// Issue 39, defect 15: a run printed no estimate of its whole time (a bare `tune` is some
+// 20,000 trials). The estimate is the pace so far times the trials the run still plans.
+TEST(RunEstimate, IsThePaceSoFarTimesTheTrialsLeft) {
+  RunEstimate estimate(1000);
+  EXPECT_EQ(estimate.describe(), "");  // nothing measured: no pace yet
+  EXPECT_LT(estimate.remainingSeconds(), 0);
+  estimate.measured(100);
+  EXPECT_EQ(estimate.remainingTrials(), 900);
+  EXPECT_GE(estimate.remainingSeconds(), 0);
+  EXPECT_EQ(estimate.describe().rfind("about ", 0), 0u) << estimate.describe();
+  EXPECT_NE(estimate.describe().find(" left (900 trials)"), std::string::npos) << estimate.describe();
+  estimate.shortened(850);  // a task stopped early
+  EXPECT_EQ(estimate.remainingTrials(), 50);
+  estimate.shortened(1000);  // what was measured stays planned
+  EXPECT_EQ(estimate.plannedTrials(), 100);
+  EXPECT_EQ(estimate.describe(), "no trials left");
+  EXPECT_EQ(roughDuration(42), "42 s");
+  EXPECT_EQ(roughDuration(725), "12 min 05 s");
+  EXPECT_EQ(roughDuration(3 * 3600 + 20 * 60 + 10), "3 h 20 min");
+  EXPECT_EQ(roughDuration(2 * 86400 + 4 * 3600), "2 d 4 h");
+}
+
+TEST(RunEstimate, ShowsInTheProgressLineAndTheSchedulersTable) {
+  RunEstimate estimate(20000);
+  estimate.measured(10);
+  char buffer[512] = {};
+  std::FILE* out = fmemopen(buffer, sizeof(buffer) - 1, "w");
+  ASSERT_NE(out, nullptr);
+  printProgressLine({"[Task  3/22] ", out, false, &estimate}, true, 1e9, 2e9, 10, 64, 1.5);
+  std::fclose(out);
+  std::string line = buffer;
+  EXPECT_EQ(line.rfind("[Task  3/22]  Current/Best:    1.00/   2.00 GFLOPS | Progress: (10/64) | 1.50 s | run: about ", 0), 0u) << line;
+  EXPECT_NE(line.find(" left (19990 trials) Done.\n"), std::string::npos) << line;
+
+  // The table names tasks by their listed numbers, and the run's time left.
+  SyntheticNetwork n = network();
+  for (size_t i = 0; i < n.tasks.size(); ++i) n.tasks[i].number = 10 + i;
+  TaskSchedulerOptions o;
+  o.tableTo = nullptr;
+  o.runEstimate = &estimate;
+  TaskScheduler scheduler(n.tasks, o);
+  std::vector<int64_t> spent(n.tasks.size(), 0);
+  scheduler.run(6 * 64, [&](size_t task, int64_t count) {
+    spent[task] += count;
+    return RoundResult{count, n.curves[task].at(spent[task])};
+  });
+  std::string table = scheduler.table(2);
+  EXPECT_NE(table.find("|   10 |"), std::string::npos) << table;
+  EXPECT_NE(table.find("|   15 |"), std::string::npos) << table;
+  EXPECT_EQ(table.find("|    0 |"), std::string::npos) << table;
+  EXPECT_NE(table.find("Next ID: 12\tRun: about "), std::string::npos) << table;
 }

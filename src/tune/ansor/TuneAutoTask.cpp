@@ -42,7 +42,7 @@ TuneAutoResult tuneAutoTask(const MeasureTaskPtr& task, double flops, SearchPoli
     result.policySeconds += secondsSince(learnStart);
   }
   auto printProgress = [&](bool final) {
-    printProgressLine({options.progressPrefix, options.progressTo, options.liveProgress}, final, current,
+    printProgressLine({options.progressPrefix, options.progressTo, options.liveProgress, options.runEstimate}, final, current,
                       result.bestFlopsPerSecond, done, options.nTrial, secondsSince(start));
   };
   printProgress(false);
@@ -98,6 +98,7 @@ TuneAutoResult tuneAutoTask(const MeasureTaskPtr& task, double flops, SearchPoli
     auto learnStart = Clock::now();
     policy.update(trials);
     result.policySeconds += secondsSince(learnStart);
+    if (options.runEstimate) options.runEstimate->measured(int64_t(trials.size()));
     printProgress(false);
   }
   result.seconds = secondsSince(start);

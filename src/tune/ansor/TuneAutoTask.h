@@ -13,6 +13,7 @@
 
 #include "tune/LoadMonitor.h"
 #include "tune/MeasureBatch.h"
+#include "tune/RunEstimate.h"
 #include "tune/ansor/SearchPolicy.h"
 
 namespace tessel::tune::ansor {
@@ -24,6 +25,8 @@ struct TuneAutoOptions {
   std::string progressPrefix; ///< "[Task  1/12] " (empty: no progress line)
   std::FILE* progressTo = stdout;
   bool liveProgress = false;  ///< rewrite the progress line in place after each batch
+  /// The whole run's estimate: told of every batch measured, shown in the progress line. Null: none.
+  RunEstimate* runEstimate = nullptr;
   LoadMonitor* loadMonitor = nullptr;  ///< asked before every batch runs; null: none
   /// Measured alone in the first batch, ahead of the policy's proposals: the default schedule, so
   /// that the best a run reports is never worse than the untuned build, however few trials it

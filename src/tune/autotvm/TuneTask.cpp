@@ -131,6 +131,10 @@ void confirmTask(const TuningTask& task, Builder& builder, Runner& runner, const
   }
 }
 
+int64_t plannedTrials(const TuningTask& task, int64_t nTrial, size_t resumed) {
+  return std::max<int64_t>(0, int64_t(std::min<uint64_t>(uint64_t(std::max<int64_t>(nTrial, 0)), task.space->size())) - int64_t(resumed));
+}
+
 TuneTaskResult tuneTask(const TuningTaskPtr& task, Tuner& tuner, Builder& builder, Runner& runner,
                         const TuneTaskOptions& options, const std::vector<Trial>& resumed, const TrialCallback& onTrial) {
   TESSEL_CHECK(options.nTrial >= 0, "tuning: n_trial must not be negative, got {}", options.nTrial);
@@ -139,7 +143,7 @@ TuneTaskResult tuneTask(const TuningTaskPtr& task, Tuner& tuner, Builder& builde
   auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   const ConfigSpace& space = *task->space;
-  int64_t budget = int64_t(std::min<uint64_t>(uint64_t(options.nTrial), space.size()));
+  int64_t budget = plannedTrials(*task, options.nTrial, 0);
 
   TuneTaskResult result;
   int64_t done = 0, bestAt = 0;
@@ -161,7 +165,7 @@ TuneTaskResult tuneTask(const TuningTaskPtr& task, Tuner& tuner, Builder& builde
   if (!resumed.empty()) tuner.update(resumed);
 
   auto printProgress = [&](bool final) {
-    printProgressLine({options.progressPrefix, options.progressTo, options.liveProgress}, final, current,
+    printProgressLine({options.progressPrefix, options.progressTo, options.liveProgress, options.runEstimate}, final, current,
                       result.bestFlopsPerSecond, done, budget, elapsed());
   };
   printProgress(false);
@@ -237,6 +241,7 @@ TuneTaskResult tuneTask(const TuningTaskPtr& task, Tuner& tuner, Builder& builde
     auto learnStart = Clock::now();
     tuner.update(trials);
     result.tunerSeconds += secondsSince(learnStart);
+    if (options.runEstimate) options.runEstimate->measured(int64_t(trials.size()));
     printProgress(false);
   }
   // The decision is re-measured when this run measured something new (a resumed run that

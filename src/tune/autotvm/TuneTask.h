@@ -12,6 +12,7 @@
 
 #include "tune/LoadMonitor.h"
 #include "tune/MeasureBatch.h"
+#include "tune/RunEstimate.h"
 #include "tune/autotvm/Tuner.h"
 
 namespace tessel::tune::autotvm {
@@ -24,6 +25,8 @@ struct TuneTaskOptions {
   std::FILE* progressTo = stdout;
   /// Rewrite the progress line in place after each batch (a terminal); else print it once.
   bool liveProgress = false;
+  /// The whole run's estimate: told of every batch measured, shown in the progress line. Null: none.
+  RunEstimate* runEstimate = nullptr;
   /// Measure the task's fallback config in the first batch (unless already measured).
   bool measureFallbackFirst = true;
   /// Confirmation, after the search: the `confirmTop` best candidates (by their median cost)
@@ -76,6 +79,10 @@ struct TuneTaskResult {
 TuneTaskResult tuneTask(const TuningTaskPtr& task, Tuner& tuner, Builder& builder, Runner& runner,
                         const TuneTaskOptions& options, const std::vector<Trial>& resumed = {},
                         const TrialCallback& onTrial = {});
+
+/// The trials tuneTask measures at most for `task` with `nTrial` after `resumed` logged ones
+/// (the budget is capped by the space, and the resumed trials count towards it).
+int64_t plannedTrials(const TuningTask& task, int64_t nTrial, size_t resumed);
 
 /// The confirmation alone (what tuneTask does after its search when `options.confirmTop` > 0),
 /// for a caller that tunes a task in several calls (rounds of the task scheduler): `measured`
