@@ -7,10 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
-#include <map>
-#include <set>
 #include <filesystem>
-#include <sstream>
 
 #include "cli/AutoScheduleTasks.h"
 #include "cli/GpuTargets.h"
@@ -21,10 +18,8 @@
 #include "cli/TuningTasks.h"
 #include "cli/VtaFlow.h"
 #include "graph/Build.h"
-#include "graph/Fusion.h"
 #include "graph/GpuTargetLimits.h"
 #include "graph/TaskExtraction.h"
-#include "ops/OpTraits.h"
 #include "ops/Schedules.h"
 #include "codegen/GpuBuild.h"
 #include "runtime/CudaDevice.h"
@@ -45,8 +40,6 @@
 #include "tune/RecordQueries.h"
 #include "tune/RunEstimate.h"
 #include "tune/TaskScheduler.h"
-#include "tune/autotvm/CpuTemplates.h"
-#include "tune/autotvm/GpuTemplates.h"
 #include "tune/autotvm/TuneTask.h"
 
 namespace tessel::cli {
