@@ -25,11 +25,14 @@ std::string replacedPath(const std::string& path) {
   std::error_code error;
   fs::path absolute = fs::absolute(path, error);
   TESSEL_CHECK(!error, "cannot write {}: {}", path, error.message());
+  // "out/" and "out/." name the directory out: the temporary goes beside it, not into it.
+  absolute = absolute.lexically_normal();
+  if (!absolute.has_filename() && absolute.has_relative_path()) absolute = absolute.parent_path();
   if (fs::is_symlink(absolute, error)) {
     fs::path target = fs::weakly_canonical(absolute, error);
     if (!error) return target.string();
   }
-  return absolute.lexically_normal().string();
+  return absolute.string();
 }
 
 /// "NAME.tmp-" and six random letters and digits.
@@ -86,6 +89,7 @@ AtomicFile::AtomicFile(const std::string& path, SyncToDisk sync) : path_(replace
   cleanup_ = CleanupOnSignal::removing(temporary_);
   // The replacement keeps the permissions of the file it replaces; a new file gets the umask's.
   if (replacing) ::fchmod(fd_, existing.st_mode & 07777);
+  unchanged_ = replacing ? "; the file is unchanged" : "";
 }
 
 AtomicFile::~AtomicFile() {
@@ -100,8 +104,8 @@ void AtomicFile::write(std::string_view bytes) {
     ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
     // EFBIG past a file size limit (SIGXFSZ is ignored by the tessel command), ENOSPC on a full disk.
-    TESSEL_CHECK(n > 0, "cannot write {}: {} (after {} of {} bytes; the file is unchanged)", path_,
-                 std::strerror(n < 0 ? errno : ENOSPC), done, bytes.size());
+    TESSEL_CHECK(n > 0, "cannot write {}: {} (after {} of {} bytes{})", path_, std::strerror(n < 0 ? errno : ENOSPC), done,
+                 bytes.size(), unchanged_);
     done += size_t(n);
   }
 }
@@ -109,12 +113,11 @@ void AtomicFile::write(std::string_view bytes) {
 void AtomicFile::commit() {
   TESSEL_CHECK(fd_ >= 0 && !committed_, "cannot write {}: the file is already complete", path_);
   if (sync_ == SyncToDisk::kYes && ::fsync(fd_) != 0)
-    fail("cannot write {}: fsync failed: {} (the file is unchanged)", path_, std::strerror(errno));
+    fail("cannot write {}: fsync failed: {}{}", path_, std::strerror(errno), unchanged_);
   int closed = ::close(fd_), error = errno;
   fd_ = -1;
-  TESSEL_CHECK(closed == 0, "cannot write {}: {} (the file is unchanged)", path_, std::strerror(error));
-  TESSEL_CHECK(::rename(temporary_.c_str(), path_.c_str()) == 0, "cannot write {}: {} (the file is unchanged)", path_,
-               std::strerror(errno));
+  TESSEL_CHECK(closed == 0, "cannot write {}: {}{}", path_, std::strerror(error), unchanged_);
+  TESSEL_CHECK(::rename(temporary_.c_str(), path_.c_str()) == 0, "cannot write {}: {}{}", path_, std::strerror(errno), unchanged_);
   committed_ = true;
   if (sync_ == SyncToDisk::kYes) syncDirectory(fs::path(path_).parent_path().string());
 }

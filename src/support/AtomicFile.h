@@ -36,6 +36,7 @@ class AtomicFile {
 
  private:
   std::string path_, temporary_;
+  const char* unchanged_ = "";  ///< what an error adds when an old file stays as it was
   SyncToDisk sync_;
   int fd_ = -1;
   bool committed_ = false;

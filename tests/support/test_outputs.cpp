@@ -75,12 +75,13 @@ TEST(AtomicDirectory, ReplacesTheOldDirectoryAsAWhole) {
   EXPECT_EQ(namesIn(module), std::vector<std::string>{"new.txt"});
   EXPECT_EQ(namesIn(dir.path()), std::vector<std::string>{"module"});  // the old one is removed
   // A new path, and an empty directory, take it by a plain rename; so does a name like an option.
-  for (const std::string name : {"fresh/deeper", "-looks-like-an-option"}) {
+  for (const std::string name : {"fresh/deeper", "-looks-like-an-option", "slash/"}) {
     AtomicDirectory created(dir.path() + "/" + name);
     writeFile(created.staging() + "/a.txt", "a");
     created.commit();
     EXPECT_EQ(readFile(dir.path() + "/" + name + "/a.txt"), "a");
   }
+  EXPECT_EQ(namesIn(dir.path()), (std::vector<std::string>{"-looks-like-an-option", "fresh", "module", "slash"}));
 }
 
 // SIGINT and SIGTERM left temporary folders behind. A child process registers one and is ended
