@@ -8,6 +8,7 @@
 #include <memory>
 #include <set>
 
+#include "cli/TuningTasks.h"
 #include "ops/GpuSchedules.h"
 #include "ops/Schedules.h"
 #include "support/Error.h"
@@ -23,19 +24,6 @@
 namespace tessel::cli {
 
 namespace {
-
-/// What kind of computation a task is, for the task scheduler's similarity groups: the tag of
-/// its heaviest op.
-std::string anchorTag(const te::ComputeDAG& dag) {
-  std::string tag;
-  double most = -1;
-  for (const auto& op : dag.ops())
-    if (!op->isPlaceholder() && te::operationFlops(*op) > most) {
-      most = te::operationFlops(*op);
-      tag = op->tag;
-    }
-  return tag;
-}
 
 /// The confirmation of one task (tune/Confirmation.h): its best distinct measured schedules
 /// and its default schedule re-measured interleaved; the decision is logged as a confirmed
@@ -157,7 +145,7 @@ AutoScheduleSummary autoScheduleTasks(const std::vector<graph::Task>& tasks, con
       if (!resumed.empty()) policies[i]->update(resumed);
       measured[i] = resumed;
     }
-    scheduled.push_back({t.name, double(t.weight), t.flops, anchorTag(t.dag), options.numbers.empty() ? i + 1 : options.numbers[i]});
+    scheduled.push_back({t.name, double(t.weight), t.flops, heaviestOperation(t.dag)->tag, options.numbers.empty() ? i + 1 : options.numbers[i]});
   }
   // The network's budget less what the log already spent: the run's plan.
   int64_t resumedTotal = 0;

@@ -223,8 +223,7 @@ void tune(const TuneArgs& a) {
   }
   const TaskList list = listTuningTasks(prepared, listOptions);
   const std::vector<ListedTask> selection = selectTasks(list, a.onlyTasks, ops);
-  const bool selected = !a.onlyTasks.empty() || !ops.empty();
-  fmt::print("{}", formatTaskList(list, selected ? &selection : nullptr));
+  fmt::print("{}", formatTaskList(list, a.onlyTasks, ops));
   tune::RecordLogWriter log(a.log);
   if (a.scheduler == "auto") {
     std::vector<graph::Task> autoTasks;

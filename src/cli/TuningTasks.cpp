@@ -113,20 +113,19 @@ bool selectedByOps(const te::ComputeDAG& dag, const std::vector<std::string>& op
   return false;
 }
 
-/// What an auto-scheduler task computes, for its line: its heaviest op ("conv2d_nhwc",
-/// "winograd_gemm", "pool_max"), which tells a layer's variants apart.
-std::string heaviestOp(const te::ComputeDAG& dag) {
-  std::string name;
+}  // namespace
+
+te::Operation heaviestOperation(const te::ComputeDAG& dag) {
+  te::Operation heaviest;
   double most = -1;
   for (const auto& op : dag.ops())
     if (!op->isPlaceholder() && te::operationFlops(*op) > most) {
       most = te::operationFlops(*op);
-      name = op->name;
+      heaviest = op;
     }
-  return name;
+  TESSEL_CHECK(heaviest != nullptr, "a task without a compute op");
+  return heaviest;
 }
-
-}  // namespace
 
 TaskList listTuningTasks(const PreparedModel& prepared, const TaskListOptions& o) {
   TESSEL_CHECK(o.scheduler == "autotvm" || o.scheduler == "auto", "--scheduler: '{}' is not autotvm or auto", o.scheduler);
@@ -160,17 +159,19 @@ TaskList listTuningTasks(const PreparedModel& prepared, const TaskListOptions& o
   return list;
 }
 
-std::string formatTaskList(const TaskList& list, const std::vector<ListedTask>* selected) {
-  std::string out = selected ? fmt::format("Extracted {} tasks; tuning {} of them (--tasks, --ops):\n", list.tasks.size(), selected->size())
-                             : fmt::format("Extracted {} tasks:\n", list.tasks.size());
-  for (const ListedTask& t : selected ? *selected : list.tasks) {
+std::string formatTaskList(const TaskList& list, const std::vector<size_t>& numbers, const std::vector<std::string>& ops) {
+  const bool selecting = !numbers.empty() || !ops.empty();
+  const std::vector<ListedTask> selected = selectTasks(list, numbers, ops);
+  std::string out = selecting ? fmt::format("Extracted {} tasks; tuning {} of them (--tasks, --ops):\n", list.tasks.size(), selected.size())
+                              : fmt::format("Extracted {} tasks:\n", list.tasks.size());
+  for (const ListedTask& t : selected) {
     std::string configs;
     if (t.tuning) {
       uint64_t size = t.tuning->space->size();
       configs = fmt::format("  {:>6} configs{}", size, t.tuning->unprunedSize > size ? fmt::format(" (of {})", t.tuning->unprunedSize) : "");
     }
     out += fmt::format("  {:>2}  {:<28} {:<26} {:>10.1f} MFLOP{}{}\n", t.number, t.function.name,
-                       t.tuning ? t.tuning->templateName : "auto: " + heaviestOp(t.function.dag), t.function.flops / 1e6, configs,
+                       t.tuning ? t.tuning->templateName : "auto: " + heaviestOperation(t.function.dag)->name, t.function.flops / 1e6, configs,
                        t.measureCold ? "  measured cold" : "");
   }
   if (!list.notTuned.empty()) {
@@ -248,10 +249,8 @@ void printNetworkTasks(const ModelArgs& a, const std::string& scheduler, const s
   }
   PreparedModel prepared = prepareModel(gpu ? gpuModelArgs(a) : a);
   TaskList list = listTuningTasks(prepared, o);
-  std::vector<ListedTask> selection = selectTasks(list, numbers, ops);
-  const bool selected = !numbers.empty() || !ops.empty();
-  fmt::print("{}", formatTaskList(list, selected ? &selection : nullptr));
-  if (dags) fmt::print("{}", formatTaskDags(selection));
+  fmt::print("{}", formatTaskList(list, numbers, ops));
+  if (dags) fmt::print("{}", formatTaskDags(selectTasks(list, numbers, ops)));
 }
 
 }  // namespace tessel::cli

@@ -76,9 +76,13 @@ TaskList listTuningTasks(const PreparedModel& prepared, const TaskListOptions& o
 /// "Extracted 22 tasks:" and a line per task — its number, name, template (auto-scheduler
 /// tasks: "auto: " and the heaviest op, "auto: winograd_gemm"),
 /// MFLOP, configs, whether measured cold — then the functions not tuned and why tasks are
-/// measured cold. With `selected` (selectTasks' answer), only their lines, under "Extracted 22
-/// tasks; tuning 2 of them (--tasks, --ops):".
-std::string formatTaskList(const TaskList& list, const std::vector<ListedTask>* selected = nullptr);
+/// measured cold. When `numbers` or `ops` select (selectTasks), only the selected tasks'
+/// lines, under "Extracted 22 tasks; tuning 2 of them (--tasks, --ops):".
+std::string formatTaskList(const TaskList& list, const std::vector<size_t>& numbers = {}, const std::vector<std::string>& ops = {});
+
+/// The op of a DAG with the most FLOPs: what kind of computation a task is ("conv2d_nhwc",
+/// "winograd_gemm", "pool_max": a layer's variants told apart).
+te::Operation heaviestOperation(const te::ComputeDAG& dag);
 
 /// Each task's compute DAG under its number, as seed 001 prints tasks:
 /// "========== Task 3  (workload key: K) ==========" and the DAG.

@@ -17,19 +17,12 @@
 #include "support/Subprocess.h"
 #include "support/TempDir.h"
 
-using tessel::testsupport::tesselCli;
+using tessel::testsupport::runTessel;
 
 using namespace tessel;
 using namespace tessel::testsupport;
 
 namespace {
-
-SubprocessResult tessel(std::vector<std::string> arguments, int timeoutSeconds = 300) {
-  arguments.insert(arguments.begin(), tesselCli());
-  SubprocessOptions options;
-  options.timeout = std::chrono::seconds(timeoutSeconds);
-  return runSubprocess(arguments, options);
-}
 
 /// A command line refused as a usage error: exit code 2, `part` in the message.
 void expectUsageError(const SubprocessResult& r, const std::string& part) {
@@ -39,55 +32,55 @@ void expectUsageError(const SubprocessResult& r, const std::string& part) {
 
 TEST(CliUsage, VersionFlagAndCommandSayTheProjectsVersion) {
   for (const char* spelling : {"--version", "version"}) {
-    auto r = tessel({spelling});
+    auto r = runTessel({spelling});
     EXPECT_TRUE(r.ok()) << spelling << ": " << r.describe() << "\n" << r.output;
     EXPECT_EQ(r.output, std::string("tessel ") + TESSEL_VERSION + "\n") << spelling;
   }
 }
 
 TEST(CliUsage, HelpShowsTheDefaults) {
-  auto r = tessel({"tune", "--help"});
+  auto r = runTessel({"tune", "--help"});
   ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
   // A bare tune is --n-trial per task: the help says how many.
   for (const char* shown : {"--n-trial INT:INT in [1, 1099511627776]=1000", "--scheduler TEXT:{autotvm,auto}=autotvm",
                             "--cold-cache TEXT:{auto,always,never}=auto", "--repeat INT:INT in [1, 10000]=3", "--tuner TEXT=xgb",
                             "--target TEXT=cpu", "--winograd TEXT:{auto,never,2,4,6}=auto"})
     expectContains(r.output, shown);
-  auto records = tessel({"records", "distill", "--help"});
+  auto records = runTessel({"records", "distill", "--help"});
   expectContains(records.output, "--top INT:INT in [1, 1000000]=1");
 }
 
 TEST(CliUsage, AnUnknownOptionOrCommandGetsTheNearestKnownOne) {
   TempDir dir;
-  auto plural = tessel({"tune", "--model", "resnet-18", "--n-trials", "4", "--log", dir.path() + "/t.log"});
+  auto plural = runTessel({"tune", "--model", "resnet-18", "--n-trials", "4", "--log", dir.path() + "/t.log"});
   expectUsageError(plural, "error: --n-trials: unknown option of `tessel tune`; did you mean --n-trial?");
   EXPECT_EQ(plural.output.find("Extract tasks"), std::string::npos) << plural.output;
   // A misspelt required option is the misspelling, not the missing option.
-  expectUsageError(tessel({"compile", "--modle", "resnet-18", "-o", dir.path() + "/m"}),
+  expectUsageError(runTessel({"compile", "--modle", "resnet-18", "-o", dir.path() + "/m"}),
                    "error: --modle: unknown option of `tessel compile`; did you mean --model?");
-  expectUsageError(tessel({"tunee", "--model", "resnet-18"}), "error: tunee: unexpected argument of `tessel`; did you mean tune?");
-  expectUsageError(tessel({"records", "shiped"}), "did you mean shipped?");
+  expectUsageError(runTessel({"tunee", "--model", "resnet-18"}), "error: tunee: unexpected argument of `tessel`; did you mean tune?");
+  expectUsageError(runTessel({"records", "shiped"}), "did you mean shipped?");
   // Nothing near: where to look instead.
-  expectUsageError(tessel({"tasks", "--model", "resnet-18", "--frobnicate"}),
+  expectUsageError(runTessel({"tasks", "--model", "resnet-18", "--frobnicate"}),
                    "error: --frobnicate: unknown option of `tessel tasks` (`tessel tasks --help` lists its options)");
 }
 
 TEST(CliUsage, EnumeratedValuesTakeAnyCase) {
-  auto r = tessel({"tasks", "--model", "resnet-18", "--image-size", "32", "--layout", "nhwc", "--desired-layout", "Nhwc",
+  auto r = runTessel({"tasks", "--model", "resnet-18", "--image-size", "32", "--layout", "nhwc", "--desired-layout", "Nhwc",
                    "--winograd", "NEVER", "--scheduler", "AutoTVM"});
   EXPECT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
   expectContains(r.output, "Extracted ");
-  expectUsageError(tessel({"tasks", "--model", "resnet-18", "--layout", "nhcw"}), "--layout: nhcw not in {NCHW,NHWC}");
+  expectUsageError(runTessel({"tasks", "--model", "resnet-18", "--layout", "nhcw"}), "--layout: nhcw not in {NCHW,NHWC}");
 }
 
 TEST(CliUsage, ShippedRecordsOfEveryKindOfTarget) {
-  auto cuda = tessel({"records", "shipped", "--target", "cuda"});
+  auto cuda = runTessel({"records", "shipped", "--target", "cuda"});
   EXPECT_TRUE(cuda.ok()) << cuda.describe() << "\n" << cuda.output;
   expectContains(cuda.output, "target cuda: cuda/sm_90 (shipped)");
-  auto opencl = tessel({"records", "shipped", "--target", "opencl"});
+  auto opencl = runTessel({"records", "shipped", "--target", "opencl"});
   EXPECT_TRUE(opencl.ok()) << opencl.output;
   expectContains(opencl.output, "target opencl: none (tessel ships no records for this kind of device");
-  auto vta = tessel({"records", "shipped", "--target", "vta"});
+  auto vta = runTessel({"records", "shipped", "--target", "vta"});
   EXPECT_TRUE(vta.ok()) << vta.output;
   expectContains(vta.output, "target vta: vta/sim_");
   expectContains(vta.output, " (shipped)");
@@ -113,8 +106,8 @@ std::vector<std::string> taskLines(const std::string& output) {
 // Winograd and direct variants), and nothing listed tune's tasks without tuning.
 TEST(CliUsage, TasksListsWhatTuneTunesUnderTheSameNumbers) {
   for (const char* scheduler : {"autotvm", "auto"}) {
-    auto tasks = tessel({"tasks", "--model", "resnet-18", "--scheduler", scheduler});
-    auto listed = tessel({"tune", "--model", "resnet-18", "--list-tasks", "--scheduler", scheduler});
+    auto tasks = runTessel({"tasks", "--model", "resnet-18", "--scheduler", scheduler});
+    auto listed = runTessel({"tune", "--model", "resnet-18", "--list-tasks", "--scheduler", scheduler});
     ASSERT_TRUE(tasks.ok()) << tasks.describe() << "\n" << tasks.output;
     ASSERT_TRUE(listed.ok()) << listed.describe() << "\n" << listed.output;
     EXPECT_EQ(tasks.output, listed.output);
@@ -123,14 +116,14 @@ TEST(CliUsage, TasksListsWhatTuneTunesUnderTheSameNumbers) {
     EXPECT_EQ(lines[0].rfind("   1  conv1_relu ", 0), 0u) << lines[0];
     EXPECT_EQ(tasks.output.find("Task 0"), std::string::npos) << tasks.output;
   }
-  auto templates = tessel({"tasks", "--model", "resnet-18"});
+  auto templates = runTessel({"tasks", "--model", "resnet-18"});
   // The Winograd layer is a task in each variant, listed together; pooling and softmax are not
   // template tasks and are said to be so.
   expectContains(templates.output, "   2  layer1_0_1_relu              conv2d_nhwc_winograd.x86");
   expectContains(templates.output, "   3  layer1_0_1_relu              conv2d_nhwc_packed.x86");
   expectContains(templates.output, "Not tuned by templates (");
   expectContains(templates.output, "maxpool, global_pool, softmax");
-  auto dags = tessel({"tasks", "--model", "resnet-18", "--image-size", "64", "--dag"});
+  auto dags = runTessel({"tasks", "--model", "resnet-18", "--image-size", "64", "--dag"});
   expectContains(dags.output, "========== Task 1  (workload key: ");
   EXPECT_EQ(dags.output.find("========== Task 0 "), std::string::npos) << dags.output;
 }
@@ -143,7 +136,7 @@ TEST(CliUsage, TuneTasksSelectsTheTaskListedUnderThatNumber) {
     argv.insert(argv.begin() + 1, network.begin(), network.end());
     return argv;
   };
-  auto listing = tessel(with({"tasks"}));
+  auto listing = runTessel(with({"tasks"}));
   ASSERT_TRUE(listing.ok()) << listing.output;
   auto lines = taskLines(listing.output);
   ASSERT_GE(lines.size(), 5u);
@@ -153,20 +146,20 @@ TEST(CliUsage, TuneTasksSelectsTheTaskListedUnderThatNumber) {
                                           "--confirm-top", "0", "--no-evaluate"};
   auto argv = with({"tune", "--tasks", "5", "--log", dir.path() + "/a.log"});
   argv.insert(argv.end(), quick.begin(), quick.end());
-  auto r = tessel(argv, 600);
+  auto r = runTessel(argv, 600);
   ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
   expectContains(r.output, "Extracted " + total + " tasks; tuning 1 of them (--tasks, --ops):\n" + lines[4] + "\n");
   expectContains(r.output, "[Task  5/" + total + "]");
   expectContains(r.output, "Tuning 1 task: at most 2 trials (--n-trial 2 per task, capped by its configs)...");
   expectContains(r.output, "| run: no trials left Done.");
 
-  auto autoListing = tessel(with({"tasks", "--scheduler", "auto"}));
+  auto autoListing = runTessel(with({"tasks", "--scheduler", "auto"}));
   auto autoLines = taskLines(autoListing.output);
   ASSERT_GE(autoLines.size(), 5u);
   const std::string autoTotal = std::to_string(autoLines.size());
   argv = with({"tune", "--scheduler", "auto", "--tasks", "5", "--log", dir.path() + "/b.log"});
   argv.insert(argv.end(), quick.begin(), quick.end());
-  r = tessel(argv, 600);
+  r = runTessel(argv, 600);
   ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
   expectContains(r.output, autoLines[4] + "\n");
   expectContains(r.output, "========== Task 5  (workload key: ");
@@ -263,7 +256,7 @@ struct CommandHelp {
 CommandHelp helpOf(const std::vector<std::string>& path) {
   std::vector<std::string> argv = path;
   argv.push_back("--help");
-  auto r = tessel(argv);
+  auto r = runTessel(argv);
   EXPECT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
   CommandHelp help;
   std::istringstream in(r.output);

@@ -19,18 +19,11 @@
 #include "support/TempDir.h"
 #include "vta/Program.h"
 
-using tessel::testsupport::tesselCli;
+using tessel::testsupport::runTessel;
 
 using namespace tessel;
 
 namespace {
-
-SubprocessResult tessel(std::vector<std::string> arguments, int timeoutSeconds = 300) {
-  arguments.insert(arguments.begin(), tesselCli());
-  SubprocessOptions options;
-  options.timeout = std::chrono::seconds(timeoutSeconds);
-  return runSubprocess(arguments, options);
-}
 
 /// A failure as the one error path reports it: exit code 1 (not a signal, not an abort) and
 /// one "error: " line with `part` in it.
@@ -78,9 +71,9 @@ class HostileInput : public ::testing::Test {
 
 // 1. Every `tessel vta` error used to escape as an uncaught exception (exit 134).
 TEST_F(HostileInput, VtaErrorsEndAsMessages) {
-  expectError(tessel({"vta", "config", "/nonexistent.json"}), "error: cannot read VTA configuration /nonexistent.json: no such file");
-  expectError(tessel({"vta", "config", dir_->path()}), "it is a directory");
-  expectError(tessel({"vta", "run", "/dev/urandom"}), "cannot read VTA program /dev/urandom: it is a character device");
+  expectError(runTessel({"vta", "config", "/nonexistent.json"}), "error: cannot read VTA configuration /nonexistent.json: no such file");
+  expectError(runTessel({"vta", "config", dir_->path()}), "it is a directory");
+  expectError(runTessel({"vta", "run", "/dev/urandom"}), "cannot read VTA program /dev/urandom: it is a character device");
 
   vta::HardwareConfig config;
   vta::InstructionCodec codec(config);
@@ -101,23 +94,23 @@ TEST_F(HostileInput, VtaErrorsEndAsMessages) {
   gemm.microOpEnd = 1;
   gemm.iterationsOuter = gemm.iterationsInner = 1;
   gemm.dependencies.popPrevious = true;  // nothing ever pushes: a deadlock
-  expectError(tessel({"vta", "run", programFile("deadlock.json", {noOp, gemm, finish})}), "deadlock");
-  expectError(tessel({"vta", "run", programFile("nofinish.json", {noOp})}), "ended without FINISH");
+  expectError(runTessel({"vta", "run", programFile("deadlock.json", {noOp, gemm, finish})}), "deadlock");
+  expectError(runTessel({"vta", "run", programFile("nofinish.json", {noOp})}), "ended without FINISH");
   // An opcode no VTA has, written straight into the file.
   std::string badOpcode = programFile("opcode.json", {noOp, finish});
   nlohmann::json json = parseJson(readFile(badOpcode), "program");
   json["instructions"][1] = "00000000000000000000000000000007";
   writeFile(badOpcode, json.dump());
-  expectError(tessel({"vta", "run", badOpcode}), "unknown opcode 7");
+  expectError(runTessel({"vta", "run", badOpcode}), "unknown opcode 7");
 }
 
 // 2. Exceptions other than tessel's own (std::filesystem) aborted; tune -o checked its output
 // only after tuning for the whole budget.
 TEST_F(HostileInput, OutputPathsAreCheckedBeforeAnyWork) {
   writeFile(path("afile"), "x\n");
-  expectError(tessel({"compile", "--model", "resnet-18", "-o", path("afile")}), "--output " + path("afile") + ": it exists and is not a directory");
-  expectError(tessel({"compile", "--model", "resnet-18", "-o", path("afile") + "/sub"}), "is not a directory");
-  auto tune = tessel({"tune", "--model", "resnet-18", "--tasks", "16", "--n-trial", "2", "--log", path("p.log"), "-o", "/proc/tessel-x"});
+  expectError(runTessel({"compile", "--model", "resnet-18", "-o", path("afile")}), "--output " + path("afile") + ": it exists and is not a directory");
+  expectError(runTessel({"compile", "--model", "resnet-18", "-o", path("afile") + "/sub"}), "is not a directory");
+  auto tune = runTessel({"tune", "--model", "resnet-18", "--tasks", "16", "--n-trial", "2", "--log", path("p.log"), "-o", "/proc/tessel-x"});
   expectError(tune, "--output /proc/tessel-x");
   EXPECT_EQ(tune.output.find("Extract tasks"), std::string::npos) << tune.output;
   EXPECT_FALSE(std::filesystem::exists(path("p.log")));
@@ -127,20 +120,20 @@ TEST_F(HostileInput, OutputPathsAreCheckedBeforeAnyWork) {
 TEST_F(HostileInput, ALineWithAHugeNumberIsSkipped) {
   std::string log = path("huge.log");
   writeFile(log, "{\"version\":1e999}\n");
-  auto show = tessel({"records", "show", log});
+  auto show = runTessel({"records", "show", log});
   EXPECT_EQ(show.exitCode, 0) << show.output;
   EXPECT_NE(show.output.find("skipped 1 of 1 lines: line 1: not valid JSON"), std::string::npos) << show.output;
   EXPECT_NE(show.output.find("0 records of 0 tasks (1 line skipped)"), std::string::npos) << show.output;
-  EXPECT_EQ(tessel({"records", "best", log, "-o", path("huge.best")}).exitCode, 0);
-  EXPECT_EQ(tessel({"records", "distill", log, "-o", path("huge.top")}).exitCode, 0);
+  EXPECT_EQ(runTessel({"records", "best", log, "-o", path("huge.best")}).exitCode, 0);
+  EXPECT_EQ(runTessel({"records", "distill", log, "-o", path("huge.top")}).exitCode, 0);
   // The same inside a step list given to `lower`, and integers that are not integers.
   writeFile(path("huge.json"), R"([{"step":"split","stage":"C","iterator":"i","factors":[1e999]}])");
-  expectError(tessel({"lower", "--op", "matmul", "--shape", "8,8,8", "--steps", path("huge.json")}), "not valid JSON");
+  expectError(runTessel({"lower", "--op", "matmul", "--shape", "8,8,8", "--steps", path("huge.json")}), "not valid JSON");
   writeFile(path("big.json"), R"([{"step":"split","stage":"C","iterator":"i","factors":[1e23]}])");
-  expectError(tessel({"lower", "--op", "matmul", "--shape", "8,8,8", "--steps", path("big.json")}),
+  expectError(runTessel({"lower", "--op", "matmul", "--shape", "8,8,8", "--steps", path("big.json")}),
               "step 1: malformed split step: factors[0]: expected an integer, got 1e+23");
   writeFile(path("half.json"), R"([{"step":"split","stage":"C","iterator":"i","factors":[8.5]}])");
-  expectError(tessel({"lower", "--op", "matmul", "--shape", "8,8,8", "--steps", path("half.json")}),
+  expectError(runTessel({"lower", "--op", "matmul", "--shape", "8,8,8", "--steps", path("half.json")}),
               "factors[0]: expected an integer, got 8.5");
 }
 
@@ -148,15 +141,15 @@ TEST_F(HostileInput, ALineWithAHugeNumberIsSkipped) {
 TEST_F(HostileInput, ATruncatedModuleIsRefused) {
   std::string copy = withPlan("truncated", [](nlohmann::json&) {});
   std::filesystem::resize_file(copy + "/kernels.so", 10000);
-  expectError(tessel({"run", copy}), "truncated");
-  expectError(tessel({"benchmark", copy}), "truncated");
+  expectError(runTessel({"run", copy}), "truncated");
+  expectError(runTessel({"benchmark", copy}), "truncated");
 }
 
 // 5. A record that does not replay won "best" and pushed the valid ones out of the build.
 TEST_F(HostileInput, ARecordThatDoesNotReplayIsNeverRanked) {
   std::string log = path("dense.log");
   // Without a confirmed decision (which would rank first), the ranking is by cost alone.
-  auto tuned = tessel({"tune", "--model", "resnet-18", "--tasks", "16", "--n-trial", "4", "--log", log, "--no-evaluate",
+  auto tuned = runTessel({"tune", "--model", "resnet-18", "--tasks", "16", "--n-trial", "4", "--log", log, "--no-evaluate",
                        "--confirm-top", "0"});
   ASSERT_EQ(tuned.exitCode, 0) << tuned.output;
   // A copy of a real record, made the fastest ever measured, with a step naming no stage.
@@ -167,7 +160,7 @@ TEST_F(HostileInput, ARecordThatDoesNotReplayIsNeverRanked) {
   record["result"]["costs"] = nlohmann::json::array({2e-9});  // the least a record may carry is 1e-9 s
   std::ofstream(log, std::ios::app) << record.dump() << "\n";
 
-  auto best = tessel({"records", "best", log, "-o", path("dense.best")});
+  auto best = runTessel({"records", "best", log, "-o", path("dense.best")});
   ASSERT_EQ(best.exitCode, 0) << best.output;
   EXPECT_NE(best.output.find("does not replay: step 1 (" + record["schedule"]["steps"][0]["step"].get<std::string>() + ")"),
             std::string::npos)
@@ -176,18 +169,18 @@ TEST_F(HostileInput, ARecordThatDoesNotReplayIsNeverRanked) {
   EXPECT_EQ(std::count(kept.begin(), kept.end(), '\n'), 1);
   EXPECT_EQ(kept.find("no_such_stage"), std::string::npos) << kept;
 
-  auto resumed = tessel({"tune", "--model", "resnet-18", "--tasks", "16", "--n-trial", "4", "--log", log, "--resume", "--no-evaluate",
+  auto resumed = runTessel({"tune", "--model", "resnet-18", "--tasks", "16", "--n-trial", "4", "--log", log, "--resume", "--no-evaluate",
                          "--confirm-top", "0"});
   ASSERT_EQ(resumed.exitCode, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("applied tuned records to 1 of"), std::string::npos) << resumed.output;
 
   // The log builds a module without tuning again (apply-history-best), and says what it did.
-  auto compiled = tessel({"compile", "--model", "resnet-18", "--records", log, "--no-shipped-records", "-o", path("dense.module")});
+  auto compiled = runTessel({"compile", "--model", "resnet-18", "--records", log, "--no-shipped-records", "-o", path("dense.module")});
   ASSERT_EQ(compiled.exitCode, 0) << compiled.output;
   EXPECT_NE(compiled.output.find(log + ": applied tuned records to 1 of"), std::string::npos) << compiled.output;
   EXPECT_NE(compiled.output.find("T_relu x"), std::string::npos) << compiled.output;  // fallbacks counted, not listed one by one
-  EXPECT_EQ(tessel({"run", path("dense.module")}).exitCode, 0);
-  expectError(tessel({"compile", "--model", "resnet-18", "--records", path("none.log"), "-o", path("x")}), "no such file");
+  EXPECT_EQ(runTessel({"run", path("dense.module")}).exitCode, 0);
+  expectError(runTessel({"compile", "--model", "resnet-18", "--records", path("none.log"), "-o", path("x")}), "no such file");
 }
 
 // 9. A plan whose calls were reversed or emptied ran and printed garbage scores.
@@ -195,47 +188,47 @@ TEST_F(HostileInput, APlanMustDefineValuesBeforeUse) {
   std::string reversed = withPlan("reversed", [](nlohmann::json& plan) {
     std::reverse(plan["calls"].begin(), plan["calls"].end());
   });
-  expectError(tessel({"run", reversed}), "before any call computes it");
+  expectError(runTessel({"run", reversed}), "before any call computes it");
   std::string empty = withPlan("empty", [](nlohmann::json& plan) { plan["calls"] = nlohmann::json::array(); });
-  expectError(tessel({"run", empty}), "is never computed by any call");
+  expectError(runTessel({"run", empty}), "is never computed by any call");
   std::string negative = withPlan("negative", [](nlohmann::json& plan) { plan["tensors"][0]["shape"][1] = -8; });
-  expectError(tessel({"run", negative}), "shape[1]: -8 is out of range");
-  EXPECT_EQ(tessel({"run", module()}).exitCode, 0);
+  expectError(runTessel({"run", negative}), "shape[1]: -8 is out of range");
+  EXPECT_EQ(runTessel({"run", module()}).exitCode, 0);
 }
 
 // 6. and 7. `tune --log` appended to any file, and read /dev/full until the kernel killed it.
 TEST_F(HostileInput, TuneAppendsOnlyToARecordsLog) {
   std::string params = path("weights.params");
-  ASSERT_EQ(tessel({"params", "--model", "squeezenet_v1.1", "-o", params}).exitCode, 0);
+  ASSERT_EQ(runTessel({"params", "--model", "squeezenet_v1.1", "-o", params}).exitCode, 0);
   std::string before = readFile(params, file_kinds::kParams);
-  expectError(tessel({"tune", "--model", "resnet-18", "--tasks", "16", "--n-trial", "2", "--log", params}),
+  expectError(runTessel({"tune", "--model", "resnet-18", "--tasks", "16", "--n-trial", "2", "--log", params}),
               "is not a records log");
   EXPECT_EQ(readFile(params, file_kinds::kParams), before);  // not a byte written
-  expectError(tessel({"tune", "--model", "resnet-18", "--log", "/dev/full"}), "/dev/full: it is a character device");
-  expectError(tessel({"records", "show", "/dev/zero"}), "it is a character device");
-  expectError(tessel({"records", "show", dir_->path()}), "it is a directory");
+  expectError(runTessel({"tune", "--model", "resnet-18", "--log", "/dev/full"}), "/dev/full: it is a character device");
+  expectError(runTessel({"records", "show", "/dev/zero"}), "it is a character device");
+  expectError(runTessel({"records", "show", dir_->path()}), "it is a directory");
   // params -o replaces a file only when asked.
-  expectError(tessel({"params", "--model", "squeezenet_v1.1", "-o", params}), "the file exists; pass --force");
-  EXPECT_EQ(tessel({"params", "--model", "squeezenet_v1.1", "-o", params, "--force"}).exitCode, 0);
-  expectError(tessel({"run", module(), "--input", dir_->path()}), "it is a directory");
+  expectError(runTessel({"params", "--model", "squeezenet_v1.1", "-o", params}), "the file exists; pass --force");
+  EXPECT_EQ(runTessel({"params", "--model", "squeezenet_v1.1", "-o", params, "--force"}).exitCode, 0);
+  expectError(runTessel({"run", module(), "--input", dir_->path()}), "it is a directory");
 }
 
 // 10. Numbers were not range-checked where they were read.
 TEST_F(HostileInput, NumbersOutOfRangeAreRefusedAsWritten) {
-  expectError(tessel({"query", "--port", "70000"}), "--port: 70000 is out of range [1, 65535]", 2);
-  expectError(tessel({"tune", "--model", "resnet-18", "--log", path("n.log"), "--min-repeat-ms", "1e300"}),
+  expectError(runTessel({"query", "--port", "70000"}), "--port: 70000 is out of range [1, 65535]", 2);
+  expectError(runTessel({"tune", "--model", "resnet-18", "--log", path("n.log"), "--min-repeat-ms", "1e300"}),
               "--min-repeat-ms: 1e300 is out of range", 2);
-  expectError(tessel({"tune", "--model", "resnet-18", "--log", path("n.log"), "--number", "8.5"}), "--number: 8.5 is not an integer", 2);
-  expectError(tessel({"tune", "--model", "resnet-18", "--log", path("n.log"), "--runner", "rpc", "--key", "k", "--tracker",
+  expectError(runTessel({"tune", "--model", "resnet-18", "--log", path("n.log"), "--number", "8.5"}), "--number: 8.5 is not an integer", 2);
+  expectError(runTessel({"tune", "--model", "resnet-18", "--log", path("n.log"), "--runner", "rpc", "--key", "k", "--tracker",
                       "127.0.0.1:70000"}),
               "port 70000 is out of range [1, 65535]", 2);
-  expectError(tessel({"benchmark", module(), "--repeat", "0"}), "--repeat: 0 is out of range", 2);
+  expectError(runTessel({"benchmark", module(), "--repeat", "0"}), "--repeat: 0 is out of range", 2);
 }
 
 // 11. --runner rpc with a tracker nobody runs waited the whole --device-wait (60 s).
 TEST_F(HostileInput, ADeadTrackerFailsAtOnce) {
   auto start = std::chrono::steady_clock::now();
-  auto r = tessel({"tune", "--model", "resnet-18", "--tasks", "16", "--log", path("rpc.log"), "--runner", "rpc", "--key", "k",
+  auto r = runTessel({"tune", "--model", "resnet-18", "--tasks", "16", "--log", path("rpc.log"), "--runner", "rpc", "--key", "k",
                    "--tracker", "127.0.0.1:1"});
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   expectError(r, "cannot query the tracker at 127.0.0.1:1");
@@ -248,7 +241,7 @@ TEST_F(HostileInput, NaNInputsAreWarnedAbout) {
   auto input = runtime::Tensor::empty({1, 8}, DataType::float32());
   for (int i = 0; i < 8; ++i) input.dataAs<float>()[i] = i == 3 ? std::numeric_limits<float>::quiet_NaN() : 1.0f;
   runtime::saveNpy(input, path("nan.npy"));
-  auto r = tessel({"run", module(), "--input", path("nan.npy")});
+  auto r = runTessel({"run", module(), "--input", path("nan.npy")});
   EXPECT_EQ(r.exitCode, 0) << r.output;
   EXPECT_NE(r.output.find("warning: input 'data' from " + path("nan.npy") + " has 1 NaN value"), std::string::npos) << r.output;
 }
@@ -266,18 +259,18 @@ TEST_F(HostileInput, DeeplyNestedJsonIsRefusedByEveryReader) {
   const std::string skipped = "warning: " + log + ": skipped 1 of 1 lines: line 1: " + refused;
   for (const auto& arguments : std::vector<std::vector<std::string>>{
            {"records", "show", log}, {"records", "best", log, "-o", path("deep.best")}, {"records", "distill", log, "-o", path("deep.top")}}) {
-    auto r = tessel(arguments);
+    auto r = runTessel(arguments);
     EXPECT_EQ(r.signal, 0) << r.describe();
     EXPECT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find(skipped), std::string::npos) << arguments[1] << ":\n" << r.output;
   }
-  auto compiled = tessel({"compile", "--model", std::string(TESSEL_SOURCE_DIR) + "/tests/graph/onnx/models/two_inputs/model.onnx",
+  auto compiled = runTessel({"compile", "--model", std::string(TESSEL_SOURCE_DIR) + "/tests/graph/onnx/models/two_inputs/model.onnx",
                           "--records", log, "--no-shipped-records", "-o", path("deep.module")});
   EXPECT_EQ(compiled.exitCode, 0) << compiled.output;
   EXPECT_NE(compiled.output.find(skipped), std::string::npos) << compiled.output;
   // tune reads an existing --log before any work, also without --resume; the dead tracker then
   // ends the run at once.
-  auto tune = tessel({"tune", "--model", "resnet-18", "--tasks", "16", "--log", log, "--runner", "rpc", "--key", "k", "--tracker",
+  auto tune = runTessel({"tune", "--model", "resnet-18", "--tasks", "16", "--log", log, "--runner", "rpc", "--key", "k", "--tracker",
                       "127.0.0.1:1"});
   expectError(tune, "cannot query the tracker");
   EXPECT_NE(tune.output.find(skipped), std::string::npos) << tune.output;
@@ -285,11 +278,11 @@ TEST_F(HostileInput, DeeplyNestedJsonIsRefusedByEveryReader) {
   // A whole file: a step list, a VTA configuration, a module's graph plan.
   std::string file = path("deep.json");
   writeFile(file, deep);
-  expectError(tessel({"lower", "--op", "matmul", "--shape", "8,8,8", "--steps", file}), file + ": " + refused);
-  expectError(tessel({"vta", "config", file}), "VTA config " + file + ": " + refused);
+  expectError(runTessel({"lower", "--op", "matmul", "--shape", "8,8,8", "--steps", file}), file + ": " + refused);
+  expectError(runTessel({"vta", "config", file}), "VTA config " + file + ": " + refused);
   std::string module = withPlan("deep_plan", [](nlohmann::json&) {});
   writeFile(module + "/graph.json", deep);
-  expectError(tessel({"run", module}), module + "/graph.json: " + refused);
+  expectError(runTessel({"run", module}), module + "/graph.json: " + refused);
 }
 
 // Issue 39, defect 9: records with a cost of 0 s or 5e-324 s (shown as inf GFLOPS), or with
@@ -306,7 +299,7 @@ TEST_F(HostileInput, ImpossibleRecordValuesAreRefusedAtLoad) {
   std::string log = path("forged.log");
   writeFile(log, real.dump() + "\n" + forged("/result/costs", {0.0}) + forged("/result/costs", {5e-324}) +
                      forged("/task/flops", -1.0) + forged("/result/costs", {-1.0}));
-  auto show = tessel({"records", "show", log});
+  auto show = runTessel({"records", "show", log});
   EXPECT_EQ(show.exitCode, 0) << show.output;
   for (const std::string& part :
        {"warning: " + log + ": skipped 4 of 5 lines: line 2: result.costs[0]: 0.0 s is less than any measurement takes (1e-09 s)",
@@ -315,11 +308,11 @@ TEST_F(HostileInput, ImpossibleRecordValuesAreRefusedAtLoad) {
     EXPECT_NE(show.output.find(part), std::string::npos) << "'" << part << "' not in:\n" << show.output;
   EXPECT_EQ(show.output.find("inf GFLOPS"), std::string::npos) << show.output;
   // The best of the log is the real measurement.
-  ASSERT_EQ(tessel({"records", "best", log, "-o", path("forged.best")}).exitCode, 0);
+  ASSERT_EQ(runTessel({"records", "best", log, "-o", path("forged.best")}).exitCode, 0);
   std::string best = readFile(path("forged.best"));
   ASSERT_EQ(std::count(best.begin(), best.end(), '\n'), 1) << best;
   EXPECT_EQ(parseJson(best.substr(0, best.find('\n')), "best")["result"]["costs"], real["result"]["costs"]);
-  auto compiled = tessel({"compile", "--model", std::string(TESSEL_SOURCE_DIR) + "/tests/graph/onnx/models/two_inputs/model.onnx",
+  auto compiled = runTessel({"compile", "--model", std::string(TESSEL_SOURCE_DIR) + "/tests/graph/onnx/models/two_inputs/model.onnx",
                           "--records", log, "--no-shipped-records", "-o", path("forged.module")});
   EXPECT_EQ(compiled.exitCode, 0) << compiled.output;
   EXPECT_NE(compiled.output.find("warning: " + log + ": skipped 4 of 5 lines: line 2: result.costs[0]"), std::string::npos)

@@ -11,20 +11,13 @@
 #include "support/Subprocess.h"
 #include "support/TempDir.h"
 
-using tessel::testsupport::tesselCli;
+using tessel::testsupport::runTessel;
 
 using namespace tessel;
 
 namespace {
 
 const std::string kOnnx = std::string(TESSEL_SOURCE_DIR) + "/tests/graph/onnx/";
-
-SubprocessResult tessel(std::vector<std::string> arguments) {
-  arguments.insert(arguments.begin(), tesselCli());
-  SubprocessOptions options;
-  options.timeout = std::chrono::seconds(300);
-  return runSubprocess(arguments, options);
-}
 
 void expectError(const SubprocessResult& r, const std::string& part, int exitCode = 1) {
   EXPECT_EQ(r.signal, 0) << r.output;
@@ -45,11 +38,11 @@ double relativeError(const runtime::Tensor& actual, const runtime::Tensor& expec
 TEST(OnnxCli, CompileAndRunWithNamedInputsAndNpyOutputs) {
   TempDir dir;
   const std::string model = kOnnx + "models/two_inputs/";
-  auto compile = tessel({"compile", "--model", model + "model.onnx", "-o", dir.path() + "/m"});
+  auto compile = runTessel({"compile", "--model", model + "model.onnx", "-o", dir.path() + "/m"});
   ASSERT_TRUE(compile.ok()) << compile.output;
   EXPECT_NE(compile.output.find("compiled " + model + "model.onnx for "), std::string::npos) << compile.output;
 
-  auto run = tessel({"run", dir.path() + "/m", "--input", "gain=" + model + "input_gain.npy", "--input",
+  auto run = runTessel({"run", dir.path() + "/m", "--input", "gain=" + model + "input_gain.npy", "--input",
                      "image=" + model + "input_image.npy", "--output", dir.path() + "/scores.npy", "--output",
                      dir.path() + "/features.npy"});
   ASSERT_TRUE(run.ok()) << run.output;
@@ -59,50 +52,50 @@ TEST(OnnxCli, CompileAndRunWithNamedInputsAndNpyOutputs) {
   EXPECT_LT(relativeError(runtime::loadNpy(dir.path() + "/scores.npy"), runtime::loadNpy(model + "output_0.npy")), 1e-4);
   EXPECT_LT(relativeError(runtime::loadNpy(dir.path() + "/features.npy"), runtime::loadNpy(model + "output_1.npy")), 1e-4);
 
-  expectError(tessel({"run", dir.path() + "/m", "--input", "image=" + model + "input_image.npy"}),
+  expectError(runTessel({"run", dir.path() + "/m", "--input", "image=" + model + "input_image.npy"}),
               "error: input 'gain' is not given: pass --input gain=FILE.npy (or --random for the rest)");
-  auto rest = tessel({"run", dir.path() + "/m", "--input", "image=" + model + "input_image.npy", "--random"});
+  auto rest = runTessel({"run", dir.path() + "/m", "--input", "image=" + model + "input_image.npy", "--random"});
   EXPECT_TRUE(rest.ok()) << rest.output;
-  expectError(tessel({"run", dir.path() + "/m", "--input", "colour=" + model + "input_image.npy"}),
+  expectError(runTessel({"run", dir.path() + "/m", "--input", "colour=" + model + "input_image.npy"}),
               "error: --input colour=" + model + "input_image.npy: the module has no input 'colour' (its inputs: image, gain)");
-  expectError(tessel({"run", dir.path() + "/m", "--input", "gain=" + model + "input_image.npy"}),
+  expectError(runTessel({"run", dir.path() + "/m", "--input", "gain=" + model + "input_image.npy"}),
               "input 'gain': expected float32 [1, 4, 1, 1]");
-  expectError(tessel({"run", dir.path() + "/m", "--output", "a.npy", "--output", "b.npy", "--output", "c.npy"}),
+  expectError(runTessel({"run", dir.path() + "/m", "--output", "a.npy", "--output", "b.npy", "--output", "c.npy"}),
               "error: 3 --output paths given, the module has 2 outputs");
 }
 
 TEST(OnnxCli, TasksParamsAndInputShapes) {
   TempDir dir;
-  auto tasks = tessel({"tasks", "--model", kOnnx + "models/conv_bn_relu/model.onnx"});
+  auto tasks = runTessel({"tasks", "--model", kOnnx + "models/conv_bn_relu/model.onnx"});
   ASSERT_TRUE(tasks.ok()) << tasks.output;
   EXPECT_NE(tasks.output.find("Extracted 1 tasks:\n   1  "), std::string::npos) << tasks.output;
-  auto params = tessel({"params", "--model", kOnnx + "models/conv_bn_relu/model.onnx", "-o", dir.path() + "/p.params"});
+  auto params = runTessel({"params", "--model", kOnnx + "models/conv_bn_relu/model.onnx", "-o", dir.path() + "/p.params"});
   ASSERT_TRUE(params.ok()) << params.output;
   EXPECT_NE(params.output.find("wrote the 6 parameters of"), std::string::npos) << params.output;
 
   const std::string symbolic = kOnnx + "bad/symbolic.onnx";
-  expectError(tessel({"tasks", "--model", symbolic}),
+  expectError(runTessel({"tasks", "--model", symbolic}),
               "error: " + symbolic + ": input 'x': dimension 0 is symbolic ('N'): give its shape with --input-shape x:D0,D1,...");
-  EXPECT_TRUE(tessel({"compile", "--model", symbolic, "--input-shape", "x:2,3,8,8", "-o", dir.path() + "/s"}).ok());
-  expectError(tessel({"tasks", "--model", symbolic, "--input-shape", "x:2,3,8"}),
+  EXPECT_TRUE(runTessel({"compile", "--model", symbolic, "--input-shape", "x:2,3,8,8", "-o", dir.path() + "/s"}).ok());
+  expectError(runTessel({"tasks", "--model", symbolic, "--input-shape", "x:2,3,8"}),
               "--input-shape x: 3 dimensions given, the model's input has 4");
-  expectError(tessel({"tasks", "--model", symbolic, "--input-shape", "x:2,3,8,8", "--batch", "2"}),
+  expectError(runTessel({"tasks", "--model", symbolic, "--input-shape", "x:2,3,8,8", "--batch", "2"}),
               "--batch applies to zoo networks");
-  expectError(tessel({"tasks", "--model", "resnet-18", "--input-shape", "data:1,3,64,64"}),
+  expectError(runTessel({"tasks", "--model", "resnet-18", "--input-shape", "data:1,3,64,64"}),
               "--input-shape applies to ONNX models; 'resnet-18' is a zoo network");
-  expectError(tessel({"tasks", "--model", dir.path() + "/missing.onnx"}), dir.path() + "/missing.onnx");
-  expectError(tessel({"compile", "--model", kOnnx + "bad/unsupported_op.onnx", "-o", dir.path() + "/u"}),
+  expectError(runTessel({"tasks", "--model", dir.path() + "/missing.onnx"}), dir.path() + "/missing.onnx");
+  expectError(runTessel({"compile", "--model", kOnnx + "bad/unsupported_op.onnx", "-o", dir.path() + "/u"}),
               "node 'erf_1' (Erf): operator 'Erf' is not supported");
-  expectError(tessel({"tasks", "--model", kOnnx + "bad/cycle.onnx"}), "the ONNX checker rejects the model");
+  expectError(runTessel({"tasks", "--model", kOnnx + "bad/cycle.onnx"}), "the ONNX checker rejects the model");
 }
 
 TEST(OnnxCli, TuneAnOnnxModel) {
   TempDir dir;
-  auto tune = tessel({"tune", "--model", kOnnx + "models/conv_bn_relu/model.onnx", "--n-trial", "2", "--log",
+  auto tune = runTessel({"tune", "--model", kOnnx + "models/conv_bn_relu/model.onnx", "--n-trial", "2", "--log",
                       dir.path() + "/log.json", "-o", dir.path() + "/tuned"});
   ASSERT_TRUE(tune.ok()) << tune.output;
   EXPECT_NE(tune.output.find("wrote the tuned module to " + dir.path() + "/tuned"), std::string::npos) << tune.output;
-  auto run = tessel({"run", dir.path() + "/tuned", "--input", "x=" + kOnnx + "models/conv_bn_relu/input_x.npy", "--output",
+  auto run = runTessel({"run", dir.path() + "/tuned", "--input", "x=" + kOnnx + "models/conv_bn_relu/input_x.npy", "--output",
                      dir.path() + "/y.npy"});
   ASSERT_TRUE(run.ok()) << run.output;
   EXPECT_LT(relativeError(runtime::loadNpy(dir.path() + "/y.npy"), runtime::loadNpy(kOnnx + "models/conv_bn_relu/output_0.npy")),

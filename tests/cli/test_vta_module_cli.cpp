@@ -27,21 +27,10 @@
 #include "vta/Simulator.h"
 #include "vta/VtaMeasurement.h"
 
-using tessel::testsupport::tesselCli;
+using tessel::testsupport::runTessel;
 
 using namespace tessel;
 using testsupport::expectContains;
-
-namespace {
-
-SubprocessResult runTessel(std::vector<std::string> args) {
-  args.insert(args.begin(), tesselCli());
-  SubprocessOptions o;
-  o.timeout = std::chrono::seconds(300);
-  return runSubprocess(args, o);
-}
-
-}  // namespace
 
 TEST(VtaModuleCli, Seed004OnTheSimulatorIsBitExactWithTheCpuInt8Reference) {
   TempDir dir;

@@ -90,8 +90,8 @@ TEST(ParamsCli, BadFilesAndOptionsAreErrors) {
   EXPECT_EQ(batch.exitCode, 2);  // a usage error: refused where the command line is read
   expectIn(batch.output, "--batch: 0 is out of range [1, 65536]");
   auto layout = runSubprocess({tesselCli(), "params", "--model", "vgg-11", "--layout", "NCWH", "-o", dir.path() + "/x.params"});
-  EXPECT_EQ(layout.exitCode, 1);
-  expectIn(layout.output, "unknown layout 'NCWH'");
+  EXPECT_EQ(layout.exitCode, 2);  // refused where the command line is read, as --batch 0
+  expectIn(layout.output, "--layout: NCWH not in {NCHW,NHWC}");
 }
 
 }  // namespace
