@@ -37,6 +37,15 @@ SyntheticNetwork network() {
   return n;
 }
 
+/// Runs `scheduler` on `n`'s tasks: each round's best cost is its curve at the trials so far.
+void runAlongTheCurves(TaskScheduler& scheduler, const SyntheticNetwork& n, int64_t total) {
+  std::vector<int64_t> spent(n.tasks.size(), 0);
+  scheduler.run(total, [&](size_t task, int64_t count) {
+    spent[task] += count;
+    return RoundResult{count, n.curves[task].at(spent[task])};
+  });
+}
+
 double runWith(const std::string& strategy, int64_t total, uint64_t seed, std::vector<int64_t>* trials = nullptr) {
   SyntheticNetwork n = network();
   TaskSchedulerOptions o;
@@ -103,11 +112,7 @@ TEST(TaskScheduler, PrintsTheSeedsTable) {
   TaskSchedulerOptions o;
   o.tableTo = nullptr;
   TaskScheduler scheduler(n.tasks, o);
-  std::vector<int64_t> spent(n.tasks.size(), 0);
-  scheduler.run(6 * 64, [&](size_t task, int64_t count) {
-    spent[task] += count;
-    return RoundResult{count, n.curves[task].at(spent[task])};
-  });
+  runAlongTheCurves(scheduler, n, 6 * 64);
   std::string table = scheduler.table(3);
   EXPECT_NE(table.find("[ Task Scheduler ]"), std::string::npos);
   EXPECT_NE(table.find("|  ID  | Latency (ms) | Speed (GFLOPS) | Trials |"), std::string::npos);
@@ -157,11 +162,7 @@ TEST(RunEstimate, ShowsInTheProgressLineAndTheSchedulersTable) {
   o.tableTo = nullptr;
   o.runEstimate = &estimate;
   TaskScheduler scheduler(n.tasks, o);
-  std::vector<int64_t> spent(n.tasks.size(), 0);
-  scheduler.run(6 * 64, [&](size_t task, int64_t count) {
-    spent[task] += count;
-    return RoundResult{count, n.curves[task].at(spent[task])};
-  });
+  runAlongTheCurves(scheduler, n, 6 * 64);
   std::string table = scheduler.table(2);
   EXPECT_NE(table.find("|   10 |"), std::string::npos) << table;
   EXPECT_NE(table.find("|   15 |"), std::string::npos) << table;
