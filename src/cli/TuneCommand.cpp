@@ -489,7 +489,8 @@ void addTuneCommand(CLI::App& app) {
   c->add_option("--tasks", args->onlyTasks, "tune only these tasks: numbers as `tessel tasks` and --list-tasks list them, e.g. 1,3")
       ->delimiter(',');
   c->add_option("-o,--output", args->output, "also write the tuned module directory here");
-  c->add_option("--n-parallel", args->nParallel, "parallel builds (0: the number of cores)")->check(integerIn(0, 1024));
+  c->add_option("--n-parallel", args->nParallel, "parallel builds (0: the number of cores; at most 4 per core)")
+      ->check(integerIn(0, tune::mostParallelBuilds()));
   c->add_option("--batch-size", args->batchSize, "candidates measured per round")->check(integerIn(1, 4096));
   c->add_option("--number", args->number, "calls per measurement")->check(integerIn(1, 1000000));
   c->add_option("--repeat", args->repeat, "measurements per candidate")->check(integerIn(1, 10000));

@@ -13,6 +13,7 @@
 #include "support/Error.h"
 #include "support/JsonParse.h"
 #include "support/ThreadPool.h"
+#include "target/HostCpu.h"
 #include "tune/GpuCandidateBuild.h"
 #include "tune/IsolatedCall.h"
 
@@ -28,11 +29,17 @@ BuildResult buildError(MeasureErrorNo errorNo, std::string message, Clock::time_
 
 }  // namespace
 
+int mostParallelBuilds() { return 4 * target::availableCores(); }
+
 LocalBuilder::LocalBuilder(LocalBuilderOptions options)
     : options_(std::move(options)),
-      parallelism_(options_.nParallel > 0 ? options_.nParallel : int(std::max(1u, std::thread::hardware_concurrency()))),
+      parallelism_(options_.nParallel > 0 ? options_.nParallel : target::availableCores()),
       dir_("tessel-build") {
   TESSEL_CHECK(options_.nParallel >= 0, "LocalBuilder: n_parallel must not be negative, got {}", options_.nParallel);
+  TESSEL_CHECK(options_.nParallel <= mostParallelBuilds(),
+               "LocalBuilder: {} parallel builds on {} cores; at most {} (4 per core: compilers are bound by the CPU, "
+               "more only add memory)",
+               options_.nParallel, target::availableCores(), mostParallelBuilds());
   TESSEL_CHECK(options_.timeout.count() > 0, "LocalBuilder: the build timeout must be positive, got {} ms",
                options_.timeout.count());
   if (options_.keepFiles) dir_.keep();

@@ -35,8 +35,13 @@ using SourceGenerator = std::function<std::string(const MeasureInput& input, con
 /// The same for a candidate that shares a translation unit: its function alone.
 using FunctionGenerator = std::function<codegen::CFunctionSource(const MeasureInput& input, const std::string& kernelName)>;
 
+/// The most builds at once on this machine: 4 per core this process may use. A build is a compiler run, bound by the
+/// CPU, so more than a few per core only add memory (each holds 0.2-1 GB): `--n-parallel 1024`
+/// on 2 cores would start hundreds of compilers.
+int mostParallelBuilds();
+
 struct LocalBuilderOptions {
-  int nParallel = 0;                             ///< builds at once; 0 = the number of cores
+  int nParallel = 0;                             ///< builds at once; 0 = the cores; at most mostParallelBuilds()
   std::chrono::milliseconds timeout{10000};      ///< per build, instantiation and compilation together
   /// Compiler and flags; unset = codegen::compileOptionsForTarget(task target).
   std::optional<codegen::CompileOptions> compileOptions;

@@ -17,6 +17,7 @@
 #include "support/Json.h"
 #include "support/Subprocess.h"
 #include "support/TempDir.h"
+#include "target/HostCpu.h"
 #include "vta/Program.h"
 
 using tessel::testsupport::runTessel;
@@ -223,6 +224,10 @@ TEST_F(HostileInput, NumbersOutOfRangeAreRefusedAsWritten) {
                       "127.0.0.1:70000"}),
               "port 70000 is out of range [1, 65535]", 2);
   expectError(runTessel({"benchmark", module(), "--repeat", "0"}), "--repeat: 0 is out of range", 2);
+  // Issue 39: --n-parallel 1024 was accepted on 2 cores (hundreds of compilers at once).
+  int most = 4 * target::availableCores();
+  expectError(runTessel({"tune", "--model", "resnet-18", "--log", path("n.log"), "--n-parallel", std::to_string(most + 1)}),
+              fmt::format("--n-parallel: {} is out of range [0, {}]", most + 1, most), 2);
 }
 
 // 11. --runner rpc with a tracker nobody runs waited the whole --device-wait (60 s).

@@ -41,6 +41,12 @@ std::string onnxModelBytes(const std::vector<OnnxNode>& nodes, const std::vector
       attribute->set_type(onnx::AttributeProto::INTS);
       for (int64_t v : values) attribute->add_ints(v);
     }
+    for (const auto& [name, value] : n.ints) {
+      onnx::AttributeProto* attribute = node->add_attribute();
+      attribute->set_name(name);
+      attribute->set_type(onnx::AttributeProto::INT);
+      attribute->set_i(value);
+    }
   }
   for (const OnnxValue& v : inputs) describe(*graph->add_input(), v);
   for (const OnnxValue& v : outputs) describe(*graph->add_output(), v);

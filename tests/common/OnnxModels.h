@@ -47,6 +47,7 @@ struct OnnxNode {
   std::string op, name;
   std::vector<std::string> inputs, outputs;
   std::map<std::string, std::vector<int64_t>> intLists;  ///< attributes of type INTS
+  std::map<std::string, int64_t> ints = {};               ///< attributes of type INT
 };
 
 /// The serialized model (IR version 7, opset `opset` of the default domain).

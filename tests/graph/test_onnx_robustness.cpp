@@ -122,4 +122,31 @@ TEST(OnnxRobustness, AnInputDimensionOfZeroIsNamed) {
                  "input 'x': dimension 1 is 0 in the model; tessel compiles inputs whose extents are positive");
 }
 
+// Issue 39: a Concat of 5,000 inputs was refused ("takes 1 to 64 inputs") in a 95 KB line that
+// named every input. ONNX sets no such limit: the importer joins them as a tree of
+// concatenations of at most 64 each, in order.
+TEST(OnnxRobustness, AConcatOfThousandsOfInputsIsJoinedInOrder) {
+  const int n = 5000;
+  OnnxNode concat{"Concat", "cat", {}, {"y"}, {}};
+  concat.ints["axis"] = 0;
+  std::vector<OnnxValue> inputs;
+  std::map<std::string, runtime::Tensor> values;
+  for (int i = 0; i < n; ++i) {
+    std::string name = "x" + std::to_string(i);
+    concat.inputs.push_back(name);
+    inputs.push_back(onnxInput(name, {1, 2}));
+    runtime::Tensor t = runtime::Tensor::empty({1, 2}, DataType::float32());
+    t.dataAs<float>()[0] = float(i);
+    t.dataAs<float>()[1] = float(-i);
+    values.emplace(name, std::move(t));
+  }
+  Graph g = importOnnxBytes(onnxModelBytes({concat}, inputs, {onnxOutput("y", 2)}, {}), "concat.onnx");
+  EXPECT_EQ(g.node(g.outputs()[0]).type.shape, (std::vector<int64_t>{n, 2}));
+  runtime::Tensor y = interpretGraph(g, values)[0];
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(y.dataAs<float>()[2 * i], float(i)) << i;
+    ASSERT_EQ(y.dataAs<float>()[2 * i + 1], float(-i)) << i;
+  }
+}
+
 }  // namespace

@@ -9,6 +9,7 @@
 #include "support/Clock.h"
 #include "support/Files.h"
 #include "support/TempDir.h"
+#include "target/HostCpu.h"
 #include "tune/LocalBuilder.h"
 #include "tune/TuneTestSupport.h"
 
@@ -44,6 +45,18 @@ TEST(LocalBuilder, BuildsALibraryWithTheTasksArguments) {
   EXPECT_GT(r.buildSeconds, 0);
   builder.discard(r);
   EXPECT_FALSE(std::filesystem::exists(r.libraryPath));
+}
+
+// Issue 39: any number of parallel builds was accepted (1024 on 2 cores).
+TEST(LocalBuilder, RefusesMoreParallelBuildsThanFourPerCore) {
+  int cores = target::availableCores();
+  EXPECT_EQ(mostParallelBuilds(), 4 * cores);
+  LocalBuilderOptions options;
+  options.nParallel = 4 * cores + 1;
+  expectContains(testsupport::errorOf([&] { LocalBuilder builder(options); }),
+                 fmt::format("LocalBuilder: {} parallel builds on {} cores; at most {}", 4 * cores + 1, cores, 4 * cores));
+  options.nParallel = 4 * cores;
+  EXPECT_NO_THROW(LocalBuilder builder(options));
 }
 
 TEST(LocalBuilder, AStepThatDoesNotApplyIsAnInstantiationError) {

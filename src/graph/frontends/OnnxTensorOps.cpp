@@ -12,6 +12,7 @@
 #include "graph/frontends/OnnxFolding.h"
 #include "graph/frontends/OnnxImporter.h"
 #include "graph/frontends/OnnxTensor.h"
+#include "graph/OpRegistry.h"
 #include "support/Error.h"
 
 namespace tessel::graph::onnx_import {
@@ -273,6 +274,19 @@ std::vector<Value> concat(Importer& im, const NodeView& node) {
   }
   std::vector<int> inputs;
   for (size_t i = 0; i < n; ++i) inputs.push_back(im.inputNode(node, i));
+  // ONNX puts no limit on a Concat's inputs, the graph's operator takes a bounded number: more
+  // become a tree of concatenations along the same axis, each within the bound, in order.
+  const size_t most = lookupOp("concatenate").maxInputs;
+  for (int level = 0; inputs.size() > most; ++level) {
+    std::vector<int> joined;
+    for (size_t first = 0; first < inputs.size(); first += most) {
+      std::vector<int> group(inputs.begin() + long(first), inputs.begin() + long(std::min(inputs.size(), first + most)));
+      joined.push_back(group.size() == 1 ? group[0]
+                                         : im.addOp(node, "concatenate", group, {{"axis", axis}},
+                                                    fmt::format("part{}_{}", level, first / most)));
+    }
+    inputs = std::move(joined);
+  }
   return {im.fromNode(im.addOp(node, "concatenate", inputs, {{"axis", axis}}))};
 }
 
