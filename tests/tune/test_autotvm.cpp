@@ -2,6 +2,7 @@
 // entity JSON), the CPU templates (their spaces hold the default schedule as the fallback,
 // every config instantiates or fails cleanly), the basic tuners and the tuning loop, driven by
 // a deterministic synthetic cost.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -213,6 +214,68 @@ TEST(CpuTemplates, PackedRowTilesThatSpillTheRegistersArePruned) {
   std::set<int64_t> avx2Rows;
   for (const auto& option : avx2->space->knob("tile_r").options) avx2Rows.insert(option[1].get<int64_t>());
   EXPECT_EQ(avx2Rows, (std::set<int64_t>{1, 2, 3})) << avx2->space->str();
+}
+
+/// The extent of the parallel loop of the DAG's output stage under `steps` (0: none).
+int64_t parallelExtent(const te::ComputeDAG& dag, const std::vector<schedule::StepPtr>& steps) {
+  schedule::State state = schedule::replay(dag, steps);
+  for (const auto& stage : state.stages())
+    if (state.isOutput(stage.name()))
+      for (int leaf : stage.leaves)
+        if (stage.iterator(leaf).annotation == schedule::Annotation::Parallel) return stage.iterator(leaf).extent;
+  return 0;
+}
+
+// The parallel decomposition is a knob: the target number of chunks, from the machine's cores
+// (the rules' count first, one and 16 per core), the rules' count in the fallback config.
+TEST(CpuTemplates, TheParallelChunksKnobFollowsTheCores) {
+  te::ComputeDAG dag = convBiasRelu(ops::Layout::NHWC, 28, 32, 64, 3);
+  for (const auto& [cores, expected] : {std::pair{2, std::vector<int64_t>{64, 2, 32}}, std::pair{16, std::vector<int64_t>{64, 16, 256}},
+                                        std::pair{64, std::vector<int64_t>{256, 64, 1024}}, std::pair{4, std::vector<int64_t>{64, 4}}}) {
+    auto target = target::Target::parse(fmt::format("cpu -mcpu=haswell -num-cores={}", cores));
+    auto task = makeCpuTuningTask("t", dag, target);
+    std::vector<int64_t> options;
+    for (const auto& o : task->space->knob("parallel_chunks").options) options.push_back(o.get<int64_t>());
+    EXPECT_EQ(options, expected) << cores << " cores";
+    ConfigEntity fallback = task->space->get(task->fallbackIndex);
+    EXPECT_EQ(fallback.value("parallel_chunks"), ops::cpuScheduleOptionsFor(target).ruleParallelChunks());
+    EXPECT_EQ(schedule::stepsToJson(task->instantiate(fallback)),
+              schedule::stepsToJson(ops::defaultCpuSchedule(dag, ops::cpuScheduleOptionsFor(target))))
+        << cores << " cores";
+  }
+  // 4 x 16 = 64: the rule's count once. Dense fuses its whole output, and a fused depthwise tile
+  // fixes the parallel loop: no knob.
+  EXPECT_LT(makeCpuTuningTask("t", denseLayer())->space->knobIndex("parallel_chunks"), 0);
+  auto x = te::placeholder({1, 14, 14, 32}, DataType::float32(), "data");
+  auto d = te::placeholder({3, 3, 32, 1}, DataType::float32(), "depthwise");
+  auto w = te::placeholder({1, 1, 32, 64}, DataType::float32(), "weight");
+  ops::Conv2dAttrs same;
+  same.padding = {1, 1, 1, 1};
+  same.layout = ops::Layout::NHWC;
+  ops::Conv2dAttrs pointwise;
+  pointwise.layout = ops::Layout::NHWC;
+  te::ComputeDAG separable({ops::relu(ops::conv2d(ops::relu(ops::depthwiseConv2d(x, d, same)), w, pointwise))}, {x, d, w});
+  ASSERT_TRUE(ops::fusedDepthwiseOf(separable).has_value());
+  EXPECT_LT(makeCpuTuningTask("t", separable)->space->knobIndex("parallel_chunks"), 0);
+}
+
+// Configs that differ only in parallel_chunks fuse different numbers of outer loops: on 16
+// cores, a 28x28 image in 7-column row tiles and 4 channel blocks ([1, 28, 4, 4] outside the
+// tile) has a parallel loop of 112 iterations by the rule (64), 28 for 16 chunks, 448 for 256.
+TEST(CpuTemplates, ParallelChunksChangeTheParallelLoop) {
+  te::ComputeDAG dag = convBiasRelu(ops::Layout::NHWC, 28, 32, 64, 3);
+  auto task = makeCpuTuningTask("t", dag, target::Target::parse("cpu -mcpu=haswell -num-cores=16"));
+  ConfigEntity fallback = task->space->get(task->fallbackIndex);
+  ASSERT_EQ(fallback.split("tile_r"), (std::vector<int64_t>{4, 7})) << fallback.str();
+  ASSERT_EQ(fallback.split("tile_v"), (std::vector<int64_t>{4, 2, 8})) << fallback.str();
+  std::vector<size_t> choices = fallback.choices();
+  choices[size_t(task->space->knobIndex("weights_outer"))] = *task->space->optionIndex("weights_outer", false);
+  std::vector<int64_t> extents;
+  for (size_t option = 0; option < 3; ++option) {
+    choices[size_t(task->space->knobIndex("parallel_chunks"))] = option;
+    extents.push_back(parallelExtent(dag, task->instantiate(task->space->fromChoices(choices))));
+  }
+  EXPECT_EQ(extents, (std::vector<int64_t>{112, 28, 448}));
 }
 
 TEST(CpuTemplates, RandomConfigsLowerOrFailWithAMessage) {
@@ -459,6 +522,16 @@ TEST(ResumedTrials, ALogWrittenForASpaceWithOneKnobFewerResumesOntoTheSameConfig
   ASSERT_EQ(task->space->knob("unroll_kw").options[0], false);
   int renumbered = expectResumedWithoutKnob(*task, "unroll_kw", task->space->get(task->fallbackIndex));
   EXPECT_GT(renumbered, 0) << "the test needs records whose index differs in today's space";
+}
+
+// The log of a tessel before parallel_chunks: its records land on the rules' chunk count.
+TEST(ResumedTrials, ALogWrittenBeforeParallelChunksResumesOntoTheRulesCount) {
+  te::ComputeDAG dag = convBiasRelu(ops::Layout::NHWC, 28, 32, 64, 3);
+  auto task = makeCpuTuningTask("conv", dag, target::Target::parse("cpu -mcpu=haswell -num-cores=16"));
+  // The forged record: 16 chunks where the weights are not outer (a parallel loop of 28, not 112).
+  std::vector<size_t> choices = task->space->get(task->fallbackIndex).choices();
+  choices[size_t(task->space->knobIndex("weights_outer"))] = *task->space->optionIndex("weights_outer", false);
+  expectResumedWithoutKnob(*task, "parallel_chunks", task->space->fromChoices(choices));
 }
 
 // Entities that do not fit today's space are counted, by reason, and never resumed; records of
