@@ -37,9 +37,9 @@
 #include "tune/LocalBuilder.h"
 #include "tune/LocalRunner.h"
 #include "tune/RecordLog.h"
-#include "tune/RecordQueries.h"
 #include "tune/RunEstimate.h"
 #include "tune/TaskScheduler.h"
+#include "tune/autotvm/ResumedTrials.h"
 #include "tune/autotvm/TuneTask.h"
 
 namespace tessel::cli {
@@ -265,15 +265,6 @@ void tune(const TuneArgs& a) {
       prefixes.push_back(taskPrefix(t, list));
     }
 
-  auto trialsOf = [&](const tune::autotvm::TuningTask& task) {
-    std::vector<tune::autotvm::Trial> trials;
-    for (const auto& r : tune::recordsOfTask(earlier, task.measure->workloadKey, task.measure->target.str()))
-      if (r.config && !r.result.confirmed && r.task.templateName == task.templateName && r.config->index >= 0 &&
-          uint64_t(r.config->index) < task.space->size())
-        trials.push_back({uint64_t(r.config->index), r.ok() ? r.gflops() * 1e9 : 0.0});
-    return trials;
-  };
-
   std::vector<std::pair<tune::autotvm::TuningTaskPtr, std::vector<tune::autotvm::Trial>>> history;
   int64_t measured = 0;
   double tuningSeconds = 0;
@@ -281,8 +272,11 @@ void tune(const TuneArgs& a) {
   int keptDefault = 0, confirmedTasks = 0, keptWithoutRounds = 0;
   // Every trial of each task (resumed and new): a later round teaches its fresh tuner with them.
   std::vector<std::vector<tune::autotvm::Trial>> trialsOfTask(tasks.size());
-  for (size_t i = 0; i < tasks.size(); ++i)
-    if (a.resume) trialsOfTask[i] = trialsOf(*tasks[i]);
+  if (a.resume) {
+    tune::autotvm::ResumedTrials total;
+    trialsOfTask = tune::autotvm::resumedTrialsOfTasks(tasks, earlier, total);
+    if (total.leftOutCount() > 0) fmt::print("{}\n", total.leftOutLine());
+  }
   // The run's plan: each task's budget in turn, or the network's under the task scheduler.
   int64_t planned = 0, resumedTotal = 0;
   for (size_t i = 0; i < tasks.size(); ++i) {

@@ -19,7 +19,7 @@
 #include "support/Files.h"
 #include "support/JsonParse.h"
 #include "tune/RecordLog.h"
-#include "tune/RecordQueries.h"
+#include "tune/autotvm/ResumedTrials.h"
 #include "tune/autotvm/TuneTask.h"
 #include "vta/GraphPacking.h"
 #include "vta/VtaMeasurement.h"
@@ -121,12 +121,12 @@ void tuneVta(const ModelArgs& model, const VtaTuneOptions& o) {
   fmt::print("Tuning...\n");
   std::fflush(stdout);
   int64_t trials = 0, errors = 0;
+  tune::autotvm::ResumedTrials total;
+  std::vector<std::vector<tune::autotvm::Trial>> resumedOfTask = tune::autotvm::resumedTrialsOfTasks(chosen, earlier, total);
+  if (total.leftOutCount() > 0) fmt::print("{}\n", total.leftOutLine());
   for (size_t i = 0; i < chosen.size(); ++i) {
     const tune::autotvm::TuningTaskPtr& task = chosen[i];
-    std::vector<tune::autotvm::Trial> resumed;
-    for (const auto& r : tune::recordsOfTask(earlier, task->measure->workloadKey, task->measure->target.str()))
-      if (r.config && r.config->index >= 0 && uint64_t(r.config->index) < task->space->size())
-        resumed.push_back({uint64_t(r.config->index), r.ok() ? task->flops / r.cost() : 0.0});
+    const std::vector<tune::autotvm::Trial>& resumed = resumedOfTask[i];
     auto tuner = tune::autotvm::makeTuner(o.tuner, task, o.seed + i);
     tune::autotvm::TuneTaskOptions t;
     t.nTrial = o.nTrial;

@@ -63,11 +63,16 @@ struct CpuScheduleOptions {
   /// Below this many output elements a stage is not parallelized (the thread start-up would
   /// cost more than the work).
   int64_t minParallelElements = 4096;
-  /// Outer loops are fused into the parallel loop until it has this many iterations: at least
-  /// four per core, so that a core that finishes its share early takes over part of another's
-  /// (dynamic chunks), and at least 64, below which the split of a 2–16-core machine's work
-  /// measured uneven (one chunk more or less on one core).
-  int64_t parallelChunks() const { return std::max<int64_t>(64, 4 * int64_t(machine.cores)); }
+  /// Outer loops are fused into the parallel loop until it has this many iterations (the
+  /// chunks the threads share): `chosenParallelChunks` when set, else ruleParallelChunks().
+  int64_t parallelChunks() const { return chosenParallelChunks > 0 ? chosenParallelChunks : ruleParallelChunks(); }
+  /// The rule: at least four chunks per core, so that a core that finishes its share early takes
+  /// over part of another's (dynamic chunks), and at least 64, below which the split of a
+  /// 2–16-core machine's work measured uneven (one chunk more or less on one core).
+  int64_t ruleParallelChunks() const { return std::max<int64_t>(64, 4 * int64_t(machine.cores)); }
+  /// Set by tuning templates (their `parallel_chunks` knob): the parallel loop's target number of
+  /// iterations instead of the rule's; 0: the rule's.
+  int64_t chosenParallelChunks = 0;
   /// When a rule fails, fall back to a simpler schedule (true) or raise the Error (tests).
   bool allowFallback = true;
   /// Set by tuning templates: the anchor's tile (the rest of the function follows the rules).

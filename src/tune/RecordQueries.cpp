@@ -110,14 +110,9 @@ std::vector<TuningRecord> recordsOfTask(const std::vector<TuningRecord>& records
   return of;
 }
 
-std::string candidateKey(const std::vector<schedule::StepPtr>& steps, int64_t configIndex) {
-  if (configIndex >= 0) return "config:" + std::to_string(configIndex);
-  return schedule::stepsToJson(steps).dump();
-}
+std::string candidateKey(const std::vector<schedule::StepPtr>& steps) { return schedule::stepsToJson(steps).dump(); }
 
-std::string candidateKey(const TuningRecord& record) {
-  return candidateKey(record.steps, record.config ? record.config->index : -1);
-}
+std::string candidateKey(const TuningRecord& record) { return candidateKey(record.steps); }
 
 MeasuredCandidates measuredCandidates(const std::vector<TuningRecord>& records) {
   MeasuredCandidates measured;

@@ -58,9 +58,10 @@ std::vector<TuningRecord> topRecords(const std::vector<TuningRecord>& records, i
 std::vector<TuningRecord> recordsOfTask(const std::vector<TuningRecord>& records, const std::string& workloadKey,
                                         const std::string& target);
 
-/// What identifies a candidate within its task: "config:<index>" for a template config (the
-/// same index is the same schedule), otherwise the step list's JSON text.
-std::string candidateKey(const std::vector<schedule::StepPtr>& steps, int64_t configIndex = -1);
+/// What identifies a candidate within its task: its step list's JSON text. The same steps are the
+/// same schedule whichever tuner or config wrote them; a config's index is not an identity, since
+/// it counts in its template's space of the day (a knob added to the template renumbers it).
+std::string candidateKey(const std::vector<schedule::StepPtr>& steps);
 std::string candidateKey(const TuningRecord& record);
 
 /// Candidate keys already measured (with or without error), per task key.

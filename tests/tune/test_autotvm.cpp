@@ -2,9 +2,11 @@
 // entity JSON), the CPU templates (their spaces hold the default schedule as the fallback,
 // every config instantiates or fails cleanly), the basic tuners and the tuning loop, driven by
 // a deterministic synthetic cost.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <random>
@@ -17,10 +19,13 @@
 #include "ops/Elementwise.h"
 #include "ops/Schedules.h"
 #include "passes/Lower.h"
+#include "support/TempDir.h"
+#include "tune/RecordLog.h"
 #include "tune/Confirmation.h"
 #include "tune/autotvm/BasicTuners.h"
 #include "tune/autotvm/ConfigSpace.h"
 #include "tune/autotvm/CpuTemplates.h"
+#include "tune/autotvm/ResumedTrials.h"
 #include "tune/autotvm/TuneTask.h"
 
 using namespace tessel;
@@ -211,6 +216,68 @@ TEST(CpuTemplates, PackedRowTilesThatSpillTheRegistersArePruned) {
   EXPECT_EQ(avx2Rows, (std::set<int64_t>{1, 2, 3})) << avx2->space->str();
 }
 
+/// The extent of the parallel loop of the DAG's output stage under `steps` (0: none).
+int64_t parallelExtent(const te::ComputeDAG& dag, const std::vector<schedule::StepPtr>& steps) {
+  schedule::State state = schedule::replay(dag, steps);
+  for (const auto& stage : state.stages())
+    if (state.isOutput(stage.name()))
+      for (int leaf : stage.leaves)
+        if (stage.iterator(leaf).annotation == schedule::Annotation::Parallel) return stage.iterator(leaf).extent;
+  return 0;
+}
+
+// The parallel decomposition is a knob: the target number of chunks, from the machine's cores
+// (the rules' count first, one and 16 per core), the rules' count in the fallback config.
+TEST(CpuTemplates, TheParallelChunksKnobFollowsTheCores) {
+  te::ComputeDAG dag = convBiasRelu(ops::Layout::NHWC, 28, 32, 64, 3);
+  for (const auto& [cores, expected] : {std::pair{2, std::vector<int64_t>{64, 2, 32}}, std::pair{16, std::vector<int64_t>{64, 16, 256}},
+                                        std::pair{64, std::vector<int64_t>{256, 64, 1024}}, std::pair{4, std::vector<int64_t>{64, 4}}}) {
+    auto target = target::Target::parse(fmt::format("cpu -mcpu=haswell -num-cores={}", cores));
+    auto task = makeCpuTuningTask("t", dag, target);
+    std::vector<int64_t> options;
+    for (const auto& o : task->space->knob("parallel_chunks").options) options.push_back(o.get<int64_t>());
+    EXPECT_EQ(options, expected) << cores << " cores";
+    ConfigEntity fallback = task->space->get(task->fallbackIndex);
+    EXPECT_EQ(fallback.value("parallel_chunks"), ops::cpuScheduleOptionsFor(target).ruleParallelChunks());
+    EXPECT_EQ(schedule::stepsToJson(task->instantiate(fallback)),
+              schedule::stepsToJson(ops::defaultCpuSchedule(dag, ops::cpuScheduleOptionsFor(target))))
+        << cores << " cores";
+  }
+  // 4 x 16 = 64: the rule's count once. Dense fuses its whole output, and a fused depthwise tile
+  // fixes the parallel loop: no knob.
+  EXPECT_LT(makeCpuTuningTask("t", denseLayer())->space->knobIndex("parallel_chunks"), 0);
+  auto x = te::placeholder({1, 14, 14, 32}, DataType::float32(), "data");
+  auto d = te::placeholder({3, 3, 32, 1}, DataType::float32(), "depthwise");
+  auto w = te::placeholder({1, 1, 32, 64}, DataType::float32(), "weight");
+  ops::Conv2dAttrs same;
+  same.padding = {1, 1, 1, 1};
+  same.layout = ops::Layout::NHWC;
+  ops::Conv2dAttrs pointwise;
+  pointwise.layout = ops::Layout::NHWC;
+  te::ComputeDAG separable({ops::relu(ops::conv2d(ops::relu(ops::depthwiseConv2d(x, d, same)), w, pointwise))}, {x, d, w});
+  ASSERT_TRUE(ops::fusedDepthwiseOf(separable).has_value());
+  EXPECT_LT(makeCpuTuningTask("t", separable)->space->knobIndex("parallel_chunks"), 0);
+}
+
+// Configs that differ only in parallel_chunks fuse different numbers of outer loops: on 16
+// cores, a 28x28 image in 7-column row tiles and 4 channel blocks ([1, 28, 4, 4] outside the
+// tile) has a parallel loop of 112 iterations by the rule (64), 28 for 16 chunks, 448 for 256.
+TEST(CpuTemplates, ParallelChunksChangeTheParallelLoop) {
+  te::ComputeDAG dag = convBiasRelu(ops::Layout::NHWC, 28, 32, 64, 3);
+  auto task = makeCpuTuningTask("t", dag, target::Target::parse("cpu -mcpu=haswell -num-cores=16"));
+  ConfigEntity fallback = task->space->get(task->fallbackIndex);
+  ASSERT_EQ(fallback.split("tile_r"), (std::vector<int64_t>{4, 7})) << fallback.str();
+  ASSERT_EQ(fallback.split("tile_v"), (std::vector<int64_t>{4, 2, 8})) << fallback.str();
+  std::vector<size_t> choices = fallback.choices();
+  choices[size_t(task->space->knobIndex("weights_outer"))] = *task->space->optionIndex("weights_outer", false);
+  std::vector<int64_t> extents;
+  for (size_t option = 0; option < 3; ++option) {
+    choices[size_t(task->space->knobIndex("parallel_chunks"))] = option;
+    extents.push_back(parallelExtent(dag, task->instantiate(task->space->fromChoices(choices))));
+  }
+  EXPECT_EQ(extents, (std::vector<int64_t>{112, 28, 448}));
+}
+
 TEST(CpuTemplates, RandomConfigsLowerOrFailWithAMessage) {
   std::mt19937_64 rng(7);
   for (auto dag : {convBiasRelu(ops::Layout::NHWC), convBiasRelu(ops::Layout::NCHW), depthwise(ops::Layout::NHWC), denseLayer()}) {
@@ -369,6 +436,141 @@ TEST(TuneLoop, RespectsBudgetEarlyStoppingAndResumedTrials) {
                        [&](const ConfigEntity& c, const MeasureInput&, const MeasureResult&) { measured.insert(c.index()); });
   EXPECT_EQ(rest.trials, 30);
   for (auto& t : resumed) EXPECT_EQ(measured.count(t.index), 0u);
+}
+
+// ---- resume by entity ----------------------------------------------------------------------
+
+/// A record of `config` as a tessel whose template had no knob `dropped` wrote it: the entity
+/// without that knob, the index counted over the other knobs, and the given steps.
+TuningRecord recordWithoutKnob(const TuningTask& task, const ConfigEntity& config, const std::string& dropped,
+                               std::vector<schedule::StepPtr> steps, double cost) {
+  nlohmann::json entity = nlohmann::json::array();
+  int64_t index = 0, stride = 1;
+  for (size_t k = 0; k < task.space->knobs().size(); ++k) {
+    const Knob& knob = task.space->knobs()[k];
+    if (knob.name == dropped) continue;
+    entity.push_back(config.toJson()["entity"][k]);
+    index += int64_t(config.choices()[k]) * stride;
+    stride *= int64_t(knob.options.size());
+  }
+  MeasureResult r;
+  r.costs = {cost};
+  return makeRecord(MeasureInput{task.measure, std::move(steps), ""}, r, task.templateName, nullptr, RecordConfig{index, entity});
+}
+
+/// A record of `config` as this space writes it, with its entity edited by `edit`.
+TuningRecord recordWithEntity(const TuningTask& task, const ConfigEntity& config, const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json entity = config.toJson()["entity"];
+  edit(entity);
+  MeasureResult r;
+  r.costs = {1e-3};
+  return makeRecord(MeasureInput{task.measure, task.instantiate(config), ""}, r, task.templateName, nullptr,
+                    RecordConfig{int64_t(config.index()), entity});
+}
+
+/// Writes a log of 12 random configs of `task` as a tessel whose template lacked knob `dropped`
+/// (it could only write that knob's first option), plus a forged record: `forged`'s steps with
+/// `dropped` at its second option, under an entity without it. Reads the log back as --resume
+/// does and checks that the 12 resume onto their configs and the forged one is left out.
+/// Returns how many of the 12 have another index in today's space.
+int expectResumedWithoutKnob(const TuningTask& task, const std::string& dropped, ConfigEntity forged) {
+  const ConfigSpace& space = *task.space;
+  std::mt19937_64 rng(3);
+  std::vector<TuningRecord> log;
+  std::vector<uint64_t> expected;
+  int renumbered = 0;
+  while (expected.size() < 12) {
+    uint64_t index = std::uniform_int_distribution<uint64_t>(0, space.size() - 1)(rng);
+    ConfigEntity config = space.get(index);
+    if (config.value(dropped) != space.knob(dropped).options[0]) continue;
+    std::vector<schedule::StepPtr> steps;
+    try {
+      steps = task.instantiate(config);
+    } catch (const Error&) {
+      continue;
+    }
+    log.push_back(recordWithoutKnob(task, config, dropped, steps, 1e-3 * double(expected.size() + 1)));
+    renumbered += log.back().config->index != int64_t(index);
+    expected.push_back(index);
+  }
+  std::vector<size_t> choices = forged.choices();
+  choices[size_t(space.knobIndex(dropped))] = 1;
+  ConfigEntity second = space.fromChoices(choices);
+  log.push_back(recordWithoutKnob(task, second, dropped, task.instantiate(second), 1e-6));
+
+  // Through a file, as --resume reads it: the steps compared are those read back.
+  TempDir dir;
+  writeRecordLog(dir.path() + "/old.log", log);
+  ResumedTrials resumed = resumedTrials(task, readRecords(dir.path() + "/old.log").records);
+  EXPECT_EQ(resumed.trials.size(), expected.size()) << dropped;
+  for (size_t i = 0; i < std::min(expected.size(), resumed.trials.size()); ++i) {
+    EXPECT_EQ(resumed.trials[i].index, expected[i]) << dropped << ": record " << i;
+    EXPECT_DOUBLE_EQ(resumed.trials[i].flopsPerSecond, task.flops / (1e-3 * double(i + 1)));
+  }
+  EXPECT_EQ(resumed.records, int64_t(log.size()));
+  EXPECT_EQ(resumed.leftOutCount(), 1) << resumed.leftOutLine();
+  expectContains(resumed.leftOutLine(), "1 of 13 records left out");
+  expectContains(resumed.leftOutLine(), "written without knob '" + dropped + "', and not the schedule of its first option (1)");
+  return renumbered;
+}
+
+// A log written before a knob existed (its entities one knob short, its indices counted without
+// it) resumes onto the configs with that knob at its first option, which reproduce the schedule
+// each record measured; a record whose steps are not that schedule is left out, not mis-mapped.
+TEST(ResumedTrials, ALogWrittenForASpaceWithOneKnobFewerResumesOntoTheSameConfigs) {
+  auto task = makeCpuTuningTask("conv", convBiasRelu(ops::Layout::NHWC, 14, 32, 64, 3));
+  ASSERT_EQ(task->space->knob("unroll_kw").options[0], false);
+  int renumbered = expectResumedWithoutKnob(*task, "unroll_kw", task->space->get(task->fallbackIndex));
+  EXPECT_GT(renumbered, 0) << "the test needs records whose index differs in today's space";
+}
+
+// The log of a tessel before parallel_chunks: its records land on the rules' chunk count.
+TEST(ResumedTrials, ALogWrittenBeforeParallelChunksResumesOntoTheRulesCount) {
+  te::ComputeDAG dag = convBiasRelu(ops::Layout::NHWC, 28, 32, 64, 3);
+  auto task = makeCpuTuningTask("conv", dag, target::Target::parse("cpu -mcpu=haswell -num-cores=16"));
+  // The forged record: 16 chunks where the weights are not outer (a parallel loop of 28, not 112).
+  std::vector<size_t> choices = task->space->get(task->fallbackIndex).choices();
+  choices[size_t(task->space->knobIndex("weights_outer"))] = *task->space->optionIndex("weights_outer", false);
+  expectResumedWithoutKnob(*task, "parallel_chunks", task->space->fromChoices(choices));
+}
+
+// Entities that do not fit today's space are counted, by reason, and never resumed; records of
+// another template or task, and confirmations (a config measured again), are not this task's trials.
+TEST(ResumedTrials, EntitiesThatDoNotFitAreLeftOutAndCounted) {
+  auto task = makeCpuTuningTask("conv", convBiasRelu(ops::Layout::NHWC, 14, 32, 64, 3));
+  ConfigEntity fallback = task->space->get(task->fallbackIndex);
+  int tileV = task->space->knobIndex("tile_v");
+  std::vector<TuningRecord> log = {
+      recordWithEntity(*task, fallback, [](nlohmann::json&) {}),
+      recordWithEntity(*task, fallback, [&](nlohmann::json& e) { e[size_t(tileV)][2] = {1, 1, 64}; }),  // no such option
+      recordWithEntity(*task, fallback, [&](nlohmann::json& e) { e[size_t(tileV)][2] = {1, 1, 3}; }),
+      recordWithEntity(*task, fallback, [](nlohmann::json& e) { e.push_back({"tile_z", "split", {1, 2}}); }),
+      recordWithEntity(*task, fallback, [](nlohmann::json& e) { e = "tile_v=16"; }),
+  };
+  TuningRecord confirmed = recordWithEntity(*task, fallback, [](nlohmann::json&) {});
+  confirmed.result.confirmed = true;
+  TuningRecord otherTemplate = recordWithEntity(*task, fallback, [&](nlohmann::json& e) { e[size_t(tileV)][2] = {1, 1, 3}; });
+  otherTemplate.task.templateName = "conv2d_nchw.x86";
+  log.push_back(confirmed);
+  log.push_back(otherTemplate);
+
+  ResumedTrials resumed = resumedTrials(*task, log);
+  ASSERT_EQ(resumed.trials.size(), 1u);
+  EXPECT_EQ(resumed.trials[0].index, task->fallbackIndex);
+  EXPECT_EQ(resumed.records, 5);
+  EXPECT_EQ(resumed.leftOut, (std::map<std::string, int64_t>{{"a value of 'tile_v' is not among its options", 2},
+                                                             {"knob 'tile_z' is not in the space", 1},
+                                                             {"the entity is not a list of [knob, kind, value]", 1}}));
+  EXPECT_EQ(resumed.leftOutLine(),
+            "--resume: 4 of 5 records left out, their configs are not in today's spaces: a value of 'tile_v' is not among its "
+            "options (2); knob 'tile_z' is not in the space (1); the entity is not a list of [knob, kind, value] (1)");
+  // The run's line sums its tasks'.
+  ResumedTrials total;
+  auto perTask = resumedTrialsOfTasks({task, task}, log, total);
+  ASSERT_EQ(perTask.size(), 2u);
+  EXPECT_EQ(perTask[1].size(), 1u);
+  expectContains(total.leftOutLine(), "--resume: 8 of 10 records left out");
+  EXPECT_EQ(ResumedTrials{}.leftOutLine(), "");
 }
 
 TEST(TuneLoop, TheFallbackConfigIsMeasuredFirstSoTuningNeverLosesToTheDefault) {

@@ -448,12 +448,28 @@ TEST(RecordQueries, BestPerTaskIgnoresErrorsAndKeepsTheEarliestOfATie) {
   EXPECT_EQ(recordsOfTask(records, t32->workloadKey, "cpu").size(), 4u);
   EXPECT_EQ(recordsOfTask(records, t32->workloadKey, "cpu -mcpu=native").size(), 1u);
 
+  // A candidate is its steps: the template records here all replay the same tiled schedule,
+  // whatever their index.
+  std::string tiled = schedule::stepsToJson(tiledSteps()).dump();
   auto measured = measuredCandidates(records);
-  EXPECT_EQ(measured[t32->key()], (std::set<std::string>{"config:0", "config:1", "config:2", "[]"}));
-  EXPECT_EQ(measured[t16->key()], (std::set<std::string>{"config:0", "config:1"}));
-  EXPECT_EQ(candidateKey(tiledSteps()), schedule::stepsToJson(tiledSteps()).dump());
-  EXPECT_EQ(candidateKey(tiledSteps(), 5), "config:5");
+  EXPECT_EQ(measured[t32->key()], (std::set<std::string>{tiled, "[]"}));
+  EXPECT_EQ(measured[t16->key()], (std::set<std::string>{tiled}));
+  EXPECT_EQ(candidateKey(tiledSteps()), tiled);
   EXPECT_EQ(t32->key(), records[0].taskKey());
+}
+
+// A config's index counts in its template's space of the day: after a knob is added, index 1
+// is another schedule. Two records of index 1 with different steps (written by two versions of
+// the template) are two candidates, not one already measured.
+TEST(RecordQueries, ACandidateIsItsStepsNotItsConfigIndex) {
+  auto task = matmulTask(32);
+  TuningRecord before = templateRecord(task, 1, {1e-5});
+  TuningRecord after = templateRecord(task, 1, {2e-5});
+  after.steps.pop_back();  // not vectorized: another schedule under the same index
+  EXPECT_NE(candidateKey(before), candidateKey(after));
+  EXPECT_EQ(measuredCandidates({before, after})[task->key()].size(), 2u);
+  TuningRecord renumbered = templateRecord(task, 7, {3e-5});  // the same schedule, counted in a larger space
+  EXPECT_EQ(candidateKey(before), candidateKey(renumbered));
 }
 
 // ---- apply history best ----------------------------------------------------------------------

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 
 #include "common/KernelCheck.h"
 #include "ops/Conv2d.h"
@@ -80,6 +81,38 @@ TEST(TemplateKernels, RandomConfigsOfEveryTemplateMatchTheReference) {
       double tolerance = task->templateName == "conv2d_nhwc_winograd.x86" ? 1e-4 : 1e-5;
       EXPECT_LT(result.maxRelativeError, tolerance) << task->templateName << " " << config.str();
     }
+  }
+}
+
+// Each option of parallel_chunks fuses another number of outer loops into the parallel loop
+// (one chunk per core on a 1-core machine model: none; 16 per core on a 16-core one: as many as
+// are exact); each computes what the reference does, with the weights outer and not.
+TEST(TemplateKernels, EveryParallelChunksOptionMatchesTheReference) {
+  for (const auto& dag : {conv(ops::Layout::NHWC, false, 1), conv(ops::Layout::NCHW, false, 2), conv(ops::Layout::NHWC, true, 1),
+                          winograd(4), packed()}) {
+    std::set<std::string> schedules;
+    std::string templateName;
+    for (const char* machine : {"cpu -num-cores=1", "cpu -num-cores=16"}) {
+      auto task = makeCpuTuningTask("t", dag, target::Target::parse(machine));
+      const ConfigSpace& space = *task->space;
+      templateName = task->templateName;
+      ASSERT_GE(space.knobIndex("parallel_chunks"), 0) << templateName;
+      for (bool weightsOuter : {false, true}) {
+        std::vector<size_t> choices = space.get(task->fallbackIndex).choices();
+        choices[size_t(space.knobIndex("weights_outer"))] = *space.optionIndex("weights_outer", weightsOuter);
+        for (size_t option = 0; option < space.knob("parallel_chunks").options.size(); ++option) {
+          choices[size_t(space.knobIndex("parallel_chunks"))] = option;
+          ConfigEntity config = space.fromChoices(choices);
+          auto steps = task->instantiate(config);
+          if (!schedules.insert(schedule::stepsToJson(steps).dump()).second) continue;  // checked already
+          auto result = kernelcheck::checkAgainstReference(schedule::replay(dag, steps), 5, kernelcheck::boundsCheckedOptions());
+          double tolerance = templateName == "conv2d_nhwc_winograd.x86" ? 1e-4 : 1e-5;
+          EXPECT_LT(result.maxRelativeError, tolerance) << templateName << " " << machine << " " << config.str();
+        }
+      }
+    }
+    // More schedules than the two of weights_outer: the knob changed the loop nest.
+    EXPECT_GE(schedules.size(), 3u) << templateName;
   }
 }
 

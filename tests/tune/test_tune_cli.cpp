@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <fcntl.h>
+#include <fmt/format.h>
 
 #include <chrono>
 #include <fstream>
@@ -89,6 +90,15 @@ TEST(TuneCli, AKilledRunResumesKeepingEveryLoggedTrial) {
   ASSERT_GE(before.records.size(), 4u);
   ASSERT_LT(before.records.size(), 12u) << "the run finished before it was killed";
 
+  // A record whose config is not in today's space (a knob value it does not offer): left out of
+  // the resumed trials, and the run says so.
+  tune::TuningRecord foreign = before.records[0];
+  foreign.config->entity[0][2] = "not an option";
+  {
+    tune::RecordLogWriter writer(log);
+    writer.append(foreign);
+  }
+
   auto argvResume = tuneCommand(log, "12");
   argvResume.push_back("--resume");
   SubprocessOptions limit;
@@ -96,12 +106,17 @@ TEST(TuneCli, AKilledRunResumesKeepingEveryLoggedTrial) {
   auto resumed = runSubprocess(argvResume, limit);
   ASSERT_TRUE(resumed.ok()) << resumed.describe() << "\n" << resumed.output;
   expectContains(resumed.output, "Resuming from");
+  expectContains(resumed.output, fmt::format("--resume: 1 of {} records left out, their configs are not in today's spaces: a value of '{}' "
+                                             "is not among its options (1)",
+                                             before.records.size() + 1, foreign.config->entity[0][0].get<std::string>()));
   expectContains(resumed.output, "Progress: (12/12)");
   expectContains(resumed.output, "Compile...");
 
   auto after = tune::readRecords(log);
-  // Twelve trials, then the confirmation's decision (one record, a config measured before).
-  ASSERT_EQ(after.records.size(), 13u) << after.report.describeSkipped();
+  // Twelve trials and the foreign record, then the confirmation's decision (one record, a config
+  // measured before).
+  ASSERT_EQ(after.records.size(), 14u) << after.report.describeSkipped();
+  after.records.erase(after.records.begin() + int64_t(before.records.size()));
   EXPECT_TRUE(after.records.back().result.confirmed);
   after.records.pop_back();
   std::set<int64_t> configs;

@@ -194,17 +194,47 @@ std::optional<size_t> ConfigSpace::optionIndex(const std::string& name, const nl
   return std::nullopt;
 }
 
-std::optional<ConfigEntity> ConfigSpace::fromEntityJson(const nlohmann::json& entity) const {
-  if (!entity.is_array() || entity.size() != knobs_.size()) return std::nullopt;
+EntityMatch ConfigSpace::matchEntity(const nlohmann::json& entity) const {
+  EntityMatch match;
+  if (!entity.is_array()) {
+    match.mismatch = "the entity is not a list of [knob, kind, value]";
+    return match;
+  }
+  std::vector<std::optional<size_t>> chosen(knobs_.size());
+  for (const auto& e : entity) {
+    if (!e.is_array() || e.size() != 3 || !e[0].is_string()) {
+      match.mismatch = "the entity is not a list of [knob, kind, value]";
+      return match;
+    }
+    std::string name = e[0].get<std::string>();
+    int i = knobIndex(name);
+    if (i < 0) {
+      match.mismatch = fmt::format("knob '{}' is not in the space", name);
+      return match;
+    }
+    if (chosen[size_t(i)]) {
+      match.mismatch = fmt::format("knob '{}' is named twice", name);
+      return match;
+    }
+    chosen[size_t(i)] = optionIndex(name, e[2]);
+    if (!chosen[size_t(i)]) {
+      match.mismatch = fmt::format("a value of '{}' is not among its options", name);
+      return match;
+    }
+  }
   std::vector<size_t> choices;
   for (size_t i = 0; i < knobs_.size(); ++i) {
-    const auto& e = entity[i];
-    if (!e.is_array() || e.size() != 3 || e[0] != knobs_[i].name) return std::nullopt;
-    auto c = optionIndex(knobs_[i].name, e[2]);
-    if (!c) return std::nullopt;
-    choices.push_back(*c);
+    if (!chosen[i]) match.missing.push_back(knobs_[i].name);
+    choices.push_back(chosen[i].value_or(0));
   }
-  return fromChoices(choices);
+  match.config = fromChoices(choices);
+  return match;
+}
+
+std::optional<ConfigEntity> ConfigSpace::fromEntityJson(const nlohmann::json& entity) const {
+  EntityMatch match = matchEntity(entity);
+  if (!match.missing.empty()) return std::nullopt;
+  return match.config;
 }
 
 std::string ConfigSpace::str() const {

@@ -66,6 +66,18 @@ class ConfigEntity {
   std::vector<size_t> choices_;
 };
 
+/// An entity matched against a space by knob name (ConfigSpace::matchEntity).
+struct EntityMatch {
+  /// The config, with the knobs the entity does not name at their first option; empty when the
+  /// entity does not fit the space (then `mismatch` says why).
+  std::optional<ConfigEntity> config;
+  /// The space's knobs the entity does not name (an entity written before they existed).
+  std::vector<std::string> missing;
+  /// Why the entity does not fit, naming the knob but no value, so that many entities count
+  /// under one reason: "knob 'x' is not in the space", "a value of 'tile_v' is not among its options".
+  std::string mismatch;
+};
+
 class ConfigSpace {
  public:
   void defineSplit(const std::string& name, int64_t extent, const SplitOptions& options = {});
@@ -82,8 +94,12 @@ class ConfigSpace {
   /// Error naming the index and the size when out of range.
   ConfigEntity get(uint64_t index) const;
   ConfigEntity fromChoices(const std::vector<size_t>& choices) const;
-  /// The config whose entity JSON is `entity` (as toJson()["entity"] writes it), if in the space.
+  /// The config whose entity JSON is `entity` (as toJson()["entity"] writes it), if in the space:
+  /// every knob of the space named once, with one of its options, and no other knob.
   std::optional<ConfigEntity> fromEntityJson(const nlohmann::json& entity) const;
+  /// Where an entity written by this space or by another version of its template lands here,
+  /// by knob name (never by index: an index means nothing outside the space it was counted in).
+  EntityMatch matchEntity(const nlohmann::json& entity) const;
   /// The index of the option of `knob` equal to `value`, if there is one.
   std::optional<size_t> optionIndex(const std::string& knob, const nlohmann::json& value) const;
 

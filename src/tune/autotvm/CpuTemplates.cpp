@@ -57,8 +57,22 @@ struct Template {
   std::shared_ptr<ConfigSpace> space;
   uint64_t fallback = 0;
   uint64_t unprunedSize = 0;  ///< the space's size before pruning (0: not pruned)
-  std::function<ops::AnchorTile(const ConfigEntity&)> tile;  ///< the anchor tile of a config
+  /// Sets a config's choices into the rules' options: the anchor tile, the parallel chunks.
+  std::function<void(const ConfigEntity&, ops::CpuScheduleOptions&)> apply;
 };
+
+/// The options of `parallel_chunks`, the parallel loop's target number of iterations: the rule's
+/// own count first (the fallback, the untuned schedule), then one chunk per core (the fewest
+/// loops fused: each core's share in one piece, the simplest index arithmetic) and 16 per core
+/// (the finest balance, where the rows are few and the cores many), in ascending order.
+std::vector<nlohmann::json> parallelChunkOptions(const ops::CpuScheduleOptions& options) {
+  int64_t rule = options.ruleParallelChunks(), cores = std::max<int64_t>(1, options.machine.cores);
+  std::vector<nlohmann::json> values{rule};
+  for (int64_t chunks : {cores, 16 * cores})
+    if (std::find(values.begin(), values.end(), chunks) == values.end()) values.push_back(chunks);
+  std::sort(values.begin() + 1, values.end());
+  return values;
+}
 
 Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, const ops::CpuScheduleOptions& options) {
   auto axes = ops::registerTileAxes(*a.traits, a.shape.size());
@@ -138,6 +152,10 @@ Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, co
   if (hasWeightsOuter) space->defineKnob("weights_outer", {false, true});
   bool hasPadding = fallbackTile->inlinePadding >= 0;
   if (hasPadding) space->defineKnob("inline_pad", {false, true});
+  // The parallel decomposition: how many outer loops are fused into the parallel loop. Not where
+  // the rules fix that loop (a fused depthwise tile is computed per row tile, for all channels).
+  bool hasChunks = !ops::fusedDepthwiseOf(dag);
+  if (hasChunks) space->defineKnob("parallel_chunks", parallelChunkOptions(options));
 
   // The fallback: the rules' own tile, reduction as defined.
   std::vector<size_t> choices;
@@ -149,6 +167,7 @@ Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, co
     else if (k.name == "reorder_reduce") value = k.options[0];  // identity comes first
     else if (k.name == "unroll_kw") value = false;
     else if (k.name == "inline_pad") value = fallbackTile->inlinePadding == 1;
+    else if (k.name == "parallel_chunks") value = options.parallelChunks();
     else value = fallbackTile->weightsOuter == 1;
     auto index = space->optionIndex(k.name, value);
     TESSEL_CHECK(index.has_value(), "template: the default tile's {} = {} is not in the space", k.name, value.dump());
@@ -158,7 +177,8 @@ Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, co
   t.fallback = space->fromChoices(choices).index();
   t.space = space;
   t.unprunedSize = uint64_t(std::llround(unpruned * double(space->size())));
-  t.tile = [hasChannels, hasKernelWidth, hasPadding, hasWeightsOuter](const ConfigEntity& config) {
+  t.apply = [hasChannels, hasKernelWidth, hasPadding, hasWeightsOuter, hasChunks](const ConfigEntity& config,
+                                                                                 ops::CpuScheduleOptions& o) {
     ops::AnchorTile tile;
     auto tv = config.split("tile_v");
     tile.vectors = tv[1];
@@ -169,7 +189,8 @@ Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, co
     tile.unrollKernelWidth = hasKernelWidth && config.value("unroll_kw").get<bool>();
     if (hasWeightsOuter) tile.weightsOuter = config.value("weights_outer").get<bool>() ? 1 : 0;
     if (hasPadding) tile.inlinePadding = config.value("inline_pad").get<bool>() ? 1 : 0;
-    return tile;
+    o.anchorTile = tile;
+    if (hasChunks) o.chosenParallelChunks = config.value("parallel_chunks").get<int64_t>();
   };
   return t;
 }
@@ -186,12 +207,12 @@ Template denseTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, const ops
   Template t;
   t.space = space;
   t.fallback = space->fromChoices({*space->optionIndex("tile_k", tileK.include[0])}).index();
-  t.tile = [](const ConfigEntity& config) {
+  t.apply = [](const ConfigEntity& config, ops::CpuScheduleOptions& o) {
     ops::AnchorTile tile;
     auto tk = config.split("tile_k");
     tile.vectors = tk[1];
     tile.lanes = tk[2];
-    return tile;
+    o.anchorTile = tile;
   };
   return t;
 }
@@ -232,14 +253,14 @@ TuningTaskPtr makeCpuTuningTask(const std::string& name, const te::ComputeDAG& d
   task->space = t.space;
   // Both go through the default schedule's rules with the config's tile, so the fallback config
   // is exactly the untuned schedule.
-  task->instantiate = [dag, options, tile = t.tile](const ConfigEntity& config) {
+  task->instantiate = [dag, options, apply = t.apply](const ConfigEntity& config) {
     ops::CpuScheduleOptions o = options;
-    o.anchorTile = tile(config);
+    apply(config, o);
     return ops::defaultCpuSchedule(dag, o);
   };
-  task->instantiateState = [dag, options, tile = t.tile](const ConfigEntity& config) {
+  task->instantiateState = [dag, options, apply = t.apply](const ConfigEntity& config) {
     ops::CpuScheduleOptions o = options;
-    o.anchorTile = tile(config);
+    apply(config, o);
     o.checkLowering = false;
     schedule::State state;
     ops::defaultCpuSchedule(dag, o, &state);

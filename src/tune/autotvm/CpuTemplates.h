@@ -12,6 +12,10 @@
 ///   weights_outer   the vector-tile loop outside the image loops (weights stay in cache)
 ///   inline_pad      the padding computed inside the convolution's loops instead of as a
 ///                   padded copy (only where the function pads its input)
+///   parallel_chunks the parallel loop's target number of iterations, which sets how many outer
+///                   loops are fused into it: the rule's count (ops::CpuScheduleOptions), one
+///                   per core, 16 per core (not where the rules fix the parallel loop: a fused
+///                   depthwise tile; an NHWC weights-outer tile keeps its one chunk of rows per core)
 ///
 /// Every space contains the default schedule's own tile, which is the fallback config: an
 /// untuned task builds exactly as without tuning.
