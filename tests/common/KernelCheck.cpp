@@ -42,6 +42,12 @@ codegen::CompileOptions boundsCheckedOptions(codegen::CompileOptions base) {
   return base;
 }
 
+codegen::CompileOptions sweepOptions() {
+  codegen::CompileOptions options;
+  options.flags = {"-O0", "-march=native"};
+  return boundsCheckedOptions(options);
+}
+
 namespace {
 
 template <class T>
@@ -183,7 +189,7 @@ void compileInBatches(const std::vector<passes::LoweredFunction>& functions, siz
     // A batch of unrolled kernels took over the toolchain's 120 s on a 2-core machine busy with
     // other builds (the whole test then failed on a timeout, not a wrong kernel): the batch is
     // given ten minutes, inside ctest's own limit.
-    codegen::CompileOptions options = boundsCheckedOptions();
+    codegen::CompileOptions options = sweepOptions();
     options.timeout = std::chrono::minutes(10);
     codegen::compileSharedLibrary(codegen::generateCSource(batch), library(b), options);
   };
