@@ -89,7 +89,9 @@ void show(const RecordsArgs& a) {
   // A copy is a trial of its run (a config whose steps an earlier one had), not a measurement.
   fmt::print("{}: {} of {}{}{}\n", a.log, counted(file.records.size(), "record"), counted(tasks.size(), "task"),
              file.report.skipped.empty() ? "" : fmt::format(" ({} skipped)", counted(file.report.skipped.size(), "line")),
-             copies == 0 ? "" : fmt::format("; {} of them {} of a measured schedule, not measured again", copies, copies == 1 ? "a copy" : "copies"));
+             copies == 0 ? ""
+                         : fmt::format("; {} of them {} of a measured schedule, not measured again", copies,
+                                       copies == 1 ? "a copy" : "copies"));
   if (tasks.empty()) return;
   size_t nameWidth = 4;
   for (const auto& t : tasks) nameWidth = std::max(nameWidth, t.first->task.name.size());
