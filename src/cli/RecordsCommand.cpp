@@ -75,17 +75,23 @@ void show(const RecordsArgs& a) {
   warnRejected(rejected);
   std::vector<TaskSummary> tasks;
   std::unordered_map<std::string, size_t> slot;
+  size_t copies = 0;
   for (const auto& r : file.records) {
     auto [it, inserted] = slot.try_emplace(r.taskKey(), tasks.size());
     if (inserted) tasks.push_back({&r, nullptr, 0, {}});
     TaskSummary& t = tasks[it->second];
     ++t.trials;
     if (!r.ok()) ++t.errors[int(r.result.errorNo)];
+    copies += r.result.sameAs.has_value();
   }
   for (auto& t : tasks)
     if (auto it = bestOfTask.find(t.first->taskKey()); it != bestOfTask.end()) t.best = &it->second;
-  fmt::print("{}: {} of {}{}\n", a.log, counted(file.records.size(), "record"), counted(tasks.size(), "task"),
-             file.report.skipped.empty() ? "" : fmt::format(" ({} skipped)", counted(file.report.skipped.size(), "line")));
+  // A copy is a trial of its run (a config whose steps an earlier one had), not a measurement.
+  fmt::print("{}: {} of {}{}{}\n", a.log, counted(file.records.size(), "record"), counted(tasks.size(), "task"),
+             file.report.skipped.empty() ? "" : fmt::format(" ({} skipped)", counted(file.report.skipped.size(), "line")),
+             copies == 0 ? ""
+                         : fmt::format("; {} of them {} of a measured schedule, not measured again", copies,
+                                       copies == 1 ? "a copy" : "copies"));
   if (tasks.empty()) return;
   size_t nameWidth = 4;
   for (const auto& t : tasks) nameWidth = std::max(nameWidth, t.first->task.name.size());

@@ -379,8 +379,9 @@ void tune(const TuneArgs& a) {
     }
   }
   if (tuningSeconds > 0) {
-    fmt::print("Tuned {} tasks: {} trials in {:.1f} s ({:.2f} trials per second); log: {}\n", tasks.size(), measured, tuningSeconds,
-               double(measured) / tuningSeconds, a.log);
+    fmt::print("Tuned {} tasks: {} trials in {:.1f} s ({:.2f} trials per second{}); log: {}\n", tasks.size(), measured, tuningSeconds,
+               double(measured) / tuningSeconds,
+               totals.duplicates > 0 ? "; " + tune::autotvm::duplicatesLine(totals.duplicates) : "", a.log);
     double other = std::max(0.0, tuningSeconds - totals.tunerSeconds - totals.instantiateSeconds - totals.buildSeconds - totals.runSeconds);
     double n = double(std::max<int64_t>(measured, 1));
     fmt::print("Per trial: {:.3f} s = build {:.3f} s + run {:.3f} s + tuner {:.3f} s + other {:.3f} s (wall; the confirmation "

@@ -120,7 +120,7 @@ void tuneVta(const ModelArgs& model, const VtaTuneOptions& o) {
   tune::RecordLogWriter log(o.log);
   fmt::print("Tuning...\n");
   std::fflush(stdout);
-  int64_t trials = 0, errors = 0;
+  int64_t trials = 0, errors = 0, duplicates = 0;
   tune::autotvm::ResumedTrials total;
   std::vector<std::vector<tune::autotvm::Trial>> resumedOfTask = tune::autotvm::resumedTrialsOfTasks(chosen, earlier, total);
   if (total.leftOutCount() > 0) fmt::print("{}\n", total.leftOutLine());
@@ -143,8 +143,10 @@ void tuneVta(const ModelArgs& model, const VtaTuneOptions& o) {
         });
     trials += result.trials;
     errors += result.errors;
+    duplicates += result.duplicates;
   }
-  fmt::print("Tuned {} tasks: {} trials ({} refused or failed); log: {}\n", chosen.size(), trials, errors, o.log);
+  fmt::print("Tuned {} tasks: {} trials ({} refused or failed{}); log: {}\n", chosen.size(), trials, errors,
+             duplicates > 0 ? "; " + tune::autotvm::duplicatesLine(duplicates) : "", o.log);
   if (o.noEvaluate) return;
   fmt::print("Compile...\n");
   std::fflush(stdout);

@@ -99,6 +99,10 @@ struct MeasureResult {
   bool confirmed = false;
   nlohmann::json confirmation;  ///< null unless confirmed
   bool underLoad = false;       ///< measured while the machine was busy (see LoadMonitor.h)
+  /// Not measured: the candidate's steps are those of config `sameAs` of the same task, measured
+  /// before in the same log, and this is that config's result (its costs or error), copied
+  /// (tune/autotvm/TuneTask.h). Unset for every measured result.
+  std::optional<int64_t> sameAs;
   bool ok() const { return errorNo == MeasureErrorNo::NoError; }
   /// The candidate's cost: the median of `costs` (robust to the odd slow repeat that a mean
   /// or a single sample would make the verdict), +infinity for a failed trial.

@@ -83,6 +83,7 @@ ordered resultToJson(const MeasureResult& r) {
     j["confirmation"] = r.confirmation;
   }
   if (r.underLoad) j["under_load"] = true;
+  if (r.sameAs) j["same_as"] = *r.sameAs;
   return j;
 }
 
@@ -179,6 +180,10 @@ MeasureResult resultFromJson(const json& j) {
     TESSEL_CHECK(it->is_boolean(), "result.under_load: expected true or false");
     r.underLoad = it->get<bool>();
   }
+  if (j.contains("same_as")) {
+    r.sameAs = integerField(j, "result", "same_as");
+    TESSEL_CHECK(*r.sameAs >= 0, "result.same_as: a config index cannot be negative, got {}", *r.sameAs);
+  }
   return r;
 }
 
@@ -238,6 +243,8 @@ TuningRecord recordFromJson(const json& j) {
   }
   record.config = configFromJson(schedule, record.task);
   record.result = resultFromJson(field(j, "", "result"));
+  TESSEL_CHECK(!record.result.sameAs || record.config, "result.same_as: names a config, and the record has none");
+  TESSEL_CHECK(!record.result.sameAs || !record.result.confirmed, "result.same_as: a confirmation is always measured");
   return record;
 }
 

@@ -86,6 +86,8 @@ std::vector<TuningRecord> topRecords(const std::vector<TuningRecord>& records, i
     std::vector<const TuningRecord*> task = rankedRecords(valid);
     int taken = 0;
     for (size_t i = 0; i < task.size() && taken < k; ++i) {
+      // A copy measured nothing: its original, earlier in the log, ranks for the schedule.
+      if (task[i]->result.sameAs) continue;
       std::string why = check.failure(*task[i]);
       if (!why.empty()) {
         if (rejected) rejected->push_back({task[i]->task.name, task[i]->task.workloadKey, task[i]->cost(), why});

@@ -51,7 +51,8 @@ std::vector<const TuningRecord*> rankedRecords(std::vector<const TuningRecord*> 
 std::vector<TuningRecord> bestRecords(const std::vector<TuningRecord>& records, std::vector<RejectedRecord>* rejected = nullptr);
 
 /// Up to `k` best valid records of each task, best first within a task, tasks in order of
-/// their first record; records that do not replay are left out as by bestRecords.
+/// their first record; records that do not replay are left out as by bestRecords, and copies
+/// (`result.same_as`: not measured, the result of an earlier record with the same steps).
 std::vector<TuningRecord> topRecords(const std::vector<TuningRecord>& records, int k, std::vector<RejectedRecord>* rejected = nullptr);
 
 /// The records (valid or not) of one task, in order.

@@ -5,10 +5,13 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 
@@ -21,6 +24,7 @@
 #include "passes/Lower.h"
 #include "support/TempDir.h"
 #include "tune/RecordLog.h"
+#include "tune/RecordQueries.h"
 #include "tune/Confirmation.h"
 #include "tune/autotvm/BasicTuners.h"
 #include "tune/autotvm/ConfigSpace.h"
@@ -337,7 +341,12 @@ class SyntheticMeasurer : public Builder, public Runner {
   const TuningTask& task_;
 };
 
-/// A task over smallSpace() whose configs instantiate to no steps (odd indices fail).
+/// Schedule number `n` of denseLayer(): a step list that replays on it, another for every n.
+std::vector<schedule::StepPtr> numberedSchedule(uint64_t n) {
+  return {std::make_shared<schedule::PragmaStep>("T_matmul_NT", "i", "auto_unroll_max_step", std::to_string(n))};
+}
+
+/// A task over smallSpace() whose configs instantiate each to a schedule of its own.
 TuningTaskPtr syntheticTask() {
   auto task = std::make_shared<TuningTask>();
   task->name = "synthetic";
@@ -345,7 +354,7 @@ TuningTaskPtr syntheticTask() {
   task->measure = makeMeasureTask("synthetic", denseLayer());
   task->flops = 1e6;
   task->space = std::make_shared<ConfigSpace>(smallSpace());
-  task->instantiate = [](const ConfigEntity&) { return std::vector<schedule::StepPtr>{}; };
+  task->instantiate = [](const ConfigEntity& c) { return numberedSchedule(c.index()); };
   return task;
 }
 
@@ -596,7 +605,7 @@ TEST(TuneLoop, ConfigsThatDoNotInstantiateAreErrorRecords) {
   auto task = std::make_shared<TuningTask>(*base);
   task->instantiate = [](const ConfigEntity& c) -> std::vector<schedule::StepPtr> {
     TESSEL_CHECK(c.index() % 2 == 0, "config {} has no schedule", c.index());
-    return {};
+    return numberedSchedule(c.index());
   };
   SyntheticMeasurer measurer(*task);
   TuneTaskOptions o;
@@ -614,6 +623,190 @@ TEST(TuneLoop, ConfigsThatDoNotInstantiateAreErrorRecords) {
   EXPECT_EQ(errors, 20);
   EXPECT_EQ(r.errors, 20);
   EXPECT_EQ(r.bestIndex.value() % 2, 0u);
+}
+
+
+// ---- configs with the same steps ---------------------------------------------------------------
+
+/// The synthetic task whose configs 2k and 2k+1 instantiate to one schedule, number k (as two
+/// configs do that differ only in a knob the rules override).
+TuningTaskPtr pairedTask() {
+  auto task = std::make_shared<TuningTask>(*syntheticTask());
+  task->instantiate = [](const ConfigEntity& c) { return numberedSchedule(c.index() / 2); };
+  return task;
+}
+
+/// Counts how often it builds each schedule (by step list); runs a candidate at its config's
+/// synthetic cost, except that with `failThirds` every third schedule's run fails.
+class CountingMeasurer : public SyntheticMeasurer {
+ public:
+  using SyntheticMeasurer::SyntheticMeasurer;
+  std::vector<BuildResult> build(const std::vector<MeasureInput>& inputs) override {
+    for (const MeasureInput& in : inputs) ++builds[candidateKey(in.steps)];
+    return SyntheticMeasurer::build(inputs);
+  }
+  std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs, const std::vector<BuildResult>& built) override {
+    std::vector<MeasureResult> out = SyntheticMeasurer::run(inputs, built);
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (failThirds && nlohmann::json::parse(inputs[i].config)["index"].get<uint64_t>() / 2 % 3 == 0)
+        out[i] = errorResult(MeasureErrorNo::RuntimeDeviceError, "the kernel crashed");
+    return out;
+  }
+  bool failThirds = false;
+  std::map<std::string, int> builds;  ///< schedule -> times built
+};
+
+/// A random tuner that keeps every result it is told.
+class ListeningTuner : public RandomTuner {
+ public:
+  using RandomTuner::RandomTuner;
+  void update(const std::vector<Trial>& trials) override { told.insert(told.end(), trials.begin(), trials.end()); }
+  std::vector<Trial> told;
+};
+
+std::string readAll(std::FILE* f) {
+  std::rewind(f);
+  std::string text;
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;) text.append(buffer, n);
+  return text;
+}
+
+// Two configs with one step list are one schedule: built and run once, for the config proposed
+// first; the other takes its result (its failure too) as a copy, which is logged with its own
+// config and steps, taught to the tuner and counted against the budget.
+TEST(TuneLoop, ConfigsWithTheSameStepsAreMeasuredOnce) {
+  auto task = pairedTask();
+  CountingMeasurer measurer(*task);
+  measurer.failThirds = true;
+  ListeningTuner tuner(task, 6);
+  TuneTaskOptions o;
+  o.nTrial = 100000;  // capped by the space: every config is proposed
+  o.batchSize = 5;    // odd: some pairs fall in one batch, some in two
+  o.confirmTop = 0;   // below
+  o.progressPrefix = "[Task  1/1] ";
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> progress(std::tmpfile(), &std::fclose);
+  ASSERT_TRUE(progress);
+  o.progressTo = progress.get();
+  std::map<uint64_t, MeasureResult> logged;
+  std::map<uint64_t, size_t> position;  // config -> when it was logged
+  auto r = tuneTask(task, tuner, measurer, measurer, o, {}, [&](const ConfigEntity& c, const MeasureInput& in, const MeasureResult& m) {
+    EXPECT_EQ(candidateKey(in.steps), candidateKey(numberedSchedule(c.index() / 2))) << c.index();
+    EXPECT_TRUE(logged.emplace(c.index(), m).second) << c.index();
+    position[c.index()] = position.size();
+  });
+  const uint64_t configs = task->space->size();
+  EXPECT_EQ(r.trials, int64_t(configs));
+  EXPECT_EQ(r.duplicates, int64_t(configs / 2));
+  ASSERT_EQ(logged.size(), configs);
+  EXPECT_EQ(measurer.builds.size(), configs / 2);
+  for (const auto& [schedule, times] : measurer.builds) EXPECT_EQ(times, 1) << schedule;
+  int64_t failedPairs = 0;
+  for (uint64_t k = 0; k < configs / 2; ++k) {
+    uint64_t first = position[2 * k] < position[2 * k + 1] ? 2 * k : 2 * k + 1, second = first ^ 1;
+    const MeasureResult &measured = logged[first], &copy = logged[second];
+    EXPECT_FALSE(measured.sameAs.has_value()) << first;
+    ASSERT_TRUE(copy.sameAs.has_value()) << second;
+    EXPECT_EQ(*copy.sameAs, int64_t(first));
+    EXPECT_EQ(copy.errorNo, measured.errorNo);
+    EXPECT_EQ(copy.costs, measured.costs);
+    EXPECT_EQ(copy.allCost, 0.0);
+    EXPECT_EQ(measured.ok(), k % 3 != 0);
+    failedPairs += !measured.ok();
+  }
+  EXPECT_EQ(r.errors, 2 * failedPairs);
+  // The tuner learnt every proposal, a copy at its original's throughput.
+  ASSERT_EQ(tuner.told.size(), configs);
+  for (const Trial& t : tuner.told) {
+    const MeasureResult& m = logged[t.index];
+    EXPECT_DOUBLE_EQ(t.flopsPerSecond, m.ok() ? task->flops / m.cost() : 0.0) << t.index;
+  }
+  expectContains(readAll(progress.get()), "[Task  1/1] 144 duplicates of measured schedules not measured again\n");
+}
+
+// A space whose every config is one schedule still ends (each copy counts against the budget),
+// after one build: and the confirmation does not measure the fallback against its own copies.
+TEST(TuneLoop, ASpaceOfOneScheduleEndsAfterOneBuild) {
+  auto task = std::make_shared<TuningTask>(*syntheticTask());
+  task->instantiate = [](const ConfigEntity&) { return numberedSchedule(7); };
+  CountingMeasurer measurer(*task);
+  TuneTaskOptions o;
+  o.nTrial = 100000;
+  o.progressTo = nullptr;
+  o.confirmTop = 3;
+  auto tuner = makeTuner("random", task, 2);
+  auto r = tuneTask(task, *tuner, measurer, measurer, o);
+  EXPECT_EQ(r.trials, int64_t(task->space->size()));
+  EXPECT_EQ(r.duplicates, r.trials - 1);
+  EXPECT_EQ(measurer.builds, (std::map<std::string, int>{{candidateKey(numberedSchedule(7)), 1}}));
+  ASSERT_TRUE(r.confirmedIndex.has_value());
+  EXPECT_EQ(*r.confirmedIndex, task->fallbackIndex);
+  EXPECT_TRUE(r.withoutRounds) << r.confirmationSummary;
+}
+
+// Copies are logged as trials, so a resumed run counts them and never proposes them again;
+// a config whose schedule the log measured is a copy of that record, not measured again.
+TEST(TuneLoop, AResumedLogWithCopiesMeasuresNothingAgain) {
+  auto task = pairedTask();
+  TuneTaskOptions o;
+  o.batchSize = 5;
+  o.confirmTop = 0;
+  o.progressTo = nullptr;
+  TempDir dir;
+  const std::string log = dir.path() + "/tune.log";
+  std::set<uint64_t> schedules;  // proposed in either run
+  auto logTo = [&](RecordLogWriter& writer) {
+    return [&](const ConfigEntity& c, const MeasureInput& in, const MeasureResult& m) {
+      schedules.insert(c.index() / 2);
+      writer.append(makeRecord(in, m, task->templateName, nullptr, RecordConfig{int64_t(c.index()), c.toJson()["entity"]}));
+    };
+  };
+  CountingMeasurer first(*task);
+  first.failThirds = true;
+  o.nTrial = 60;
+  int64_t copies = 0;
+  {
+    RecordLogWriter writer(log);
+    auto tuner = makeTuner("random", task, 11);
+    copies = tuneTask(task, *tuner, first, first, o, {}, logTo(writer)).duplicates;
+  }
+  ASSERT_GT(copies, 0);
+  std::vector<TuningRecord> records = readRecords(log).records;
+  ASSERT_EQ(records.size(), 60u);
+  EXPECT_EQ(std::count_if(records.begin(), records.end(), [](const TuningRecord& r) { return r.result.sameAs.has_value(); }), copies);
+  std::vector<Trial> resumed = resumedTrials(*task, records).trials;
+  ASSERT_EQ(resumed.size(), 60u);  // the copies too
+  std::map<uint64_t, double> resumedFlops;
+  for (const Trial& t : resumed) resumedFlops[t.index] = t.flopsPerSecond;
+
+  // The same budget: nothing left to do.
+  CountingMeasurer again(*task);
+  auto tuner = makeTuner("random", task, 12);
+  EXPECT_EQ(tuneTask(task, *tuner, again, again, o, resumed).trials, 0);
+  EXPECT_TRUE(again.builds.empty());
+
+  // A larger one: only schedules the log lacks are built, each once.
+  o.nTrial = 200;
+  CountingMeasurer more(*task);
+  more.failThirds = true;
+  int copiesOfTheLog = 0;
+  auto moreTuner = makeTuner("random", task, 13);
+  auto r = tuneTask(task, *moreTuner, more, more, o, resumed, [&](const ConfigEntity& c, const MeasureInput&, const MeasureResult& m) {
+    schedules.insert(c.index() / 2);
+    EXPECT_FALSE(resumedFlops.count(c.index())) << c.index() << " was proposed again";
+    if (!m.sameAs || !resumedFlops.count(uint64_t(*m.sameAs))) return;
+    ++copiesOfTheLog;  // of the record's median cost, or of its failure
+    double flops = resumedFlops[uint64_t(*m.sameAs)];
+    if (flops > 0) EXPECT_NEAR(task->flops / m.cost(), flops, flops * 1e-12);
+    else EXPECT_EQ(m.errorNo, MeasureErrorNo::UnknownError);
+  });
+  EXPECT_EQ(r.trials, 140);
+  EXPECT_GT(copiesOfTheLog, 0);
+  for (const auto& [schedule, times] : more.builds) {
+    EXPECT_EQ(times, 1) << schedule;
+    EXPECT_FALSE(first.builds.count(schedule)) << schedule << " was measured again";
+  }
+  EXPECT_EQ(first.builds.size() + more.builds.size(), schedules.size());
 }
 
 

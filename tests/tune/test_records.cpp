@@ -151,6 +151,12 @@ TEST(Records, EveryFieldRoundTrips) {
   EXPECT_EQ(decidedBack.result.confirmation, decided.result.confirmation);
   // A line written before these fields existed reads as unconfirmed.
   EXPECT_EQ(line.find("confirmed"), std::string::npos);
+  // A copy (a config whose steps an earlier config had: not measured again) names that config.
+  TuningRecord copy = r;
+  copy.result.sameAs = 17;
+  EXPECT_EQ(recordFromLine(recordToLine(copy)).result.sameAs, std::optional<int64_t>(17));
+  EXPECT_FALSE(back.result.sameAs.has_value());
+  EXPECT_EQ(line.find("same_as"), std::string::npos);
 
   // A record without a template, with an error, on another target.
   TuningRecord e = stepsRecord(matmulTask(32, "cpu -mcpu=haswell -num-cores=6"), {}, failedResult(MeasureErrorNo::RunTimeoutError, "timed out"));
@@ -213,6 +219,17 @@ TEST(Records, StrictReadingNamesTheField) {
   expectContains(with("/schedule/config", nullptr), "schedule.config: missing for a task of template 'dense_pack.x86'");
   expectContains(with("/task/template", nullptr), "for a task without a template");
   expectContains(with("/schedule/steps/0/step", "teleport"), "schedule.steps: step 1: unknown step kind 'teleport'");
+  expectContains(with("/result/same_as", -3), "result.same_as: a config index cannot be negative, got -3");
+  expectContains(with("/result/same_as", "config 3"), "result.same_as: expected an integer");
+  {
+    nlohmann::json j = good;
+    j["result"]["same_as"] = 3;
+    j["result"]["confirmed"] = true;
+    expectContains(errorOf([&] { recordFromJson(j); }), "result.same_as: a confirmation is always measured");
+    nlohmann::json bare = recordToJson(stepsRecord(matmulTask(), {}, okResult({1e-5})));
+    bare["result"]["same_as"] = 3;
+    expectContains(errorOf([&] { recordFromJson(bare); }), "result.same_as: names a config, and the record has none");
+  }
   expectContains(errorOf([] { recordFromLine("{\"version\": 1,"); }), "not valid JSON");
   expectContains(errorOf([] { recordFromLine("[1, 2]"); }), "a record must be a JSON object");
 
@@ -472,6 +489,24 @@ TEST(RecordQueries, ACandidateIsItsStepsNotItsConfigIndex) {
   EXPECT_EQ(candidateKey(before), candidateKey(renumbered));
 }
 
+// A copy (result.same_as: a config whose steps an earlier record of the log measured, logged
+// without being measured again) is never ranked: best and distill keep its original, and a
+// distilled log holds each schedule once.
+TEST(RecordQueries, CopiesAreNeverRanked) {
+  auto task = matmulTask(32);
+  TuningRecord original = templateRecord(task, 1, {2e-5});
+  TuningRecord copy = templateRecord(task, 2, {2e-5});
+  copy.result.sameAs = 1;
+  TuningRecord other = templateRecord(task, 3, {3e-5});
+  other.steps.pop_back();  // another schedule
+  auto top = topRecords({original, copy, other}, 5);
+  ASSERT_EQ(top.size(), 2u);
+  EXPECT_EQ(top[0].config->index, 1);
+  EXPECT_EQ(top[1].config->index, 3);
+  ASSERT_EQ(bestRecords({original, copy}).size(), 1u);
+  EXPECT_EQ(bestRecords({original, copy})[0].config->index, 1);
+}
+
 // ---- apply history best ----------------------------------------------------------------------
 
 TEST(HistoryBest, DispatchesTheBestRecordOrTheFallback) {
@@ -610,6 +645,9 @@ TEST(RecordsCli, ShowAndBest) {
     writer.append(stepsRecord(t32, {}, failedResult(MeasureErrorNo::RunTimeoutError, "timeout")));
     writer.append(stepsRecord(t32, {}, failedResult(MeasureErrorNo::RunTimeoutError, "timeout")));
     writer.append(templateRecord(t32, 2, {6.5536e-6}));  // 65536 FLOPs / 6.5536 us = 10 GFLOPS
+    TuningRecord copy = templateRecord(t32, 3, {6.5536e-6});  // config 2's steps: not measured again
+    copy.result.sameAs = 2;
+    writer.append(copy);
     writer.append(stepsRecord(t16, {step<schedule::SplitStep>("C", "i", std::vector<int64_t>{4})}, okResult({1e-6})));
     writer.append(stepsRecord(t16, {}, failedResult(MeasureErrorNo::WrongAnswerError, "wrong")));
   }
@@ -620,8 +658,8 @@ TEST(RecordsCli, ShowAndBest) {
 
   auto show = runSubprocess({tesselCli(), "records", "show", log});
   ASSERT_TRUE(show.ok()) << show.output;
-  expectContains(show.output, "warning: " + log + ": skipped 1 of 7 lines: line 7 (torn last line)");
-  expectContains(show.output, "6 records of 2 tasks (1 line skipped)");
+  expectContains(show.output, "warning: " + log + ": skipped 1 of 8 lines: line 8 (torn last line)");
+  expectContains(show.output, "7 records of 2 tasks (1 line skipped); 1 of them a copy of a measured schedule, not measured again");
   expectContains(show.output, t32->workloadKey);
   expectContains(show.output, "2 RunTimeoutError");
   expectContains(show.output, "1 WrongAnswerError");
@@ -633,7 +671,7 @@ TEST(RecordsCli, ShowAndBest) {
   std::string out = dir.path() + "/best.log";
   auto best = runSubprocess({tesselCli(), "records", "best", log, "-o", out});
   ASSERT_TRUE(best.ok()) << best.output;
-  expectContains(best.output, "kept 2 of 6 records (2 tasks) in " + out);
+  expectContains(best.output, "kept 2 of 7 records (2 tasks) in " + out);
   auto kept = readRecords(out);
   EXPECT_TRUE(kept.report.skipped.empty());
   ASSERT_EQ(kept.records.size(), 2u);
@@ -646,7 +684,7 @@ TEST(RecordsCli, ShowAndBest) {
 
   auto distill = runSubprocess({tesselCli(), "records", "distill", log, "-o", out, "--top", "5", "--force"});
   ASSERT_TRUE(distill.ok()) << distill.output;
-  expectContains(distill.output, "kept 3 of 6 records (2 tasks)");
+  expectContains(distill.output, "kept 3 of 7 records (2 tasks)");  // the copy left out
 
   auto missing = runSubprocess({tesselCli(), "records", "show", dir.path() + "/nope.log"});
   EXPECT_EQ(missing.exitCode, 1);

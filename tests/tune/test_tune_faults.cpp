@@ -19,7 +19,9 @@ namespace {
 const std::vector<std::string> kFaults = {"", "segfault", "hang", "wrong", "syntax", "lower_crash"};
 
 /// A "template" over the small matmul: knob `fault` picks the misbehaviour, knob `tile` the
-/// schedule (naive or tiled), so each fault occurs with both schedules.
+/// schedule (naive or tiled), so each fault occurs with both schedules. The fault is also a
+/// pragma of the schedule (a comment in the kernel): the tuning loop measures a step list once,
+/// so each config must be a schedule of its own.
 TuningTaskPtr faultyTemplateTask() {
   auto space = std::make_shared<ConfigSpace>();
   std::vector<nlohmann::json> faults(kFaults.begin(), kFaults.end());
@@ -32,7 +34,10 @@ TuningTaskPtr faultyTemplateTask() {
   task->flops = task->measure->dag.flopCount();
   task->space = space;
   task->instantiate = [](const ConfigEntity& c) {
-    return c.value("tile").get<bool>() ? tunetest::tiledMatmulSteps() : std::vector<schedule::StepPtr>{};
+    auto steps = c.value("tile").get<bool>() ? tunetest::tiledMatmulSteps() : std::vector<schedule::StepPtr>{};
+    std::string fault = c.value("fault").get<std::string>();
+    steps.push_back(std::make_shared<schedule::PragmaStep>("C", "j", "test_fault", fault.empty() ? "none" : fault));
+    return steps;
   };
   return task;
 }

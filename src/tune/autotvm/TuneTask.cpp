@@ -8,9 +8,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <unordered_map>
 
 #include "support/Clock.h"
 #include "support/Error.h"
+#include "tune/RecordQueries.h"
 
 namespace tessel::tune::autotvm {
 
@@ -23,9 +28,14 @@ std::optional<MeasureInput> instantiateConfig(const TuningTask& task, const Conf
   }
 }
 
+std::string duplicatesLine(int64_t duplicates) {
+  return fmt::format("{} duplicate{} of measured schedules not measured again", duplicates, duplicates == 1 ? "" : "s");
+}
+
 void TuneTaskResult::accumulate(const TuneTaskResult& o) {
   trials += o.trials;
   errors += o.errors;
+  duplicates += o.duplicates;
   seconds += o.seconds;
   tunerSeconds += o.tunerSeconds;
   instantiateSeconds += o.instantiateSeconds;
@@ -48,6 +58,33 @@ void addBuildTimes(const std::vector<BuildResult>& builds, TuneTaskResult& resul
     result.linkCpuSeconds += b.linkSeconds;
   }
 }
+
+/// A schedule measured in this run or resumed from the log: the first config that had its steps.
+struct MeasuredSchedule {
+  uint64_t index = 0;
+  MeasureResult result;
+};
+
+/// The result of a resumed trial, as far as its Trial tells it (its median cost, or that it
+/// failed): what a copy of it carries.
+MeasureResult resumedResult(const TuningTask& task, const Trial& t) {
+  if (t.flopsPerSecond > 0 && task.flops > 0) {
+    MeasureResult r;
+    r.costs = {task.flops / t.flopsPerSecond};
+    r.timestamp = unixTimeSeconds();
+    return r;
+  }
+  return errorResult(MeasureErrorNo::UnknownError, fmt::format("config {} has the same steps and failed (a resumed record)", t.index));
+}
+
+/// The result of a config whose steps `original` has: its costs or its error, not measured again.
+MeasureResult copyOf(const MeasuredSchedule& original) {
+  MeasureResult r = original.result;
+  r.sameAs = int64_t(original.index);
+  r.buildSeconds = r.runSeconds = r.loadSeconds = r.allCost = 0;  // it cost nothing
+  r.timestamp = unixTimeSeconds();
+  return r;
+}
 }  // namespace
 
 void confirmTask(const TuningTask& task, Builder& builder, Runner& runner, const TuneTaskOptions& options,
@@ -58,37 +95,44 @@ void confirmTask(const TuningTask& task, Builder& builder, Runner& runner, const
     Clock::time_point from = Clock::now();
     ~AddSeconds() { to += secondsSince(from); }
   } timed{result.seconds};
-  // The best distinct configs by their search-time throughput, then the fallback.
+  // The fastest configs of distinct schedules by their search-time throughput, then the
+  // fallback: configs with the same steps (a copy, TuneTaskResult::duplicates) are one contender,
+  // and one with the fallback's steps is the fallback.
   std::vector<SearchedCandidate> searched;
   for (const Trial& t : measured) searched.push_back({std::to_string(t.index), t.flopsPerSecond});
-  std::vector<uint64_t> indices;
-  for (size_t i : pickContenders(searched, std::to_string(task.fallbackIndex), options.confirmTop)) indices.push_back(measured[i].index);
-  // No contender: the fallback, measured in the search, beat every candidate by more than
-  // the slack; it stays at its search cost. (Nothing measured but failures: nothing to decide.)
+  std::vector<size_t> ranked = pickContenders(searched, std::to_string(task.fallbackIndex), std::numeric_limits<int>::max());
   double fallbackFlops = 0;
   for (const Trial& t : measured)
     if (t.index == task.fallbackIndex) fallbackFlops = std::max(fallbackFlops, t.flopsPerSecond);
-  const bool withoutRounds = indices.empty();
-  if (withoutRounds && !(fallbackFlops > 0 && task.flops > 0)) return;
-  indices.push_back(task.fallbackIndex);
 
   auto start = Clock::now();
   std::vector<MeasureInput> inputs;
   std::vector<uint64_t> instantiated;  // the configs of `inputs`
-  for (uint64_t index : indices)
-    if (auto input = instantiateConfig(task, task.space->get(index), nullptr)) {
+  std::optional<MeasureInput> fallbackInput = instantiateConfig(task, task.space->get(task.fallbackIndex), nullptr);
+  if (fallbackInput) {
+    std::set<std::string> schedules{candidateKey(fallbackInput->steps)};
+    for (size_t i : ranked) {
+      if (int(inputs.size()) >= options.confirmTop) break;
+      uint64_t index = measured[i].index;
+      auto input = instantiateConfig(task, task.space->get(index), nullptr);
+      if (!input || !schedules.insert(candidateKey(input->steps)).second) continue;
       inputs.push_back(std::move(*input));
       instantiated.push_back(index);
     }
+    inputs.push_back(std::move(*fallbackInput));
+    instantiated.push_back(task.fallbackIndex);
+  }
   result.instantiateSeconds += secondsSince(start);
-  if (inputs.empty() || instantiated.back() != task.fallbackIndex) return;
+  // No contender: the fallback, measured in the search, beat every other schedule by more than
+  // the slack; it stays at its search cost. (Nothing measured but failures: nothing to decide.)
+  if (inputs.empty()) return;  // the fallback always instantiates
+  const bool withoutRounds = inputs.size() == 1;
+  if (withoutRounds && !(fallbackFlops > 0 && task.flops > 0)) return;
   std::optional<Confirmation> c;
   int rounds = 0;
   if (withoutRounds) {
     c = keepFallbackWithoutRounds(task.flops / fallbackFlops);
   } else {
-    // The fallback always instantiates; without a candidate there is nothing to compare.
-    if (inputs.size() < 2) return;
     ConfirmOptions o{options.confirmRounds, options.confirmMargin, options.seed ^ (task.fallbackIndex * 0x9e3779b97f4a7c15ULL),
                      options.loadMonitor};
     c = confirmAgainstFallback(inputs, builder, runner, o);
@@ -157,12 +201,21 @@ TuneTaskResult tuneTask(const TuningTaskPtr& task, Tuner& tuner, Builder& builde
       bestAt = done;
     }
   };
-  std::vector<Trial> measuredTrials = resumed;  // every measured config, for the confirmation
+  std::vector<Trial> measuredTrials = resumed;  // every trial, for the confirmation (which tells copies apart)
   for (const Trial& t : resumed) {
     tuner.markProposed(t.index);
     consider(t);
   }
   if (!resumed.empty()) tuner.update(resumed);
+  // Configs with the same steps are one schedule: measured once, by the first of them (configs
+  // differing only in a knob the schedule ignores where the rules decide anyway). Keyed by the
+  // steps of today's instantiation, as every proposal is.
+  std::unordered_map<std::string, MeasuredSchedule> measuredSchedules;
+  auto resumedStart = Clock::now();
+  for (const Trial& t : resumed)
+    if (auto input = instantiateConfig(*task, space.get(t.index), nullptr))
+      measuredSchedules.try_emplace(candidateKey(input->steps), MeasuredSchedule{t.index, resumedResult(*task, t)});
+  result.instantiateSeconds += secondsSince(resumedStart);
 
   auto printProgress = [&](bool final) {
     printProgressLine({options.progressPrefix, options.progressTo, options.liveProgress, options.runEstimate}, final, current,
@@ -187,54 +240,71 @@ TuneTaskResult tuneTask(const TuningTaskPtr& task, Tuner& tuner, Builder& builde
       indices.push_back(i);
     result.tunerSeconds += secondsSince(chooseStart);
     if (indices.empty()) break;
-    // Configs that do not instantiate are errors without a build.
+    // Configs that do not instantiate are errors without a build; a config whose steps were
+    // measured before (or are measured in this batch) takes that result without a build.
     auto instantiateStart = Clock::now();
-    std::vector<MeasureInput> inputs;
-    std::vector<size_t> measuredAt;
+    std::vector<MeasureInput> inputs;        // every proposal's (no steps: it did not instantiate)
+    std::vector<std::string> keys(indices.size());
     std::vector<MeasureResult> results(indices.size());
+    std::vector<size_t> measuredAt;          // the proposals built and run
+    std::map<size_t, size_t> sameInBatch;    // a proposal -> the earlier one of this batch with its steps
+    std::unordered_map<std::string, size_t> batchKeys;
     for (size_t i = 0; i < indices.size(); ++i) {
       std::string error;
       auto input = instantiateConfig(*task, space.get(indices[i]), &error);
-      if (input) {
+      if (!input) {
+        results[i] = errorResult(MeasureErrorNo::InstantiationError, error);
+        inputs.push_back(MeasureInput{task->measure, {}, space.get(indices[i]).toJson().dump()});
+        continue;
+      }
+      keys[i] = candidateKey(input->steps);
+      if (auto it = measuredSchedules.find(keys[i]); it != measuredSchedules.end()) {
+        results[i] = copyOf(it->second);
+      } else if (auto [at, fresh] = batchKeys.try_emplace(keys[i], i); !fresh) {
+        sameInBatch[i] = at->second;
+      } else {
         measuredAt.push_back(i);
         input->stopAboveSeconds = result.bestFlopsPerSecond > 0 ? stopAboveFor(task->flops / result.bestFlopsPerSecond) : 0;
-        inputs.push_back(std::move(*input));
-      } else {
-        results[i] = errorResult(MeasureErrorNo::InstantiationError, error);
       }
+      inputs.push_back(std::move(*input));
     }
+    std::vector<MeasureInput> toMeasure;
+    for (size_t i : measuredAt) toMeasure.push_back(inputs[i]);
     result.instantiateSeconds += secondsSince(instantiateStart);
     // Built, then (the machine checked while nothing of ours runs) run.
     auto buildStart = Clock::now();
-    std::vector<BuildResult> builds = buildBatch(builder, runner, inputs);
+    std::vector<BuildResult> builds = buildBatch(builder, runner, toMeasure);
     result.buildSeconds += secondsSince(buildStart);
     addBuildTimes(builds, result);
-    bool loaded = !inputs.empty() && options.loadMonitor && options.loadMonitor->beforeRun(int(inputs.size()));
+    bool loaded = !toMeasure.empty() && options.loadMonitor && options.loadMonitor->beforeRun(int(toMeasure.size()));
     auto runStart = Clock::now();
-    std::vector<MeasureResult> measured = inputs.empty() ? std::vector<MeasureResult>{} : runner.run(inputs, builds);
+    std::vector<MeasureResult> measured = toMeasure.empty() ? std::vector<MeasureResult>{} : runner.run(toMeasure, builds);
     result.runSeconds += secondsSince(runStart);
-    TESSEL_CHECK(measured.size() == inputs.size(), "tuning: the runner returned {} results for {} candidates", measured.size(),
-                 inputs.size());
+    TESSEL_CHECK(measured.size() == toMeasure.size(), "tuning: the runner returned {} results for {} candidates", measured.size(),
+                 toMeasure.size());
     for (const BuildResult& b : builds) builder.discard(b);
     for (MeasureResult& m : measured) {
       m.underLoad = m.underLoad || loaded;
       result.loadSeconds += m.loadSeconds;
     }
-    for (size_t k = 0; k < measuredAt.size(); ++k) results[measuredAt[k]] = std::move(measured[k]);
+    for (size_t k = 0; k < measuredAt.size(); ++k) {
+      size_t i = measuredAt[k];
+      results[i] = std::move(measured[k]);
+      measuredSchedules.try_emplace(keys[i], MeasuredSchedule{indices[i], results[i]});
+    }
+    for (const auto& [i, original] : sameInBatch) results[i] = copyOf(measuredSchedules.at(keys[original]));
 
+    // Every proposal is a trial: logged, counted against the budget and taught to the tuner, a
+    // copy with its original's result (so a space full of copies still ends the search).
     std::vector<Trial> trials;
-    size_t next = 0;
     for (size_t i = 0; i < indices.size(); ++i) {
       const MeasureResult& r = results[i];
       Trial t{indices[i], r.ok() && r.cost() > 0 ? task->flops / r.cost() : 0.0};
       measuredTrials.push_back(t);
       if (!r.ok()) ++result.errors;
+      if (r.sameAs) ++result.duplicates;
       ++result.trials;
-      if (onTrial) {
-        bool instantiated = next < measuredAt.size() && measuredAt[next] == i;
-        MeasureInput input = instantiated ? inputs[next++] : MeasureInput{task->measure, {}, space.get(indices[i]).toJson().dump()};
-        onTrial(space.get(indices[i]), input, r);
-      }
+      if (onTrial) onTrial(space.get(indices[i]), inputs[i], r);
       consider(t);
       trials.push_back(t);
     }
@@ -246,9 +316,14 @@ TuneTaskResult tuneTask(const TuningTaskPtr& task, Tuner& tuner, Builder& builde
   }
   // The decision is re-measured when this run measured something new (a resumed run that
   // only reads its log keeps the decision the log holds).
-  if (options.confirmTop > 0 && result.trials > 0) confirmTask(*task, builder, runner, options, measuredTrials, onTrial, result);
+  if (options.confirmTop > 0 && result.trials > result.duplicates)
+    confirmTask(*task, builder, runner, options, measuredTrials, onTrial, result);
   result.seconds = elapsed();
   printProgress(true);
+  if (result.duplicates > 0 && !options.progressPrefix.empty() && options.progressTo) {
+    std::fprintf(options.progressTo, "%s%s\n", options.progressPrefix.c_str(), duplicatesLine(result.duplicates).c_str());
+    std::fflush(options.progressTo);
+  }
   if (!result.confirmationSummary.empty() && !options.progressPrefix.empty() && options.progressTo) {
     std::fprintf(options.progressTo, "%s%s\n", options.progressPrefix.c_str(), result.confirmationSummary.c_str());
     std::fflush(options.progressTo);

@@ -1,8 +1,12 @@
 /// The tuning loop of one task: ask the tuner for a batch of configs, instantiate each into a
 /// step list, build and run the batch, hand every result to the caller (who logs it) and the
 /// throughputs back to the tuner, until the trial budget, the space or the patience
-/// (early stopping) runs out. It prints the seeds' progress line:
+/// (early stopping) runs out. A config whose step list a config measured before has (in this
+/// run or resumed from the log) is the same schedule: it is not built nor run, but takes that
+/// config's result as a copy (`MeasureResult::sameAs`), which is logged, taught to the tuner and
+/// counted against the budget like any trial. It prints the seeds' progress line:
 ///   [Task  1/12]  Current/Best:   12.31/  45.20 GFLOPS | Progress: (480/1000) | 640.31 s Done.
+/// and, when there were copies, "[Task  1/12] 12 duplicates of measured schedules not measured again".
 #pragma once
 #include <cstdio>
 #include <functional>
@@ -45,13 +49,15 @@ struct TuneTaskOptions {
   LoadMonitor* loadMonitor = nullptr;
 };
 
-/// Called once per measured config, in measurement order, before the tuner learns of it; and
-/// once more for the confirmation's decision (its result has `confirmed` set).
+/// Called once per trial (a measured config or a copy, its result's `sameAs` set), in order,
+/// before the tuner learns of it; and once more for the confirmation's decision (its result has
+/// `confirmed` set).
 using TrialCallback = std::function<void(const ConfigEntity& config, const MeasureInput& input, const MeasureResult& result)>;
 
 struct TuneTaskResult {
-  int64_t trials = 0;   ///< measured in this run (resumed ones not counted)
-  int64_t errors = 0;   ///< of them, failed
+  int64_t trials = 0;      ///< in this run, copies included (resumed ones not counted): what the budget counts
+  int64_t errors = 0;      ///< of them, failed (a copy of a failure too)
+  int64_t duplicates = 0;  ///< of them, copies of a schedule measured before: neither built nor run
   std::optional<uint64_t> bestIndex;
   double bestFlopsPerSecond = 0;  ///< over resumed and new trials
   double seconds = 0;
@@ -75,10 +81,16 @@ struct TuneTaskResult {
 };
 
 /// `resumed`: trials of this task already in the log (a resumed run): they count towards the
-/// budget and the best, are never proposed again, and teach the tuner first.
+/// budget and the best, are never proposed again, teach the tuner first, and a config with the
+/// steps of one of them is its copy (of its median cost, or of its failure as UnknownError:
+/// a Trial keeps no more).
 TuneTaskResult tuneTask(const TuningTaskPtr& task, Tuner& tuner, Builder& builder, Runner& runner,
                         const TuneTaskOptions& options, const std::vector<Trial>& resumed = {},
                         const TrialCallback& onTrial = {});
+
+/// "12 duplicates of measured schedules not measured again": the line of a task or a run whose
+/// proposals held `duplicates` copies.
+std::string duplicatesLine(int64_t duplicates);
 
 /// The trials tuneTask measures at most for `task` with `nTrial` after `resumed` logged ones
 /// (the budget is capped by the space, and the resumed trials count towards it).
@@ -86,8 +98,9 @@ int64_t plannedTrials(const TuningTask& task, int64_t nTrial, size_t resumed);
 
 /// The confirmation alone (what tuneTask does after its search when `options.confirmTop` > 0),
 /// for a caller that tunes a task in several calls (rounds of the task scheduler): `measured`
-/// is every trial of the task; the decision goes to onTrial and into `result`, its wall time
-/// into `result.seconds`.
+/// is every trial of the task (copies included: configs with the same steps are one contender,
+/// and one with the fallback's steps is the fallback); the decision goes to onTrial and into
+/// `result`, its wall time into `result.seconds`.
 void confirmTask(const TuningTask& task, Builder& builder, Runner& runner, const TuneTaskOptions& options,
                  const std::vector<Trial>& measured, const TrialCallback& onTrial, TuneTaskResult& result);
 
