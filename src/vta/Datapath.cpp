@@ -63,12 +63,13 @@ void runAluLoop(const Instruction& in, const MicroOp* microOps, int32_t* accumul
 }  // namespace
 
 Datapath::Datapath(const HardwareConfig& config, DeviceMemory& memory, Statistics& statistics,
-                   GemmKernel gemmKernel)
+                   GemmKernel gemmKernel, bool computeValues)
     : config_(config),
       codec_(config),
       memory_(memory),
       statistics_(statistics),
       gemmKernel_(std::move(gemmKernel)),
+      computeValues_(computeValues),
       microOps_(config.microOpDepth()),
       input_(size_t(config.inputDepth()) * config.inputLanes()),
       weight_(size_t(config.weightDepth()) * config.weightLanes()),
@@ -144,6 +145,8 @@ void Datapath::load(const Instruction& in) {
                in.sramBase, in.sramBase + xTotal * yTotal, depth);
   const uint8_t* dram = dramRange(in, dramElementBytes);
   *counter += uint64_t(in.xSize) * in.ySize * countedElementBytes;
+  // Without values only the micro-ops are loaded: compute instructions index by them.
+  if (!computeValues_ && in.memoryType != MemoryType::MicroOp) return;
 
   const uint32_t blockIn = config_.blockIn(), blockOut = config_.blockOut();
   for (uint64_t row = 0; row < yTotal; ++row) {
@@ -212,6 +215,7 @@ void Datapath::store(const Instruction& in) {
                in.sramBase + elements, config_.accumulatorDepth());
   uint8_t* dram = dramRange(in, config_.outputElementBytes());
   statistics_.outputStoreBytes += elements * config_.outputElementBytes();
+  if (!computeValues_) return;
   const uint32_t lanes = config_.accumulatorLanes();
   for (uint32_t y = 0; y < in.ySize; ++y) {
     for (uint32_t x = 0; x < in.xSize; ++x) {
@@ -281,6 +285,7 @@ void Datapath::checkComputeIndices(const Instruction& in) const {
 void Datapath::gemm(const Instruction& in) {
   checkComputeIndices(in);
   if (in.resetAccumulator) {
+    if (!computeValues_) return;
     // Reset GEMMs zero the addressed accumulators and are not counted (public rule).
     const uint32_t lanes = config_.accumulatorLanes();
     for (uint32_t outer = 0; outer < in.iterationsOuter; ++outer)
@@ -293,6 +298,7 @@ void Datapath::gemm(const Instruction& in) {
     return;
   }
   statistics_.gemmCounter += in.microOpCount();
+  if (!computeValues_) return;
   const GemmOperands operands{accumulator_.data(), input_.data(), weight_.data(),
                               uint32_t(config_.batch()), uint32_t(config_.blockIn()),
                               uint32_t(config_.blockOut())};
@@ -304,6 +310,7 @@ void Datapath::alu(const Instruction& in) {
   TESSEL_CHECK(in.aluOpcode != AluOpcode::Multiply || config_.hasMultiply(),
                "ALU: MUL does not exist in hardware version {}", config_.hardwareVersion);
   statistics_.aluCounter += in.microOpCount();
+  if (!computeValues_) return;
   const uint32_t lanes = config_.accumulatorLanes();
   int32_t* accumulator = accumulator_.data();
   switch (in.aluOpcode) {

@@ -19,8 +19,10 @@ namespace tessel::vta {
 
 class Datapath {
  public:
+  /// `computeValues` false: instructions are checked, counted and timed but change no value
+  /// (SimulatorOptions::computeValues).
   Datapath(const HardwareConfig& config, DeviceMemory& memory, Statistics& statistics,
-           GemmKernel gemmKernel);
+           GemmKernel gemmKernel, bool computeValues = true);
 
   /// Executes one LOAD, STORE, GEMM or ALU (FINISH does nothing here).
   void execute(const Instruction& instruction);
@@ -45,6 +47,7 @@ class Datapath {
   DeviceMemory& memory_;
   Statistics& statistics_;
   GemmKernel gemmKernel_;
+  bool computeValues_ = true;
 
   // Buffers in the layouts GemmKernel.h describes (inputs and weights widened to int16).
   std::vector<MicroOp> microOps_;

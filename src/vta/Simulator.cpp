@@ -107,7 +107,7 @@ Simulator::Simulator(const HardwareConfig& config, const SimulatorOptions& optio
       options_(options),
       codec_(config),
       datapath_(std::make_unique<Datapath>(config_, memory_, statistics_,
-                                           selectGemmKernel(config_, options.gemmKernel))),
+                                           selectGemmKernel(config_, options.gemmKernel), options.computeValues)),
       cycleModel_(config_, options.timing),
       random_(options.seed) {}
 

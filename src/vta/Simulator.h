@@ -41,6 +41,13 @@ struct SimulatorOptions {
   /// past the budget stops before the instruction that would, with an error naming it. About
   /// a minute of simulation by default (ResNet-18 takes a few times 10^9).
   uint64_t maxWork = uint64_t(1) << 38;
+  /// false: run for time only. Every instruction is decoded, ordered, checked (buffer indices,
+  /// DRAM ranges, tokens, the work budget), counted and timed as in a full run, but only LOADs of
+  /// micro-ops move data (compute instructions index by them): no GEMM, ALU, data LOAD or STORE
+  /// changes a value. The cycle model reads instructions, never values, so the cycles, the
+  /// profile and the statistics are a full run's (VtaSimulator.TimeOnlyRunsTakeAFullRunsCycles);
+  /// what tuning measurements and the ranking of records need, at a fraction of the time.
+  bool computeValues = true;
 };
 
 /// The element operations one instruction takes in the simulator's datapath (GEMM: products;

@@ -83,7 +83,9 @@ uint64_t modelledCycles(const Conv2dWorkload& workload, const Conv2dTiling& tili
   problem.workload = workload;
   problem.group = group;
   problem.config = config;
-  Simulator simulator(config);
+  SimulatorOptions timeOnly;
+  timeOnly.computeValues = false;
+  Simulator simulator(config, timeOnly);
   conv2dPackedProgram(problem, tiling).runOn(simulator);
   return simulator.lastRunCycles();
 }

@@ -107,6 +107,30 @@ TEST(VtaErrors, StoreOutsideTheAllocationIsRejected) {
   EXPECT_CONTAINS(errorOf([&] { stream.synchronize(); }), "not inside one device allocation");
 }
 
+// A run for time only (SimulatorOptions::computeValues false) checks what a full run checks:
+// the index errors above, the same words.
+TEST(VtaErrors, ARunForTimeOnlyChecksWhatAFullRunChecks) {
+  SimulatorOptions timeOnly;
+  timeOnly.computeValues = false;
+  Simulator simulator(HardwareConfig{}, timeOnly);
+  CommandStream stream(simulator);
+  MicroKernel kernel;
+  kernel.loop(2, 1, 0).push(2047, 0, 0);
+  stream.gemm(kernel, true);
+  EXPECT_CONTAINS(errorOf([&] { stream.synchronize(); }),
+                  "accumulator index 2048 is out of range (depth 2048) at micro-op 0, outer iteration 0, inner iteration 1");
+  MicroKernel weight;
+  weight.loop(3, 0, 0, 400).push(0, 0, 300);
+  stream.gemm(weight);
+  EXPECT_CONTAINS(errorOf([&] { stream.synchronize(); }), "weight index 1100 is out of range (depth 1024)");
+  DeviceBuffer buffer = stream.allocate(16 * 64);
+  stream.loadBuffer2D(buffer, 0, 4, 1, 4, Padding{1, 0, 1, 0}, MemoryType::Input, 2044);
+  EXPECT_CONTAINS(errorOf([&] { stream.synchronize(); }), "INP buffer range [2044, 2050) exceeds its depth 2048");
+  DeviceBuffer out = stream.allocate(16 * 4);
+  stream.storeBuffer2D(0, out, 0, 4, 2, 4);
+  EXPECT_CONTAINS(errorOf([&] { stream.synchronize(); }), "not inside one device allocation");
+}
+
 TEST(VtaErrors, MissingFinishIsReported) {
   Simulator simulator;
   const std::vector<Instruction> program{noOp(Stage::Load), noOp(Stage::Compute)};
