@@ -320,14 +320,14 @@ TuneTaskResult tuneTask(const TuningTaskPtr& task, Tuner& tuner, Builder& builde
     confirmTask(*task, builder, runner, options, measuredTrials, onTrial, result);
   result.seconds = elapsed();
   printProgress(true);
-  if (result.duplicates > 0 && !options.progressPrefix.empty() && options.progressTo) {
-    std::fprintf(options.progressTo, "%s%s\n", options.progressPrefix.c_str(), duplicatesLine(result.duplicates).c_str());
+  // The task's closing lines, under its progress prefix.
+  auto printLine = [&](const std::string& line) {
+    if (line.empty() || options.progressPrefix.empty() || !options.progressTo) return;
+    std::fprintf(options.progressTo, "%s%s\n", options.progressPrefix.c_str(), line.c_str());
     std::fflush(options.progressTo);
-  }
-  if (!result.confirmationSummary.empty() && !options.progressPrefix.empty() && options.progressTo) {
-    std::fprintf(options.progressTo, "%s%s\n", options.progressPrefix.c_str(), result.confirmationSummary.c_str());
-    std::fflush(options.progressTo);
-  }
+  };
+  if (result.duplicates > 0) printLine(duplicatesLine(result.duplicates));
+  printLine(result.confirmationSummary);
   return result;
 }
 
