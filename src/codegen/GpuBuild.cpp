@@ -18,7 +18,7 @@ GpuDialect gpuDialectOfTarget(const target::Target& target) {
 GpuBinary buildGpuKernels(const std::vector<passes::GpuLoweredFunction>& kernels, const target::Target& target) {
   GpuDialect dialect = gpuDialectOfTarget(target);
   GpuBinary binary{generateGpuSource(kernels, dialect), {}};
-  binary.code = dialect == GpuDialect::Cuda ? compileCudaToCubin(binary.source.code, target.arch) : binary.source.code;
+  binary.code = dialect == GpuDialect::Cuda ? compileCudaToCubin(binary.source.code, target, CubinCache::kUse) : binary.source.code;
   return binary;
 }
 

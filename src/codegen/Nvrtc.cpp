@@ -9,6 +9,7 @@
 #include <sstream>
 #include <vector>
 
+#include "support/BinaryCache.h"
 #include "support/Error.h"
 
 namespace tessel::codegen {
@@ -99,16 +100,26 @@ std::string nvrtcVersion() {
   return fmt::format("{}.{}", major, minor);
 }
 
-std::string compileCudaToCubin(const std::string& source, const std::string& arch) {
+std::vector<std::string> nvrtcOptionsOf(const target::Target& target) {
+  TESSEL_CHECK(target.kind == target::TargetKind::Cuda, "target '{}' is not a CUDA target", target.str());
+  // A real architecture: NVRTC emits a cubin.
+  std::vector<std::string> options = {"--gpu-architecture=" + target.arch, "--std=c++17"};
+  if (target.optLevel == 0) options.push_back("--Ofast-compile=mid");
+  if (target.optLevel == 1) options.push_back("--Ofast-compile=min");
+  return options;
+}
+
+namespace {
+
+std::string compileWithNvrtc(const std::string& source, const std::vector<std::string>& optionTexts, const std::string& arch) {
   const auto& lib = loadedNvrtc();
-  TESSEL_CHECK(arch.rfind("sm_", 0) == 0, "CUDA architecture '{}' is not of the form sm_NN", arch);
   nvrtcProgram program = nullptr;
   lib.check(lib.createProgram(&program, source.c_str(), "tessel_kernels.cu", 0, nullptr, nullptr), "program creation");
   // Released on every path, errors included.
   std::unique_ptr<nvrtcProgram, void (*)(nvrtcProgram*)> guard(&program, [](nvrtcProgram* p) { nvrtc().destroyProgram(p); });
-  std::string archOption = "--gpu-architecture=" + arch;  // a real architecture: NVRTC emits a cubin
-  const char* options[] = {archOption.c_str(), "--std=c++17"};
-  nvrtcResult compiled = lib.compileProgram(program, 2, options);
+  std::vector<const char*> options;
+  for (auto& o : optionTexts) options.push_back(o.c_str());
+  nvrtcResult compiled = lib.compileProgram(program, int(options.size()), options.data());
   size_t logSize = 0;
   lib.check(lib.getProgramLogSize(program, &logSize), "log query");
   std::string log(logSize, '\0');
@@ -120,6 +131,38 @@ std::string compileCudaToCubin(const std::string& source, const std::string& arc
   lib.check(lib.getCubinSize(program, &size), "cubin query");
   std::string cubin(size, '\0');
   lib.check(lib.getCubin(program, cubin.data()), "cubin query");
+  return cubin;
+}
+
+/// Whether a cached cubin is whole: an ELF64 file whose program and section header tables lie
+/// inside it (a cut-short entry is compiled again rather than refused by the driver at load).
+bool wholeCubin(const std::string& cubin) {
+  auto field = [&](size_t offset, size_t bytes) {
+    uint64_t value = 0;
+    for (size_t i = 0; i < bytes; ++i) value |= uint64_t(uint8_t(cubin[offset + i])) << (8 * i);  // little-endian
+    return value;
+  };
+  if (cubin.size() < 64 || cubin.compare(0, 4, "\x7f" "ELF") != 0 || cubin[4] != 2 || cubin[5] != 1) return false;
+  uint64_t programHeadersEnd = field(0x20, 8) + field(0x36, 2) * field(0x38, 2);
+  uint64_t sectionHeadersEnd = field(0x28, 8) + field(0x3A, 2) * field(0x3C, 2);
+  return programHeadersEnd <= cubin.size() && sectionHeadersEnd <= cubin.size();
+}
+
+}  // namespace
+
+std::string compileCudaToCubin(const std::string& source, const target::Target& target, CubinCache cache) {
+  std::vector<std::string> options = nvrtcOptionsOf(target);
+  std::string directory = cache == CubinCache::kUse ? binaryCacheDirectory("TESSEL_CUDA_CACHE", "cuda") : "";
+  std::string cached;
+  if (!directory.empty()) {
+    std::string joined;
+    for (auto& o : options) joined += o + '\n';
+    std::string version = nvrtcVersion();
+    cached = binaryCachePath(directory, {source, joined, version}, ".cubin");
+    if (auto cubin = readCachedBinary(cached); cubin && wholeCubin(*cubin)) return *cubin;
+  }
+  std::string cubin = compileWithNvrtc(source, options, target.arch);
+  if (!cached.empty()) storeCachedBinary(cached, cubin);
   return cubin;
 }
 

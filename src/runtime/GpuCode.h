@@ -17,7 +17,7 @@ class LoadedGpuCode {
 };
 
 std::shared_ptr<const LoadedGpuCode> loadCudaCode(int deviceId, const std::string& cubin, const std::vector<std::string>& kernels);
-/// `cacheBinary`: through the program binary cache (OpenclProgramCache.h).
+/// `cacheBinary`: through the program binary cache (support/BinaryCache.h).
 std::shared_ptr<const LoadedGpuCode> loadOpenclCode(int deviceId, const std::string& source, const std::vector<std::string>& kernels,
                                                     bool cacheBinary);
 

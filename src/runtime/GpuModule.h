@@ -68,7 +68,7 @@ class GpuModule {
   /// does not build.
   static GpuModule load(const std::string& directory, int deviceId = 0);
   /// The same from memory: the manifest's text and the code. Unlike load(), an OpenCL module
-  /// from memory does not go through the program binary cache (OpenclProgramCache.h): what
+  /// from memory does not go through the program binary cache (support/BinaryCache.h): what
   /// is loaded from memory is a tuning candidate, run once, whose binary would only fill it.
   static GpuModule fromMemory(const std::string& manifestText, const std::string& code, int deviceId = 0);
 

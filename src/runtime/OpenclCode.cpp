@@ -5,7 +5,7 @@
 
 #include "runtime/GpuCode.h"
 #include "runtime/OpenclDriver.h"
-#include "runtime/OpenclProgramCache.h"
+#include "support/BinaryCache.h"
 #include "support/Error.h"
 
 namespace tessel::runtime::detail {
@@ -18,9 +18,13 @@ class OpenclCode : public LoadedGpuCode {
  public:
   OpenclCode(int deviceId, const std::string& source, const std::vector<std::string>& kernels, bool cacheBinary)
       : device_(deviceContext(deviceId)) {
-    ProgramIdentity identity{source, kBuildOptions, device_.name, device_.version, device_.driverVersion};
-    std::string directory = cacheBinary ? programCacheDirectory() : "";
-    std::string cached = directory.empty() ? "" : programCachePath(directory, identity);
+    // The binary the driver made last time, keyed by everything that could change it: the
+    // source, the build options, and the device's name, OpenCL version and driver version.
+    std::string directory = cacheBinary ? binaryCacheDirectory("TESSEL_OPENCL_CACHE", "opencl") : "";
+    std::string cached =
+        directory.empty()
+            ? ""
+            : binaryCachePath(directory, {source, kBuildOptions, device_.name, device_.version, device_.driverVersion}, ".bin");
     if (!cached.empty())
       if (auto binary = readCachedBinary(cached)) program_ = buildFromBinary(*binary);
     if (!program_) {

@@ -167,7 +167,7 @@ Target Target::parse(std::string_view text) {
       t.mtriple = value;
     } else if (cpu && name == "-num-cores") {
       t.numCores = parseCount(value, 1, 9999, "-num-cores", t.text);
-    } else if (cpu && name == "-opt-level") {
+    } else if ((cpu || t.kind == TargetKind::Cuda) && name == "-opt-level") {
       t.optLevel = parseCount(value, 0, 3, "-opt-level", t.text);
     } else if (cpu && name == "-cc") {
       TESSEL_CHECK(!value.empty(), "target '{}': -cc needs a compiler such as clang++", t.text);
@@ -185,7 +185,7 @@ Target Target::parse(std::string_view text) {
     } else {
       const char* known = cpu ? "-mcpu=, -mattr=, -mtriple=, -num-cores=, -opt-level=, -cc=, -vector-bytes=, -vector-registers=, "
                                 "-fma-units=, -l1d=, -l2=, -llc="
-                          : t.kind == TargetKind::Cuda   ? "-arch="
+                          : t.kind == TargetKind::Cuda   ? "-arch=, -opt-level="
                           : t.kind == TargetKind::Opencl ? "-device="
                                                          : "none";
       fail("target '{}': unknown option '{}' for a {} target (known: {})", t.text, word, t.kindName(), known);

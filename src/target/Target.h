@@ -5,7 +5,7 @@
 ///
 ///   cpu [-mcpu=NAME|native] [-mattr=+f,-g] [-mtriple=T] [-num-cores=N] [-opt-level=0..3] [-cc=COMPILER]
 ///       [-vector-bytes=N] [-vector-registers=N] [-fma-units=N] [-l1d=SIZE] [-l2=SIZE] [-llc=SIZE]
-///   cuda [-arch=sm_NN]        opencl [-device=NAME]        vta
+///   cuda [-arch=sm_NN] [-opt-level=0..3]        opencl [-device=NAME]        vta
 ///
 /// "llvm" and "c" are accepted for "cpu" (TVM's names). SIZE is bytes or a number with K, M or G
 /// (KiB, MiB, GiB). A bad word is an Error naming the target and the word.
@@ -29,7 +29,7 @@ struct Target {
   std::vector<std::string> mattr;  ///< -mattr= entries, each "+feature" or "-feature"
   std::string mtriple;             ///< -mtriple=; "" is this machine's architecture
   int numCores = 0;                ///< -num-cores=; 0 when not given
-  int optLevel = 2;                ///< -opt-level=
+  int optLevel = 2;                ///< -opt-level= (a CPU or CUDA target: codegen/Toolchain.h, codegen/Nvrtc.h)
   std::string cc;                  ///< -cc=: the C++ compiler; "" for the default
   /// The machine model of a CPU target; of a GPU target, the CPU it runs beside is another Target.
   CpuMachine cpu;

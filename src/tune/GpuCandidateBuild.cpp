@@ -73,8 +73,8 @@ BuildResult buildGpuCandidate(const MeasureInput& input, const std::string& kern
                                           task.name),
                               secondsSince(start));
     auto compileStart = Clock::now();
-    std::string arch = task.target.arch;
-    auto compiled = runIsolated([&] { return codegen::compileCudaToCubin(binary.source.code, arch); }, remaining);
+    // No cache: a candidate is compiled once, and thousands of them would only fill it.
+    auto compiled = runIsolated([&] { return codegen::compileCudaToCubin(binary.source.code, task.target); }, remaining);
     if (compiled.status != IsolatedCallResult::Status::Returned)
       return failedStep(compiled, MeasureErrorNo::CompileDeviceError, "compiling with NVRTC", task, start);
     binary.code = std::move(compiled.output);

@@ -2,10 +2,13 @@
 // sm_90 (NVRTC needs no GPU). Running the kernels is test_gpu_end_to_end's.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "codegen/CSource.h"
 #include "codegen/Nvrtc.h"
 #include "common/ErrorText.h"
 #include "common/GpuKernelCheck.h"
+#include "common/ScopedEnv.h"
 #include "ops/Examples.h"
 #include "support/Files.h"
 #include "support/TempDir.h"
@@ -14,6 +17,7 @@ using namespace tessel;
 using namespace tessel::schedule;
 using tessel::testsupport::errorOf;
 using tessel::testsupport::expectContains;
+using tessel::testsupport::ScopedEnv;
 
 namespace {
 
@@ -59,12 +63,70 @@ TEST(GpuCodegen, CudaConv2dWithVirtualThreadsCompiles) {
 
 TEST(GpuCodegen, NvrtcErrorsCarryTheLogAndTheSource) {
   REQUIRE_NVRTC();
-  std::string message = errorOf([] { codegen::compileCudaToCubin("extern \"C\" __global__ void k() { undeclared = 1; }"); });
+  auto cuda = target::Target::parse("cuda");
+  std::string message = errorOf([&] { codegen::compileCudaToCubin("extern \"C\" __global__ void k() { undeclared = 1; }", cuda); });
   expectContains(message, "NVRTC could not compile the CUDA kernels for sm_90");
   expectContains(message, "undeclared");
   expectContains(message, "   1 | extern \"C\" __global__ void k()");
-  EXPECT_EQ(errorOf([] { codegen::compileCudaToCubin("", "compute_90"); }), "CUDA architecture 'compute_90' is not of the form sm_NN");
+  EXPECT_EQ(errorOf([] { codegen::compileCudaToCubin("", target::Target::parse("opencl")); }), "target 'opencl' is not a CUDA target");
   EXPECT_FALSE(codegen::nvrtcVersion().empty());
+}
+
+TEST(GpuCodegen, ACudaTargetsOptLevelChoosesNvrtcsFastCompileMode) {
+  using Options = std::vector<std::string>;
+  EXPECT_EQ(codegen::nvrtcOptionsOf(target::Target::parse("cuda")), (Options{"--gpu-architecture=sm_90", "--std=c++17"}));
+  EXPECT_EQ(codegen::nvrtcOptionsOf(target::Target::parse("cuda -arch=sm_80 -opt-level=3")),
+            (Options{"--gpu-architecture=sm_80", "--std=c++17"}));
+  EXPECT_EQ(codegen::nvrtcOptionsOf(target::Target::parse("cuda -opt-level=1")),
+            (Options{"--gpu-architecture=sm_90", "--std=c++17", "--Ofast-compile=min"}));
+  EXPECT_EQ(codegen::nvrtcOptionsOf(target::Target::parse("cuda -opt-level=0")),
+            (Options{"--gpu-architecture=sm_90", "--std=c++17", "--Ofast-compile=mid"}));
+  EXPECT_EQ(errorOf([] { target::Target::parse("cuda -opt-level=4"); }),
+            "target 'cuda -opt-level=4': -opt-level must be a number from 0 to 3, got '4'");
+  // NVRTC takes the option: the kernel compiles in each mode.
+  REQUIRE_NVRTC();
+  const char* source = "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] *= 2.0f; }";
+  for (const char* t : {"cuda -opt-level=0", "cuda -opt-level=1", "cuda -opt-level=2"})
+    EXPECT_TRUE(isCubin(codegen::compileCudaToCubin(source, target::Target::parse(t)))) << t;
+}
+
+TEST(GpuCodegen, CubinsAreCachedByTheirSourceAndOptionsAndACutShortEntryIsCompiledAgain) {
+  REQUIRE_NVRTC();
+  TempDir cache("tessel-cubin-cache");
+  ScopedEnv variable("TESSEL_CUDA_CACHE", cache.path());
+  auto entries = [&] {
+    std::vector<std::string> files;
+    for (auto& e : std::filesystem::directory_iterator(cache.path())) files.push_back(e.path().string());
+    return files;
+  };
+  const std::string source = "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] += 1.0f; }";
+  auto cuda = target::Target::parse("cuda");
+  std::string cubin = codegen::compileCudaToCubin(source, cuda, codegen::CubinCache::kUse);
+  ASSERT_TRUE(isCubin(cubin));
+  auto files = entries();
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(readFile(files[0], file_kinds::kJson), cubin);
+  // The entry is what a second compile returns: a whole ELF file put there is taken as it is.
+  std::string planted = cubin;
+  planted[planted.size() - 1] ^= 0x5a;
+  writeFile(files[0], planted, SyncToDisk::kNo);
+  EXPECT_EQ(codegen::compileCudaToCubin(source, cuda, codegen::CubinCache::kUse), planted);
+  // Without the cache (a tuning candidate) NVRTC compiles, and nothing is stored.
+  EXPECT_EQ(codegen::compileCudaToCubin(source, cuda), cubin);
+  EXPECT_EQ(entries().size(), 1u);
+  // Another option, another source: other entries.
+  codegen::compileCudaToCubin(source, target::Target::parse("cuda -opt-level=0"), codegen::CubinCache::kUse);
+  codegen::compileCudaToCubin(source + "\n", cuda, codegen::CubinCache::kUse);
+  EXPECT_EQ(entries().size(), 3u);
+  // An entry cut short (its section headers past its end) is compiled again and replaced.
+  writeFile(files[0], cubin.substr(0, cubin.size() / 2), SyncToDisk::kNo);
+  EXPECT_EQ(codegen::compileCudaToCubin(source, cuda, codegen::CubinCache::kUse), cubin);
+  EXPECT_EQ(readFile(files[0], file_kinds::kJson), cubin);
+  // "off" turns the cache off.
+  ScopedEnv off("TESSEL_CUDA_CACHE", "off");
+  std::filesystem::remove(files[0]);
+  EXPECT_EQ(codegen::compileCudaToCubin(source, cuda, codegen::CubinCache::kUse), cubin);
+  EXPECT_EQ(entries().size(), 2u);
 }
 
 TEST(GpuCodegen, OpenclSourceUsesWorkGroupsAndLocalMemory) {
