@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <regex>
 #include <thread>
 
@@ -29,6 +30,9 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::stri
     dup2(fd, 1);
     dup2(fd, 2);
     setpgid(0, 0);
+    // Killed at the end of the test, the process cannot remove its temporary folders: they go
+    // beside its log, into the test's folder, which is removed after it.
+    setenv("TMPDIR", std::filesystem::path(logPath).parent_path().c_str(), 1);
     std::vector<char*> args;
     for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);

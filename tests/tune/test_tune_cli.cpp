@@ -73,6 +73,8 @@ TEST(TuneCli, AKilledRunResumesKeepingEveryLoggedTrial) {
     int devnull = open("/dev/null", O_WRONLY);
     dup2(devnull, 1);
     dup2(devnull, 2);
+    // A killed tessel cannot remove its temporary folders: they go into the test's own.
+    setenv("TMPDIR", dir.path().c_str(), 1);
     std::vector<char*> args;
     for (auto& a : argv) args.push_back(a.data());
     args.push_back(nullptr);
