@@ -10,7 +10,7 @@ TIMED      := bash scripts/timed.sh $(PHASES)
 # Builds only the named targets of the Release tree (and what they link).
 BUILD_ONLY := cmake --build $(BUILD) -j $(JOBS) --target
 
-.PHONY: all deps configure build build-tests tools build-asan check test test-release test-asan test-counts test-gpu gpu-test-bundle fuzz \
+.PHONY: all deps configure build build-tests build-integration-tests tools build-asan check test test-release test-asan test-counts test-gpu gpu-test-bundle fuzz \
         demo bench-core bench-vta bench bench-models bench-tune bench-rpc bench-gpu phases-reset test-caches-reset clean
 
 all: build
@@ -29,6 +29,10 @@ build: configure
 # What the Release tests need: the test executables and the programs they run, not the benchmarks.
 build-tests: configure
 	@$(TIMED) "release build" $(BUILD_ONLY) test-programs
+
+# The same for the tests not labelled core, which are all `make test` runs in the Release tree.
+build-integration-tests: configure
+	@$(TIMED) "release build" $(BUILD_ONLY) integration-test-programs
 
 # `tessel` and the worker programs it starts: no test, no benchmark (the `tools` target).
 tools: configure
@@ -69,16 +73,22 @@ ASAN_TESTS := $(TIMED) "asan tests" env $(TEST_ENV) $(ASAN_ENV) ctest --test-dir
 test-asan: build-asan
 	@$(ASAN_TESTS)
 
-# How many tests each build has: the figure that must not go down when tests get faster.
+# How many tests each build has: the figures that must not go down when tests get faster.
 test-counts:
-	@for b in $(BUILD) $(ASAN_BUILD); do [ -d $$b ] && echo "  $$b: $$(ctest --test-dir $$b -N | tail -1)"; done; true
+	@[ -d $(BUILD) ] && echo "  $(BUILD): $$(ctest --test-dir $(BUILD) -N | tail -1) ($$(ctest --test-dir $(BUILD) -N -LE core | tail -1 | \
+	  sed 's/.*: //') not labelled core, which make test runs here; $$(ctest --test-dir $(BUILD) -N -L core | tail -1 | sed 's/.*: //') core)"; true
+	@[ -d $(ASAN_BUILD) ] && echo "  $(ASAN_BUILD): $$(ctest --test-dir $(ASAN_BUILD) -N | tail -1) (the core tests and the fuzzers)"; true
 
 # Everything, as CI runs it on a fresh clone; ends with the time of each phase and the test counts.
-# The sanitizer build runs beside the Release tests at nice 19 (scripts/beside.sh): the tests
-# keep about 1.6 of 2 cores busy (they wait on servers, timeouts and a last long test), and the
-# build takes the rest; its output is in $(BUILD)/asan-build.log.
-test: phases-reset test-caches-reset build-tests
-	@bash scripts/beside.sh $(BUILD)/asan-build.log $(MAKE) --no-print-directory build-asan -- $(RELEASE_TESTS)
+# Every test runs once: the libraries' unit tests (labelled core) under the sanitizers, which
+# check more than the Release build does, the others (CLI, networks, processes) in the Release
+# tree; `make check` runs the core tests in the Release tree too. The sanitizer build runs beside
+# the Release tests at nice 19 (scripts/beside.sh): the tests keep about 1.6 of 2 cores busy (they
+# wait on servers, timeouts and a last long test), and the build takes the rest; its output is in
+# $(BUILD)/asan-build.log.
+RELEASE_INTEGRATION_TESTS := $(TIMED) "release tests" env $(TEST_ENV) ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE core
+test: phases-reset test-caches-reset build-integration-tests
+	@bash scripts/beside.sh $(BUILD)/asan-build.log $(MAKE) --no-print-directory build-asan -- $(RELEASE_INTEGRATION_TESTS)
 	@$(ASAN_TESTS)
 	@bash scripts/timed.sh --report $(PHASES) "make test"
 	@$(MAKE) --no-print-directory test-counts

@@ -189,7 +189,7 @@ FuzzReport runFuzz(const FuzzConfig& config) {
 
   // Generate, check the JSON replay, lower.
   std::vector<FuzzCase> cases;
-  for (int i = 0; i < config.cases; ++i) {
+  for (int i = config.first; i < config.first + config.cases; ++i) {
     if (config.only >= 0 && i != config.only) continue;
     FuzzCase c;
     c.index = i;

@@ -20,8 +20,9 @@ struct FuzzConfig {
   /// x86-64 target on an AVX-512 host), so that each ISA's vector code is checked.
   target::Target target = target::Target::host();
   uint64_t seed = 1;
+  int first = 0;        ///< the index of the first case: a shard runs cases [first, first + cases)
   int cases = 500;
-  int only = -1;        ///< >= 0: run just this case index (replay)
+  int only = -1;        ///< >= 0: run just this case index (replay), if it is in the range
   int batchSize = 25;   ///< kernels per compiled library
   int workers = 2;      ///< parallel compiler processes
   bool dumpSource = false;
