@@ -308,7 +308,7 @@ def write_tessel_params(params, path):
     os.replace(path + ".tmp", path)
 
 
-def export(name, out_dir, batch, seed, opset, force):
+def export(name, out_dir, batch, seed, opset, force, onnx_only=False):
     d = os.path.join(out_dir, name)
     man_path = os.path.join(d, "manifest.json")
     if not force and os.path.exists(man_path):
@@ -317,7 +317,7 @@ def export(name, out_dir, batch, seed, opset, force):
         if (old.get("format") == FORMAT_VERSION and old.get("batch") == batch
                 and old.get("seed") == seed and old.get("opset") == opset
                 and os.path.exists(os.path.join(d, "model.onnx"))
-                and os.path.exists(os.path.join(d, "tessel_nhwc.params"))):
+                and (onnx_only or os.path.exists(os.path.join(d, "tessel_nhwc.params")))):
             print("export_models.py: %s up to date in %s" % (name, d), flush=True)
             return
     t0 = time.time()
@@ -326,7 +326,7 @@ def export(name, out_dir, batch, seed, opset, force):
     with torch.no_grad():
         logits = model.net(x)
         y = torch.softmax(logits, dim=1)
-    os.makedirs(os.path.join(d, "weights"), exist_ok=True)
+    os.makedirs(d if onnx_only else os.path.join(d, "weights"), exist_ok=True)
     if os.path.exists(man_path):
         os.remove(man_path)  # an interrupted export must not look complete
     params = []
@@ -334,11 +334,13 @@ def export(name, out_dir, batch, seed, opset, force):
         if k.endswith("num_batches_tracked"):
             continue
         arr = v.detach().cpu().numpy().astype(np.float32)
-        np.save(os.path.join(d, "weights", k + ".npy"), arr)
+        if not onnx_only:
+            np.save(os.path.join(d, "weights", k + ".npy"), arr)
         params.append({"name": k, "shape": list(arr.shape)})
-    for layout in ("NCHW", "NHWC"):
-        write_tessel_params(tessel_params(name, model.net, layout),
-                            os.path.join(d, "tessel_%s.params" % layout.lower()))
+    if not onnx_only:
+        for layout in ("NCHW", "NHWC"):
+            write_tessel_params(tessel_params(name, model.net, layout),
+                                os.path.join(d, "tessel_%s.params" % layout.lower()))
     np.save(os.path.join(d, "input.npy"), x.numpy().astype(np.float32))
     np.save(os.path.join(d, "output.npy"), y.numpy().astype(np.float32))
     np.save(os.path.join(d, "logits.npy"), logits.numpy().astype(np.float32))
@@ -377,6 +379,9 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--opset", type=int, default=13)
     ap.add_argument("--force", action="store_true", help="export even if up to date")
+    ap.add_argument("--onnx-only", action="store_true",
+                    help="write model.onnx, the input and the outputs only, not the weights as .npy "
+                         "files nor as tessel params (what a test against ONNX Runtime reads)")
     ap.add_argument("--list", action="store_true", help="print the model names and exit")
     a = ap.parse_args()
     if a.list:
@@ -393,7 +398,7 @@ def main():
                              % (m, ", ".join(MODELS)))
     torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
     for m in models:
-        export(m, a.out, a.batch, a.seed, a.opset, a.force)
+        export(m, a.out, a.batch, a.seed, a.opset, a.force, a.onnx_only)
 
 
 if __name__ == "__main__":
