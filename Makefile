@@ -68,7 +68,9 @@ test-release: build-tests
 	@$(RELEASE_TESTS)
 
 # Each fuzzer runs a few seconds here (TESSEL_FUZZ_SECONDS); `make fuzz` gives each a minute.
-ASAN_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+# Leaks inside libraries tessel does not build are suppressed by name (tests/lsan-suppressions.txt).
+ASAN_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+            LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan-suppressions.txt
 ASAN_TESTS := $(TIMED) "asan tests" env $(TEST_ENV) $(ASAN_ENV) ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -L core
 test-asan: build-asan
 	@$(ASAN_TESTS)

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -86,26 +87,44 @@ MachineLoad useFreeCores() {
   return load;
 }
 
+namespace {
+
+/// One thread's share of the probe: eight independent multiply-add chains keep the FMA units
+/// busy without being a memory test. 2,000,000 steps: about 5.5 ms on the device host's Xeon
+/// (2026), long enough that a thread's first microseconds out of an idle state do not decide.
+void probeChains() {
+  float a[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  for (int i = 0; i < 2000000; ++i)
+    for (float& x : a) x = x * 0.9999999f + 1e-7f;
+  volatile float sink = a[0] + a[7];
+  (void)sink;
+}
+
+}  // namespace
+
 double probeKernelThreads(int runs) {
-  double best = 1e30;
-  for (int r = 0; r < std::max(1, runs); ++r) {
-    double slowest = 0;
-    // (A compiler without OpenMP code generation, clang with GNU's runtime, runs it serially.)
-    [[maybe_unused]] int threads = kernelThreadCount();
-#pragma omp parallel num_threads(threads) reduction(max : slowest)
-    {
+  runs = std::max(1, runs);
+  std::vector<double> slowest(size_t(runs), 0.0);
+  // (A compiler without OpenMP code generation, clang with GNU's runtime, runs it serially.)
+  [[maybe_unused]] int threads = kernelThreadCount();
+#pragma omp parallel num_threads(threads)
+  {
+    // Untimed first: between two batches the cores sat idle while candidates compiled, and a
+    // core's first fraction of a millisecond after that runs slower (a sleep state's exit, a
+    // lower clock). With the probe a tenth as long and no warm-up, an idle 16-core Xeon read as
+    // up to 4x slower than its fastest probe, a quarter to 40% of the time: "busy" for nothing
+    // (probes 50 ms apart: 40% over 1.25x the fastest before, none now).
+    probeChains();
+    for (int r = 0; r < runs; ++r) {
+#pragma omp barrier
       auto start = std::chrono::steady_clock::now();
-      // Eight independent chains keep the FMA units busy without being a memory test.
-      float a[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-      for (int i = 0; i < 200000; ++i)
-        for (float& x : a) x = x * 0.9999999f + 1e-7f;
-      volatile float sink = a[0] + a[7];
-      (void)sink;
-      slowest = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      probeChains();
+      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+#pragma omp critical(tessel_probe)
+      slowest[size_t(r)] = std::max(slowest[size_t(r)], seconds);
     }
-    best = std::min(best, slowest);
   }
-  return best;
+  return *std::min_element(slowest.begin(), slowest.end());
 }
 
 }  // namespace tessel::runtime

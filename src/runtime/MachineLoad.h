@@ -31,9 +31,10 @@ int kernelThreadsFor(const MachineLoad& load);
 /// Returns the sample (to say why, when the machine is busy).
 MachineLoad useFreeCores();
 
-/// Seconds the probe takes on the current kernel threads: each runs the same fixed chain of
-/// multiply-adds (about 2 ms on an idle 2020s core), the slowest thread decides. The minimum
-/// of `runs`.
+/// Seconds the probe takes on the current kernel threads: each runs the same fixed chains of
+/// multiply-adds once untimed (a core waking from idle is not a busy core), then `runs` times
+/// (about 5.5 ms each on an idle 2020s core); in each run the slowest thread decides, and the
+/// probe is the fastest run.
 double probeKernelThreads(int runs = 3);
 
 }  // namespace tessel::runtime
