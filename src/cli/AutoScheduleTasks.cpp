@@ -70,9 +70,7 @@ void confirmTask(const tune::MeasureTaskPtr& task, double flops, const std::vect
     fmt::print("{}no schedule beat the default schedule in {} interleaved rounds: the default stays ({:.4f} ms)\n", prefix,
                options.confirmRounds, c->winnerCost * 1e3);
   else
-    fmt::print("{}schedule confirmed: {:.4f} ms against the default's {:.4f} ms ({:.1f}% faster round by round) in {} "
-               "interleaved rounds\n",
-               prefix, c->winnerCost * 1e3, c->fallbackCost * 1e3, 100 * (1 - c->winnerRatio), options.confirmRounds);
+    fmt::print("{}{}\n", prefix, c->confirmedLine("schedule", "the default", options.confirmRounds));
   std::fflush(stdout);
 }
 

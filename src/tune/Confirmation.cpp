@@ -8,6 +8,8 @@
 #include <random>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "runtime/TimeEvaluator.h"
 #include "support/Clock.h"
 #include "support/Error.h"
@@ -31,6 +33,12 @@ double finiteMedian(const std::vector<double>& values) {
 }
 
 }  // namespace
+
+std::string Confirmation::confirmedLine(const std::string& winner, const std::string& fallback, int rounds) const {
+  return fmt::format("{} confirmed: {:.1f}% faster than {}, the median of its ratios in {} interleaved rounds (median times "
+                     "{:.4f} ms against {:.4f} ms)",
+                     winner, 100 * (1 - winnerRatio), fallback, rounds, winnerCost * 1e3, fallbackCost * 1e3);
+}
 
 MeasureResult Confirmation::decision(nlohmann::json details, int rounds) const {
   MeasureResult r;

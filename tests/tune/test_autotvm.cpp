@@ -1076,4 +1076,17 @@ TEST(Confirmation, ContendersAreTheFastestDistinctCandidatesNearTheBest) {
   EXPECT_THROW(pickContenders(searched, "fallback", 5, 0.5), Error);
 }
 
+TEST(Confirmation, TheConfirmedLineLeadsWithTheRoundByRoundFigure) {
+  // Equal medians and a 6.5% faster median ratio (the rounds pair the two side by side): the
+  // line says what decided first, so the two do not read as a contradiction.
+  Confirmation c;
+  c.keptFallback = false;
+  c.winnerRatio = 0.935;
+  c.winnerCost = 0.0198e-3;
+  c.fallbackCost = 0.0198e-3;
+  EXPECT_EQ(c.confirmedLine("config 222", "the default", 5),
+            "config 222 confirmed: 6.5% faster than the default, the median of its ratios in 5 interleaved rounds "
+            "(median times 0.0198 ms against 0.0198 ms)");
+}
+
 }  // namespace

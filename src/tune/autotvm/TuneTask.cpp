@@ -161,10 +161,7 @@ void confirmTask(const TuningTask& task, Builder& builder, Runner& runner, const
       : result.keptFallback
           ? fmt::format("no candidate beat {} in {} interleaved rounds: {} stays ({:.4f} ms)", fallback, options.confirmRounds,
                         fallbackShort, result.confirmedCost * 1e3)
-          : fmt::format("config {} confirmed: {:.4f} ms against {}'s {:.4f} ms ({:.1f}% faster round by round) in {} "
-                        "interleaved rounds",
-                        decided, result.confirmedCost * 1e3, fallbackShort, result.fallbackCost * 1e3, 100 * (1 - c->winnerRatio),
-                        options.confirmRounds);
+          : c->confirmedLine(fmt::format("config {}", decided), fallbackShort, options.confirmRounds);
   if (onTrial) {
     nlohmann::json candidates = nlohmann::json::array();
     for (size_t k = 0; k < c->ratios.size(); ++k)
