@@ -103,25 +103,45 @@ uint64_t groupCycles(const Conv2dWorkload& workload, const Conv2dTiling& tiling,
   return simulator.lastRunCycles();
 }
 
+/// A packed convolution group of the network and its workload.
+struct ConvGroup {
+  PackedConvolution group;
+  Conv2dWorkload workload;
+};
+
+/// resnet-18 quantized and packed for the default VTA: its conv2d tasks, the dispatch of the
+/// shipped records over them, and its 19 packed convolution groups.
+struct Resnet18OnVta {
+  const HardwareConfig config;
+  graph::Graph packed;
+  std::vector<VtaConv2dTask> tasks;
+  tune::HistoryBest best;
+  std::vector<ConvGroup> groups;
+
+  Resnet18OnVta()
+      : packed((graph::registerStandardOps(), prepareForVta(graph::buildModel("resnet-18", {}), config))),
+        tasks(extractConv2dPackedTasks(packed, config)),
+        best(withShippedRecords({}, tasks, config), "vta") {
+    for (const graph::FusedGroup& fused : graph::fuseOperators(packed)) {
+      if (packedConvolutionOf(packed, fused) < 0) continue;
+      PackedConvolution group = describePackedConvolution(packed, fused);
+      groups.push_back({group, Conv2dWorkload::of(packed, group.convolution)});
+    }
+  }
+};
+
 }  // namespace
 
 // The cycle model reads instructions, not values: a run for time only (no GEMM, ALU, data LOAD
 // or STORE computed) takes a full run's cycles, profile and statistics, on every conv group of
 // resnet-18 with its default tiling and with a record's, and it is what measurements use.
 TEST(VtaTasks, ARunForTimeOnlyTakesAFullRunsCyclesProfileAndStatistics) {
-  graph::registerStandardOps();
-  const HardwareConfig config;
-  graph::Graph packed = prepareForVta(graph::buildModel("resnet-18", {}), config);
-  auto tasks = extractConv2dPackedTasks(packed, config);
-  tune::HistoryBest best(withShippedRecords({}, tasks, config), "vta");
-  TilingChoice ranked = tilingsFromRecords(best, tasks, config, nullptr);
+  const Resnet18OnVta net;
+  const HardwareConfig& config = net.config;
+  TilingChoice ranked = tilingsFromRecords(net.best, net.tasks, config, nullptr);
   SimulatorOptions timeOnly;
   timeOnly.computeValues = false;
-  int groups = 0;
-  for (const graph::FusedGroup& fused : graph::fuseOperators(packed)) {
-    if (packedConvolutionOf(packed, fused) < 0) continue;
-    PackedConvolution group = describePackedConvolution(packed, fused);
-    Conv2dWorkload workload = Conv2dWorkload::of(packed, group.convolution);
+  for (const auto& [group, workload] : net.groups) {
     for (const Conv2dTiling& tiling : {defaultConv2dTiling(workload, group, config), ranked(workload, group)}) {
       Conv2dPackedProblem problem;
       problem.workload = workload;
@@ -136,29 +156,23 @@ TEST(VtaTasks, ARunForTimeOnlyTakesAFullRunsCyclesProfileAndStatistics) {
                 std::vector<uint64_t>({b.cycles, b.gemmCycles, b.resetCycles, b.aluCycles, b.computeLoadCycles, b.loadCycles, b.storeCycles}));
       EXPECT_EQ(timed.stats().toJson(), full.stats().toJson());
     }
-    ++groups;
   }
-  EXPECT_EQ(groups, 19);
+  EXPECT_EQ(net.groups.size(), 19u);
 }
 
 // A group's tiling is the fastest, under the group's own epilogue, of its task's best records
 // and the default (recomputed here for each of resnet-18's 19 groups with the shipped records),
 // and for some groups that is not the task's best record: what ranking per group epilogue buys.
 TEST(VtaTasks, EachGroupTakesTheFastestOfItsTasksRecordsUnderItsOwnEpilogue) {
-  graph::registerStandardOps();
-  const HardwareConfig config;
-  graph::Graph packed = prepareForVta(graph::buildModel("resnet-18", {}), config);
-  auto tasks = extractConv2dPackedTasks(packed, config);
-  tune::HistoryBest best(withShippedRecords({}, tasks, config), "vta");
+  const Resnet18OnVta net;
+  const HardwareConfig& config = net.config;
+  const auto& tasks = net.tasks;
+  const tune::HistoryBest& best = net.best;
   std::vector<std::string> notes, bestOnlyNotes;
   TilingChoice ranked = tilingsFromRecords(best, tasks, config, &notes);
   TilingChoice bestOnly = tilingsFromRecords(best, tasks, config, &bestOnlyNotes, 1);
-  int groups = 0, differ = 0;
-  for (const graph::FusedGroup& fused : graph::fuseOperators(packed)) {
-    if (packedConvolutionOf(packed, fused) < 0) continue;
-    ++groups;
-    PackedConvolution group = describePackedConvolution(packed, fused);
-    Conv2dWorkload workload = Conv2dWorkload::of(packed, group.convolution);
+  int differ = 0;
+  for (const auto& [group, workload] : net.groups) {
     Conv2dTiling chosen = ranked(workload, group), taskBest = bestOnly(workload, group);
     uint64_t cycles = groupCycles(workload, chosen, group);
     // No candidate is faster: the default, and every one of the task's records that fits.
@@ -178,7 +192,7 @@ TEST(VtaTasks, EachGroupTakesTheFastestOfItsTasksRecordsUnderItsOwnEpilogue) {
     EXPECT_LE(cycles, taskBestCycles);
     if (cycles < taskBestCycles) ++differ;
   }
-  EXPECT_EQ(groups, 19);
+  EXPECT_EQ(net.groups.size(), 19u);
   EXPECT_GT(differ, 0) << "ranking per group epilogue changed no group's tiling";
   EXPECT_EQ(notes.size(), 19u);
   for (const std::string& n : notes) EXPECT_TRUE(n.find("under this group's epilogue") != std::string::npos) << n;
