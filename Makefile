@@ -52,13 +52,13 @@ build-asan: deps
 	@$(TIMED) "asan build" cmake --build $(ASAN_BUILD) -j $(JOBS)
 
 # The compile caches of a test run, in the build tree: the kernels the tests compile through
-# ccache (tests/kernel-cache/gcc), the OpenCL programs in tessel's and PoCL's own caches, NVRTC's
-# cubins in tessel's. Tests that build the same kernel share one compiler run. `make test` starts them empty, as a fresh
+# ccache (tests/kernel-cache/gcc), the OpenCL programs in PoCL's own cache (tessel keeps none
+# beside a driver that caches its builds), NVRTC's cubins in tessel's. Tests that build the same kernel share one compiler run. `make test` starts them empty, as a fresh
 # clone does (its figures are CI's), and the Release and sanitizer tests share them; `make check`
 # keeps them from one run to the next.
 TEST_CACHES := $(abspath $(BUILD))/test-caches
 TEST_ENV    := PATH=$(CURDIR)/tests/kernel-cache:$$PATH TESSEL_KERNEL_CACHE=$(TEST_CACHES)/kernels \
-               TESSEL_OPENCL_CACHE=$(TEST_CACHES)/opencl POCL_CACHE_DIR=$(TEST_CACHES)/pocl TESSEL_CUDA_CACHE=$(TEST_CACHES)/cuda
+               POCL_CACHE_DIR=$(TEST_CACHES)/pocl TESSEL_CUDA_CACHE=$(TEST_CACHES)/cuda
 test-caches-reset:
 	@rm -rf $(TEST_CACHES)
 

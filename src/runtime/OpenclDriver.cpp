@@ -171,6 +171,8 @@ const DeviceContext& deviceContext(int index) {
     c->name = deviceString(a, c->device, kDeviceName);
     c->version = deviceString(a, c->device, kDeviceVersion);
     c->driverVersion = deviceString(a, c->device, kDriverVersion);
+    const char* poclCache = std::getenv("POCL_KERNEL_CACHE");
+    c->cachesBuildsItself = c->version.find(" PoCL ") != std::string::npos && !(poclCache && std::string(poclCache) == "0");
     cl_int err = 0;
     c->context = a.clCreateContext(nullptr, 1, &c->device, nullptr, nullptr, &err);
     a.check(err, fmt::format("context creation on opencl:{} ({})", index, c->name));

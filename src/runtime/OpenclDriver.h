@@ -75,6 +75,10 @@ struct DeviceContext {
   cl_command_queue queue = nullptr;
   std::string name;
   std::string version, driverVersion;  ///< what a cached program binary is valid for
+  /// The driver keeps its own cache of built programs: PoCL (its CL_DEVICE_VERSION names it),
+  /// unless POCL_KERNEL_CACHE=0 turned that cache off (PoCL's documentation, "Tuning pocl
+  /// behavior with ENV variables").
+  bool cachesBuildsItself = false;
 };
 
 /// The API, loaded once. Throws Error "no OpenCL device: <why>" when libOpenCL.so.1 is missing

@@ -151,6 +151,28 @@ TEST(GpuDevices, OpenclProgramBinariesAreCachedAndADamagedOneIsRebuilt) {
   ::unsetenv("TESSEL_OPENCL_CACHE");
 }
 
+// Asked for a program's binary, PoCL compiles every kernel a second time (for any work-group
+// size): the OpenCL tests took twice as long. PoCL keeps its own cache of builds, so tessel
+// keeps none there unless $TESSEL_OPENCL_CACHE names a directory (the test above); other drivers
+// get the default directory.
+TEST(GpuDevices, OpenclBinariesGoToTheDefaultCacheOnlyOnDriversWithoutTheirOwn) {
+  TESSEL_REQUIRE_OPENCL();
+  TempDir dir("tessel-opencl-default-cache");
+  const char* given = std::getenv("TESSEL_OPENCL_CACHE");
+  const char* givenXdg = std::getenv("XDG_CACHE_HOME");
+  std::string savedCache = given ? given : "", savedXdg = givenXdg ? givenXdg : "";
+  ::unsetenv("TESSEL_OPENCL_CACHE");
+  ::setenv("XDG_CACHE_HOME", dir.path().c_str(), 1);
+  expectDoubles(doublingModule(7, dir.path() + "/module"), 7);
+  bool pocl = openclDeviceInfo(0).architecture.find(" PoCL ") != std::string::npos;
+  const char* poclCache = std::getenv("POCL_KERNEL_CACHE");
+  bool poclCaches = pocl && !(poclCache && std::string(poclCache) == "0");
+  EXPECT_EQ(cachedFiles(dir.path() + "/tessel/opencl").size(), poclCaches ? 0u : 1u) << openclDeviceInfo(0).architecture;
+  if (given) ::setenv("TESSEL_OPENCL_CACHE", savedCache.c_str(), 1);
+  if (givenXdg) ::setenv("XDG_CACHE_HOME", savedXdg.c_str(), 1);
+  else ::unsetenv("XDG_CACHE_HOME");
+}
+
 TEST(GpuDevices, CudaMemoryRoundTripsAndLimits) {
   TESSEL_REQUIRE_CUDA();
   roundTrip(Device{DeviceKind::CUDA, 0});
