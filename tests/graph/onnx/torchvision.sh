@@ -28,7 +28,8 @@ mkdir -p "$work"
 for m in "${models[@]}"; do
   compiled="$("$tessel" compile --model "$work/$m/model.onnx" -o "$work/$m/tessel")" || exit 1
   echo "$compiled"
-  "$tessel" run "$work/$m/tessel" --input "data=$work/$m/input.npy" --output "$work/$m/tessel_output.npy" >/dev/null
+  # --force: the work directory, and the last run's output, stay in the build tree.
+  "$tessel" run "$work/$m/tessel" --input "data=$work/$m/input.npy" --output "$work/$m/tessel_output.npy" --force >/dev/null
   # Winograd F(4x4) (points 0, +-1, +-2) rounds about ten times more than a direct convolution
   # in float32: inception_v3, with nine such layers, was 1.16e-4 off on an Intel Xeon (1.3e-5
   # with --winograd never); a build that has them is held to 2e-4.
