@@ -58,6 +58,10 @@ Graph buildModel(const std::string& name, const ModelOptions& options) {
   TESSEL_CHECK(options.classes >= 1, "model '{}': classes must be at least 1, got {}", name, options.classes);
   TESSEL_CHECK(options.classifierWidth >= 0, "model '{}': classifier width must be positive (or 0: the network's own), got {}",
                name, options.classifierWidth);
+  TESSEL_CHECK(options.widthDivisor >= 1 && 64 % options.widthDivisor == 0,
+               "model '{}': width divisor must divide 64, got {}", name, options.widthDivisor);
+  TESSEL_CHECK(options.widthDivisor == 1 || name.rfind("resnet-", 0) == 0 || name.rfind("vgg-", 0) == 0,
+               "model '{}': only ResNet and VGG have narrower variants (width divisor {})", name, options.widthDivisor);
   for (const auto& [known, build] : zooTable())
     if (known == name) return build(options);
   if (name.rfind("resnet-", 0) == 0) {

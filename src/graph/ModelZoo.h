@@ -27,6 +27,11 @@ struct ModelOptions {
   /// narrower one is NOT torchvision's network; it spares tests VGG's 25088 x 4096 weight
   /// (400 MB). Networks without hidden dense layers ignore it.
   int64_t classifierWidth = 0;
+  /// Tests only: ResNet's and VGG's convolution widths divided by this (1: the network's own;
+  /// it must divide 64). A narrower network is NOT torchvision's: it keeps every layer, shape
+  /// rule and operator with a sixteenth of the weights at 4, for tests whose cost is the
+  /// weights (resnet-152 has 60 million). An error for the other networks.
+  int64_t widthDivisor = 1;
 };
 
 /// resnet-18/34/50/101/152, mobilenet, mobilenet-v2, vgg-11/13/16/19, squeezenet_v1.0/1.1,

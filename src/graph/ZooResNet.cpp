@@ -44,10 +44,11 @@ Graph resnet(int depth, const ModelOptions& o) {
   }
   NetBuilder b(o);
   int x = b.input(3, imageSize(fmt::format("resnet-{}", depth), o, 224, 1));
-  x = b.convBnRelu(x, 64, 7, 2, 3, "conv1");
+  const int64_t base = 64 / o.widthDivisor;
+  x = b.convBnRelu(x, base, 7, 2, 3, "conv1");
   x = b.maxPool(x, 3, 2, 1, "maxpool");
   for (size_t stage = 0; stage < blocks.size(); ++stage) {
-    int64_t width = int64_t(64) << stage;
+    int64_t width = base << stage;
     for (int i = 0; i < blocks[stage]; ++i)
       x = residualBlock(b, x, width, (i == 0 && stage > 0) ? 2 : 1, bottleneck, fmt::format("layer{}_{}", stage + 1, i));
   }

@@ -23,7 +23,7 @@ Graph vgg(int depth, const ModelOptions& o) {
   for (size_t stage = 0; stage < convs.size(); ++stage) {
     for (int i = 0; i < convs[stage]; ++i) {
       std::string name = fmt::format("conv{}_{}", stage + 1, i + 1);
-      x = b.relu(b.conv(x, ConvLayer{widths[stage], {3, 3}, {1, 1}, {1, 1}, false, true}, name), name + "_relu");
+      x = b.relu(b.conv(x, ConvLayer{widths[stage] / o.widthDivisor, {3, 3}, {1, 1}, {1, 1}, false, true}, name), name + "_relu");
     }
     x = b.maxPool(x, 2, 2, 0, fmt::format("pool{}", stage + 1));
   }

@@ -213,6 +213,35 @@ TEST(ModelZoo, DeepNetworksHaveTorchvisionsLayersAndParameters) {
   }
 }
 
+// The narrower ResNets and VGGs of the numeric tests: every layer kept, the convolutions'
+// weights a sixteenth at 4 (each layer's input and output channels a quarter; the first
+// convolution's inputs stay the image's 3); the other networks refuse it.
+TEST(ModelZoo, NarrowerVariantsKeepEveryLayerWithAFractionOfTheWeights) {
+  using testsupport::errorOf;
+  using testsupport::expectContains;
+  ModelOptions full, narrow;
+  full.imageSize = narrow.imageSize = 32;
+  full.classifierWidth = narrow.classifierWidth = 16;
+  narrow.widthDivisor = 4;
+  for (const char* name : {"resnet-18", "resnet-152", "vgg-19"}) {
+    Structure wide = structureOf(buildModel(name, full)), thin = structureOf(buildModel(name, narrow));
+    EXPECT_EQ(thin.convs, wide.convs) << name;
+    EXPECT_EQ(thin.denses, wide.denses) << name;
+    EXPECT_LT(thin.params * 12, wide.params) << name;
+    EXPECT_GT(thin.params * 20, wide.params) << name;
+  }
+  Graph g = buildModel("resnet-50", narrow);
+  for (const Node& n : g.nodes())
+    if (n.op == "conv2d") {
+      EXPECT_EQ(n.type.shape[1], 16) << "the first convolution, " << n.name;
+      break;
+    }
+  expectContains(errorOf([&] { buildModel("mobilenet", narrow); }),
+                 "model 'mobilenet': only ResNet and VGG have narrower variants (width divisor 4)");
+  narrow.widthDivisor = 3;
+  expectContains(errorOf([&] { buildModel("resnet-18", narrow); }), "model 'resnet-18': width divisor must divide 64, got 3");
+}
+
 // The peers time the same networks by the same names: bench/peers/export_models.py's MODELS.
 TEST(ModelZoo, PeerExportScriptListsTheZoosNames) {
   std::string script = readFile(std::string(TESSEL_SOURCE_DIR) + "/bench/peers/export_models.py");
@@ -349,17 +378,24 @@ Graph withLogits(Graph g) {
 struct NumericCase {
   std::string name;
   int64_t imageSize;
+  int64_t widthDivisor = 1;  ///< ModelOptions::widthDivisor
 };
 
 /// gtest prints a parameter in test listings (and ctest's names): the network, not its bytes.
-void PrintTo(const NumericCase& c, std::ostream* out) { *out << c.name << " at " << c.imageSize << "x" << c.imageSize; }
+void PrintTo(const NumericCase& c, std::ostream* out) {
+  *out << c.name << " at " << c.imageSize << "x" << c.imageSize;
+  if (c.widthDivisor > 1) *out << ", 1/" << c.widthDivisor << " of its width";
+}
 
 class ZooNumerics : public ::testing::TestWithParam<NumericCase> {};
 
 // Every zoo network at a reduced image size and 10 classes, so that the double-precision
 // interpreter stays quick: 32x32 (16 for resnet-50/101/152, whose cost at small sizes is their
 // weights), 75x75 for inception_v3 (its minimum); VGG with a 16-wide classifier
-// (ModelOptions::classifierWidth) instead of 25088 x 4096 weights. The slowest run first, so
+// (ModelOptions::classifierWidth) instead of 25088 x 4096 weights; resnet-34/101/152 and
+// vgg-13/16/19, whose layers resnet-18, resnet-50 and vgg-11 run at full width here, at a
+// quarter of their widths (ModelOptions::widthDivisor: resnet-152's 60 million weights,
+// generated, transformed, written and read by four builds, were most of its 25 s). The slowest run first, so
 // that ctest's parallel jobs end together. The reference is the interpreter on the NCHW
 // graph; three builds with the default CPU schedule cover both layouts, both fusion modes and
 // the graph passes — the NCHW network through the standard pipeline (converted to NHWC, batch
@@ -372,6 +408,7 @@ TEST_P(ZooNumerics, CompiledNetworkMatchesTheInterpreterInBothLayoutsFusedOrNot)
   o.imageSize = c.imageSize;
   o.classes = 10;
   o.classifierWidth = 16;
+  o.widthDivisor = c.widthDivisor;
   Graph nchw = withLogits(buildModel(c.name, o));
   o.layout = ops::Layout::NHWC;
   Graph nhwc = withLogits(buildModel(c.name, o));
@@ -428,10 +465,11 @@ std::string caseName(const ::testing::TestParamInfo<NumericCase>& info) {
 
 // The slowest first, so that a parallel ctest does not start them last.
 INSTANTIATE_TEST_SUITE_P(Zoo, ZooNumerics,
-                         ::testing::Values(NumericCase{"inception_v3", 75}, NumericCase{"resnet-152", 16},
-                                           NumericCase{"resnet-101", 16}, NumericCase{"vgg-19", 32}, NumericCase{"vgg-16", 32},
-                                           NumericCase{"resnet-50", 16}, NumericCase{"vgg-13", 32}, NumericCase{"vgg-11", 32},
-                                           NumericCase{"resnet-34", 32}, NumericCase{"resnet-18", 32}, NumericCase{"mobilenet", 32},
+                         ::testing::Values(NumericCase{"inception_v3", 75}, NumericCase{"vgg-11", 32},
+                                           NumericCase{"resnet-152", 16, 4}, NumericCase{"resnet-50", 16},
+                                           NumericCase{"resnet-101", 16, 4}, NumericCase{"vgg-19", 32, 4},
+                                           NumericCase{"vgg-16", 32, 4}, NumericCase{"resnet-34", 32, 4}, NumericCase{"vgg-13", 32, 4},
+                                           NumericCase{"resnet-18", 32}, NumericCase{"mobilenet", 32},
                                            NumericCase{"mobilenet-v2", 32}, NumericCase{"squeezenet_v1.0", 32},
                                            NumericCase{"squeezenet_v1.1", 32}),
                          caseName);
