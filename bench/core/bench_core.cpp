@@ -4,6 +4,8 @@
 //   sgemm1024_1t / _2t_gflops    SGEMM 1024^3 with the hand schedule of HandSchedules.h
 //   conv_res2_gflops (+ _1t)     ResNet-18 conv 56x56 64->64 3x3 s1 p1, HandSchedules.h
 //   conv_res2_onednn_gflops      oneDNN on the same conv, same run, same threads
+//   conv_res2_winograd_gflops    the same conv as Winograd (the default rules' tile and schedule),
+//                                counted in the direct convolution's operations, against oneDNN's
 //   sgemm1024_onednn_*           oneDNN's SGEMM on the same matrices, same run, as a check of the peak
 //   build_ms_median              step list -> loaded, callable conv kernel
 //   lower_split_chain_300_ms     lowering 300 chained splits (was cubic in the list's length)
@@ -11,6 +13,7 @@
 // cannot post a number. BENCH_TARGET (default "cpu", this machine) is the target the kernels
 // are compiled and scheduled for, e.g. "cpu -mcpu=haswell" on an AVX-512 host; oneDNN is then
 // limited to the same ISA (OneDnnIsa.h) and the peak loop to the target's vector width.
+// BENCH_DUMP=DIR writes each kernel's C++ source there, to read what a schedule became.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -28,6 +31,8 @@
 #include "codegen/CSource.h"
 #include "codegen/Toolchain.h"
 #include "ops/Examples.h"
+#include "ops/Schedules.h"
+#include "ops/Winograd.h"
 #include "passes/Lower.h"
 #include "runtime/Module.h"
 #include "runtime/Tensor.h"
@@ -35,6 +40,7 @@
 #include "runtime/TimeEvaluator.h"
 #include "schedule/Steps.h"
 #include "support/Error.h"
+#include "support/Files.h"
 #include "support/TempDir.h"
 #include "target/Target.h"
 
@@ -63,6 +69,7 @@ BuiltKernel build(const te::ComputeDAG& dag, const std::vector<schedule::StepPtr
   auto t0 = std::chrono::steady_clock::now();
   auto function = passes::lower(schedule::replay(dag, steps), name);
   std::string source = codegen::generateCSource({function});
+  if (const char* d = std::getenv("BENCH_DUMP")) writeFile(std::string(d) + "/" + name + ".cpp", source);
   double lowerMs = millisecondsSince(t0);
   auto t1 = std::chrono::steady_clock::now();
   codegen::compileSharedLibrary(source, dir.path() + "/kernel.so", codegen::compileOptionsForTarget(target));
@@ -179,7 +186,8 @@ void benchLongStepList() {
 /// Every 61st output of the conv in double precision, with the sum of its terms' magnitudes:
 /// float rounding is bounded by that sum, cancellation is not (an output near zero has a large
 /// relative error under any summation order). Both tessel's and oneDNN's outputs are held to it.
-void checkConvOutputs(const Conv2dShape& s, const float* data, const float* weight, const float* out, const char* who) {
+void checkConvOutputs(const Conv2dShape& s, const float* data, const float* weight, const float* out, const char* who,
+                      double tolerance = 1e-5) {
   for (int64_t index = 0; index < s.outHeight() * s.outWidth() * s.outChannels; index += 61) {
     int64_t k = index % s.outChannels, x = index / s.outChannels % s.outWidth(), y = index / s.outChannels / s.outWidth();
     double want = 0, magnitude = 0;
@@ -193,7 +201,7 @@ void checkConvOutputs(const Conv2dShape& s, const float* data, const float* weig
           magnitude += std::fabs(term);
         }
       }
-    if (std::fabs(out[index] - want) > 1e-5 * magnitude)
+    if (std::fabs(out[index] - want) > tolerance * magnitude)
       fail("conv_res2: {}'s output {} (y {}, x {}, k {}) is {} but the reference says {} (terms' magnitude {})", who, index, y, x, k,
            out[index], want, magnitude);
   }
@@ -216,8 +224,26 @@ void benchConv(const target::Target& target) {
   built.kernel.call({data, weight, out});
   checkConvOutputs(shape, data.dataAs<float>(), weight.dataAs<float>(), out.dataAs<float>(), "tessel");
   auto call = built.kernel.bind({data, weight, out});
+
+  // The same layer as tessel builds it in a network on this target: Winograd with the default
+  // rules' tile and schedule, on the weight transformed ahead (as the graph pass does).
+  const int m = ops::defaultWinogradTileSize(shape.inChannels, shape.outChannels, shape.outHeight(), shape.outWidth(),
+                                             size_t(target.cpu.l2Bytes));
+  TESSEL_CHECK(m > 0, "conv_res2: the default rules of {} keep this layer direct", target.str());
+  auto winogradDag = ops::conv2dWinogradNHWC(shape.batch, shape.inChannels, shape.height, shape.width, shape.outChannels, shape.pad, m);
+  auto winograd = build(winogradDag, ops::defaultCpuSchedule(winogradDag, ops::cpuScheduleOptionsFor(target)), "winograd", target);
+  std::vector<float> transformed = ops::winogradWeightTransform(
+      std::vector<float>(weight.dataAs<float>(), weight.dataAs<float>() + weight.numel()), shape.inChannels, shape.outChannels, m);
+  auto transformedWeight = runtime::Tensor::empty({m + 2, m + 2, shape.inChannels, shape.outChannels}, DataType::float32());
+  std::copy(transformed.begin(), transformed.end(), transformedWeight.dataAs<float>());
+  auto winogradOut = runtime::Tensor::empty(out.shape(), DataType::float32());
+  winograd.kernel.call({data, transformedWeight, winogradOut});
+  // Winograd's transforms round more than the direct sum: held to 1e-4 of the terms' magnitude.
+  checkConvOutputs(shape, data.dataAs<float>(), weight.dataAs<float>(), winogradOut.dataAs<float>(), "tessel's Winograd", 1e-4);
+  auto callWinograd = winograd.kernel.bind({data, transformedWeight, winogradOut});
+
   // oneDNN fixes its thread count when the primitive is created: one primitive per count.
-  double ours[3] = {}, peers[3] = {};
+  double ours[3] = {}, peers[3] = {}, winogradGflops[3] = {};
   for (int threads : {1, 2}) {
     runtime::setKernelThreadCount(threads);
     OneDnnConv2d peer(shape, data.dataAs<float>(), weight.dataAs<float>(), peerOut.dataAs<float>());
@@ -225,6 +251,7 @@ void benchConv(const target::Target& target) {
     checkConvOutputs(shape, data.dataAs<float>(), weight.dataAs<float>(), peerOut.dataAs<float>(), "oneDNN");
     ours[threads] = shape.flops() / medianSeconds(call) / 1e9;
     peers[threads] = shape.flops() / medianSeconds([&] { peer.run(); }) / 1e9;
+    winogradGflops[threads] = shape.flops() / medianSeconds(callWinograd) / 1e9;
   }
   report("conv_res2_gflops", ours[2], "GFLOPS");
   report("conv_res2_onednn_gflops", peers[2], "GFLOPS");
@@ -232,6 +259,11 @@ void benchConv(const target::Target& target) {
   report("conv_res2_1t_gflops", ours[1], "GFLOPS");
   report("conv_res2_onednn_1t_gflops", peers[1], "GFLOPS");
   report("conv_res2_1t_vs_onednn", ours[1] / peers[1], "ratio");
+  fmt::print("# Winograd F({}x{}), the default rules' tile and schedule; GFLOPS of the direct convolution's operations\n", m, m);
+  report("conv_res2_winograd_gflops", winogradGflops[2], "GFLOPS");
+  report("conv_res2_winograd_vs_onednn", winogradGflops[2] / peers[2], "ratio");
+  report("conv_res2_winograd_1t_gflops", winogradGflops[1], "GFLOPS");
+  report("conv_res2_winograd_1t_vs_onednn", winogradGflops[1] / peers[1], "ratio");
 
   // Build time: every stage from the step list to a callable function, as a tuner pays it.
   std::vector<double> total, compile;
