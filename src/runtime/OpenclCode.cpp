@@ -70,7 +70,8 @@ class OpenclCode : public LoadedGpuCode {
   /// Where this device's program binaries are kept; empty for none. A driver with its own
   /// cache of builds is left to it unless $TESSEL_OPENCL_CACHE names a directory: asked for a
   /// program's binary, PoCL 3.1 compiles every kernel again for any work-group size (resnet-18
-  /// on this CPU: 45 s to build and keep the binary, 19 s to build only), and its own cache
+  /// with Winograd layers on a 2-core Zen 3: 45 s to build and keep the binary, 19 s to build
+  /// only), and its own cache
   /// already makes the next build of the same source cost a few seconds.
   std::string cacheDirectory() const {
     const char* own = std::getenv("TESSEL_OPENCL_CACHE");
