@@ -53,9 +53,10 @@ build-asan: deps
 
 # The compile caches of a test run, in the build tree: the kernels the tests compile through
 # ccache (tests/kernel-cache/gcc), the OpenCL programs in PoCL's own cache (tessel keeps none
-# beside a driver that caches its builds), NVRTC's cubins in tessel's. Tests that build the same kernel share one compiler run. `make test` starts them empty, as a fresh
-# clone does (its figures are CI's), and the Release and sanitizer tests share them; `make check`
-# keeps them from one run to the next.
+# beside a driver that caches its builds), NVRTC's cubins in tessel's. Tests that build the same
+# kernel share one compiler run. `make test` starts them empty, as a fresh clone does (its
+# figures are CI's), and the Release and sanitizer tests share them; `make check` keeps them
+# from one run to the next.
 TEST_CACHES := $(abspath $(BUILD))/test-caches
 TEST_ENV    := PATH=$(CURDIR)/tests/kernel-cache:$$PATH TESSEL_KERNEL_CACHE=$(TEST_CACHES)/kernels \
                POCL_CACHE_DIR=$(TEST_CACHES)/pocl TESSEL_CUDA_CACHE=$(TEST_CACHES)/cuda

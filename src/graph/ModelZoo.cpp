@@ -16,20 +16,26 @@ namespace {
 
 using Builder = std::function<Graph(const ModelOptions&)>;
 
-const std::vector<std::pair<std::string, Builder>>& zooTable() {
+struct ZooEntry {
+  std::string name;
+  Builder build;
+  bool narrows = false;  ///< has the narrower variants of ModelOptions::widthDivisor
+};
+
+const std::vector<ZooEntry>& zooTable() {
   using namespace zoo;
-  static const std::vector<std::pair<std::string, Builder>> table = {
-      {"resnet-18", [](const ModelOptions& o) { return resnet(18, o); }},
-      {"resnet-34", [](const ModelOptions& o) { return resnet(34, o); }},
-      {"resnet-50", [](const ModelOptions& o) { return resnet(50, o); }},
-      {"resnet-101", [](const ModelOptions& o) { return resnet(101, o); }},
-      {"resnet-152", [](const ModelOptions& o) { return resnet(152, o); }},
+  static const std::vector<ZooEntry> table = {
+      {"resnet-18", [](const ModelOptions& o) { return resnet(18, o); }, true},
+      {"resnet-34", [](const ModelOptions& o) { return resnet(34, o); }, true},
+      {"resnet-50", [](const ModelOptions& o) { return resnet(50, o); }, true},
+      {"resnet-101", [](const ModelOptions& o) { return resnet(101, o); }, true},
+      {"resnet-152", [](const ModelOptions& o) { return resnet(152, o); }, true},
       {"mobilenet", mobilenetV1},
       {"mobilenet-v2", mobilenetV2},
-      {"vgg-11", [](const ModelOptions& o) { return vgg(11, o); }},
-      {"vgg-13", [](const ModelOptions& o) { return vgg(13, o); }},
-      {"vgg-16", [](const ModelOptions& o) { return vgg(16, o); }},
-      {"vgg-19", [](const ModelOptions& o) { return vgg(19, o); }},
+      {"vgg-11", [](const ModelOptions& o) { return vgg(11, o); }, true},
+      {"vgg-13", [](const ModelOptions& o) { return vgg(13, o); }, true},
+      {"vgg-16", [](const ModelOptions& o) { return vgg(16, o); }, true},
+      {"vgg-19", [](const ModelOptions& o) { return vgg(19, o); }, true},
       {"squeezenet_v1.0", [](const ModelOptions& o) { return squeezenet("1.0", o); }},
       {"squeezenet_v1.1", [](const ModelOptions& o) { return squeezenet("1.1", o); }},
       {"inception_v3", inceptionV3},
@@ -47,7 +53,7 @@ int64_t zoo::imageSize(const std::string& network, const ModelOptions& options, 
 
 std::vector<std::string> modelNames() {
   std::vector<std::string> names;
-  for (const auto& [name, build] : zooTable()) names.push_back(name);
+  for (const ZooEntry& entry : zooTable()) names.push_back(entry.name);
   return names;
 }
 
@@ -60,10 +66,12 @@ Graph buildModel(const std::string& name, const ModelOptions& options) {
                name, options.classifierWidth);
   TESSEL_CHECK(options.widthDivisor >= 1 && 64 % options.widthDivisor == 0,
                "model '{}': width divisor must divide 64, got {}", name, options.widthDivisor);
-  TESSEL_CHECK(options.widthDivisor == 1 || name.rfind("resnet-", 0) == 0 || name.rfind("vgg-", 0) == 0,
-               "model '{}': only ResNet and VGG have narrower variants (width divisor {})", name, options.widthDivisor);
-  for (const auto& [known, build] : zooTable())
-    if (known == name) return build(options);
+  for (const ZooEntry& entry : zooTable())
+    if (entry.name == name) {
+      TESSEL_CHECK(options.widthDivisor == 1 || entry.narrows,
+                   "model '{}': only ResNet and VGG have narrower variants (width divisor {})", name, options.widthDivisor);
+      return entry.build(options);
+    }
   if (name.rfind("resnet-", 0) == 0) {
     std::string depth = name.substr(7);
     if (!depth.empty() && depth.find_first_not_of("0123456789") == std::string::npos && depth.size() < 6)

@@ -1,6 +1,5 @@
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include <mutex>
 #include <optional>
 
@@ -21,7 +20,15 @@ class OpenclCode : public LoadedGpuCode {
       : device_(deviceContext(deviceId)) {
     // The binary the driver made last time, keyed by everything that could change it: the
     // source, the build options, and the device's name, OpenCL version and driver version.
-    std::string directory = cacheBinary ? cacheDirectory() : "";
+    // A driver with its own cache of builds is left to it unless $TESSEL_OPENCL_CACHE names a
+    // directory: asked for a program's binary, PoCL 3.1 compiles every kernel again for any
+    // work-group size (resnet-18 with Winograd layers on a 2-core Zen 3: 45 s to build and keep
+    // the binary, 19 s to build only), and its own cache already makes the next build of the
+    // same source cost a few seconds.
+    std::string directory =
+        cacheBinary ? binaryCacheDirectory("TESSEL_OPENCL_CACHE", "opencl",
+                                           device_.cachesBuildsItself ? DefaultCacheLocation::kSkip : DefaultCacheLocation::kUse)
+                    : "";
     std::string cached =
         directory.empty()
             ? ""
@@ -66,18 +73,6 @@ class OpenclCode : public LoadedGpuCode {
 
  private:
   static constexpr const char* kBuildOptions = "";
-
-  /// Where this device's program binaries are kept; empty for none. A driver with its own
-  /// cache of builds is left to it unless $TESSEL_OPENCL_CACHE names a directory: asked for a
-  /// program's binary, PoCL 3.1 compiles every kernel again for any work-group size (resnet-18
-  /// with Winograd layers on a 2-core Zen 3: 45 s to build and keep the binary, 19 s to build
-  /// only), and its own cache
-  /// already makes the next build of the same source cost a few seconds.
-  std::string cacheDirectory() const {
-    const char* own = std::getenv("TESSEL_OPENCL_CACHE");
-    if (device_.cachesBuildsItself && !(own && *own)) return "";
-    return binaryCacheDirectory("TESSEL_OPENCL_CACHE", "opencl");
-  }
 
   /// The program of a cached binary, built; null when the driver refuses it (another driver
   /// version wrote it, the file is damaged): the caller then builds from source.

@@ -11,8 +11,9 @@ namespace tessel {
 
 namespace fs = std::filesystem;
 
-std::string binaryCacheDirectory(const char* variable, std::string_view kind) {
+std::string binaryCacheDirectory(const char* variable, std::string_view kind, DefaultCacheLocation location) {
   if (const char* own = std::getenv(variable); own && *own) return std::string(own) == "off" ? "" : own;
+  if (location == DefaultCacheLocation::kSkip) return "";
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/tessel/" + std::string(kind);
   if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/tessel/" + std::string(kind);
   return "";

@@ -15,10 +15,15 @@
 
 namespace tessel {
 
+/// Whether a cache without the user's own directory falls back to the default location: not
+/// beside a compiler that keeps its own cache of the same builds (runtime/OpenclCode: PoCL).
+enum class DefaultCacheLocation { kUse, kSkip };
+
 /// The cache directory of one kind of binary ("opencl", "cuda") by the rules above, the
-/// variable naming the user's own directory (TESSEL_OPENCL_CACHE); empty when caching is off or
-/// no directory is known.
-std::string binaryCacheDirectory(const char* variable, std::string_view kind);
+/// variable naming the user's own directory (TESSEL_OPENCL_CACHE); empty when caching is off, or
+/// when the variable is unset and `location` is kSkip, or when no directory is known.
+std::string binaryCacheDirectory(const char* variable, std::string_view kind,
+                                 DefaultCacheLocation location = DefaultCacheLocation::kUse);
 
 /// The file of an entry in `directory`: a hash of the identity's parts (every part counts, and
 /// no two lists of parts give the same bytes to hash), with the extension (".bin").

@@ -12,6 +12,7 @@
 
 #include "common/ErrorText.h"
 #include "common/GpuRequire.h"
+#include "common/ScopedEnv.h"
 #include "runtime/CudaDevice.h"
 #include "runtime/GpuModule.h"
 #include "runtime/OpenclDevice.h"
@@ -158,19 +159,12 @@ TEST(GpuDevices, OpenclProgramBinariesAreCachedAndADamagedOneIsRebuilt) {
 TEST(GpuDevices, OpenclBinariesGoToTheDefaultCacheOnlyOnDriversWithoutTheirOwn) {
   TESSEL_REQUIRE_OPENCL();
   TempDir dir("tessel-opencl-default-cache");
-  const char* given = std::getenv("TESSEL_OPENCL_CACHE");
-  const char* givenXdg = std::getenv("XDG_CACHE_HOME");
-  std::string savedCache = given ? given : "", savedXdg = givenXdg ? givenXdg : "";
-  ::unsetenv("TESSEL_OPENCL_CACHE");
-  ::setenv("XDG_CACHE_HOME", dir.path().c_str(), 1);
+  testsupport::ScopedEnv noOwnCache("TESSEL_OPENCL_CACHE", std::nullopt), cacheHome("XDG_CACHE_HOME", dir.path());
   expectDoubles(doublingModule(7, dir.path() + "/module"), 7);
   bool pocl = openclDeviceInfo(0).architecture.find(" PoCL ") != std::string::npos;
   const char* poclCache = std::getenv("POCL_KERNEL_CACHE");
   bool poclCaches = pocl && !(poclCache && std::string(poclCache) == "0");
   EXPECT_EQ(cachedFiles(dir.path() + "/tessel/opencl").size(), poclCaches ? 0u : 1u) << openclDeviceInfo(0).architecture;
-  if (given) ::setenv("TESSEL_OPENCL_CACHE", savedCache.c_str(), 1);
-  if (givenXdg) ::setenv("XDG_CACHE_HOME", savedXdg.c_str(), 1);
-  else ::unsetenv("XDG_CACHE_HOME");
 }
 
 TEST(GpuDevices, CudaMemoryRoundTripsAndLimits) {

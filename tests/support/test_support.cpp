@@ -3,6 +3,8 @@
 #include <chrono>
 #include <filesystem>
 
+#include "common/ScopedEnv.h"
+#include "support/BinaryCache.h"
 #include "support/DataType.h"
 #include "support/Error.h"
 #include "support/Files.h"
@@ -74,4 +76,23 @@ TEST(ThreadPool, RunsEveryIndexOnceAndRethrows) {
   pool.parallelFor(100, [&](int i) { hits[i]++; });
   for (int h : hits) EXPECT_EQ(h, 1);
   EXPECT_THROW(pool.parallelFor(10, [](int i) { if (i == 5) fail("boom"); }), Error);
+}
+
+// The cache directory's rules: the user's own directory, "off", else the XDG or home location
+// unless the caller skips it (a driver that caches its own builds).
+TEST(BinaryCache, DirectoryRules) {
+  using testsupport::ScopedEnv;
+  ScopedEnv xdg("XDG_CACHE_HOME", "/xdg");
+  {
+    ScopedEnv own("TESSEL_TEST_CACHE", std::nullopt);
+    EXPECT_EQ(binaryCacheDirectory("TESSEL_TEST_CACHE", "kind"), "/xdg/tessel/kind");
+    EXPECT_EQ(binaryCacheDirectory("TESSEL_TEST_CACHE", "kind", DefaultCacheLocation::kSkip), "");
+  }
+  {
+    ScopedEnv own("TESSEL_TEST_CACHE", "/mine");
+    EXPECT_EQ(binaryCacheDirectory("TESSEL_TEST_CACHE", "kind"), "/mine");
+    EXPECT_EQ(binaryCacheDirectory("TESSEL_TEST_CACHE", "kind", DefaultCacheLocation::kSkip), "/mine");
+  }
+  ScopedEnv off("TESSEL_TEST_CACHE", "off");
+  EXPECT_EQ(binaryCacheDirectory("TESSEL_TEST_CACHE", "kind"), "");
 }
