@@ -87,7 +87,13 @@ std::string jsonEcho(const json& value) {
   BoundedWriter writer(kJsonEchoChars);
   writer.value(value);
   const std::string& text = writer.text();
-  return text.size() > kJsonEchoChars ? text.substr(0, kJsonEchoChars - 3) + "..." : text;
+  if (text.size() <= kJsonEchoChars) return text;
+  // Built in a reserved string: GCC 12 reports a false -Warray-bounds on `substr(...) + "..."`
+  // here (it takes the temporary for a short string).
+  std::string cut;
+  cut.reserve(kJsonEchoChars);
+  cut.append(text, 0, kJsonEchoChars - 3).append("...");
+  return cut;
 }
 
 }  // namespace tessel
