@@ -290,12 +290,16 @@ TEST(TuneCli, CompileTakesEveryWinogradChoice) {
   TempDir dir;
   SubprocessOptions limit;
   limit.timeout = std::chrono::milliseconds(180000);
+  // Kernels at -O0 (-opt-level=0): the choice of forms is checked, not the code (two builds of
+  // resnet-18 at -O2 spent 16 CPU-s in the compiler).
+  const std::string target = "cpu -opt-level=0";
   // --winograd never: no Winograd layer, nothing to choose.
-  auto never = runSubprocess({tesselCli(), "compile", "--model", "resnet-18", "--winograd", "never", "-o", dir.path() + "/direct"}, limit);
+  auto never = runSubprocess(
+      {tesselCli(), "compile", "--model", "resnet-18", "--target", target, "--winograd", "never", "-o", dir.path() + "/direct"}, limit);
   ASSERT_TRUE(never.ok()) << never.describe() << "\n" << never.output;
   expectContains(never.output, "Winograd for 0 of 13 stride-1 3x3 convolutions");
   // --winograd 6: every candidate as F(6x6, 3x3).
-  auto six = runSubprocess({tesselCli(), "compile", "--model", "resnet-18", "--image-size", "64", "--winograd", "6",
+  auto six = runSubprocess({tesselCli(), "compile", "--model", "resnet-18", "--target", target, "--image-size", "64", "--winograd", "6",
                             "--no-shipped-records", "-o", dir.path() + "/six"},
                            limit);
   ASSERT_TRUE(six.ok()) << six.describe() << "\n" << six.output;
@@ -369,6 +373,8 @@ TEST(TuneCli, ShippedRecordsServeTheirClassAndCoreCount) {
   TempDir dir;
   SubprocessOptions limit;
   limit.timeout = std::chrono::milliseconds(180000);
+  // Kernels at -O0 (-opt-level=0): what is checked is which records a build takes, not its code;
+  // four builds of resnet-18 at -O2 spent 20 CPU-s in the compiler.
   auto compile = [&](const std::string& target, std::vector<std::string> extra = {}) {
     std::vector<std::string> argv = {tesselCli(), "compile", "--model", "resnet-18", "--target", target, "-o", dir.path() + "/m"};
     argv.insert(argv.end(), extra.begin(), extra.end());
@@ -376,16 +382,16 @@ TEST(TuneCli, ShippedRecordsServeTheirClassAndCoreCount) {
     EXPECT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
     return r.output;
   };
-  expectContains(compile("cpu -mcpu=skylake-avx512 -num-cores=2"),
-                 "using shipped records for cpu -mcpu=skylake-avx512 -num-cores=2 (cpu/x86_64-avx512): 16 of 21 kernels\n");
-  std::string sixteen = compile("cpu -mcpu=skylake-avx512 -num-cores=16");
-  expectContains(sixteen, "shipped records for cpu -mcpu=skylake-avx512 -num-cores=16 (cpu/x86_64-avx512) not used: they were "
+  expectContains(compile("cpu -mcpu=skylake-avx512 -num-cores=2 -opt-level=0"),
+                 "using shipped records for cpu -mcpu=skylake-avx512 -num-cores=2 -opt-level=0 (cpu/x86_64-avx512): 16 of 21 kernels\n");
+  std::string sixteen = compile("cpu -mcpu=skylake-avx512 -num-cores=16 -opt-level=0");
+  expectContains(sixteen, "shipped records for cpu -mcpu=skylake-avx512 -num-cores=16 -opt-level=0 (cpu/x86_64-avx512) not used: they were "
                           "measured on a 2-core AMD EPYC (Zen 5) and this target has 16 cores");
   EXPECT_EQ(sixteen.find("using shipped"), std::string::npos) << sixteen;
-  expectContains(compile("cpu -mcpu=haswell -num-cores=2"), "no shipped records for cpu -mcpu=haswell -num-cores=2 (cpu/x86_64-avx2)");
+  expectContains(compile("cpu -mcpu=haswell -num-cores=2 -opt-level=0"), "no shipped records for cpu -mcpu=haswell -num-cores=2 -opt-level=0 (cpu/x86_64-avx2)");
   // The AVX-512 log given as the user's records for an AVX2 target: applied where a kernel is the
   // same (most are not: AVX2's weights are packed by other blocks), and said to be foreign.
-  std::string foreign = compile("cpu -mcpu=haswell -num-cores=2",
+  std::string foreign = compile("cpu -mcpu=haswell -num-cores=2 -opt-level=0",
                                 {"--records", std::string(TESSEL_SOURCE_DIR) + "/records/cpu/x86_64-avx512.log"});
   expectContains(foreign, "kernels took records measured on x86_64-avx512 with 2 cores (AMD EPYC (Zen 5)), not on this target's "
                           "x86_64-avx2 with 2 cores: their schedules are shaped for that machine");
