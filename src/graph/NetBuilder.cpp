@@ -34,7 +34,8 @@ runtime::Tensor NetBuilder::randomTensor(const std::string& name, std::vector<in
   // 140 million weights of resnet-152 and VGG.
   uint64_t base = h.low();
   float* p = t.dataAs<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) {
+  const int64_t count = t.numel();
+  for (int64_t i = 0; i < count; ++i) {
     uint64_t z = base + uint64_t(i + 1) * 0x9e3779b97f4a7c15ull;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;

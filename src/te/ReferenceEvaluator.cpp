@@ -53,6 +53,7 @@ class CompiledBody {
   CompiledBody(const ComputeDAG& dag, const TensorValues& values, const OperationNode& op) : dag_(dag), values_(values) {
     for (auto& axis : op.axes) axisSlots_.push_back(slotOf(axis.var.node(), axis.extent));
     root_ = compile(op.body);
+    prepareSumOfProducts();
   }
 
   /// The body's values along the innermost axis at `index` (whose last entry is ignored), into
@@ -74,7 +75,12 @@ class CompiledBody {
       inner = double(j);
       out[j] = eval(reduction ? n.children[1] : root_);
     }
-    if (reduction) reduceRowOver(n, 0, out, count);
+    if (!reduction) return;
+    if (products_) {
+      sumProductsOverRow(n, index, out, count);
+      return;
+    }
+    reduceRowOver(n, 0, out, count);
   }
 
  private:
@@ -102,6 +108,9 @@ class CompiledBody {
     /// A load with affine indices (`affine`): index d is indices[d].
     bool affine = false;
     std::vector<Linear> indices;
+    /// Affine, over plain variables only, and within the producer's shape for every value of
+    /// the variables (from the indices' ranges): its flat index is one dot product, unchecked.
+    bool flatInBounds = false;
   };
 
   /// The floor quotient (or remainder) of a Linear by a positive constant.
@@ -214,13 +223,17 @@ class CompiledBody {
   /// Makes `n` (a load) affine when every index is.
   void makeAffine(Node& n, const std::vector<Expr>& indices) {
     std::vector<Linear> forms;
-    for (auto& index : indices) {
-      auto form = affineOf(index);
+    bool inBounds = true;
+    for (size_t d = 0; d < indices.size(); ++d) {
+      auto form = affineOf(indices[d]);
       if (!form) return;
+      inBounds = inBounds && form->lo >= 0 && form->hi <= double(n.extents[d] - 1);
+      for (auto& [atom, c] : form->coefficients) inBounds = inBounds && (atom >= 0 || c == 0);
       forms.push_back(linearOf(*form));
     }
     n.affine = true;
     n.indices = std::move(forms);
+    n.flatInBounds = inBounds;
   }
 
   int64_t valueOf(const Linear& l) const {
@@ -356,6 +369,68 @@ class CompiledBody {
     }
   }
 
+  /// A load's flat index as constant + sum of coefficient x slot (every slot of the frame).
+  struct FlatIndex {
+    const double* data = nullptr;
+    int64_t constant = 0;
+    std::vector<int64_t> coefficient;
+  };
+  /// The sum of products of two tensors: a float reduction whose source is a * b, both loads
+  /// flatInBounds (matmuls, dense layers, convolutions over a padded input, Winograd's batched
+  /// product). Its steps run as two running flat indices over the reduction's variables, in the
+  /// tree walk's order (reduceRowOver) and double arithmetic.
+  struct SumOfProducts {
+    FlatIndex a, b;
+  };
+
+  FlatIndex flatIndexOf(const Node& load) const {
+    FlatIndex f;
+    f.data = load.data->data();
+    f.coefficient.assign(frame_.size(), 0);
+    int64_t stride = 1;
+    for (size_t d = load.indices.size(); d-- > 0;) {
+      f.constant += load.indices[d].constant * stride;
+      for (auto [slot, c] : load.indices[d].terms) f.coefficient[size_t(slot)] += c * stride;
+      stride *= load.extents[d];
+    }
+    return f;
+  }
+
+  void prepareSumOfProducts() {
+    const Node& n = nodes_[size_t(root_)];
+    if (n.kind != ExprKind::Reduce || n.reduce != ReduceOp::Sum || n.children.size() != 2 || !n.type.isFloat()) return;
+    const Node& product = nodes_[size_t(n.children[0])];
+    if (product.kind != ExprKind::Mul || product.integralOperands || !product.type.isFloat()) return;
+    const Node& a = nodes_[size_t(product.children[0])];
+    const Node& b = nodes_[size_t(product.children[1])];
+    for (const Node* load : {&a, &b})
+      if (load->kind != ExprKind::ProducerLoad || !load->flatInBounds) return;
+    products_ = SumOfProducts{flatIndexOf(a), flatIndexOf(b)};
+  }
+
+  void sumProductsOverRow(const Node& n, const std::vector<int64_t>& index, double* acc, int64_t count) {
+    const SumOfProducts& p = *products_;
+    int64_t a = p.a.constant, b = p.b.constant;
+    for (size_t d = 0; d + 1 < axisSlots_.size(); ++d) {
+      a += p.a.coefficient[size_t(axisSlots_[d])] * index[d];
+      b += p.b.coefficient[size_t(axisSlots_[d])] * index[d];
+    }
+    sumProductsOver(n, 0, a, b, acc, count);
+  }
+
+  void sumProductsOver(const Node& n, size_t k, int64_t a, int64_t b, double* acc, int64_t count) {
+    const SumOfProducts& p = *products_;
+    if (k == n.axisSlots.size()) {
+      size_t inner = size_t(axisSlots_.back());
+      int64_t stepA = p.a.coefficient[inner], stepB = p.b.coefficient[inner];
+      for (int64_t j = 0; j < count; ++j) acc[j] = acc[j] + p.a.data[a + j * stepA] * p.b.data[b + j * stepB];
+      return;
+    }
+    size_t slot = size_t(n.axisSlots[k]);
+    int64_t stepA = p.a.coefficient[slot], stepB = p.b.coefficient[slot];
+    for (int64_t i = 0; i < n.extents[k]; ++i, a += stepA, b += stepB) sumProductsOver(n, k + 1, a, b, acc, count);
+  }
+
   double eval(int index) {
     const Node& n = nodes_[size_t(index)];
     const DataType t = n.type;
@@ -432,6 +507,7 @@ class CompiledBody {
   std::vector<Quotient> quotients_;
   std::vector<int> axisSlots_;
   int root_ = -1;
+  std::optional<SumOfProducts> products_;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <type_traits>
 
 #include "graph/Interpreter.h"
 #include "graph/Operators.h"
@@ -90,16 +91,29 @@ runtime::Tensor transposeTensor(const runtime::Tensor& x, const std::vector<int>
   for (size_t k = 0; k < rank; ++k) step[k] = inStrides[size_t(axes[k])];
   const char* in = static_cast<const char*>(x.data());
   char* o = static_cast<char*>(out.data());
-  std::vector<int64_t> index(rank, 0);
-  int64_t offset = 0;
-  for (int64_t n = 0; n < out.numel(); ++n) {
-    std::memcpy(o + size_t(n) * element, in + size_t(offset) * element, element);
-    for (size_t d = rank; d-- > 0;) {
-      offset += step[d];
-      if (++index[d] < outShape[d]) break;
-      offset -= step[d] * outShape[d];
-      index[d] = 0;
+  // The element copy at its size known to the compiler (a load and a store, not a memcpy call):
+  // a network's weights go through here in every layout change.
+  auto copyAll = [&](auto elementSize) {
+    const size_t bytes = elementSize;
+    std::vector<int64_t> index(rank, 0);
+    int64_t offset = 0;
+    const int64_t count = out.numel();
+    for (int64_t n = 0; n < count; ++n) {
+      std::memcpy(o + size_t(n) * bytes, in + size_t(offset) * bytes, bytes);
+      for (size_t d = rank; d-- > 0;) {
+        offset += step[d];
+        if (++index[d] < outShape[d]) break;
+        offset -= step[d] * outShape[d];
+        index[d] = 0;
+      }
     }
+  };
+  switch (element) {
+    case 1: copyAll(std::integral_constant<size_t, 1>{}); break;
+    case 2: copyAll(std::integral_constant<size_t, 2>{}); break;
+    case 4: copyAll(std::integral_constant<size_t, 4>{}); break;
+    case 8: copyAll(std::integral_constant<size_t, 8>{}); break;
+    default: copyAll(element);
   }
   return out;
 }

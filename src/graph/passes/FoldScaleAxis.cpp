@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -71,7 +72,12 @@ Graph foldScaleAxis(const Graph& graph) {
       if (!factors) continue;
       runtime::Tensor scaled = weight->clone();
       float* w = scaled.dataAs<float>();
-      for (int64_t e = 0; e < scaled.numel(); ++e) w[e] *= (*factors)[size_t((e / placement->inner) % placement->count)];
+      // Runs of `inner` elements share a factor (a division per run, not per element).
+      const int64_t count = scaled.numel();
+      for (int64_t run = 0, e = 0; e < count; ++run) {
+        float f = (*factors)[size_t(run % placement->count)];
+        for (int64_t end = std::min(count, e + placement->inner); e < end; ++e) w[e] *= f;
+      }
       folds[int(i)] = {producer, std::move(scaled)};
       absorbed[size_t(producer)] = true;
       break;
