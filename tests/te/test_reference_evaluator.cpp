@@ -127,6 +127,25 @@ TEST(ReferenceEvaluator, AffineAndTreeIndicesReadTheSameElements) {
   expectContains(errorOf([&] { run(A, past, input); }), "read of A out of bounds at dimension 0 (index 4)");
 }
 
+TEST(ReferenceEvaluator, SumsOfProductsOfTwoTensorsByHand) {
+  // A float sum of products of two reads (a convolution's form: the weight varies along the
+  // output's innermost axis, the input does not) is run over flat indices when its reads stay
+  // in bounds for every value of the variables; a read that may leave them is still reported.
+  auto A = placeholder({5}, DataType::float32(), "A");
+  auto W = placeholder({2, 3}, DataType::float32(), "W");
+  auto k = reduceAxis(2, "k");
+  auto conv = [&](int64_t outputs) {
+    return compute({outputs, 3}, [&](const std::vector<Var>& i) { return sum(A(i[0] + k.var) * W(k.var, i[1]), {k}); }, "conv");
+  };
+  auto evaluate = [&](const Tensor& out) {
+    ComputeDAG dag({out}, {A, W});
+    return evaluateReference(dag, {{"A", {1, 2, 3, 4, 5}}, {"W", {1, 2, 3, 4, 5, 6}}}).at("conv");
+  };
+  // conv[i][o] = A[i] W[0][o] + A[i + 1] W[1][o]
+  EXPECT_EQ(evaluate(conv(4)), (Values{9, 12, 15, 14, 19, 24, 19, 26, 33, 24, 33, 42}));
+  expectContains(errorOf([&] { evaluate(conv(5)); }), "read of A out of bounds at dimension 0 (index 5)");
+}
+
 TEST(ReferenceEvaluator, CastsTruncateAndRound) {
   auto A = placeholder({4}, DataType::float32(), "A");
   auto toInt8 = compute({4}, [&](const std::vector<Var>& i) { return ir::cast(DataType::int8(), A(i[0])); }, "c");
