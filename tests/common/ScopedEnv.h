@@ -1,6 +1,6 @@
-/// Sets (or unsets) an environment variable for a test's scope and puts back what was there before (the
-/// value, or no variable), so that a failing assertion does not leak the setting into the next
-/// test of the executable.
+/// Sets (or unsets) an environment variable for a test's scope and puts back what was there
+/// before (the value, or no variable), so that a failing assertion does not leak the setting
+/// into the next test of the executable.
 #pragma once
 #include <cstdlib>
 #include <optional>

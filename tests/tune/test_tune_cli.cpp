@@ -388,7 +388,8 @@ TEST(TuneCli, ShippedRecordsServeTheirClassAndCoreCount) {
   expectContains(sixteen, "shipped records for cpu -mcpu=skylake-avx512 -num-cores=16 -opt-level=0 (cpu/x86_64-avx512) not used: they were "
                           "measured on a 2-core AMD EPYC (Zen 5) and this target has 16 cores");
   EXPECT_EQ(sixteen.find("using shipped"), std::string::npos) << sixteen;
-  expectContains(compile("cpu -mcpu=haswell -num-cores=2 -opt-level=0"), "no shipped records for cpu -mcpu=haswell -num-cores=2 -opt-level=0 (cpu/x86_64-avx2)");
+  expectContains(compile("cpu -mcpu=haswell -num-cores=2 -opt-level=0"),
+                 "no shipped records for cpu -mcpu=haswell -num-cores=2 -opt-level=0 (cpu/x86_64-avx2)");
   // The AVX-512 log given as the user's records for an AVX2 target: applied where a kernel is the
   // same (most are not: AVX2's weights are packed by other blocks), and said to be foreign.
   std::string foreign = compile("cpu -mcpu=haswell -num-cores=2 -opt-level=0",
