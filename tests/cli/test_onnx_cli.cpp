@@ -86,7 +86,7 @@ TEST(OnnxCli, TasksParamsAndInputShapes) {
   expectError(runTessel({"tasks", "--model", dir.path() + "/missing.onnx"}), dir.path() + "/missing.onnx");
   expectError(runTessel({"compile", "--model", kOnnx + "bad/unsupported_op.onnx", "-o", dir.path() + "/u"}),
               "node 'erf_1' (Erf): operator 'Erf' is not supported");
-  expectError(runTessel({"tasks", "--model", kOnnx + "bad/cycle.onnx"}), "the ONNX checker rejects the model");
+  expectError(runTessel({"tasks", "--model", kOnnx + "bad/cycle.onnx"}), "node 'first' (Add): input 'b' is not defined before the node");
 }
 
 TEST(OnnxCli, TuneAnOnnxModel) {

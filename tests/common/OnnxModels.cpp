@@ -20,9 +20,10 @@ void describe(onnx::ValueInfoProto& info, const OnnxValue& value) {
 }  // namespace
 
 std::string onnxModelBytes(const std::vector<OnnxNode>& nodes, const std::vector<OnnxValue>& inputs,
-                           const std::vector<OnnxValue>& outputs, const std::vector<OnnxValue>& initializers, int64_t opset) {
+                           const std::vector<OnnxValue>& outputs, const std::vector<OnnxValue>& initializers, int64_t opset,
+                           int64_t irVersion) {
   onnx::ModelProto model;
-  model.set_ir_version(7);
+  model.set_ir_version(irVersion);
   model.set_producer_name("tessel-tests");
   auto* import = model.add_opset_import();
   import->set_domain("");
@@ -47,6 +48,12 @@ std::string onnxModelBytes(const std::vector<OnnxNode>& nodes, const std::vector
       attribute->set_type(onnx::AttributeProto::INT);
       attribute->set_i(value);
     }
+    for (const auto& [name, value] : n.strings) {
+      onnx::AttributeProto* attribute = node->add_attribute();
+      attribute->set_name(name);
+      attribute->set_type(onnx::AttributeProto::STRING);
+      attribute->set_s(value);
+    }
   }
   for (const OnnxValue& v : inputs) describe(*graph->add_input(), v);
   for (const OnnxValue& v : outputs) describe(*graph->add_output(), v);
@@ -57,6 +64,12 @@ std::string onnxModelBytes(const std::vector<OnnxNode>& nodes, const std::vector
     tensor->set_data_type(v.int64 ? onnx::TensorProto::INT64 : onnx::TensorProto::FLOAT);
     for (float f : v.floats) tensor->add_float_data(f);
     for (int64_t i : v.ints) tensor->add_int64_data(i);
+    if (!v.external.empty()) tensor->set_data_location(onnx::TensorProto::EXTERNAL);
+    for (const auto& [key, value] : v.external) {
+      auto* entry = tensor->add_external_data();
+      entry->set_key(key);
+      entry->set_value(value);
+    }
   }
   return model.SerializeAsString();
 }

@@ -19,6 +19,9 @@ struct OnnxValue {
   std::vector<float> floats;  ///< an initializer's values when float32
   std::vector<int64_t> ints;  ///< an initializer's values when int64
   bool int64 = false;
+  /// An initializer whose data is outside the model: its external_data entries (location,
+  /// offset, length) as written, and no values inside; the test writes the file itself.
+  std::map<std::string, std::string> external = {};
 };
 
 /// A graph input of float32 `shape` (-1 leaves an extent unknown, 0 is written as 0).
@@ -48,10 +51,12 @@ struct OnnxNode {
   std::vector<std::string> inputs, outputs;
   std::map<std::string, std::vector<int64_t>> intLists;  ///< attributes of type INTS
   std::map<std::string, int64_t> ints = {};               ///< attributes of type INT
+  std::map<std::string, std::string> strings = {};        ///< attributes of type STRING
 };
 
-/// The serialized model (IR version 7, opset `opset` of the default domain).
+/// The serialized model (IR version `irVersion`, opset `opset` of the default domain).
 std::string onnxModelBytes(const std::vector<OnnxNode>& nodes, const std::vector<OnnxValue>& inputs,
-                           const std::vector<OnnxValue>& outputs, const std::vector<OnnxValue>& initializers, int64_t opset = 13);
+                           const std::vector<OnnxValue>& outputs, const std::vector<OnnxValue>& initializers, int64_t opset = 13,
+                           int64_t irVersion = 7);
 
 }  // namespace tessel::testsupport

@@ -84,10 +84,15 @@ void addInputs(const onnx::GraphProto& g, Importer& importer, const OnnxImportOp
                  name);
 }
 
-void addInitializers(const onnx::GraphProto& g, Importer& importer) {
-  for (const auto& init : g.initializer()) {
+/// Each initializer's data is released from the message once it is a tensor: a model's weights
+/// are held once, not twice.
+void addInitializers(onnx::GraphProto& g, Importer& importer) {
+  for (auto& init : *g.mutable_initializer()) {
     std::string what = fmt::format("initializer '{}'", init.name());
-    runtime::Tensor value = tensorFromProto(init, what);
+    runtime::Tensor value = tensorFromProto(init, what, importer.externalData());
+    onnx::TensorProto nameOnly;
+    nameOnly.set_name(init.name());
+    init.Swap(&nameOnly);
     // An initializer also listed as an input declares its shape twice: they must agree.
     for (const auto& input : g.input()) {
       if (input.name() != init.name() || !input.type().tensor_type().has_shape()) continue;
@@ -147,11 +152,12 @@ void markOutputs(const onnx::GraphProto& g, Importer& importer) {
   }
 }
 
-Graph importGraph(const LoadedModel& model, const OnnxImportOptions& options) {
+Graph importGraph(LoadedModel& model, const OnnxImportOptions& options) {
   registerStandardOps();
   Graph graph;
-  Importer importer(graph);
-  const onnx::GraphProto& g = model.proto.graph();
+  ExternalData external(model.directory);
+  Importer importer(graph, external);
+  onnx::GraphProto& g = *model.proto.mutable_graph();
   addInitializers(g, importer);
   addInputs(g, importer, options);
   for (const auto& node : g.node()) convertNode(node, model.opset, importer);

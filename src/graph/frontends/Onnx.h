@@ -1,5 +1,5 @@
-/// The ONNX frontend: an ONNX model file (opsets 7 to 17, checked by ONNX's own checker)
-/// becomes a tessel graph. Every node becomes graph operators, initializers and Constant nodes
+/// The ONNX frontend: an ONNX model file (IR versions 3 to 10, opsets 7 to 21, the weights
+/// inside it or in files beside it: OnnxModel.h, OnnxExternalData.h) becomes a tessel graph. Every node becomes graph operators, initializers and Constant nodes
 /// become graph constants, shape arithmetic on constants (Shape, Gather, Slice, Concat, Cast,
 /// Unsqueeze, ...) is folded during import. Input shapes come from the model or from the
 /// caller (a symbolic dimension without one is an error naming the input and the dimension).

@@ -45,7 +45,8 @@ const onnx::AttributeProto* NodeView::find(const std::string& attribute, onnx::A
   read_.insert(attribute);
   for (const auto& a : proto_.attribute()) {
     if (a.name() != attribute) continue;
-    // The checker verifies types against the schema; this guards attributes the schema lacks.
+    // The structure check (OnnxModel.cpp) saw that the attribute holds its declared type; this
+    // checks that the type is the one the operator's schema gives it.
     if (a.type() != type)
       error(fmt::format("attribute '{}' is {}, expected {}", attribute, attributeTypeName(a.type()), attributeTypeName(type)));
     return &a;

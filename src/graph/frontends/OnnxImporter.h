@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "graph/Graph.h"
+#include "graph/frontends/OnnxExternalData.h"
 
 namespace tessel::graph::onnx_import {
 
@@ -74,8 +75,10 @@ class NodeView {
 
 class Importer {
  public:
-  explicit Importer(Graph& graph) : graph_(graph) {}
+  Importer(Graph& graph, ExternalData& external) : graph_(graph), external_(external) {}
   Graph& graph() { return graph_; }
+  /// Where the model's tensors kept outside its file are read from.
+  ExternalData& externalData() { return external_; }
 
   /// Defines an ONNX value by name.
   void define(const std::string& name, Value value);
@@ -106,6 +109,7 @@ class Importer {
   std::string freshName(const std::string& base);
 
   Graph& graph_;
+  ExternalData& external_;
   std::map<std::string, Value> values_;
   std::map<std::string, std::string> unsupported_;
 };

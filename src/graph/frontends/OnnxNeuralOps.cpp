@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "graph/frontends/OnnxFolding.h"
@@ -148,7 +149,9 @@ Converter pool(const std::string& op) {
     requireImage(node, x, "the input");
     auto kernel = pair(node, "kernel_shape", {});
     auto strides = pair(node, "strides", {1, 1});
-    auto dilations = op == "max_pool2d" ? pair(node, "dilations", {1, 1}) : std::vector<int64_t>{1, 1};
+    // AveragePool has dilations from opset 19 on (the operator refuses those it cannot compute).
+    bool dilated = op == "max_pool2d" || node.opset() >= 19;
+    auto dilations = dilated ? pair(node, "dilations", {1, 1}) : std::vector<int64_t>{1, 1};
     if (op == "max_pool2d" && node.getInt("storage_order", 0) != 0)
       node.unsupported("storage_order", "only row-major (0) is");
     Attrs attrs = {{"kernel", kernel},
@@ -248,6 +251,52 @@ int64_t scaledExtent(const NodeView& node, int64_t in, double scale, size_t axis
   return int64_t(std::round(out));
 }
 
+/// Opset 18's Resize attributes: `axes` (scales or sizes are given for those axes only, the others
+/// keep their extent), `keep_aspect_ratio_policy` (sizes as bounds of one common scale; only
+/// "stretch", or sizes of one ratio, which it does not change) and `antialias` (a filter
+/// widened when shrinking: only where nothing shrinks, where it changes nothing).
+void resizeAxes(const NodeView& node, const std::vector<int64_t>& in, std::vector<double>& scales, std::vector<int64_t>& sizes) {
+  const int64_t rank = int64_t(in.size());
+  std::vector<size_t> axes;  // the axes scales and sizes are given for, in their order
+  for (int64_t a : node.getInts("axes", {})) {
+    int64_t axis = a < 0 ? a + rank : a;
+    if (axis < 0 || axis >= rank) node.unsupported("axes", fmt::format("axis {} is out of range for rank {}", a, rank));
+    if (std::find(axes.begin(), axes.end(), size_t(axis)) != axes.end()) node.unsupported("axes", fmt::format("axis {} is listed twice", a));
+    axes.push_back(size_t(axis));
+  }
+  if (!node.has("axes"))
+    for (size_t d = 0; d < in.size(); ++d) axes.push_back(d);
+  if (node.has("axes")) {
+    if (!scales.empty() && scales.size() != axes.size()) node.error(fmt::format("{} scales for {} axes", scales.size(), axes.size()));
+    if (!sizes.empty() && sizes.size() != axes.size()) node.error(fmt::format("{} sizes for {} axes", sizes.size(), axes.size()));
+    std::vector<double> fullScales(in.size(), 1.0);
+    std::vector<int64_t> fullSizes(in);
+    for (size_t k = 0; k < axes.size(); ++k) {
+      if (!scales.empty()) fullScales[axes[k]] = scales[k];
+      if (!sizes.empty()) fullSizes[axes[k]] = sizes[k];
+    }
+    if (!scales.empty()) scales = fullScales;
+    if (!sizes.empty()) sizes = fullSizes;
+  }
+  std::string policy = node.getString("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+    node.unsupported("keep_aspect_ratio_policy", fmt::format("'{}'", policy));
+  if (policy != "stretch" && sizes.size() == in.size()) {
+    // The policy makes one scale of the sizes (their least or greatest ratio to the input): sizes
+    // of one ratio already are that, other sizes would need the scale's rounding rules.
+    for (size_t d : axes)
+      if (sizes[d] * in[axes[0]] != in[d] * sizes[axes[0]])
+        node.unsupported("keep_aspect_ratio_policy", fmt::format("'{}' with sizes {} of different ratios to the input {}", policy,
+                                                                 runtime::formatShape(sizes), runtime::formatShape(in)));
+  }
+  if (node.getInt("antialias", 0) != 0) {
+    bool shrinks = false;
+    for (size_t d = 0; d < in.size(); ++d)
+      shrinks = shrinks || (sizes.size() == in.size() && sizes[d] < in[d]) || (scales.size() == in.size() && scales[d] < 1.0);
+    if (shrinks) node.unsupported("antialias", "only where no axis shrinks (where it changes nothing)");
+  }
+}
+
 /// Resize (opset 10 and 11+) and Upsample: nearest or bilinear resizing of H and W.
 std::vector<Value> resize(Importer& im, const NodeView& node) {
   TensorType x = im.inputType(node, 0);
@@ -263,6 +312,7 @@ std::vector<Value> resize(Importer& im, const NodeView& node) {
     if (node.hasInput(scalesInput)) scales = numericValues(im.constantInput(node, scalesInput, "scales"), node.label());
     if (modern && node.hasInput(3)) sizes = intValues(im.constantInput(node, 3, "sizes"), node.label() + ": sizes");
   }
+  if (modern && node.opset() >= 18) resizeAxes(node, x.shape, scales, sizes);
   std::vector<int64_t> out;
   if (!sizes.empty()) {
     if (sizes.size() != 4) node.error(fmt::format("{} sizes for a 4-D input", sizes.size()));

@@ -49,17 +49,19 @@ std::string onnxTypeName(int32_t onnxType) {
   return std::to_string(onnxType);
 }
 
-runtime::Tensor tensorFromProto(const onnx::TensorProto& proto, const std::string& what) {
-  TESSEL_CHECK(proto.data_location() != Proto::EXTERNAL,
-               "{}: its data is in an external file, which tessel does not read (save the model with its weights "
-               "inside)",
-               what);
+runtime::Tensor tensorFromProto(const onnx::TensorProto& proto, const std::string& what, ExternalData& external) {
   TESSEL_CHECK(!proto.has_segment(), "{}: segmented tensors are not supported", what);
   DataType dtype = dtypeOf(proto.data_type(), what);
   int64_t count = elementCount(proto, what);
   std::vector<int64_t> shape(proto.dims().begin(), proto.dims().end());
   size_t bytes = size_t(count) * size_t(dtype.storageBytes());
   // The data must be there before anything is allocated: a damaged shape can claim terabytes.
+  if (proto.data_location() == Proto::EXTERNAL) {
+    ExternalData::Extent extent = external.locate(proto, what, bytes);
+    auto t = runtime::Tensor::empty(shape, dtype);
+    ExternalData::read(extent, what, static_cast<char*>(t.data()), bytes);
+    return t;
+  }
   if (proto.has_raw_data()) {
     TESSEL_CHECK(proto.raw_data().size() == bytes, "{}: {} bytes of raw data for shape {} of {} ({} bytes expected)", what,
                  proto.raw_data().size(), runtime::formatShape(shape), dtype.str(), bytes);

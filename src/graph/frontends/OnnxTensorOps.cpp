@@ -46,13 +46,13 @@ std::optional<std::vector<int64_t>> axesOf(Importer& im, const NodeView& node, i
   return intValues(im.constantInput(node, 1, "axes"), node.label() + ": axes");
 }
 
-std::vector<Value> constant(Importer&, const NodeView& node) {
+std::vector<Value> constant(Importer& im, const NodeView& node) {
   auto scalar = [](DataType dtype, std::vector<double> values, bool vector) {
     std::vector<int64_t> shape;
     if (vector) shape.push_back(int64_t(values.size()));
     return Importer::fromConstant(tensorFromValues(shape, dtype, values));
   };
-  if (node.has("value")) return {Importer::fromConstant(tensorFromProto(node.getTensor("value"), node.label()))};
+  if (node.has("value")) return {Importer::fromConstant(tensorFromProto(node.getTensor("value"), node.label(), im.externalData()))};
   if (node.has("value_float")) return {scalar(DataType::float32(), {node.getFloat("value_float", 0)}, false)};
   if (node.has("value_int")) return {scalar(DataType::int64(), {double(node.getInt("value_int", 0))}, false)};
   if (node.has("value_floats")) {
@@ -70,7 +70,7 @@ std::vector<Value> constantOfShape(Importer& im, const NodeView& node) {
   for (int64_t d : shape)
     if (d < 0 || d > (int64_t(1) << 31)) node.error(fmt::format("invalid extent {} in shape", d));
   runtime::Tensor value = tensorFromValues({1}, DataType::float32(), {0.0});
-  if (node.has("value")) value = tensorFromProto(node.getTensor("value"), node.label() + " value");
+  if (node.has("value")) value = tensorFromProto(node.getTensor("value"), node.label() + " value", im.externalData());
   if (value.numel() != 1) node.unsupported("value", "it must hold one element");
   auto one = numericValues(value, node.label());
   return {Importer::fromConstant(filledTensor(shape, value.dtype(), one[0]))};
@@ -219,7 +219,8 @@ std::vector<Value> slice(Importer& im, const NodeView& node) {
 }
 
 /// Split into consecutive parts along an axis: given sizes (an attribute before opset 13, an
-/// input from it on), else equal parts, one per output.
+/// input from it on), else equal parts, one per output (from opset 18 `num_outputs` parts, the
+/// last one smaller when the extent does not divide).
 std::vector<Value> split(Importer& im, const NodeView& node) {
   const auto& in = im.inputType(node, 0).shape;
   int64_t axis = axisOf(node, node.getInt("axis", 0), in.size());
@@ -227,6 +228,13 @@ std::vector<Value> split(Importer& im, const NodeView& node) {
   if (node.opset() < 13) sizes = node.getInts("split");
   else if (node.hasInput(1)) sizes = intValues(im.constantInput(node, 1, "split"), node.label() + ": split");
   int64_t extent = in[size_t(axis)], parts = int64_t(node.outputCount());
+  if (node.opset() >= 18 && node.has("num_outputs")) {
+    int64_t count = node.getInt("num_outputs", 0);
+    if (!sizes.empty()) node.error("gives both the split input and the num_outputs attribute");
+    if (count != parts) node.error(fmt::format("num_outputs is {}, the node has {} outputs", count, parts));
+    int64_t chunk = (extent + parts - 1) / parts;
+    for (int64_t k = 0; k < parts; ++k) sizes.push_back(std::min(chunk, extent - k * chunk));
+  }
   if (sizes.empty()) {
     if (parts < 1 || extent % parts != 0) node.error(fmt::format("{} equal parts of extent {}", parts, extent));
     sizes.assign(size_t(parts), extent / parts);
@@ -255,6 +263,7 @@ std::vector<Value> concat(Importer& im, const NodeView& node) {
   size_t n = node.inputCount();
   if (n == 0) node.error("no inputs");
   size_t rank = im.inputType(node, 0).shape.size();
+  if (!node.has("axis")) node.error("attribute 'axis' is missing");
   int64_t axis = axisOf(node, node.getInt("axis", 0), rank);
   bool allConstant = true;
   for (size_t i = 0; i < n; ++i) {
@@ -384,13 +393,29 @@ std::vector<Value> transpose(Importer& im, const NodeView& node) {
 }
 
 std::vector<Value> cast(Importer& im, const NodeView& node) {
+  if (!node.has("to")) node.error("attribute 'to' is missing");
   int64_t to = node.getInt("to", 0);
-  node.ignore("saturate");
+  node.ignore("saturate");  // opset 19: how float8 targets saturate, which tessel does not compute with
   DataType dtype = dtypeOf(int32_t(std::clamp<int64_t>(to, 0, std::numeric_limits<int32_t>::max())), node.label() + ": attribute 'to'");
   const Value& v = im.input(node, 0);
   if (v.constant) return {Importer::fromConstant(converted(*v.constant, dtype))};
   if (v.type.dtype == dtype) return {v};
   return {im.fromNode(im.addOp(node, "cast", {im.inputNode(node, 0)}, {{"dtype", dtype.str()}}))};
+}
+
+/// Opset 18's Pad: `pads` holds the begins and ends of the listed axes only; as pads of every axis.
+std::vector<int64_t> padsOnAxes(const NodeView& node, const std::vector<int64_t>& pads, const std::vector<int64_t>& axes, size_t rank) {
+  if (pads.size() != 2 * axes.size()) node.error(fmt::format("{} pads for {} axes", pads.size(), axes.size()));
+  std::vector<int64_t> full(2 * rank, 0);
+  std::vector<bool> seen(rank, false);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    auto a = size_t(axisOf(node, axes[k], rank, "axes"));
+    if (seen[a]) node.error(fmt::format("axis {} is listed twice", axes[k]));
+    seen[a] = true;
+    full[a] = pads[k];
+    full[rank + a] = pads[axes.size() + k];
+  }
+  return full;
 }
 
 std::vector<Value> pad(Importer& im, const NodeView& node) {
@@ -409,7 +434,7 @@ std::vector<Value> pad(Importer& im, const NodeView& node) {
       if (v.size() != 1) node.error("constant_value must hold one value");
       value = v[0];
     }
-    if (node.hasInput(3)) node.error("the axes input is not supported");
+    if (node.hasInput(3)) pads = padsOnAxes(node, pads, intValues(im.constantInput(node, 3, "axes"), node.label() + ": axes"), rank);
   }
   if (pads.size() != 2 * rank) node.error(fmt::format("{} pads for rank {}", pads.size(), rank));
   for (int64_t p : pads)
