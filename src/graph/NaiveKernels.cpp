@@ -1,6 +1,7 @@
 #include "graph/NaiveKernels.h"
 
 #include <array>
+#include <cmath>
 
 #include "ops/Winograd.h"
 #include "support/Error.h"
@@ -235,6 +236,47 @@ std::vector<double> blockedDense(const std::vector<double>& data, const TensorTy
   return out;
 }
 
+/// sum, mean, max and min over the node's axes (all of them when none are given): each input
+/// element added into the output element of its kept coordinates (the reduced ones are dropped,
+/// or kept as extents of 1: either way they do not move the output's flat index).
+std::vector<double> reduction(const Node& node, const std::vector<double>& in, const TensorType& inType) {
+  const auto& shape = inType.shape;
+  const size_t rank = shape.size();
+  std::vector<int> axes = node.attrs.value("axis", std::vector<int>{});
+  std::vector<bool> reduced(rank, axes.empty());
+  for (int a : axes) reduced[size_t(a < 0 ? a + int(rank) : a)] = true;
+  // The output's stride of each input axis: 0 for a reduced one.
+  std::vector<int64_t> stride(rank, 0);
+  int64_t step = 1, count = 1;
+  for (size_t d = rank; d-- > 0;) {
+    if (reduced[d]) {
+      count *= shape[d];
+      continue;
+    }
+    stride[d] = step;
+    step *= shape[d];
+  }
+  const bool isMax = node.op == "max", isMin = node.op == "min";
+  std::vector<double> out(size_t(step), isMax ? -HUGE_VAL : isMin ? HUGE_VAL : 0.0);
+  std::vector<int64_t> coord(rank, 0);
+  for (size_t i = 0; i < in.size(); ++i) {
+    int64_t o = 0;
+    for (size_t d = 0; d < rank; ++d) o += coord[d] * stride[d];
+    double& acc = out[size_t(o)];
+    double v = in[i];
+    if (isMax) acc = v > acc ? v : acc;
+    else if (isMin) acc = v < acc ? v : acc;
+    else acc += v;
+    for (size_t d = rank; d-- > 0;) {
+      if (++coord[d] < shape[d]) break;
+      coord[d] = 0;
+    }
+  }
+  if (node.op == "mean")
+    for (double& v : out) v /= double(count);
+  return out;
+}
+
 /// Floats, and 8-bit integers: their products summed in double stay exact (below 2^53) for
 /// any reduction shorter than 2^38 terms, so the int32 accumulation is reproduced exactly.
 bool naiveOperand(DataType t) {
@@ -245,6 +287,10 @@ bool naiveOperand(DataType t) {
 
 std::optional<std::vector<double>> evaluateNaively(const Node& node, const std::vector<const std::vector<double>*>& inputs,
                                                    const std::vector<TensorType>& inputTypes) {
+  // Reductions of floats (an integer mean truncates as C does: its expression is interpreted).
+  if ((node.op == "sum" || node.op == "mean" || node.op == "max" || node.op == "min") && inputs.size() == 1 &&
+      inputTypes[0].dtype.isFloat())
+    return reduction(node, *inputs[0], inputTypes[0]);
   bool supported = inputs.size() == 2;
   for (const auto& t : inputTypes) supported = supported && naiveOperand(t.dtype);
   if (!supported) return std::nullopt;

@@ -13,6 +13,7 @@
 #include "ops/Elementwise.h"
 #include "ops/Pooling.h"
 #include "ops/Quantize.h"
+#include "ops/Reduce.h"
 #include "ops/Resize.h"
 #include "ops/Softmax.h"
 #include "ops/Transform.h"
@@ -182,6 +183,15 @@ void registerAll() {
   add("adaptive_avg_pool2d", F, 1, 1, [](const Inputs& in, const AttrReader& a) {
     return ops::adaptiveAvgPool2d(in[0], a.array<2>("output_size", {1, 1}), a.layout());
   });
+  for (auto [name, kind] : std::vector<std::pair<const char*, ops::ReduceKind>>{{"sum", ops::ReduceKind::Sum},
+                                                                               {"mean", ops::ReduceKind::Mean},
+                                                                               {"max", ops::ReduceKind::Max},
+                                                                               {"min", ops::ReduceKind::Min}}) {
+    ops::ReduceKind k = kind;
+    add(name, OpPattern::CommReduce, 1, 1, [k](const Inputs& in, const AttrReader& a) {
+      return ops::reduce(in[0], k, a.get<std::vector<int>>("axis", {}), a.get<bool>("keepdims", false));
+    });
+  }
   add("softmax", O, 1, 1, [](const Inputs& in, const AttrReader& a) { return ops::softmax(in[0], a.get<int>("axis", -1)); });
   add("concatenate", I, 1, 64,
       [](const Inputs& in, const AttrReader& a) { return ops::concatenate(in, a.get<int>("axis", 1)); });

@@ -17,6 +17,7 @@
 ///     leaky_relu: alpha
 ///   max_pool2d, avg_pool2d: kernel [2], strides, padding, dilation, ceil_mode,
 ///     count_include_pad, layout;   global_avg_pool2d, global_max_pool2d: layout
+///   sum, mean, max, min (reductions): axis [any number; none: every axis], keepdims
 ///   softmax: axis;  concatenate: axis;  reshape: shape;  flatten;  transpose: axes;
 ///   strided_slice: begin, step, shape (one value per dimension);  pad: before, after, value;  resize2d: size [2], method "nearest"|"bilinear",
 ///     coordinate_mode "align_corners"|"half_pixel"|"pytorch_half_pixel"|"asymmetric", layout

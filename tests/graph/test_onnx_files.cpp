@@ -5,11 +5,11 @@
 // computed by hand.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "common/ErrorText.h"
+#include "common/FloatTensors.h"
 #include "common/OnnxModels.h"
 #include "graph/Interpreter.h"
 #include "graph/frontends/Onnx.h"
@@ -21,14 +21,6 @@ using namespace tessel::graph;
 using namespace tessel::testsupport;
 
 namespace {
-
-runtime::Tensor floats(std::vector<int64_t> shape, const std::vector<float>& values) {
-  auto t = runtime::Tensor::empty(shape, DataType::float32());
-  std::memcpy(t.data(), values.data(), values.size() * sizeof(float));
-  return t;
-}
-
-std::vector<float> valuesOf(const runtime::Tensor& t) { return {t.dataAs<float>(), t.dataAs<float>() + t.numel()}; }
 
 /// y = x + w: the model of the external-data tests, its weight `w` (float32[2, 3]) described by
 /// `external` (no data inside the model).
@@ -58,8 +50,8 @@ Graph importFrom(const TempDir& dir, const std::string& model, const std::map<st
 TEST(OnnxFiles, IrVersion10AndOpset21AsPyTorchWritesThem) {
   std::string bytes = onnxModelBytes({{"Relu", "relu", {"x"}, {"y"}, {}}}, {onnxInput("x", {1, 4})}, {onnxOutput("y", 2)}, {}, 21, 10);
   Graph g = importOnnxBytes(bytes, "relu.onnx");
-  auto y = interpretGraph(g, {{"x", floats({1, 4}, {-1, 2, -3, 4})}})[0];
-  EXPECT_EQ(valuesOf(y), (std::vector<float>{0, 2, 0, 4}));
+  auto y = interpretGraph(g, {{"x", floatTensor({1, 4}, {-1, 2, -3, 4})}})[0];
+  EXPECT_EQ(floatValues(y), (std::vector<float>{0, 2, 0, 4}));
   // One past what tessel knows is refused with the range it reads.
   std::string ir11 = onnxModelBytes({{"Relu", "relu", {"x"}, {"y"}, {}}}, {onnxInput("x", {1, 4})}, {onnxOutput("y", 2)}, {}, 21, 11);
   expectContains(errorOf([&] { importOnnxBytes(ir11, "ir11.onnx"); }),
@@ -75,14 +67,14 @@ TEST(OnnxFiles, ExternalDataIsReadFromBesideTheModel) {
   for (const auto& entries : {std::map<std::string, std::string>{{"location", "model.onnx.data"}, {"offset", "8"}, {"length", "24"}},
                               std::map<std::string, std::string>{{"location", "model.onnx.data"}, {"offset", "8"}}}) {
     Graph g = importFrom(dir, addWeightModel(entries), {{"model.onnx.data", weightFile(8)}});
-    auto y = interpretGraph(g, {{"x", floats({2, 3}, {10, 10, 10, 10, 10, 10})}})[0];
-    EXPECT_EQ(valuesOf(y), (std::vector<float>{11, 12, 13, 14, 15, 16}));
+    auto y = interpretGraph(g, {{"x", floatTensor({2, 3}, {10, 10, 10, 10, 10, 10})}})[0];
+    EXPECT_EQ(floatValues(y), (std::vector<float>{11, 12, 13, 14, 15, 16}));
   }
   // In a subfolder of the model's folder.
   std::filesystem::create_directory(dir.path() + "/weights");
   Graph g = importFrom(dir, addWeightModel({{"location", "weights/w.bin"}}), {{"weights/w.bin", weightFile(0)}});
-  auto y = interpretGraph(g, {{"x", floats({2, 3}, {0, 0, 0, 0, 0, 0})}})[0];
-  EXPECT_EQ(valuesOf(y), kWeight);
+  auto y = interpretGraph(g, {{"x", floatTensor({2, 3}, {0, 0, 0, 0, 0, 0})}})[0];
+  EXPECT_EQ(floatValues(y), kWeight);
 }
 
 TEST(OnnxFiles, ExternalDataThatCannotBeRightIsRefusedNamingTheTensor) {
@@ -139,10 +131,10 @@ TEST(OnnxFiles, SplitIntoNumOutputsFromOpset18) {
   split.ints["num_outputs"] = 2;
   std::string bytes = onnxModelBytes({split}, {onnxInput("x", {1, 5})}, {onnxOutput("a", 2), onnxOutput("b", 2)}, {}, 18, 10);
   Graph g = importOnnxBytes(bytes, "split.onnx");
-  auto out = interpretGraph(g, {{"x", floats({1, 5}, {1, 2, 3, 4, 5})}});
+  auto out = interpretGraph(g, {{"x", floatTensor({1, 5}, {1, 2, 3, 4, 5})}});
   ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(valuesOf(out[0]), (std::vector<float>{1, 2, 3}));
-  EXPECT_EQ(valuesOf(out[1]), (std::vector<float>{4, 5}));
+  EXPECT_EQ(floatValues(out[0]), (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(floatValues(out[1]), (std::vector<float>{4, 5}));
   split.ints["num_outputs"] = 3;
   expectContains(errorOf([&] {
                    importOnnxBytes(onnxModelBytes({split}, {onnxInput("x", {1, 5})}, {onnxOutput("a", 2), onnxOutput("b", 2)}, {}, 18, 10),
@@ -157,9 +149,9 @@ TEST(OnnxFiles, PadOnListedAxesFromOpset18) {
   std::string bytes = onnxModelBytes({pad}, {onnxInput("x", {1, 2})}, {onnxOutput("y", 2)},
                                      {onnxInt64s("pads", {2}, {1, 2}), onnxInt64s("axes", {1}, {-1})}, 18, 10);
   Graph g = importOnnxBytes(bytes, "pad.onnx");
-  auto y = interpretGraph(g, {{"x", floats({1, 2}, {7, 8})}})[0];
+  auto y = interpretGraph(g, {{"x", floatTensor({1, 2}, {7, 8})}})[0];
   EXPECT_EQ(y.shape(), (std::vector<int64_t>{1, 5}));
-  EXPECT_EQ(valuesOf(y), (std::vector<float>{0, 7, 8, 0, 0}));
+  EXPECT_EQ(floatValues(y), (std::vector<float>{0, 7, 8, 0, 0}));
 }
 
 TEST(OnnxFiles, ResizeOfListedAxesFromOpset18) {
@@ -170,9 +162,9 @@ TEST(OnnxFiles, ResizeOfListedAxesFromOpset18) {
   std::string bytes = onnxModelBytes({resize}, {onnxInput("x", {1, 1, 1, 2})}, {onnxOutput("y", 4)},
                                      {onnxInt64s("sizes", {2}, {2, 4})}, 18, 10);
   Graph g = importOnnxBytes(bytes, "resize.onnx");
-  auto y = interpretGraph(g, {{"x", floats({1, 1, 1, 2}, {3, 5})}})[0];
+  auto y = interpretGraph(g, {{"x", floatTensor({1, 1, 1, 2}, {3, 5})}})[0];
   EXPECT_EQ(y.shape(), (std::vector<int64_t>{1, 1, 2, 4}));
-  EXPECT_EQ(valuesOf(y), (std::vector<float>{3, 3, 5, 5, 3, 3, 5, 5}));
+  EXPECT_EQ(floatValues(y), (std::vector<float>{3, 3, 5, 5, 3, 3, 5, 5}));
   // Antialiasing changes a shrinking resize: refused there, by name.
   resize.ints["antialias"] = 1;
   std::string shrink = onnxModelBytes({resize}, {onnxInput("x", {1, 1, 4, 4})}, {onnxOutput("y", 4)},
@@ -191,8 +183,8 @@ TEST(OnnxFiles, AveragePoolDilationsFromOpset19AreReadNotIgnored) {
   // Dilations of 1 are plain pooling.
   pool.intLists["dilations"] = {1, 1};
   Graph g = importOnnxBytes(onnxModelBytes({pool}, {onnxInput("x", {1, 1, 2, 2})}, {onnxOutput("y", 4)}, {}, 19, 10), "pool1.onnx");
-  auto y = interpretGraph(g, {{"x", floats({1, 1, 2, 2}, {1, 2, 3, 6})}})[0];
-  EXPECT_EQ(valuesOf(y), (std::vector<float>{3}));
+  auto y = interpretGraph(g, {{"x", floatTensor({1, 1, 2, 2}, {1, 2, 3, 6})}})[0];
+  EXPECT_EQ(floatValues(y), (std::vector<float>{3}));
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include "ops/Examples.h"
 #include "ops/Pooling.h"
 #include "ops/Quantize.h"
+#include "ops/Reduce.h"
 #include "ops/Resize.h"
 #include "ops/Schedules.h"
 #include "ops/Softmax.h"
@@ -261,6 +262,16 @@ std::vector<ScheduleCase> scheduleCases() {
     addCase("softmax rows", {softmax(x)}, {x});
     auto y = in({2, 3, 4, 5}, "data");
     addCase("softmax axis 1", {softmax(y, 1)}, {y});
+  }
+  {
+    // Reductions over any axes: a layer norm's mean of rows, axes around a kept one, everything.
+    auto x = in({3, 7, 37}, "data");
+    addCase("mean of the last axis, kept", {reduce(x, ReduceKind::Mean, {-1}, true)}, {x});
+    addCase("sum over axes 0 and 2", {reduce(x, ReduceKind::Sum, {0, 2}, false)}, {x});
+    addCase("max of every element", {reduce(x, ReduceKind::Max, {}, false)}, {x});
+    addCase("min over the middle axis, kept", {reduce(x, ReduceKind::Min, {1}, true)}, {x});
+    auto i = in({4, 9}, "data", DataType::int32());
+    addCase("int32 sum of rows", {reduce(i, ReduceKind::Sum, {1}, false)}, {i});
   }
   {
     auto a = in({1, 4, 4, 3}, "a"), b = in({1, 4, 4, 16}, "b"), c = in({1, 4, 4, 5}, "c");

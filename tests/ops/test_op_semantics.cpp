@@ -5,6 +5,7 @@
 // compiled kernels (test_default_schedules.cpp) are then checked against.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -17,9 +18,11 @@
 #include "ops/Elementwise.h"
 #include "ops/Pooling.h"
 #include "ops/Quantize.h"
+#include "ops/Reduce.h"
 #include "ops/Resize.h"
 #include "ops/Softmax.h"
 #include "ops/Transform.h"
+#include "support/Error.h"
 #include "te/ReferenceEvaluator.h"
 
 using namespace tessel;
@@ -522,6 +525,44 @@ TEST(OpSemantics, GlobalPoolingAndSoftmax) {
       EXPECT_NEAR(s.data[size_t(flat)], std::exp(xa.data[size_t(flat)]) / denominator, 1e-6) << "axis " << axis;
     }
   }
+}
+
+TEST(OpSemantics, ReductionsOverAnyAxes) {
+  OpCase t;
+  auto x = t.input({2, 3, 4}, "x", -3, 3);
+  const Array& xa = t.array("x");
+  // mean over the last axis, kept: a layer norm's statistics.
+  auto mean = t.evaluate(reduce(x, ReduceKind::Mean, {-1}, true));
+  ASSERT_EQ(mean.shape, (std::vector<int64_t>{2, 3, 1}));
+  for (int64_t a = 0; a < 2; ++a)
+    for (int64_t b = 0; b < 3; ++b) {
+      double sum = 0;
+      for (int64_t c = 0; c < 4; ++c) sum += xa({a, b, c});
+      EXPECT_NEAR(mean({a, b, 0}), sum / 4, 1e-6);
+    }
+  // sum over the outer two axes, dropped: one value per column.
+  auto sum = t.evaluate(reduce(x, ReduceKind::Sum, {0, 1}, false));
+  ASSERT_EQ(sum.shape, (std::vector<int64_t>{4}));
+  for (int64_t c = 0; c < 4; ++c) {
+    double want = 0;
+    for (int64_t a = 0; a < 2; ++a)
+      for (int64_t b = 0; b < 3; ++b) want += xa({a, b, c});
+    EXPECT_NEAR(sum({c}), want, 1e-5);
+  }
+  // max and min of everything: one element.
+  auto mx = t.evaluate(reduce(x, ReduceKind::Max, {}, false));
+  auto mn = t.evaluate(reduce(x, ReduceKind::Min, {}, true));
+  ASSERT_EQ(mx.shape, (std::vector<int64_t>{1}));
+  ASSERT_EQ(mn.shape, (std::vector<int64_t>{1, 1, 1}));
+  EXPECT_EQ(mx.data[0], *std::max_element(xa.data.begin(), xa.data.end()));
+  EXPECT_EQ(mn.data[0], *std::min_element(xa.data.begin(), xa.data.end()));
+  // A mean of integers truncates, as C's division does.
+  auto i = t.input({1, 3}, "i", -9, 9, DataType::int32());
+  auto imean = t.evaluate(reduce(i, ReduceKind::Mean, {1}, false));
+  const Array& ia = t.array("i");
+  EXPECT_EQ(imean.data[0], double(int64_t(ia.data[0] + ia.data[1] + ia.data[2]) / 3));
+  EXPECT_THROW(reduce(x, ReduceKind::Sum, {1, -2}, false), tessel::Error);  // the same axis twice
+  EXPECT_THROW(reduce(x, ReduceKind::Sum, {3}, false), tessel::Error);
 }
 
 TEST(OpSemantics, Transforms) {

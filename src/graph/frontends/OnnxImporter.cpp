@@ -162,6 +162,7 @@ const ConverterTable& converters() {
     addNeuralNetworkConverters(t);
     addElementwiseConverters(t);
     addTensorConverters(t);
+    addReduceConverters(t);
     return t;
   }();
   return table;

@@ -123,6 +123,7 @@ using ConverterTable = std::map<std::string, Converter>;
 void addNeuralNetworkConverters(ConverterTable& table);
 void addElementwiseConverters(ConverterTable& table);
 void addTensorConverters(ConverterTable& table);
+void addReduceConverters(ConverterTable& table);
 const ConverterTable& converters();
 
 }  // namespace tessel::graph::onnx_import
