@@ -1,8 +1,9 @@
 // The ONNX frontend on the small models of onnx/make_models.py (every supported operator, in
-// opsets 7 to 14): each model imported, run by the reference interpreter and, after the
-// standard passes, compiled and run as a module; both must match ONNX Runtime's outputs
-// (onnx/models/NAME/output_K.npy, written by onnx/ort_reference.js) within 1e-4 of the
-// output's largest magnitude.
+// opsets 7 to 17) and on what PyTorch 2.x's default exporter writes (onnx/exported: IR version
+// 10, opset 20, weights in a file beside the model): each model imported, run by the reference
+// interpreter and, after the standard passes, compiled and run as a module; both must match ONNX
+// Runtime's outputs (output_K.npy beside the model, written by onnx/ort_reference.js) within
+// 1e-4 of the output's largest magnitude.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -87,6 +88,8 @@ const std::vector<std::string> kCases = {"conv_bn_relu", "conv_groups",         
                                          "resize13",     "upsample7",           "avgpool_ceil",   "slices",         "split11"};
 
 INSTANTIATE_TEST_SUITE_P(Onnx, OnnxModels, testing::ValuesIn(kCases));
+// Relative to kModels: written by onnx/exported/export_torch2.py with PyTorch 2.11.
+INSTANTIATE_TEST_SUITE_P(PyTorch2Export, OnnxModels, testing::Values("../exported/torch2_default"));
 
 TEST(OnnxImport, EveryGeneratedModelIsTested) {
   for (const auto& entry : std::filesystem::directory_iterator(kModels))
