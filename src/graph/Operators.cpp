@@ -1,6 +1,7 @@
 #include "graph/Operators.h"
 
 #include <mutex>
+#include <optional>
 
 #include "graph/OpRegistry.h"
 #include "ops/BatchNorm.h"
@@ -11,6 +12,7 @@
 #include "ops/Dense.h"
 #include "ops/DenseBlocked.h"
 #include "ops/Elementwise.h"
+#include "ops/LayerNorm.h"
 #include "ops/Pooling.h"
 #include "ops/Quantize.h"
 #include "ops/Reduce.h"
@@ -138,6 +140,8 @@ void registerAll() {
   add("dense_blocked", F, 2, 2,
       [](const Inputs& in, const AttrReader& a) { return ops::denseBlocked(in[0], in[1], a.outDtype()); });
   add("matmul", F, 2, 2, [](const Inputs& in, const AttrReader& a) { return ops::matmul(in[0], in[1], a.outDtype()); });
+  add("batch_matmul", F, 2, 2,
+      [](const Inputs& in, const AttrReader& a) { return ops::batchMatmul(in[0], in[1], a.outDtype()); });
   add("bias_add", B, 2, 2,
       [](const Inputs& in, const AttrReader& a) { return ops::biasAdd(in[0], in[1], a.get<int>("axis", 1)); });
   add("batch_norm", B, 5, 5, [](const Inputs& in, const AttrReader& a) {
@@ -152,7 +156,15 @@ void registerAll() {
                                                                     {"multiply", ops::multiply},
                                                                     {"divide", ops::divide},
                                                                     {"maximum", ops::maximum},
-                                                                    {"minimum", ops::minimum}}) {
+                                                                    {"minimum", ops::minimum},
+                                                                    {"power", ops::power},
+                                                                    {"equal", ops::equal},
+                                                                    {"less", ops::less},
+                                                                    {"less_equal", ops::lessEqual},
+                                                                    {"greater", ops::greater},
+                                                                    {"greater_equal", ops::greaterEqual},
+                                                                    {"logical_and", ops::logicalAnd},
+                                                                    {"logical_or", ops::logicalOr}}) {
     Binary f = fn;
     add(name, B, 2, 2, [f](const Inputs& in, const AttrReader&) { return f(in[0], in[1]); });
   }
@@ -162,10 +174,21 @@ void registerAll() {
                                                                    {"sigmoid", ops::sigmoid},
                                                                    {"tanh", ops::tanh},
                                                                    {"hard_swish", ops::hardSwish},
-                                                                   {"round", ops::round}}) {
+                                                                   {"round", ops::round},
+                                                                   {"exp", ops::exp},
+                                                                   {"sqrt", ops::sqrt},
+                                                                   {"erf", ops::erf},
+                                                                   {"is_nan", ops::isNan},
+                                                                   {"logical_not", ops::logicalNot}}) {
     Unary f = fn;
     add(name, E, 1, 1, [f](const Inputs& in, const AttrReader&) { return f(in[0]); });
   }
+  add("where", B, 3, 3, [](const Inputs& in, const AttrReader&) { return ops::where(in[0], in[1], in[2]); });
+  add("gelu", E, 1, 1, [](const Inputs& in, const AttrReader& a) {
+    std::string approximate = a.get<std::string>("approximate", "none");
+    TESSEL_CHECK(approximate == "none" || approximate == "tanh", "gelu: approximate '{}' is not none or tanh", approximate);
+    return ops::gelu(in[0], approximate == "tanh");
+  });
   add("clip", E, 1, 1, [](const Inputs& in, const AttrReader& a) {
     return ops::clip(in[0], a.get<double>("min", 0.0), a.get<double>("max", 6.0));
   });
@@ -192,6 +215,12 @@ void registerAll() {
       return ops::reduce(in[0], k, a.get<std::vector<int>>("axis", {}), a.get<bool>("keepdims", false));
     });
   }
+  add("layer_norm", O, 2, 3, [](const Inputs& in, const AttrReader& a) {
+    std::optional<te::Tensor> bias;
+    if (in.size() == 3) bias = in[2];
+    return ops::layerNorm(in[0], in[1], bias, a.get<int>("axis", -1), a.get<double>("epsilon", 1e-5));
+  });
+  add("take", I, 2, 2, [](const Inputs& in, const AttrReader& a) { return ops::take(in[0], in[1], a.get<int>("axis", 0)); });
   add("softmax", O, 1, 1, [](const Inputs& in, const AttrReader& a) { return ops::softmax(in[0], a.get<int>("axis", -1)); });
   add("concatenate", I, 1, 64,
       [](const Inputs& in, const AttrReader& a) { return ops::concatenate(in, a.get<int>("axis", 1)); });

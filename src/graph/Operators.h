@@ -9,11 +9,16 @@
 ///   conv2d_winograd (data NHWC or NCHW, weight transformed by winograd_weight_transform):
 ///     padding, tile_size 2|4, layout "NHWC"|"NCHW";   winograd_weight_transform (3x3 weight):
 ///     tile_size, kernel_layout "HWIO" (the default, NHWC's) | "OIHW" (NCHW's)
-///   dense (weight [M, K]), matmul: out_dtype;   dense_blocked (data NC{b}n{c}c, weight
+///   dense (weight [M, K]), matmul, batch_matmul ([..., M, K] x [..., K, N], batch axes
+///     broadcast): out_dtype;  layer_norm (data, scale[, bias]): axis, epsilon;
+///   take (data, indices: run-time indices, clamped): axis;   dense_blocked (data NC{b}n{c}c, weight
 ///     OI{o}o{i}i, VTA's dense_packed layouts): out_dtype
 ///   bias_add: axis;   batch_norm (data, gamma, beta, mean, var): axis, epsilon
 ///   add, subtract, multiply, divide, maximum, minimum (numpy broadcasting)
-///   relu, relu6, sigmoid, tanh, hard_swish, round;  clip: min, max;  hard_sigmoid: alpha, beta;
+///   power, equal, less, less_equal, greater, greater_equal (bool), logical_and, logical_or;
+///     where (condition, a, b: the three broadcast)
+///   relu, relu6, sigmoid, tanh, hard_swish, round, exp, sqrt, erf, is_nan (bool), logical_not;
+///     gelu: approximate "none"|"tanh";  clip: min, max;  hard_sigmoid: alpha, beta;
 ///     leaky_relu: alpha
 ///   max_pool2d, avg_pool2d: kernel [2], strides, padding, dilation, ceil_mode,
 ///     count_include_pad, layout;   global_avg_pool2d, global_max_pool2d: layout

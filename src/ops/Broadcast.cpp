@@ -11,6 +11,14 @@ using te::Var;
 
 namespace {
 
+Tensor binary(const std::string& op, const Tensor& a, const Tensor& b, const std::function<Expr(Expr, Expr)>& fn);
+
+Tensor boolean(const std::string& op, const Tensor& a, const Tensor& b, const std::function<Expr(Expr, Expr)>& fn) {
+  TESSEL_CHECK(a.dtype() == DataType::boolean() && b.dtype() == DataType::boolean(), "{}: needs bool tensors, got {} '{}' and {} '{}'",
+               op, a.dtype().str(), a.name(), b.dtype().str(), b.name());
+  return binary(op, a, b, fn);
+}
+
 Tensor binary(const std::string& op, const Tensor& a, const Tensor& b, const std::function<Expr(Expr, Expr)>& fn) {
   TESSEL_CHECK(a.dtype() == b.dtype(), "{}: operand dtypes differ ({} '{}' and {} '{}'); cast one first", op, a.dtype().str(),
                a.name(), b.dtype().str(), b.name());
@@ -28,6 +36,33 @@ Tensor multiply(const Tensor& a, const Tensor& b) { return binary("multiply", a,
 Tensor divide(const Tensor& a, const Tensor& b) { return binary("divide", a, b, [](Expr x, Expr y) { return x / y; }); }
 Tensor maximum(const Tensor& a, const Tensor& b) { return binary("maximum", a, b, [](Expr x, Expr y) { return ir::max(x, y); }); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return binary("minimum", a, b, [](Expr x, Expr y) { return ir::min(x, y); }); }
+
+Tensor power(const Tensor& a, const Tensor& b) {
+  TESSEL_CHECK(a.dtype().isFloat(), "power: needs float tensors, got {} ('{}')", a.dtype().str(), a.name());
+  return binary("power", a, b, [](Expr x, Expr y) { return ir::call(ir::Intrinsic::Pow, {x, y}); });
+}
+Tensor equal(const Tensor& a, const Tensor& b) { return binary("equal", a, b, [](Expr x, Expr y) { return x == y; }); }
+Tensor less(const Tensor& a, const Tensor& b) { return binary("less", a, b, [](Expr x, Expr y) { return x < y; }); }
+Tensor lessEqual(const Tensor& a, const Tensor& b) { return binary("less_equal", a, b, [](Expr x, Expr y) { return x <= y; }); }
+Tensor greater(const Tensor& a, const Tensor& b) { return binary("greater", a, b, [](Expr x, Expr y) { return y < x; }); }
+Tensor greaterEqual(const Tensor& a, const Tensor& b) { return binary("greater_equal", a, b, [](Expr x, Expr y) { return y <= x; }); }
+Tensor logicalAnd(const Tensor& a, const Tensor& b) { return boolean("logical_and", a, b, [](Expr x, Expr y) { return x && y; }); }
+Tensor logicalOr(const Tensor& a, const Tensor& b) { return boolean("logical_or", a, b, [](Expr x, Expr y) { return x || y; }); }
+
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
+  TESSEL_CHECK(condition.dtype() == DataType::boolean(), "where: the condition must be bool, got {} ('{}')", condition.dtype().str(),
+               condition.name());
+  TESSEL_CHECK(a.dtype() == b.dtype(), "where: the choices' dtypes differ ({} '{}' and {} '{}')", a.dtype().str(), a.name(),
+               b.dtype().str(), b.name());
+  auto shape = broadcastShape("where", condition.shape(), broadcastShape("where", a.shape(), b.shape()));
+  return te::compute(
+      shape,
+      [&](const std::vector<Var>& i) {
+        return ir::select(condition(broadcastIndices(condition.shape(), i)), a(broadcastIndices(a.shape(), i)),
+                          b(broadcastIndices(b.shape(), i)));
+      },
+      "T_where", "broadcast", axisNames("ax", int(shape.size())));
+}
 
 Tensor biasAdd(const Tensor& data, const Tensor& bias, int axis) {
   int a = normalizeAxis("bias_add", axis, data.ndim());

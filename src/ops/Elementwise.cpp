@@ -95,4 +95,40 @@ Tensor hardSwish(const Tensor& x) {
   });
 }
 
+Tensor exp(const Tensor& x) {
+  checkFloat("exp", x);
+  return unary(x, "T_exp", [](Expr v) { return ir::call(ir::Intrinsic::Exp, {v}); });
+}
+
+Tensor sqrt(const Tensor& x) {
+  checkFloat("sqrt", x);
+  return unary(x, "T_sqrt", [](Expr v) { return ir::call(ir::Intrinsic::Sqrt, {v}); });
+}
+
+Tensor erf(const Tensor& x) {
+  checkFloat("erf", x);
+  return unary(x, "T_erf", [](Expr v) { return ir::call(ir::Intrinsic::Erf, {v}); });
+}
+
+Tensor gelu(const Tensor& x, bool tanhApproximation) {
+  checkFloat("gelu", x);
+  DataType t = x.dtype();
+  auto c = [&](double value) { return ir::makeConst(t, value); };
+  return unary(x, "T_gelu", [&](Expr v) {
+    Expr inner = tanhApproximation ? ir::call(ir::Intrinsic::Tanh, {c(std::sqrt(2.0 / M_PI)) * (v + c(0.044715) * v * v * v)})
+                                   : ir::call(ir::Intrinsic::Erf, {v * c(M_SQRT1_2)});
+    return c(0.5) * v * (c(1) + inner);
+  });
+}
+
+Tensor isNan(const Tensor& x) {
+  checkFloat("is_nan", x);
+  return unary(x, "T_is_nan", [](Expr v) { return v != v; });
+}
+
+Tensor logicalNot(const Tensor& x) {
+  TESSEL_CHECK(x.dtype() == DataType::boolean(), "logical_not: needs a bool tensor, got {} ('{}')", x.dtype().str(), x.name());
+  return unary(x, "T_logical_not", [](Expr v) { return v == ir::makeConst(DataType::boolean(), 0); });
+}
+
 }  // namespace tessel::ops

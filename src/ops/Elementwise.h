@@ -1,4 +1,4 @@
-/// Element-wise unary operators (tag "elemwise"): activations and clipping. Each reads one
+/// Element-wise unary operators (tag "elemwise"): activations, clipping, math functions, tests. Each reads one
 /// input element and writes one output element of the same shape and dtype, so the default
 /// schedule inlines them into their consumer or fuses them as an epilogue.
 #pragma once
@@ -26,5 +26,18 @@ te::Tensor tanh(const te::Tensor& x);
 te::Tensor hardSigmoid(const te::Tensor& x, double alpha = 0.2, double beta = 0.5);
 /// x * relu6(x + 3) / 6, as torch's Hardswish and ONNX's HardSwish; float only.
 te::Tensor hardSwish(const te::Tensor& x);
+/// The math functions of transformer exports; float only.
+te::Tensor exp(const te::Tensor& x);
+te::Tensor sqrt(const te::Tensor& x);
+te::Tensor erf(const te::Tensor& x);
+/// GELU, x * Phi(x): 0.5 x (1 + erf(x / sqrt(2))), or with `tanhApproximation` 0.5 x (1 +
+/// tanh(sqrt(2 / pi) (x + 0.044715 x^3))) (ONNX's Gelu of opset 20, approximate "none" | "tanh";
+/// torch's gelu); float only.
+te::Tensor gelu(const te::Tensor& x, bool tanhApproximation);
+/// Whether each element is NaN: a bool tensor (x != x, which the kernels' compiler keeps: they
+/// are built without -ffast-math).
+te::Tensor isNan(const te::Tensor& x);
+/// Logical not of a bool tensor.
+te::Tensor logicalNot(const te::Tensor& x);
 
 }  // namespace tessel::ops

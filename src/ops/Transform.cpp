@@ -133,6 +133,32 @@ Tensor stridedSlice(const Tensor& x, const std::vector<int64_t>& begin, const st
       "T_strided_slice", "injective", axisNames("ax", rank));
 }
 
+Tensor take(const Tensor& data, const Tensor& indices, int axis) {
+  TESSEL_CHECK(indices.dtype() == DataType::int64() || indices.dtype() == DataType::int32(),
+               "take: indices must be int32 or int64, got {} ('{}')", indices.dtype().str(), indices.name());
+  const int rank = data.ndim();
+  const auto a = size_t(normalizeAxis("take", axis, rank));
+  const int64_t extent = data.shape()[a];
+  TESSEL_CHECK(extent > 0, "take: axis {} of {} is empty", axis, shapeString(data.shape()));
+  std::vector<int64_t> shape(data.shape().begin(), data.shape().begin() + long(a));
+  shape.insert(shape.end(), indices.shape().begin(), indices.shape().end());
+  shape.insert(shape.end(), data.shape().begin() + long(a) + 1, data.shape().end());
+  const size_t indexRank = indices.shape().size();
+  return te::compute(
+      shape,
+      [&](const std::vector<Var>& i) {
+        std::vector<Expr> at(i.begin() + long(a), i.begin() + long(a + indexRank));
+        Expr index = ir::cast(DataType::int64(), indices(at));
+        index = ir::select(index < Expr(int64_t(0)), index + Expr(extent), index);
+        index = ir::min(ir::max(index, Expr(int64_t(0))), Expr(extent - 1));
+        std::vector<Expr> idx(i.begin(), i.begin() + long(a));
+        idx.push_back(index);
+        idx.insert(idx.end(), i.begin() + long(a + indexRank), i.end());
+        return data(idx);
+      },
+      "T_take", "injective", axisNames("ax", int(shape.size())));
+}
+
 Tensor concatenate(const std::vector<Tensor>& inputs, int axis) {
   TESSEL_CHECK(!inputs.empty(), "concatenate: no inputs");
   const Tensor& first = inputs[0];

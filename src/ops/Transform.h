@@ -19,6 +19,12 @@ te::Tensor flatten(const te::Tensor& x);
 te::Tensor transpose(const te::Tensor& x, std::vector<int> axes = {});
 /// Joins tensors of one dtype and rank along `axis`; every other extent must match.
 te::Tensor concatenate(const std::vector<te::Tensor>& inputs, int axis);
+/// Slices of `data` along `axis` picked by run-time indices (ONNX's Gather, numpy's take, an
+/// embedding lookup): out[a..., i..., b...] = data[a..., indices[i...], b...], the output's rank
+/// data's - 1 + the indices'. Indices are int32 or int64, a negative one counted from the end;
+/// one outside the axis is clamped to it (TVM's take mode "clip"): a kernel cannot stop, and
+/// must not read outside the data.
+te::Tensor take(const te::Tensor& data, const te::Tensor& indices, int axis);
 
 /// Every dimension d read from begin[d] in steps of step[d] (negative steps read backwards),
 /// shape[d] elements: ONNX's Slice once its bounds are resolved. Every index read must lie

@@ -114,6 +114,7 @@ std::vector<runtime::Tensor> argumentsFor(const ReferenceData& data) {
     else if (op.dtype == DataType::int8()) fill<int8_t>(t, values);
     else if (op.dtype == DataType::uint8()) fill<uint8_t>(t, values);
     else if (op.dtype == DataType::int32()) fill<int32_t>(t, values);
+    else if (op.dtype == DataType::int64()) fill<int64_t>(t, values);
     else fail("test harness: unsupported input dtype {}", op.dtype.str());
     args.push_back(t);
   }

@@ -48,6 +48,12 @@ std::string onnxModelBytes(const std::vector<OnnxNode>& nodes, const std::vector
       attribute->set_type(onnx::AttributeProto::INT);
       attribute->set_i(value);
     }
+    for (const auto& [name, value] : n.reals) {
+      onnx::AttributeProto* attribute = node->add_attribute();
+      attribute->set_name(name);
+      attribute->set_type(onnx::AttributeProto::FLOAT);
+      attribute->set_f(value);
+    }
     for (const auto& [name, value] : n.strings) {
       onnx::AttributeProto* attribute = node->add_attribute();
       attribute->set_name(name);

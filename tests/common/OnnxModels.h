@@ -52,6 +52,7 @@ struct OnnxNode {
   std::map<std::string, std::vector<int64_t>> intLists;  ///< attributes of type INTS
   std::map<std::string, int64_t> ints = {};               ///< attributes of type INT
   std::map<std::string, std::string> strings = {};        ///< attributes of type STRING
+  std::map<std::string, float> reals = {};                ///< attributes of type FLOAT
 };
 
 /// The serialized model (IR version `irVersion`, opset `opset` of the default domain).

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "common/ErrorText.h"
 #include "common/FloatTensors.h"
@@ -30,21 +31,33 @@ void expectValues(const runtime::Tensor& actual, const std::vector<int64_t>& sha
     EXPECT_NEAR(actual.dataAs<float>()[i], expected[i], 1e-5 * std::max(1.0f, std::fabs(expected[i]))) << what << " element " << i;
 }
 
-/// The model's one output for input `x`, from the interpreter and from the compiled module, each
+/// The model's one output for `inputs`, from the interpreter and from the compiled module, each
 /// against `expected` of `shape`.
-void expectModel(const std::string& bytes, const runtime::Tensor& x, const std::vector<int64_t>& shape,
+void expectModel(const std::string& bytes, const std::map<std::string, runtime::Tensor>& inputs, const std::vector<int64_t>& shape,
                  const std::vector<float>& expected, const std::string& what) {
   SCOPED_TRACE(what);
   Graph g = importOnnxBytes(bytes, what + ".onnx");
-  expectValues(interpretGraph(g, {{"x", x}})[0], shape, expected, what + " (interpreter)");
+  expectValues(interpretGraph(g, inputs)[0], shape, expected, what + " (interpreter)");
   TempDir dir("tessel-onnx-ops");
   BuildOptions options;
   options.schedule = [](const te::ComputeDAG& dag) { return ops::defaultCpuSchedule(dag); };
   buildGraph(optimizeGraph(g), dir.path(), options);
   auto executor = runtime::GraphExecutor::load(dir.path());
-  executor.setInput("x", x);
+  for (const auto& [name, value] : inputs) executor.setInput(name, value);
   executor.run();
   expectValues(executor.getOutput(0), shape, expected, what + " (compiled)");
+}
+
+void expectModel(const std::string& bytes, const runtime::Tensor& x, const std::vector<int64_t>& shape,
+                 const std::vector<float>& expected, const std::string& what) {
+  expectModel(bytes, {{"x", x}}, shape, expected, what);
+}
+
+/// y = op(x) for a float input x of `shape`, in opset `opset`.
+std::string unaryModel(OnnxNode node, const std::vector<int64_t>& shape, int64_t opset = 20) {
+  node.inputs = {"x"};
+  node.outputs = {"y"};
+  return onnxModelBytes({node}, {onnxInput("x", shape)}, {onnxOutput("y", shape.size())}, {}, opset, 10);
 }
 
 // x = [[1, 2, 3], [4, 5, 6]]
@@ -96,6 +109,157 @@ TEST(OnnxOps, TheMeanOfAnImagesSpatialAxesIsGlobalPooling) {
   Graph g = importOnnxBytes(bytes, "pool.onnx");
   EXPECT_EQ(g.node(g.outputs()[0]).op, "global_avg_pool2d");
   expectModel(bytes, floatTensor({1, 2, 2, 2}, {1, 2, 3, 4, 10, 20, 30, 40}), {1, 2, 1, 1}, {2.5f, 25}, "pool");
+}
+
+TEST(OnnxOps, TheMathOfTransformers) {
+  const std::vector<float> v = {-2, -0.5f, 0, 0.5f, 1, 3};
+  auto x = floatTensor({2, 3}, v);
+  auto each = [&](float (*f)(float)) {
+    std::vector<float> out;
+    for (float e : v) out.push_back(f(e));
+    return out;
+  };
+  expectModel(unaryModel({"Erf", "f", {}, {}, {}}, {2, 3}), x, {2, 3}, each([](float e) { return std::erf(e); }), "erf");
+  expectModel(unaryModel({"Exp", "f", {}, {}, {}}, {2, 3}), x, {2, 3}, each([](float e) { return std::exp(e); }), "exp");
+  auto positive = floatTensor({2, 3}, {0, 0.25f, 1, 2, 9, 100});
+  expectModel(unaryModel({"Sqrt", "f", {}, {}, {}}, {2, 3}), positive, {2, 3}, {0, 0.5f, 1, std::sqrt(2.0f), 3, 10}, "sqrt");
+  // GELU's two forms: x * Phi(x), and torch's tanh approximation.
+  expectModel(unaryModel({"Gelu", "f", {}, {}, {}}, {2, 3}), x, {2, 3},
+              each([](float e) { return float(0.5 * e * (1 + std::erf(e / std::sqrt(2.0)))); }), "gelu");
+  OnnxNode tanhGelu{"Gelu", "f", {}, {}, {}};
+  tanhGelu.strings["approximate"] = "tanh";
+  expectModel(unaryModel(tanhGelu, {2, 3}), x, {2, 3}, each([](float e) {
+                return float(0.5 * e * (1 + std::tanh(std::sqrt(2 / M_PI) * (e + 0.044715 * e * e * e))));
+              }),
+              "gelu tanh");
+  // Pow with a constant exponent (a layer norm's variance written out: (x - mean) ** 2).
+  std::string pow = onnxModelBytes({{"Pow", "p", {"x", "two"}, {"y"}, {}}}, {onnxInput("x", {2, 3})}, {onnxOutput("y", 2)},
+                                   {onnxFloats("two", {1}, {2})}, 17);
+  expectModel(pow, x, {2, 3}, each([](float e) { return e * e; }), "pow");
+}
+
+TEST(OnnxOps, ComparisonsAndWhereMakeMasks) {
+  auto x = floatTensor({2, 3}, {-2, -0.5f, 0, 0.5f, 1, 3});
+  // y = where(x < t, x, 0) with t broadcast from one value; and or not over two comparisons.
+  std::string less = onnxModelBytes({{"Less", "c", {"x", "t"}, {"m"}, {}}, {"Where", "w", {"m", "x", "zero"}, {"y"}, {}}},
+                                    {onnxInput("x", {2, 3})}, {onnxOutput("y", 2)}, {onnxFloats("t", {1}, {0.5f}), onnxFloats("zero", {1}, {0})},
+                                    17);
+  expectModel(less, x, {2, 3}, {-2, -0.5f, 0, 0, 0, 0}, "less");
+  std::string band = onnxModelBytes(
+      {{"GreaterOrEqual", "ge", {"x", "lo"}, {"a"}, {}},
+       {"LessOrEqual", "le", {"x", "hi"}, {"b"}, {}},
+       {"And", "and", {"a", "b"}, {"inside"}, {}},
+       {"Not", "not", {"inside"}, {"outside"}, {}},
+       {"Where", "w", {"outside", "one", "zero"}, {"y"}, {}}},
+      {onnxInput("x", {2, 3})}, {onnxOutput("y", 2)},
+      {onnxFloats("lo", {1}, {-0.5f}), onnxFloats("hi", {1}, {1}), onnxFloats("one", {1}, {1}), onnxFloats("zero", {1}, {0})}, 17);
+  expectModel(band, x, {2, 3}, {1, 0, 0, 0, 0, 1}, "band");
+  std::string equal = onnxModelBytes({{"Equal", "e", {"x", "half"}, {"m"}, {}}, {"Where", "w", {"m", "one", "x"}, {"y"}, {}}},
+                                     {onnxInput("x", {2, 3})}, {onnxOutput("y", 2)}, {onnxFloats("half", {3}, {0, 0.5f, 0}), onnxFloats("one", {1}, {7})},
+                                     17);
+  expectModel(equal, x, {2, 3}, {-2, -0.5f, 7, 0.5f, 1, 3}, "equal broadcast by rows");
+  // What the default exporter's attention writes after its softmax: NaN (a fully masked row) to 0.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::string isnan = onnxModelBytes({{"IsNaN", "n", {"x"}, {"m"}, {}}, {"Where", "w", {"m", "zero", "x"}, {"y"}, {}}},
+                                     {onnxInput("x", {2, 3})}, {onnxOutput("y", 2)}, {onnxFloats("zero", {1}, {0})}, 20);
+  expectModel(isnan, floatTensor({2, 3}, {1, nan, 2, nan, nan, 3}), {2, 3}, {1, 0, 2, 0, 0, 3}, "isnan");
+  expectContains(errorOf([&] {
+                   importOnnxBytes(onnxModelBytes({{"Where", "w", {"x", "x", "x"}, {"y"}, {}}}, {onnxInput("x", {2, 3})},
+                                                  {onnxOutput("y", 2)}, {}, 17),
+                                   "where.onnx");
+                 }),
+                 "node 'w' (Where): the condition is float32[2, 3], not bool");
+}
+
+TEST(OnnxOps, LayerNormalizationOverTheLastAxes) {
+  auto x = floatTensor({2, 4}, {1, 2, 3, 4, -1, 0, 0, 5});
+  const float* xv = x.dataAs<float>();
+  std::vector<float> scale = {1, 2, 0.5f, -1}, bias = {0, 1, 0, 0.25f};
+  // Normalized over `count` elements from `first` on, as ONNX defines it (biased variance).
+  auto normalize = [&](int first, int count, double epsilon, std::vector<float>& out, const float* s, const float* b) {
+    double mean = 0, var = 0;
+    for (int i = 0; i < count; ++i) mean += xv[first + i] / double(count);
+    for (int i = 0; i < count; ++i) var += std::pow(xv[first + i] - mean, 2) / double(count);
+    for (int i = 0; i < count; ++i) out.push_back(float((xv[first + i] - mean) / std::sqrt(var + epsilon) * s[i] + (b ? b[i] : 0)));
+  };
+  OnnxNode ln{"LayerNormalization", "ln", {"x", "scale", "bias"}, {"y"}, {}};
+  ln.ints["axis"] = -1;
+  ln.reals["epsilon"] = 1e-3f;
+  std::vector<float> rows;
+  normalize(0, 4, 1e-3f, rows, scale.data(), bias.data());
+  normalize(4, 4, 1e-3f, rows, scale.data(), bias.data());
+  expectModel(onnxModelBytes({ln}, {onnxInput("x", {2, 4})}, {onnxOutput("y", 2)},
+                             {onnxFloats("scale", {4}, scale), onnxFloats("bias", {4}, bias)}, 17),
+              x, {2, 4}, rows, "layer norm of rows");
+  // Over both axes (axis 0), without a bias, the default epsilon: one mean and variance for all.
+  OnnxNode all{"LayerNormalization", "ln", {"x", "scale"}, {"y"}, {}};
+  all.ints["axis"] = 0;
+  std::vector<float> ones(8, 1), whole;
+  normalize(0, 8, 1e-5, whole, ones.data(), nullptr);
+  expectModel(onnxModelBytes({all}, {onnxInput("x", {2, 4})}, {onnxOutput("y", 2)}, {onnxFloats("scale", {2, 4}, ones)}, 17), x, {2, 4},
+              whole, "layer norm of everything");
+}
+
+TEST(OnnxOps, GatherOfRunTimeIndicesLooksUpRows) {
+  // An embedding table [5, 3] and token ids [1, 4]; ids outside the table are clamped to it.
+  std::vector<float> table;
+  for (int i = 0; i < 15; ++i) table.push_back(float(i));
+  OnnxValue ids = onnxInput("ids", {1, 4});
+  ids.int64 = true;
+  std::string bytes = onnxModelBytes({{"Gather", "embed", {"table", "ids"}, {"y"}, {}}}, {ids}, {onnxOutput("y", 3)},
+                                     {onnxFloats("table", {5, 3}, table)}, 17);
+  Graph g = importOnnxBytes(bytes, "embed.onnx");
+  EXPECT_EQ(g.node(g.outputs()[0]).op, "take");
+  auto idValues = runtime::Tensor::empty({1, 4}, DataType::int64());
+  int64_t given[] = {2, 0, -1, 9};
+  std::memcpy(idValues.data(), given, sizeof given);
+  expectModel(bytes, {{"ids", idValues}}, {1, 4, 3}, {6, 7, 8, 0, 1, 2, 12, 13, 14, 12, 13, 14}, "embedding");
+}
+
+TEST(OnnxOps, GatherElementsOfConstantsIsFolded) {
+  // What transformers' BERT export writes for its token type buffer indexed by position ids.
+  OnnxNode ge{"GatherElements", "ge", {"data", "index"}, {"picked"}, {}};
+  ge.ints["axis"] = 1;
+  OnnxNode cast{"Cast", "c", {"picked"}, {"f"}, {}};
+  cast.ints["to"] = 1;  // FLOAT
+  std::string bytes = onnxModelBytes({ge, cast, {"Add", "a", {"x", "f"}, {"y"}, {}}}, {onnxInput("x", {2, 2})}, {onnxOutput("y", 2)},
+                                     {onnxInt64s("data", {2, 3}, {10, 11, 12, 20, 21, 22}), onnxInt64s("index", {2, 2}, {2, 0, -1, 1})}, 17);
+  Graph g = importOnnxBytes(bytes, "ge.onnx");
+  for (const auto& n : g.nodes()) EXPECT_NE(n.type.dtype, DataType::int64()) << n.name << ": folded away";
+  expectModel(bytes, floatTensor({2, 2}, {0.5f, 0.5f, 0.5f, 0.5f}), {2, 2}, {12.5f, 10.5f, 22.5f, 21.5f}, "gather elements");
+  OnnxNode far = ge;
+  std::string bad = onnxModelBytes({far, cast, {"Add", "a", {"x", "f"}, {"y"}, {}}}, {onnxInput("x", {2, 2})}, {onnxOutput("y", 2)},
+                                   {onnxInt64s("data", {2, 3}, {10, 11, 12, 20, 21, 22}), onnxInt64s("index", {2, 2}, {2, 0, 3, 1})}, 17);
+  expectContains(errorOf([&] { importOnnxBytes(bad, "ge.onnx"); }), "node 'ge' (GatherElements): index 3 is out of range for extent 3");
+}
+
+TEST(OnnxOps, MatMulOfStacksBroadcastsTheirBatchAxes) {
+  // [2, 1, 2, 3] x [1, 2, 3, 2] -> [2, 2, 2, 2]: attention's products have this form.
+  std::vector<float> a(12), b(12);
+  for (int i = 0; i < 12; ++i) a[size_t(i)] = float(i + 1), b[size_t(i)] = float(i % 5) - 2;
+  std::string bytes = onnxModelBytes({{"MatMul", "mm", {"x", "w"}, {"y"}, {}}}, {onnxInput("x", {2, 1, 2, 3})}, {onnxOutput("y", 4)},
+                                     {onnxFloats("w", {1, 2, 3, 2}, b)}, 17);
+  std::vector<float> expected;
+  for (int p = 0; p < 2; ++p)
+    for (int q = 0; q < 2; ++q)
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j) {
+          float sum = 0;
+          for (int k = 0; k < 3; ++k) sum += a[size_t((p * 2 + i) * 3 + k)] * b[size_t((q * 3 + k) * 2 + j)];
+          expected.push_back(sum);
+        }
+  expectModel(bytes, floatTensor({2, 1, 2, 3}, a), {2, 2, 2, 2}, expected, "batched");
+  // A vector times a stack of matrices: [3] x [2, 3, 2] -> [2, 2].
+  std::string vec = onnxModelBytes({{"MatMul", "mm", {"x", "w"}, {"y"}, {}}}, {onnxInput("x", {3})}, {onnxOutput("y", 2)},
+                                   {onnxFloats("w", {2, 3, 2}, b)}, 17);
+  std::vector<float> v = {1, -1, 2}, out;
+  for (int q = 0; q < 2; ++q)
+    for (int j = 0; j < 2; ++j) {
+      float sum = 0;
+      for (int k = 0; k < 3; ++k) sum += v[size_t(k)] * b[size_t((q * 3 + k) * 2 + j)];
+      out.push_back(sum);
+    }
+  expectModel(vec, floatTensor({3}, v), {2, 2}, out, "vector times stack");
 }
 
 }  // namespace

@@ -81,7 +81,7 @@ TEST(OnnxRobustness, ThousandModelsWithOneByteChanged) {
 TEST(OnnxRobustness, BadModelsSayWhatIsWrong) {
   auto error = [](const std::string& file) { return errorOf([&] { importOnnx(kBad + file); }); };
   expectContains(error("unknown_op.onnx"), "unknown_op.onnx: node 'y' (Frobnicate): operator 'Frobnicate' is not supported (supported: ");
-  expectContains(error("unsupported_op.onnx"), "node 'erf_1' (Erf): operator 'Erf' is not supported (supported: Add,");
+  expectContains(error("unsupported_op.onnx"), "node 'det_1' (Det): operator 'Det' is not supported (supported: Add,");
   expectContains(error("unsupported_attribute.onnx"),
                  "node 'up' (Resize): attribute 'mode' is not supported: 'cubic' (nearest and linear are)");
   expectContains(error("cycle.onnx"),

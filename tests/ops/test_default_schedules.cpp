@@ -22,6 +22,7 @@
 #include "ops/Conv2dTranspose.h"
 #include "ops/Dense.h"
 #include "ops/Elementwise.h"
+#include "ops/LayerNorm.h"
 #include "ops/Examples.h"
 #include "ops/Pooling.h"
 #include "ops/Quantize.h"
@@ -272,6 +273,22 @@ std::vector<ScheduleCase> scheduleCases() {
     addCase("min over the middle axis, kept", {reduce(x, ReduceKind::Min, {1}, true)}, {x});
     auto i = in({4, 9}, "data", DataType::int32());
     addCase("int32 sum of rows", {reduce(i, ReduceKind::Sum, {1}, false)}, {i});
+  }
+  {
+    // Transformer layers: layer norm of token rows, attention's batched products, an embedding
+    // lookup, GELU, and a mask chosen by a comparison.
+    auto x = in({1, 6, 40}, "data"), g = in({40}, "gamma"), b = in({40}, "beta");
+    // Its output is a sum (the bias added to a scaled normalized value): elements near zero carry
+    // the float rounding of their terms, a relative 1e-5 of the largest output.
+    addCase("layer_norm of rows", {layerNorm(x, g, b, -1, 1e-5)}, {x, g, b}, true, 1e-4);
+    auto q = in({1, 3, 6, 8}, "q"), k = in({1, 3, 8, 6}, "k");
+    addCase("batch_matmul of heads", {batchMatmul(q, k)}, {q, k}, false);
+    auto w = in({2, 1, 5, 4}, "w"), v = in({3, 4, 7}, "v");
+    addCase("batch_matmul broadcast", {batchMatmul(w, v)}, {w, v}, false);
+    auto table = in({11, 16}, "table"), ids = in({1, 5}, "ids", DataType::int64());
+    addCase("take rows", {take(table, ids, 0)}, {table, ids});
+    addCase("gelu", {gelu(x, false)}, {x});
+    addCase("where of a comparison", {where(less(x, g), x, add(x, b))}, {x, g, b});
   }
   {
     auto a = in({1, 4, 4, 3}, "a"), b = in({1, 4, 4, 16}, "b"), c = in({1, 4, 4, 5}, "c");

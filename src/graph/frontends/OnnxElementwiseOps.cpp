@@ -1,11 +1,13 @@
 // Converters of ONNX's elementwise operators: Add, Sub, Mul, Div (numpy broadcasting; folded
 // here when both operands are integer constants, as shape arithmetic is), Relu, Sigmoid, Tanh,
-// LeakyRelu, HardSigmoid, HardSwish and Clip (bounds as attributes before opset 11, as
-// constant inputs from it on).
+// LeakyRelu, HardSigmoid, HardSwish, Clip (bounds as attributes before opset 11, as constant
+// inputs from it on), and what transformer exports add: Exp, Sqrt, Erf, Gelu, Pow, IsNaN, the
+// comparisons, And, Or, Not and Where.
 #include <fmt/format.h>
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "graph/frontends/OnnxFolding.h"
 #include "graph/frontends/OnnxImporter.h"
@@ -39,6 +41,19 @@ Converter unary(const std::string& op) {
   return [op](Importer& im, const NodeView& node) -> std::vector<Value> {
     return {im.fromNode(im.addOp(node, op, {im.inputNode(node, 0)}))};
   };
+}
+
+/// Where: the condition and the two choices broadcast together.
+std::vector<Value> where(Importer& im, const NodeView& node) {
+  if (im.inputType(node, 0).dtype != DataType::boolean()) node.error(fmt::format("the condition is {}, not bool", im.inputType(node, 0).str()));
+  return {im.fromNode(im.addOp(node, "where", {im.inputNode(node, 0), im.inputNode(node, 1), im.inputNode(node, 2)}))};
+}
+
+/// Gelu (opset 20): the exact form or, with approximate "tanh", torch's tanh approximation.
+std::vector<Value> gelu(Importer& im, const NodeView& node) {
+  std::string approximate = node.getString("approximate", "none");
+  if (approximate != "none" && approximate != "tanh") node.unsupported("approximate", fmt::format("'{}' (none and tanh are)", approximate));
+  return {im.fromNode(im.addOp(node, "gelu", {im.inputNode(node, 0)}, {{"approximate", approximate}}))};
 }
 
 std::vector<Value> leakyRelu(Importer& im, const NodeView& node) {
@@ -85,6 +100,30 @@ void addElementwiseConverters(ConverterTable& t) {
   t["LeakyRelu"] = leakyRelu;
   t["HardSigmoid"] = hardSigmoid;
   t["Clip"] = clip;
+  // Transformer exports' math, comparisons and masks: graph operators (constant-only ones are
+  // evaluated by the graph's constant folding).
+  t["Exp"] = unary("exp");
+  t["Sqrt"] = unary("sqrt");
+  t["Erf"] = unary("erf");
+  t["IsNaN"] = unary("is_nan");
+  t["Not"] = unary("logical_not");
+  t["Gelu"] = gelu;
+  t["Where"] = where;
+  for (auto [onnx, op] : std::vector<std::pair<const char*, const char*>>{{"Pow", "power"},
+                                                                          {"Equal", "equal"},
+                                                                          {"Less", "less"},
+                                                                          {"LessOrEqual", "less_equal"},
+                                                                          {"Greater", "greater"},
+                                                                          {"GreaterOrEqual", "greater_equal"},
+                                                                          {"And", "logical_and"},
+                                                                          {"Or", "logical_or"}}) {
+    std::string name = op;
+    t[onnx] = [name](Importer& im, const NodeView& node) -> std::vector<Value> {
+      if (im.inputType(node, 0).dtype != im.inputType(node, 1).dtype)
+        node.error(fmt::format("operands of types {} and {}", im.inputType(node, 0).str(), im.inputType(node, 1).str()));
+      return {im.fromNode(im.addOp(node, name, {im.inputNode(node, 0), im.inputNode(node, 1)}))};
+    };
+  }
 }
 
 }  // namespace tessel::graph::onnx_import

@@ -1,8 +1,9 @@
 // Converters of ONNX's neural-network operators onto the graph's image and dense operators:
 // Conv (groups, dilations, auto_pad; depthwise when every channel is its own group),
 // ConvTranspose, BatchNormalization, MaxPool, AveragePool, GlobalAveragePool,
-// GlobalMaxPool, Gemm, MatMul, Softmax, Resize and Upsample. Images are NCHW, as ONNX
-// defines them; the graph's layout pass converts them later.
+// GlobalMaxPool, Gemm, MatMul (batched, with broadcasting), Softmax, LayerNormalization, Resize
+// and Upsample. Images are NCHW, as ONNX defines them; the graph's layout pass converts them
+// later.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -208,10 +209,23 @@ std::vector<Value> gemm(Importer& im, const NodeView& node) {
   return {im.fromNode(im.addOp(node, "add", {y, cNode}))};
 }
 
+/// MatMul of stacks: batch_matmul, a vector operand made a matrix and its axis removed after.
+std::vector<Value> batchedMatMul(Importer& im, const NodeView& node, const TensorType& a, const TensorType& b) {
+  int x = im.inputNode(node, 0), y = im.inputNode(node, 1);
+  if (a.shape.size() == 1) x = im.addOp(node, "reshape", {x}, {{"shape", {int64_t(1), a.shape[0]}}}, "a_matrix");
+  if (b.shape.size() == 1) y = im.addOp(node, "reshape", {y}, {{"shape", {b.shape[0], int64_t(1)}}}, "b_matrix");
+  bool vector = a.shape.size() == 1 || b.shape.size() == 1;
+  int product = im.addOp(node, "batch_matmul", {x, y}, Attrs::object(), vector ? "matmul" : "");
+  if (!vector) return {im.fromNode(product)};
+  std::vector<int64_t> shape = im.graph().node(product).type.shape;
+  shape.erase(shape.end() - (a.shape.size() == 1 ? 2 : 1));
+  if (a.shape.size() == 1 && b.shape.size() == 1) shape = {1};  // a dot product: one element (the graph has no scalars)
+  return {im.fromNode(im.addOp(node, "reshape", {product}, {{"shape", shape}}))};
+}
+
 std::vector<Value> matMul(Importer& im, const NodeView& node) {
   TensorType a = im.inputType(node, 0), b = im.inputType(node, 1);
-  if (b.shape.size() != 2 || a.shape.size() < 2)
-    node.error(fmt::format("operands {} and {}: only a matrix or a stack of rows times a matrix is supported", a.str(), b.str()));
+  if (b.shape.size() != 2 || a.shape.size() < 2) return batchedMatMul(im, node, a, b);
   if (a.shape.size() == 2) return {im.fromNode(im.addOp(node, "matmul", {im.inputNode(node, 0), im.inputNode(node, 1)}))};
   // [..., M, K] x [K, N]: the leading dimensions are rows of one matrix product.
   int64_t k = a.shape.back();
@@ -351,7 +365,21 @@ std::vector<Value> resize(Importer& im, const NodeView& node) {
 
 }  // namespace
 
+/// LayerNormalization (opset 17): over the axes from `axis` on; the optional Mean and
+/// InvStdDev outputs (training statistics) are not produced.
+std::vector<Value> layerNormalization(Importer& im, const NodeView& node) {
+  int64_t rank = int64_t(im.inputType(node, 0).shape.size());
+  int64_t axis = node.getInt("axis", -1);
+  if (axis < -rank || axis >= rank) node.unsupported("axis", fmt::format("{} is out of range for rank {}", axis, rank));
+  if (node.getInt("stash_type", 1) != 1) node.unsupported("stash_type", "only float32 statistics (1) are");
+  std::vector<int> inputs = {im.inputNode(node, 0), im.inputNode(node, 1)};
+  if (node.hasInput(2)) inputs.push_back(im.inputNode(node, 2));
+  Attrs attrs = {{"axis", axis}, {"epsilon", node.getFloat("epsilon", 1e-5f)}};
+  return {im.fromNode(im.addOp(node, "layer_norm", inputs, attrs))};
+}
+
 void addNeuralNetworkConverters(ConverterTable& t) {
+  t["LayerNormalization"] = layerNormalization;
   t["Conv"] = conv;
   t["ConvTranspose"] = convTranspose;
   t["BatchNormalization"] = batchNorm;

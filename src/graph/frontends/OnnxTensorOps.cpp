@@ -135,6 +135,12 @@ Value gatherSlices(Importer& im, const NodeView& node, int64_t axis, const std::
 
 std::vector<Value> gather(Importer& im, const NodeView& node) {
   const Value& data = im.input(node, 0);
+  if (!im.isConstant(node, 1)) {
+    // Run-time indices (an embedding lookup of token ids): the graph's take.
+    if (data.type.shape.empty()) node.error("Gather on a scalar");
+    int64_t axis = axisOf(node, node.getInt("axis", 0), data.type.shape.size());
+    return {im.fromNode(im.addOp(node, "take", {im.inputNode(node, 0), im.inputNode(node, 1)}, {{"axis", axis}}))};
+  }
   auto indices = im.constantInput(node, 1, "indices");
   auto idx = intValues(indices, node.label() + ": indices");
   if (data.type.shape.empty()) node.error("Gather on a scalar");
@@ -159,6 +165,34 @@ std::vector<Value> gather(Importer& im, const NodeView& node) {
     for (size_t k = 0; k < indexRank; ++k) which += o[size_t(axis) + k] * indexStrides[k];
     flat += idx[size_t(which)] * strides[size_t(axis)];
     for (size_t d = size_t(axis) + 1; d < strides.size(); ++d) flat += o[d + indexRank - 1] * strides[d];
+    return flat;
+  }))};
+}
+
+/// GatherElements of constants (what exporters write for buffers indexed by position ids):
+/// out[i] = data[i with index[i] at the axis], folded here; on run-time values it is refused.
+std::vector<Value> gatherElements(Importer& im, const NodeView& node) {
+  const auto& data = im.constantInput(node, 0, "data");
+  auto indices = im.constantInput(node, 1, "indices");
+  auto idx = intValues(indices, node.label() + ": indices");
+  const auto& shape = data.shape();
+  if (indices.shape().size() != shape.size())
+    node.error(fmt::format("indices of rank {} for data of rank {}", indices.shape().size(), shape.size()));
+  int64_t axis = axisOf(node, node.getInt("axis", 0), shape.size());
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (int64_t(d) != axis && indices.shape()[d] > shape[d])
+      node.error(fmt::format("indices {} exceed the data {} on axis {}", runtime::formatShape(indices.shape()), runtime::formatShape(shape), d));
+  int64_t extent = shape[size_t(axis)];
+  for (int64_t& i : idx) {
+    if (i < -extent || i >= extent) node.error(fmt::format("index {} is out of range for extent {}", i, extent));
+    if (i < 0) i += extent;
+  }
+  auto strides = stridesOf(shape), indexStrides = stridesOf(indices.shape());
+  checkConstantSize(indices.shape());
+  return {Importer::fromConstant(moved(data, indices.shape(), [&](const std::vector<int64_t>& o) {
+    int64_t flat = 0, which = 0;
+    for (size_t d = 0; d < o.size(); ++d) which += o[d] * indexStrides[d];
+    for (size_t d = 0; d < o.size(); ++d) flat += (int64_t(d) == axis ? idx[size_t(which)] : o[d]) * strides[d];
     return flat;
   }))};
 }
@@ -452,6 +486,7 @@ void addTensorConverters(ConverterTable& t) {
   t["Dropout"] = dropout;
   t["Shape"] = shape;
   t["Gather"] = gather;
+  t["GatherElements"] = gatherElements;
   t["Slice"] = slice;
   t["Concat"] = concat;
   t["Reshape"] = reshape;

@@ -323,7 +323,7 @@ def bad_models():
         onnx.save(model, os.path.join(BAD, name + ".onnx"))
     x = [("x", [1, 2, 4, 4])]
     write("unknown_op", [helper.make_node("Frobnicate", ["x"], ["y"])], x, ["y"], check=False)
-    write("unsupported_op", [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Erf", ["r"], ["y"], name="erf_1")],
+    write("unsupported_op", [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Det", ["r"], ["y"], name="det_1")],
           x, ["y"])
     write("unsupported_attribute", [helper.make_node("Resize", ["x", "", "s"], ["y"], mode="cubic", name="up")], x, ["y"],
           [init("s", np.array([1, 1, 2, 2], np.float32))])
