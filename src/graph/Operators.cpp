@@ -220,6 +220,9 @@ void registerAll() {
     if (in.size() == 3) bias = in[2];
     return ops::layerNorm(in[0], in[1], bias, a.get<int>("axis", -1), a.get<double>("epsilon", 1e-5));
   });
+  add("broadcast_to", B, 1, 1,
+      [](const Inputs& in, const AttrReader& a) { return ops::broadcastTo(in[0], a.get<std::vector<int64_t>>("shape", {})); });
+  add("tile", I, 1, 1, [](const Inputs& in, const AttrReader& a) { return ops::tile(in[0], a.get<std::vector<int64_t>>("reps", {})); });
   add("take", I, 2, 2, [](const Inputs& in, const AttrReader& a) { return ops::take(in[0], in[1], a.get<int>("axis", 0)); });
   add("softmax", O, 1, 1, [](const Inputs& in, const AttrReader& a) { return ops::softmax(in[0], a.get<int>("axis", -1)); });
   add("concatenate", I, 1, 64,

@@ -11,7 +11,7 @@
 ///     tile_size, kernel_layout "HWIO" (the default, NHWC's) | "OIHW" (NCHW's)
 ///   dense (weight [M, K]), matmul, batch_matmul ([..., M, K] x [..., K, N], batch axes
 ///     broadcast): out_dtype;  layer_norm (data, scale[, bias]): axis, epsilon;
-///   take (data, indices: run-time indices, clamped): axis;   dense_blocked (data NC{b}n{c}c, weight
+///   take (data, indices: run-time indices, clamped): axis;  broadcast_to: shape;  tile: reps;   dense_blocked (data NC{b}n{c}c, weight
 ///     OI{o}o{i}i, VTA's dense_packed layouts): out_dtype
 ///   bias_add: axis;   batch_norm (data, gamma, beta, mean, var): axis, epsilon
 ///   add, subtract, multiply, divide, maximum, minimum (numpy broadcasting)

@@ -64,6 +64,13 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
       "T_where", "broadcast", axisNames("ax", int(shape.size())));
 }
 
+Tensor broadcastTo(const Tensor& x, const std::vector<int64_t>& shape) {
+  auto out = broadcastShape("broadcast_to", x.shape(), shape);
+  return te::compute(
+      out, [&](const std::vector<Var>& i) { return x(broadcastIndices(x.shape(), i)); }, "T_broadcast_to", "broadcast",
+      axisNames("ax", int(out.size())));
+}
+
 Tensor biasAdd(const Tensor& data, const Tensor& bias, int axis) {
   int a = normalizeAxis("bias_add", axis, data.ndim());
   TESSEL_CHECK(bias.ndim() == 1 && bias.shape()[0] == data.shape()[size_t(a)],

@@ -28,6 +28,9 @@ te::Tensor logicalOr(const te::Tensor& a, const te::Tensor& b);
 /// condition ? a : b elementwise, the three broadcast together (numpy's where, ONNX's Where);
 /// condition is bool, a and b of one dtype.
 te::Tensor where(const te::Tensor& condition, const te::Tensor& a, const te::Tensor& b);
+/// x broadcast with `shape` as numpy broadcasts two operands (ONNX's Expand): the result has
+/// both shapes' broadcast shape.
+te::Tensor broadcastTo(const te::Tensor& x, const std::vector<int64_t>& shape);
 /// data + bias broadcast along `axis` (bias is 1-D with data.shape[axis] elements); axis 1 is
 /// NCHW's channel axis, -1 NHWC's and dense's. Named T_add like TVM's lowered bias_add.
 te::Tensor biasAdd(const te::Tensor& data, const te::Tensor& bias, int axis = 1);

@@ -159,6 +159,24 @@ Tensor take(const Tensor& data, const Tensor& indices, int axis) {
       "T_take", "injective", axisNames("ax", int(shape.size())));
 }
 
+Tensor tile(const Tensor& x, const std::vector<int64_t>& repeats) {
+  TESSEL_CHECK(repeats.size() == size_t(x.ndim()), "tile: {} repeats for {}", repeats.size(), shapeString(x.shape()));
+  std::vector<int64_t> shape;
+  for (size_t d = 0; d < repeats.size(); ++d) {
+    TESSEL_CHECK(repeats[d] >= 1, "tile: repeat {} of axis {} is not positive", repeats[d], d);
+    shape.push_back(x.shape()[d] * repeats[d]);
+  }
+  return te::compute(
+      shape,
+      [&](const std::vector<Var>& i) {
+        std::vector<Expr> idx;
+        for (size_t d = 0; d < i.size(); ++d)
+          idx.push_back(repeats[d] == 1 ? Expr(i[d]) : ir::floormod(Expr(i[d]), Expr(x.shape()[d])));
+        return x(idx);
+      },
+      "T_tile", "injective", axisNames("ax", int(shape.size())));
+}
+
 Tensor concatenate(const std::vector<Tensor>& inputs, int axis) {
   TESSEL_CHECK(!inputs.empty(), "concatenate: no inputs");
   const Tensor& first = inputs[0];

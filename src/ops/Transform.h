@@ -25,6 +25,8 @@ te::Tensor concatenate(const std::vector<te::Tensor>& inputs, int axis);
 /// one outside the axis is clamped to it (TVM's take mode "clip"): a kernel cannot stop, and
 /// must not read outside the data.
 te::Tensor take(const te::Tensor& data, const te::Tensor& indices, int axis);
+/// x repeated `repeats[d]` times along each axis d (numpy's tile, ONNX's Tile).
+te::Tensor tile(const te::Tensor& x, const std::vector<int64_t>& repeats);
 
 /// Every dimension d read from begin[d] in steps of step[d] (negative steps read backwards),
 /// shape[d] elements: ONNX's Slice once its bounds are resolved. Every index read must lie

@@ -233,6 +233,56 @@ TEST(OnnxOps, GatherElementsOfConstantsIsFolded) {
   expectContains(errorOf([&] { importOnnxBytes(bad, "ge.onnx"); }), "node 'ge' (GatherElements): index 3 is out of range for extent 3");
 }
 
+TEST(OnnxOps, ExpandAndTileOfValuesAndOfConstants) {
+  auto x = floatTensor({2, 1}, {1, 2});
+  // Expand to [2, 3] (the input's 1 broadcast), and to [3, 1, 1] (the result larger than both).
+  std::string expand = onnxModelBytes({{"Expand", "e", {"x", "shape"}, {"y"}, {}}}, {onnxInput("x", {2, 1})}, {onnxOutput("y", 2)},
+                                      {onnxInt64s("shape", {2}, {2, 3})}, 17);
+  expectModel(expand, x, {2, 3}, {1, 1, 1, 2, 2, 2}, "expand");
+  std::string grow = onnxModelBytes({{"Expand", "e", {"x", "shape"}, {"y"}, {}}}, {onnxInput("x", {2, 1})}, {onnxOutput("y", 3)},
+                                    {onnxInt64s("shape", {3}, {3, 1, 1})}, 17);
+  expectModel(grow, x, {3, 2, 1}, {1, 2, 1, 2, 1, 2}, "expand rank");
+  std::string tile = onnxModelBytes({{"Tile", "t", {"x", "reps"}, {"y"}, {}}}, {onnxInput("x", {2, 1})}, {onnxOutput("y", 2)},
+                                    {onnxInt64s("reps", {2}, {2, 3})}, 17);
+  expectModel(tile, x, {4, 3}, {1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2}, "tile");
+  // On constants both fold: x + expand(c) + tile(c), no operator of their own left.
+  std::string folded = onnxModelBytes({{"Expand", "e", {"c", "shape"}, {"ce"}, {}},
+                                       {"Tile", "t", {"c", "reps"}, {"ct"}, {}},
+                                       {"Add", "a", {"x", "ce"}, {"s"}, {}},
+                                       {"Add", "b", {"s", "ct"}, {"y"}, {}}},
+                                      {onnxInput("x", {2, 1})}, {onnxOutput("y", 2)},
+                                      {onnxFloats("c", {1, 1}, {10}), onnxInt64s("shape", {2}, {2, 1}), onnxInt64s("reps", {2}, {2, 1})}, 17);
+  Graph g = importOnnxBytes(folded, "folded.onnx");
+  for (const auto& n : g.nodes()) EXPECT_TRUE(n.op != "broadcast_to" && n.op != "tile") << n.name;
+  expectModel(folded, x, {2, 1}, {21, 22}, "folded");
+  expectContains(errorOf([&] {
+                   importOnnxBytes(onnxModelBytes({{"Expand", "e", {"x", "shape"}, {"y"}, {}}}, {onnxInput("x", {2, 1})}, {onnxOutput("y", 2)},
+                                                  {onnxInt64s("shape", {2}, {3, 3})}, 17),
+                                   "bad.onnx");
+                 }),
+                 "node 'e' (Expand): shapes [2, 1] and [3, 3] do not broadcast");
+}
+
+TEST(OnnxOps, RangeAndCumSumOfConstantsFold) {
+  // Position ids the way exports compute them from constants: range(0, 4) and running counts.
+  OnnxNode range{"Range", "r", {"zero", "four", "one"}, {"ids"}, {}};
+  OnnxNode cum{"CumSum", "c", {"ones", "axis"}, {"counts"}, {}};
+  OnnxNode exclusive{"CumSum", "e", {"ones", "axis"}, {"before"}, {}};
+  exclusive.ints["exclusive"] = 1;
+  exclusive.ints["reverse"] = 1;
+  OnnxNode cast{"Cast", "f", {"mixed"}, {"fm"}, {}};
+  cast.ints["to"] = 1;
+  std::string model = onnxModelBytes(
+      {range, cum, exclusive, {"Mul", "m1", {"ids", "counts"}, {"p"}, {}}, {"Add", "m2", {"p", "before"}, {"mixed"}, {}}, cast,
+       {"Add", "a", {"x", "fm"}, {"y"}, {}}},
+      {onnxInput("x", {4})}, {onnxOutput("y", 1)},
+      {onnxInt64s("zero", {}, {0}), onnxInt64s("four", {}, {4}), onnxInt64s("one", {}, {1}), onnxInt64s("ones", {4}, {1, 1, 1, 1}),
+       onnxInt64s("axis", {}, {0})},
+      17);
+  // ids [0, 1, 2, 3] * counts [1, 2, 3, 4] + exclusive reverse sums [3, 2, 1, 0] = [3, 4, 7, 12]
+  expectModel(model, floatTensor({4}, {0, 0, 0, 0}), {4}, {3, 4, 7, 12}, "range and cumsum");
+}
+
 TEST(OnnxOps, MatMulOfStacksBroadcastsTheirBatchAxes) {
   // [2, 1, 2, 3] x [1, 2, 3, 2] -> [2, 2, 2, 2]: attention's products have this form.
   std::vector<float> a(12), b(12);

@@ -1,12 +1,14 @@
 // Converters of the ONNX operators that create, reshape and move tensors: Constant,
-// ConstantOfShape, Identity, Dropout, Shape, Gather, Slice, Concat, Reshape, Flatten, Squeeze,
-// Unsqueeze, Transpose, Cast, Pad, Split. On constants they are evaluated here (shape
-// arithmetic); on graph values they become graph operators (reshape, flatten, transpose,
-// concatenate, strided_slice, pad, cast).
+// ConstantOfShape, Identity, Dropout, Shape, Gather (constant or run-time indices),
+// GatherElements, Slice, Concat, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Cast, Pad,
+// Split, Expand, Tile, and Range and CumSum (of constants). On constants they are evaluated
+// here (shape arithmetic); on graph values they become graph operators (reshape, flatten,
+// transpose, concatenate, strided_slice, pad, cast, take, broadcast_to, tile).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "graph/frontends/OnnxFolding.h"
@@ -195,6 +197,109 @@ std::vector<Value> gatherElements(Importer& im, const NodeView& node) {
     for (size_t d = 0; d < o.size(); ++d) flat += (int64_t(d) == axis ? idx[size_t(which)] : o[d]) * strides[d];
     return flat;
   }))};
+}
+
+/// The broadcast shape of two shapes (numpy's rules); an error naming the node otherwise.
+std::vector<int64_t> broadcastOf(const NodeView& node, const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  size_t rank = std::max(a.size(), b.size());
+  std::vector<int64_t> out(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t x = d + a.size() >= rank ? a[d + a.size() - rank] : 1, y = d + b.size() >= rank ? b[d + b.size() - rank] : 1;
+    if (x != y && x != 1 && y != 1)
+      node.error(fmt::format("shapes {} and {} do not broadcast", runtime::formatShape(a), runtime::formatShape(b)));
+    out[d] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+/// Expand: the input broadcast with a constant shape (numpy's rules, either side may be larger).
+std::vector<Value> expand(Importer& im, const NodeView& node) {
+  const Value& x = im.input(node, 0);
+  auto shape = intValues(im.constantInput(node, 1, "shape"), node.label() + ": shape");
+  for (int64_t e : shape)
+    if (e < 0) node.error(fmt::format("shape {} has a negative extent", runtime::formatShape(shape)));
+  auto out = broadcastOf(node, x.type.shape, shape);
+  if (out == x.type.shape) return {x};
+  if (!x.constant) return {im.fromNode(im.addOp(node, "broadcast_to", {im.inputNode(node, 0)}, {{"shape", shape}}))};
+  const auto& in = x.type.shape;
+  auto strides = stridesOf(in);
+  size_t offset = out.size() - in.size();
+  return {Importer::fromConstant(moved(*x.constant, out, [&](const std::vector<int64_t>& o) {
+    int64_t flat = 0;
+    for (size_t d = 0; d < in.size(); ++d) flat += (in[d] == 1 ? 0 : o[d + offset]) * strides[d];
+    return flat;
+  }))};
+}
+
+/// Tile: repeats of each axis, a constant input.
+std::vector<Value> tile(Importer& im, const NodeView& node) {
+  const Value& x = im.input(node, 0);
+  auto repeats = intValues(im.constantInput(node, 1, "repeats"), node.label() + ": repeats");
+  const auto& in = x.type.shape;
+  if (repeats.size() != in.size()) node.error(fmt::format("{} repeats for rank {}", repeats.size(), in.size()));
+  std::vector<int64_t> out;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (repeats[d] < 1) node.error(fmt::format("repeat {} of axis {} is not positive", repeats[d], d));
+    out.push_back(in[d] * repeats[d]);
+  }
+  if (!x.constant) return {im.fromNode(im.addOp(node, "tile", {im.inputNode(node, 0)}, {{"reps", repeats}}))};
+  auto strides = stridesOf(in);
+  return {Importer::fromConstant(moved(*x.constant, out, [&](const std::vector<int64_t>& o) {
+    int64_t flat = 0;
+    for (size_t d = 0; d < in.size(); ++d) flat += (o[d] % in[d]) * strides[d];
+    return flat;
+  }))};
+}
+
+/// Range of constants (position ids; shapes are static, so its operands are known).
+std::vector<Value> range(Importer& im, const NodeView& node) {
+  const auto& startTensor = im.constantInput(node, 0, "start");
+  auto one = [&](size_t i, const char* what) {
+    auto v = numericValues(im.constantInput(node, i, what), node.label());
+    if (v.size() != 1) node.error(fmt::format("{} must be one value", what));
+    return v[0];
+  };
+  double start = one(0, "start"), limit = one(1, "limit"), delta = one(2, "delta");
+  if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta))
+    node.error(fmt::format("range({}, {}, {}) has no length", start, limit, delta));
+  double count = std::max(std::ceil((limit - start) / delta), 0.0);
+  if (count > double(int64_t(1) << 32)) node.error(fmt::format("range({}, {}, {}) is too long", start, limit, delta));
+  std::vector<int64_t> shape = {int64_t(count)};
+  checkConstantSize(shape);
+  std::vector<double> values;
+  for (int64_t i = 0; i < int64_t(count); ++i) values.push_back(start + double(i) * delta);
+  return {Importer::fromConstant(tensorFromValues(shape, startTensor.dtype(), values))};
+}
+
+/// CumSum of a constant along a constant axis (exclusive and reverse as ONNX defines them).
+std::vector<Value> cumSum(Importer& im, const NodeView& node) {
+  const auto& x = im.constantInput(node, 0, "x");
+  auto axisValues = intValues(im.constantInput(node, 1, "axis"), node.label() + ": axis");
+  if (axisValues.size() != 1) node.error("axis must be one value");
+  const auto& shape = x.shape();
+  size_t axis = size_t(axisOf(node, axisValues[0], shape.size()));
+  bool exclusive = node.getInt("exclusive", 0) != 0, reverse = node.getInt("reverse", 0) != 0;
+  auto values = numericValues(x, node.label());
+  auto strides = stridesOf(shape);
+  std::vector<double> out(values.size());
+  int64_t extent = shape[axis], stride = strides[axis];
+  for (size_t flat = 0; flat < values.size(); ++flat) {
+    int64_t position = (int64_t(flat) / stride) % extent;
+    if (position != 0) continue;  // each line along the axis starts at position 0
+    double sum = 0;
+    for (int64_t k = 0; k < extent; ++k) {
+      int64_t p = reverse ? extent - 1 - k : k;
+      size_t at = flat + size_t(p * stride);
+      if (exclusive) {
+        out[at] = sum;
+        sum += values[at];
+      } else {
+        sum += values[at];
+        out[at] = sum;
+      }
+    }
+  }
+  return {Importer::fromConstant(tensorFromValues(shape, x.dtype(), out))};
 }
 
 std::vector<Value> slice(Importer& im, const NodeView& node) {
@@ -487,6 +592,10 @@ void addTensorConverters(ConverterTable& t) {
   t["Shape"] = shape;
   t["Gather"] = gather;
   t["GatherElements"] = gatherElements;
+  t["Expand"] = expand;
+  t["Tile"] = tile;
+  t["Range"] = range;
+  t["CumSum"] = cumSum;
   t["Slice"] = slice;
   t["Concat"] = concat;
   t["Reshape"] = reshape;
