@@ -263,6 +263,31 @@ TEST(OnnxOps, ExpandAndTileOfValuesAndOfConstants) {
                  "node 'e' (Expand): shapes [2, 1] and [3, 3] do not broadcast");
 }
 
+TEST(OnnxOps, ShapeArithmeticOfComparisonsAndWhereFolds) {
+  // The legacy exporter's Expand target: where(shape == -1, ones, shape), all constants; and a
+  // mask of bool constants (not, and) choosing between values.
+  OnnxNode notNode{"Not", "n", {"negative"}, {"kept"}, {}};
+  OnnxNode cast{"Cast", "c", {"mask"}, {"maskf"}, {}};
+  cast.ints["to"] = 1;
+  std::string model = onnxModelBytes(
+      {{"Equal", "eq", {"target", "minus_one"}, {"unknown"}, {}},
+       {"Where", "pick", {"unknown", "ones", "target"}, {"shape"}, {}},
+       {"Expand", "e", {"x", "shape"}, {"wide"}, {}},
+       {"Less", "lt", {"signs", "zero"}, {"negative"}, {}},
+       notNode,
+       {"And", "both", {"kept", "kept"}, {"mask"}, {}},
+       cast,
+       {"Mul", "m", {"wide", "maskf"}, {"y"}, {}}},
+      {onnxInput("x", {2, 1})}, {onnxOutput("y", 2)},
+      {onnxInt64s("target", {2}, {-1, 3}), onnxInt64s("minus_one", {1}, {-1}), onnxInt64s("ones", {2}, {1, 1}),
+       onnxInt64s("signs", {2, 1}, {-1, 3}), onnxInt64s("zero", {1}, {0})},
+      17);
+  Graph g = importOnnxBytes(model, "legacy.onnx");
+  for (const auto& n : g.nodes()) EXPECT_NE(n.type.dtype, DataType::int64()) << n.name << ": shape arithmetic left in the graph";
+  // shape = [1, 3]: x [2, 1] expanded to [2, 3]; mask = not(signs < 0) = [[0], [1]], as floats.
+  expectModel(model, floatTensor({2, 1}, {5, 7}), {2, 3}, {0, 0, 0, 7, 7, 7}, "legacy expand");
+}
+
 TEST(OnnxOps, RangeAndCumSumOfConstantsFold) {
   // Position ids the way exports compute them from constants: range(0, 4) and running counts.
   OnnxNode range{"Range", "r", {"zero", "four", "one"}, {"ids"}, {}};

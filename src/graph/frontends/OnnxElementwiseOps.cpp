@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 #include "graph/frontends/OnnxFolding.h"
@@ -43,10 +44,29 @@ Converter unary(const std::string& op) {
   };
 }
 
-/// Where: the condition and the two choices broadcast together.
+/// Where: the condition and the two choices broadcast together. On integer constants (the shape
+/// arithmetic of Expand's target: where(shape == -1, 1, shape)) it is evaluated here.
 std::vector<Value> where(Importer& im, const NodeView& node) {
-  if (im.inputType(node, 0).dtype != DataType::boolean()) node.error(fmt::format("the condition is {}, not bool", im.inputType(node, 0).str()));
+  const Value &c = im.input(node, 0), &a = im.input(node, 1), &b = im.input(node, 2);
+  if (c.type.dtype != DataType::boolean()) node.error(fmt::format("the condition is {}, not bool", c.type.str()));
+  if (a.type.dtype != b.type.dtype) node.error(fmt::format("the choices are {} and {}", a.type.str(), b.type.str()));
+  if (c.constant && a.constant && b.constant && !a.type.dtype.isFloat()) {
+    runtime::Tensor condition = converted(*c.constant, a.type.dtype);
+    auto whenTrue = broadcastArithmetic(condition, *a.constant, [](double k, double x) { return k != 0 ? x : 0; }, node.label());
+    auto whenFalse = broadcastArithmetic(condition, *b.constant, [](double k, double y) { return k != 0 ? 0 : y; }, node.label());
+    return {Importer::fromConstant(broadcastArithmetic(whenTrue, whenFalse, [](double x, double y) { return x + y; }, node.label()))};
+  }
   return {im.fromNode(im.addOp(node, "where", {im.inputNode(node, 0), im.inputNode(node, 1), im.inputNode(node, 2)}))};
+}
+
+/// Not: on a constant evaluated here (shape arithmetic's masks), else the graph's logical_not.
+std::vector<Value> logicalNot(Importer& im, const NodeView& node) {
+  const Value& x = im.input(node, 0);
+  if (x.type.dtype != DataType::boolean()) node.error(fmt::format("the operand is {}, not bool", x.type.str()));
+  if (!x.constant) return {im.fromNode(im.addOp(node, "logical_not", {im.inputNode(node, 0)}))};
+  std::vector<double> values = numericValues(*x.constant, node.label());
+  for (double& v : values) v = v == 0 ? 1 : 0;
+  return {Importer::fromConstant(tensorFromValues(x.type.shape, DataType::boolean(), values))};
 }
 
 /// Gelu (opset 20): the exact form or, with approximate "tanh", torch's tanh approximation.
@@ -106,21 +126,27 @@ void addElementwiseConverters(ConverterTable& t) {
   t["Sqrt"] = unary("sqrt");
   t["Erf"] = unary("erf");
   t["IsNaN"] = unary("is_nan");
-  t["Not"] = unary("logical_not");
+  t["Not"] = logicalNot;
   t["Gelu"] = gelu;
   t["Where"] = where;
-  for (auto [onnx, op] : std::vector<std::pair<const char*, const char*>>{{"Pow", "power"},
-                                                                          {"Equal", "equal"},
-                                                                          {"Less", "less"},
-                                                                          {"LessOrEqual", "less_equal"},
-                                                                          {"Greater", "greater"},
-                                                                          {"GreaterOrEqual", "greater_equal"},
-                                                                          {"And", "logical_and"},
-                                                                          {"Or", "logical_or"}}) {
+  t["Pow"] = binary("power", [](double a, double b) { return std::pow(a, b); });
+  // Comparisons and logic give bool tensors; on integer or bool constants (shape arithmetic)
+  // they are evaluated here.
+  for (auto [onnx, op, fold] : std::vector<std::tuple<const char*, const char*, Arithmetic>>{
+           {"Equal", "equal", [](double a, double b) { return double(a == b); }},
+           {"Less", "less", [](double a, double b) { return double(a < b); }},
+           {"LessOrEqual", "less_equal", [](double a, double b) { return double(a <= b); }},
+           {"Greater", "greater", [](double a, double b) { return double(a > b); }},
+           {"GreaterOrEqual", "greater_equal", [](double a, double b) { return double(a >= b); }},
+           {"And", "logical_and", [](double a, double b) { return double(a != 0 && b != 0); }},
+           {"Or", "logical_or", [](double a, double b) { return double(a != 0 || b != 0); }}}) {
     std::string name = op;
-    t[onnx] = [name](Importer& im, const NodeView& node) -> std::vector<Value> {
-      if (im.inputType(node, 0).dtype != im.inputType(node, 1).dtype)
-        node.error(fmt::format("operands of types {} and {}", im.inputType(node, 0).str(), im.inputType(node, 1).str()));
+    Arithmetic f = fold;
+    t[onnx] = [name, f](Importer& im, const NodeView& node) -> std::vector<Value> {
+      const Value &a = im.input(node, 0), &b = im.input(node, 1);
+      if (a.type.dtype != b.type.dtype) node.error(fmt::format("operands of types {} and {}", a.type.str(), b.type.str()));
+      if (a.constant && b.constant && !a.type.dtype.isFloat())
+        return {Importer::fromConstant(converted(broadcastArithmetic(*a.constant, *b.constant, f, node.label()), DataType::boolean()))};
       return {im.fromNode(im.addOp(node, name, {im.inputNode(node, 0), im.inputNode(node, 1)}))};
     };
   }
