@@ -88,8 +88,12 @@ const std::vector<std::string> kCases = {"conv_bn_relu", "conv_groups",         
                                          "resize13",     "upsample7",           "avgpool_ceil",   "slices",         "split11"};
 
 INSTANTIATE_TEST_SUITE_P(Onnx, OnnxModels, testing::ValuesIn(kCases));
-// Relative to kModels: written by onnx/exported/export_torch2.py with PyTorch 2.11.
-INSTANTIATE_TEST_SUITE_P(PyTorch2Export, OnnxModels, testing::Values("../exported/torch2_default"));
+// Relative to kModels: written by onnx/exported/export_torch2.py with PyTorch 2.11 (ONNX
+// Runtime's outputs from its Python): a CNN, and tiny transformers (token ids in, the last
+// hidden state out) from the default exporter and, for BERT, the legacy one.
+INSTANTIATE_TEST_SUITE_P(PyTorch2Export, OnnxModels,
+                         testing::Values("../exported/torch2_default", "../exported/bert_tiny_default", "../exported/bert_tiny_legacy17",
+                                         "../exported/gpt2_tiny_default"));
 
 TEST(OnnxImport, EveryGeneratedModelIsTested) {
   for (const auto& entry : std::filesystem::directory_iterator(kModels))

@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """Writes the ONNX files of tessel's tests that only a current PyTorch can write: a small CNN as
 PyTorch 2.x's default exporter (torch.export, then ONNX IR version 10, opset 20) writes it, its
-weights in model.onnx.data beside model.onnx (external data), an input and ONNX Runtime's output.
+weights in model.onnx.data beside model.onnx (external data), an input and ONNX Runtime's output;
+and tiny transformers (transformers' BertModel and GPT2Model with few small layers, random
+weights) from the default exporter and, for BERT, the legacy one (TorchScript, opset 17).
 
     python3 tests/graph/onnx/exported/export_torch2.py tests/graph/onnx/exported
 
-needs torch >= 2.6 and onnxruntime (the GPU machine's Python has both; Debian's torch 1.13 writes
-IR version 8). The files are committed: the tests need neither. Deterministic: a fixed seed.
+needs torch >= 2.6, transformers and onnxruntime (the GPU machine's Python has them; Debian's
+torch 1.13 writes IR version 8). The files are committed: the tests need neither. Deterministic: a fixed seed.
 The CNN has what the exporter writes for image networks: Conv, BatchNormalization folded or not,
 Relu, MaxPool, ReduceMean for adaptive_avg_pool2d(1), Gemm and Softmax; the convolution's weight
 (1,728 bytes) is large enough to go to the external file.
@@ -35,6 +37,44 @@ class SmallCnn(nn.Module):
         return torch.softmax(self.fc(y), -1)
 
 
+class LastHidden(nn.Module):
+    """A transformers model called by keyword, its last hidden state the one output."""
+
+    def __init__(self, model, **extra):
+        super().__init__()
+        self.model = model
+        self.extra = extra
+
+    def forward(self, input_ids):
+        return self.model(input_ids=input_ids, **self.extra).last_hidden_state
+
+
+def export_transformer(out, name, model, dynamo, opset=None):
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    ids = torch.randint(0, 100, (1, 8))
+    options = {"dynamo": dynamo, "input_names": ["input_ids"]}
+    if opset:
+        options["opset_version"] = opset
+    torch.onnx.export(model.eval(), (ids,), path, **options)
+    np.save(os.path.join(d, "input_input_ids.npy"), ids.numpy())
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    np.save(os.path.join(d, "output_0.npy"), session.run(None, {"input_ids": ids.numpy()})[0])
+
+
+def transformers_models(out):
+    import transformers as tr
+    torch.manual_seed(1)
+    small = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, vocab_size=100,
+                 max_position_embeddings=16)
+    bert = LastHidden(tr.BertModel(tr.BertConfig(**small)).eval())
+    export_transformer(out, "bert_tiny_default", bert, True)
+    export_transformer(out, "bert_tiny_legacy17", bert, False, 17)
+    gpt2 = tr.GPT2Model(tr.GPT2Config(n_embd=32, n_layer=2, n_head=2, vocab_size=100, n_positions=16)).eval()
+    export_transformer(out, "gpt2_tiny_default", LastHidden(gpt2, use_cache=False), True)
+
+
 def main(out):
     torch.manual_seed(0)
     model = SmallCnn()
@@ -52,6 +92,7 @@ def main(out):
     np.save(os.path.join(d, "input_x.npy"), x.numpy())
     session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     np.save(os.path.join(d, "output_0.npy"), session.run(None, {"x": x.numpy()})[0])
+    transformers_models(out)
 
 
 if __name__ == "__main__":
