@@ -70,21 +70,73 @@ Graph softmaxHead() {
   return g;
 }
 
+/// A transformer encoder block as BERT's default export becomes: an embedding lookup of run-time
+/// token ids, layer norms, projections as batched products with a broadcast weight, two heads of
+/// attention with the exporter's NaN guard after the softmax, a GELU feed-forward, residual adds
+/// and a mean over the tokens.
+Graph transformerBlock() {
+  registerStandardOps();
+  Graph g;
+  const int64_t tokens = 8, hidden = 16, heads = 2, headSize = 8;
+  uint32_t seed = 20;
+  auto weight = [&](std::vector<int64_t> shape) {
+    uint32_t s = seed++;
+    return g.addConstant("w" + std::to_string(s), randomTensor(shape, s));
+  };
+  auto layerNorm = [&](int x) {
+    return g.addOp("layer_norm", {x, weight({hidden}), weight({hidden})}, {{"axis", -1}, {"epsilon", 1e-5}});
+  };
+  int ids = g.addInput("ids", {{1, tokens}, DataType::int64()});
+  int x = g.addOp("take", {weight({50, hidden}), ids}, {{"axis", 0}});
+  int h = layerNorm(x);
+  auto split = [&](int t, std::vector<int> axes) {
+    int r = g.addOp("reshape", {g.addOp("batch_matmul", {t, weight({hidden, hidden})})}, {{"shape", {1, tokens, heads, headSize}}});
+    return g.addOp("transpose", {r}, {{"axes", axes}});
+  };
+  int q = split(h, {0, 2, 1, 3}), kT = split(h, {0, 2, 3, 1}), v = split(h, {0, 2, 1, 3});
+  auto scale = runtime::Tensor::empty({1}, DataType::float32());
+  scale.dataAs<float>()[0] = 1.0f / std::sqrt(float(headSize));
+  int scores = g.addOp("multiply", {g.addOp("batch_matmul", {q, kT}), g.addConstant("scale", scale)});
+  int p = g.addOp("softmax", {scores}, {{"axis", -1}});
+  auto zero = runtime::Tensor::empty({1}, DataType::float32());
+  zero.dataAs<float>()[0] = 0;
+  p = g.addOp("where", {g.addOp("is_nan", {p}), g.addConstant("zero", zero), p});
+  int context = g.addOp("transpose", {g.addOp("batch_matmul", {p, v})}, {{"axes", {0, 2, 1, 3}}});
+  int y = g.addOp("add", {g.addOp("reshape", {context}, {{"shape", {1, tokens, hidden}}}), x});
+  int up = g.addOp("gelu", {g.addOp("batch_matmul", {layerNorm(y), weight({hidden, 2 * hidden})})});
+  int out = g.addOp("add", {g.addOp("batch_matmul", {up, weight({2 * hidden, hidden})}), y});
+  g.markOutput(out);
+  g.markOutput(g.addOp("mean", {out}, {{"axis", {1}}}));
+  return g;
+}
+
 /// Every operator class of the zoo: convolutions in both layouts (plain, strided, 1x1,
 /// depthwise), folded batch norms as epilogues with relu/relu6 and residual adds, max and
-/// average pooling, concatenation (squeezenet), flatten, dense and softmax.
+/// average pooling, concatenation (squeezenet), flatten, dense and softmax; and a transformer
+/// block's.
 std::vector<Network> networks() {
   return {
       {"resnet-18 32x32 NCHW", prepared("resnet-18", 32, ops::Layout::NCHW)},
       {"mobilenet-v2 32x32 NHWC", prepared("mobilenet-v2", 32, ops::Layout::NHWC)},
       {"squeezenet_v1.1 33x33 NCHW", prepared("squeezenet_v1.1", 33, ops::Layout::NCHW)},
       {"dense + softmax", softmaxHead()},
+      {"transformer block", transformerBlock()},
   };
 }
 
+/// Random floats, and token ids (int64) of an embedding table of 50 rows.
 std::map<std::string, runtime::Tensor> inputsOf(const Graph& g) {
   std::map<std::string, runtime::Tensor> inputs;
-  for (int id : g.inputIds()) inputs[g.node(id).name] = randomTensor(g.node(id).type.shape, uint32_t(id + 1));
+  for (int id : g.inputIds()) {
+    const TensorType& type = g.node(id).type;
+    if (type.dtype != DataType::int64()) {
+      inputs[g.node(id).name] = randomTensor(type.shape, uint32_t(id + 1));
+      continue;
+    }
+    auto ids = runtime::Tensor::empty(type.shape, type.dtype);
+    for (int64_t i = 0; i < ids.numel(); ++i) ids.dataAs<int64_t>()[i] = (i * 7 + 3) % 50;
+    inputs[g.node(id).name] = ids;
+  }
   return inputs;
 }
 
