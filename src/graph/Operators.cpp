@@ -183,6 +183,9 @@ void registerAll() {
     Unary f = fn;
     add(name, E, 1, 1, [f](const Inputs& in, const AttrReader&) { return f(in[0]); });
   }
+  add("is_inf", E, 1, 1, [](const Inputs& in, const AttrReader& a) {
+    return ops::isInf(in[0], a.get<bool>("detect_positive", true), a.get<bool>("detect_negative", true));
+  });
   add("where", B, 3, 3, [](const Inputs& in, const AttrReader&) { return ops::where(in[0], in[1], in[2]); });
   add("gelu", E, 1, 1, [](const Inputs& in, const AttrReader& a) {
     std::string approximate = a.get<std::string>("approximate", "none");

@@ -18,7 +18,7 @@
 ///   power, equal, less, less_equal, greater, greater_equal (bool), logical_and, logical_or;
 ///     where (condition, a, b: the three broadcast)
 ///   relu, relu6, sigmoid, tanh, hard_swish, round, exp, sqrt, erf, is_nan (bool), logical_not;
-///     gelu: approximate "none"|"tanh";  clip: min, max;  hard_sigmoid: alpha, beta;
+///     is_inf (bool): detect_positive, detect_negative;  gelu: approximate "none"|"tanh";  clip: min, max;  hard_sigmoid: alpha, beta;
 ///     leaky_relu: alpha
 ///   max_pool2d, avg_pool2d: kernel [2], strides, padding, dilation, ceil_mode,
 ///     count_include_pad, layout;   global_avg_pool2d, global_max_pool2d: layout

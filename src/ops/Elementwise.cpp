@@ -126,6 +126,17 @@ Tensor isNan(const Tensor& x) {
   return unary(x, "T_is_nan", [](Expr v) { return v != v; });
 }
 
+Tensor isInf(const Tensor& x, bool positive, bool negative) {
+  checkFloat("is_inf", x);
+  Expr inf = ir::makeConst(x.dtype(), HUGE_VAL);
+  return unary(x, "T_is_inf", [&](Expr v) {
+    if (positive && negative) return ir::call(ir::Intrinsic::Abs, {v}) == inf;
+    if (positive) return v == inf;
+    if (negative) return v == ir::makeConst(x.dtype(), -HUGE_VAL);
+    return ir::makeConst(DataType::boolean(), 0);  // detects nothing
+  });
+}
+
 Tensor logicalNot(const Tensor& x) {
   TESSEL_CHECK(x.dtype() == DataType::boolean(), "logical_not: needs a bool tensor, got {} ('{}')", x.dtype().str(), x.name());
   return unary(x, "T_logical_not", [](Expr v) { return v == ir::makeConst(DataType::boolean(), 0); });

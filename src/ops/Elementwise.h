@@ -37,6 +37,9 @@ te::Tensor gelu(const te::Tensor& x, bool tanhApproximation);
 /// Whether each element is NaN: a bool tensor (x != x, which the kernels' compiler keeps: they
 /// are built without -ffast-math).
 te::Tensor isNan(const te::Tensor& x);
+/// Whether each element is infinite (bool): +inf where `positive`, -inf where `negative`
+/// (ONNX's IsInf, detect_positive / detect_negative).
+te::Tensor isInf(const te::Tensor& x, bool positive = true, bool negative = true);
 /// Logical not of a bool tensor.
 te::Tensor logicalNot(const te::Tensor& x);
 

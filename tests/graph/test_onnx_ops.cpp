@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "common/ErrorText.h"
 #include "common/FloatTensors.h"
@@ -27,8 +28,11 @@ namespace {
 void expectValues(const runtime::Tensor& actual, const std::vector<int64_t>& shape, const std::vector<float>& expected,
                   const std::string& what) {
   ASSERT_EQ(actual.shape(), shape) << what;
-  for (size_t i = 0; i < expected.size(); ++i)
-    EXPECT_NEAR(actual.dataAs<float>()[i], expected[i], 1e-5 * std::max(1.0f, std::fabs(expected[i]))) << what << " element " << i;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    float got = actual.dataAs<float>()[i];
+    if (!std::isfinite(expected[i])) EXPECT_TRUE(got == expected[i] || (std::isnan(got) && std::isnan(expected[i]))) << what << " element " << i;
+    else EXPECT_NEAR(got, expected[i], 1e-5 * std::max(1.0f, std::fabs(expected[i]))) << what << " element " << i;
+  }
 }
 
 /// The model's one output for `inputs`, from the interpreter and from the compiled module, each
@@ -163,6 +167,21 @@ TEST(OnnxOps, ComparisonsAndWhereMakeMasks) {
   std::string isnan = onnxModelBytes({{"IsNaN", "n", {"x"}, {"m"}, {}}, {"Where", "w", {"m", "zero", "x"}, {"y"}, {}}},
                                      {onnxInput("x", {2, 3})}, {onnxOutput("y", 2)}, {onnxFloats("zero", {1}, {0})}, 20);
   expectModel(isnan, floatTensor({2, 3}, {1, nan, 2, nan, nan, 3}), {2, 3}, {1, 0, 2, 0, 0, 3}, "isnan");
+  // IsInf, both signs or one of them.
+  const float inf = std::numeric_limits<float>::infinity();
+  auto infinite = floatTensor({2, 3}, {1, inf, -inf, nan, 0, -2});
+  std::string isinf = onnxModelBytes({{"IsInf", "i", {"x"}, {"m"}, {}}, {"Where", "w", {"m", "zero", "x"}, {"y"}, {}}},
+                                     {onnxInput("x", {2, 3})}, {onnxOutput("y", 2)}, {onnxFloats("zero", {1}, {7})}, 20);
+  Graph g = importOnnxBytes(isinf, "isinf.onnx");
+  auto y = interpretGraph(g, {{"x", infinite}})[0];
+  EXPECT_EQ(y.dataAs<float>()[1], 7);
+  EXPECT_EQ(y.dataAs<float>()[2], 7);
+  EXPECT_TRUE(std::isnan(y.dataAs<float>()[3]));
+  OnnxNode positive{"IsInf", "i", {"x"}, {"m"}, {}};
+  positive.ints["detect_negative"] = 0;
+  std::string plus = onnxModelBytes({positive, {"Where", "w", {"m", "zero", "x"}, {"y"}, {}}}, {onnxInput("x", {2, 3})},
+                                    {onnxOutput("y", 2)}, {onnxFloats("zero", {1}, {7})}, 20);
+  expectModel(plus, floatTensor({2, 3}, {1, inf, -inf, 3, 0, -2}), {2, 3}, {1, 7, -inf, 3, 0, -2}, "isinf positive");
   expectContains(errorOf([&] {
                    importOnnxBytes(onnxModelBytes({{"Where", "w", {"x", "x", "x"}, {"y"}, {}}}, {onnxInput("x", {2, 3})},
                                                   {onnxOutput("y", 2)}, {}, 17),
@@ -335,6 +354,95 @@ TEST(OnnxOps, MatMulOfStacksBroadcastsTheirBatchAxes) {
       out.push_back(sum);
     }
   expectModel(vec, floatTensor({3}, v), {2, 2}, out, "vector times stack");
+}
+
+/// Einsum by its definition: every assignment of the letters, products summed into the output.
+std::vector<float> naiveEinsum(const std::vector<std::string>& letters, const std::vector<std::vector<int64_t>>& shapes,
+                               const std::vector<std::vector<float>>& values, const std::string& output) {
+  std::map<char, int64_t> extents;
+  for (size_t i = 0; i < letters.size(); ++i)
+    for (size_t d = 0; d < letters[i].size(); ++d) extents[letters[i][d]] = shapes[i][d];
+  std::vector<char> all;
+  for (auto [c, e] : extents) all.push_back(c);
+  int64_t outSize = 1;
+  for (char c : output) outSize *= extents[c];
+  std::vector<float> out(size_t(outSize), 0);
+  std::map<char, int64_t> at;
+  for (char c : all) at[c] = 0;
+  auto flat = [&](const std::string& ls) {
+    int64_t f = 0;
+    for (char c : ls) f = f * extents[c] + at[c];
+    return f;
+  };
+  while (true) {
+    float product = 1;
+    for (size_t i = 0; i < letters.size(); ++i) product *= values[i][size_t(flat(letters[i]))];
+    out[size_t(flat(output))] += product;
+    size_t d = all.size();
+    while (d > 0 && ++at[all[d - 1]] == extents[all[d - 1]]) at[all[--d]] = 0;
+    if (d == 0) break;
+  }
+  return out;
+}
+
+TEST(OnnxOps, EinsumAsExportersWriteIt) {
+  auto values = [](int64_t n, float scale) {
+    std::vector<float> v;
+    for (int64_t i = 0; i < n; ++i) v.push_back(float((i * 7) % 11) * scale - 1);
+    return v;
+  };
+  struct Case {
+    std::string equation;
+    std::vector<std::string> letters;  // the operands'
+    std::string output;
+    std::vector<std::vector<int64_t>> shapes;
+    std::vector<int64_t> outShape;
+  };
+  const std::vector<Case> cases = {
+      {"bhid,bhjd->bhij", {"bhid", "bhjd"}, "bhij", {{1, 2, 3, 4}, {1, 2, 5, 4}}, {1, 2, 3, 5}},  // attention scores
+      {"ij,jk", {"ij", "jk"}, "ik", {{3, 4}, {4, 2}}, {3, 2}},                                     // implicit output
+      {"bij,jk->bki", {"bij", "jk"}, "bki", {{2, 3, 4}, {4, 5}}, {2, 5, 3}},                        // free batch, reordered
+      {"i,j->ij", {"i", "j"}, "ij", {{3}, {4}}, {3, 4}},                                            // outer product
+      {"ij,kj->k", {"ij", "kj"}, "k", {{3, 4}, {2, 4}}, {2}},                                       // a summed letter
+      {"ij->ji", {"ij"}, "ji", {{3, 4}}, {4, 3}},                                                   // transpose
+      {"ijk->ki", {"ijk"}, "ki", {{2, 3, 4}}, {4, 2}},                                              // sum and transpose
+  };
+  for (const Case& c : cases) {
+    OnnxNode node{"Einsum", "e", {}, {"y"}, {}};
+    node.strings["equation"] = c.equation;
+    std::vector<OnnxValue> inputs, initializers;
+    std::vector<std::vector<float>> data;
+    std::map<std::string, runtime::Tensor> feeds;
+    for (size_t i = 0; i < c.letters.size(); ++i) {
+      int64_t n = 1;
+      for (int64_t e : c.shapes[i]) n *= e;
+      data.push_back(values(n, 0.25f * float(i + 1)));
+      std::string name = i == 0 ? "x" : "w";
+      node.inputs.push_back(name);
+      if (i == 0) {
+        inputs.push_back(onnxInput(name, c.shapes[i]));
+        feeds[name] = floatTensor(c.shapes[i], data.back());
+      } else {
+        initializers.push_back(onnxFloats(name, c.shapes[i], data.back()));
+      }
+    }
+    std::string bytes = onnxModelBytes({node}, inputs, {onnxOutput("y", c.outShape.size())}, initializers, 17);
+    expectModel(bytes, feeds, c.outShape, naiveEinsum(c.letters, c.shapes, data, c.output), c.equation);
+  }
+  auto refused = [](const std::string& equation, std::vector<std::vector<int64_t>> shapes) {
+    OnnxNode node{"Einsum", "e", {}, {"y"}, {}};
+    node.strings["equation"] = equation;
+    std::vector<OnnxValue> inputs;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      node.inputs.push_back("x" + std::to_string(i));
+      inputs.push_back(onnxInput("x" + std::to_string(i), shapes[i]));
+    }
+    return errorOf([&] { importOnnxBytes(onnxModelBytes({node}, inputs, {onnxOutput("y", 1)}, {}, 17), "einsum.onnx"); });
+  };
+  expectContains(refused("ii->i", {{3, 3}}), "node 'e' (Einsum): attribute 'equation' is not supported: 'ii->i': 'i' repeats within an operand");
+  expectContains(refused("...ij,...jk->...ik", {{2, 3}, {3, 2}}), "'...' is not supported");
+  expectContains(refused("i,i,i->i", {{2}, {2}, {2}}), "more than two operands");
+  expectContains(refused("ij,jk->ik", {{2, 3}, {4, 2}}), "node 'e' (Einsum): letter 'j' has extents 3 and 4");
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // Converters of ONNX's elementwise operators: Add, Sub, Mul, Div (numpy broadcasting; folded
 // here when both operands are integer constants, as shape arithmetic is), Relu, Sigmoid, Tanh,
 // LeakyRelu, HardSigmoid, HardSwish, Clip (bounds as attributes before opset 11, as constant
-// inputs from it on), and what transformer exports add: Exp, Sqrt, Erf, Gelu, Pow, IsNaN, the
-// comparisons, And, Or, Not and Where.
+// inputs from it on), and what transformer exports add: Exp, Sqrt, Erf, Gelu, Pow, IsNaN, IsInf,
+// the comparisons, And, Or, Not and Where.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -128,6 +128,10 @@ void addElementwiseConverters(ConverterTable& t) {
   t["IsNaN"] = unary("is_nan");
   t["Not"] = logicalNot;
   t["Gelu"] = gelu;
+  t["IsInf"] = [](Importer& im, const NodeView& node) -> std::vector<Value> {
+    Attrs attrs = {{"detect_positive", node.getInt("detect_positive", 1) != 0}, {"detect_negative", node.getInt("detect_negative", 1) != 0}};
+    return {im.fromNode(im.addOp(node, "is_inf", {im.inputNode(node, 0)}, attrs))};
+  };
   t["Where"] = where;
   t["Pow"] = binary("power", [](double a, double b) { return std::pow(a, b); });
   // Comparisons and logic give bool tensors; on integer or bool constants (shape arithmetic)

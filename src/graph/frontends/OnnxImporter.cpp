@@ -163,6 +163,7 @@ const ConverterTable& converters() {
     addElementwiseConverters(t);
     addTensorConverters(t);
     addReduceConverters(t);
+    addEinsumConverter(t);
     return t;
   }();
   return table;

@@ -124,6 +124,7 @@ void addNeuralNetworkConverters(ConverterTable& table);
 void addElementwiseConverters(ConverterTable& table);
 void addTensorConverters(ConverterTable& table);
 void addReduceConverters(ConverterTable& table);
+void addEinsumConverter(ConverterTable& table);
 const ConverterTable& converters();
 
 }  // namespace tessel::graph::onnx_import
