@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <tuple>
 
 #include "common/ErrorText.h"
 #include "common/FloatTensors.h"
@@ -280,6 +281,13 @@ TEST(OnnxOps, ExpandAndTileOfValuesAndOfConstants) {
                                    "bad.onnx");
                  }),
                  "node 'e' (Expand): shapes [2, 1] and [3, 3] do not broadcast");
+  // Hostile extents are refused before any size can overflow.
+  for (auto [op, second, values] : std::vector<std::tuple<std::string, std::string, std::vector<int64_t>>>{
+           {"Expand", "shape", {int64_t(1) << 31, int64_t(1) << 31}}, {"Tile", "reps", {int64_t(1) << 62, 1}}}) {
+    std::string huge = onnxModelBytes({{op, "h", {"x", second}, {"y"}, {}}}, {onnxInput("x", {2, 1})}, {onnxOutput("y", 2)},
+                                      {onnxInt64s(second, {2}, values)}, 17);
+    EXPECT_NE(errorOf([&] { importOnnxBytes(huge, "huge.onnx"); }), "(no error)") << op;
+  }
 }
 
 TEST(OnnxOps, ShapeArithmeticOfComparisonsAndWhereFolds) {

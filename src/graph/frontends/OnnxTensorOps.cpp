@@ -209,6 +209,7 @@ std::vector<int64_t> broadcastOf(const NodeView& node, const std::vector<int64_t
       node.error(fmt::format("shapes {} and {} do not broadcast", runtime::formatShape(a), runtime::formatShape(b)));
     out[d] = x == 1 ? y : x;
   }
+  elementsOf(out);  // an Error past 2^40 elements: a hostile shape must not overflow later sizes
   return out;
 }
 
@@ -240,8 +241,11 @@ std::vector<Value> tile(Importer& im, const NodeView& node) {
   std::vector<int64_t> out;
   for (size_t d = 0; d < in.size(); ++d) {
     if (repeats[d] < 1) node.error(fmt::format("repeat {} of axis {} is not positive", repeats[d], d));
+    if (repeats[d] > (int64_t(1) << 40) / std::max<int64_t>(in[d], 1))
+      node.error(fmt::format("repeat {} of axis {} ({} elements) is too large", repeats[d], d, in[d]));
     out.push_back(in[d] * repeats[d]);
   }
+  elementsOf(out);  // an Error past 2^40 elements
   if (!x.constant) return {im.fromNode(im.addOp(node, "tile", {im.inputNode(node, 0)}, {{"reps", repeats}}))};
   auto strides = stridesOf(in);
   return {Importer::fromConstant(moved(*x.constant, out, [&](const std::vector<int64_t>& o) {
