@@ -28,6 +28,12 @@ void checkNumeric(const std::string& op, const Tensor& x) {
                x.dtype().str(), x.name());
 }
 
+/// f(x) of one math intrinsic, on a float tensor.
+Tensor floatIntrinsic(const Tensor& x, const std::string& op, ir::Intrinsic f) {
+  checkFloat(op, x);
+  return unary(x, "T_" + op, [f](Expr v) { return ir::call(f, {v}); });
+}
+
 }  // namespace
 
 Tensor relu(const Tensor& x) {
@@ -53,10 +59,7 @@ Tensor clip(const Tensor& x, double lo, double hi) {
 
 Tensor relu6(const Tensor& x) { return clip(x, 0, 6); }
 
-Tensor round(const Tensor& x) {
-  checkFloat("round", x);
-  return unary(x, "T_round", [](Expr v) { return ir::call(ir::Intrinsic::Round, {v}); });
-}
+Tensor round(const Tensor& x) { return floatIntrinsic(x, "round", ir::Intrinsic::Round); }
 
 Tensor leakyRelu(const Tensor& x, double alpha) {
   checkFloat("leaky_relu", x);
@@ -66,15 +69,9 @@ Tensor leakyRelu(const Tensor& x, double alpha) {
   });
 }
 
-Tensor sigmoid(const Tensor& x) {
-  checkFloat("sigmoid", x);
-  return unary(x, "T_sigmoid", [](Expr v) { return ir::call(ir::Intrinsic::Sigmoid, {v}); });
-}
+Tensor sigmoid(const Tensor& x) { return floatIntrinsic(x, "sigmoid", ir::Intrinsic::Sigmoid); }
 
-Tensor tanh(const Tensor& x) {
-  checkFloat("tanh", x);
-  return unary(x, "T_tanh", [](Expr v) { return ir::call(ir::Intrinsic::Tanh, {v}); });
-}
+Tensor tanh(const Tensor& x) { return floatIntrinsic(x, "tanh", ir::Intrinsic::Tanh); }
 
 Tensor hardSigmoid(const Tensor& x, double alpha, double beta) {
   checkFloat("hard_sigmoid", x);
@@ -95,20 +92,11 @@ Tensor hardSwish(const Tensor& x) {
   });
 }
 
-Tensor exp(const Tensor& x) {
-  checkFloat("exp", x);
-  return unary(x, "T_exp", [](Expr v) { return ir::call(ir::Intrinsic::Exp, {v}); });
-}
+Tensor exp(const Tensor& x) { return floatIntrinsic(x, "exp", ir::Intrinsic::Exp); }
 
-Tensor sqrt(const Tensor& x) {
-  checkFloat("sqrt", x);
-  return unary(x, "T_sqrt", [](Expr v) { return ir::call(ir::Intrinsic::Sqrt, {v}); });
-}
+Tensor sqrt(const Tensor& x) { return floatIntrinsic(x, "sqrt", ir::Intrinsic::Sqrt); }
 
-Tensor erf(const Tensor& x) {
-  checkFloat("erf", x);
-  return unary(x, "T_erf", [](Expr v) { return ir::call(ir::Intrinsic::Erf, {v}); });
-}
+Tensor erf(const Tensor& x) { return floatIntrinsic(x, "erf", ir::Intrinsic::Erf); }
 
 Tensor gelu(const Tensor& x, bool tanhApproximation) {
   checkFloat("gelu", x);

@@ -9,19 +9,6 @@ using ir::Expr;
 using te::Tensor;
 using te::Var;
 
-namespace {
-
-/// The index of a scale or bias of `shape` (broadcast against the normalized axes, right-aligned)
-/// at the element whose normalized coordinates are the last ones of `full`.
-std::vector<Expr> parameterIndex(const std::vector<int64_t>& shape, const std::vector<Var>& full) {
-  std::vector<Expr> idx;
-  size_t offset = full.size() - shape.size();
-  for (size_t d = 0; d < shape.size(); ++d) idx.push_back(shape[d] == 1 ? Expr(int64_t(0)) : Expr(full[offset + d]));
-  return idx;
-}
-
-}  // namespace
-
 Tensor layerNorm(const Tensor& x, const Tensor& scale, const std::optional<Tensor>& bias, int axis, double epsilon) {
   TESSEL_CHECK(x.dtype().isFloat(), "layer_norm: needs a float tensor, got {} ('{}')", x.dtype().str(), x.name());
   const int rank = x.ndim();
@@ -82,8 +69,8 @@ Tensor layerNorm(const Tensor& x, const Tensor& scale, const std::optional<Tenso
         auto row = rowIndex(i);
         Expr centered = x(std::vector<Expr>(i.begin(), i.end())) - mean(row);
         Expr inverse = ir::call(ir::Intrinsic::Rsqrt, {squares(row) / ir::makeConst(t, double(count)) + ir::makeConst(t, epsilon)});
-        Expr y = centered * inverse * scale(parameterIndex(scale.shape(), i));
-        return bias ? y + (*bias)(parameterIndex(bias->shape(), i)) : y;
+        Expr y = centered * inverse * scale(broadcastIndices(scale.shape(), i));
+        return bias ? y + (*bias)(broadcastIndices(bias->shape(), i)) : y;
       },
       "T_layer_norm", "layer_norm", axisNames("i", rank));
 }

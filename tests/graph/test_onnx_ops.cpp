@@ -280,7 +280,7 @@ TEST(OnnxOps, ExpandAndTileOfValuesAndOfConstants) {
                                                   {onnxInt64s("shape", {2}, {3, 3})}, 17),
                                    "bad.onnx");
                  }),
-                 "node 'e' (Expand): shapes [2, 1] and [3, 3] do not broadcast");
+                 "node 'e' (Expand): shapes [2, 1] and [3, 3] cannot be broadcast");
   // Hostile extents are refused before any size can overflow.
   for (auto [op, second, values] : std::vector<std::tuple<std::string, std::string, std::vector<int64_t>>>{
            {"Expand", "shape", {int64_t(1) << 31, int64_t(1) << 31}}, {"Tile", "reps", {int64_t(1) << 62, 1}}}) {

@@ -15,6 +15,7 @@
 #include "graph/frontends/OnnxImporter.h"
 #include "graph/frontends/OnnxTensor.h"
 #include "graph/OpRegistry.h"
+#include "ops/Shape.h"
 #include "support/Error.h"
 
 namespace tessel::graph::onnx_import {
@@ -199,27 +200,14 @@ std::vector<Value> gatherElements(Importer& im, const NodeView& node) {
   }))};
 }
 
-/// The broadcast shape of two shapes (numpy's rules); an error naming the node otherwise.
-std::vector<int64_t> broadcastOf(const NodeView& node, const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
-  size_t rank = std::max(a.size(), b.size());
-  std::vector<int64_t> out(rank);
-  for (size_t d = 0; d < rank; ++d) {
-    int64_t x = d + a.size() >= rank ? a[d + a.size() - rank] : 1, y = d + b.size() >= rank ? b[d + b.size() - rank] : 1;
-    if (x != y && x != 1 && y != 1)
-      node.error(fmt::format("shapes {} and {} do not broadcast", runtime::formatShape(a), runtime::formatShape(b)));
-    out[d] = x == 1 ? y : x;
-  }
-  elementsOf(out);  // an Error past 2^40 elements: a hostile shape must not overflow later sizes
-  return out;
-}
-
 /// Expand: the input broadcast with a constant shape (numpy's rules, either side may be larger).
 std::vector<Value> expand(Importer& im, const NodeView& node) {
   const Value& x = im.input(node, 0);
   auto shape = intValues(im.constantInput(node, 1, "shape"), node.label() + ": shape");
   for (int64_t e : shape)
     if (e < 0) node.error(fmt::format("shape {} has a negative extent", runtime::formatShape(shape)));
-  auto out = broadcastOf(node, x.type.shape, shape);
+  auto out = ops::broadcastShape(node.label(), x.type.shape, shape);
+  elementsOf(out);  // an Error past 2^40 elements: a hostile shape must not overflow later sizes
   if (out == x.type.shape) return {x};
   if (!x.constant) return {im.fromNode(im.addOp(node, "broadcast_to", {im.inputNode(node, 0)}, {{"shape", shape}}))};
   const auto& in = x.type.shape;
