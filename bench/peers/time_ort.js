@@ -55,7 +55,8 @@ function parseArgs(argv) {
   return a;
 }
 
-// Reads a little-endian float32 C-order .npy file (what export_models.py writes).
+// Reads a little-endian float32 or int64 C-order .npy file (what export_models.py writes:
+// images as float32, token ids as int64); returns { data, dims, type } for an ort.Tensor.
 function readNpy(file) {
   const buf = fs.readFileSync(file);
   if (buf.length < 10 || buf.toString('latin1', 1, 6) !== 'NUMPY') {
@@ -69,17 +70,23 @@ function readNpy(file) {
   const order = /'fortran_order':\s*(True|False)/.exec(header);
   const shape = /'shape':\s*\(([^)]*)\)/.exec(header);
   if (!descr || !order || !shape) throw new Error(file + ': bad .npy header ' + header);
-  if (descr[1] !== '<f4') throw new Error(file + `: dtype ${descr[1]}, want <f4 (float32)`);
+  const types = { '<f4': ['float32', 4], '<i8': ['int64', 8] };
+  if (!types[descr[1]]) {
+    throw new Error(file + `: dtype ${descr[1]}, want <f4 (float32) or <i8 (int64)`);
+  }
+  const [type, size] = types[descr[1]];
   if (order[1] !== 'False') throw new Error(file + ': Fortran order is not supported');
   const dims = shape[1].split(',').map((s) => s.trim()).filter((s) => s).map(Number);
   const n = dims.reduce((x, y) => x * y, 1);
   const off = hstart + hlen;
-  if (buf.length - off !== 4 * n) {
-    throw new Error(file + `: ${buf.length - off} data bytes, shape ${dims} wants ${4 * n}`);
+  if (buf.length - off !== size * n) {
+    throw new Error(file + `: ${buf.length - off} data bytes, shape ${dims} wants ${size * n}`);
   }
-  const data = new Float32Array(n);
-  for (let i = 0; i < n; i++) data[i] = buf.readFloatLE(off + 4 * i);
-  return { data, dims };
+  const data = type === 'int64' ? new BigInt64Array(n) : new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    data[i] = type === 'int64' ? buf.readBigInt64LE(off + 8 * i) : buf.readFloatLE(off + 4 * i);
+  }
+  return { data, dims, type };
 }
 
 async function main() {
@@ -110,7 +117,7 @@ async function main() {
   let input;
   if (dir && fs.existsSync(path.join(dir, 'input.npy'))) {
     const x = readNpy(path.join(dir, 'input.npy'));
-    input = new ort.Tensor('float32', x.data, x.dims);
+    input = new ort.Tensor(x.type, x.data, x.dims);
   } else {
     const meta = session.inputMetadata ? session.inputMetadata[0] : null;
     const dims = meta && meta.shape ? meta.shape.map((d) => (typeof d === 'number' ? d : 1))

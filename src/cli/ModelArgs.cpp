@@ -95,8 +95,9 @@ void addModelOptions(CLI::App* c, ModelArgs& a) {
                 "NCHW: direct; with tuning records, each layer the fastest form measured), never, 2, 4 or 6 (every one)")
       ->transform(oneOf(winogradModes()));
   c->add_option("--pack-weights", a.packWeights,
-                "NHWC convolution weights packed by blocks of output channels, so a register tile reads them as one "
-                "stream: auto (blocks of 32, or 16; 64 for 1x1 stride-1 convolutions on images of at most 14 columns) or never")
+                "NHWC convolution and matrix product weights packed by blocks of output channels (columns), so a register "
+                "tile reads them as one stream: auto (blocks of 32, or 16; 64 for 1x1 stride-1 convolutions on images "
+                "of at most 14 columns and products of at most 14 rows) or never")
       ->transform(oneOf({"auto", "never"}));
   c->add_option("--fuse-separable", a.fuseSeparable,
                 "a depthwise convolution and the 1x1 convolution after it as one function, the depthwise output "

@@ -82,14 +82,16 @@ tune::autotvm::TuningTaskPtr withMeasure(const tune::autotvm::TuningTaskPtr& tas
 
 /// The operator classes --ops may name that select a function, by its anchor: "conv2d" covers
 /// every convolution (depthwise and grouped are conv2d with groups, as in Relay; Winograd's
-/// GEMM too), "depthwise_conv2d" only depthwise ones, "dense" also matmul; none for a function
-/// without an anchor.
+/// GEMM too), "depthwise_conv2d" only depthwise ones, "dense" also matmul (packed or not) and
+/// batch_matmul; none for a function without an anchor.
 std::vector<std::string> opsClassesOf(const te::ComputeDAG& dag) {
   auto anchor = ops::findAnchorStage(dag);
   if (!anchor) return {};
   switch (ops::traitsOf(*dag.op(*anchor)).kind) {
     case ops::OpKind::Dense:
-    case ops::OpKind::Matmul: return {"dense"};
+    case ops::OpKind::Matmul:
+    case ops::OpKind::MatmulPacked:
+    case ops::OpKind::BatchMatmul: return {"dense"};
     case ops::OpKind::DepthwiseConv2dNCHW:
     case ops::OpKind::DepthwiseConv2dNHWC: return {"conv2d", "depthwise_conv2d"};
     case ops::OpKind::Conv2dNCHW:

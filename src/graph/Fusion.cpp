@@ -77,6 +77,31 @@ void mergeIntoReaders(const Graph& graph, std::vector<FusedGroup>& groups, std::
   groups = std::move(kept);
 }
 
+/// The element-wise diamond after node `v` (a group's output read by several nodes): the nodes
+/// every path from `v` runs through up to the first node `p` all of them reach (v's immediate
+/// post-dominator), when each of those nodes, `p` included, is element-wise or broadcast and
+/// no graph output, and each reads `v`'s side only from inside the diamond. Returns them in
+/// topological order, `p` last; empty when there is no such diamond within `limit` nodes.
+/// GELU as exporters write it, x * 0.5 * (1 + erf(x / sqrt(2))), reads its x twice: its five
+/// nodes then join the matmul that makes x instead of running as a function of their own.
+std::vector<int> elementwiseDiamond(const Graph& graph, int v, const std::vector<std::vector<int>>& consumers,
+                                    const std::vector<bool>& isOutput, size_t limit) {
+  std::set<int> pending(consumers[size_t(v)].begin(), consumers[size_t(v)].end());
+  std::vector<int> region;
+  for (int id = v + 1; id < int(graph.nodes().size()) && !pending.empty(); ++id) {
+    if (!pending.count(id)) continue;
+    const Node& n = graph.node(id);
+    if (n.kind != NodeKind::Op || !isElementwiseLike(lookupOp(n.op).pattern) || isOutput[size_t(id)] ||
+        region.size() >= limit)
+      return {};
+    region.push_back(id);
+    pending.erase(id);
+    if (pending.empty()) return region;  // every path from v meets here
+    pending.insert(consumers[size_t(id)].begin(), consumers[size_t(id)].end());
+  }
+  return {};
+}
+
 /// The master pattern of a group after a node joins: the heavier of the two.
 OpPattern combine(OpPattern group, OpPattern node) { return std::max(group, node); }
 
@@ -123,7 +148,7 @@ std::vector<FusedGroup> fuseOperators(const Graph& graph, bool fuse) {
 
   for (size_t id = 0; id < nodes.size(); ++id) {
     const Node& n = nodes[id];
-    if (n.kind != NodeKind::Op) continue;
+    if (n.kind != NodeKind::Op || groupOf[id] >= 0) continue;  // (a diamond's nodes are placed already)
     OpPattern pattern = lookupOp(n.op).pattern;
     int target = -1;
     if (fuse) {
@@ -153,6 +178,16 @@ std::vector<FusedGroup> fuseOperators(const Graph& graph, bool fuse) {
     g.nodes.push_back(int(id));
     g.output = int(id);
     groupOf[id] = target;
+    // A value read by several element-wise nodes that meet again: the whole diamond joins.
+    if (fuse && consumers[id].size() > 1 && !isOutput[id] && canJoin(g.pattern, OpPattern::ElemWise) &&
+        !fusesIntoReader(n) && g.nodes.size() < kMaxGroupSize) {
+      for (int d : elementwiseDiamond(graph, int(id), consumers, isOutput, kMaxGroupSize - g.nodes.size())) {
+        g.nodes.push_back(d);
+        g.output = d;
+        g.pattern = combine(g.pattern, lookupOp(nodes[size_t(d)].op).pattern);
+        groupOf[size_t(d)] = target;
+      }
+    }
   }
   if (fuse) mergeIntoReaders(graph, groups, groupOf, consumers, isOutput);
   for (size_t gi = 0; gi < groups.size(); ++gi) {

@@ -9,8 +9,11 @@
 /// producer's group and joins the group of its only reader instead (TVM's fusion of the
 /// shortcut into the next convolution, where VTA loads the int8 value and shifts it on the
 /// ALU). A node joins its
-/// producer's group only when that producer has no other consumer, so no intermediate value
-/// that someone else reads is ever hidden inside a function, and groups form no cycles.
+/// producer's group only when that producer has no other consumer, or when all of them are
+/// element-wise nodes of a diamond that meets again in one node (TVM's post-dominator rule:
+/// GELU's x * 0.5 * (1 + erf(x / sqrt(2))), SiLU's x * sigmoid(x)), which joins as a whole;
+/// so no intermediate value that someone outside reads is ever hidden inside a function, and
+/// groups form no cycles.
 #pragma once
 #include <vector>
 

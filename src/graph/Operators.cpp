@@ -11,6 +11,7 @@
 #include "ops/Conv2dTranspose.h"
 #include "ops/Dense.h"
 #include "ops/DenseBlocked.h"
+#include "ops/MatmulPacked.h"
 #include "ops/Elementwise.h"
 #include "ops/LayerNorm.h"
 #include "ops/Pooling.h"
@@ -140,6 +141,10 @@ void registerAll() {
   add("dense_blocked", F, 2, 2,
       [](const Inputs& in, const AttrReader& a) { return ops::denseBlocked(in[0], in[1], a.outDtype()); });
   add("matmul", F, 2, 2, [](const Inputs& in, const AttrReader& a) { return ops::matmul(in[0], in[1], a.outDtype()); });
+  add("matmul_packed", F, 2, 2,
+      [](const Inputs& in, const AttrReader& a) { return ops::matmulPacked(in[0], in[1], a.outDtype()); });
+  add("pack_matmul_weight", O, 1, 1,
+      [](const Inputs& in, const AttrReader& a) { return ops::packMatmulWeight(in[0], a.get<int64_t>("block", 32)); });
   add("batch_matmul", F, 2, 2,
       [](const Inputs& in, const AttrReader& a) { return ops::batchMatmul(in[0], in[1], a.outDtype()); });
   add("bias_add", B, 2, 2,

@@ -33,6 +33,9 @@ const std::vector<OpTraits>& allOpTraits() {
       row(OpKind::Conv2dTransposeNCHW, "conv2d_transpose_nchw", true, 4, {3, 1}, ""),
       row(OpKind::Dense, "dense", true, 0, {-1, -1}, "dense.x86"),
       row(OpKind::Matmul, "matmul", true, 2, {1, 0}, "matmul.x86"),
+      // Stacks of matrices, any number of leading axes: lanes along the columns, rows along the rows.
+      row(OpKind::MatmulPacked, "matmul_packed", true, kAnyRank, {-1, -2}, "matmul_packed.x86"),
+      row(OpKind::BatchMatmul, "batch_matmul", true, kAnyRank, {-1, -2}, "batch_matmul.x86"),
       // [alpha, alpha, tiles, out channels]: vectors along the channels, rows along the tiles.
       row(OpKind::WinogradGemm, "winograd_gemm", true, 4, {3, 2}, "conv2d_nhwc_winograd.x86"),
       row(OpKind::WinogradInputRows, "winograd_input_rows", false, 0, {-1, -1}, "", false, true),
@@ -62,6 +65,10 @@ const OpTraits& traitsOf(const te::OperationNode& op) {
 }
 
 std::optional<TileAxes> registerTileAxes(const OpTraits& traits, size_t rank) {
+  if (traits.tileRank == kAnyRank) {
+    if (rank < 2) return std::nullopt;
+    return TileAxes{int(rank) + traits.tileAxes.vectorAxis, int(rank) + traits.tileAxes.rowAxis};
+  }
   if (traits.tileRank == 0 || size_t(traits.tileRank) != rank) return std::nullopt;
   return traits.tileAxes;
 }

@@ -25,6 +25,8 @@ enum class OpKind {
   Conv2dTransposeNCHW,
   Dense,                 ///< [N, K] x [M, K]^T: vectorized along the reduction
   Matmul,                ///< [N, K] x [K, M]
+  MatmulPacked,          ///< [..., M, K] x B packed [N / block, K, block]: the tile's vectors are one block
+  BatchMatmul,           ///< [..., M, K] x [..., K, N], leading axes broadcast
   WinogradGemm,          ///< Winograd's alpha^2 batched GEMMs
   WinogradInputRows,     ///< Winograd's transforms (ops/Winograd.h)
   WinogradInput,
@@ -46,7 +48,9 @@ struct OpTraits {
   OpKind kind = OpKind::Other;
   std::string tag;                  ///< the compute tag (ops set it; "" for Other)
   bool anchor = false;              ///< its function's heaviest such op gets the register tile
-  int tileRank = 0;                 ///< the output rank `tileAxes` are for (0: no register tile)
+  /// The output rank `tileAxes` are for (0: no register tile; kAnyRank: every rank of 2 or
+  /// more, the axes then counted from the last one: -1 the last, -2 the one before).
+  int tileRank = 0;
   TileAxes tileAxes{-1, -1};
   std::string cpuTemplate;          ///< the template tuning a function it anchors ("" none)
   bool inlinePaddingByDefault = false;  ///< the default rules compute its padding inside its loops
@@ -56,6 +60,9 @@ struct OpTraits {
   /// once for all of them. -1: none.
   int channelAxis = -1;
 };
+
+/// OpTraits::tileRank of an operator whose tile axes are counted from the end (stacks of matrices).
+inline constexpr int kAnyRank = -1;
 
 /// The traits of an operation (OpKind::Other for tags the table does not know).
 const OpTraits& traitsOf(const te::OperationNode& op);

@@ -536,11 +536,20 @@ class Planner {
     if (!vector.empty()) rec.annotate(depthwiseConv, spatial.back(), Annotation::Vectorize);
   }
 
-  /// The block of a conv2d with packed weights (the last extent of its 5-D weight), else 0.
+  /// The block of an anchor with packed weights (conv2d_packed's [K / block, KH, KW, C, block],
+  /// matmul_packed's [N / block, K, block]): the last extent of the operand that does not move
+  /// with the tile's rows. 0 for other anchors.
   int64_t packBlockOf(const te::OperationNode& op) const {
-    if (traitsOf(op).kind != OpKind::Conv2dNHWCPacked) return 0;
-    for (const auto& read : te::ComputeDAG::accesses(op))
-      if (dag.op(read.producer)->shape.size() == 5) return dag.op(read.producer)->shape[4];
+    OpKind kind = traitsOf(op).kind;
+    if (kind != OpKind::Conv2dNHWCPacked && kind != OpKind::MatmulPacked) return 0;
+    auto roles = rolesOf(op);
+    if (!roles) return 0;
+    const ir::VarNode* rowVar = op.axes[size_t(roles->rowAxis)].var.node();
+    for (const auto& read : te::ComputeDAG::accesses(op)) {
+      bool movesWithRows = false;
+      for (const auto& index : read.indices) movesWithRows = movesWithRows || ir::usesVar(index, rowVar);
+      if (!movesWithRows) return dag.op(read.producer)->shape.back();
+    }
     return 0;
   }
 
@@ -745,16 +754,56 @@ class Planner {
       size_t ndim = op->axes.size();
       LoopPlan plan = scheduleLoops(op->name, true, prefix < ndim ? prefix : SIZE_MAX);
       std::string loop = prefix < ndim ? plan.fusedLoop : plan.innermostOuter;
+      std::vector<std::string> partials;
       for (auto& r : found->second) {
         if (loop.empty()) {
           scheduleLoops(r, true);
           continue;
         }
+        std::string partial = vectorPartials(r);
         rec.computeAt(r, op->name, loop);
+        if (!partial.empty()) {
+          // Inside the reduction's own row: its spatial loops (one iteration each there).
+          rec.computeAt(partial, r, rec.leaves(r)[rec.stage(r).op->axes.size() - 1]);
+          partials.push_back(partial);
+        }
       }
-      if (!loop.empty())
+      if (!loop.empty()) {
+        for (auto& partial : partials) scheduleVectorPartials(partial);
         for (auto& r : found->second) scheduleLoops(r, false);
+      }
     }
+  }
+
+  // Rule 3b: a float reduction over one axis that it reads contiguously (a row's sum or max:
+  // softmax, layer norm) accumulates one vector of partial results, lane l summing the
+  // elements l, l + lanes, ..., and then adds up the lanes: its loads, and the exp of softmax's
+  // sum, become whole vectors. A scalar chain of 128 exps per row cost softmax most of its
+  // time (BERT-base). Returns the stage of partial results, or "" where the rule does not apply.
+  std::string vectorPartials(const std::string& name) {
+    const auto& op = *rec.stage(name).op;
+    const auto* red = op.reduction();
+    if (!red || red->axes.size() != 1 || op.dtype != DataType::float32()) return "";
+    const int64_t extent = red->axes[0].extent, lanes = maxLanesFor(op.dtype, options);
+    if (lanes < 2 || extent % lanes != 0 || extent <= lanes) return "";
+    const ir::VarNode* k = red->axes[0].var.node();
+    for (auto& read : inlinedReads(rec.state, name))
+      for (size_t d = 0; d < read.indices.size(); ++d) {
+        auto c = coefficientOf(read.indices[d], k);
+        if (!c || (*c != 0 && !(*c == 1 && d + 1 == read.indices.size()))) return "";
+      }
+    auto parts = rec.split(name, rec.leaves(name).back(), {lanes});
+    return rec.rfactor(name, parts[1]);
+  }
+
+  /// The partial results' loops inside the row: [lanes, row axes, k outer] -> [row axes,
+  /// k outer, lanes], the lanes one vector.
+  void scheduleVectorPartials(const std::string& partial) {
+    auto leaves = rec.leaves(partial);
+    std::vector<std::string> order(leaves.begin() + 1, leaves.end());
+    order.push_back(leaves[0]);
+    rec.reorder(partial, order);
+    rec.annotate(partial, leaves[0], Annotation::Vectorize);
   }
 
   const te::ComputeDAG& dag;

@@ -3,8 +3,12 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <map>
 #include <thread>
+
+#include <fmt/format.h>
 
 #include "codegen/CSource.h"
 #include "codegen/Toolchain.h"
@@ -20,6 +24,8 @@
 #include "target/CpuRequirements.h"
 #include "target/HostCpu.h"
 #include "target/KnownCpus.h"
+#include "te/ComputeDAG.h"
+#include "te/Tensor.h"
 
 using namespace tessel;
 using namespace tessel::schedule;
@@ -259,3 +265,66 @@ TEST(CodegenCpu, TheTableOfCpusAgreesWithTheCompilersPredefinedMacros) {
 }
 }  // namespace
 
+
+namespace tessel {
+namespace {
+
+/// The float vector math (codegen/VectorMath.h) against libm in double: exp, erf, tanh and
+/// sigmoid of 16-lane vectors over a sweep of the float range and its special values.
+TEST(CodegenCpu, VectorMathFollowsLibmOverTheFloatRange) {
+  std::vector<float> x = {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-7f, 0.5f, 0.625f, 1.0f, -1.0f, 3.9f, 4.0f, 4.5f, -87.0f, -87.5f,
+                          -103.0f, 88.0f, 88.7f, 89.0f, 1e30f, -1e30f, std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()};
+  for (int i = -4000; i <= 4000; ++i) x.push_back(float(i) * 0.025f);  // [-100, 100]
+  for (int i = 1; i <= 80; ++i) x.push_back(std::ldexp(1.3f, -i));       // small magnitudes
+  while (x.size() % 16) x.push_back(0.25f);
+  const int64_t n = int64_t(x.size());
+  te::Tensor in = te::placeholder({n}, DataType::float32(), "x");
+  std::vector<ir::Intrinsic> functions = {ir::Intrinsic::Exp, ir::Intrinsic::Erf, ir::Intrinsic::Tanh, ir::Intrinsic::Sigmoid};
+  std::vector<te::Tensor> outs;
+  std::vector<StepPtr> steps;
+  for (size_t f = 0; f < functions.size(); ++f) {
+    std::string name = fmt::format("y{}", f);
+    outs.push_back(te::compute({n}, [&](const std::vector<te::Var>& i) { return ir::call(functions[f], {in(i[0])}); }, name));
+    steps.push_back(std::make_shared<SplitStep>(name, "i0", std::vector<int64_t>{16}));
+    steps.push_back(std::make_shared<AnnotateStep>(name, "i0.1", Annotation::Vectorize));
+  }
+  te::ComputeDAG dag(outs, {in});
+  std::string source = codegen::generateCSource({passes::lower(replay(dag, steps), "math")});
+  for (const char* f : {"tessel_vexp<", "tessel_verf<", "tessel_vtanh<", "tessel_vsigmoid<"})
+    EXPECT_NE(source.find(std::string(f) + "tessel_floatx16, tessel_int32x16>("), std::string::npos) << f;
+  TempDir dir;
+  codegen::compileSharedLibrary(source, dir.path() + "/math.so");
+  auto module = runtime::Module::load(dir.path() + "/math.so");
+  std::vector<runtime::Tensor> args{runtime::Tensor::empty({n}, DataType::float32())};
+  std::copy(x.begin(), x.end(), args[0].dataAs<float>());
+  for (size_t f = 0; f < functions.size(); ++f) args.push_back(runtime::Tensor::empty({n}, DataType::float32()));
+  module.kernel("math").call(args);
+  auto reference = [](size_t f, double v) {
+    switch (f) {
+      case 0: return std::exp(v);
+      case 1: return std::erf(v);
+      case 2: return std::tanh(v);
+      default: return 1.0 / (1.0 + std::exp(-v));
+    }
+  };
+  for (size_t f = 0; f < functions.size(); ++f) {
+    const float* y = args[f + 1].dataAs<float>();
+    for (int64_t i = 0; i < n; ++i) {
+      double want = reference(f, double(x[size_t(i)])), got = y[i];
+      SCOPED_TRACE(fmt::format("function {} of {:.9g}: {:.9g}, libm {:.9g}", f, x[size_t(i)], got, want));
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got));
+      } else if (std::isinf(want) || std::abs(want) > 3.4e38) {
+        EXPECT_TRUE(std::isinf(got) && (got > 0) == (want > 0));
+      } else {
+        // A few float ulps of the value (exp's 2 ulp, erf's fit); results below the smallest
+        // normal float may be flushed to 0.
+        EXPECT_LE(std::abs(got - want), 5e-7 * std::abs(want) + 1.2e-38);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessel

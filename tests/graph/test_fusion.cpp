@@ -72,6 +72,42 @@ TEST_F(FusionTest, SharedIntermediatesAreMaterialized) {
   EXPECT_NE(buildGroupDAG(g, groups[0]).workloadKey(), buildGroupDAG(g, groups[1]).workloadKey());
 }
 
+TEST_F(FusionTest, AnElementwiseDiamondJoinsAsAWhole) {
+  // GELU's shape: y = matmul + bias read twice, relu(y) + y meeting again in one add; then a
+  // relu after the meeting point joins as a chain.
+  Graph g;
+  int x = g.addInput("x", {{4, 8}, DataType::float32()});
+  int w = g.addConstant("w", constant({8, 8}));
+  int y = g.addOp("fz_add", {g.addOp("fz_matmul", {x, w}), g.addConstant("b", constant({4, 8}))});
+  int side = g.addOp("fz_relu", {g.addOp("fz_relu", {y})});
+  int meet = g.addOp("fz_add", {side, y});
+  int after = g.addOp("fz_relu", {meet});
+  g.markOutput(after);
+  auto groups = fuseOperators(g);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].output, after);
+  EXPECT_EQ(groups[0].nodes.size(), 6u);
+  // Not when a path leaves the diamond through a heavy op, nor when a node inside it is a
+  // graph output: then y is materialized as before.
+  Graph h;
+  int hx = h.addInput("x", {{4, 8}, DataType::float32()});
+  int hw = h.addConstant("w", constant({8, 8}));
+  int hy = h.addOp("fz_relu", {h.addOp("fz_matmul", {hx, hw})});
+  int heavy = h.addOp("fz_matmul", {hy, hw});
+  h.markOutput(h.addOp("fz_add", {heavy, hy}));
+  auto split = fuseOperators(h);
+  ASSERT_EQ(split.size(), 2u);
+  EXPECT_EQ(split[0].output, hy);
+  Graph o;
+  int ox = o.addInput("x", {{4, 8}, DataType::float32()});
+  int oy = o.addOp("fz_relu", {o.addOp("fz_matmul", {ox, o.addConstant("w", constant({8, 8}))})});
+  int visible = o.addOp("fz_relu", {oy});
+  o.markOutput(visible);
+  o.markOutput(o.addOp("fz_add", {visible, oy}));
+  auto kept = fuseOperators(o);
+  EXPECT_EQ(kept.size(), 3u);
+}
+
 TEST_F(FusionTest, HeavyOpsDoNotFuseWithEachOther) {
   Graph g;
   int x = g.addInput("x", {{8, 8}, DataType::float32()});

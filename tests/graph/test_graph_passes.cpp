@@ -236,6 +236,51 @@ TEST_F(GraphPasses, UsePackedWeightsPacksNhwcConvolutionsWithConstantWeights) {
   expectContains(errorOf([&] { usePackedWeights(g, [](const Graph&, int) { return int64_t(5); }); }), "a block of 5 does not");
 }
 
+TEST_F(GraphPasses, UsePackedWeightsPacksMatrixProductsWithConstantWeights) {
+  Graph g;
+  int x = g.addInput("tokens", {{2, 5, 8}, DataType::float32()});
+  // An importer's 2-D matmul of [..., M, K]: rows flattened before, the stack restored after.
+  int rows = g.addOp("reshape", {x}, {{"shape", {10, 8}}}, "rows");
+  int m = g.addOp("matmul", {rows, g.addConstant("wm", randomTensor({8, 32}, 1))}, Attrs::object(), "m");
+  int stacked = g.addOp("reshape", {m}, {{"shape", {2, 5, 32}}}, "stacked");
+  g.markOutput(g.addOp("relu", {stacked}, Attrs::object(), "act"));
+  int flat = g.addInput("flat", {{3, 8}, DataType::float32()});
+  int d = g.addOp("dense", {flat, g.addConstant("wd", randomTensor({16, 8}, 2))}, Attrs::object(), "d");  // W [N, K]
+  g.markOutput(d);
+  int bm = g.addOp("batch_matmul", {x, g.addConstant("wb", randomTensor({8, 16}, 3))}, Attrs::object(), "bm");
+  g.markOutput(bm);
+  int one = g.addInput("one", {{1, 8}, DataType::float32()});
+  int vector = g.addOp("matmul", {one, g.addConstant("wv", randomTensor({8, 16}, 4))}, Attrs::object(), "vector");
+  g.markOutput(vector);
+  int runtimeWeight = g.addInput("wr", {{8, 16}, DataType::float32()});
+  int fed = g.addOp("matmul", {rows, runtimeWeight}, Attrs::object(), "fed");
+  g.markOutput(fed);
+  EXPECT_TRUE(matmulPackingCandidate(g, m) && matmulPackingCandidate(g, d) && matmulPackingCandidate(g, bm));
+  EXPECT_FALSE(matmulPackingCandidate(g, vector));  // one row: the dense rule's matrix-vector product
+  EXPECT_FALSE(matmulPackingCandidate(g, fed));     // weight fed at run time
+  Graph p = eliminateDeadCode(foldConstants(usePackedWeights(g, [](const Graph& graph, int id) {
+    return graph.node(id).name == "m" ? int64_t(32) : int64_t(16);
+  })));
+  EXPECT_EQ(countOps(p, "matmul_packed"), 3);
+  EXPECT_EQ(countOps(p, "pack_matmul_weight"), 0);  // folded
+  EXPECT_EQ(countOps(p, "matmul"), 2);
+  // The stacked product reads the tokens directly: only the reshape "fed" reads is left.
+  EXPECT_EQ(countOps(p, "reshape"), 1);
+  EXPECT_EQ(p.node(p.findNode("m")).type.shape, (std::vector<int64_t>{2, 5, 32}));
+  EXPECT_EQ(p.node(p.findNode("wm_packed")).type.shape, (std::vector<int64_t>{1, 8, 32}));
+  EXPECT_EQ(p.node(p.findNode("wd_packed")).type.shape, (std::vector<int64_t>{1, 8, 16}));
+  EXPECT_EQ(p.node(p.findNode("wb_packed")).type.shape, (std::vector<int64_t>{1, 8, 16}));
+  EXPECT_LT(outputDifference(g, p), 1e-6);
+  // The default rule: two vectors' worth of columns (a divisor of them), none for one row.
+  target::CpuMachine avx512;
+  avx512.vectorBytes = 64;  // 16 floats
+  avx512.vectorRegisters = 32;
+  PackChoice rule = defaultPackChoice(avx512);
+  EXPECT_EQ(rule(g, m), 32);
+  EXPECT_EQ(rule(g, d), 16);
+  expectContains(errorOf([&] { usePackedWeights(g, [](const Graph&, int) { return int64_t(5); }); }), "a block of 5 does not");
+}
+
 TEST_F(GraphPasses, FoldScaleAxisMovesPerChannelScalesIntoWeights) {
   for (ops::Layout layout : {ops::Layout::NCHW, ops::Layout::NHWC}) {
     Graph g = convBnRelu(layout);

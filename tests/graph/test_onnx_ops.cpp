@@ -141,6 +141,21 @@ TEST(OnnxOps, TheMathOfTransformers) {
   std::string pow = onnxModelBytes({{"Pow", "p", {"x", "two"}, {"y"}, {}}}, {onnxInput("x", {2, 3})}, {onnxOutput("y", 2)},
                                    {onnxFloats("two", {1}, {2})}, 17);
   expectModel(pow, x, {2, 3}, each([](float e) { return e * e; }), "pow");
+  // A cube (GPT-2's tanh GELU) is imported as products of the base; another exponent as power.
+  std::string cube = onnxModelBytes({{"Pow", "p", {"x", "three"}, {"y"}, {}}}, {onnxInput("x", {2, 3})}, {onnxOutput("y", 2)},
+                                    {onnxFloats("three", {}, {3})}, 17);
+  expectModel(cube, x, {2, 3}, each([](float e) { return e * e * e; }), "pow 3");
+  Graph cubed = importOnnxBytes(cube, "cube.onnx");
+  int powers = 0, products = 0;
+  for (const auto& n : cubed.nodes()) {
+    powers += n.op == "power";
+    products += n.op == "multiply";
+  }
+  EXPECT_EQ(powers, 0);
+  EXPECT_EQ(products, 2);
+  std::string root = onnxModelBytes({{"Pow", "p", {"x", "half"}, {"y"}, {}}}, {onnxInput("x", {2, 3})}, {onnxOutput("y", 2)},
+                                    {onnxFloats("half", {1}, {0.5f})}, 17);
+  expectModel(root, positive, {2, 3}, {0, 0.5f, 1, std::sqrt(2.0f), 3, 10}, "pow 0.5");
 }
 
 TEST(OnnxOps, ComparisonsAndWhereMakeMasks) {

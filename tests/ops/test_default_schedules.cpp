@@ -23,6 +23,7 @@
 #include "ops/Dense.h"
 #include "ops/Elementwise.h"
 #include "ops/LayerNorm.h"
+#include "ops/MatmulPacked.h"
 #include "ops/Examples.h"
 #include "ops/Pooling.h"
 #include "ops/Quantize.h"
@@ -263,6 +264,9 @@ std::vector<ScheduleCase> scheduleCases() {
     addCase("softmax rows", {softmax(x)}, {x});
     auto y = in({2, 3, 4, 5}, "data");
     addCase("softmax axis 1", {softmax(y, 1)}, {y});
+    // Rows of a multiple of 16 (and so of any machine's lanes): vectors of partial results.
+    auto z = in({3, 64}, "data");
+    addCase("softmax of 64-wide rows", {softmax(z)}, {z});
   }
   {
     // Reductions over any axes: a layer norm's mean of rows, axes around a kept one, everything.
@@ -281,10 +285,17 @@ std::vector<ScheduleCase> scheduleCases() {
     // Its output is a sum (the bias added to a scaled normalized value): elements near zero carry
     // the float rounding of their terms, a relative 1e-5 of the largest output.
     addCase("layer_norm of rows", {layerNorm(x, g, b, -1, 1e-5)}, {x, g, b}, true, 1e-4);
+    auto wide = in({2, 3, 48}, "data"), wg = in({48}, "gamma"), wb = in({48}, "beta");
+    addCase("layer_norm of 48-wide rows", {layerNorm(wide, wg, wb, -1, 1e-5)}, {wide, wg, wb}, true, 1e-4);
     auto q = in({1, 3, 6, 8}, "q"), k = in({1, 3, 8, 6}, "k");
-    addCase("batch_matmul of heads", {batchMatmul(q, k)}, {q, k}, false);
+    addCase("batch_matmul of heads", {batchMatmul(q, k)}, {q, k});
     auto w = in({2, 1, 5, 4}, "w"), v = in({3, 4, 7}, "v");
-    addCase("batch_matmul broadcast", {batchMatmul(w, v)}, {w, v}, false);
+    addCase("batch_matmul broadcast", {batchMatmul(w, v)}, {w, v});
+    // A projection of token rows with its weight packed by 16 columns, bias and GELU after.
+    auto tokens = in({2, 5, 24}, "tokens"), packed = in({3, 24, 16}, "packed"), bias = in({48}, "bias");
+    addCase("matmul_packed+bias+gelu", {gelu(add(matmulPacked(tokens, packed), bias), false)}, {tokens, packed, bias});
+    auto rows = in({7, 24}, "rows");
+    addCase("matmul_packed of a matrix", {matmulPacked(rows, packed)}, {rows, packed});
     auto table = in({11, 16}, "table"), ids = in({1, 5}, "ids", DataType::int64());
     addCase("take rows", {take(table, ids, 0)}, {table, ids});
     addCase("gelu", {gelu(x, false)}, {x});
@@ -573,6 +584,34 @@ TEST(DefaultSchedules, SmallImagePointwiseConvolutionsTakeBlocksOf64AndSevenRowT
   EXPECT_EQ(tile->rows, 7);
 }
 
+TEST(DefaultSchedules, PackedMatmulsAndBatchMatmulsGetARegisterTile) {
+  // BERT's projections: 128 token rows, a weight packed by 32 columns. The tile is one block
+  // (two vectors of 16 lanes) by 8 rows, the block's weights one stream.
+  auto x = in({1, 128, 64}, "tokens"), w = in({4, 64, 32}, "weight");
+  te::ComputeDAG dag({matmulPacked(x, w)}, {x, w});
+  auto tile = defaultAnchorTile(dag, optionsFor(avx512()));
+  ASSERT_TRUE(tile.has_value());
+  EXPECT_EQ(tile->lanes, 16);
+  EXPECT_EQ(tile->vectors, 2);
+  EXPECT_EQ(tile->rows, 8);
+  std::string source = sourceOf(dag);
+  EXPECT_TRUE(contains(source, "tessel_floatx16 T_matmul_packed_local_r15;")) << source;  // 8 x 2 accumulators
+  EXPECT_EQ(parallelLoops(source), 1u) << source;
+  // Attention's products of heads: a tile along the last two axes, the heads parallel.
+  auto q = in({1, 12, 128, 64}, "q"), k = in({1, 12, 64, 128}, "k");
+  te::ComputeDAG heads({batchMatmul(q, k)}, {q, k});
+  auto headTile = defaultAnchorTile(heads, optionsFor(avx512()));
+  ASSERT_TRUE(headTile.has_value());
+  EXPECT_EQ(headTile->lanes * headTile->vectors, 32);
+  EXPECT_EQ(headTile->rows, 8);
+  // The weight is packed by the block that ops::defaultPackBlock gives a 1x1 convolution over
+  // as many pixels as the product has rows.
+  EXPECT_EQ(defaultMatmulPackBlock(768, 3072, 128, 16, 32), 32);
+  EXPECT_EQ(defaultMatmulPackBlock(768, 3072, 8, 16, 32), 64);
+  EXPECT_EQ(defaultMatmulPackBlock(768, 1000, 128, 16, 32), 0);
+  EXPECT_EQ(defaultMatmulPackBlock(768, 3072, 128, 8, 16), 16);
+}
+
 TEST(DefaultSchedules, NhwcConvolutionsReadTheirPaddingInlineAndSkipItsTaps) {
   // NHWC: no padded copy; lowering turns the border tests into guarded kernel rows, so the
   // code has no select left. NCHW (lanes along the width) keeps its padded copy.
@@ -651,6 +690,29 @@ TEST(DefaultSchedules, SoftmaxAndPoolingReductionsComputedInsideTheOutput) {
   EXPECT_TRUE(contains(steps, "pad_temp.compute_inline()")) << steps;
   EXPECT_TRUE(contains(steps, "pool_sum.compute_at(pool_avg")) << steps;
   EXPECT_TRUE(contains(steps, "pool_sum.vectorize(ax3)")) << steps;
+}
+
+TEST(DefaultSchedules, RowReductionsAccumulateVectorsOfPartialResults) {
+  // Softmax of attention scores: its max and its sum of exps each keep one vector of partial
+  // results per row, so that the loads and the exps are whole vectors.
+  auto x = in({4, 128}, "scores");
+  te::ComputeDAG dag({softmax(x)}, {x});
+  std::string steps = schedule::printSteps(defaultCpuSchedule(dag, optionsFor(avx512())));
+  EXPECT_TRUE(contains(steps, "T_softmax_maxelem.rfactor(k.1)")) << steps;
+  EXPECT_TRUE(contains(steps, "T_softmax_expsum.rfactor(k.1)")) << steps;
+  EXPECT_TRUE(contains(steps, "T_softmax_expsum.rf.compute_at(T_softmax_expsum, i0)")) << steps;
+  EXPECT_TRUE(contains(steps, "T_softmax_expsum.rf.vectorize(k.1)")) << steps;
+  std::string source = sourceOf(dag);
+  EXPECT_EQ(occurrences(source, "tessel_vexp<tessel_floatx16, tessel_int32x16>("), 2u) << source;  // sum and output
+  EXPECT_FALSE(contains(source, "__builtin_expf")) << source;
+  // Layer norm's mean and variance alike; a row of 40 (not a multiple of 16 lanes) stays scalar.
+  auto t = in({1, 8, 64}, "tokens"), g = in({64}, "gamma"), b = in({64}, "beta");
+  steps = schedule::printSteps(defaultCpuSchedule(te::ComputeDAG({layerNorm(t, g, b, -1, 1e-5)}, {t, g, b}), optionsFor(avx512())));
+  EXPECT_TRUE(contains(steps, "T_layer_norm_sum.rfactor(")) << steps;
+  EXPECT_TRUE(contains(steps, "T_layer_norm_squares.rfactor(")) << steps;
+  auto odd = in({1, 8, 40}, "tokens"), og = in({40}, "gamma"), ob = in({40}, "beta");
+  steps = schedule::printSteps(defaultCpuSchedule(te::ComputeDAG({layerNorm(odd, og, ob, -1, 1e-5)}, {odd, og, ob}), optionsFor(avx512())));
+  EXPECT_FALSE(contains(steps, "rfactor")) << steps;
 }
 
 // Regression: a stage attached inside a fused loop computed the whole tensor, because bound

@@ -4,6 +4,7 @@
 
 #include "ops/Conv2d.h"
 #include "ops/Dense.h"
+#include "ops/MatmulPacked.h"
 #include "ops/OpTraits.h"
 #include "ops/Pooling.h"
 #include "ops/Winograd.h"
@@ -40,6 +41,8 @@ TEST(OpTraits, EveryAnchorOfTheLibraryFindsItsRow) {
   EXPECT_TRUE(depthwise.inlinePaddingByDefault);
   EXPECT_EQ(of(dense(inTensor({2, 8}, "x"), inTensor({3, 8}, "w"))).kind, OpKind::Dense);
   EXPECT_EQ(of(matmul(inTensor({2, 8}, "a"), inTensor({8, 3}, "b"))).kind, OpKind::Matmul);
+  EXPECT_EQ(of(matmulPacked(inTensor({1, 2, 8}, "a"), inTensor({2, 8, 16}, "b"))).cpuTemplate, "matmul_packed.x86");
+  EXPECT_EQ(of(batchMatmul(inTensor({1, 3, 2, 8}, "a"), inTensor({1, 3, 8, 5}, "b"))).kind, OpKind::BatchMatmul);
   // Winograd: the GEMM anchors, the transforms are marked, the output is known.
   auto y = conv2dWinograd(nhwc, inTensor({6, 6, 4, 8}, "u"), attrs(Layout::NHWC), 4);
   EXPECT_EQ(of(y).kind, OpKind::WinogradOutput);
@@ -63,6 +66,16 @@ TEST(OpTraits, RegisterTileAxesNeedTheirRank) {
   for (const OpTraits& t : allOpTraits()) {
     if (t.tileRank == 0) {
       EXPECT_FALSE(registerTileAxes(t, 4).has_value()) << t.tag;
+      continue;
+    }
+    if (t.tileRank == kAnyRank) {  // stacks of matrices: the last two axes of any rank from 2
+      EXPECT_FALSE(registerTileAxes(t, 1).has_value()) << t.tag;
+      for (size_t rank : {2, 3, 4}) {
+        auto axes = registerTileAxes(t, rank);
+        ASSERT_TRUE(axes.has_value()) << t.tag;
+        EXPECT_EQ(axes->vectorAxis, int(rank) - 1) << t.tag;
+        EXPECT_EQ(axes->rowAxis, int(rank) - 2) << t.tag;
+      }
       continue;
     }
     auto axes = registerTileAxes(t, size_t(t.tileRank));

@@ -38,6 +38,24 @@ double integerDivide(double a, double b) {
   return std::trunc(a / b);
 }
 
+/// Pow with one constant float exponent of 2 or 3 (GPT-2's tanh GELU cubes its input): products
+/// of the base, which vectorize, rather than a pow call per element; any other exponent is
+/// `power`.
+std::vector<Value> pow(Importer& im, const NodeView& node) {
+  const Value &a = im.input(node, 0), &b = im.input(node, 1);
+  if (b.constant && b.type.dtype.isFloat() && a.type.dtype == b.type.dtype && b.type.shape.size() <= a.type.shape.size() &&
+      b.constant->numel() == 1) {
+    double exponent = numericValues(*b.constant, node.label() + " exponent")[0];
+    if (exponent == 2 || exponent == 3) {
+      int x = im.inputNode(node, 0);
+      int square = im.addOp(node, "multiply", {x, x}, Attrs::object(), exponent == 3 ? "square" : "");
+      if (exponent == 2) return {im.fromNode(square)};
+      return {im.fromNode(im.addOp(node, "multiply", {square, x}))};
+    }
+  }
+  return binary("power", [](double u, double v) { return std::pow(u, v); })(im, node);
+}
+
 Converter unary(const std::string& op) {
   return [op](Importer& im, const NodeView& node) -> std::vector<Value> {
     return {im.fromNode(im.addOp(node, op, {im.inputNode(node, 0)}))};
@@ -133,7 +151,7 @@ void addElementwiseConverters(ConverterTable& t) {
     return {im.fromNode(im.addOp(node, "is_inf", {im.inputNode(node, 0)}, attrs))};
   };
   t["Where"] = where;
-  t["Pow"] = binary("power", [](double a, double b) { return std::pow(a, b); });
+  t["Pow"] = pow;
   // Comparisons and logic give bool tensors; on integer or bool constants (shape arithmetic)
   // they are evaluated here.
   for (auto [onnx, op, fold] : std::vector<std::tuple<const char*, const char*, Arithmetic>>{

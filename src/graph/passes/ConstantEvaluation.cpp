@@ -8,6 +8,7 @@
 #include "graph/Interpreter.h"
 #include "graph/Operators.h"
 #include "ops/Conv2d.h"
+#include "ops/MatmulPacked.h"
 #include "ops/Winograd.h"
 #include "support/Error.h"
 
@@ -132,6 +133,14 @@ runtime::Tensor evaluateOnConstants(const std::string& op, const Attrs& attrs, c
   if (op == "pack_conv_weight" && inputs[0].dtype() == DataType::float32() && inputs[0].ndim() == 4) {
     const float* w = inputs[0].dataAs<float>();
     auto packed = ops::packConvWeight(std::vector<float>(w, w + inputs[0].numel()), inputs[0].shape(), attrs.value("block", 32));
+    auto out = runtime::Tensor::empty(result.shape, result.dtype);
+    std::copy(packed.begin(), packed.end(), out.dataAs<float>());
+    return out;
+  }
+  if (op == "pack_matmul_weight" && inputs[0].dtype() == DataType::float32() && inputs[0].ndim() == 2) {
+    const float* w = inputs[0].dataAs<float>();
+    const auto& s = inputs[0].shape();
+    auto packed = ops::packMatmulWeight(std::vector<float>(w, w + inputs[0].numel()), s[0], s[1], attrs.value("block", 32));
     auto out = runtime::Tensor::empty(result.shape, result.dtype);
     std::copy(packed.begin(), packed.end(), out.dataAs<float>());
     return out;

@@ -2,6 +2,7 @@
 #include "graph/passes/GraphPasses.h"
 #include "graph/passes/GraphRewriter.h"
 #include "ops/Conv2d.h"
+#include "ops/MatmulPacked.h"
 #include "ops/Winograd.h"
 #include "ops/WinogradNchw.h"
 
@@ -85,6 +86,14 @@ WinogradChoice largeWinogradChoice(size_t l2Bytes) { return nhwcWinogradChoice(l
 PackChoice defaultPackChoice(const target::CpuMachine& machine) {
   return [lanes = int64_t(machine.lanes(4)), registers = int64_t(machine.vectorRegisters)](const Graph& g, int id) {
     const Node& n = g.node(id);
+    if (n.op != "conv2d") {  // a matrix product: [..., M, K] x [K, N], or dense's [N, K]
+      const auto& a = g.node(n.inputs[0]).type.shape;
+      const auto& w = g.node(n.inputs[1]).type.shape;
+      int64_t rows = 1;
+      for (size_t d = 0; d + 1 < a.size(); ++d) rows *= a[d];
+      int64_t k = a.back(), columns = n.op == "dense" ? w[0] : w[1];
+      return ops::defaultMatmulPackBlock(k, columns, rows, lanes, registers);
+    }
     ops::Conv2dAttrs attrs = readConv2dAttrs(n.op, n.attrs);
     int64_t stride = attrs.strides[0] == attrs.strides[1] ? attrs.strides[0] : 0;
     return ops::defaultPackBlock(g.node(n.inputs[1]).type.shape, n.type.shape, stride, lanes, registers);
@@ -102,13 +111,14 @@ bool packingCandidate(const Graph& graph, int id) {
 }
 
 Graph usePackedWeights(const Graph& graph, const PackChoice& blockOf) {
-  return rewriteConvolutions<int64_t>(graph, packingCandidate, blockOf,
+  Graph convolutions = rewriteConvolutions<int64_t>(graph, packingCandidate, blockOf,
                                       [&](GraphRewriter& rw, const Node& n, const std::vector<int>& inputs, int64_t block) {
                                         const Node& weight = graph.node(n.inputs[1]);
                                         int packed = rw.graph().addOp("pack_conv_weight", {inputs[1]}, Attrs{{"block", block}},
                                                                       rw.freshName(weight.name + "_packed"));
                                         return rw.graph().addOp("conv2d_packed", {inputs[0], packed}, n.attrs, n.name);
                                       });
+  return usePackedMatmulWeights(convolutions, blockOf);
 }
 
 }  // namespace tessel::graph

@@ -67,16 +67,29 @@ WinogradChoice gpuWinogradChoice();
 /// one group, float32, a constant weight.
 bool packingCandidate(const Graph& graph, int id);
 
-/// For a packing candidate, the block of output channels (a divisor of them) to pack its
-/// weight by, or 0 to keep HWIO.
+/// True when node `id` is a matrix product (matmul, dense, batch_matmul) of float32 rows, two
+/// or more of them, with a constant 2-D float32 weight: its weight can be packed by column
+/// blocks (ops/MatmulPacked.h).
+bool matmulPackingCandidate(const Graph& graph, int id);
+
+/// For a packing candidate (either kind), the block of output channels or columns (a divisor
+/// of them) to pack its weight by, or 0 to keep it as it is.
 using PackChoice = std::function<int64_t(const Graph& graph, int id)>;
 
-/// The default rules' choice: blocks of ops::defaultPackBlock.
+/// The default rules' choice: blocks of ops::defaultPackBlock for convolutions and of
+/// ops::defaultMatmulPackBlock for matrix products.
 PackChoice defaultPackChoice(const target::CpuMachine& machine = target::hostCpu());
 
-/// Every candidate the choice gives a block becomes conv2d_packed (same node name) on a
-/// pack_conv_weight of its weight, which fold_constants then computes once.
+/// Every candidate the choice gives a block becomes conv2d_packed or matmul_packed (same node
+/// name) on a pack_conv_weight or pack_matmul_weight of its weight, which fold_constants then
+/// computes once: both halves below.
 Graph usePackedWeights(const Graph& graph, const PackChoice& blockOf);
+
+/// The matrix products' half: a matmul whose rows an importer flattened from [..., M, K]
+/// (a reshape before, one back after) computes on the stacked rows directly, so that the
+/// reshapes vanish and what follows fuses into its epilogue; dense's [N, K] weight is
+/// transposed before it is packed.
+Graph usePackedMatmulWeights(const Graph& graph, const PackChoice& blockOf);
 
 /// True when node `id` is a pointwise convolution (1x1, stride 1, no padding, one group, NHWC)
 /// reading, through element-wise ops no one else reads, a stride-1 depthwise convolution on an

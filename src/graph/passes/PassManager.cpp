@@ -21,7 +21,7 @@ const std::vector<GraphPass>& graphPasses() {
        [](const Graph& g) { return convertLayout(g, ops::Layout::NCHW); }},
       {"use_winograd", "every stride-1 3x3 NHWC convolution to Winograd F(4x4, 3x3)",
        [](const Graph& g) { return useWinograd(g, [](const Graph&, int) { return 4; }); }},
-      {"use_packed_weights", "every NHWC convolution's weight packed by blocks of 32 or 16 output channels",
+      {"use_packed_weights", "every NHWC convolution's and matrix product's constant weight packed by blocks of 64, 32 or 16 output channels",
        [](const Graph& g) { return usePackedWeights(g, defaultPackChoice()); }},
       {"fuse_separable_blocks", "pointwise convolutions marked to share a function with the depthwise one before them",
        fuseSeparableBlocks},

@@ -93,7 +93,7 @@ Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, co
   if (v % a.maxLanes == 0)
     tileV.filter = [widest = a.maxLanes, all = tileV.filter](const std::vector<int64_t>& p) { return all(p) && p[2] == widest; };
   // Packed weights: the tile is one block of output channels (the layout was chosen for it).
-  if (a.traits->kind == ops::OpKind::Conv2dNHWCPacked) {
+  if (a.traits->kind == ops::OpKind::Conv2dNHWCPacked || a.traits->kind == ops::OpKind::MatmulPacked) {
     int64_t block = fallbackTile->vectors * fallbackTile->lanes;
     tileV.filter = [block, all = tileV.filter](const std::vector<int64_t>& p) { return all(p) && p[1] * p[2] == block; };
   }
