@@ -91,6 +91,25 @@ bool readsAlignedPrefix(const State& state, const std::string& consumer, const s
   return any;
 }
 
+/// True if `e` calls a function that costs tens of operations per element (exp, log, erf,
+/// tanh, sigmoid, pow).
+bool callsTranscendental(const Expr& e) {
+  if (auto c = e.as<ir::CallNode>()) {
+    switch (c->op) {
+      case ir::Intrinsic::Exp:
+      case ir::Intrinsic::Log:
+      case ir::Intrinsic::Erf:
+      case ir::Intrinsic::Tanh:
+      case ir::Intrinsic::Sigmoid:
+      case ir::Intrinsic::Pow: return true;
+      default: break;
+    }
+  }
+  bool found = false;
+  ir::forEachChild(e, [&](const Expr& child) { found = found || callsTranscendental(child); });
+  return found;
+}
+
 /// The convolution, dense or matmul with the most FLOPs.
 std::optional<std::string> findAnchorName(const te::ComputeDAG& dag) {
   std::optional<std::string> best;
@@ -200,6 +219,10 @@ class Planner {
         for (auto& c : rec.state.consumers(op->name))
           if (traitsOf(*rec.stage(c).op).anchor) padded = &traitsOf(*rec.stage(c).op);
       if (!padded) {
+        if (sharedByRowReduction(*op)) {
+          rowShared.insert(op->name);
+          continue;
+        }
         rec.computeInline(op->name);
         continue;
       }
@@ -211,6 +234,20 @@ class Planner {
   }
 
   std::optional<std::string> findAnchor() const { return findAnchorName(dag); }
+
+  // Rule 1b: an element-wise stage with a transcendental call that a reduction and another
+  // stage both read (softmax's exp(x - max), read by the sum and by the output) is computed
+  // once per row inside the output's loops (rule 3c) instead of inlined into both: inlined,
+  // each exp ran twice, and in the sum as a scalar chain where the row is not a multiple of
+  // the lanes (ViT's 197 tokens: 1.6 ms per softmax at 2 threads).
+  bool sharedByRowReduction(const te::OperationNode& op) const {
+    if (op.reduction() || !callsTranscendental(op.body)) return false;
+    auto consumers = rec.state.effectiveConsumers(op.name);
+    if (consumers.size() < 2) return false;
+    for (const auto& c : consumers)
+      if (rec.stage(c).op->reduction()) return true;
+    return false;
+  }
 
   // A separable block fused into one function: see fusedDepthwiseOf.
   void findDepthwiseInput() {
@@ -712,20 +749,36 @@ class Planner {
     return plan;
   }
 
+  std::string ownerOf(const std::string& stage) const {
+    auto found = attachedTo.find(stage);
+    return found == attachedTo.end() ? stage : found->second;
+  }
+
   // Rule 3: which reductions other than the anchor can be computed inside an output's loops.
   void planReductions() {
     for (auto it = dag.ops().rbegin(); it != dag.ops().rend(); ++it) {
       const auto& op = **it;
       if (op.isPlaceholder() || !op.reduction() || scheduled.count(op.name) || dag.isOutput(op.name)) continue;
       auto consumers = rec.state.effectiveConsumers(op.name);
-      // The output that holds every reader: a reader is the output itself or a reduction
-      // already attached to it.
+      // The output that holds every reader: a reader is the output itself, a reduction
+      // already attached to it, or a rule-1b stage that only those read.
       std::string target;
+      std::string shared;  // the rule-1b stage among the readers, if one
       for (auto& c : consumers) {
-        std::string owner = attachedTo.count(c) ? attachedTo[c] : c;
+        std::string owner = ownerOf(c);
+        if (rowShared.count(c)) {
+          owner.clear();
+          for (auto& reader : rec.state.effectiveConsumers(c)) {
+            std::string o = ownerOf(reader);
+            owner = owner.empty() || owner == o ? o : "-";
+          }
+          shared = c;
+        }
         if (target.empty()) target = owner;
         if (owner != target) target = "-";
       }
+      // Computed inside the shared stage's row, it must be read by that stage alone.
+      if (!shared.empty() && consumers.size() != 1) continue;
       if (target.empty() || target == "-" || !dag.isOutput(target) || scheduled.count(target)) continue;
       const auto& targetOp = *rec.stage(target).op;
       if (targetOp.reduction()) continue;
@@ -737,12 +790,13 @@ class Planner {
       if (!aligned) continue;
       attachedTo[op.name] = target;
       attachOrder[target].push_back(op.name);
+      if (!shared.empty()) viaShared[op.name] = shared;
     }
   }
 
   void scheduleRootStages() {
     for (auto& op : dag.ops()) {
-      if (op->isPlaceholder() || scheduled.count(op->name) || attachedTo.count(op->name)) continue;
+      if (op->isPlaceholder() || scheduled.count(op->name) || attachedTo.count(op->name) || rowShared.count(op->name)) continue;
       if (rec.stage(op->name).attach == AttachKind::Inline) continue;
       auto found = attachOrder.find(op->name);
       if (found == attachOrder.end()) {
@@ -754,23 +808,58 @@ class Planner {
       size_t ndim = op->axes.size();
       LoopPlan plan = scheduleLoops(op->name, true, prefix < ndim ? prefix : SIZE_MAX);
       std::string loop = prefix < ndim ? plan.fusedLoop : plan.innermostOuter;
-      std::vector<std::string> partials;
-      for (auto& r : found->second) {
-        if (loop.empty()) {
-          scheduleLoops(r, true);
-          continue;
-        }
-        std::string partial = vectorPartials(r);
-        rec.computeAt(r, op->name, loop);
-        if (!partial.empty()) {
-          // Inside the reduction's own row: its spatial loops (one iteration each there).
-          rec.computeAt(partial, r, rec.leaves(r)[rec.stage(r).op->axes.size() - 1]);
-          partials.push_back(partial);
-        }
+      if (loop.empty()) {
+        for (auto& r : found->second) scheduleLoops(r, true);
+        continue;
       }
-      if (!loop.empty()) {
-        for (auto& partial : partials) scheduleVectorPartials(partial);
-        for (auto& r : found->second) scheduleLoops(r, false);
+      std::vector<std::string> attached;
+      for (auto& r : found->second)
+        if (!viaShared.count(r)) attached.push_back(attachReduction(r, op->name, loop));
+      computeSharedRows(op->name, loop);
+      for (auto& partial : attached)
+        if (!partial.empty()) scheduleVectorPartials(partial);
+      for (auto& r : found->second)
+        if (!viaShared.count(r)) scheduleLoops(r, false);
+    }
+    // Shared stages no output's row loop took: inlined after all, and the reductions that only
+    // they read at the root.
+    for (const auto& name : rowShared)
+      if (rec.stage(name).attach == AttachKind::Root) {
+        rec.computeInline(name);
+        for (auto& [r, shared] : viaShared)
+          if (shared == name) scheduleLoops(r, true);
+      }
+  }
+
+  /// Computes reduction `r` at `loop` of `target`, its vector partial results (rule 3b) inside
+  /// its own row; returns the partial results' stage ("" without).
+  std::string attachReduction(const std::string& r, const std::string& target, const std::string& loop) {
+    std::string partial = vectorPartials(r);
+    rec.computeAt(r, target, loop);
+    // Inside the reduction's own row: its spatial loops (one iteration each there).
+    if (!partial.empty()) rec.computeAt(partial, r, rec.leaves(r)[rec.stage(r).op->axes.size() - 1]);
+    return partial;
+  }
+
+  // Rule 3c: the shared stages of rule 1b that only `out` and the reductions computed in its
+  // row loop read: computed at that loop (one row of them), vectorized along the row; the
+  // reductions only they read (softmax's max, read by its exp) inside their row.
+  void computeSharedRows(const std::string& out, const std::string& loop) {
+    for (const auto& name : rowShared) {
+      bool inside = true;
+      // (A reader is the output, a reduction planned for it, or a stage computed inside it
+      // already: a reduction's partial results.)
+      for (const auto& c : rec.state.effectiveConsumers(name))
+        inside = inside && (ownerOf(c) == out || rec.state.isWithin(c, out));
+      if (!inside || rec.stage(name).attach != AttachKind::Root) continue;
+      rec.computeAt(name, out, loop);
+      scheduleLoops(name, false);
+      for (auto& [r, shared] : viaShared) {
+        if (shared != name) continue;
+        std::string row = rec.leaves(name)[rec.stage(r).op->axes.size() - 1];
+        std::string partial = attachReduction(r, name, row);
+        if (!partial.empty()) scheduleVectorPartials(partial);
+        scheduleLoops(r, false);
       }
     }
   }
@@ -817,6 +906,8 @@ class Planner {
   std::string depthwiseConv, depthwiseTile;  ///< a fused depthwise convolution and the stage the anchor reads of it
   int paddingInlined = -1;                                      ///< the anchor's padding inlined (1) or not (0); -1: none
   std::set<std::string> scheduled;                              ///< stages the anchor rule took care of
+  std::set<std::string> rowShared;                              ///< rule 1b's stages, not inlined
+  std::map<std::string, std::string> viaShared;                 ///< reduction -> the rule-1b stage that alone reads it
   std::map<std::string, std::string> attachedTo;                ///< reduction -> the output it is computed in
   std::map<std::string, std::vector<std::string>> attachOrder;  ///< output -> its reductions, readers first
 };

@@ -15,6 +15,7 @@
 #include "common/ErrorText.h"
 #include "common/KernelCheck.h"
 #include "ops/Examples.h"
+#include "ops/Schedules.h"
 #include "passes/Lower.h"
 #include "schedule/Steps.h"
 #include "support/KernelAbi.h"
@@ -324,6 +325,23 @@ TEST(CodegenCpu, VectorMathFollowsLibmOverTheFloatRange) {
       }
     }
   }
+}
+
+}  // namespace
+}  // namespace tessel
+
+namespace tessel {
+namespace {
+
+/// A row reduction the schedule leaves scalar (197 is no multiple of the lanes) runs as an
+/// OpenMP simd reduction: max and sum of a softmax over ViT's 197 tokens, against the reference.
+TEST(CodegenCpu, ScalarRowReductionsAreSimdReductions) {
+  auto dag = ops::softmax(6, 197);
+  auto state = replay(dag, ops::defaultCpuSchedule(dag));
+  auto r = kernelcheck::checkAgainstReference(state, 17);
+  EXPECT_LT(r.maxRelativeError, 1e-5);
+  EXPECT_NE(r.source.find("#pragma omp simd reduction(max:T_softmax_maxelem_r0)"), std::string::npos) << r.source;
+  EXPECT_NE(r.source.find("#pragma omp simd reduction(+:T_softmax_expsum_r0)"), std::string::npos) << r.source;
 }
 
 }  // namespace

@@ -679,7 +679,9 @@ TEST(DefaultSchedules, SoftmaxAndPoolingReductionsComputedInsideTheOutput) {
   auto x = in({4, 100}, "data");
   std::string steps = schedule::printSteps(defaultCpuSchedule(te::ComputeDAG({softmax(x)}, {x})));
   EXPECT_TRUE(contains(steps, "T_softmax_expsum.compute_at(T_softmax_norm, i0)")) << steps;
-  EXPECT_TRUE(contains(steps, "T_softmax_maxelem.compute_at(T_softmax_norm, i0)")) << steps;
+  // The exps once per row (rule 1b), the max they alone read inside that row.
+  EXPECT_TRUE(contains(steps, "T_softmax_exp.compute_at(T_softmax_norm, i0)")) << steps;
+  EXPECT_TRUE(contains(steps, "T_softmax_maxelem.compute_at(T_softmax_exp, i0)")) << steps;
   EXPECT_TRUE(contains(steps, "T_softmax_norm.vectorize(")) << steps;
   auto y = in({1, 9, 9, 32}, "data");
   Pool2dAttrs p;
@@ -702,9 +704,16 @@ TEST(DefaultSchedules, RowReductionsAccumulateVectorsOfPartialResults) {
   EXPECT_TRUE(contains(steps, "T_softmax_expsum.rfactor(k.1)")) << steps;
   EXPECT_TRUE(contains(steps, "T_softmax_expsum.rf.compute_at(T_softmax_expsum, i0)")) << steps;
   EXPECT_TRUE(contains(steps, "T_softmax_expsum.rf.vectorize(k.1)")) << steps;
+  // Its exps: computed once per row, vectorized, then read by the sum and by the output.
+  EXPECT_TRUE(contains(steps, "T_softmax_exp.compute_at(T_softmax_norm, i0)")) << steps;
   std::string source = sourceOf(dag);
-  EXPECT_EQ(occurrences(source, "tessel_vexp<tessel_floatx16, tessel_int32x16>("), 2u) << source;  // sum and output
+  EXPECT_EQ(occurrences(source, "tessel_vexp<tessel_floatx16, tessel_int32x16>("), 1u) << source;
   EXPECT_FALSE(contains(source, "__builtin_expf")) << source;
+  // A row of 197 (ViT's tokens): the exps still once per row, 12 vectors and a tail of 5.
+  auto tokens = in({3, 197}, "scores");
+  steps = schedule::printSteps(defaultCpuSchedule(te::ComputeDAG({softmax(tokens)}, {tokens}), optionsFor(avx512())));
+  EXPECT_TRUE(contains(steps, "T_softmax_exp.compute_at(T_softmax_norm, i0)")) << steps;
+  EXPECT_TRUE(contains(steps, "T_softmax_exp.vectorize(")) << steps;
   // Layer norm's mean and variance alike; a row of 40 (not a multiple of 16 lanes) stays scalar.
   auto t = in({1, 8, 64}, "tokens"), g = in({64}, "gamma"), b = in({64}, "beta");
   steps = schedule::printSteps(defaultCpuSchedule(te::ComputeDAG({layerNorm(t, g, b, -1, 1e-5)}, {t, g, b}), optionsFor(avx512())));
