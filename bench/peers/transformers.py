@@ -90,7 +90,7 @@ class SelfAttention(nn.Module):
         scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_size)
         if self.causal is not None:
             t = x.shape[1]
-            lowest = torch.tensor(torch.finfo(scores.dtype).min, dtype=scores.dtype)
+            lowest = scores.new_full((), torch.finfo(scores.dtype).min)
             scores = torch.where(self.causal[:, :, :t, :t], scores, lowest)
         ctx = torch.matmul(torch.softmax(scores, dim=-1), v)
         b, _, t, _ = ctx.shape
@@ -141,7 +141,7 @@ class Bert(nn.Module):
 
     def forward(self, input_ids):
         t = input_ids.shape[1]
-        positions = torch.arange(t, dtype=torch.int64).unsqueeze(0)
+        positions = torch.arange(t, dtype=torch.int64, device=input_ids.device).unsqueeze(0)
         types = torch.zeros_like(input_ids)
         x = self.embedding_norm(self.word(input_ids) + self.position(positions)
                                 + self.token_type(types))
@@ -161,7 +161,7 @@ class Gpt2(nn.Module):
 
     def forward(self, input_ids):
         t = input_ids.shape[1]
-        positions = torch.arange(t, dtype=torch.int64).unsqueeze(0)
+        positions = torch.arange(t, dtype=torch.int64, device=input_ids.device).unsqueeze(0)
         x = self.wte(input_ids) + self.wpe(positions)
         for block in self.blocks:
             x = block(x)

@@ -58,9 +58,9 @@ class KernelPrinter {
       bool output = i + size_t(f.numOutputs) >= f.args.size();
       std::string qualifier = output ? "" : "const ";
       if (cuda())
-        params.push_back(fmt::format("{}{}* __restrict__ {}", qualifier, typeName(b->dtype), bufferName(b)));
+        params.push_back(fmt::format("{}{}* __restrict__ {}", qualifier, storageTypeName(b->dtype), bufferName(b)));
       else
-        params.push_back(fmt::format("__global {}{}* restrict {}", qualifier, typeName(b->dtype), bufferName(b)));
+        params.push_back(fmt::format("__global {}{}* restrict {}", qualifier, storageTypeName(b->dtype), bufferName(b)));
     }
     if (cuda())
       out << fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n", kernel.launch.threadsPerBlock(),
@@ -87,9 +87,13 @@ class KernelPrinter {
   }
 
   void checkStorable(const Buffer& b) const {
-    if (b->dtype.isBool() || (b->dtype.isFloat() && b->dtype.bits == 16))
+    if (b->dtype.isFloat() && b->dtype.bits == 16)
       unsupported(fmt::format("buffer '{}' has dtype {}, which GPU kernels do not support yet", b->name, b->dtype.str()));
   }
+
+  /// The element type of a buffer: a bool is one byte, 0 or 1, as the runtime stores it (and
+  /// OpenCL allows no bool in kernel arguments), read as `!= 0` and written as 0 or 1.
+  std::string storageTypeName(DataType t) const { return t.isBool() ? typeName(DataType::uint8()) : typeName(t); }
 
   std::string typeName(DataType t) const {
     if (t.isVector()) unsupported(fmt::format("vector type {} (GPU kernels are scalar per thread)", t.str()));
@@ -145,7 +149,7 @@ class KernelPrinter {
     finder.visit(body);
     for (auto& b : finder.shared) {
       checkStorable(b);
-      out << pad() << fmt::format("{} {} {}[{}];\n", cuda() ? "__shared__" : "__local", typeName(b->dtype), bufferName(b),
+      out << pad() << fmt::format("{} {} {}[{}];\n", cuda() ? "__shared__" : "__local", storageTypeName(b->dtype), bufferName(b),
                                   b->elementCount());
     }
   }
@@ -166,7 +170,9 @@ class KernelPrinter {
         return;
       case StmtKind::Store: {
         auto n = s.as<StoreNode>();
-        out << pad() << fmt::format("{}[{}] = {};\n", bufferName(n->buffer), bufferIndex(n->buffer, n->index), expr(n->value));
+        std::string value = expr(n->value);
+        if (n->buffer->dtype.isBool()) value = fmt::format("(({}) ? 1 : 0)", value);
+        out << pad() << fmt::format("{}[{}] = {};\n", bufferName(n->buffer), bufferIndex(n->buffer, n->index), value);
         return;
       }
       case StmtKind::IfThenElse: {
@@ -198,7 +204,7 @@ class KernelPrinter {
         auto n = s.as<AllocateNode>();
         if (n->buffer->scope == BufferNode::Scope::Local) {
           checkStorable(n->buffer);
-          out << pad() << fmt::format("{} {}[{}];\n", typeName(n->buffer->dtype), bufferName(n->buffer), n->buffer->elementCount());
+          out << pad() << fmt::format("{} {}[{}];\n", storageTypeName(n->buffer->dtype), bufferName(n->buffer), n->buffer->elementCount());
         } else if (n->buffer->scope == BufferNode::Scope::Global) {
           unsupported(fmt::format("buffer '{}' needs device memory for the whole call", n->buffer->name));
         }
@@ -348,7 +354,8 @@ class KernelPrinter {
       }
       case ExprKind::Load: {
         auto n = e.as<LoadNode>();
-        return fmt::format("{}[{}]", bufferName(n->buffer), bufferIndex(n->buffer, n->index));
+        std::string element = fmt::format("{}[{}]", bufferName(n->buffer), bufferIndex(n->buffer, n->index));
+        return n->buffer->dtype.isBool() ? fmt::format("({} != 0)", element) : element;
       }
       case ExprKind::ProducerLoad:
       case ExprKind::Reduce:

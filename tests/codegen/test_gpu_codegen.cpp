@@ -10,6 +10,7 @@
 #include "common/GpuKernelCheck.h"
 #include "common/ScopedEnv.h"
 #include "ops/Examples.h"
+#include "ops/GpuSchedules.h"
 #include "support/Files.h"
 #include "support/TempDir.h"
 
@@ -140,6 +141,28 @@ TEST(GpuCodegen, OpenclSourceUsesWorkGroupsAndLocalMemory) {
   expectContains(cl, "__local float A_shared[128];");
   expectContains(cl, "barrier(CLK_LOCAL_MEM_FENCE);");
   EXPECT_EQ(binary.source.manifest["device"], "opencl");
+}
+
+// GPT-2's causal mask is a bool constant: a bool buffer is one byte per element, read as != 0
+// and written as 0 or 1 (OpenCL allows no bool kernel arguments).
+TEST(GpuCodegen, BoolBuffersAreBytes) {
+  te::Tensor mask = te::placeholder({4, 8}, DataType::boolean(), "mask");
+  te::Tensor scores = te::placeholder({4, 8}, DataType::float32(), "scores");
+  te::Tensor masked = te::compute(
+      {4, 8}, [&](const std::vector<te::Var>& i) { return ir::select(mask(i[0], i[1]), scores(i[0], i[1]), ir::Expr(-1e30f)); },
+      "masked");
+  te::Tensor kept = te::compute({4, 8}, [&](const std::vector<te::Var>& i) { return scores(i[0], i[1]) > ir::Expr(0.0f); }, "kept");
+  te::ComputeDAG dag({masked, kept}, {mask, scores});
+  auto steps = ops::defaultGpuSchedule(dag, ops::GpuScheduleOptions{});
+  auto opencl = kernelcheck::buildForGpu(replay(dag, steps), "opencl", "masked");
+  expectContains(opencl.code, "__global const uchar* restrict mask");
+  expectContains(opencl.code, "__global uchar* restrict kept");
+  expectContains(opencl.code, "] != 0)");
+  expectContains(opencl.code, ") ? 1 : 0)");
+  REQUIRE_NVRTC();
+  auto cuda = kernelcheck::buildForGpu(replay(dag, steps), "cuda", "masked");
+  EXPECT_TRUE(isCubin(cuda.code));
+  expectContains(cuda.source.code, "const unsigned char* __restrict__ mask");
 }
 
 TEST(GpuCodegen, SavedModuleHoldsManifestAndCode) {
