@@ -808,8 +808,9 @@ class Planner {
       size_t ndim = op->axes.size();
       LoopPlan plan = scheduleLoops(op->name, true, prefix < ndim ? prefix : SIZE_MAX);
       std::string loop = prefix < ndim ? plan.fusedLoop : plan.innermostOuter;
-      if (loop.empty()) {
-        for (auto& r : found->second) scheduleLoops(r, true);
+      if (loop.empty()) {  // (those read by a shared stage: with it, below)
+        for (auto& r : found->second)
+          if (!viaShared.count(r)) scheduleLoops(r, true);
         continue;
       }
       std::vector<std::string> attached;

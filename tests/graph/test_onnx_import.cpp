@@ -137,6 +137,34 @@ TEST(OnnxImport, InputShapesFromTheCaller) {
   expectContains(errorOf([] { parseInputShape("data:1,3x"); }), "'3x' is not a positive dimension");
 }
 
+// A transformer exported with its sequence length symbolic (onnx/exported/export_dynamic_sequence.py:
+// Debian's PyTorch, opset 17): the error names the input and the dimension; each length given
+// with --input-shape is a static graph whose shape arithmetic folds away, computed and compiled
+// to PyTorch's output at that length.
+TEST(OnnxImport, ASequenceLengthIsAnInputShape) {
+  const std::string dir = std::string(TESSEL_SOURCE_DIR) + "/tests/graph/onnx/exported/bert_dynamic_sequence/";
+  expectContains(errorOf([&] { importOnnx(dir + "model.onnx"); }),
+                 "input 'input_ids': dimension 1 is symbolic ('sequence'): give its shape with --input-shape input_ids:D0,D1,...");
+  for (int64_t length : {16, 40}) {
+    SCOPED_TRACE(length);
+    OnnxImportOptions options;
+    options.inputShapes["input_ids"] = {1, length};
+    Graph g = importOnnx(dir + "model.onnx", options);
+    EXPECT_EQ(g.node(g.outputs()[0]).type.shape, (std::vector<int64_t>{1, length, 64}));
+    auto ids = runtime::loadNpy(dir + "input_ids_" + std::to_string(length) + ".npy");
+    auto expected = runtime::loadNpy(dir + "output_" + std::to_string(length) + ".npy");
+    EXPECT_LT(relativeError(interpretGraph(g, {{"input_ids", ids}})[0], expected), 1e-4);
+    TempDir built;
+    BuildOptions build;
+    build.schedule = [](const te::ComputeDAG& dag) { return ops::defaultCpuSchedule(dag); };
+    buildGraph(optimizeGraph(g), built.path(), build);
+    auto executor = runtime::GraphExecutor::load(built.path());
+    executor.setInput("input_ids", ids);
+    executor.run();
+    EXPECT_LT(relativeError(executor.getOutput(0), expected), 1e-4);
+  }
+}
+
 TEST(OnnxImport, ModelPathsAndZooNames) {
   EXPECT_TRUE(isOnnxModelPath("missing/model.onnx"));
   EXPECT_TRUE(isOnnxModelPath(kModels + "pools/model.onnx"));

@@ -267,6 +267,8 @@ std::vector<ScheduleCase> scheduleCases() {
     // Rows of a multiple of 16 (and so of any machine's lanes): vectors of partial results.
     auto z = in({3, 64}, "data");
     addCase("softmax of 64-wide rows", {softmax(z)}, {z});
+    auto v = in({48}, "data");
+    addCase("softmax of a vector", {softmax(v)}, {v});
   }
   {
     // Reductions over any axes: a layer norm's mean of rows, axes around a kept one, everything.
