@@ -166,13 +166,17 @@ std::string formatTaskList(const TaskList& list, const std::vector<size_t>& numb
   const std::vector<ListedTask> selected = selectTasks(list, numbers, ops);
   std::string out = selecting ? fmt::format("Extracted {} tasks; tuning {} of them (--tasks, --ops):\n", list.tasks.size(), selected.size())
                               : fmt::format("Extracted {} tasks:\n", list.tasks.size());
+  // The names' column: 28 wide, or as wide as the longest name (ONNX value names such as
+  // "/layers.0/attention/query/Add_output_0"), so the columns after it stay aligned.
+  size_t nameWidth = 28;
+  for (const ListedTask& t : selected) nameWidth = std::max(nameWidth, t.function.name.size());
   for (const ListedTask& t : selected) {
     std::string configs;
     if (t.tuning) {
       uint64_t size = t.tuning->space->size();
       configs = fmt::format("  {:>6} configs{}", size, t.tuning->unprunedSize > size ? fmt::format(" (of {})", t.tuning->unprunedSize) : "");
     }
-    out += fmt::format("  {:>2}  {:<28} {:<26} {:>10.1f} MFLOP{}{}\n", t.number, t.function.name,
+    out += fmt::format("  {:>2}  {:<{}} {:<26} {:>10.1f} MFLOP{}{}\n", t.number, t.function.name, nameWidth,
                        t.tuning ? t.tuning->templateName : "auto: " + heaviestOperation(t.function.dag)->name, t.function.flops / 1e6, configs,
                        t.measureCold ? "  measured cold" : "");
   }

@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <set>
+#include <sstream>
 
 #include "common/TesselCli.h"
 #include "runtime/Npy.h"
@@ -87,6 +89,21 @@ TEST(OnnxCli, TasksParamsAndInputShapes) {
   expectError(runTessel({"compile", "--model", kOnnx + "bad/unsupported_op.onnx", "-o", dir.path() + "/u"}),
               "node 'det_1' (Det): operator 'Det' is not supported");
   expectError(runTessel({"tasks", "--model", kOnnx + "bad/cycle.onnx"}), "node 'first' (Add): input 'b' is not defined before the node");
+
+  // A transformer's tasks: its projections and attention's products, named by long ONNX
+  // values, the template column aligned after the longest name.
+  auto bert = runTessel({"tasks", "--model", kOnnx + "exported/bert_dynamic_sequence/model.onnx", "--input-shape", "input_ids:1,16"});
+  ASSERT_TRUE(bert.ok()) << bert.output;
+  std::set<size_t> columns;
+  std::istringstream lines(bert.output);
+  for (std::string line; std::getline(lines, line);) {
+    size_t at = line.find("matmul_packed.x86");
+    if (at == std::string::npos) at = line.find("batch_matmul.x86");
+    if (at != std::string::npos) columns.insert(at);
+  }
+  EXPECT_NE(bert.output.find("matmul_packed.x86"), std::string::npos) << bert.output;
+  EXPECT_NE(bert.output.find("batch_matmul.x86"), std::string::npos) << bert.output;
+  EXPECT_EQ(columns.size(), 1u) << bert.output;
 }
 
 TEST(OnnxCli, TuneAnOnnxModel) {
