@@ -9,7 +9,8 @@
 
 namespace tessel::codegen {
 
-/// The templates tessel_vexp, tessel_verf, tessel_vtanh and tessel_vsigmoid<V, I>, V a float
+/// The templates tessel_vexp, tessel_verf, tessel_vtanh and tessel_vsigmoid<V, I> (and the
+/// polynomial tessel_vpoly<V> they share), V a float
 /// vector type and I the int32 vector type of as many lanes.
 extern const char* const kVectorMathText;
 

@@ -53,9 +53,9 @@ std::optional<int64_t> coefficientOf(const Expr& e, const ir::VarNode* var) {
 }
 
 /// True if every read of the stage is contiguous (stride 1 in its last index, no other index
-/// moving) or invariant along its spatial axis `axis`: vector loads, not gathers.
-bool readsContiguously(const State& state, const std::string& name, int axis) {
-  const ir::VarNode* var = state.stage(name).op->axes[size_t(axis)].var.node();
+/// moving) or invariant along `var` (one of its spatial or reduction axes): vector loads, not
+/// gathers.
+bool readsContiguously(const State& state, const std::string& name, const ir::VarNode* var) {
   for (auto& read : inlinedReads(state, name)) {
     for (size_t d = 0; d < read.indices.size(); ++d) {
       auto c = coefficientOf(read.indices[d], var);
@@ -709,7 +709,7 @@ class Planner {
     for (int d = ndim - 1; d >= 0 && v < 0; --d)
       if (rec.extent(name, spatial[size_t(d)]) > 1) v = d;
     if (v >= 0 && size_t(v) < std::min<size_t>(fuseLimit, size_t(ndim)) && fuseLimit < size_t(ndim)) v = -1;
-    if (v >= 0 && (op.dtype.isBool() || !readsContiguously(rec.state, name, v))) v = -1;
+    if (v >= 0 && (op.dtype.isBool() || !readsContiguously(rec.state, name, op.axes[size_t(v)].var.node()))) v = -1;
     VectorTile vt;
     if (v >= 0) vt = chooseVectorTile(rec.extent(name, spatial[size_t(v)]), maxLanesFor(op.dtype, options), 1);
     std::vector<std::string> outer;
@@ -876,12 +876,7 @@ class Planner {
     if (!red || red->axes.size() != 1 || op.dtype != DataType::float32()) return "";
     const int64_t extent = red->axes[0].extent, lanes = maxLanesFor(op.dtype, options);
     if (lanes < 2 || extent % lanes != 0 || extent <= lanes) return "";
-    const ir::VarNode* k = red->axes[0].var.node();
-    for (auto& read : inlinedReads(rec.state, name))
-      for (size_t d = 0; d < read.indices.size(); ++d) {
-        auto c = coefficientOf(read.indices[d], k);
-        if (!c || (*c != 0 && !(*c == 1 && d + 1 == read.indices.size()))) return "";
-      }
+    if (!readsContiguously(rec.state, name, red->axes[0].var.node())) return "";
     auto parts = rec.split(name, rec.leaves(name).back(), {lanes});
     return rec.rfactor(name, parts[1]);
   }
