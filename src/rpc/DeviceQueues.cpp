@@ -12,6 +12,10 @@ namespace {
 
 constexpr size_t kEndedLeasesKept = 4096;
 constexpr std::chrono::milliseconds kCancelPoll{50};
+/// How long a request withdrawn before it arrived is remembered: far longer than a call takes
+/// to cross the network, and bounded so that clients cannot grow the tracker without limit.
+constexpr std::chrono::minutes kWithdrawnRemembered{10};
+constexpr size_t kWithdrawnKept = 4096;
 
 /// A random start for ids, below 2^62 so that they stay exact in JSON numbers and logs.
 uint64_t randomIdBase() {
@@ -68,9 +72,11 @@ bool DeviceQueues::unregisterDevice(uint64_t deviceId) {
 
 std::optional<GrantedLease> DeviceQueues::request(const std::string& key, int priority,
                                                   std::chrono::milliseconds duration, Clock::time_point deadline,
-                                                  const std::function<bool()>& cancelled) {
+                                                  const std::function<bool()>& cancelled, uint64_t requestId) {
   std::unique_lock lock(mutex_);
+  if (requestId != 0 && withdrawnRequests_.erase(requestId)) return std::nullopt;
   Waiter waiter;
+  waiter.requestId = requestId;
   waiter.key = key;
   waiter.priority = priority;
   waiter.arrival = nextArrival_++;
@@ -79,7 +85,7 @@ std::optional<GrantedLease> DeviceQueues::request(const std::string& key, int pr
   dispatch(Clock::now());
   while (!waiter.granted) {
     auto now = Clock::now();
-    if (now >= deadline || (cancelled && cancelled())) break;
+    if (now >= deadline || waiter.withdrawn || (cancelled && cancelled())) break;
     changed_.wait_until(lock, std::min(deadline, now + kCancelPoll));
   }
   waiters_.remove(&waiter);
@@ -93,7 +99,7 @@ void DeviceQueues::dispatch(Clock::time_point now) {
     Waiter* best = nullptr;
     Device* device = nullptr;
     for (Waiter* w : waiters_) {
-      if (w->granted) continue;
+      if (w->granted || w->withdrawn) continue;
       if (best && (w->priority < best->priority || (w->priority == best->priority && w->arrival > best->arrival)))
         continue;
       for (auto& [id, d] : devices_) {
@@ -106,7 +112,7 @@ void DeviceQueues::dispatch(Clock::time_point now) {
     }
     if (!best) break;
     uint64_t leaseId = nextLeaseId_++;
-    leases_[leaseId] = Lease{device->id, best->duration, now + best->duration};
+    leases_[leaseId] = Lease{device->id, best->duration, now + best->duration, best->requestId};
     device->leaseId = leaseId;
     best->granted = GrantedLease{leaseId, device->id, device->key, device->address, best->duration};
     granted = true;
@@ -154,8 +160,36 @@ LeaseState DeviceQueues::release(uint64_t leaseId) {
   return {true, ""};
 }
 
+bool DeviceQueues::withdraw(uint64_t requestId, Clock::time_point now) {
+  if (requestId == 0) return false;
+  std::lock_guard lock(mutex_);
+  for (auto& [id, lease] : leases_) {
+    if (lease.requestId != requestId) continue;
+    endLease(id, "released by its holder (its request was withdrawn)");
+    dispatch(now);
+    return true;
+  }
+  for (Waiter* w : waiters_) {
+    if (w->requestId != requestId) continue;
+    // Still waiting, or granted but not yet returned to its caller: either way it ends here.
+    w->withdrawn = true;
+    bool ended = w->granted.has_value();
+    if (ended) {
+      endLease(w->granted->leaseId, "released by its holder (its request was withdrawn)");
+      w->granted.reset();
+      dispatch(now);
+    }
+    changed_.notify_all();
+    return ended;
+  }
+  if (withdrawnRequests_.size() >= kWithdrawnKept) withdrawnRequests_.erase(withdrawnRequests_.begin());
+  withdrawnRequests_[requestId] = now + kWithdrawnRemembered;
+  return false;
+}
+
 void DeviceQueues::expire(Clock::time_point now) {
   std::lock_guard lock(mutex_);
+  std::erase_if(withdrawnRequests_, [&](const auto& entry) { return now > entry.second; });
   for (auto it = devices_.begin(); it != devices_.end();) {
     auto silent = now - it->second.lastSeen;
     if (silent > options_.deviceTimeout) {

@@ -7,6 +7,12 @@
 /// renewed. Ids start at a random value, so that ids from before a tracker restart never name
 /// a device or lease of the new tracker.
 ///
+/// A client names each request with its own id so that it can withdraw it: a client that gave
+/// up waiting (cancelled its call) cannot tell whether the tracker granted a lease whose answer
+/// it never received, and an unknown lease would hold the device until it runs out. Withdrawing
+/// ends the lease granted to that request, or, when none was granted yet, ends the wait and
+/// keeps the request from being granted if it arrives later.
+///
 /// Thread-safe. request() blocks; everything else returns at once. Times are passed in (the
 /// expiry tests use a fake clock) except in request(), which waits on the real steady clock.
 #pragma once
@@ -66,15 +72,21 @@ class DeviceQueues {
   bool unregisterDevice(uint64_t deviceId);
 
   /// Waits until a device of `key` is free and leases it for `duration`. Returns nothing when
-  /// `deadline` passes or `cancelled()` (polled every few tens of milliseconds) says so.
+  /// `deadline` passes, `cancelled()` (polled every few tens of milliseconds) says so or the
+  /// request is withdrawn. `requestId` is the client's name for the request (0: none).
   std::optional<GrantedLease> request(const std::string& key, int priority, std::chrono::milliseconds duration,
-                                      Clock::time_point deadline, const std::function<bool()>& cancelled = {});
+                                      Clock::time_point deadline, const std::function<bool()>& cancelled = {},
+                                      uint64_t requestId = 0);
+  /// Withdraws the request `requestId`: ends the lease granted to it, or, if none was, ends its
+  /// wait and refuses it should it arrive later. True when a lease was ended.
+  bool withdraw(uint64_t requestId, Clock::time_point now);
   /// Extends a live lease by its duration; says why a lease is not alive any more.
   LeaseState renew(uint64_t leaseId, Clock::time_point now);
   /// Ends a lease (the device becomes free once its server closes the session).
   LeaseState release(uint64_t leaseId);
 
-  /// Drops devices silent for longer than the device timeout and ends overdue leases.
+  /// Drops devices silent for longer than the device timeout, ends overdue leases and forgets
+  /// withdrawn requests that never arrived.
   void expire(Clock::time_point now);
 
   /// Per key, sorted by key: devices, free devices, waiting clients.
@@ -93,12 +105,15 @@ class DeviceQueues {
     uint64_t deviceId = 0;
     std::chrono::milliseconds duration{0};
     Clock::time_point deadline;
+    uint64_t requestId = 0;  ///< the request it was granted to (0: unnamed)
   };
   struct Waiter {
     std::string key;
     int priority = 0;
     uint64_t arrival = 0;
     std::chrono::milliseconds duration{0};
+    uint64_t requestId = 0;
+    bool withdrawn = false;
     std::optional<GrantedLease> granted;
   };
 
@@ -116,6 +131,8 @@ class DeviceQueues {
   std::map<uint64_t, Lease> leases_;
   std::map<uint64_t, std::string> endedLeases_;  ///< lease id -> why it ended (the most recent ones)
   std::list<Waiter*> waiters_;
+  /// Requests withdrawn before they arrived -> when to forget them.
+  std::map<uint64_t, Clock::time_point> withdrawnRequests_;
   uint64_t nextDeviceId_, nextLeaseId_, nextArrival_ = 0;
 };
 

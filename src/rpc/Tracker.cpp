@@ -65,7 +65,7 @@ class TrackerService final : public proto::Tracker::Service {
     auto duration = std::chrono::milliseconds(request->lease_ms() > 0 ? request->lease_ms() : kDefaultLeaseMs);
     auto deadline = Clock::now() + std::chrono::milliseconds(request->timeout_ms());
     auto lease = queues_.request(request->key(), request->priority(), duration, deadline,
-                                 [context] { return context->IsCancelled(); });
+                                 [context] { return context->IsCancelled(); }, request->request_id());
     if (!lease) {
       if (context->IsCancelled()) return {grpc::CANCELLED, "the request was cancelled"};
       return {grpc::DEADLINE_EXCEEDED,
@@ -97,6 +97,10 @@ class TrackerService final : public proto::Tracker::Service {
   grpc::Status ReleaseLease(grpc::ServerContext* context, const proto::LeaseRef* request,
                             proto::LeaseStatus* reply) override {
     if (auto s = checkToken(*context, options_.security.token, "tracker"); !s.ok()) return s;
+    if (request->lease_id() == 0 && request->request_id() != 0) {
+      reply->set_alive(queues_.withdraw(request->request_id(), Clock::now()));
+      return grpc::Status::OK;
+    }
     auto state = queues_.release(request->lease_id());
     reply->set_alive(state.alive);
     reply->set_reason(state.reason);

@@ -1,5 +1,8 @@
 #include "rpc/TrackerClient.h"
 
+#include <atomic>
+#include <random>
+
 #include "rpc/GrpcSupport.h"
 #include "support/Error.h"
 #include "tessel_rpc.grpc.pb.h"
@@ -22,6 +25,8 @@ bool RequestCanceller::cancelled() const {
 }
 
 struct TrackerClient::Impl {
+  /// Names this client's device requests; random so that clients of one tracker do not collide.
+  std::atomic<uint64_t> nextRequestId{(uint64_t(std::random_device{}()) << 32 | std::random_device{}()) | 1};
   RpcSecurity security;
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<proto::Tracker::Stub> stub;
@@ -73,6 +78,8 @@ DeviceRequestOutcome TrackerClient::requestDevice(const std::string& key, int pr
   request.set_priority(priority);
   request.set_timeout_ms(timeout.count());
   request.set_lease_ms(leaseDuration.count());
+  uint64_t requestId = impl_->nextRequestId.fetch_add(1);
+  request.set_request_id(requestId);
   proto::Lease reply;
   auto status = impl_->stub->RequestDevice(&context, request, &reply);
   bool cancelled = false;
@@ -94,6 +101,9 @@ DeviceRequestOutcome TrackerClient::requestDevice(const std::string& key, int pr
     return outcome;
   }
   if (cancelled || status.error_code() == grpc::CANCELLED) {
+    // The tracker may have granted a lease whose answer the cancellation dropped: withdrawing
+    // the request frees it at once instead of when it runs out.
+    sendRelease(0, requestId);
     outcome.status = DeviceRequestOutcome::Status::Cancelled;
     return outcome;
   }
@@ -121,11 +131,14 @@ LeaseState TrackerClient::renew(uint64_t leaseId) {
   return {reply.alive(), reply.reason()};
 }
 
-void TrackerClient::release(uint64_t leaseId) {
+void TrackerClient::release(uint64_t leaseId) { sendRelease(leaseId, 0); }
+
+void TrackerClient::sendRelease(uint64_t leaseId, uint64_t requestId) {
   grpc::ClientContext context;
   prepareCall(context, impl_->security, kShortTrackerCall);
   proto::LeaseRef request;
   request.set_lease_id(leaseId);
+  request.set_request_id(requestId);
   proto::LeaseStatus reply;
   (void)impl_->stub->ReleaseLease(&context, request, &reply);
 }

@@ -55,7 +55,8 @@ class TrackerClient {
                                   std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
   /// Waits up to `timeout` for a free device of `key`. Throws Error when the tracker refuses
-  /// the request (wrong token, malformed).
+  /// the request (wrong token, malformed). A cancelled request is withdrawn at the tracker, so
+  /// that a lease granted as the call was cancelled does not hold the device.
   DeviceRequestOutcome requestDevice(const std::string& key, int priority, std::chrono::milliseconds timeout,
                                      std::chrono::milliseconds leaseDuration, RequestCanceller* canceller = nullptr);
   /// Whether the lease is alive (renewing it), and why not. An unreachable tracker counts as
@@ -65,6 +66,9 @@ class TrackerClient {
   void release(uint64_t leaseId);
 
  private:
+  /// ReleaseLease by lease id, or with lease id 0 the withdrawal of a request; best effort.
+  void sendRelease(uint64_t leaseId, uint64_t requestId);
+
   struct Impl;
   std::string address_;
   std::unique_ptr<Impl> impl_;

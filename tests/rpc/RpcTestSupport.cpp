@@ -121,20 +121,30 @@ size_t Cluster::startServer(const std::string& key, const std::vector<std::strin
   return index;
 }
 
-bool Cluster::waitForDevices(const std::string& key, int total, int free, std::chrono::milliseconds timeout) const {
+testing::AssertionResult Cluster::waitForDevices(const std::string& key, int total, int free,
+                                                 std::chrono::milliseconds timeout) const {
   rpc::TrackerClient client(trackerAddress(), rpc::RpcSecurity::withToken(token));
   auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string last = "the tracker never answered";
   while (std::chrono::steady_clock::now() < deadline) {
     try {
       int t = 0, f = 0;
-      for (const auto& k : client.summary(nullptr, 2s))
+      std::vector<rpc::DeviceSummary> devices;
+      for (const auto& k : client.summary(&devices, 2s))
         if (k.key == key) t = k.total, f = k.free;
-      if (t == total && (free < 0 || f == free)) return true;
-    } catch (const Error&) {
+      if (t == total && (free < 0 || f == free)) return testing::AssertionSuccess();
+      last = fmt::format("the tracker lists {} device(s) of '{}', {} free:", t, key, f);
+      for (const auto& d : devices)
+        if (d.key == key) last += fmt::format(" {} ({}) {};", d.address, d.name, d.state);
+    } catch (const Error& e) {
+      last = e.what();
     }
     std::this_thread::sleep_for(30ms);
   }
-  return false;
+  auto failure = testing::AssertionFailure() << fmt::format("after {} ms, waiting for {} device(s) of '{}' ({} free): {}",
+                                                           timeout.count(), total, key, free, last);
+  for (size_t i = 0; i < servers_.size(); ++i) failure << "\nserver " << i << " said:\n" << servers_[i]->output();
+  return failure;
 }
 
 std::string Cluster::trackerAddress() const { return fmt::format("127.0.0.1:{}", trackerPort_); }

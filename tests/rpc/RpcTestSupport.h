@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "support/TempDir.h"
 
 namespace tessel::rpctest {
@@ -42,7 +44,8 @@ class Cluster {
   /// Starts a server of `key`; returns its index. Waits until it has registered.
   size_t startServer(const std::string& key, const std::vector<std::string>& extra = {}, bool waitRegistered = true);
   /// Waits until the tracker lists `total` devices of `key`, `free` of them free (-1: any).
-  bool waitForDevices(const std::string& key, int total, int free = -1,
+  /// On failure, says what the tracker listed last (each device's state) and what servers said.
+  testing::AssertionResult waitForDevices(const std::string& key, int total, int free = -1,
                       std::chrono::milliseconds timeout = std::chrono::seconds(20)) const;
   std::string trackerAddress() const;
   int trackerPort() const { return trackerPort_; }

@@ -185,3 +185,54 @@ TEST(DeviceQueues, IdsDifferBetweenTrackers) {
   DeviceQueues a, b;
   EXPECT_NE(a.registerDevice("k", "h:1", "", false, Clock::now()), b.registerDevice("k", "h:1", "", false, Clock::now()));
 }
+
+// A client that cancels its wait cannot know whether a lease was granted as it cancelled; it
+// withdraws the request by its own id instead (the race that held a device for a whole lease).
+TEST(DeviceQueues, AWithdrawnRequestGivesBackTheLeaseItWasGranted) {
+  DeviceQueues q;
+  q.registerDevice("k", "h:1", "", false, Clock::now());
+  auto lease = q.request("k", 0, 60s, Clock::now() + 1s, {}, 7);
+  ASSERT_TRUE(lease);
+  EXPECT_EQ(summaryOf(q, "k").free, 0);
+  EXPECT_TRUE(q.withdraw(7, Clock::now()));
+  EXPECT_EQ(summaryOf(q, "k").free, 1);
+  auto state = q.renew(lease->leaseId, Clock::now());
+  EXPECT_FALSE(state.alive);
+  EXPECT_NE(state.reason.find("withdrawn"), std::string::npos) << state.reason;
+  EXPECT_FALSE(q.withdraw(0, Clock::now())) << "0 names no request";
+}
+
+TEST(DeviceQueues, ARequestWithdrawnBeforeItArrivesIsRefused) {
+  DeviceQueues q;
+  q.registerDevice("k", "h:1", "", false, Clock::now());
+  EXPECT_FALSE(q.withdraw(9, Clock::now()));
+  auto start = Clock::now();
+  EXPECT_FALSE(q.request("k", 0, 60s, Clock::now() + 30s, {}, 9));
+  EXPECT_LT(Clock::now() - start, 5s);
+  EXPECT_EQ(summaryOf(q, "k").free, 1);
+  // Another request is served as usual.
+  EXPECT_TRUE(q.request("k", 0, 60s, Clock::now() + 1s, {}, 10));
+}
+
+TEST(DeviceQueues, WithdrawingAWaitingRequestEndsItsWait) {
+  DeviceQueues q;
+  std::optional<GrantedLease> lease = GrantedLease{};
+  auto start = Clock::now();
+  std::thread t([&] { lease = q.request("k", 0, 60s, Clock::now() + 30s, {}, 11); });
+  waitForPending(q, "k", 1);
+  EXPECT_FALSE(q.withdraw(11, Clock::now()));
+  t.join();
+  EXPECT_FALSE(lease);
+  EXPECT_LT(Clock::now() - start, 10s);
+  q.registerDevice("k", "h:1", "", false, Clock::now());
+  EXPECT_EQ(summaryOf(q, "k").free, 1) << "nobody is waiting any more";
+}
+
+TEST(DeviceQueues, WithdrawnRequestsThatNeverArriveAreForgotten) {
+  DeviceQueues q;
+  auto now = Clock::now();
+  q.withdraw(13, now);
+  q.expire(now + 11min);
+  q.registerDevice("k", "h:1", "", false, Clock::now());
+  EXPECT_TRUE(q.request("k", 0, 60s, Clock::now() + 1s, {}, 13));
+}

@@ -338,6 +338,32 @@ TEST(RpcServices, MalformedRequestsGetErrorsNotCrashes) {
   EXPECT_TRUE(c.server(i).running());
 }
 
+// A client whose cancelled RequestDevice may have been granted names the request instead of
+// the lease it never learned: the tracker frees the device at once.
+TEST(RpcServices, WithdrawingARequestFreesTheDeviceGrantedToIt) {
+  Cluster c;
+  c.startTracker();
+  c.startServer("wd");
+  ASSERT_TRUE(c.waitForDevices("wd", 1, 1));
+  auto stub = proto::Tracker::NewStub(grpc::CreateChannel(c.trackerAddress(), grpc::InsecureChannelCredentials()));
+  proto::DeviceRequest request;
+  request.set_key("wd");
+  request.set_timeout_ms(5000);
+  request.set_lease_ms(60000);
+  request.set_request_id(4242);
+  proto::Lease lease;
+  grpc::ClientContext granted;
+  ASSERT_TRUE(stub->RequestDevice(&granted, request, &lease).ok());
+  ASSERT_TRUE(c.waitForDevices("wd", 1, 0)) << "leased";
+  proto::LeaseRef withdraw;
+  withdraw.set_request_id(4242);
+  proto::LeaseStatus status;
+  grpc::ClientContext released;
+  ASSERT_TRUE(stub->ReleaseLease(&released, withdraw, &status).ok());
+  EXPECT_TRUE(status.alive()) << "a lease was ended";
+  EXPECT_TRUE(c.waitForDevices("wd", 1, 1, 3s)) << "free again long before the 60 s lease runs out";
+}
+
 TEST(RpcServices, TlsLinksWorkAndPlainClientsAreTurnedAway) {
   Cluster c;
   std::string cert = c.dir() + "/cert.pem", key = c.dir() + "/key.pem";
