@@ -117,11 +117,11 @@ def input_shape(name, batch):
     return (batch, 3, s, s)
 
 
-def definition(name):
+def definition(name, layers=None):
     """The bare torchvision network (logits), default-initialized from the current seed; the
-    transformers from bench/peers/transformers.py."""
+    transformers from bench/peers/transformers.py (with `layers` of their layers if given)."""
     if tf_models.is_transformer(name):
-        return tf_models.definition(name)
+        return tf_models.definition(name, layers)
     tv = torchvision.models
     if name.startswith("resnet-"):
         depth = int(name.split("-")[1])
@@ -178,11 +178,12 @@ def calibrate(net, calib):
     return net
 
 
-def build(name, seed=0, batch=1):
+def build(name, seed=0, batch=1, layers=None):
     """The calibrated network with softmax, in eval mode; deterministic for (name, seed).
-    A transformer is returned as defined (its output is a hidden state or logits)."""
+    A transformer is returned as defined (its output is a hidden state or logits), with
+    `layers` of its layers when given."""
     torch.manual_seed(seed)
-    net = definition(name)
+    net = definition(name, layers)
     if tf_models.is_transformer(name):
         return net
     g = torch.Generator().manual_seed(seed + 1)
@@ -204,7 +205,7 @@ def load_exported(model_dir):
     with open(os.path.join(model_dir, "manifest.json")) as f:
         man = json.load(f)
     torch.manual_seed(man["seed"])
-    net = definition(man["model"])
+    net = definition(man["model"], man.get("layers"))
     state = net.state_dict()
     for p in man["params"]:
         arr = np.load(os.path.join(model_dir, "weights", p["name"] + ".npy"))
@@ -330,7 +331,7 @@ def write_tessel_params(params, path):
     os.replace(path + ".tmp", path)
 
 
-def export(name, out_dir, batch, seed, opset, force, onnx_only=False):
+def export(name, out_dir, batch, seed, opset, force, onnx_only=False, layers=None):
     d = os.path.join(out_dir, name)
     man_path = os.path.join(d, "manifest.json")
     transformer = tf_models.is_transformer(name)
@@ -341,12 +342,13 @@ def export(name, out_dir, batch, seed, opset, force, onnx_only=False):
             old = json.load(f)
         if (old.get("format") == FORMAT_VERSION and old.get("batch") == batch
                 and old.get("seed") == seed and old.get("opset") == opset
+                and old.get("layers") == layers
                 and os.path.exists(os.path.join(d, "model.onnx"))
                 and (not tessel_files or os.path.exists(os.path.join(d, "tessel_nhwc.params")))):
             print("export_models.py: %s up to date in %s" % (name, d), flush=True)
             return
     t0 = time.time()
-    model = build(name, seed, batch)
+    model = build(name, seed, batch, layers)
     net = model if transformer else model.net  # what the weights are named after
     x = reference_input(name, batch, seed)
     with torch.no_grad():
@@ -381,7 +383,7 @@ def export(name, out_dir, batch, seed, opset, force, onnx_only=False):
     out = (logits if logits is not None else y).numpy()
     man = {
         "format": FORMAT_VERSION, "model": name, "batch": batch, "seed": seed,
-        "opset": opset, "input_name": input_name, "output_name": "output",
+        "opset": opset, "layers": layers, "input_name": input_name, "output_name": "output",
         "input_shape": list(x.shape), "input_dtype": str(x.numpy().dtype),
         "output_shape": list(y.shape),
         "layout": "tokens" if x.dtype == torch.int64 else "NCHW", "dtype": "float32",
@@ -413,6 +415,9 @@ def main():
     ap.add_argument("--onnx-only", action="store_true",
                     help="write model.onnx, the input and the outputs only, not the weights as .npy "
                          "files nor as tessel params (what a test against ONNX Runtime reads)")
+    ap.add_argument("--layers", type=int, default=None,
+                    help="the transformers with this many layers (default: their own, 12); the "
+                         "other models are exported whole")
     ap.add_argument("--list", action="store_true", help="print the model names and exit")
     ap.add_argument("--list-onnx-only", action="store_true",
                     help="print the models tessel compiles from their ONNX files (not in its zoo) and exit")
@@ -422,6 +427,8 @@ def main():
         return
     if a.batch < 1:
         raise SystemExit("export_models.py: --batch must be at least 1, got %d" % a.batch)
+    if a.layers is not None and a.layers < 1:
+        raise SystemExit("export_models.py: --layers must be at least 1, got %d" % a.layers)
     models = a.models or DEFAULT_MODELS
     if models == ["all"]:
         models = ALL_MODELS
@@ -432,7 +439,8 @@ def main():
     torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
     for m in models:
         opset = a.opset if a.opset is not None else DEFAULT_OPSET.get(m, 13)
-        export(m, a.out, a.batch, a.seed, opset, a.force, a.onnx_only)
+        layers = a.layers if tf_models.is_transformer(m) else None
+        export(m, a.out, a.batch, a.seed, opset, a.force, a.onnx_only, layers)
 
 
 if __name__ == "__main__":

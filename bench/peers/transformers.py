@@ -188,9 +188,12 @@ class ViT(nn.Module):
         return self.head(self.norm(x)[:, 0])
 
 
-def definition(name):
-    """The network, initialized as its reference does from the current torch seed."""
-    c = CONFIGS[name]
+def definition(name, layers=None):
+    """The network, initialized as its reference does from the current torch seed; with
+    `layers` of its layers when given (the same width, heads and sequence)."""
+    c = dict(CONFIGS[name])
+    if layers is not None:
+        c["layers"] = layers
     net = {"bert": Bert, "gpt2": Gpt2, "vit": ViT}[c["kind"]](c)
     with torch.no_grad():
         for m in net.modules():

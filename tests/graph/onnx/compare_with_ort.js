@@ -14,7 +14,7 @@ const { readNpy, compare } = require('./npy.js');
 
 async function runOrt(model, name, input, level) {
   const session = await ort.InferenceSession.create(model, { graphOptimizationLevel: level, intraOpNumThreads: 1 });
-  const result = await session.run({ [name]: new ort.Tensor('float32', input.data, input.shape) });
+  const result = await session.run({ [name]: new ort.Tensor(input.type, input.data, input.shape) });
   const out = result[session.outputNames[0]];
   return { shape: out.dims.map(Number), data: out.data };
 }

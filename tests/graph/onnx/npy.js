@@ -1,5 +1,6 @@
-// Reading and writing float32 .npy files (little-endian, C order), the format tessel run reads
-// and writes; enough for the ONNX tests' inputs and outputs.
+// Reading float32 and int64 .npy files and writing float32 ones (little-endian, C order), the
+// format tessel run reads and writes; enough for the ONNX tests' inputs (images, token ids) and
+// outputs.
 'use strict';
 const fs = require('fs');
 
@@ -10,14 +11,18 @@ function readNpy(file) {
   const headerLength = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
   const start = (major === 1 ? 10 : 12) + headerLength;
   const header = buf.toString('latin1', major === 1 ? 10 : 12, start);
-  if (!/'descr':\s*'<f4'/.test(header)) throw new Error(file + ': only float32 is read here: ' + header);
+  const descr = header.match(/'descr':\s*'([^']*)'/);
+  const types = { '<f4': 'float32', '<i8': 'int64' };
+  if (!descr || !types[descr[1]]) throw new Error(file + ': only float32 and int64 are read here: ' + header);
+  const type = types[descr[1]];
   if (/'fortran_order':\s*True/.test(header)) throw new Error(file + ': Fortran order');
   const shapeText = header.match(/'shape':\s*\(([^)]*)\)/)[1];
   const shape = shapeText.split(',').map((s) => s.trim()).filter((s) => s.length).map(Number);
   const count = shape.reduce((a, b) => a * b, 1);
-  const data = new Float32Array(count);
-  for (let i = 0; i < count; i++) data[i] = buf.readFloatLE(start + 4 * i);
-  return { shape, data };
+  const data = type === 'int64' ? new BigInt64Array(count) : new Float32Array(count);
+  for (let i = 0; i < count; i++)
+    data[i] = type === 'int64' ? buf.readBigInt64LE(start + 8 * i) : buf.readFloatLE(start + 4 * i);
+  return { shape, data, type };
 }
 
 function writeNpy(file, shape, data) {

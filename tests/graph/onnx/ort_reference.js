@@ -17,8 +17,8 @@ async function run(model, inputs, outputs) {
   const session = await ort.InferenceSession.create(model, { graphOptimizationLevel: 'disabled', intraOpNumThreads: 1 });
   const feeds = {};
   for (const [name, file] of Object.entries(inputs)) {
-    const { shape, data } = readNpy(file);
-    feeds[name] = new ort.Tensor('float32', data, shape);
+    const { shape, data, type } = readNpy(file);
+    feeds[name] = new ort.Tensor(type, data, shape);
   }
   const result = await session.run(feeds);
   session.outputNames.forEach((name, k) => {

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# torchvision's networks exported to ONNX by the peer harness (bench/peers/export_models.py,
-# seeded random weights, opset 13), compiled by tessel and run with `tessel run` on the
-# exporter's input, against ONNX Runtime (compare_with_ort.js).
+# Networks exported to ONNX by the peer harness (bench/peers/export_models.py, seeded random
+# weights: torchvision's at opset 13, the transformers at 17), compiled by tessel and run with
+# `tessel run` on the exporter's input (images, or token ids), against ONNX Runtime
+# (compare_with_ort.js).
 #
-#   torchvision.sh [--export-only] TESSEL WORK_DIR NPM_DIR MODEL...
+#   peer_exports.sh [--export-only] [--layers N] TESSEL WORK_DIR NPM_DIR MODEL...
+#
+# --layers N exports the transformers with N layers of their full width and sequence (every
+# kernel of the 12-layer network, at its shapes, in a sixth of the export's time and size).
 #
 # tests/graph/CMakeLists.txt runs it once with --export-only (the ctest fixture that exports every
 # model in one Python process: importing torch costs each process about 4 CPU-s) and then once
@@ -12,11 +16,15 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 export_only=0
-if [ "${1:-}" = "--export-only" ]; then
-  export_only=1
-  shift
-fi
-(($# >= 4)) || { echo "usage: torchvision.sh [--export-only] TESSEL WORK_DIR NPM_DIR MODEL..." >&2; exit 2; }
+export_args=()
+while (($#)); do
+  case "$1" in
+    --export-only) export_only=1; shift ;;
+    --layers) export_args+=(--layers "$2"); shift 2 ;;
+    *) break ;;
+  esac
+done
+(($# >= 4)) || { echo "usage: peer_exports.sh [--export-only] [--layers N] TESSEL WORK_DIR NPM_DIR MODEL..." >&2; exit 2; }
 tessel="$1"
 work="$2"
 npm_dir="$3"
@@ -30,7 +38,7 @@ export_models() {
     exit 1
   }
   mkdir -p "$work"
-  /usr/bin/python3 "$here/../../../bench/peers/export_models.py" --onnx-only --out "$work" "$@"
+  /usr/bin/python3 "$here/../../../bench/peers/export_models.py" --onnx-only ${export_args[@]+"${export_args[@]}"} --out "$work" "$@"
 }
 if ((export_only)); then
   export_models "${models[@]}"
@@ -47,11 +55,12 @@ for m in "${models[@]}"; do
   compiled="$("$tessel" compile --model "$work/$m/model.onnx" -o "$work/$m/tessel")" || exit 1
   echo "$compiled"
   # --force: the work directory, and the last run's output, stay in the build tree.
-  "$tessel" run "$work/$m/tessel" --input "data=$work/$m/input.npy" --output "$work/$m/tessel_output.npy" --force >/dev/null
+  input_name="$(node -e 'console.log(require(process.argv[1]).input_name)' "$work/$m/manifest.json")"
+  "$tessel" run "$work/$m/tessel" --input "$input_name=$work/$m/input.npy" --output "$work/$m/tessel_output.npy" --force >/dev/null
   # Winograd F(4x4) (points 0, +-1, +-2) rounds about ten times more than a direct convolution
   # in float32: inception_v3, with nine such layers, was 1.16e-4 off on an Intel Xeon (1.3e-5
   # with --winograd never); a build that has them is held to 2e-4.
   floor=1e-4
   grep -qE 'F\(4x4\): [1-9]' <<< "$compiled" && floor=2e-4
-  node "$here/compare_with_ort.js" "$work/$m/model.onnx" "data=$work/$m/input.npy" "$work/$m/tessel_output.npy" "$floor"
+  node "$here/compare_with_ort.js" "$work/$m/model.onnx" "$input_name=$work/$m/input.npy" "$work/$m/tessel_output.npy" "$floor"
 done
