@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ops/Dense.h"
 #include "ops/Winograd.h"
 #include "support/Error.h"
 
@@ -185,6 +186,40 @@ ComputeDAG conv2dBiasReluNHWC(int64_t n, int64_t c, int64_t h, int64_t w, int64_
 std::vector<std::string> exampleNames() {
   return {"matmul",           "conv2d_nchw", "conv2d_nhwc", "conv2d_winograd_nhwc", "conv2d_bias_relu",
           "depthwise_conv2d", "max_pool2d",  "softmax"};
+}
+
+ComputeDAG denseBias(int64_t n, int64_t k, int64_t m) {
+  auto data = placeholder({n, k}, DataType::float32(), "data");
+  auto weight = placeholder({m, k}, DataType::float32(), "weight");
+  auto bias = placeholder({m}, DataType::float32(), "bias");
+  auto product = dense(data, weight);
+  auto add = compute(
+      product.shape(), [&](const std::vector<Var>& i) { return product(i[0], i[1]) + bias(i[1]); }, "T_add", "elemwise",
+      {"ax0", "ax1"});
+  return ComputeDAG({add}, {data, weight, bias});
+}
+
+ComputeDAG projection(int64_t stack, int64_t rows, int64_t k, int64_t n, bool gelu) {
+  auto data = placeholder({stack, rows, k}, DataType::float32(), "tokens");
+  auto weight = placeholder({k, n}, DataType::float32(), "weight");
+  auto bias = placeholder({n}, DataType::float32(), "bias");
+  auto product = batchMatmul(data, weight);
+  auto out = compute(
+      product.shape(),
+      [&](const std::vector<Var>& i) {
+        Expr x = product(i[0], i[1], i[2]) + bias(i[2]);
+        // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), as GPT-2 writes it.
+        Expr inner = Expr(0.7978845608f) * (x + Expr(0.044715f) * x * x * x);
+        return gelu ? Expr(0.5f) * x * (Expr(1.0f) + ir::call(ir::Intrinsic::Tanh, {inner})) : x;
+      },
+      gelu ? "T_gelu" : "T_add", "elemwise");
+  return ComputeDAG({out}, {data, weight, bias});
+}
+
+ComputeDAG attentionProduct(int64_t heads, int64_t rows, int64_t k, int64_t n) {
+  auto a = placeholder({1, heads, rows, k}, DataType::float32(), "q");
+  auto b = placeholder({1, heads, k, n}, DataType::float32(), "kt");
+  return ComputeDAG({batchMatmul(a, b)}, {a, b});
 }
 
 ComputeDAG exampleByName(const std::string& name, const std::vector<int64_t>& p) {

@@ -1,6 +1,7 @@
 /// Built-in example operators as compute DAGs, for `tessel lower`/`run-op`, tests and
 /// benchmarks: matmul, conv2d (NCHW and NHWC, with padding and stride), depthwise conv2d,
-/// max pooling, softmax and a fused conv2d + bias + relu. Names follow TVM's topi, so the
+/// max pooling, softmax, a fused conv2d + bias + relu, a transformer's projection and attention
+/// products. Names follow TVM's topi, so the
 /// printed DAGs read like the seeds' task listings.
 #pragma once
 #include <string>
@@ -31,6 +32,14 @@ te::ComputeDAG conv2dBiasReluNCHW(int64_t n, int64_t c, int64_t h, int64_t w, in
 /// The same in NHWC with HWIO weights.
 te::ComputeDAG conv2dBiasReluNHWC(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s,
                                   int64_t stride, int64_t pad);
+
+/// A dense layer [n, k] x [m, k]^T plus a bias per output (a classifier's function).
+te::ComputeDAG denseBias(int64_t n, int64_t k, int64_t m);
+/// A transformer's projection: tokens [stack, rows, k] times a weight [k, n] broadcast over the
+/// stack, plus a bias, and with `gelu` GELU's tanh form, as one fused function.
+te::ComputeDAG projection(int64_t stack, int64_t rows, int64_t k, int64_t n, bool gelu = false);
+/// Attention's products for `heads` heads: [1, heads, rows, k] x [1, heads, k, n].
+te::ComputeDAG attentionProduct(int64_t heads, int64_t rows, int64_t k, int64_t n);
 
 /// An example by name with integer parameters (as `tessel lower --op NAME --shape a,b,...`):
 /// matmul M,N,K; conv2d_nchw / conv2d_nhwc / conv2d_bias_relu N,C,H,W,K,R,S,stride,pad;

@@ -13,6 +13,7 @@
 /// and runs the function's element-wise epilogue (bias, ReLU) as it stores.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "ops/GpuTiles.h"
@@ -40,15 +41,34 @@ struct GpuDenseSmallBatchTile {
 /// part that does not divide its axis.
 GpuTileSchedule gpuDenseSmallBatch(const te::ComputeDAG& dag, const GpuDenseSmallBatchTile& tile);
 
-/// Large batch (TVM's dense_large_batch, without its virtual threads): a matrix product, tiled
-/// as a shared-memory GEMM. A block computes a tile of batch rows x outputs; its threads
-/// (threadIdx.y along the rows, x along the outputs) each a contiguous sub-tile in registers.
-/// The reduction runs in chunks of `k`: per chunk the block's threads copy the chunk's rows of
-/// the data and of the weights into shared memory together, wait at a barrier, and accumulate
-/// from there, so each element loaded from global memory feeds a whole row or column of the
-/// block's tile.
-struct GpuDenseLargeBatchTile {
-  std::array<int64_t, 3> x{}, y{};  ///< [blocks, threads, per thread] of the batch rows and outputs
+/// A matrix product as a shared-memory GEMM: a dense layer at large batch (TVM's
+/// dense_large_batch, without its virtual threads), a matmul, or a batch_matmul (a stack of
+/// products, the second operand's stack broadcast: attention's Q·Kᵀ and ·V, a transformer's
+/// projections [..., M, K] x [K, N]). A block computes a tile of rows x columns of one product
+/// of the stack (blockIdx.z); its threads (threadIdx.y along the rows, x along the columns)
+/// each a contiguous sub-tile in registers. The reduction runs in chunks of `k`: per chunk the
+/// block's threads copy the chunk's rows of both operands into shared memory together, wait at
+/// a barrier, and accumulate from there, so each element loaded from global memory feeds a
+/// whole row or column of the block's tile. The element-wise epilogue (bias, GELU, a residual
+/// add) runs as each output is stored.
+struct GpuGemmShape {
+  std::string anchor;       ///< the product's stage
+  std::string data, other;  ///< the producers of its rows operand and of its columns operand
+  int64_t stack = 1;        ///< products in the stack (the output's leading axes)
+  int64_t rows = 0, columns = 0, reduction = 0;  ///< M, N, K of each product
+};
+/// The GEMM of a function anchored by dense, matmul or batch_matmul whose output (or its
+/// element-wise epilogue's) is the function's one output. Error naming what does not fit.
+GpuGemmShape gpuGemmShapeOf(const te::ComputeDAG& dag);
+
+/// The product when the GEMM tiles fit the function, it has 16 rows and 16 columns or more and
+/// its reduction a divisor from 4 to 32 (the default GPU schedule's rule 7): a thinner product (a
+/// matrix-vector product, a classifier at batch 1) has too little reuse for them, and the
+/// default rules split its reduction instead; chunks of 1 or 2 would wait at the barriers.
+std::optional<GpuGemmShape> gpuGemmTilesApply(const te::ComputeDAG& dag);
+
+struct GpuGemmTile {
+  std::array<int64_t, 3> x{}, y{};  ///< [blocks, threads, per thread] of the rows and the columns
   int64_t k = 1;                    ///< the reduction's chunk staged in shared memory (divides K)
   int64_t autoUnrollMaxStep = 0;
   bool unrollExplicit = true;
@@ -56,6 +76,15 @@ struct GpuDenseLargeBatchTile {
   int64_t threads() const { return x[1] * y[1]; }
 };
 
-GpuTileSchedule gpuDenseLargeBatch(const te::ComputeDAG& dag, const GpuDenseLargeBatchTile& tile);
+GpuTileSchedule gpuGemmTiles(const te::ComputeDAG& dag, const GpuGemmTile& tile);
+
+/// The tile a function gets untuned on a device with `multiprocessors` (0: unknown) and
+/// `maxThreadsPerBlock`: 16 x 16 threads of 4 x 4 outputs where the product is large, smaller
+/// sub-tiles and blocks (down to 8 x 8 threads of one output; fewer threads where an axis is
+/// short or the device allows no more) until the launch has two blocks per multiprocessor (what
+/// the tuned BERT-base products on an H200 had, or more); among tiles alike, the one whose
+/// blocks cover the least padding. A lone block has no idle threads (gpuGemmTiles refuses those).
+/// The chunk: the longest divisor of the reduction up to 32.
+GpuGemmTile defaultGpuGemmTile(const GpuGemmShape& shape, int64_t multiprocessors, int64_t maxThreadsPerBlock);
 
 }  // namespace tessel::ops

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "ops/GpuDenseTiles.h"
 #include "ops/GpuReductionSplit.h"
 #include "ops/GpuWinogradTiles.h"
 #include "ops/OpTraits.h"
@@ -18,6 +19,8 @@ namespace tessel::ops {
 using namespace schedule;
 
 namespace {
+
+
 
 /// The operator class a rule names in its error: the traits table's tag where it has the
 /// operation, else whether it is a reduction.
@@ -267,6 +270,7 @@ GpuScheduleOptions gpuScheduleOptionsFor(int64_t maxThreadsPerBlock, int64_t mul
   options.minBlocks = 2 * multiProcessorCount;
   options.minThreadsPerBlock = std::max<int64_t>(1, std::min(warpSize, options.threadsPerBlock));
   options.maxThreadsPerBlock = maxThreadsPerBlock;
+  options.multiProcessors = multiProcessorCount;
   return options;
 }
 
@@ -288,6 +292,15 @@ std::vector<StepPtr> defaultGpuSchedule(const te::ComputeDAG& dag, const GpuSche
       return gpuTiledWinograd(dag, defaultGpuWinogradTile(gpuWinogradShapeOf(dag), options)).steps;
     } catch (const Error& e) {
       throw e.withContext(fmt::format("GPU default schedule: the Winograd tiles of stage '{}' ({})", *anchor, operatorClass(*dag.op(*anchor))));
+    }
+  }
+  if (auto gemm = gpuGemmTilesApply(dag)) {
+    // Rule 7.
+    try {
+      return gpuGemmTiles(dag, defaultGpuGemmTile(*gemm, options.multiProcessors, options.maxThreadsPerBlock)).steps;
+    } catch (const Error& e) {
+      throw e.withContext(fmt::format("GPU default schedule: the GEMM tiles of stage '{}' ({})", gemm->anchor,
+                                      operatorClass(*dag.op(gemm->anchor))));
     }
   }
   return GpuPlanner(dag, options).run();

@@ -38,6 +38,12 @@
 ///     gets the Winograd tiles (ops/GpuWinogradTiles.h) with their default tile for the device:
 ///     one thread per output element would recompute the alpha^2 GEMMs and the data pack for
 ///     every output (about sixty times the direct convolution's work for F(4x4)).
+///  7. A matrix product (dense, matmul, batch_matmul: a transformer's projections and its
+///     attention products) of 16 rows and 16 columns or more, a reduction with a divisor from 4
+///     to 32, and whose output or element-wise epilogue is the function's one output, gets the
+///     shared-memory GEMM tiles
+///     (ops/GpuDenseTiles.h) with their default tile for the device: one thread per output
+///     would load every operand element once per output that reads it.
 /// A rule that cannot apply is an Error naming the stage and its operator class: there is no
 /// fallback to a schedule the device could not run.
 #pragma once
@@ -68,6 +74,8 @@ struct GpuScheduleOptions {
   int64_t reductionParts = 0;
   /// The device's shared memory per block: rule 6's buffers fit in it.
   int64_t maxSharedMemoryPerBlock = 48 * 1024;
+  /// The device's multiprocessors (0: unknown): rule 7's tiles leave two blocks for each.
+  int64_t multiProcessors = 0;
 };
 
 /// The options for a device with these parameters: threads capped by its limit, and blocks

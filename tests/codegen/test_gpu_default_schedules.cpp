@@ -8,7 +8,9 @@
 #include "common/ErrorText.h"
 #include "common/GpuKernelCheck.h"
 #include "common/GpuRequire.h"
+#include "ops/Dense.h"
 #include "ops/Examples.h"
+#include "ops/GpuDenseTiles.h"
 #include "ops/GpuSchedules.h"
 #include "ops/Pooling.h"
 #include "ops/Transform.h"
@@ -261,4 +263,69 @@ TEST(GpuDefaultSchedules, ARuleThatCannotApplyNamesTheStage) {
   expectContains(errorOf([&] { ops::defaultGpuSchedule(dag); }),
                  "GPU default schedule: computing at the thread loop of stage 'row_sum' (reduction)");
   EXPECT_EQ(errorOf([&] { ops::defaultGpuSchedule(dag, {0}); }), "GPU default schedule: threads per block must be positive, got 0");
+}
+
+namespace {
+
+/// Rule 7's cases: tiles that divide, rows that do not (37), stacks, a dense layer at batch 32.
+std::vector<Case> gemmCases() {
+  return {{"matmul", ops::matmul(40, 48, 20)},
+          {"projection_bias", ops::projection(2, 37, 24, 40)},
+          {"attention_heads", ops::attentionProduct(3, 20, 16, 24)},
+          {"dense_batch32", ops::denseBias(32, 40, 24)}};
+}
+
+void buildAndRunGemm(const std::string& target, bool run) {
+  uint64_t seed = 31;
+  auto options = ops::gpuScheduleOptionsFor(256, 4, 32);
+  for (auto& c : gemmCases()) {
+    SCOPED_TRACE(c.name + " on " + target);
+    ASSERT_TRUE(ops::gpuGemmTilesApply(c.dag).has_value());
+    auto binary = kernelcheck::buildForGpu(schedule::replay(c.dag, ops::defaultGpuSchedule(c.dag, options)), target, c.name);
+    const auto& launch = binary.source.manifest["kernels"][0]["launch"];
+    EXPECT_GT(launch["shared_bytes"].get<int64_t>(), 0) << "the operands are staged in shared memory";
+    EXPECT_GE(launch["block"][0].get<int64_t>() * launch["block"][1].get<int64_t>(), 64);
+    if (!run) continue;
+    auto module = runtime::GpuModule::fromMemory(binary.manifestText(), binary.code);
+    auto data = kernelcheck::makeReferenceData(c.dag, seed++);
+    EXPECT_LT(kernelcheck::runGpuAndCompare(module.kernel(c.name), data), 1e-5) << binary.source.code;
+  }
+}
+
+}  // namespace
+
+TEST(GpuDefaultSchedules, MatrixProductsGetSharedMemoryTilesThatMatchTheReferenceOnOpencl) {
+  TESSEL_REQUIRE_OPENCL();
+  buildAndRunGemm("opencl", true);
+}
+
+TEST(GpuDefaultSchedules, MatrixProductsCompileForCudaAndRunWhereAGpuIs) { onCudaWhereAGpuIs(buildAndRunGemm); }
+
+TEST(GpuDefaultSchedules, TheGemmTileLeavesABlockForEveryMultiprocessorAndLittlePadding) {
+  auto h100 = ops::gpuScheduleOptionsFor(1024, 132, 32);
+  auto launchOf = [&](const te::ComputeDAG& dag) {
+    return passes::lowerForGpu(schedule::replay(dag, ops::defaultGpuSchedule(dag, h100)), "k", passes::GpuLimits::cudaSm90()).launch;
+  };
+  // BERT-base's projection (128 x 768): 2 x 2 outputs per thread in blocks of 8 x 8 threads
+  // make 384 blocks; 4 x 2 would make 192, fewer than two per multiprocessor.
+  auto bert = launchOf(ops::projection(1, 128, 768, 768));
+  EXPECT_EQ(bert.block, (std::array<int64_t, 3>{8, 8, 1}));
+  EXPECT_EQ(bert.grid, (std::array<int64_t, 3>{48, 8, 1}));
+  // ViT's 197 tokens: 2 x 4 per thread, 13 blocks of 16 rows (208: 5% padding; 7 of 32 would
+  // pad 12%).
+  auto vit = launchOf(ops::projection(1, 197, 768, 768));
+  EXPECT_EQ(vit.grid, (std::array<int64_t, 3>{24, 13, 1}));
+  // Its attention's second product reduces over the 197 tokens, a prime: chunks of 1 would wait
+  // at the barriers for every product, so the other rules take it.
+  EXPECT_FALSE(ops::gpuGemmTilesApply(ops::attentionProduct(12, 197, 197, 64)).has_value());
+  // Attention's 12 heads are blockIdx.z.
+  EXPECT_EQ(launchOf(ops::attentionProduct(12, 128, 64, 128)).grid[2], 12);
+  // A large product on a device of unknown size: 16 x 16 threads of 4 x 4.
+  auto big = ops::defaultGpuGemmTile(ops::gpuGemmShapeOf(ops::matmul(1024, 1024, 64)), 0, 1024);
+  EXPECT_EQ(big.x, (std::array<int64_t, 3>{16, 16, 4}));
+  EXPECT_EQ(big.y, (std::array<int64_t, 3>{16, 16, 4}));
+  EXPECT_EQ(big.k, 32);
+  // Thin products keep the other rules: a classifier at batch 1, a matrix-vector product.
+  EXPECT_FALSE(ops::gpuGemmTilesApply(ops::matmul(1, 1000, 512)).has_value());
+  EXPECT_FALSE(ops::gpuGemmTilesApply(ops::matmul(64, 8, 512)).has_value());
 }

@@ -65,17 +65,7 @@ ops::OpKind anchorKind(const te::ComputeDAG& dag) {
   return anchor ? ops::traitsOf(*dag.op(*anchor)).kind : ops::OpKind::Other;
 }
 
-/// dense [n, k] x [m, k]^T plus a bias per output: the classifier's function.
-te::ComputeDAG denseBias(int64_t n, int64_t k, int64_t m) {
-  auto data = te::placeholder({n, k}, DataType::float32(), "data");
-  auto weight = te::placeholder({m, k}, DataType::float32(), "weight");
-  auto bias = te::placeholder({m}, DataType::float32(), "bias");
-  auto product = ops::dense(data, weight);
-  auto add = te::compute(
-      product.shape(), [&](const std::vector<te::Var>& i) { return product(i[0], i[1]) + bias(i[1]); }, "T_add", "elemwise",
-      {"ax0", "ax1"});
-  return te::ComputeDAG({add}, {data, weight, bias});
-}
+using ops::denseBias;
 
 te::ComputeDAG bareDense(int64_t n, int64_t k, int64_t m) {
   auto data = te::placeholder({n, k}, DataType::float32(), "data");
@@ -114,7 +104,20 @@ std::vector<Case> largeBatchCases() {
   return {{"dense32x64x48", denseBias(32, 64, 48)}, {"dense64x100x30", denseBias(64, 100, 30)}, {"dense_odd", bareDense(33, 27, 21)}};
 }
 
+/// batch_matmul.cuda's: odd rows (ViT's 197 tokens in small), stacks, a plain matmul.
+std::vector<Case> batchMatmulCases() {
+  return {{"projection_gelu", ops::projection(2, 37, 24, 40, true)}, {"heads", ops::attentionProduct(3, 20, 16, 24)}, {"matmul", ops::matmul(48, 32, 20)}};
+}
+
 using MakeSpace = GpuTemplateSpace (*)(const te::ComputeDAG&, const passes::GpuLimits&);
+
+GpuTemplateSpace denseLargeBatchSpace(const te::ComputeDAG& dag, const passes::GpuLimits& limits) {
+  return gpuGemmTemplate(dag, limits, kGpuDenseLargeBatchTemplate);
+}
+
+GpuTemplateSpace batchMatmulSpace(const te::ComputeDAG& dag, const passes::GpuLimits& limits) {
+  return gpuGemmTemplate(dag, limits, kGpuBatchMatmulTemplate);
+}
 
 /// Builds the fallback and `randomCount` random configs of every case for `target`; runs them
 /// where `run`. Returns the number built.
@@ -227,17 +230,21 @@ TEST(GpuTemplateTable, PicksTheSpecificTemplatesForTheZooNetworks) {
   }
   EXPECT_GE(nhwc, 11);
   // Not the depthwise template: NHWC; a batch of 32 is the large-batch dense template's; a
-  // matmul (B not transposed) is gpu_default's.
+  // matrix-vector matmul (B not transposed) is gpu_default's, a wider one batch_matmul.cuda's.
   EXPECT_FALSE(gpuDepthwiseTemplateApplies(ops::conv2dNHWC(1, 8, 8, 8, 8, 3, 3, 1, 1)));
   EXPECT_EQ(gpuTemplateFor(denseBias(32, 64, 64)).value_or(""), kGpuDenseLargeBatchTemplate);
   EXPECT_EQ(gpuTemplateFor(denseBias(31, 64, 64)).value_or(""), kGpuDenseSmallBatchTemplate);
   EXPECT_EQ(gpuTemplateFor(ops::matmul(1, 64, 64)).value_or(""), "gpu_default");
+  EXPECT_EQ(gpuTemplateFor(ops::matmul(16, 64, 64)).value_or(""), kGpuBatchMatmulTemplate);
+  EXPECT_EQ(gpuTemplateFor(ops::attentionProduct(12, 128, 64, 128)).value_or(""), kGpuBatchMatmulTemplate);
+  EXPECT_EQ(gpuTemplatesTuned(ops::projection(1, 128, 768, 3072, true)), (std::vector<std::string>{kGpuBatchMatmulTemplate}));
   expectContains(errorOf([] { gpuDepthwiseTemplate(ops::conv2dNCHW(1, 8, 8, 8, 8, 3, 3, 1, 1), passes::GpuLimits::cudaSm90()); }),
                  "not an NCHW depthwise conv2d");
   expectContains(errorOf([] { gpuDenseSmallBatchTemplate(denseBias(64, 8, 8), passes::GpuLimits::cudaSm90()); }),
                  "a batch of 64 is over the 31 it takes");
-  expectContains(errorOf([] { gpuDenseLargeBatchTemplate(denseBias(4, 8, 8), passes::GpuLimits::cudaSm90()); }),
-                 "a batch of 4 is dense_small_batch.cuda's");
+  EXPECT_FALSE(gpuDenseLargeBatchTemplateApplies(denseBias(4, 8, 8)));
+  expectContains(errorOf([] { gpuGemmTemplate(ops::conv2dNCHW(1, 8, 8, 8, 8, 3, 3, 1, 1), passes::GpuLimits::cudaSm90(), "t"); }),
+                 "t: GPU GEMM tiles: the anchor 'conv2d_nchw' is conv2d_nchw, not dense, matmul or batch_matmul");
 }
 
 TEST(GpuDepthwiseTemplate, SpacesOfMobilenetV2ShapesHoldAGoodFallbackAndArePruned) {
@@ -337,30 +344,45 @@ TEST(GpuDenseSmallBatchTemplate, TuningRunLogsRecordsThatReplay) {
 
 TEST(GpuDenseLargeBatchTemplate, SpaceHoldsTheFallbackAndIsPruned) {
   auto dag = denseBias(64, 512, 1000);
-  GpuTemplateSpace t = gpuDenseLargeBatchTemplate(dag, passes::GpuLimits::cudaSm90());
+  GpuTemplateSpace t = denseLargeBatchSpace(dag, passes::GpuLimits::cudaSm90());
   printSpace(kGpuDenseLargeBatchTemplate, dag, t);
   EXPECT_GT(t.space->size(), 1000u);
   EXPECT_LT(t.space->size(), t.unprunedSize);
-  ops::GpuDenseLargeBatchTile tile = gpuDenseLargeBatchTileOf(t.space->get(t.fallback));
-  EXPECT_EQ(tile.threads(), 16 * 10);  // 10: the largest divisor of 1000 up to 16
-  EXPECT_EQ(tile.k, 16);
+  // The fallback is the default schedule's tile.
+  ops::GpuGemmTile tile = gpuGemmTileOf(t.space->get(t.fallback));
+  ops::GpuGemmTile byDefault = ops::defaultGpuGemmTile(ops::gpuGemmShapeOf(dag), 132, 1024);
+  EXPECT_EQ(tile.x, byDefault.x);
+  EXPECT_EQ(tile.y, byDefault.y);
+  EXPECT_EQ(tile.k, 32);
   // Over the limits: threads per block, shared memory (the per-thread parts are pruned to 8 x 8).
   expectContains(errorOf([&] { t.instantiate(widest(t, {"tile_x", "tile_y"}, 1)); }), "threads per block, the device");
   expectInvalidForTheCostModel(dag, widest(t, {"tile_x", "tile_y"}, 1));
   EXPECT_NO_THROW(t.instantiate(widest(t, {"tile_x", "tile_y"}, 2)));
   passes::GpuLimits tiny = passes::GpuLimits::cudaSm90();
   tiny.maxSharedMemoryPerBlock = 256;
-  GpuTemplateSpace small = gpuDenseLargeBatchTemplate(dag, tiny);
+  GpuTemplateSpace small = denseLargeBatchSpace(dag, tiny);
   expectContains(errorOf([&] { small.instantiateState(small.space->get(small.fallback)); }), "bytes of shared memory per block");
 }
 
 TEST(GpuDenseLargeBatchTemplate, ConfigsMatchTheReferenceOnOpencl) {
   TESSEL_REQUIRE_OPENCL();
-  EXPECT_GE(buildAndRun(largeBatchCases(), &gpuDenseLargeBatchTemplate, 10, "opencl", true), 30);
+  EXPECT_GE(buildAndRun(largeBatchCases(), &denseLargeBatchSpace, 10, "opencl", true), 30);
 }
 
 TEST(GpuDenseLargeBatchTemplate, ConfigsCompileForCudaAndRunWhereAGpuIs) {
-  buildForCuda(largeBatchCases(), &gpuDenseLargeBatchTemplate, 10);
+  buildForCuda(largeBatchCases(), &denseLargeBatchSpace, 10);
+}
+
+TEST(GpuBatchMatmulTemplate, ConfigsMatchTheReferenceOnOpencl) {
+  TESSEL_REQUIRE_OPENCL();
+  EXPECT_GE(buildAndRun(batchMatmulCases(), &batchMatmulSpace, 10, "opencl", true), 30);
+}
+
+TEST(GpuBatchMatmulTemplate, ConfigsCompileForCudaAndRunWhereAGpuIs) { buildForCuda(batchMatmulCases(), &batchMatmulSpace, 10); }
+
+TEST(GpuBatchMatmulTemplate, TuningRunLogsRecordsThatReplay) {
+  TESSEL_REQUIRE_OPENCL();
+  tunetest::tuneAndReplay(ops::projection(1, 20, 16, 24, true), kGpuBatchMatmulTemplate, /*fallbackIsDefault=*/true, 5);
 }
 
 TEST(GpuDenseLargeBatchTemplate, TuningRunLogsRecordsThatReplay) {

@@ -225,17 +225,11 @@ std::vector<Value> batchedMatMul(Importer& im, const NodeView& node, const Tenso
 
 std::vector<Value> matMul(Importer& im, const NodeView& node) {
   TensorType a = im.inputType(node, 0), b = im.inputType(node, 1);
-  if (b.shape.size() != 2 || a.shape.size() < 2) return batchedMatMul(im, node, a, b);
-  if (a.shape.size() == 2) return {im.fromNode(im.addOp(node, "matmul", {im.inputNode(node, 0), im.inputNode(node, 1)}))};
-  // [..., M, K] x [K, N]: the leading dimensions are rows of one matrix product.
-  int64_t k = a.shape.back();
-  if (k <= 0 || elementsOf(a.shape) == 0) node.error(fmt::format("operand {} is empty", a.str()));
-  int64_t rows = elementsOf(a.shape) / k;
-  int flat = im.addOp(node, "reshape", {im.inputNode(node, 0)}, {{"shape", {rows, k}}}, "rows");
-  int product = im.addOp(node, "matmul", {flat, im.inputNode(node, 1)}, Attrs::object(), "matmul");
-  std::vector<int64_t> shape = a.shape;
-  shape.back() = b.shape[1];
-  return {im.fromNode(im.addOp(node, "reshape", {product}, {{"shape", shape}}))};
+  if (a.shape.size() == 2 && b.shape.size() == 2)
+    return {im.fromNode(im.addOp(node, "matmul", {im.inputNode(node, 0), im.inputNode(node, 1)}))};
+  // Stacks, [..., M, K] x [K, N] included (a transformer's projections: the weight broadcast
+  // over the stack, so that the product's epilogue reads its rows in place).
+  return batchedMatMul(im, node, a, b);
 }
 
 std::vector<Value> softmax(Importer& im, const NodeView& node) {

@@ -85,9 +85,8 @@ PackChoice defaultPackChoice(const target::CpuMachine& machine = target::hostCpu
 /// computes once: both halves below.
 Graph usePackedWeights(const Graph& graph, const PackChoice& blockOf);
 
-/// The matrix products' half: a matmul whose rows an importer flattened from [..., M, K]
-/// (a reshape before, one back after) computes on the stacked rows directly, so that the
-/// reshapes vanish and what follows fuses into its epilogue; dense's [N, K] weight is
+/// The matrix products' half: matmul, dense or batch_matmul of a stack of rows ([..., M, K])
+/// by a constant matrix becomes matmul_packed on the same stack; dense's [N, K] weight is
 /// transposed before it is packed.
 Graph usePackedMatmulWeights(const Graph& graph, const PackChoice& blockOf);
 

@@ -15,16 +15,6 @@ int64_t product(const std::vector<int64_t>& v, size_t from, size_t to) {
   return std::accumulate(v.begin() + int64_t(from), v.begin() + int64_t(to), int64_t(1), std::multiplies<>());
 }
 
-/// The input of `id` when it is a reshape that only merges the leading axes of a value of rank
-/// 3 or more into one (what an importer puts before a 2-D matmul of [..., M, K]); else -1.
-int flattenedRowsOf(const Graph& graph, int id) {
-  const Node& n = graph.node(id);
-  if (n.kind != NodeKind::Op || n.op != "reshape" || n.type.shape.size() != 2) return -1;
-  const auto& from = graph.node(n.inputs[0]).type.shape;
-  if (from.size() < 3 || from.back() != n.type.shape[1] || product(from, 0, from.size() - 1) != n.type.shape[0]) return -1;
-  return n.inputs[0];
-}
-
 }  // namespace
 
 bool matmulPackingCandidate(const Graph& graph, int id) {
@@ -41,17 +31,10 @@ bool matmulPackingCandidate(const Graph& graph, int id) {
 
 Graph usePackedMatmulWeights(const Graph& graph, const PackChoice& blockOf) {
   GraphRewriter rw(graph);
-  std::vector<int> stacked(graph.nodes().size(), -1);  // a 2-D product's result computed on its stacked rows
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
     int id = int(i);
     const Node& n = graph.node(id);
     if (n.kind != NodeKind::Op) continue;
-    // The reshape back to the stacked shape of a product computed on the stacked rows: that product.
-    if (n.op == "reshape" && stacked[size_t(n.inputs[0])] >= 0 &&
-        rw.graph().node(stacked[size_t(n.inputs[0])]).type.shape == n.type.shape) {
-      rw.setMapping(id, stacked[size_t(n.inputs[0])]);
-      continue;
-    }
     int64_t block = matmulPackingCandidate(graph, id) ? blockOf(graph, id) : 0;
     if (block == 0) {
       rw.copyOp(id);
@@ -62,14 +45,7 @@ Graph usePackedMatmulWeights(const Graph& graph, const PackChoice& blockOf) {
     if (n.op == "dense")  // [N, K]: transposed to [K, N] first (folded with the packing)
       w = rw.graph().addOp("transpose", {w}, {{"axes", {1, 0}}}, rw.freshName(weight.name + "_kn"));
     int packed = rw.graph().addOp("pack_matmul_weight", {w}, Attrs{{"block", block}}, rw.freshName(weight.name + "_packed"));
-    int rows = n.op == "matmul" ? flattenedRowsOf(graph, n.inputs[0]) : -1;
-    int a = rw.mapped(rows >= 0 ? rows : n.inputs[0]);
-    int result = rw.graph().addOp("matmul_packed", {a, packed}, Attrs::object(), n.name);
-    if (rows >= 0) {
-      stacked[i] = result;
-      result = rw.graph().addOp("reshape", {result}, {{"shape", n.type.shape}}, rw.freshName(n.name + "_rows"));
-    }
-    rw.setMapping(id, result);
+    rw.setMapping(id, rw.graph().addOp("matmul_packed", {rw.mapped(n.inputs[0]), packed}, Attrs::object(), n.name));
   }
   return rw.finish();
 }

@@ -8,12 +8,20 @@
 namespace tessel::tune::autotvm {
 
 bool gpuDenseLargeBatchTemplateApplies(const te::ComputeDAG& dag) {
-  bool large = false;
-  return succeeds([&] { large = ops::gpuDenseShapeOf(dag).batch > kMaxSmallBatch; }) && large;
+  ops::GpuGemmShape shape;
+  bool dense = succeeds([&] { shape = ops::gpuGemmShapeOf(dag); }) && ops::traitsOf(*dag.op(shape.anchor)).kind == ops::OpKind::Dense;
+  return dense && shape.rows > kMaxSmallBatch;
 }
 
-ops::GpuDenseLargeBatchTile gpuDenseLargeBatchTileOf(const ConfigEntity& config) {
-  ops::GpuDenseLargeBatchTile tile;
+bool gpuBatchMatmulTemplateApplies(const te::ComputeDAG& dag) {
+  auto shape = ops::gpuGemmTilesApply(dag);
+  if (!shape) return false;
+  auto kind = ops::traitsOf(*dag.op(shape->anchor)).kind;
+  return kind == ops::OpKind::Matmul || kind == ops::OpKind::BatchMatmul;
+}
+
+ops::GpuGemmTile gpuGemmTileOf(const ConfigEntity& config) {
+  ops::GpuGemmTile tile;
   tile.x = threeLevels(config, "tile_x");
   tile.y = threeLevels(config, "tile_y");
   tile.k = config.split("tile_k")[1];
@@ -22,47 +30,59 @@ ops::GpuDenseLargeBatchTile gpuDenseLargeBatchTileOf(const ConfigEntity& config)
   return tile;
 }
 
-GpuTemplateSpace gpuDenseLargeBatchTemplate(const te::ComputeDAG& dag, const passes::GpuLimits& limits) {
-  ops::GpuDenseShape shape = ops::gpuDenseShapeOf(dag);
-  TESSEL_CHECK(shape.batch > kMaxSmallBatch, "{}: a batch of {} is dense_small_batch.cuda's (up to {})", kGpuDenseLargeBatchTemplate,
-               shape.batch, kMaxSmallBatch);
-  // The fallback: a block of up to 16 x 16 threads, 4 x 4 outputs each, chunks of 16.
-  int64_t rowThreads = largestDivisorAtMost(shape.batch, std::min<int64_t>(16, limits.maxBlockDimensions[1]));
-  int64_t threadsLeft = std::max<int64_t>(1, limits.maxThreadsPerBlock / rowThreads);
-  int64_t outThreads = largestDivisorAtMost(shape.outputs, std::min<int64_t>({16, limits.maxBlockDimensions[0], threadsLeft}));
-  int64_t rows = largestDivisorAtMost(shape.batch / rowThreads, 4), outs = largestDivisorAtMost(shape.outputs / outThreads, 4);
-  int64_t chunk = largestDivisorAtMost(shape.reduction, 16);
-
+GpuTemplateSpace gpuGemmTemplate(const te::ComputeDAG& dag, const passes::GpuLimits& limits, const char* name) {
+  ops::GpuGemmShape shape;
+  try {
+    shape = ops::gpuGemmShapeOf(dag);
+  } catch (const Error& e) {
+    throw e.withContext(name);
+  }
+  ops::GpuGemmTile fallback = ops::defaultGpuGemmTile(shape, limits.multiProcessorCount, limits.maxThreadsPerBlock);
   auto space = std::make_shared<ConfigSpace>();
   double unpruned = 1;
-  std::vector<int64_t> x = {shape.batch / (rowThreads * rows), rowThreads, rows};
-  std::vector<int64_t> y = {shape.outputs / (outThreads * outs), outThreads, outs};
-  defineThreadTile(*space, "tile_x", shape.batch, limits.maxBlockDimensions[1], 8, x, unpruned);
-  defineThreadTile(*space, "tile_y", shape.outputs, limits.maxBlockDimensions[0], 8, y, unpruned);
+  std::vector<int64_t> x(fallback.x.begin(), fallback.x.end()), y(fallback.y.begin(), fallback.y.end());
+  defineThreadTile(*space, "tile_x", shape.rows, limits.maxBlockDimensions[1], 8, x, unpruned);
+  defineThreadTile(*space, "tile_y", shape.columns, limits.maxBlockDimensions[0], 8, y, unpruned);
   // Longer chunks only take more shared memory: the barriers they save are few already at 64.
-  defineTwoLevelSplit(*space, "tile_k", shape.reduction, 64, {shape.reduction / chunk, chunk}, unpruned);
+  int64_t chunks = shape.reduction / fallback.k;
+  defineTwoLevelSplit(*space, "tile_k", shape.reduction, 64, {chunks, fallback.k}, unpruned);
   defineUnrollKnobs(*space, unpruned);
 
   GpuTemplateSpace t;
   t.space = space;
   t.unprunedSize = uint64_t(unpruned);
-  setSchedule(t, [dag, limits](const ConfigEntity& config) {
-    ops::GpuDenseLargeBatchTile tile = gpuDenseLargeBatchTileOf(config);
-    checkThreadsPerBlock(kGpuDenseLargeBatchTemplate, tile.threads(), limits);
-    ops::GpuTileSchedule s = ops::gpuDenseLargeBatch(dag, tile);
-    checkSharedMemory(kGpuDenseLargeBatchTemplate, s.state, limits);
+  std::string templateName = name;
+  setSchedule(t, [dag, limits, templateName](const ConfigEntity& config) {
+    ops::GpuGemmTile tile = gpuGemmTileOf(config);
+    checkThreadsPerBlock(templateName, tile.threads(), limits);
+    ops::GpuTileSchedule s = ops::gpuGemmTiles(dag, tile);
+    checkSharedMemory(templateName, s.state, limits);
     return s;
   });
   std::map<std::string, nlohmann::json> values = {
-      {"tile_x", x}, {"tile_y", y}, {"tile_k", std::vector<int64_t>{shape.reduction / chunk, chunk}}};
+      {"tile_x", x}, {"tile_y", y}, {"tile_k", std::vector<int64_t>{chunks, fallback.k}}};
   addUnrollFallback(values);
-  t.fallback = configIndexOf(*space, values, kGpuDenseLargeBatchTemplate);
+  t.fallback = configIndexOf(*space, values, name);
   return t;
 }
 
 TuningTaskPtr makeGpuDenseLargeBatchTask(const std::string& name, const te::ComputeDAG& dag, const target::Target& target,
                                          const passes::GpuLimits& limits) {
-  return makeGpuTemplateTask(name, kGpuDenseLargeBatchTemplate, dag, target, limits, gpuDenseLargeBatchTemplate(dag, limits));
+  TESSEL_CHECK(gpuDenseLargeBatchTemplateApplies(dag), "{}: the function is not a dense layer of a batch over {}",
+               kGpuDenseLargeBatchTemplate, kMaxSmallBatch);
+  return makeGpuTemplateTask(name, kGpuDenseLargeBatchTemplate, dag, target, limits,
+                             gpuGemmTemplate(dag, limits, kGpuDenseLargeBatchTemplate));
+}
+
+TuningTaskPtr makeGpuBatchMatmulTask(const std::string& name, const te::ComputeDAG& dag, const target::Target& target,
+                                     const passes::GpuLimits& limits) {
+  TESSEL_CHECK(gpuBatchMatmulTemplateApplies(dag), "{}: the function is not a matmul or batch_matmul the GEMM tiles take",
+               kGpuBatchMatmulTemplate);
+  auto task = std::make_shared<TuningTask>(
+      *makeGpuTemplateTask(name, kGpuBatchMatmulTemplate, dag, target, limits, gpuGemmTemplate(dag, limits, kGpuBatchMatmulTemplate)));
+  // The default GPU schedule gives these functions the same tiles (its rule 7).
+  task->fallbackIsDefaultSchedule = true;
+  return task;
 }
 
 }  // namespace tessel::tune::autotvm

@@ -24,6 +24,7 @@ const std::vector<GpuTemplate>& gpuTemplates() {
       {kGpuDepthwiseTemplate, &gpuDepthwiseTemplateApplies, &makeGpuDepthwiseTask},
       {kGpuDenseSmallBatchTemplate, &gpuDenseSmallBatchTemplateApplies, &makeGpuDenseSmallBatchTask},
       {kGpuDenseLargeBatchTemplate, &gpuDenseLargeBatchTemplateApplies, &makeGpuDenseLargeBatchTask},
+      {kGpuBatchMatmulTemplate, &gpuBatchMatmulTemplateApplies, &makeGpuBatchMatmulTask, /*fallbackIsDefaultSchedule=*/true},
       {kGpuDefaultTemplate, [](const te::ComputeDAG&) { return true; }, &makeGpuDefaultTask},
   };
   return table;
