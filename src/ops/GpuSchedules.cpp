@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "ops/GpuDenseTiles.h"
@@ -36,6 +37,10 @@ class GpuPlanner {
 
   std::vector<StepPtr> run() {
     inlineInjective();
+    if (auto plan = rowStatisticsPlan()) {
+      rowStatistics(*plan);
+      return rec_.steps;
+    }
     for (const std::string& out : dag_.outputNames()) {
       const te::OperationNode* accumulation = accumulationOf(out);
       auto split = accumulation ? planReductionSplit(*accumulation, options_) : std::nullopt;
@@ -93,6 +98,76 @@ class GpuPlanner {
       rec_.annotate(out, parts[1], Annotation::ThreadX);
       if (!channelInner.empty()) rec_.annotate(out, channelInner, Annotation::Unroll);
       threadLoop_[out] = parts[1];
+    });
+  }
+
+  /// Rule 8's function: one element-wise output [rows..., C] whose every reduction is a
+  /// statistic of its rows (shape [rows...] or [rows..., 1], one reduction axis of extent C).
+  struct RowStatistics {
+    std::string out;
+    std::vector<std::string> statistics;  ///< in stage order
+    int64_t threads = 0;                  ///< per row: a divisor of C
+  };
+
+  std::optional<RowStatistics> rowStatisticsPlan() const {
+    if (dag_.outputNames().size() != 1) return std::nullopt;
+    RowStatistics plan;
+    plan.out = dag_.outputNames()[0];
+    const auto& out = *dag_.op(plan.out);
+    if (out.reduction() || out.shape.size() < 2) return std::nullopt;
+    std::vector<int64_t> rows(out.shape.begin(), out.shape.end() - 1), rowsKept = rows;
+    rowsKept.push_back(1);
+    int64_t columns = out.shape.back();
+    for (const auto& op : dag_.ops()) {
+      const auto* reduce = op->reduction();
+      if (op->isPlaceholder() || !reduce) continue;
+      if ((op->shape != rows && op->shape != rowsKept) || reduce->axes.size() != 1 || reduce->axes[0].extent != columns)
+        return std::nullopt;
+      plan.statistics.push_back(op->name);
+    }
+    if (plan.statistics.empty()) return std::nullopt;
+    // A block per row, its threads taking every threads-th element: the most that divide the row,
+    // up to the block size of the other rules, and at least a warp.
+    int64_t cap = std::min(options_.threadsPerBlock, options_.maxThreadsPerBlock);
+    for (plan.threads = std::min(cap, columns); plan.threads > 1 && columns % plan.threads != 0;) --plan.threads;
+    if (plan.threads < std::max<int64_t>(options_.minThreadsPerBlock, 32)) return std::nullopt;
+    return plan;
+  }
+
+  // Rule 8: a block per row; each statistic's partial sums over the block's threads in shared
+  // memory, combined by every thread into its own copy, so that the next statistic (the
+  // variance after the mean, softmax's sum after its max) and the output read it in registers.
+  void rowStatistics(const RowStatistics& plan) {
+    const std::string& out = plan.out;
+    rule("row statistics", out, [&] {
+      std::vector<std::string> loops = rec_.leaves(out);
+      std::string rowsLoop = rec_.fuse(out, {loops.begin(), loops.end() - 1});
+      auto columns = rec_.split(out, loops.back(), {plan.threads});  // [per thread, threadIdx.x]
+      rec_.reorder(out, {rowsLoop, columns[1], columns[0]});
+      rec_.annotate(out, rowsLoop, Annotation::BlockX);
+      rec_.annotate(out, columns[1], Annotation::ThreadX);
+      threadLoop_[out] = columns[1];
+      // Readers first (the variance before the mean it reads): a stage is attached where every
+      // reader already is. Lowering emits the stages of one loop in stage order, the mean first.
+      for (auto it = plan.statistics.rbegin(); it != plan.statistics.rend(); ++it) {
+        const std::string& statistic = *it;
+        size_t spatial = rec_.stage(statistic).op->axes.size();
+        auto k = rec_.split(statistic, rec_.leaves(statistic)[spatial], {plan.threads});
+        std::string partial = rec_.rfactor(statistic, k[1]);
+        std::string partialLocal = rec_.cacheWrite(partial);
+        std::string partialShared = rec_.cacheRead(partial, "shared", {statistic});
+        rec_.computeInline(partial);
+        std::string combined = rec_.cacheWrite(statistic);
+        rec_.computeInline(statistic);
+        // The combination first: the shared partials are attached where their reader is.
+        rec_.computeAt(combined, out, rowsLoop);
+        rec_.computeAt(partialShared, out, rowsLoop);
+        // The partials' axes: the threads' part first (rfactor's), then the row's (one here).
+        std::string part = rec_.leaves(partialShared)[0];
+        rec_.annotate(partialShared, part, Annotation::ThreadX);
+        rec_.computeAt(partialLocal, partialShared, part);
+        for (const std::string& stage : {partialLocal, partialShared, combined, statistic}) placed_.insert(stage);
+      }
     });
   }
 

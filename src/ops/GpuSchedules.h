@@ -44,6 +44,13 @@
 ///     shared-memory GEMM tiles
 ///     (ops/GpuDenseTiles.h) with their default tile for the device: one thread per output
 ///     would load every operand element once per output that reads it.
+///  8. A function whose one output is element-wise over rows and whose every reduction is a
+///     statistic of its rows (layer norm's mean and variance, softmax's max and sum) gets a
+///     block per row: each statistic's partial sums over the block's threads (thread t taking
+///     elements t, t + threads, ...) meet in shared memory and every thread combines them into
+///     its own copy, which the next statistic and the output read; rule 4 would compute every
+///     statistic again for each element (BERT-base's layer norms took 0.86 of its 3.66 ms on
+///     an H200 so).
 /// A rule that cannot apply is an Error naming the stage and its operator class: there is no
 /// fallback to a schedule the device could not run.
 #pragma once

@@ -11,6 +11,7 @@
 #include "ops/Dense.h"
 #include "ops/Examples.h"
 #include "ops/GpuDenseTiles.h"
+#include "ops/LayerNorm.h"
 #include "ops/GpuSchedules.h"
 #include "ops/Pooling.h"
 #include "ops/Transform.h"
@@ -68,8 +69,9 @@ void buildAndRun(const std::string& target, bool run) {
       options.channelTile = tile;
       auto steps = ops::defaultGpuSchedule(c.dag, options);
       auto binary = kernelcheck::buildForGpu(schedule::replay(c.dag, steps), target, c.name);
-      if (tile == 1) {
-        // Every output is bound: the launch has the blocks and threads of its fused spatial loops.
+      if (tile == 1 && binary.source.manifest["kernels"][0]["launch"]["shared_bytes"].get<int64_t>() == 0) {
+        // Every output is bound: the launch has the blocks and threads of its fused spatial loops
+        // (rule 8's softmax excepted: a block per row, its statistics in shared memory).
         int64_t elements = 1;
         for (int64_t e : c.dag.op(c.dag.outputNames()[0])->shape) elements *= e;
         const auto& launch = binary.source.manifest["kernels"][0]["launch"];
@@ -328,4 +330,68 @@ TEST(GpuDefaultSchedules, TheGemmTileLeavesABlockForEveryMultiprocessorAndLittle
   // Thin products keep the other rules: a classifier at batch 1, a matrix-vector product.
   EXPECT_FALSE(ops::gpuGemmTilesApply(ops::matmul(1, 1000, 512)).has_value());
   EXPECT_FALSE(ops::gpuGemmTilesApply(ops::matmul(64, 8, 512)).has_value());
+}
+
+namespace {
+
+/// Layer norm over the last axis of [2, rows, columns], with a scale and a bias.
+te::ComputeDAG layerNorm(int64_t rows, int64_t columns) {
+  auto x = te::placeholder({2, rows, columns}, DataType::float32(), "x");
+  auto scale = te::placeholder({columns}, DataType::float32(), "scale");
+  auto bias = te::placeholder({columns}, DataType::float32(), "bias");
+  return te::ComputeDAG({ops::layerNorm(x, scale, bias, -1, 1e-5)}, {x, scale, bias});
+}
+
+/// Rule 8's cases: layer norm (the variance reads the mean), softmax (the sum reads the max).
+std::vector<Case> rowStatisticsCases() {
+  return {{"layer_norm", layerNorm(5, 96)}, {"softmax", ops::softmax(7, 100)}, {"layer_norm_odd", layerNorm(3, 37)}};
+}
+
+void buildAndRunRowStatistics(const std::string& target, bool run) {
+  uint64_t seed = 41;
+  auto options = ops::gpuScheduleOptionsFor(256, 4, 32);
+  for (auto& c : rowStatisticsCases()) {
+    SCOPED_TRACE(c.name + " on " + target);
+    auto binary = kernelcheck::buildForGpu(schedule::replay(c.dag, ops::defaultGpuSchedule(c.dag, options)), target, c.name);
+    const auto& launch = binary.source.manifest["kernels"][0]["launch"];
+    const auto& shape = c.dag.op(c.dag.outputNames()[0])->shape;
+    int64_t columns = shape.back(), rows = 1;
+    for (size_t d = 0; d + 1 < shape.size(); ++d) rows *= shape[d];
+    // A block per row, as many threads as divide the row (up to 256): 96, 100, 37.
+    EXPECT_EQ(launch["grid"][0].get<int64_t>(), rows);
+    EXPECT_EQ(launch["block"][0].get<int64_t>(), columns);
+    EXPECT_GT(launch["shared_bytes"].get<int64_t>(), 0);
+    if (!run) continue;
+    auto module = runtime::GpuModule::fromMemory(binary.manifestText(), binary.code);
+    auto data = kernelcheck::makeReferenceData(c.dag, seed++);
+    // 1e-4: PoCL's rsqrt is as far from the reference with one thread per output (6.3e-5 for
+    // the first layer norm either way); the summation order is the same, element by element.
+    EXPECT_LT(kernelcheck::runGpuAndCompare(module.kernel(c.name), data), 1e-4) << binary.source.code;
+  }
+}
+
+}  // namespace
+
+TEST(GpuDefaultSchedules, RowStatisticsAreComputedOncePerRowAndMatchTheReferenceOnOpencl) {
+  TESSEL_REQUIRE_OPENCL();
+  buildAndRunRowStatistics("opencl", true);
+}
+
+TEST(GpuDefaultSchedules, RowStatisticsCompileForCudaAndRunWhereAGpuIs) { onCudaWhereAGpuIs(buildAndRunRowStatistics); }
+
+TEST(GpuDefaultSchedules, RowStatisticsTakeTheThreadsThatDivideTheRow) {
+  auto h100 = ops::gpuScheduleOptionsFor(1024, 132, 32);
+  auto launchOf = [&](const te::ComputeDAG& dag) {
+    return passes::lowerForGpu(schedule::replay(dag, ops::defaultGpuSchedule(dag, h100)), "k", passes::GpuLimits::cudaSm90()).launch;
+  };
+  // BERT-base's layer norm: 128 rows of 768 in blocks of 256 threads, 3 elements each.
+  auto bert = launchOf(layerNorm(64, 768));
+  EXPECT_EQ(bert.grid[0], 128);
+  EXPECT_EQ(bert.block[0], 256);
+  // Its attention's softmax: 12 x 128 rows of 128.
+  auto softmax = launchOf(ops::softmax(12 * 128, 128));
+  EXPECT_EQ(softmax.grid[0], 1536);
+  EXPECT_EQ(softmax.block[0], 128);
+  // A row with no divisor from 32 to 256 (a prime over 256) keeps the other rules.
+  EXPECT_EQ(launchOf(ops::softmax(4, 257)).sharedBytes, 0);
 }

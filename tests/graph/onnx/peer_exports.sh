@@ -4,10 +4,12 @@
 # `tessel run` on the exporter's input (images, or token ids), against ONNX Runtime
 # (compare_with_ort.js).
 #
-#   peer_exports.sh [--export-only] [--layers N] TESSEL WORK_DIR NPM_DIR MODEL...
+#   peer_exports.sh [--export-only] [--layers N] [--opencl] TESSEL WORK_DIR NPM_DIR MODEL...
 #
 # --layers N exports the transformers with N layers of their full width and sequence (every
 # kernel of the 12-layer network, at its shapes, in a sixth of the export's time and size).
+# --opencl builds for the first OpenCL device and runs there (PoCL on a machine without a GPU):
+# the default GPU schedule's kernels, checked the same way.
 #
 # tests/graph/CMakeLists.txt runs it once with --export-only (the ctest fixture that exports every
 # model in one Python process: importing torch costs each process about 4 CPU-s) and then once
@@ -17,14 +19,16 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 export_only=0
 export_args=()
+opencl=0
 while (($#)); do
   case "$1" in
     --export-only) export_only=1; shift ;;
     --layers) export_args+=(--layers "$2"); shift 2 ;;
+    --opencl) opencl=1; shift ;;
     *) break ;;
   esac
 done
-(($# >= 4)) || { echo "usage: peer_exports.sh [--export-only] [--layers N] TESSEL WORK_DIR NPM_DIR MODEL..." >&2; exit 2; }
+(($# >= 4)) || { echo "usage: peer_exports.sh [--export-only] [--layers N] [--opencl] TESSEL WORK_DIR NPM_DIR MODEL..." >&2; exit 2; }
 tessel="$1"
 work="$2"
 npm_dir="$3"
@@ -52,15 +56,21 @@ for m in "${models[@]}"; do
 done
 ((${#missing[@]} == 0)) || export_models "${missing[@]}"
 for m in "${models[@]}"; do
-  compiled="$("$tessel" compile --model "$work/$m/model.onnx" -o "$work/$m/tessel")" || exit 1
+  build="$work/$m/tessel" device=()
+  if ((opencl)); then
+    build="$work/$m/tessel-opencl" device=(--device opencl)
+    compiled="$("$tessel" compile --model "$work/$m/model.onnx" --target opencl -o "$build")" || exit 1
+  else
+    compiled="$("$tessel" compile --model "$work/$m/model.onnx" -o "$build")" || exit 1
+  fi
   echo "$compiled"
   # --force: the work directory, and the last run's output, stay in the build tree.
   input_name="$(node -e 'console.log(require(process.argv[1]).input_name)' "$work/$m/manifest.json")"
-  "$tessel" run "$work/$m/tessel" --input "$input_name=$work/$m/input.npy" --output "$work/$m/tessel_output.npy" --force >/dev/null
+  "$tessel" run "$build" ${device[@]+"${device[@]}"} --input "$input_name=$work/$m/input.npy" --output "$build.npy" --force >/dev/null
   # Winograd F(4x4) (points 0, +-1, +-2) rounds about ten times more than a direct convolution
   # in float32: inception_v3, with nine such layers, was 1.16e-4 off on an Intel Xeon (1.3e-5
   # with --winograd never); a build that has them is held to 2e-4.
   floor=1e-4
   grep -qE 'F\(4x4\): [1-9]' <<< "$compiled" && floor=2e-4
-  node "$here/compare_with_ort.js" "$work/$m/model.onnx" "$input_name=$work/$m/input.npy" "$work/$m/tessel_output.npy" "$floor"
+  node "$here/compare_with_ort.js" "$work/$m/model.onnx" "$input_name=$work/$m/input.npy" "$build.npy" "$floor"
 done
