@@ -7,7 +7,7 @@
 #   peer_exports.sh [--export-only] [--layers N] [--opencl] TESSEL WORK_DIR NPM_DIR MODEL...
 #
 # --layers N exports the transformers with N layers of their full width and sequence (every
-# kernel of the 12-layer network, at its shapes, in a sixth of the export's time and size).
+# kernel of the 12-layer network, at its shapes, in N twelfths of the export's time and size).
 # --opencl builds for the first OpenCL device and runs there (PoCL on a machine without a GPU):
 # the default GPU schedule's kernels, checked the same way.
 #
