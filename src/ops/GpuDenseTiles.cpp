@@ -192,7 +192,7 @@ GpuTileSchedule gpuGemmTiles(const te::ComputeDAG& dag, const GpuGemmTile& tile)
   return {rec.steps, rec.finish()};
 }
 
-GpuGemmTile defaultGpuGemmTile(const GpuGemmShape& shape, int64_t multiprocessors, int64_t maxThreadsPerBlock) {
+GpuGemmTile defaultGpuGemmTile(const GpuGemmShape& shape, int64_t multiprocessors, int64_t maxThreadsPerBlock, int64_t warpSize) {
   auto blocksOf = [](int64_t extent, int64_t tile) { return (extent + tile - 1) / tile; };
   GpuGemmTile best;
   using Key = std::tuple<bool, bool, bool, int64_t, int64_t, int64_t, int64_t, double>;
@@ -215,7 +215,7 @@ GpuGemmTile defaultGpuGemmTile(const GpuGemmShape& shape, int64_t multiprocessor
           // copies and loads read the fewest elements).
           Key key{multiprocessors <= 0 || blocks >= 2 * multiprocessors,
                   covered >= 0.8,
-                  rowThreads * columnThreads >= 64,
+                  rowThreads * columnThreads >= 2 * std::max<int64_t>(warpSize, 1),
                   rows * columns,
                   rowThreads * columnThreads,
                   std::min(rowThreads, columnThreads),

@@ -78,13 +78,13 @@ struct GpuGemmTile {
 
 GpuTileSchedule gpuGemmTiles(const te::ComputeDAG& dag, const GpuGemmTile& tile);
 
-/// The tile a function gets untuned on a device with `multiprocessors` (0: unknown) and
-/// `maxThreadsPerBlock`: 16 x 16 threads of 4 x 4 outputs where the product is large, smaller
+/// The tile a function gets untuned on a device with `multiprocessors` (0: unknown),
+/// `maxThreadsPerBlock` and `warpSize` (blocks of two warps or more preferred): 16 x 16 threads of 4 x 4 outputs where the product is large, smaller
 /// sub-tiles and blocks (down to 8 x 8 threads of one output; fewer threads where an axis is
 /// short or the device allows no more) until the launch has two blocks per multiprocessor (what
 /// the tuned BERT-base products on an H200 had, or more); among tiles alike, the one whose
 /// blocks cover the least padding. A lone block has no idle threads (gpuGemmTiles refuses those).
 /// The chunk: the longest divisor of the reduction up to 32.
-GpuGemmTile defaultGpuGemmTile(const GpuGemmShape& shape, int64_t multiprocessors, int64_t maxThreadsPerBlock);
+GpuGemmTile defaultGpuGemmTile(const GpuGemmShape& shape, int64_t multiprocessors, int64_t maxThreadsPerBlock, int64_t warpSize);
 
 }  // namespace tessel::ops

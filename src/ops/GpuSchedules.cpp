@@ -127,10 +127,10 @@ class GpuPlanner {
     }
     if (plan.statistics.empty()) return std::nullopt;
     // A block per row, its threads taking every threads-th element: the most that divide the row,
-    // up to the block size of the other rules, and at least a warp.
+    // up to the block size of the other rules, and at least a warp (minThreadsPerBlock) and two.
     int64_t cap = std::min(options_.threadsPerBlock, options_.maxThreadsPerBlock);
     for (plan.threads = std::min(cap, columns); plan.threads > 1 && columns % plan.threads != 0;) --plan.threads;
-    if (plan.threads < std::max<int64_t>(options_.minThreadsPerBlock, 32)) return std::nullopt;
+    if (plan.threads < std::max<int64_t>(options_.minThreadsPerBlock, 2)) return std::nullopt;
     return plan;
   }
 
@@ -372,7 +372,7 @@ std::vector<StepPtr> defaultGpuSchedule(const te::ComputeDAG& dag, const GpuSche
   if (auto gemm = gpuGemmTilesApply(dag)) {
     // Rule 7.
     try {
-      return gpuGemmTiles(dag, defaultGpuGemmTile(*gemm, options.multiProcessors, options.maxThreadsPerBlock)).steps;
+      return gpuGemmTiles(dag, defaultGpuGemmTile(*gemm, options.multiProcessors, options.maxThreadsPerBlock, options.minThreadsPerBlock)).steps;
     } catch (const Error& e) {
       throw e.withContext(fmt::format("GPU default schedule: the GEMM tiles of stage '{}' ({})", gemm->anchor,
                                       operatorClass(*dag.op(gemm->anchor))));

@@ -323,7 +323,7 @@ TEST(GpuDefaultSchedules, TheGemmTileLeavesABlockForEveryMultiprocessorAndLittle
   // Attention's 12 heads are blockIdx.z.
   EXPECT_EQ(launchOf(ops::attentionProduct(12, 128, 64, 128)).grid[2], 12);
   // A large product on a device of unknown size: 16 x 16 threads of 4 x 4.
-  auto big = ops::defaultGpuGemmTile(ops::gpuGemmShapeOf(ops::matmul(1024, 1024, 64)), 0, 1024);
+  auto big = ops::defaultGpuGemmTile(ops::gpuGemmShapeOf(ops::matmul(1024, 1024, 64)), 0, 1024, 32);
   EXPECT_EQ(big.x, (std::array<int64_t, 3>{16, 16, 4}));
   EXPECT_EQ(big.y, (std::array<int64_t, 3>{16, 16, 4}));
   EXPECT_EQ(big.k, 32);

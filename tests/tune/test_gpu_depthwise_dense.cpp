@@ -350,7 +350,7 @@ TEST(GpuDenseLargeBatchTemplate, SpaceHoldsTheFallbackAndIsPruned) {
   EXPECT_LT(t.space->size(), t.unprunedSize);
   // The fallback is the default schedule's tile.
   ops::GpuGemmTile tile = gpuGemmTileOf(t.space->get(t.fallback));
-  ops::GpuGemmTile byDefault = ops::defaultGpuGemmTile(ops::gpuGemmShapeOf(dag), 132, 1024);
+  ops::GpuGemmTile byDefault = ops::defaultGpuGemmTile(ops::gpuGemmShapeOf(dag), 132, 1024, 32);
   EXPECT_EQ(tile.x, byDefault.x);
   EXPECT_EQ(tile.y, byDefault.y);
   EXPECT_EQ(tile.k, 32);

@@ -37,7 +37,7 @@ GpuTemplateSpace gpuGemmTemplate(const te::ComputeDAG& dag, const passes::GpuLim
   } catch (const Error& e) {
     throw e.withContext(name);
   }
-  ops::GpuGemmTile fallback = ops::defaultGpuGemmTile(shape, limits.multiProcessorCount, limits.maxThreadsPerBlock);
+  ops::GpuGemmTile fallback = ops::defaultGpuGemmTile(shape, limits.multiProcessorCount, limits.maxThreadsPerBlock, limits.warpSize);
   auto space = std::make_shared<ConfigSpace>();
   double unpruned = 1;
   std::vector<int64_t> x(fallback.x.begin(), fallback.x.end()), y(fallback.y.begin(), fallback.y.end());
