@@ -153,11 +153,12 @@ bench-vta: phases-reset configure
 bench-rpc: phases-reset configure
 	$(call bench,bench_rpc,./$(BUILD)/bench/rpc/bench_rpc)
 
-# On a machine with an NVIDIA GPU: resnet-18, resnet-50 and mobilenet-v2 at batch 1, fp32,
-# untuned, on CUDA (CUDA graph and kernel by kernel) and OpenCL, next to PyTorch (eager and CUDA
-# graph, cuDNN, TF32 off) measured in the same run.
+# On a machine with an NVIDIA GPU: resnet-18, resnet-50, mobilenet-v2 and the transformers
+# BERT-base, GPT-2 and ViT-B/16 at batch 1, fp32, untuned, on CUDA (CUDA graph and kernel by
+# kernel) and OpenCL, next to PyTorch (eager and CUDA graph, cuDNN, TF32 off; CUDA graph with
+# TF32) measured in the same run; per conv task and per transformer product their GFLOP/s.
 bench-gpu: phases-reset configure
-	$(call bench,tools bench_gpu_conv,env $(TESSEL_ENV) BENCH_GPU_OUT=$(BUILD)/bench-gpu bash bench/gpu/run.sh $(MODELS))
+	$(call bench,tools bench_gpu_conv bench_gpu_gemm,env $(TESSEL_ENV) BENCH_GPU_OUT=$(BUILD)/bench-gpu bash bench/gpu/run.sh $(MODELS))
 
 # Batch-1 latency of the zoo networks in tessel, ONNX Runtime and PyTorch, one run (MODELS=... to
 # pick, THREADS=N for every peer's thread count, default 2; BENCH_TARGET as for bench-core).

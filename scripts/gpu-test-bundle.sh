@@ -27,6 +27,7 @@ programs=("$build/src/cli/tessel" "$worker")
 # A device server started by the tests measures whole modules with tessel-device-worker.
 [ -x "$build/src/rpc/tessel-device-worker" ] && programs+=("$build/src/rpc/tessel-device-worker")
 [ -x "$build/bench/gpu/bench_gpu_conv" ] && programs+=("$build/bench/gpu/bench_gpu_conv")
+[ -x "$build/bench/gpu/bench_gpu_gemm" ] && programs+=("$build/bench/gpu/bench_gpu_gemm")
 suites=()
 while IFS= read -r exe; do
   listed="$("$exe" --gtest_list_tests 2>/dev/null | grep -E '^Gpu[A-Za-z0-9_]*\.$' || true)"
@@ -59,6 +60,7 @@ export LD_LIBRARY_PATH="$bundle/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD
 # The workers need no variable: tessel and the tests look for them beside themselves first.
 export TESSEL="$bundle/tessel" TESSEL_CLI="$bundle/tessel"
 [ -x "$bundle/bench_gpu_conv" ] && export BENCH_GPU_CONV="$bundle/bench_gpu_conv"
+[ -x "$bundle/bench_gpu_gemm" ] && export BENCH_GPU_GEMM="$bundle/bench_gpu_gemm"
 EOF
 cat >"$out/run-gpu-tests.sh" <<'EOF'
 #!/usr/bin/env bash

@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# GPU benchmark: batch-1 fp32 latency of resnet-18, resnet-50 and mobilenet-v2 compiled by
-# tessel untuned (default GPU schedules) on CUDA (replayed as a CUDA graph, and kernel by
-# kernel) and OpenCL, and tuned on CUDA (the records of DIR/<model>.cuda.log: tuned here with
-# BENCH_GPU_TRIALS trials per task, resuming the log), next to PyTorch on the same GPU (eager
-# and CUDA graph, cuDNN, TF32 off), all measured in this one run. Without a log, "tuned" is the
-# records tessel ships for the GPU's architecture (records/cuda/). Then per resnet-18 conv task
-# the default and tuned GFLOP/s (bench_gpu_conv) next to cuDNN's on the same conv, the stride-1
-# 3x3 ones also as Winograd (conv2d_nchw_winograd.cuda). Prints
+# GPU benchmark: batch-1 fp32 latency of resnet-18, resnet-50, mobilenet-v2 and the
+# transformers BERT-base, GPT-2 small and ViT-B/16 (exported to ONNX by
+# bench/peers/export_models.py from their torch.nn definitions) compiled by tessel untuned
+# (default GPU schedules) on CUDA (replayed as a CUDA graph, and kernel by kernel) and OpenCL,
+# and tuned on CUDA (the records of DIR/<model>.cuda.log: tuned here with BENCH_GPU_TRIALS
+# trials per task, resuming the log), next to PyTorch on the same GPU (eager and CUDA graph,
+# cuDNN, TF32 off; and a CUDA graph with TF32 allowed), all measured in this one run. Without a
+# log, "tuned" is the records tessel ships for the GPU's architecture (records/cuda/). Then per
+# resnet-18 conv task the default and tuned GFLOP/s (bench_gpu_conv) next to cuDNN's on the same
+# conv, the stride-1 3x3 ones also as Winograd (conv2d_nchw_winograd.cuda), and per matrix
+# product of each transformer the fp32 and tensor-core tiles (bench_gpu_gemm). Prints
 # `BENCH <name> <value> <unit>` lines and tables with tessel's time over PyTorch's best.
 #
 #   bench/gpu/run.sh [--out DIR] [models...]
 #
-# Environment: TESSEL (the tessel binary, default build/src/cli/tessel), BENCH_GPU_CONV (the
-# bench_gpu_conv binary, default beside TESSEL's build), PYTHON (default python3),
+# Environment: TESSEL (the tessel binary, default build/src/cli/tessel), BENCH_GPU_CONV and
+# BENCH_GPU_GEMM (bench_gpu_conv, bench_gpu_gemm; default beside TESSEL's build), PYTHON (default python3),
 # BENCH_GPU_REPEAT (measurements per figure, default 20), BENCH_GPU_TRIALS (trials per task
 # when tuning, default 0: tune nothing, use the logs there are).
 set -uo pipefail
@@ -22,18 +25,30 @@ models=()
 while (($#)); do
   case "$1" in
     --out) out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
     *) models+=("$1"); shift ;;
   esac
 done
-((${#models[@]})) || models=(resnet-18 resnet-50 mobilenet-v2)
+((${#models[@]})) || models=(resnet-18 resnet-50 mobilenet-v2 bert-base gpt2 vit-b16)
 tessel="${TESSEL:-build/src/cli/tessel}"
 py="${PYTHON:-python3}"
 repeat="${BENCH_GPU_REPEAT:-20}"
 trials="${BENCH_GPU_TRIALS:-0}"
 conv_bench="${BENCH_GPU_CONV:-$(dirname "$tessel")/../../bench/gpu/bench_gpu_conv}"
+gemm_bench="${BENCH_GPU_GEMM:-$(dirname "$tessel")/../../bench/gpu/bench_gpu_gemm}"
 mkdir -p "$out"
+
+# The transformers are not in tessel's zoo: exported once to ONNX (opset 17) and compiled from there.
+transformers=()
+for m in "${models[@]}"; do case "$m" in bert-base|gpt2|vit-b16) transformers+=("$m") ;; esac; done
+if ((${#transformers[@]})); then
+  "$py" "$here/../peers/export_models.py" --onnx-only --out "$out/peers" "${transformers[@]}" > "$out/export.log" 2>&1 ||
+    echo "# exporting ${transformers[*]} failed: $(tail -1 "$out/export.log")"
+fi
+model_arg() {  # what --model takes for a network: its zoo name, or a transformer's exported file
+  case "$1" in bert-base|gpt2|vit-b16) echo "$out/peers/$1/model.onnx" ;; *) echo "$1" ;; esac
+}
 
 echo "# $(date -u +%FT%TZ) on $(hostname): load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
 "$tessel" query --device cuda 2>&1 | sed 's/^/# cuda: /'
@@ -44,7 +59,7 @@ mean_of() { sed -n 's/^Mean inference time (std dev): \([0-9.]*\) ms.*/\1/p' "$1
 for m in "${models[@]}"; do
   for kind in cuda opencl; do
     log="$out/$m.$kind.compile.log"
-    if ! "$tessel" compile --model "$m" --target "$kind" --no-shipped-records -o "$out/$m.$kind" > "$log" 2>&1; then
+    if ! "$tessel" compile --model "$(model_arg "$m")" --target "$kind" --no-shipped-records -o "$out/$m.$kind" > "$log" 2>&1; then
       echo "# $m: compile --target $kind failed: $(tail -1 "$log")"
       continue
     fi
@@ -53,14 +68,14 @@ for m in "${models[@]}"; do
   # Tuned: the log's records (tuning first, resumed, when trials are asked for).
   log="$out/$m.cuda.log"
   if ((trials > 0)); then
-    "$tessel" tune --model "$m" --target cuda --tuner xgb --n-trial "$trials" --early-stopping "$((trials / 2))" \
+    "$tessel" tune --model "$(model_arg "$m")" --target cuda --tuner xgb --n-trial "$trials" --early-stopping "$((trials / 2))" \
       --log "$log" --resume --no-evaluate > "$out/$m.cuda.tune.log" 2>&1 || echo "# $m: tune failed: $(tail -1 "$out/$m.cuda.tune.log")"
     grep -E '^(Tuned|tuned|Tuning)' "$out/$m.cuda.tune.log" | tail -3 | sed 's/^/# /'
   fi
   # Without a log of this run's, the records tessel ships for the GPU's architecture.
   records=()
   [ -s "$log" ] && records=(--records "$log")
-  if "$tessel" compile --model "$m" --target cuda "${records[@]}" -o "$out/$m.cuda.tuned" > "$out/$m.cuda.tuned.compile.log" 2>&1; then
+  if "$tessel" compile --model "$(model_arg "$m")" --target cuda "${records[@]}" -o "$out/$m.cuda.tuned" > "$out/$m.cuda.tuned.compile.log" 2>&1; then
     grep -iE 'records' "$out/$m.cuda.tuned.compile.log" | sed "s/^/# $m tuned: /"
   else
     echo "# $m: the tuned compile failed: $(tail -1 "$out/$m.cuda.tuned.compile.log")"
@@ -99,15 +114,16 @@ echo
 ratio() {  # the first figure over the second, or n/a
   awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "") print "n/a"; else printf "%.2fx", a / b }'
 }
-printf '%-14s %12s %12s %12s %12s %12s %12s %12s %12s\n' model "cuda graph" "cuda kernels" opencl "tuned" \
-  "torch eager" "torch graph" "untuned/torch" "tuned/torch"
+printf '%-14s %12s %12s %12s %12s %12s %12s %12s %12s %12s %12s\n' model "cuda graph" "cuda kernels" opencl "tuned" \
+  "torch eager" "torch graph" "torch tf32" "untuned/torch" "tuned/torch" "tuned/tf32"
 for m in "${models[@]}"; do
   g=${ms["${m}_tessel_cuda_graph"]:-} k=${ms["${m}_tessel_cuda_kernels"]:-} o=${ms["${m}_tessel_opencl"]:-}
   u=${ms["${m}_tessel_tuned_cuda_graph"]:-} e=${ms["${m}_torch_eager"]:-} t=${ms["${m}_torch_graph"]:-}
+  f=${ms["${m}_torch_tf32_graph"]:-}
   peer=$(awk -v c="$e" -v d="$t" 'BEGIN { p = c; if (d != "" && (p == "" || d + 0 < p + 0)) p = d; print p }')
   untuned=$(awk -v a="$g" -v b="$k" 'BEGIN { p = a; if (b != "" && (p == "" || b + 0 < p + 0)) p = b; print p }')
-  printf '%-14s %12s %12s %12s %12s %12s %12s %12s %12s\n' "$m" "${g:-n/a}" "${k:-n/a}" "${o:-n/a}" "${u:-n/a}" "${e:-n/a}" \
-    "${t:-n/a}" "$(ratio "$untuned" "$peer")" "$(ratio "$u" "$peer")"
+  printf '%-14s %12s %12s %12s %12s %12s %12s %12s %12s %12s %12s\n' "$m" "${g:-n/a}" "${k:-n/a}" "${o:-n/a}" "${u:-n/a}" "${e:-n/a}" \
+    "${t:-n/a}" "${f:-n/a}" "$(ratio "$untuned" "$peer")" "$(ratio "$u" "$peer")" "$(ratio "$u" "$f")"
 done
 
 # Per resnet-18 conv task: the default schedule and the log's records (or the shipped ones),
@@ -142,5 +158,19 @@ if [ -x "$conv_bench" ] && [ -s "$conv_records" ]; then
     printf '%-28s %-34s %10s %10s %10s %12s\n' "$task ($tile)" "$key" "$default" "$value" "${peer:-n/a}" "$(ratio "$value" "$peer")"
     echo "BENCH $name $value GFLOP/s"
   done < <(grep '^BENCH gpu_wino_' "$out/resnet-18.wino.log")
+fi
+# Per matrix product of each transformer: the fp32 tile, its A/A control, the tensor-core tile in
+# 3xTF32 and in TF32, timed in alternation (GFLOP/s).
+if [ -x "$gemm_bench" ]; then
+  for m in "${transformers[@]}"; do
+    [ -s "$out/peers/$m/model.onnx" ] || continue
+    echo
+    if "$gemm_bench" --model "$out/peers/$m/model.onnx" > "$out/$m.gemm.log" 2>&1; then
+      grep -vE '^BENCH' "$out/$m.gemm.log" | sed "s/^/# $m: /"
+      grep '^BENCH' "$out/$m.gemm.log" | sed "s/^BENCH gpu_gemm_/BENCH gpu_gemm_${m}_/"
+    else
+      echo "# bench_gpu_gemm on $m failed: $(tail -1 "$out/$m.gemm.log")"
+    fi
+  done
 fi
 echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
-"""PyTorch's batch-1 latency of the zoo networks on a CUDA GPU, in strict fp32 (TF32 off for
-matmuls and cuDNN convolutions), eager and replayed as a CUDA graph, cuDNN autotuned
-(cudnn.benchmark). Prints one `BENCH <model>_torch_<eager|graph>_ms <ms> ms` line per figure.
+"""PyTorch's batch-1 latency of the zoo networks and of the transformers (BERT-base, GPT-2 small,
+ViT-B/16: bench/peers/transformers.py) on a CUDA GPU, in strict fp32 (TF32 off for matmuls and
+cuDNN convolutions), eager and replayed as a CUDA graph, cuDNN autotuned (cudnn.benchmark), and
+replayed with TF32 allowed for both (what PyTorch users get with `allow_tf32`, its default for
+convolutions). Prints one `BENCH <model>_torch_<eager|graph|tf32_graph>_ms <ms> ms` line per figure.
 With --convs, also each distinct convolution of the networks alone (cuDNN, 20 calls replayed
 as one CUDA graph, so that launches do not count): `BENCH cudnn_conv_<key> <GFLOP/s> GFLOP/s`,
 the key `c<in>_h<height>_w<width>_f<out>_k<kernel>_s<stride>_p<pad>` (bench_gpu_conv's).
 
-    time_torch_gpu.py [--runs N] [--convs] MODEL...      (resnet-18, resnet-50, mobilenet-v2)
+    time_torch_gpu.py [--runs N] [--convs] MODEL...      (resnet-18, resnet-50, mobilenet-v2, bert-base, gpt2, vit-b16)
 
 The networks come from torchvision when it is installed, else from the definitions below
 (torchvision's architectures layer for layer, with random weights: latency does not depend on
 the weights' values)."""
 import argparse
+import os
 import sys
 import time
 
@@ -131,7 +134,16 @@ class MobileNetV2(nn.Module):
         return self.classifier(torch.flatten(x, 1))
 
 
+TRANSFORMERS = ("bert-base", "gpt2", "vit-b16")
+
+
 def build(name):
+    """The network and where its definition comes from."""
+    if name in TRANSFORMERS:
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "peers"))
+        import transformers as definitions  # bench/peers/transformers.py, not Hugging Face's
+        torch.manual_seed(0)
+        return definitions.definition(name), "bench/peers/transformers.py"
     try:
         import torchvision.models as tv
         return {"resnet-18": tv.resnet18, "resnet-50": tv.resnet50, "mobilenet-v2": tv.mobilenet_v2}[name](), "torchvision"
@@ -231,15 +243,26 @@ def main():
     for name in args.models:
         model, source = build(name)
         model = model.cuda().eval()
-        x = torch.randn(1, 3, 224, 224, device="cuda")
+        if name in TRANSFORMERS:
+            import transformers as definitions
+            x = definitions.reference_input(name, 1, 0).cuda()
+        else:
+            x = torch.randn(1, 3, 224, 224, device="cuda")
         with torch.inference_mode():
             eager = time_ms(lambda: model(x), args.runs)
             graph, _ = capture(lambda: model(x))
             replay = time_ms(graph.replay, args.runs)
+            torch.backends.cuda.matmul.allow_tf32 = True
+            torch.backends.cudnn.allow_tf32 = True
+            graph, _ = capture(lambda: model(x))
+            tf32 = time_ms(graph.replay, args.runs)
+            torch.backends.cuda.matmul.allow_tf32 = False
+            torch.backends.cudnn.allow_tf32 = False
         print(f"# {name}: {source}")
         print(f"BENCH {name}_torch_eager_ms {eager:.3f} ms")
         print(f"BENCH {name}_torch_graph_ms {replay:.3f} ms")
-        if args.convs:
+        print(f"BENCH {name}_torch_tf32_graph_ms {tf32:.3f} ms")
+        if args.convs and name not in TRANSFORMERS:
             time_convs(model, args.runs)
     return 0
 

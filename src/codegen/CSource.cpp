@@ -11,6 +11,7 @@
 #include "ir/Equality.h"
 #include "ir/Mutator.h"
 #include "codegen/VectorMath.h"
+#include "schedule/Steps.h"
 #include "ir/Simplify.h"
 #include "support/Error.h"
 
@@ -612,10 +613,15 @@ class Emitter {
         return;
       case StmtKind::Pragma: {
         auto p = s.as<PragmaNode>();
+        TESSEL_CHECK(p->key != schedule::kTensorizePragma || p->value.rfind("mma_", 0) != 0,
+                     "C codegen, function '{}': the tensor-core intrinsic {} needs a CUDA target", functionName, p->value);
         out << pad() << "// pragma " << p->key << " = " << p->value << "\n";
         stmt(p->body);
         return;
       }
+      case StmtKind::WarpMma:
+        fail("C codegen, function '{}': the tensor-core intrinsic {} needs a CUDA target", functionName,
+             warpMmaIntrinsicName(s.as<WarpMmaNode>()->intrinsic));
       case StmtKind::IfThenElse: {
         auto n = s.as<IfThenElseNode>();
         out << pad() << "if (" << scalarExpr(n->condition) << ") {\n";

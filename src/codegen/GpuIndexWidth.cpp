@@ -62,6 +62,13 @@ class IndexRangeCheck {
         stmt(s.as<AllocateNode>()->body);
         return;
       case StmtKind::Pragma: stmt(s.as<PragmaNode>()->body); return;
+      case StmtKind::WarpMma: {
+        auto n = s.as<WarpMmaNode>();
+        expr(n->accumulator);
+        expr(n->a);
+        expr(n->b);
+        return;
+      }
       case StmtKind::For: {
         auto n = s.as<ForNode>();
         expr(n->min);

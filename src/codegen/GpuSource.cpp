@@ -44,10 +44,92 @@ std::string prelude(GpuDialect dialect) {
   return typedefs + integerHelpers(dialect, "tessel_i64", "") + integerHelpers(dialect, "int", "32") + "\n";
 }
 
+/// The warp tensor-core product of ir::WarpMmaNode (CUDA, sm_80 and later): each lane loads its
+/// fragments of the operands from shared memory (PTX ISA, "Matrix Fragments for mma.m16n8k8":
+/// a_r at row g + 8 (r % 2), step t + 4 (r / 2); b_r at step t + 4 r, column g; c_r at row
+/// g + 8 (r / 2), column 2t + r % 2, for lane 4g + t), rounded to TF32, or split into a TF32
+/// value and the TF32 of its remainder for three products (kSplit). A fragment's rows g and g + 8
+/// are the lane's own pair of rows 2i, 2i + 1 and its columns 2t, 2t + 1 the lane's own pair 2j,
+/// 2j + 1, so every lane's accumulators are its own contiguous sub-tile; the columns operand's
+/// fragment column g is then column (g / 2) * kColumns + g % 2 of the warp's.
+const char* warpMmaHelpers() {
+  return R"(__device__ __forceinline__ unsigned tessel_tf32(float x) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ void tessel_mma_m16n8k8(float* c, int row, int column, const unsigned* a, const unsigned* b) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+               : "+f"(c[0]), "+f"(c[column]), "+f"(c[row]), "+f"(c[row + column])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+template <int kRows, int kColumns, int kSteps, bool kSplit>
+__device__ __forceinline__ void tessel_warp_mma(float* acc, int accRow, int accColumn, const float* a, int aRow, int aStep,
+                                                const float* b, int bStep, int bColumn) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  b += ((g >> 1) * kColumns + (g & 1) - t * kColumns) * bColumn;
+  // The two small products go to accumulators of their own: each chain of dependent
+  // instructions is then as long as the steps, not three times as long; added once at the end.
+  float smallA[kRows / 2][kColumns / 2][4], smallB[kRows / 2][kColumns / 2][4];
+#pragma unroll
+  for (int i = 0; i < kRows / 2; ++i)
+#pragma unroll
+    for (int j = 0; j < kColumns / 2; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) smallA[i][j][r] = smallB[i][j][r] = 0.0f;
+#pragma unroll
+  for (int k = 0; k < kSteps; k += 8) {
+    unsigned aBig[kRows / 2][4], aSmall[kRows / 2][4], bBig[kColumns / 2][2], bSmall[kColumns / 2][2];
+#pragma unroll
+    for (int i = 0; i < kRows / 2; ++i)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        float v = a[(2 * i + (r & 1)) * aRow + (k + t + 4 * (r >> 1)) * aStep];
+        aBig[i][r] = tessel_tf32(v);
+        aSmall[i][r] = kSplit ? tessel_tf32(v - __uint_as_float(aBig[i][r])) : 0u;
+      }
+#pragma unroll
+    for (int j = 0; j < kColumns / 2; ++j)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        float v = b[2 * j * bColumn + (k + t + 4 * r) * bStep];
+        bBig[j][r] = tessel_tf32(v);
+        bSmall[j][r] = kSplit ? tessel_tf32(v - __uint_as_float(bBig[j][r])) : 0u;
+      }
+#pragma unroll
+    for (int i = 0; i < kRows / 2; ++i)
+#pragma unroll
+      for (int j = 0; j < kColumns / 2; ++j) {
+        if (kSplit) {
+          tessel_mma_m16n8k8(smallA[i][j], 2, 1, aSmall[i], bBig[j]);
+          tessel_mma_m16n8k8(smallB[i][j], 2, 1, aBig[i], bSmall[j]);
+        }
+        tessel_mma_m16n8k8(acc + 2 * i * accRow + 2 * j * accColumn, accRow, accColumn, aBig[i], bBig[j]);
+      }
+  }
+  if (kSplit) {
+#pragma unroll
+    for (int i = 0; i < kRows / 2; ++i)
+#pragma unroll
+      for (int j = 0; j < kColumns / 2; ++j) {
+        float* c = acc + 2 * i * accRow + 2 * j * accColumn;
+        c[0] += smallA[i][j][0] + smallB[i][j][0];
+        c[accColumn] += smallA[i][j][1] + smallB[i][j][1];
+        c[accRow] += smallA[i][j][2] + smallB[i][j][2];
+        c[accRow + accColumn] += smallA[i][j][3] + smallB[i][j][3];
+      }
+  }
+}
+
+)";
+}
+
 class KernelPrinter {
  public:
   KernelPrinter(GpuDialect dialect, const passes::GpuLoweredFunction& kernel)
       : dialect(dialect), kernel(kernel), indexBits(gpuIndexBits(kernel.function)) {}
+
+  bool usesWarpMma = false;  ///< the kernel calls tessel_warp_mma (warpMmaHelpers); set by print()
 
   std::string print() {
     const auto& f = kernel.function;
@@ -198,6 +280,24 @@ class KernelPrinter {
         }
         out << pad() << "// pragma " << p->key << " = " << p->value << "\n";
         stmt(p->body);
+        return;
+      }
+      case StmtKind::WarpMma: {
+        auto n = s.as<WarpMmaNode>();
+        if (!cuda()) unsupported(fmt::format("the tensor-core intrinsic {} needs CUDA", warpMmaIntrinsicName(n->intrinsic)));
+        TESSEL_CHECK(kernel.launch.extentOf(ForKind::ThreadIdxX) % 32 == 0,
+                     "GPU codegen (cuda), kernel '{}': {} needs whole warps along threadIdx.x, and the block has {} threads there",
+                     kernel.function.name, warpMmaIntrinsicName(n->intrinsic), kernel.launch.extentOf(ForKind::ThreadIdxX));
+        usesWarpMma = true;
+        auto address = [&](const Expr& e) {
+          auto l = e.as<LoadNode>();
+          return fmt::format("&{}[{}]", bufferName(l->buffer), bufferIndex(l->buffer, l->index));
+        };
+        out << pad()
+            << fmt::format("tessel_warp_mma<{}, {}, {}, {}>({}, {}, {}, {}, {}, {}, {}, {}, {});\n", n->rows, n->columns, n->reduction,
+                           n->intrinsic == WarpMmaKind::Tf32x3 ? "true" : "false", address(n->accumulator), n->accumulatorRowStride,
+                           n->accumulatorColumnStride, address(n->a), n->aRowStride, n->aReductionStride, address(n->b),
+                           n->bReductionStride, n->bColumnStride);
         return;
       }
       case StmtKind::Allocate: {
@@ -428,11 +528,17 @@ GpuSource generateGpuSource(const std::vector<passes::GpuLoweredFunction>& kerne
   GpuSource source{dialect, prelude(dialect), {}};
   source.manifest = {{"device", gpuDialectName(dialect)}, {"kernels", nlohmann::json::array()}};
   std::set<std::string> names;
+  std::string kernelCode;
+  bool warpMma = false;
   for (auto& k : kernels) {
     TESSEL_CHECK(names.insert(k.function.name).second, "GPU codegen: two kernels are named '{}'", k.function.name);
-    source.code += KernelPrinter(dialect, k).print() + "\n";
+    KernelPrinter printer(dialect, k);
+    kernelCode += printer.print() + "\n";
+    warpMma = warpMma || printer.usesWarpMma;
     source.manifest["kernels"].push_back(manifestEntry(k));
   }
+  if (warpMma) source.code += warpMmaHelpers();
+  source.code += kernelCode;
   return source;
 }
 

@@ -99,6 +99,7 @@ Stmt IRMutator::mutate(const Stmt& s) {
     case StmtKind::Block: return visitBlock(s, s.as<BlockNode>());
     case StmtKind::Allocate: return visitAllocate(s, s.as<AllocateNode>());
     case StmtKind::Pragma: return visitPragma(s, s.as<PragmaNode>());
+    case StmtKind::WarpMma: return visitWarpMma(s, s.as<WarpMmaNode>());
   }
   return s;
 }
@@ -141,6 +142,16 @@ Stmt IRMutator::visitAllocate(const Stmt& s, const AllocateNode* n) {
 Stmt IRMutator::visitPragma(const Stmt& s, const PragmaNode* n) {
   Stmt b = mutate(n->body);
   return b.sameAs(n->body) ? s : makePragma(n->key, n->value, b);
+}
+
+Stmt IRMutator::visitWarpMma(const Stmt& s, const WarpMmaNode* n) {
+  Expr acc = mutate(n->accumulator), a = mutate(n->a), b = mutate(n->b);
+  if (acc.sameAs(n->accumulator) && a.sameAs(n->a) && b.sameAs(n->b)) return s;
+  WarpMmaNode copy = *n;
+  copy.accumulator = acc;
+  copy.a = a;
+  copy.b = b;
+  return makeWarpMma(copy);
 }
 
 void forEachChild(const Expr& e, const std::function<void(const Expr&)>& fn) {
@@ -216,6 +227,13 @@ void IRVisitor::visit(const Stmt& s) {
       return;
     case StmtKind::Allocate: visit(s.as<AllocateNode>()->body); return;
     case StmtKind::Pragma: visit(s.as<PragmaNode>()->body); return;
+    case StmtKind::WarpMma: {
+      auto n = s.as<WarpMmaNode>();
+      visit(n->accumulator);
+      visit(n->a);
+      visit(n->b);
+      return;
+    }
   }
 }
 

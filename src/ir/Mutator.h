@@ -34,6 +34,7 @@ class IRMutator {
   virtual Stmt visitBlock(const Stmt& s, const BlockNode* n);
   virtual Stmt visitAllocate(const Stmt& s, const AllocateNode* n);
   virtual Stmt visitPragma(const Stmt& s, const PragmaNode* n);
+  virtual Stmt visitWarpMma(const Stmt& s, const WarpMmaNode* n);
 };
 
 class IRVisitor {

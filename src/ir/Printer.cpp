@@ -146,6 +146,14 @@ std::string toString(const Stmt& s, int indent) {
       out << pad << "// pragma " << n->key << " = " << n->value << "\n" << toString(n->body, indent);
       break;
     }
+    case StmtKind::WarpMma: {
+      auto n = s.as<WarpMmaNode>();
+      out << pad << warpMmaIntrinsicName(n->intrinsic) << "(" << toString(n->accumulator) << " strides [" << n->accumulatorRowStride
+          << ", " << n->accumulatorColumnStride << "], " << toString(n->a) << " strides [" << n->aRowStride << ", "
+          << n->aReductionStride << "], " << toString(n->b) << " strides [" << n->bReductionStride << ", " << n->bColumnStride
+          << "], sub-tile " << n->rows << " x " << n->columns << ", reduction " << n->reduction << ")\n";
+      break;
+    }
   }
   return out.str();
 }

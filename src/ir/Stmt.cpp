@@ -56,4 +56,20 @@ Stmt makePragma(std::string key, std::string value, Stmt body) {
   return Stmt(std::make_shared<PragmaNode>(std::move(key), std::move(value), std::move(body)));
 }
 
+const char* warpMmaIntrinsicName(WarpMmaKind kind) {
+  return kind == WarpMmaKind::Tf32 ? "mma_m16n8k8_tf32" : "mma_m16n8k8_3xtf32";
+}
+
+WarpMmaKind parseWarpMmaIntrinsic(const std::string& name) {
+  for (WarpMmaKind kind : {WarpMmaKind::Tf32, WarpMmaKind::Tf32x3})
+    if (name == warpMmaIntrinsicName(kind)) return kind;
+  fail("unknown tensor intrinsic '{}': the intrinsics are {} and {}", name, warpMmaIntrinsicName(WarpMmaKind::Tf32),
+              warpMmaIntrinsicName(WarpMmaKind::Tf32x3));
+}
+
+Stmt makeWarpMma(const WarpMmaNode& node) {
+  TESSEL_ICHECK(node.accumulator.as<LoadNode>() && node.a.as<LoadNode>() && node.b.as<LoadNode>());
+  return Stmt(std::make_shared<WarpMmaNode>(node));
+}
+
 }  // namespace tessel::ir

@@ -9,7 +9,7 @@
 
 namespace tessel::ir {
 
-enum class StmtKind { For, Store, IfThenElse, Block, Allocate, Pragma };
+enum class StmtKind { For, Store, IfThenElse, Block, Allocate, Pragma, WarpMma };
 
 struct StmtNode {
   StmtKind kind;
@@ -89,6 +89,38 @@ struct PragmaNode : StmtNode {
   PragmaNode(std::string k, std::string v, Stmt b) : StmtNode(kKind), key(std::move(k)), value(std::move(v)), body(std::move(b)) {}
 };
 
+/// The tensor-core instructions `tensorize` can name, by how they take fp32 operands. Tf32: each
+/// operand rounded to TF32 (10-bit mantissa), one product: PyTorch's `allow_tf32` precision.
+/// Tf32x3: each operand split into a TF32 value and the TF32 of its remainder, three products
+/// (big x big, big x small, small x big; the small x small term is below fp32's rounding): about
+/// fp32's accuracy at a third of the TF32 rate, still several times the fp32 units' rate.
+enum class WarpMmaKind { Tf32, Tf32x3 };
+/// "mma_m16n8k8_tf32", "mma_m16n8k8_3xtf32": the intrinsic's name in schedules.
+const char* warpMmaIntrinsicName(WarpMmaKind kind);
+/// The kind of an intrinsic name; throws Error listing the names.
+WarpMmaKind parseWarpMmaIntrinsic(const std::string& name);
+
+/// A warp's matrix multiply-accumulate on tensor cores: what `tensorize` makes of a product's
+/// innermost loops on an NVIDIA GPU (passes/TensorizeMma.h). Each thread of the warp holds a
+/// `rows` x `columns` sub-tile of the accumulator (a local buffer) and the warp's 32 lanes are
+/// 8 x 4 threads: lane l's rows are the (l / 4)-th group of `rows` in the warp's tile, its columns
+/// the (l % 4)-th group of `columns`. The node adds the product over `reduction` steps of the
+/// rows operand `a` and the columns operand `b` (shared memory) to every lane's sub-tile, in
+/// instructions of 16 x 8 x 8 that take the lane's pairs of rows as a fragment's rows g and g + 8
+/// (PTX ISA, "Matrix Fragments for mma.m16n8k8"). Each operand is given as the load of the lane's
+/// first element (its own first row or column, reduction step 0) and its strides, so the
+/// generic traversals see the buffers read and their index arithmetic.
+struct WarpMmaNode : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::WarpMma;
+  WarpMmaKind intrinsic = WarpMmaKind::Tf32x3;
+  Expr accumulator, a, b;  ///< Load nodes: accumulator[row 0, column 0], a[row 0, k 0], b[k 0, column 0]
+  int64_t accumulatorRowStride = 0, accumulatorColumnStride = 0;
+  int64_t aRowStride = 0, aReductionStride = 0;
+  int64_t bReductionStride = 0, bColumnStride = 0;
+  int64_t rows = 0, columns = 0, reduction = 0;  ///< a lane's sub-tile and the steps summed
+  WarpMmaNode() : StmtNode(kKind) {}
+};
+
 Stmt makeFor(Var var, Expr min, Expr extent, ForKind kind, Stmt body);
 Stmt makeStore(Buffer buffer, Expr index, Expr value);
 Stmt makeIf(Expr condition, Stmt thenCase, Stmt elseCase = Stmt());
@@ -96,5 +128,6 @@ Stmt makeIf(Expr condition, Stmt thenCase, Stmt elseCase = Stmt());
 Stmt makeBlock(std::vector<Stmt> stmts);
 Stmt makeAllocate(Buffer buffer, Stmt body);
 Stmt makePragma(std::string key, std::string value, Stmt body);
+Stmt makeWarpMma(const WarpMmaNode& node);
 
 }  // namespace tessel::ir

@@ -1,6 +1,7 @@
 #include "ops/GpuDenseTiles.h"
 
 #include <algorithm>
+#include <functional>
 #include <tuple>
 
 #include "ops/Schedules.h"
@@ -17,6 +18,16 @@ constexpr int64_t kGemmTilesMinExtent = 16;
 /// Chunks of the reduction shorter than this would wait at two barriers for every few products
 /// (ViT's attention reduces over 197 tokens, a prime: chunks of 1).
 constexpr int64_t kGemmTilesMinChunk = 4;
+/// A warp's threads on tensor cores: 8 along the rows by 4 along the columns (the instruction's
+/// fragments, PTX ISA mma.m16n8k8).
+constexpr int64_t kWarpRows = 8, kWarpColumns = 4;
+/// The warps a product must keep busy on each multiprocessor for its tensor-core tile to beat
+/// the fp32 tile untuned. Measured on an H200 (bench_gpu_gemm, 2026-11-30), 3xTF32 against the
+/// fp32 tile: BERT-base's 128 x 3072 x 768 product (11.6 warps per multiprocessor) 0.69x; its
+/// 128 x 768 x 768 and 128 x 768 x 3072 products (2.9) 1.69x and 1.72x, and no random tile of
+/// 24 came below 1.06x: with few warps, each one's copies of the operands into shared memory
+/// (scalar loads, no overlap with the instructions) are what the kernel waits for.
+constexpr int64_t kTensorCoreMinWarpsPerMultiprocessor = 8;
 
 /// The longest divisor of the reduction up to 32 (the tuned BERT-base products on an H200 took 24).
 int64_t longestChunk(int64_t reduction) {
@@ -108,12 +119,15 @@ GpuGemmShape gpuGemmShapeOf(const te::ComputeDAG& dag) {
   const ir::VarNode* columnVar = op.axes.back().var.node();
   GpuGemmShape shape;
   shape.anchor = op.name;
+  const ir::VarNode* reductionVar = reduce->axes[0].var.node();
   for (const auto& access : te::ComputeDAG::accesses(op)) {
     bool rows = false, columns = false;
     for (const auto& index : access.indices) {
       rows = rows || index.as<ir::VarNode>() == rowVar;
       columns = columns || index.as<ir::VarNode>() == columnVar;
     }
+    bool reductionInnermost = !access.indices.empty() && access.indices.back().as<ir::VarNode>() == reductionVar;
+    (rows ? shape.dataReductionInnermost : shape.otherReductionInnermost) = reductionInnermost;
     TESSEL_CHECK(rows != columns, "{}: '{}' reads '{}' along {} of its output's last two axes", kGemmSchedule, op.name,
                  access.producer, rows ? "both" : "neither");
     std::string& operand = rows ? shape.data : shape.other;
@@ -144,8 +158,144 @@ std::optional<GpuGemmShape> gpuGemmTilesApply(const te::ComputeDAG& dag) {
   return std::nullopt;
 }
 
+namespace {
+
+/// A product's stages in a GEMM tile schedule: the per-thread accumulator and the operands'
+/// shared copies, the element-wise stages inlined.
+struct GemmStages {
+  std::string out, accumulator, dataShared, otherShared;
+};
+
+GemmStages stageGemm(Recorder& rec, const te::ComputeDAG& dag, const GpuGemmShape& shape) {
+  GemmStages s;
+  s.out = dag.outputNames()[0];
+  s.accumulator = perThreadAccumulator(rec, s.out, shape.anchor);
+  s.dataShared = rec.cacheRead(shape.data, "shared", {s.accumulator});
+  s.otherShared = rec.cacheRead(shape.other, "shared", {s.accumulator});
+  inlineInjectiveStages(rec, dag);
+  return s;
+}
+
+/// Splits the output's rows and columns by the inner factors (outermost first), orders the loops
+/// [stack..., rows 0, columns 0, rows 1, columns 1, ...] and binds the stack (fused) to
+/// blockIdx.z, the outer rows and columns to blockIdx.y and x. Returns the rows' and columns'
+/// loops and the outermost loop.
+struct GemmOutputLoops {
+  std::vector<std::string> x, y;
+  std::string outermost;
+};
+
+GemmOutputLoops tileGemmOutput(Recorder& rec, const std::string& out, const std::vector<int64_t>& rows,
+                               const std::vector<int64_t>& columns) {
+  std::vector<std::string> loops = rec.leaves(out);  // [stack..., rows, columns]
+  std::vector<std::string> stack(loops.begin(), loops.end() - 2);
+  GemmOutputLoops l;
+  l.x = rec.split(out, loops[loops.size() - 2], rows);
+  l.y = rec.split(out, loops.back(), columns);
+  std::vector<std::string> order = stack;
+  for (size_t level = 0; level < l.x.size(); ++level) order.insert(order.end(), {l.x[level], l.y[level]});
+  rec.reorder(out, order);
+  l.outermost = l.x[0];
+  if (!stack.empty()) {
+    l.outermost = stack.size() == 1 ? stack[0] : rec.fuse(out, stack);
+    rec.annotate(out, l.outermost, Annotation::BlockZ);
+  }
+  rec.annotate(out, l.x[0], Annotation::BlockY);
+  rec.annotate(out, l.y[0], Annotation::BlockX);
+  return l;
+}
+
+/// [stack..., n, m, k] -> [k chunks, k in the chunk, stack..., n, m]: the sub-tile innermost,
+/// each chunk's operand copies attached at the chunk loop and shared out over the block's
+/// threads. Returns the chunk loop and the loop in the chunk.
+std::vector<std::string> chunkTheReduction(Recorder& rec, const GemmStages& s, int64_t chunk, const std::array<int64_t, 3>& threadsZYX) {
+  std::vector<std::string> acc = rec.leaves(s.accumulator);
+  auto k = rec.split(s.accumulator, acc.back(), {chunk});
+  std::vector<std::string> accOrder = {k[0], k[1]};
+  accOrder.insert(accOrder.end(), acc.begin(), acc.end() - 1);
+  rec.reorder(s.accumulator, accOrder);
+  for (const std::string& shared : {s.dataShared, s.otherShared}) copyCooperatively(rec, shared, s.accumulator, k[0], threadsZYX);
+  return k;
+}
+
+/// The padding of a shared copy's row stride (0 to 31 elements) after which a warp's loads of
+/// one fragment register touch the most banks: lane 4g + t reads the operand at its group's row
+/// (or column) offset `groupOffset(g)` and the reduction step t. NVIDIA's shared memory has 32
+/// banks of 4 bytes (CUDA C++ Programming Guide, "Shared Memory"); the lowest padding among the
+/// best wins.
+int64_t conflictFreePadding(bool reductionInnermost, int64_t naturalStride, const std::function<int64_t(int64_t)>& groupOffset) {
+  int64_t best = 0, bestDegree = kWarpRows * kWarpColumns + 1;
+  for (int64_t pad = 0; pad < 32; ++pad) {
+    int64_t stride = naturalStride + pad;
+    std::array<int64_t, 32> banks{};
+    int64_t degree = 0;
+    for (int64_t g = 0; g < kWarpRows; ++g)
+      for (int64_t t = 0; t < kWarpColumns; ++t) {
+        int64_t address = reductionInnermost ? groupOffset(g) * stride + t : t * stride + groupOffset(g);
+        degree = std::max(degree, ++banks[size_t(address % 32)]);
+      }
+    if (degree < bestDegree) {
+      bestDegree = degree;
+      best = pad;
+    }
+  }
+  return best;
+}
+
+/// Pads the stride of a shared copy's second-innermost axis by `pad` elements (storage_align).
+void padSharedRows(Recorder& rec, const std::string& shared, int64_t naturalStride, int64_t pad) {
+  if (pad == 0) return;
+  std::vector<std::string> axes = rec.leaves(shared);
+  rec.add(std::make_shared<StorageAlignStep>(shared, axes[axes.size() - 2], 32, (naturalStride + pad) % 32));
+}
+
+/// gpuGemmTiles on tensor cores: rows [blocks, row warps, 8, per thread], columns [blocks,
+/// column warps, 4, per thread]; threadIdx.x the fused 8 x 4 lanes, y the column warps, z the row
+/// warps; the accumulator's chunk loop tensorized.
+GpuTileSchedule gpuTensorCoreTiles(const te::ComputeDAG& dag, const GpuGemmShape& shape, const GpuGemmTile& tile) {
+  const char* intrinsic = ir::warpMmaIntrinsicName(*tile.tensorCores);
+  TESSEL_CHECK(tile.x[1] % kWarpRows == 0 && tile.y[1] % kWarpColumns == 0 && tile.x[2] % 2 == 0 && tile.y[2] % 2 == 0,
+               "{} on tensor cores ({}): tile_x [{}, {}, {}], tile_y [{}, {}, {}]: a warp is 8 row threads by 4 column threads, each "
+               "an even number of rows and columns",
+               kGemmSchedule, intrinsic, tile.x[0], tile.x[1], tile.x[2], tile.y[0], tile.y[1], tile.y[2]);
+  TESSEL_CHECK(tile.x[0] * tile.x[1] * tile.x[2] == shape.rows && tile.y[0] * tile.y[1] * tile.y[2] == shape.columns,
+               "{} on tensor cores ({}): the tile does not cover the {} x {} product exactly (a guard would leave lanes out of the "
+               "warp's instruction)",
+               kGemmSchedule, intrinsic, shape.rows, shape.columns);
+  TESSEL_CHECK(tile.k % 8 == 0, "{} on tensor cores ({}): a chunk of {} is not a multiple of the instruction's 8 steps", kGemmSchedule,
+               intrinsic, tile.k);
+  Recorder rec(dag, /*deferBounds=*/true);
+  GemmStages stages = stageGemm(rec, dag, shape);
+  // Rows of the copies padded so that a warp's fragment loads spread over the banks: lane 4g + t
+  // reads rows g x (rows per thread) of the data and columns (g / 2) x (columns per thread) + g % 2
+  // of the other operand.
+  int64_t rowsPerThread = tile.x[2], columnsPerThread = tile.y[2];
+  int64_t dataStride = shape.dataReductionInnermost ? tile.k : tile.x[1] * tile.x[2];
+  int64_t otherStride = shape.otherReductionInnermost ? tile.k : tile.y[1] * tile.y[2];
+  padSharedRows(rec, stages.dataShared, dataStride,
+                conflictFreePadding(shape.dataReductionInnermost, dataStride, [&](int64_t g) { return g * rowsPerThread; }));
+  padSharedRows(rec, stages.otherShared, otherStride,
+                conflictFreePadding(shape.otherReductionInnermost, otherStride,
+                                    [&](int64_t g) { return (g / 2) * columnsPerThread + g % 2; }));
+
+  int64_t rowWarps = tile.x[1] / kWarpRows, columnWarps = tile.y[1] / kWarpColumns;
+  auto loops = tileGemmOutput(rec, stages.out, {rowWarps, kWarpRows, tile.x[2]}, {columnWarps, kWarpColumns, tile.y[2]});
+  rec.annotate(stages.out, loops.x[1], Annotation::ThreadZ);
+  rec.annotate(stages.out, loops.y[1], Annotation::ThreadY);
+  std::string lanes = rec.fuse(stages.out, {loops.x[2], loops.y[2]});
+  rec.annotate(stages.out, lanes, Annotation::ThreadX);
+  addUnrollPragmas(rec, stages.out, loops.outermost, tile.autoUnrollMaxStep, tile.unrollExplicit);
+  rec.computeAt(stages.accumulator, stages.out, lanes);
+  auto k = chunkTheReduction(rec, stages, tile.k, {rowWarps, columnWarps, kWarpRows * kWarpColumns});
+  rec.add(std::make_shared<TensorizeStep>(stages.accumulator, k[1], intrinsic));
+  return {rec.steps, rec.finish()};
+}
+
+}  // namespace
+
 GpuTileSchedule gpuGemmTiles(const te::ComputeDAG& dag, const GpuGemmTile& tile) {
   GpuGemmShape shape = gpuGemmShapeOf(dag);
+  if (tile.tensorCores) return gpuTensorCoreTiles(dag, shape, tile);
   checkTileCovers(kGemmSchedule, "x", tile.x, shape.rows);
   checkTileCovers(kGemmSchedule, "y", tile.y, shape.columns);
   checkEveryThreadWorks("x", tile.x, shape.rows);
@@ -155,40 +305,13 @@ GpuTileSchedule gpuGemmTiles(const te::ComputeDAG& dag, const GpuGemmTile& tile)
   TESSEL_CHECK(tile.k >= 1 && shape.reduction % tile.k == 0, "{}: a chunk of {} does not divide the reduction of {}", kGemmSchedule,
                tile.k, shape.reduction);
   Recorder rec(dag, /*deferBounds=*/true);
-  const std::string out = dag.outputNames()[0];
-  std::string accumulator = perThreadAccumulator(rec, out, shape.anchor);
-  std::string dataShared = rec.cacheRead(shape.data, "shared", {accumulator});
-  std::string otherShared = rec.cacheRead(shape.other, "shared", {accumulator});
-  inlineInjectiveStages(rec, dag);
-
-  std::vector<std::string> loops = rec.leaves(out);  // [stack..., rows, columns]
-  std::vector<std::string> stack(loops.begin(), loops.end() - 2);
-  auto x = rec.split(out, loops[loops.size() - 2], {tile.x[1], tile.x[2]});
-  auto y = rec.split(out, loops.back(), {tile.y[1], tile.y[2]});
-  std::vector<std::string> order = stack;
-  order.insert(order.end(), {x[0], y[0], x[1], y[1], x[2], y[2]});
-  rec.reorder(out, order);
-  std::string outermost = x[0];
-  if (!stack.empty()) {
-    outermost = stack.size() == 1 ? stack[0] : rec.fuse(out, stack);
-    rec.annotate(out, outermost, Annotation::BlockZ);
-  }
-  rec.annotate(out, x[0], Annotation::BlockY);
-  rec.annotate(out, y[0], Annotation::BlockX);
-  rec.annotate(out, x[1], Annotation::ThreadY);
-  rec.annotate(out, y[1], Annotation::ThreadX);
-  addUnrollPragmas(rec, out, outermost, tile.autoUnrollMaxStep, tile.unrollExplicit);
-  rec.computeAt(accumulator, out, y[1]);
-
-  // [stack..., n, m, k] -> [k chunks, k in the chunk, stack..., n, m]: the sub-tile innermost,
-  // each chunk's windows attached at the chunk loop.
-  std::vector<std::string> acc = rec.leaves(accumulator);
-  auto k = rec.split(accumulator, acc.back(), {tile.k});
-  std::vector<std::string> accOrder = {k[0], k[1]};
-  accOrder.insert(accOrder.end(), acc.begin(), acc.end() - 1);
-  rec.reorder(accumulator, accOrder);
-  for (const std::string& shared : {dataShared, otherShared})
-    copyCooperatively(rec, shared, accumulator, k[0], {1, tile.x[1], tile.y[1]});
+  GemmStages stages = stageGemm(rec, dag, shape);
+  auto loops = tileGemmOutput(rec, stages.out, {tile.x[1], tile.x[2]}, {tile.y[1], tile.y[2]});
+  rec.annotate(stages.out, loops.x[1], Annotation::ThreadY);
+  rec.annotate(stages.out, loops.y[1], Annotation::ThreadX);
+  addUnrollPragmas(rec, stages.out, loops.outermost, tile.autoUnrollMaxStep, tile.unrollExplicit);
+  rec.computeAt(stages.accumulator, stages.out, loops.y[1]);
+  chunkTheReduction(rec, stages, tile.k, {1, tile.x[1], tile.y[1]});
   return {rec.steps, rec.finish()};
 }
 
@@ -232,6 +355,45 @@ GpuGemmTile defaultGpuGemmTile(const GpuGemmShape& shape, int64_t multiprocessor
   best.autoUnrollMaxStep = 256;
   best.unrollExplicit = true;
   best.k = longestChunk(shape.reduction);
+  return best;
+}
+
+}  // namespace tessel::ops
+
+namespace tessel::ops {
+
+std::optional<GpuGemmTile> defaultGpuTensorCoreTile(const GpuGemmShape& shape, ir::WarpMmaKind kind, int64_t multiprocessors,
+                                                    int64_t maxThreadsPerBlock, int64_t maxSharedMemoryPerBlock) {
+  if (shape.reduction % 8 != 0 || multiprocessors <= 0) return std::nullopt;
+  std::optional<GpuGemmTile> best;
+  using Key = std::tuple<int64_t, int64_t, int64_t>;
+  Key bestKey{};
+  for (int64_t rowWarps : {1, 2, 4})
+    for (int64_t columnWarps : {1, 2, 4})
+      for (int64_t rows : {4, 2})
+        for (int64_t columns : {4, 2}) {
+          int64_t rowThreads = rowWarps * kWarpRows, columnThreads = columnWarps * kWarpColumns;
+          if (rowThreads * columnThreads > maxThreadsPerBlock) continue;
+          if (shape.rows % (rowThreads * rows) != 0 || shape.columns % (columnThreads * columns) != 0) continue;
+          int64_t blocks = shape.stack * (shape.rows / (rowThreads * rows)) * (shape.columns / (columnThreads * columns));
+          if (blocks * rowWarps * columnWarps < kTensorCoreMinWarpsPerMultiprocessor * multiprocessors) continue;
+          // The longest chunk whose copies (with up to 32 elements of padding a row) fit.
+          int64_t chunk = 0;
+          for (int64_t c = 64; c >= 8 && chunk == 0; c -= 8)
+            if (shape.reduction % c == 0 && (rowThreads * rows + columnThreads * columns) * (c + 32) * 4 <= maxSharedMemoryPerBlock)
+              chunk = c;
+          if (chunk == 0) continue;
+          Key key{rows * columns, rowThreads * columnThreads, std::min(rowWarps, columnWarps)};
+          if (best && key <= bestKey) continue;
+          bestKey = key;
+          GpuGemmTile tile;
+          tile.x = {shape.rows / (rowThreads * rows), rowThreads, rows};
+          tile.y = {shape.columns / (columnThreads * columns), columnThreads, columns};
+          tile.k = chunk;
+          tile.autoUnrollMaxStep = 256;
+          tile.tensorCores = kind;
+          best = tile;
+        }
   return best;
 }
 

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 
+#include "ir/Stmt.h"
 #include "ops/GpuTiles.h"
 
 namespace tessel::ops {
@@ -56,6 +57,9 @@ struct GpuGemmShape {
   std::string data, other;  ///< the producers of its rows operand and of its columns operand
   int64_t stack = 1;        ///< products in the stack (the output's leading axes)
   int64_t rows = 0, columns = 0, reduction = 0;  ///< M, N, K of each product
+  /// Whether each operand's innermost (contiguous) axis is the reduction: [M, K] and a dense
+  /// weight [N, K] are, a matmul's [K, N] is not.
+  bool dataReductionInnermost = true, otherReductionInnermost = true;
 };
 /// The GEMM of a function anchored by dense, matmul or batch_matmul whose output (or its
 /// element-wise epilogue's) is the function's one output. Error naming what does not fit.
@@ -72,6 +76,11 @@ struct GpuGemmTile {
   int64_t k = 1;                    ///< the reduction's chunk staged in shared memory (divides K)
   int64_t autoUnrollMaxStep = 0;
   bool unrollExplicit = true;
+  /// On tensor cores (CUDA, sm_80 and later): each warp's 8 x 4 threads (8 row threads by 4
+  /// column threads of the block's, threadIdx.x their lane, the block's warps along y and z)
+  /// compute their even sub-tiles together with the instruction; the tile must cover the product
+  /// exactly and the chunk be a multiple of 8.
+  std::optional<ir::WarpMmaKind> tensorCores = std::nullopt;
 
   int64_t threads() const { return x[1] * y[1]; }
 };
@@ -86,5 +95,15 @@ GpuTileSchedule gpuGemmTiles(const te::ComputeDAG& dag, const GpuGemmTile& tile)
 /// blocks cover the least padding. A lone block has no idle threads (gpuGemmTiles refuses those).
 /// The chunk: the longest divisor of the reduction up to 32.
 GpuGemmTile defaultGpuGemmTile(const GpuGemmShape& shape, int64_t multiprocessors, int64_t maxThreadsPerBlock, int64_t warpSize);
+
+/// The tensor-core tile a function gets untuned (`kind` of instruction), when the product has
+/// one that measures faster than the fp32 tile: warps of 8 x 4 threads, each thread 2 or 4 rows
+/// by 2 or 4 columns, 1 to 4 warps along each axis, the tile dividing the rows and columns, and
+/// at least 8 warps for every multiprocessor (`multiprocessors` must be known); then the most
+/// outputs per thread, the most threads per block. The chunk: the longest multiple of 8
+/// dividing the reduction up to 64 whose copies fit in the shared memory (fewer chunks, fewer
+/// barriers: the instructions leave the loop over a chunk short).
+std::optional<GpuGemmTile> defaultGpuTensorCoreTile(const GpuGemmShape& shape, ir::WarpMmaKind kind, int64_t multiprocessors,
+                                                    int64_t maxThreadsPerBlock, int64_t maxSharedMemoryPerBlock = 48 * 1024);
 
 }  // namespace tessel::ops

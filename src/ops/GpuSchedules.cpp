@@ -352,6 +352,7 @@ GpuScheduleOptions gpuScheduleOptionsFor(int64_t maxThreadsPerBlock, int64_t mul
 GpuScheduleOptions gpuScheduleOptionsFor(const passes::GpuLimits& limits) {
   GpuScheduleOptions options = gpuScheduleOptionsFor(limits.maxThreadsPerBlock, limits.multiProcessorCount, limits.warpSize);
   options.maxSharedMemoryPerBlock = limits.maxSharedMemoryPerBlock;
+  if (limits.tf32TensorCores) options.tensorCores = ir::WarpMmaKind::Tf32x3;
   return options;
 }
 
@@ -372,6 +373,10 @@ std::vector<StepPtr> defaultGpuSchedule(const te::ComputeDAG& dag, const GpuSche
   if (auto gemm = gpuGemmTilesApply(dag)) {
     // Rule 7.
     try {
+      if (options.tensorCores)
+        if (auto tile = defaultGpuTensorCoreTile(*gemm, *options.tensorCores, options.multiProcessors, options.maxThreadsPerBlock,
+                                                 options.maxSharedMemoryPerBlock))
+          return gpuGemmTiles(dag, *tile).steps;
       return gpuGemmTiles(dag, defaultGpuGemmTile(*gemm, options.multiProcessors, options.maxThreadsPerBlock, options.minThreadsPerBlock)).steps;
     } catch (const Error& e) {
       throw e.withContext(fmt::format("GPU default schedule: the GEMM tiles of stage '{}' ({})", gemm->anchor,

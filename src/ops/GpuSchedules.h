@@ -55,8 +55,10 @@
 /// fallback to a schedule the device could not run.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <vector>
 
+#include "ir/Stmt.h"
 #include "passes/GpuLimits.h"
 #include "schedule/Steps.h"
 #include "te/ComputeDAG.h"
@@ -83,13 +85,17 @@ struct GpuScheduleOptions {
   int64_t maxSharedMemoryPerBlock = 48 * 1024;
   /// The device's multiprocessors (0: unknown): rule 7's tiles leave two blocks for each.
   int64_t multiProcessors = 0;
+  /// Rule 7's products on tensor cores with this instruction where their shape allows
+  /// (ops::defaultGpuTensorCoreTile); none: on the fp32 units.
+  std::optional<ir::WarpMmaKind> tensorCores = std::nullopt;
 };
 
 /// The options for a device with these parameters: threads capped by its limit, and blocks
 /// for twice its multiprocessors (none asked for when the count is unknown, 0: then no
 /// reduction is split by the rule either).
 GpuScheduleOptions gpuScheduleOptionsFor(int64_t maxThreadsPerBlock, int64_t multiProcessorCount, int64_t warpSize);
-/// The same for a device's limits, its shared memory per block included.
+/// The same for a device's limits, its shared memory per block included, and the fp32-accurate
+/// tensor-core products (ir::WarpMmaKind::Tf32x3) where it has TF32 tensor cores.
 GpuScheduleOptions gpuScheduleOptionsFor(const passes::GpuLimits& limits);
 
 /// The default GPU schedule's steps (rules above). Throws Error naming the stage a rule fails on.

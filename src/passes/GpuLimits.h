@@ -24,9 +24,14 @@ struct GpuLimits {
   /// Streaming multiprocessors / compute units [multi_processor_count]: how many blocks run at
   /// once, which the default schedule fills; 0 where unknown (the profiles of other devices).
   int64_t multiProcessorCount = 0;
+  /// The kernels are compiled for an instruction set with TF32 tensor-core instructions
+  /// (mma.m16n8k8 .tf32: CUDA sm_80 and later; a fact of the target's -arch, so every CUDA
+  /// target here, whose only arch is sm_90, has them).
+  bool tf32TensorCores = false;
 
   /// NVIDIA Hopper (sm_90): 1024 threads, 48 KiB of static shared memory per block (more only
-  /// through dynamic shared memory, which generated kernels do not use), the H100 SXM's 132 SMs.
+  /// through dynamic shared memory, which generated kernels do not use), the H100 SXM's 132 SMs,
+  /// TF32 tensor cores.
   static GpuLimits cudaSm90();
   /// An ARM Mali GPU (Bifrost/Valhall) as TVM's `opencl -device=mali` target assumes it: 256
   /// work-items, 32 KiB of local memory.

@@ -158,6 +158,7 @@ class Partitioner : public IRMutator {
         return;
       case StmtKind::Allocate: collect(s.as<AllocateNode>()->body, var, inner, safe, any); return;
       case StmtKind::Pragma: collect(s.as<PragmaNode>()->body, var, inner, safe, any); return;
+      case StmtKind::WarpMma: return;  // no guards inside
       case StmtKind::IfThenElse: {
         auto i = s.as<IfThenElseNode>();
         if (!i->elseCase.defined()) constrain(i->condition, var, inner, safe, any);

@@ -2,6 +2,7 @@
 
 #include "ir/Simplify.h"
 #include "passes/Passes.h"
+#include "passes/TensorizeMma.h"
 #include "passes/VerifyGpuKernel.h"
 
 namespace tessel::passes {
@@ -29,6 +30,7 @@ GpuLoweredFunction lowerForGpu(const schedule::State& state, const std::string& 
   LoweredFunction f = schedule::buildLoopNest(state, name);
   ir::Stmt s = f.body;
   s = ir::simplify(s);
+  s = tensorizeWarpMma(s);             // tensorized products become tensor-core instructions
   s = unrollLoops(s);                  // explicit unroll annotations and auto_unroll_max_step pragmas
   s = ir::simplify(s);
   s = insertSharedMemoryBarriers(s);   // threads wait where shared memory passes between them

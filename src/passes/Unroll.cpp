@@ -43,6 +43,7 @@ int64_t stepCount(const Stmt& s) {
     case StmtKind::Allocate: return -1;  // unrolling would duplicate the allocation
     case StmtKind::Pragma: return stepCount(s.as<PragmaNode>()->body);
     case StmtKind::Store: return 1;
+    case StmtKind::WarpMma: return 1;  // one call: its instructions are unrolled where it is generated
   }
   return -1;
 }

@@ -1,10 +1,11 @@
 // The steps that reshape one stage's loops: split, follow_split, follow_fused_split, fuse, reorder, annotate, pragma,
-// storage_align.
+// tensorize, storage_align.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <set>
 
+#include "ir/Stmt.h"
 #include "schedule/Steps.h"
 #include "support/Error.h"
 #include "support/Json.h"
@@ -349,6 +350,42 @@ json PragmaStep::toJson() const {
 StepPtr PragmaStep::fromJson(const json& j) {
   return std::make_shared<PragmaStep>(j.at("stage").get<std::string>(), j.at("iterator").get<std::string>(),
                                       j.at("key").get<std::string>(), j.at("value").get<std::string>());
+}
+
+// ---- tensorize -------------------------------------------------------------------------------
+
+TensorizeStep::TensorizeStep(std::string s, std::string i, std::string n)
+    : stage(std::move(s)), iterator(std::move(i)), intrinsic(std::move(n)) {}
+
+void TensorizeStep::apply(State& state) const {
+  state.ensureBounds();  // reads the loops' extents
+  Stage& s = computeStage(state, stage);
+  int leaf = s.leafByName(iterator);
+  ir::parseWarpMmaIntrinsic(intrinsic);
+  const Iterator& it = s.iterator(leaf);
+  TESSEL_CHECK(s.op->reduction() && it.kind == IteratorKind::Reduce, "tensorize {}.{}: '{}' is not a reduction loop", stage,
+               iterator, iterator);
+  TESSEL_CHECK(it.extent % 8 == 0 && it.exactExtent, "tensorize {}.{}: {} reduction steps are not whole steps of 8 ({})", stage,
+               iterator, it.extent, intrinsic);
+  for (size_t p = size_t(s.leafPosition(leaf)) + 1; p < s.leaves.size(); ++p) {
+    const Iterator& inner = s.iterator(s.leaves[p]);
+    TESSEL_CHECK(inner.kind == IteratorKind::Spatial, "tensorize {}.{}: the reduction loop '{}' is inside it", stage, iterator,
+                 inner.name);
+    TESSEL_CHECK(inner.annotation == Annotation::None || inner.annotation == Annotation::Unroll,
+                 "tensorize {}.{}: the loop '{}' inside it is {}", stage, iterator, inner.name, annotationName(inner.annotation));
+  }
+  for (const auto& [key, value] : it.pragmas)
+    TESSEL_CHECK(key != kTensorizePragma, "tensorize {}.{}: the loop is tensorized already ({})", stage, iterator, value);
+  s.iterator(leaf).pragmas.emplace_back(kTensorizePragma, intrinsic);
+}
+
+std::string TensorizeStep::print() const { return fmt::format("{}.tensorize({}, \"{}\")", stage, iterator, intrinsic); }
+json TensorizeStep::toJson() const {
+  return {{"step", "tensorize"}, {"stage", stage}, {"iterator", iterator}, {"intrinsic", intrinsic}};
+}
+StepPtr TensorizeStep::fromJson(const json& j) {
+  return std::make_shared<TensorizeStep>(j.at("stage").get<std::string>(), j.at("iterator").get<std::string>(),
+                                         j.at("intrinsic").get<std::string>());
 }
 
 // ---- storage_align ---------------------------------------------------------------------------

@@ -125,6 +125,27 @@ class PragmaStep : public Step {
   std::string stage, iterator, key, value;
 };
 
+/// The key of the loop pragma a tensorize step leaves: lowering for a GPU replaces the loop
+/// nest under it by the intrinsic (passes/TensorizeMma.h).
+inline constexpr const char* kTensorizePragma = "tensorize";
+
+/// Computes a product's innermost loops with a hardware intrinsic: `iterator` is a reduction
+/// loop whose extent is a multiple of the intrinsic's (8 for the tensor-core
+/// `mma_m16n8k8_*`, ir::WarpMmaKind), and the stage's only loops inside it are the spatial
+/// loops of each thread's sub-tile. The loops stay in the state (bounds, attachment and
+/// printing are unchanged); lowering checks that the nest is the product the intrinsic computes,
+/// lane by lane, and replaces it, or says why not.
+class TensorizeStep : public Step {
+ public:
+  TensorizeStep(std::string stage, std::string iterator, std::string intrinsic);
+  std::string kind() const override { return "tensorize"; }
+  void apply(State& state) const override;
+  std::string print() const override;
+  nlohmann::json toJson() const override;
+  static StepPtr fromJson(const nlohmann::json& j);
+  std::string stage, iterator, intrinsic;
+};
+
 class ComputeAtStep : public Step {
  public:
   ComputeAtStep(std::string stage, std::string target, std::string targetIterator);

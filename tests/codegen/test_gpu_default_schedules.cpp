@@ -8,6 +8,10 @@
 #include "common/ErrorText.h"
 #include "common/GpuKernelCheck.h"
 #include "common/GpuRequire.h"
+#include "codegen/CSource.h"
+#include "passes/Lower.h"
+#include <cstdio>
+#include <map>
 #include "ops/Dense.h"
 #include "ops/Examples.h"
 #include "ops/GpuDenseTiles.h"
@@ -330,6 +334,90 @@ TEST(GpuDefaultSchedules, TheGemmTileLeavesABlockForEveryMultiprocessorAndLittle
   // Thin products keep the other rules: a classifier at batch 1, a matrix-vector product.
   EXPECT_FALSE(ops::gpuGemmTilesApply(ops::matmul(1, 1000, 512)).has_value());
   EXPECT_FALSE(ops::gpuGemmTilesApply(ops::matmul(64, 8, 512)).has_value());
+}
+
+namespace {
+
+/// Rule 7 on tensor cores: products that divide into whole warps: a matrix product, a stack of
+/// projections with bias and GELU, attention heads, a dense layer with bias.
+std::vector<Case> tensorCoreCases() {
+  return {{"tc_matmul", ops::matmul(64, 48, 48)},
+          {"tc_projection_gelu", ops::projection(2, 32, 64, 96, true)},
+          {"tc_attention", ops::attentionProduct(3, 32, 64, 32)},
+          {"tc_dense_bias", ops::denseBias(32, 64, 48)}};
+}
+
+/// Each case's default schedule with each instruction, built for CUDA; run where a GPU is. The
+/// device is taken to have one multiprocessor, which these small products keep busy enough for
+/// the rule to take tensor cores.
+void buildAndRunTensorCores(const std::string& target, bool run) {
+  passes::GpuLimits small = passes::GpuLimits::cudaSm90();
+  small.multiProcessorCount = 1;
+  auto options = ops::gpuScheduleOptionsFor(small);
+  ASSERT_EQ(options.tensorCores, ir::WarpMmaKind::Tf32x3) << "sm_90 has TF32 tensor cores: the fp32-accurate products by default";
+  uint64_t seed = 41;
+  for (auto& c : tensorCoreCases()) {
+    auto data = kernelcheck::makeReferenceData(c.dag, seed++);
+    std::map<ir::WarpMmaKind, double> errors;
+    for (auto kind : {ir::WarpMmaKind::Tf32x3, ir::WarpMmaKind::Tf32}) {
+      SCOPED_TRACE(c.name + " with " + ir::warpMmaIntrinsicName(kind) + " on " + target);
+      options.tensorCores = kind;
+      auto binary = kernelcheck::buildForGpu(schedule::replay(c.dag, ops::defaultGpuSchedule(c.dag, options)), target, c.name);
+      expectContains(binary.source.code, "tessel_warp_mma<");
+      if (!run) continue;
+      auto module = runtime::GpuModule::fromMemory(binary.manifestText(), binary.code);
+      errors[kind] = kernelcheck::runGpuAndCompare(module.kernel(c.name), data);
+    }
+    if (!run) continue;
+    double split = errors[ir::WarpMmaKind::Tf32x3], tf32 = errors[ir::WarpMmaKind::Tf32];
+    std::printf("%s: largest relative error 3xTF32 %.2e, TF32 %.2e\n", c.name.c_str(), split, tf32);
+    // Three products of TF32 parts leave 2^-22 of each product: near the fp32 kernels' errors.
+    EXPECT_LT(split, 1e-4) << c.name;
+    // One TF32 product keeps 11 bits of each operand: its error shows, within PyTorch's TF32 bounds.
+    EXPECT_GT(tf32, 10 * split) << c.name;
+    EXPECT_LT(tf32, 5e-2) << c.name;
+  }
+}
+
+}  // namespace
+
+TEST(GpuDefaultSchedules, MatrixProductsOnTensorCoresCompileForCudaAndMatchTheReferenceWhereAGpuIs) {
+  onCudaWhereAGpuIs(buildAndRunTensorCores);
+}
+
+TEST(GpuDefaultSchedules, TensorCoresTakeTheProductsThatKeepEightWarpsPerMultiprocessorBusy) {
+  auto rules = ops::gpuScheduleOptionsFor(passes::GpuLimits::cudaSm90());
+  auto tensorized = [&](const te::ComputeDAG& dag) {
+    for (const auto& step : ops::defaultGpuSchedule(dag, rules))
+      if (step->kind() == "tensorize") return true;
+    return false;
+  };
+  // BERT-base's feed-forward expansion (128 x 3072, 0.69x the fp32 tile's time on an H200)
+  // takes them; its 128 x 768 projections (1.69x) and contraction (1.72x) do not.
+  EXPECT_TRUE(tensorized(ops::projection(1, 128, 768, 3072, true)));
+  EXPECT_FALSE(tensorized(ops::projection(1, 128, 768, 768)));
+  EXPECT_FALSE(tensorized(ops::projection(1, 128, 3072, 768)));
+  // Nor a device of unknown size, or products whose reduction is not a multiple of 8.
+  EXPECT_FALSE(ops::defaultGpuTensorCoreTile(ops::gpuGemmShapeOf(ops::projection(1, 128, 768, 3072)), ir::WarpMmaKind::Tf32x3, 0, 1024));
+  EXPECT_FALSE(ops::defaultGpuTensorCoreTile(ops::gpuGemmShapeOf(ops::projection(1, 128, 196, 3072)), ir::WarpMmaKind::Tf32x3, 132, 1024));
+}
+
+TEST(GpuDefaultSchedules, TensorCoreProductsAreRefusedWhereTheTargetHasNone) {
+  auto dag = ops::matmul(64, 48, 48);
+  ops::GpuGemmTile tile;  // 2 x 2 warps of 2 x 2 outputs a thread: 7.5 KiB of shared memory, as OpenCL allows
+  tile.x = {2, 16, 2};
+  tile.y = {3, 8, 2};
+  tile.k = 16;
+  tile.tensorCores = ir::WarpMmaKind::Tf32x3;
+  auto state = ops::gpuGemmTiles(dag, tile).state;
+  expectContains(errorOf([&] { kernelcheck::buildForGpu(state, "opencl", "mm"); }),
+                 "GPU codegen (opencl), kernel 'mm': the tensor-core intrinsic mma_m16n8k8_3xtf32 needs CUDA");
+  EXPECT_FALSE(ops::gpuScheduleOptionsFor(passes::GpuLimits::forTarget(target::Target::parse("opencl"))).tensorCores);
+  // A CPU schedule naming the instruction.
+  auto cpu = schedule::replay(dag, {std::make_shared<schedule::SplitStep>("C", "k", std::vector<int64_t>{8}),
+                                    std::make_shared<schedule::TensorizeStep>("C", "k.1", "mma_m16n8k8_3xtf32")});
+  EXPECT_EQ(errorOf([&] { codegen::generateCSource({passes::lower(cpu, "mm")}); }),
+            "C codegen, function 'mm': the tensor-core intrinsic mma_m16n8k8_3xtf32 needs a CUDA target");
 }
 
 namespace {

@@ -141,6 +141,14 @@ TEST(OnnxFiles, SplitIntoNumOutputsFromOpset18) {
                                    "split3.onnx");
                  }),
                  "node 's' (Split): num_outputs is 3, the node has 2 outputs");
+  // An opset-17 file carrying the attribute, as PyTorch 2.11's exporter writes GPT-2 when asked
+  // for opset 17: read the same.
+  split.ints["num_outputs"] = 2;
+  Graph g17 = importOnnxBytes(onnxModelBytes({split}, {onnxInput("x", {1, 5})}, {onnxOutput("a", 2), onnxOutput("b", 2)}, {}, 17, 10),
+                              "split17.onnx");
+  auto out17 = interpretGraph(g17, {{"x", floatTensor({1, 5}, {1, 2, 3, 4, 5})}});
+  ASSERT_EQ(out17.size(), 2u);
+  EXPECT_EQ(floatValues(out17[0]), (std::vector<float>{1, 2, 3}));
 }
 
 TEST(OnnxFiles, PadOnListedAxesFromOpset18) {

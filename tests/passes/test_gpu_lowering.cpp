@@ -5,6 +5,8 @@
 #include "common/ErrorText.h"
 #include "ir/Mutator.h"
 #include "ops/Examples.h"
+#include "ops/GpuDenseTiles.h"
+#include "ir/Printer.h"
 #include "passes/Lower.h"
 #include "passes/Passes.h"
 #include "schedule/Steps.h"
@@ -149,4 +151,108 @@ TEST(GpuLowering, UnknownTargetsHaveNoLimits) {
             "target 'cpu' is not a GPU target (expected 'cuda' or 'opencl')");
   EXPECT_EQ(errorOf([] { passes::GpuLimits::forTarget(target::Target::parse("cuda -arch=sm_80")); }),
             "target 'cuda -arch=sm_80': -arch=sm_80 is not supported yet (only sm_90)");
+}
+
+namespace {
+
+/// matmul 64 x 32 x 64 on tensor cores: 2 x 2 warps of 8 x 4 threads, each 2 x 2 outputs, chunks of 32.
+ops::GpuTileSchedule tensorCoreMatmul(std::optional<ir::WarpMmaKind> kind = ir::WarpMmaKind::Tf32x3) {
+  ops::GpuGemmTile tile;
+  tile.x = {2, 16, 2};
+  tile.y = {2, 8, 2};
+  tile.k = 32;
+  tile.tensorCores = kind;
+  return ops::gpuGemmTiles(ops::matmul(64, 32, 64), tile);
+}
+
+std::vector<const ir::WarpMmaNode*> warpMmas(const ir::Stmt& s) {
+  struct Finder : ir::IRVisitor {
+    std::vector<const ir::WarpMmaNode*> found;
+    void visit(const ir::Stmt& s) override {
+      if (auto m = s.as<ir::WarpMmaNode>()) found.push_back(m);
+      ir::IRVisitor::visit(s);
+    }
+  } finder;
+  finder.visit(s);
+  return finder.found;
+}
+
+}  // namespace
+
+TEST(GpuLowering, ATensorizedProductBecomesOneWarpInstructionWithTheOperandsStrides) {
+  auto schedule = tensorCoreMatmul();
+  auto k = passes::lowerForGpu(schedule.state, "mm", kSm90);
+  EXPECT_EQ(k.launch.block, (std::array<int64_t, 3>{32, 2, 2})) << "lanes along x, column warps along y, row warps along z";
+  auto mmas = warpMmas(k.function.body);
+  ASSERT_EQ(mmas.size(), 1u) << ir::toString(k.function.body);
+  const ir::WarpMmaNode& m = *mmas[0];
+  EXPECT_EQ(m.intrinsic, ir::WarpMmaKind::Tf32x3);
+  EXPECT_EQ(std::make_tuple(m.rows, m.columns, m.reduction), std::make_tuple(2, 2, 32));
+  EXPECT_EQ(std::make_pair(m.accumulatorRowStride, m.accumulatorColumnStride), std::make_pair(int64_t(2), int64_t(1)));
+  // The block's 32 rows of A by a chunk of 32 steps, and the chunk's 32 rows of B by 16 columns,
+  // their rows padded so that a fragment's loads hit 32 banks: lane 4g + t reads A at row 2g and
+  // step t (a stride of 34: 68g + t spreads over the banks), B at step t and column g (24).
+  EXPECT_EQ(m.a.as<ir::LoadNode>()->buffer->scope, ir::BufferNode::Scope::Shared);
+  EXPECT_EQ(std::make_pair(m.aRowStride, m.aReductionStride), std::make_pair(int64_t(34), int64_t(1)));
+  EXPECT_EQ(std::make_pair(m.bReductionStride, m.bColumnStride), std::make_pair(int64_t(24), int64_t(1)));
+  EXPECT_GE(countBarriers(k.function.body), 2) << "the copies wait for the instruction's reads of the chunk before";
+}
+
+TEST(GpuLowering, TheTensorizeStepPrintsAndRoundTripsAsData) {
+  auto schedule = tensorCoreMatmul(ir::WarpMmaKind::Tf32);
+  const TensorizeStep* step = nullptr;
+  for (const auto& s : schedule.steps)
+    if (auto t = dynamic_cast<const TensorizeStep*>(s.get())) step = t;
+  ASSERT_NE(step, nullptr);
+  expectContains(step->print(), ".tensorize(k.1, \"mma_m16n8k8_tf32\")");
+  EXPECT_EQ(stepFromJson(step->toJson())->print(), step->print());
+  EXPECT_EQ(printSteps(stepsFromJson(stepsToJson(schedule.steps))), printSteps(schedule.steps));
+}
+
+TEST(GpuLowering, TensorizeStepsThatCannotHoldAreRefusedWhenApplied) {
+  auto dag = ops::matmul(64, 32, 64);
+  auto with = [&](std::vector<StepPtr> steps) { return errorOf([&] { replay(dag, steps); }); };
+  auto splitK = std::make_shared<SplitStep>("C", "k", std::vector<int64_t>{8});
+  expectContains(with({std::make_shared<TensorizeStep>("C", "i", "mma_m16n8k8_tf32")}), "tensorize C.i: 'i' is not a reduction loop");
+  expectContains(with({std::make_shared<SplitStep>("C", "k", std::vector<int64_t>{12}),
+                       std::make_shared<TensorizeStep>("C", "k.1", "mma_m16n8k8_tf32")}),
+                 "tensorize C.k.1: 12 reduction steps are not whole steps of 8");
+  expectContains(with({splitK, std::make_shared<TensorizeStep>("C", "k.1", "mma_fp64")}),
+                 "unknown tensor intrinsic 'mma_fp64': the intrinsics are mma_m16n8k8_tf32 and mma_m16n8k8_3xtf32");
+  expectContains(with({splitK, std::make_shared<ReorderStep>("C", std::vector<std::string>{"i", "k.0", "k.1", "j"}),
+                       std::make_shared<AnnotateStep>("C", "j", Annotation::Vectorize),
+                       std::make_shared<TensorizeStep>("C", "k.1", "mma_m16n8k8_tf32")}),
+                 "tensorize C.k.1: the loop 'j' inside it is vectorize");
+}
+
+TEST(GpuLowering, ATensorizedNestThatIsNotTheWarpsProductIsRefusedNamingWhy) {
+  // The fp32 units' tile of 16 x 32 threads: threadIdx.x is a row of 32 column threads, not a
+  // warp of 8 x 4: lane 4 is a fifth column thread where the instruction wants the second row.
+  ops::GpuGemmTile tile;
+  tile.x = {2, 16, 2};
+  tile.y = {1, 32, 2};
+  tile.k = 32;
+  auto dag = ops::matmul(64, 64, 64);
+  auto steps = ops::gpuGemmTiles(dag, tile).steps;
+  steps.push_back(std::make_shared<TensorizeStep>("C.local", "k.1", "mma_m16n8k8_3xtf32"));
+  auto state = replay(dag, steps);
+  EXPECT_EQ(errorOf([&] { passes::lowerForGpu(state, "mm", kSm90); }),
+            "tensorize mma_m16n8k8_3xtf32 of 'C_local': lane 4 does not hold the sub-tile a warp of 8 x 4 threads of 2 x 2 outputs "
+            "gives it");
+  // 16 column threads: not a warp.
+  tile.x = {1, 32, 2};
+  tile.y = {2, 16, 2};
+  steps = ops::gpuGemmTiles(dag, tile).steps;
+  steps.push_back(std::make_shared<TensorizeStep>("C.local", "k.1", "mma_m16n8k8_3xtf32"));
+  state = replay(dag, steps);
+  EXPECT_EQ(errorOf([&] { passes::lowerForGpu(state, "mm", kSm90); }),
+            "tensorize mma_m16n8k8_3xtf32 of 'C_local': threadIdx.x runs 16 lanes, not a warp of 32");
+  // The tile must cover the product: 48 rows leave a guarded half-warp.
+  ops::GpuGemmTile partial;
+  partial.x = {2, 16, 2};
+  partial.y = {1, 8, 2};
+  partial.k = 32;
+  partial.tensorCores = ir::WarpMmaKind::Tf32x3;
+  expectContains(errorOf([&] { ops::gpuGemmTiles(ops::matmul(48, 16, 64), partial); }),
+                 "GPU GEMM tiles on tensor cores (mma_m16n8k8_3xtf32): the tile does not cover the 48 x 16 product exactly");
 }

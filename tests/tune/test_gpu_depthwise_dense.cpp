@@ -348,12 +348,30 @@ TEST(GpuDenseLargeBatchTemplate, SpaceHoldsTheFallbackAndIsPruned) {
   printSpace(kGpuDenseLargeBatchTemplate, dag, t);
   EXPECT_GT(t.space->size(), 1000u);
   EXPECT_LT(t.space->size(), t.unprunedSize);
-  // The fallback is the default schedule's tile.
+  // The fallback is the default schedule's tile: here the fp32 units' (64 x 1000 outputs keep
+  // too few warps busy for tensor cores to pay), with the tensor_core knob at "none".
   ops::GpuGemmTile tile = gpuGemmTileOf(t.space->get(t.fallback));
   ops::GpuGemmTile byDefault = ops::defaultGpuGemmTile(ops::gpuGemmShapeOf(dag), 132, 1024, 32);
   EXPECT_EQ(tile.x, byDefault.x);
   EXPECT_EQ(tile.y, byDefault.y);
   EXPECT_EQ(tile.k, 32);
+  EXPECT_FALSE(tile.tensorCores);
+  // A larger batch takes tensor cores (fp32-accurate) by default, and the fallback follows.
+  auto large = denseBias(512, 512, 1024);
+  GpuTemplateSpace tc = denseLargeBatchSpace(large, passes::GpuLimits::cudaSm90());
+  ops::GpuGemmTile tcTile = gpuGemmTileOf(tc.space->get(tc.fallback));
+  auto tcDefault = ops::defaultGpuTensorCoreTile(ops::gpuGemmShapeOf(large), ir::WarpMmaKind::Tf32x3, 132, 1024);
+  ASSERT_TRUE(tcDefault.has_value());
+  EXPECT_EQ(tcTile.x, tcDefault->x);
+  EXPECT_EQ(tcTile.y, tcDefault->y);
+  EXPECT_EQ(tcTile.k, tcDefault->k);
+  EXPECT_EQ(tcTile.tensorCores, ir::WarpMmaKind::Tf32x3);
+  // Where a device has no tensor cores the knob is not in the space.
+  passes::GpuLimits withoutTensorCores = passes::GpuLimits::cudaSm90();
+  withoutTensorCores.tf32TensorCores = false;
+  GpuTemplateSpace fp32 = denseLargeBatchSpace(dag, withoutTensorCores);
+  EXPECT_FALSE(gpuGemmTileOf(fp32.space->get(fp32.fallback)).tensorCores);
+  EXPECT_EQ(fp32.space->size() * 2, t.space->size()) << "the tensor_core knob doubles the space";
   // Over the limits: threads per block, shared memory (the per-thread parts are pruned to 8 x 8).
   expectContains(errorOf([&] { t.instantiate(widest(t, {"tile_x", "tile_y"}, 1)); }), "threads per block, the device");
   expectInvalidForTheCostModel(dag, widest(t, {"tile_x", "tile_y"}, 1));

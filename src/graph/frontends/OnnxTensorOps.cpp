@@ -351,7 +351,9 @@ std::vector<Value> slice(Importer& im, const NodeView& node) {
 
 /// Split into consecutive parts along an axis: given sizes (an attribute before opset 13, an
 /// input from it on), else equal parts, one per output (from opset 18 `num_outputs` parts, the
-/// last one smaller when the extent does not divide).
+/// last one smaller when the extent does not divide). `num_outputs` is read at any opset:
+/// PyTorch 2.11's exporter asked for opset 17 converts its opset-18 graph down and leaves the
+/// attribute on GPT-2's Split (its meaning cannot be mistaken).
 std::vector<Value> split(Importer& im, const NodeView& node) {
   const auto& in = im.inputType(node, 0).shape;
   int64_t axis = axisOf(node, node.getInt("axis", 0), in.size());
@@ -359,7 +361,7 @@ std::vector<Value> split(Importer& im, const NodeView& node) {
   if (node.opset() < 13) sizes = node.getInts("split");
   else if (node.hasInput(1)) sizes = intValues(im.constantInput(node, 1, "split"), node.label() + ": split");
   int64_t extent = in[size_t(axis)], parts = int64_t(node.outputCount());
-  if (node.opset() >= 18 && node.has("num_outputs")) {
+  if (node.has("num_outputs")) {
     int64_t count = node.getInt("num_outputs", 0);
     if (!sizes.empty()) node.error("gives both the split input and the num_outputs attribute");
     if (count != parts) node.error(fmt::format("num_outputs is {}, the node has {} outputs", count, parts));

@@ -251,6 +251,8 @@ const nlohmann::json& ConfigEntity::value(const std::string& knob) const {
   return space_->knobs()[size_t(i)].options[choices_[size_t(i)]];
 }
 
+bool ConfigEntity::has(const std::string& knob) const { return space_->knobIndex(knob) >= 0; }
+
 std::vector<int64_t> ConfigEntity::split(const std::string& knob) const { return value(knob).get<std::vector<int64_t>>(); }
 std::vector<int> ConfigEntity::order(const std::string& knob) const { return value(knob).get<std::vector<int>>(); }
 std::vector<std::string> ConfigEntity::annotations(const std::string& knob) const {

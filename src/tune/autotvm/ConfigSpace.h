@@ -52,6 +52,8 @@ class ConfigEntity {
   const std::vector<size_t>& choices() const { return choices_; }
   /// The chosen option of a knob; Error naming the knob if the space has none of that name.
   const nlohmann::json& value(const std::string& knob) const;
+  /// Whether the space has a knob of that name (a knob a template defines on some devices only).
+  bool has(const std::string& knob) const;
   std::vector<int64_t> split(const std::string& knob) const;
   std::vector<int> order(const std::string& knob) const;
   std::vector<std::string> annotations(const std::string& knob) const;

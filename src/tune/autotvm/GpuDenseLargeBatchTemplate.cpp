@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ops/GpuSchedules.h"
 #include "support/Error.h"
 #include "tune/autotvm/GpuDenseSmallBatchTemplate.h"
 
@@ -27,6 +28,8 @@ ops::GpuGemmTile gpuGemmTileOf(const ConfigEntity& config) {
   tile.k = config.split("tile_k")[1];
   tile.autoUnrollMaxStep = config.value("auto_unroll_max_step").get<int64_t>();
   tile.unrollExplicit = config.value("unroll_explicit").get<int64_t>() != 0;
+  if (config.has("tensor_core") && config.value("tensor_core").get<std::string>() != "none")
+    tile.tensorCores = ir::parseWarpMmaIntrinsic(config.value("tensor_core").get<std::string>());
   return tile;
 }
 
@@ -37,7 +40,15 @@ GpuTemplateSpace gpuGemmTemplate(const te::ComputeDAG& dag, const passes::GpuLim
   } catch (const Error& e) {
     throw e.withContext(name);
   }
-  ops::GpuGemmTile fallback = ops::defaultGpuGemmTile(shape, limits.multiProcessorCount, limits.maxThreadsPerBlock, limits.warpSize);
+  // The default schedule's tile (rule 7): on tensor cores where the device has them and the
+  // product's shape allows.
+  auto options = ops::gpuScheduleOptionsFor(limits);
+  std::optional<ops::GpuGemmTile> tensorTile;
+  if (options.tensorCores)
+    tensorTile = ops::defaultGpuTensorCoreTile(shape, *options.tensorCores, limits.multiProcessorCount, limits.maxThreadsPerBlock,
+                                               limits.maxSharedMemoryPerBlock);
+  ops::GpuGemmTile fallback =
+      tensorTile ? *tensorTile : ops::defaultGpuGemmTile(shape, limits.multiProcessorCount, limits.maxThreadsPerBlock, limits.warpSize);
   auto space = std::make_shared<ConfigSpace>();
   double unpruned = 1;
   std::vector<int64_t> x(fallback.x.begin(), fallback.x.end()), y(fallback.y.begin(), fallback.y.end());
@@ -47,6 +58,12 @@ GpuTemplateSpace gpuGemmTemplate(const te::ComputeDAG& dag, const passes::GpuLim
   int64_t chunks = shape.reduction / fallback.k;
   defineTwoLevelSplit(*space, "tile_k", shape.reduction, 64, {chunks, fallback.k}, unpruned);
   defineUnrollKnobs(*space, unpruned);
+  // The fp32 units, or the fp32-accurate tensor-core products (a tile of whole warps: other
+  // tiles fail to build and are recorded as errors).
+  if (options.tensorCores) {
+    space->defineKnob("tensor_core", {"none", ir::warpMmaIntrinsicName(*options.tensorCores)});
+    unpruned *= 2;
+  }
 
   GpuTemplateSpace t;
   t.space = space;
@@ -62,6 +79,7 @@ GpuTemplateSpace gpuGemmTemplate(const te::ComputeDAG& dag, const passes::GpuLim
   std::map<std::string, nlohmann::json> values = {
       {"tile_x", x}, {"tile_y", y}, {"tile_k", std::vector<int64_t>{chunks, fallback.k}}};
   addUnrollFallback(values);
+  if (options.tensorCores) values["tensor_core"] = tensorTile ? ir::warpMmaIntrinsicName(*options.tensorCores) : "none";
   t.fallback = configIndexOf(*space, values, name);
   return t;
 }

@@ -1,0 +1,171 @@
+// The matrix products of a network on the GPU at hand, on the fp32 units and on tensor cores:
+// for each task the default schedule's rule 7 takes (ops/GpuDenseTiles.h), the default fp32
+// tile, the same tile built a second time (the A/A control), the default tensor-core tile with
+// the fp32-accurate 3xTF32 instruction and with one TF32 product, and, with --configs N, the
+// best of N random tensor-core configs of the task's template (batch_matmul.cuda or
+// dense_large_batch.cuda), timed in alternation for --rounds rounds with device events. Prints
+// each candidate's median time, its median ratio to the fp32 tile over the rounds and the A/A
+// spread, and `BENCH gpu_gemm_<task>_<fp32|3xtf32|tf32|best> <GFLOP/s>` lines; then the
+// products' time in the network (each task times its weight) per candidate.
+//
+//   bench_gpu_gemm --model FILE.onnx|ZOO [--configs 0] [--rounds 5] [--seed 1] [--input-shape NAME:D,D,...]
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <random>
+
+#include "codegen/GpuBuild.h"
+#include "graph/GpuTargetLimits.h"
+#include "graph/ModelZoo.h"
+#include "graph/TaskExtraction.h"
+#include "graph/frontends/Onnx.h"
+#include "graph/passes/PassManager.h"
+#include "ops/GpuDenseTiles.h"
+#include "ops/GpuSchedules.h"
+#include "passes/Lower.h"
+#include "runtime/CudaDevice.h"
+#include "runtime/GpuModule.h"
+#include "runtime/TimeEvaluator.h"
+#include "support/Error.h"
+#include "support/ThreadPool.h"
+#include "tune/autotvm/GpuDenseLargeBatchTemplate.h"
+
+using namespace tessel;
+
+namespace {
+
+struct Options {
+  std::string model;
+  int configs = 0, rounds = 5;
+  uint64_t seed = 1;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string key = argv[i], value = argv[i + 1];
+    if (key == "--model") o.model = value;
+    else if (key == "--configs") o.configs = std::stoi(value);
+    else if (key == "--rounds") o.rounds = std::stoi(value);
+    else if (key == "--seed") o.seed = std::stoull(value);
+    else throw Error(fmt::format("bench_gpu_gemm: unknown option '{}' (--model, --configs, --rounds, --seed)", key));
+  }
+  TESSEL_CHECK(!o.model.empty(), "bench_gpu_gemm: --model FILE.onnx or a zoo name is required");
+  TESSEL_CHECK(o.rounds >= 1 && o.configs >= 0, "bench_gpu_gemm: --rounds must be positive and --configs not negative");
+  return o;
+}
+
+struct Candidate {
+  std::string label;
+  ops::GpuGemmTile tile;
+  std::optional<runtime::GpuModule> module;
+  std::string error;
+  std::vector<double> seconds;  ///< one per round
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  Options o = parse(argc, argv);
+  const target::Target target = target::Target::parse("cuda");
+  runtime::Device device{runtime::DeviceKind::CUDA, 0};
+  runtime::SecondsClock clock = runtime::cudaEventClock(0);
+  passes::GpuLimits limits = graph::gpuLimitsForBuild(target);
+  graph::OptimizeOptions optimize;
+  optimize.desiredLayout = ops::Layout::NCHW;
+  bool onnx = o.model.size() > 5 && o.model.substr(o.model.size() - 5) == ".onnx";
+  graph::Graph network = graph::optimizeGraph(onnx ? graph::importOnnx(o.model) : graph::buildModel(o.model), optimize);
+  auto tasks = graph::extractTasks(network);
+  fmt::print("{} on cuda ({}, {} multiprocessors), {} rounds, {} random tensor-core configs per task\n", o.model, limits.profile,
+             limits.multiProcessorCount, o.rounds, o.configs);
+  std::mt19937_64 rng(o.seed);
+  std::map<std::string, double> network_ms;
+  for (size_t t = 0; t < tasks.size(); ++t) {
+    const auto& task = tasks[t];
+    auto shape = ops::gpuGemmTilesApply(task.dag);
+    if (!shape) continue;
+    std::vector<Candidate> candidates;
+    ops::GpuGemmTile fp32 = ops::defaultGpuGemmTile(*shape, limits.multiProcessorCount, limits.maxThreadsPerBlock, limits.warpSize);
+    candidates.push_back({"fp32", fp32, {}, {}, {}});
+    candidates.push_back({"fp32 again", fp32, {}, {}, {}});
+    if (auto tc = ops::defaultGpuTensorCoreTile(*shape, ir::WarpMmaKind::Tf32x3, limits.multiProcessorCount, limits.maxThreadsPerBlock,
+                                                limits.maxSharedMemoryPerBlock)) {
+      candidates.push_back({"3xtf32", *tc, {}, {}, {}});
+      tc->tensorCores = ir::WarpMmaKind::Tf32;
+      candidates.push_back({"tf32", *tc, {}, {}, {}});
+    }
+    if (o.configs > 0) {
+      auto space = tune::autotvm::gpuGemmTemplate(task.dag, limits, "bench_gpu_gemm");
+      for (int tries = 0, found = 0; found < o.configs && tries < 1000 * o.configs; ++tries) {
+        ops::GpuGemmTile tile = tune::autotvm::gpuGemmTileOf(space.space->get(rng() % space.space->size()));
+        if (!tile.tensorCores) continue;
+        try {
+          ops::gpuGemmTiles(task.dag, tile);
+        } catch (const Error&) {
+          continue;
+        }
+        candidates.push_back({fmt::format("x [{}] y [{}] k {}", fmt::join(tile.x, ", "), fmt::join(tile.y, ", "), tile.k), tile, {}, {}, {}});
+        ++found;
+      }
+    }
+    ThreadPool(0).parallelFor(int(candidates.size()), [&](int i) {
+      Candidate& c = candidates[size_t(i)];
+      try {
+        auto lowered = passes::lowerForGpu(ops::gpuGemmTiles(task.dag, c.tile).state, "k", limits);
+        auto binary = codegen::buildGpuKernels({lowered}, target);
+        c.module = runtime::GpuModule::fromMemory(binary.manifestText(), binary.code);
+      } catch (const Error& e) {
+        c.error = e.what();
+      }
+    });
+    std::vector<runtime::Tensor> args;
+    for (const auto& name : task.dag.inputNames()) args.push_back(runtime::Tensor::empty(task.dag.op(name)->shape, DataType::float32(), device));
+    for (const auto& name : task.dag.outputNames()) args.push_back(runtime::Tensor::empty(task.dag.op(name)->shape, DataType::float32(), device));
+    runtime::TimeEvaluatorOptions timing;
+    timing.repeat = 3;
+    timing.minRepeatMs = 10;
+    for (int round = 0; round < o.rounds; ++round)
+      for (auto& c : candidates) {
+        if (!c.module) continue;
+        auto result = runtime::timeFunction(c.module->kernel("k").bind(args), timing, clock);
+        c.seconds.push_back(*std::min_element(result.costs.begin(), result.costs.end()));
+      }
+    double flops = task.dag.flopCount();
+    fmt::print("task {:2} {} x{}: {} x {} x {} ({} products), {:.1f} MFLOP\n", t, task.name, task.weight, shape->rows, shape->columns,
+               shape->reduction, shape->stack, flops / 1e6);
+    const Candidate* best = nullptr;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      const Candidate& c = candidates[i];
+      if (!c.module) {
+        fmt::print("  {:<34} not built: {}\n", c.label, c.error.substr(0, 200));
+        continue;
+      }
+      std::vector<double> ratios;
+      for (size_t r = 0; r < c.seconds.size(); ++r) ratios.push_back(c.seconds[r] / candidates[0].seconds[r]);
+      double s = median(c.seconds);
+      fmt::print("  {:<34} {:8.1f} us {:7.0f} GFLOP/s  {:.3f}x fp32 (rounds {:.3f}-{:.3f})\n", c.label, s * 1e6, flops / s / 1e9,
+                 median(ratios), *std::min_element(ratios.begin(), ratios.end()), *std::max_element(ratios.begin(), ratios.end()));
+      if (i == 0 || i == 2 || i == 3) fmt::print("BENCH gpu_gemm_{}_{} {:.1f} GFLOP/s\n", task.name, c.label, flops / s / 1e9);
+      if (i >= 2 && (!best || s < median(best->seconds))) best = &c;
+    }
+    if (best) fmt::print("BENCH gpu_gemm_{}_best {:.1f} GFLOP/s\n", task.name, flops / median(best->seconds) / 1e9);
+    // The network's products per choice; a product with no tensor-core tile counts its fp32 time
+    // in every column, the last one taking the faster of the two per product.
+    double fp32Ms = task.weight * median(candidates[0].seconds) * 1e3;
+    auto timeOf = [&](size_t i) { return candidates.size() > i && candidates[i].module ? task.weight * median(candidates[i].seconds) * 1e3 : fp32Ms; };
+    network_ms["fp32 tile"] += fp32Ms;
+    network_ms["3xtf32 where it has a tile"] += timeOf(2);
+    network_ms["tf32 where it has a tile"] += timeOf(3);
+    network_ms["the faster of fp32 and 3xtf32"] += std::min(fp32Ms, timeOf(2));
+  }
+  for (const auto& [label, ms] : network_ms) fmt::print("products of the network, {}: {:.3f} ms\n", label, ms);
+  return 0;
+} catch (const std::exception& e) {
+  fmt::print(stderr, "bench_gpu_gemm: {}\n", e.what());
+  return 1;
+}
