@@ -119,25 +119,36 @@ int main(int argc, char** argv) try {
         auto lowered = passes::lowerForGpu(ops::gpuGemmTiles(task.dag, c.tile).state, "k", limits);
         auto binary = codegen::buildGpuKernels({lowered}, target);
         c.module = runtime::GpuModule::fromMemory(binary.manifestText(), binary.code);
-      } catch (const Error& e) {
+      } catch (const std::exception& e) {
         c.error = e.what();
       }
     });
+    // Each argument in its own type: GPT-2's masked attention product reads a bool mask.
     std::vector<runtime::Tensor> args;
-    for (const auto& name : task.dag.inputNames()) args.push_back(runtime::Tensor::empty(task.dag.op(name)->shape, DataType::float32(), device));
-    for (const auto& name : task.dag.outputNames()) args.push_back(runtime::Tensor::empty(task.dag.op(name)->shape, DataType::float32(), device));
+    for (const auto& name : task.dag.inputNames()) args.push_back(runtime::Tensor::empty(task.dag.op(name)->shape, task.dag.op(name)->dtype, device));
+    for (const auto& name : task.dag.outputNames()) args.push_back(runtime::Tensor::empty(task.dag.op(name)->shape, task.dag.op(name)->dtype, device));
     runtime::TimeEvaluatorOptions timing;
     timing.repeat = 3;
     timing.minRepeatMs = 10;
     for (int round = 0; round < o.rounds; ++round)
       for (auto& c : candidates) {
         if (!c.module) continue;
-        auto result = runtime::timeFunction(c.module->kernel("k").bind(args), timing, clock);
-        c.seconds.push_back(*std::min_element(result.costs.begin(), result.costs.end()));
+        try {
+          auto result = runtime::timeFunction(c.module->kernel("k").bind(args), timing, clock);
+          c.seconds.push_back(*std::min_element(result.costs.begin(), result.costs.end()));
+        } catch (const Error& e) {
+          c.error = e.what();
+          c.module.reset();
+        }
       }
     double flops = task.dag.flopCount();
     fmt::print("task {:2} {} x{}: {} x {} x {} ({} products), {:.1f} MFLOP\n", t, task.name, task.weight, shape->rows, shape->columns,
                shape->reduction, shape->stack, flops / 1e6);
+    if (!candidates[0].module) {
+      // Every ratio is to the fp32 tile: without it there is nothing to compare.
+      fmt::print("  the fp32 tile was not built: {}\n", candidates[0].error.substr(0, 300));
+      continue;
+    }
     const Candidate* best = nullptr;
     for (size_t i = 0; i < candidates.size(); ++i) {
       const Candidate& c = candidates[i];

@@ -25,6 +25,7 @@ A model whose manifest matches the requested batch/seed/opset is not exported ag
 (use --force). Run with /usr/bin/python3 (Debian's python3-torch, python3-torchvision).
 """
 import argparse
+import inspect
 import json
 import os
 import sys
@@ -374,10 +375,14 @@ def export(name, out_dir, batch, seed, opset, force, onnx_only=False, layers=Non
     if logits is not None:
         np.save(os.path.join(d, "logits.npy"), logits.numpy().astype(np.float32))
     input_name = tf_models.input_spec(name, batch)[2] if transformer else "data"
+    # The TorchScript exporter where torch has both (2.5 and later default to the dynamo one,
+    # which asked for opset 17 writes an opset-18 Split attribute the checker refuses): the files
+    # are then the same on every machine, Debian's PyTorch included.
+    legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
     with torch.no_grad():
         torch.onnx.export(model, x, os.path.join(d, "model.onnx"), opset_version=opset,
                           input_names=[input_name], output_names=["output"],
-                          do_constant_folding=True)
+                          do_constant_folding=True, **legacy)
     import onnx
     onnx.checker.check_model(os.path.join(d, "model.onnx"))
     out = (logits if logits is not None else y).numpy()

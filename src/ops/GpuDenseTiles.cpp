@@ -21,13 +21,15 @@ constexpr int64_t kGemmTilesMinChunk = 4;
 /// A warp's threads on tensor cores: 8 along the rows by 4 along the columns (the instruction's
 /// fragments, PTX ISA mma.m16n8k8).
 constexpr int64_t kWarpRows = 8, kWarpColumns = 4;
-/// The warps a product must keep busy on each multiprocessor for its tensor-core tile to beat
-/// the fp32 tile untuned. Measured on an H200 (bench_gpu_gemm, 2026-11-30), 3xTF32 against the
-/// fp32 tile: BERT-base's 128 x 3072 x 768 product (11.6 warps per multiprocessor) 0.69x; its
-/// 128 x 768 x 768 and 128 x 768 x 3072 products (2.9) 1.69x and 1.72x, and no random tile of
-/// 24 came below 1.06x: with few warps, each one's copies of the operands into shared memory
-/// (scalar loads, no overlap with the instructions) are what the kernel waits for.
-constexpr int64_t kTensorCoreMinWarpsPerMultiprocessor = 8;
+/// The warps a product's tensor-core tile must keep busy on each multiprocessor to beat the fp32
+/// tile untuned. Measured on an H200 (bench_gpu_gemm, 2026-11-30), 3xTF32 against the fp32
+/// tile: BERT-base's 128 x 3072 x 768 product with the tile x [4, 8, 4], y [96, 8, 4] (768 warps,
+/// 5.8 per multiprocessor) 0.69x; its 128 x 768 x 768 and 128 x 768 x 3072 products with 384
+/// warps (2.9) 1.69x and 1.72x, and no random tile of 24 came below 1.06x: with few warps each
+/// one's scalar copies of the operands into shared memory are what the kernel waits for. (A rule
+/// that took the most warps over more outputs per thread gave the expansion 512-thread blocks:
+/// 0.90x.)
+constexpr int64_t kTensorCoreMinWarpsPerMultiprocessor = 4;
 
 /// The longest divisor of the reduction up to 32 (the tuned BERT-base products on an H200 took 24).
 int64_t longestChunk(int64_t reduction) {
@@ -366,7 +368,8 @@ std::optional<GpuGemmTile> defaultGpuTensorCoreTile(const GpuGemmShape& shape, i
                                                     int64_t maxThreadsPerBlock, int64_t maxSharedMemoryPerBlock) {
   if (shape.reduction % 8 != 0 || multiprocessors <= 0) return std::nullopt;
   std::optional<GpuGemmTile> best;
-  using Key = std::tuple<int64_t, int64_t, int64_t>;
+  int64_t bestWarps = 0;
+  using Key = std::tuple<bool, int64_t, int64_t, int64_t>;
   Key bestKey{};
   for (int64_t rowWarps : {1, 2, 4})
     for (int64_t columnWarps : {1, 2, 4})
@@ -376,16 +379,18 @@ std::optional<GpuGemmTile> defaultGpuTensorCoreTile(const GpuGemmShape& shape, i
           if (rowThreads * columnThreads > maxThreadsPerBlock) continue;
           if (shape.rows % (rowThreads * rows) != 0 || shape.columns % (columnThreads * columns) != 0) continue;
           int64_t blocks = shape.stack * (shape.rows / (rowThreads * rows)) * (shape.columns / (columnThreads * columns));
-          if (blocks * rowWarps * columnWarps < kTensorCoreMinWarpsPerMultiprocessor * multiprocessors) continue;
           // The longest chunk whose copies (with up to 32 elements of padding a row) fit.
           int64_t chunk = 0;
           for (int64_t c = 64; c >= 8 && chunk == 0; c -= 8)
             if (shape.reduction % c == 0 && (rowThreads * rows + columnThreads * columns) * (c + 32) * 4 <= maxSharedMemoryPerBlock)
               chunk = c;
           if (chunk == 0) continue;
-          Key key{rows * columns, rowThreads * columnThreads, std::min(rowWarps, columnWarps)};
+          // As the fp32 tile: two blocks per multiprocessor, then outputs per thread, then
+          // threads per block, then square warp grids.
+          Key key{blocks >= 2 * multiprocessors, rows * columns, rowThreads * columnThreads, std::min(rowWarps, columnWarps)};
           if (best && key <= bestKey) continue;
           bestKey = key;
+          bestWarps = blocks * rowWarps * columnWarps;
           GpuGemmTile tile;
           tile.x = {shape.rows / (rowThreads * rows), rowThreads, rows};
           tile.y = {shape.columns / (columnThreads * columns), columnThreads, columns};
@@ -394,6 +399,7 @@ std::optional<GpuGemmTile> defaultGpuTensorCoreTile(const GpuGemmShape& shape, i
           tile.tensorCores = kind;
           best = tile;
         }
+  if (bestWarps < kTensorCoreMinWarpsPerMultiprocessor * multiprocessors) return std::nullopt;
   return best;
 }
 

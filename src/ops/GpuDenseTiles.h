@@ -98,11 +98,12 @@ GpuGemmTile defaultGpuGemmTile(const GpuGemmShape& shape, int64_t multiprocessor
 
 /// The tensor-core tile a function gets untuned (`kind` of instruction), when the product has
 /// one that measures faster than the fp32 tile: warps of 8 x 4 threads, each thread 2 or 4 rows
-/// by 2 or 4 columns, 1 to 4 warps along each axis, the tile dividing the rows and columns, and
-/// at least 8 warps for every multiprocessor (`multiprocessors` must be known); then the most
-/// outputs per thread, the most threads per block. The chunk: the longest multiple of 8
-/// dividing the reduction up to 64 whose copies fit in the shared memory (fewer chunks, fewer
-/// barriers: the instructions leave the loop over a chunk short).
+/// by 2 or 4 columns, 1 to 4 warps along each axis, the tile dividing the rows and columns,
+/// preferred as the fp32 tile is (two blocks per multiprocessor, then outputs per thread, then
+/// threads per block); taken when it keeps at least 4 warps per multiprocessor busy
+/// (`multiprocessors` must be known). The chunk: the longest multiple of 8 dividing the
+/// reduction up to 64 whose copies fit in the shared memory (fewer chunks, fewer barriers: the
+/// instructions leave the loop over a chunk short).
 std::optional<GpuGemmTile> defaultGpuTensorCoreTile(const GpuGemmShape& shape, ir::WarpMmaKind kind, int64_t multiprocessors,
                                                     int64_t maxThreadsPerBlock, int64_t maxSharedMemoryPerBlock = 48 * 1024);
 
