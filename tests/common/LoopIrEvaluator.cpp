@@ -154,6 +154,10 @@ class Compiler {
         return n;
       }
       case StmtKind::Store: return store(s.as<StoreNode>());
+      case StmtKind::WarpMma:
+        // A warp's collective instruction: the evaluator runs CPU nests, one thread at a time.
+        fail("loop IR evaluator, function '{}': a tensor-core instruction ({}) runs on a GPU only", function,
+             warpMmaIntrinsicName(s.as<WarpMmaNode>()->intrinsic));
     }
     fail("loop IR evaluator, function '{}': unknown statement kind {}", function, int(s.kind()));
   }
