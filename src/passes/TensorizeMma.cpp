@@ -77,6 +77,8 @@ class Tensorizer : public IRMutator {
       if (auto f = body.as<ForNode>()) {
         const int64_t* extent = asConstInt(f->extent);
         TESSEL_CHECK(extent && isConstInt(f->min, 0), "tensorize {}: the loop '{}' has no constant range", name, f->var.name());
+        TESSEL_CHECK(f->forKind == ForKind::Serial || f->forKind == ForKind::Unrolled, "tensorize {}: the loop '{}' under it is {}", name,
+                     f->var.name(), forKindName(f->forKind));
         if (*extent == 1)
           single[f->var.node()] = Expr(int64_t(0));
         else

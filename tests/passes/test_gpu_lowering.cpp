@@ -7,6 +7,9 @@
 #include "ops/Examples.h"
 #include "ops/GpuDenseTiles.h"
 #include "ir/Printer.h"
+#include "ir/Simplify.h"
+#include "passes/TensorizeMma.h"
+#include "schedule/LoopNest.h"
 #include "passes/Lower.h"
 #include "passes/Passes.h"
 #include "schedule/Steps.h"
@@ -255,4 +258,25 @@ TEST(GpuLowering, ATensorizedNestThatIsNotTheWarpsProductIsRefusedNamingWhy) {
   partial.tensorCores = ir::WarpMmaKind::Tf32x3;
   expectContains(errorOf([&] { ops::gpuGemmTiles(ops::matmul(48, 16, 64), partial); }),
                  "GPU GEMM tiles on tensor cores (mma_m16n8k8_3xtf32): the tile does not cover the 48 x 16 product exactly");
+}
+
+TEST(GpuLowering, TheTensorizePassRefusesANestWhoseLoopsAreNotPlainLoops) {
+  // A schedule cannot annotate them (the step refuses), but the pass checks its own input: the
+  // sub-tile's loops vectorized under the pragma.
+  struct VectorizeUnderThePragma : ir::IRMutator {
+    bool under = false;
+    ir::Stmt visitPragma(const ir::Stmt& s, const ir::PragmaNode* n) override {
+      under = n->key == kTensorizePragma;
+      return ir::IRMutator::visitPragma(s, n);
+    }
+    ir::Stmt visitFor(const ir::Stmt&, const ir::ForNode* n) override {
+      ir::Stmt body = mutate(n->body);
+      bool inner = under && n->var.name() == "j";
+      return inner ? ir::makeFor(n->var, n->min, n->extent, ir::ForKind::Vectorized, body)
+                   : ir::makeFor(n->var, n->min, n->extent, n->forKind, body);
+    }
+  };
+  auto f = schedule::buildLoopNest(tensorCoreMatmul().state, "mm");
+  ir::Stmt broken = VectorizeUnderThePragma().mutate(ir::simplify(f.body));
+  EXPECT_EQ(errorOf([&] { passes::tensorizeWarpMma(broken); }), "tensorize mma_m16n8k8_3xtf32: the loop 'j' under it is vectorized");
 }
