@@ -53,7 +53,8 @@ TimingResult timeFunction(const std::function<void()>& call, const TimeEvaluator
                           const SecondsClock& clock);
 
 /// Times several functions in alternation: `repeat` rounds, each measuring every function once
-/// (number calibrated per function first, as timeFunction does). A change in the machine's
+/// (number calibrated per function first, as timeFunction does), round r starting with
+/// function r mod n so that no function keeps the first place. A change in the machine's
 /// speed hits them alike, so their ratio is the same-run comparison a speedup claims to be.
 std::vector<TimingResult> timeInterleaved(const std::vector<std::function<void()>>& calls, const TimeEvaluatorOptions& options);
 
