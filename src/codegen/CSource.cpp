@@ -613,7 +613,7 @@ class Emitter {
         return;
       case StmtKind::Pragma: {
         auto p = s.as<PragmaNode>();
-        TESSEL_CHECK(p->key != schedule::kTensorizePragma || p->value.rfind("mma_", 0) != 0,
+        TESSEL_CHECK(p->key != schedule::kTensorizePragma || !warpMmaIntrinsicOf(p->value),
                      "C codegen, function '{}': the tensor-core intrinsic {} needs a CUDA target", functionName, p->value);
         out << pad() << "// pragma " << p->key << " = " << p->value << "\n";
         stmt(p->body);

@@ -60,11 +60,16 @@ const char* warpMmaIntrinsicName(WarpMmaKind kind) {
   return kind == WarpMmaKind::Tf32 ? "mma_m16n8k8_tf32" : "mma_m16n8k8_3xtf32";
 }
 
-WarpMmaKind parseWarpMmaIntrinsic(const std::string& name) {
+std::optional<WarpMmaKind> warpMmaIntrinsicOf(const std::string& name) {
   for (WarpMmaKind kind : {WarpMmaKind::Tf32, WarpMmaKind::Tf32x3})
     if (name == warpMmaIntrinsicName(kind)) return kind;
+  return std::nullopt;
+}
+
+WarpMmaKind parseWarpMmaIntrinsic(const std::string& name) {
+  if (auto kind = warpMmaIntrinsicOf(name)) return *kind;
   fail("unknown tensor intrinsic '{}': the intrinsics are {} and {}", name, warpMmaIntrinsicName(WarpMmaKind::Tf32),
-              warpMmaIntrinsicName(WarpMmaKind::Tf32x3));
+       warpMmaIntrinsicName(WarpMmaKind::Tf32x3));
 }
 
 Stmt makeWarpMma(const WarpMmaNode& node) {

@@ -2,6 +2,7 @@
 /// allocations and pragmas. Immutable and shared like expressions.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,8 @@ struct PragmaNode : StmtNode {
 enum class WarpMmaKind { Tf32, Tf32x3 };
 /// "mma_m16n8k8_tf32", "mma_m16n8k8_3xtf32": the intrinsic's name in schedules.
 const char* warpMmaIntrinsicName(WarpMmaKind kind);
+/// The kind of an intrinsic name, if it names one.
+std::optional<WarpMmaKind> warpMmaIntrinsicOf(const std::string& name);
 /// The kind of an intrinsic name; throws Error listing the names.
 WarpMmaKind parseWarpMmaIntrinsic(const std::string& name);
 
