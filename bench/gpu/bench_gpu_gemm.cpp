@@ -61,6 +61,7 @@ struct Candidate {
   std::optional<runtime::GpuModule> module;
   std::string error;
   std::vector<double> seconds;  ///< one per round
+  bool control = false;         ///< a reference point, not a choice (never the best)
 };
 
 double median(std::vector<double> v) {
@@ -93,11 +94,28 @@ int main(int argc, char** argv) try {
     ops::GpuGemmTile fp32 = ops::defaultGpuGemmTile(*shape, limits.multiProcessorCount, limits.maxThreadsPerBlock, limits.warpSize);
     candidates.push_back({"fp32", fp32, {}, {}, {}});
     candidates.push_back({"fp32 again", fp32, {}, {}, {}});
-    if (auto tc = ops::defaultGpuTensorCoreTile(*shape, ir::WarpMmaKind::Tf32x3, limits.multiProcessorCount, limits.maxThreadsPerBlock,
-                                                limits.maxSharedMemoryPerBlock)) {
-      candidates.push_back({"3xtf32", *tc, {}, {}, {}});
+    // The tensor-core tile even where the rule keeps the fp32 one (its label says so).
+    auto tc = ops::defaultGpuTensorCoreTile(*shape, ir::WarpMmaKind::Tf32x3, limits.multiProcessorCount, limits.maxThreadsPerBlock,
+                                            limits.maxSharedMemoryPerBlock, /*onlyWhereFaster=*/false);
+    bool ruleTakesTc = ops::defaultGpuTensorCoreTile(*shape, ir::WarpMmaKind::Tf32x3, limits.multiProcessorCount,
+                                                     limits.maxThreadsPerBlock, limits.maxSharedMemoryPerBlock).has_value();
+    if (tc) {
+      candidates.push_back({ruleTakesTc ? "3xtf32" : "3xtf32 (rule: fp32)", *tc, {}, {}, {}});
       tc->tensorCores = ir::WarpMmaKind::Tf32;
       candidates.push_back({"tf32", *tc, {}, {}, {}});
+    }
+    // Controls: the default tiles without double buffering, and also with one element per copy
+    // access (the copies before float4 loads and double buffering).
+    std::vector<Candidate> controls;
+    for (size_t i = 0; i < candidates.size(); i += 2) {
+      Candidate single = candidates[i];
+      single.label += ", 1 buffer";
+      single.tile.doubleBuffer = false;
+      single.control = true;
+      controls.push_back(single);
+      single.label += ", scalar";
+      single.tile.copyLanes = 1;
+      controls.push_back(single);
     }
     if (o.configs > 0) {
       auto space = tune::autotvm::gpuGemmTemplate(task.dag, limits, "bench_gpu_gemm");
@@ -113,6 +131,7 @@ int main(int argc, char** argv) try {
         ++found;
       }
     }
+    candidates.insert(candidates.end(), controls.begin(), controls.end());
     ThreadPool(0).parallelFor(int(candidates.size()), [&](int i) {
       Candidate& c = candidates[size_t(i)];
       try {
@@ -153,16 +172,16 @@ int main(int argc, char** argv) try {
     for (size_t i = 0; i < candidates.size(); ++i) {
       const Candidate& c = candidates[i];
       if (!c.module) {
-        fmt::print("  {:<34} not built: {}\n", c.label, c.error.substr(0, 200));
+        fmt::print("  {:<40} not built: {}\n", c.label, c.error.substr(0, 200));
         continue;
       }
       std::vector<double> ratios;
       for (size_t r = 0; r < c.seconds.size(); ++r) ratios.push_back(c.seconds[r] / candidates[0].seconds[r]);
       double s = median(c.seconds);
-      fmt::print("  {:<34} {:8.1f} us {:7.0f} GFLOP/s  {:.3f}x fp32 (rounds {:.3f}-{:.3f})\n", c.label, s * 1e6, flops / s / 1e9,
+      fmt::print("  {:<40} {:8.1f} us {:7.0f} GFLOP/s  {:.3f}x fp32 (rounds {:.3f}-{:.3f})\n", c.label, s * 1e6, flops / s / 1e9,
                  median(ratios), *std::min_element(ratios.begin(), ratios.end()), *std::max_element(ratios.begin(), ratios.end()));
       if (i == 0 || i == 2 || i == 3) fmt::print("BENCH gpu_gemm_{}_{} {:.1f} GFLOP/s\n", task.name, c.label, flops / s / 1e9);
-      if (i >= 2 && (!best || s < median(best->seconds))) best = &c;
+      if (i >= 2 && !c.control && (!best || s < median(best->seconds))) best = &c;
     }
     if (best) fmt::print("BENCH gpu_gemm_{}_best {:.1f} GFLOP/s\n", task.name, flops / median(best->seconds) / 1e9);
     // The network's products per choice; a product with no tensor-core tile counts its fp32 time
@@ -173,6 +192,8 @@ int main(int argc, char** argv) try {
     network_ms["3xtf32 where it has a tile"] += timeOf(2);
     network_ms["tf32 where it has a tile"] += timeOf(3);
     network_ms["the faster of fp32 and 3xtf32"] += std::min(fp32Ms, timeOf(2));
+    for (const Candidate& c : candidates)
+      if (c.control && c.module && c.label.rfind("fp32", 0) == 0) network_ms["fp32 tile, " + c.label.substr(6)] += task.weight * median(c.seconds) * 1e3;
   }
   for (const auto& [label, ms] : network_ms) fmt::print("products of the network, {}: {:.3f} ms\n", label, ms);
   return 0;

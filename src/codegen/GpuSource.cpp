@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include "codegen/GpuIndexWidth.h"
 #include "ir/Bounds.h"
 #include "ir/Mutator.h"
+#include "ir/Simplify.h"
 #include "passes/Passes.h"
 #include "support/Error.h"
 
@@ -231,7 +233,8 @@ class KernelPrinter {
     finder.visit(body);
     for (auto& b : finder.shared) {
       checkStorable(b);
-      out << pad() << fmt::format("{} {} {}[{}];\n", cuda() ? "__shared__" : "__local", storageTypeName(b->dtype), bufferName(b),
+      // 16-byte aligned: a copy's wide stores (vectorCopy) may address it as float4.
+      out << pad() << fmt::format("{} {} {}[{}];\n", cuda() ? "__shared__ __align__(16)" : "__local", storageTypeName(b->dtype), bufferName(b),
                                   b->elementCount());
     }
   }
@@ -252,6 +255,10 @@ class KernelPrinter {
         return;
       case StmtKind::Store: {
         auto n = s.as<StoreNode>();
+        if (n->index.type().isVector()) {
+          vectorCopy(n);
+          return;
+        }
         std::string value = expr(n->value);
         if (n->buffer->dtype.isBool()) value = fmt::format("(({}) ? 1 : 0)", value);
         out << pad() << fmt::format("{}[{}] = {};\n", bufferName(n->buffer), bufferIndex(n->buffer, n->index), value);
@@ -358,6 +365,58 @@ class KernelPrinter {
   /// its own 64-bit add (resnet-18's split convolutions' inner loops took 86 PTX instructions
   /// instead of 50); widened term by term, constant terms fold into the loads' offsets and a
   /// loop's term steps the address. Local and shared arrays are small: their indices stay 32-bit.
+  /// A dense copy of 2 or 4 lanes of 32-bit elements (passes::vectorizeCopies): one wide load
+  /// and store where the addresses are provably aligned to the access, element by element where
+  /// not (a shared copy's rows padded against bank conflicts). OpenCL's vloadn/vstoren need only
+  /// the element's alignment.
+  void vectorCopy(const StoreNode* n) {
+    auto target = n->index.as<RampNode>();
+    int lanes = n->index.type().lanes;
+    DataType element = n->buffer->dtype;
+    if (!target || (lanes != 2 && lanes != 4) || element.bits != 32 || element.isBool())
+      unsupported(fmt::format("a vector store of {} lanes of {} into '{}' (GPU kernels copy 2 or 4 lanes of 32-bit elements)", lanes,
+                              element.str(), n->buffer->name));
+    std::string scalar = storageTypeName(element);
+    std::string vector = fmt::format("{}{}", element.isFloat() ? "float" : element.isUInt() ? "uint" : "int", lanes);
+    std::string value;
+    if (auto b = n->value.as<BroadcastNode>()) {
+      std::string one = expr(b->value);
+      value = cuda() ? fmt::format("make_{}({})", vector, joinLanes(lanes, [&](int) { return one; }))
+                     : fmt::format("(({})({}))", vector, one);
+    } else if (auto l = n->value.as<LoadNode>(); l && l->index.as<RampNode>()) {
+      std::string base = bufferIndex(l->buffer, l->index.as<RampNode>()->base), source = bufferName(l->buffer);
+      if (!cuda()) value = fmt::format("vload{}(0, &{}[{}])", lanes, source, base);
+      else if (alignedTo(l->buffer, l->index.as<RampNode>()->base, lanes))
+        value = fmt::format("(*(const {}*)&{}[{}])", vector, source, base);
+      else
+        value = fmt::format("make_{}({})", vector, joinLanes(lanes, [&](int i) { return fmt::format("{}[{} + {}]", source, base, i); }));
+    } else {
+      unsupported(fmt::format("a vector store into '{}' of a value other than a copy (GPU kernels compute per lane)", n->buffer->name));
+    }
+    std::string base = bufferIndex(n->buffer, target->base), name = bufferName(n->buffer);
+    if (!cuda()) {
+      out << pad() << fmt::format("vstore{}({}, 0, &{}[{}]);\n", lanes, value, name, base);
+    } else if (alignedTo(n->buffer, target->base, lanes)) {
+      out << pad() << fmt::format("*({}*)&{}[{}] = {};\n", vector, name, base, value);
+    } else {
+      static const char* fields[] = {"x", "y", "z", "w"};
+      out << pad() << fmt::format("{{ const {} v = {};", vector, value);
+      for (int i = 0; i < lanes; ++i) out << fmt::format(" {}[{} + {}] = ({})v.{};", name, base, i, scalar, fields[i]);
+      out << " }\n";
+    }
+  }
+  static std::string joinLanes(int lanes, const std::function<std::string(int)>& lane) {
+    std::string text;
+    for (int i = 0; i < lanes; ++i) text += (i ? ", " : "") + lane(i);
+    return text;
+  }
+  /// True if element `index` of `buffer` starts an aligned access of `lanes` elements: kernel
+  /// arguments are whole allocations (cuMemAlloc aligns them to 256 bytes; the runtime passes no
+  /// views) and shared arrays are declared 16-byte aligned; registers are not addressed so.
+  static bool alignedTo(const Buffer& buffer, const Expr& index, int lanes) {
+    if (buffer->scope != BufferNode::Scope::Global && buffer->scope != BufferNode::Scope::Shared) return false;
+    return ir::knownDivisor(index) % lanes == 0;  // 0: the index is 0
+  }
   std::string bufferIndex(const Buffer& buffer, const Expr& e) {
     if (indexBits != 32 || buffer->scope != BufferNode::Scope::Global || e.as<IntImmNode>()) return expr(e);
     return widenedTerms(e);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <unordered_map>
 
 #include "ir/Equality.h"
@@ -275,6 +276,17 @@ class Simplifier : public IRMutator {
       if (ra && bb) return ramp(mutate(ra->base * bb->value), mutate(ra->stride * bb->value), lanes);
       if (ba && rb) return ramp(mutate(rb->base * ba->value), mutate(rb->stride * ba->value), lanes);
     }
+    // A dense ramp starting at a multiple of its lanes lies within one block of c when the lanes
+    // divide c: its quotient is one value, its remainder a dense ramp (a fused copy's element
+    // index taken apart into a row and a column, four columns at a time).
+    if ((k == ExprKind::FloorDiv || k == ExprKind::FloorMod) && ra && bb && isConstInt(ra->stride, 1)) {
+      auto c = bb->value.as<IntImmNode>();
+      int64_t start = knownDivisor(ra->base);
+      if (c && c->value > 0 && c->value % lanes == 0 && (start == 0 || start % lanes == 0)) {
+        Expr base = mutate(binary(k, ra->base, bb->value));
+        return k == ExprKind::FloorDiv ? broadcast(base, lanes) : ramp(base, ra->stride, lanes);
+      }
+    }
     return Expr();
   }
 
@@ -445,6 +457,22 @@ Stmt simplify(const Stmt& s, const VarBounds& bounds) { return Simplifier(bounds
 LinearSum linearSum(const Expr& e) {
   LinearForm f = toLinear(e);
   return {std::move(f.terms), f.constant};
+}
+
+int64_t knownDivisor(const Expr& e) {
+  LinearForm f = toLinear(e);
+  int64_t divisor = f.constant < 0 ? -f.constant : f.constant;
+  for (auto& [atom, coef] : f.terms) {
+    // An atom's own divisor: a remainder by c keeps what divides both its dividend and c (a
+    // fused copy index taken apart: (4t) mod 64 is a multiple of 4).
+    int64_t own = 1;
+    if (atom.kind() == ExprKind::FloorMod || atom.kind() == ExprKind::Mod) {
+      auto remainder = static_cast<const BinaryNode*>(atom.get());
+      if (auto c = remainder->b.as<IntImmNode>(); c && c->value > 0) own = std::gcd(knownDivisor(remainder->a), c->value);
+    }
+    divisor = std::gcd(divisor, own * (coef < 0 ? -coef : coef));
+  }
+  return divisor;
 }
 
 bool proveTrue(const Expr& condition, const VarBounds& bounds) {

@@ -23,5 +23,9 @@ struct LinearSum {
   int64_t constant = 0;
 };
 LinearSum linearSum(const Expr& e);
+/// The largest number that provably divides the int64 expression `e` whatever its atoms' values:
+/// the gcd of its linear sum's coefficients and constant (0 when `e` is 0; 1 when nothing is
+/// known). An access at `e` of L elements starts at a multiple of L when L divides it.
+int64_t knownDivisor(const Expr& e);
 
 }  // namespace tessel::ir

@@ -21,15 +21,17 @@ constexpr int64_t kGemmTilesMinChunk = 4;
 /// A warp's threads on tensor cores: 8 along the rows by 4 along the columns (the instruction's
 /// fragments, PTX ISA mma.m16n8k8).
 constexpr int64_t kWarpRows = 8, kWarpColumns = 4;
-/// The warps a product's tensor-core tile must keep busy on each multiprocessor to beat the fp32
-/// tile untuned. Measured on an H200 (bench_gpu_gemm, 2026-11-30), 3xTF32 against the fp32
-/// tile: BERT-base's 128 x 3072 x 768 product with the tile x [4, 8, 4], y [96, 8, 4] (768 warps,
-/// 5.8 per multiprocessor) 0.69x; its 128 x 768 x 768 and 128 x 768 x 3072 products with 384
-/// warps (2.9) 1.69x and 1.72x, and no random tile of 24 came below 1.06x: with few warps each
-/// one's scalar copies of the operands into shared memory are what the kernel waits for. (A rule
-/// that took the most warps over more outputs per thread gave the expansion 512-thread blocks:
-/// 0.90x.)
-constexpr int64_t kTensorCoreMinWarpsPerMultiprocessor = 4;
+/// When a product's tensor-core tile beats the fp32 tile untuned. Measured on an H200
+/// (bench_gpu_gemm, 2026-11-30, both tiles with float4 double-buffered copies), 3xTF32 against
+/// fp32: BERT-base's 128 x 768 x 768 and 128 x 768 x 3072 products with 384 warps (2.9 per
+/// multiprocessor) and 12 or 48 chunks 0.91x and 0.89x, its 128 x 3072 x 768 product 0.69-0.71x;
+/// attention's 128 x 128 x 64 heads (one chunk of 64) 1.11-1.15x and 128 x 64 x 128 (two
+/// chunks) 0.996-1.009x: the next chunk's copies overlap the products only when there is a next
+/// chunk, and the three products per step cost more than the fp32 tile's where nothing hides
+/// them. (Before double buffering, with scalar copies, the 2.9-warp products were 1.69x slower:
+/// each warp waited on its own copies.)
+constexpr int64_t kTensorCoreMinWarpsPerMultiprocessor = 2;
+constexpr int64_t kTensorCoreMinChunks = 4;
 
 /// The longest divisor of the reduction up to 32 (the tuned BERT-base products on an H200 took 24).
 int64_t longestChunk(int64_t reduction) {
@@ -207,16 +209,36 @@ GemmOutputLoops tileGemmOutput(Recorder& rec, const std::string& out, const std:
   return l;
 }
 
+/// The widest access up to `most` elements with which `threads` copy a window of `total`
+/// elements whose rows are `innermost` long: every access within one row and every thread busy.
+int64_t copyLanesOf(int64_t most, int64_t innermost, int64_t total, int64_t threads) {
+  for (int64_t lanes = most; lanes > 1; lanes /= 2)
+    if (innermost % lanes == 0 && total % (threads * lanes) == 0) return lanes;
+  return 1;
+}
+
 /// [stack..., n, m, k] -> [k chunks, k in the chunk, stack..., n, m]: the sub-tile innermost,
 /// each chunk's operand copies attached at the chunk loop and shared out over the block's
-/// threads. Returns the chunk loop and the loop in the chunk.
-std::vector<std::string> chunkTheReduction(Recorder& rec, const GemmStages& s, int64_t chunk, const std::array<int64_t, 3>& threadsZYX) {
+/// threads, as wide as the tile's copyLanes allows. Returns the chunk loop and the loop in the
+/// chunk.
+std::vector<std::string> chunkTheReduction(Recorder& rec, const GemmStages& s, const GpuGemmShape& shape, const GpuGemmTile& tile,
+                                           const std::array<int64_t, 3>& threadsZYX) {
+  TESSEL_CHECK(tile.copyLanes == 1 || tile.copyLanes == 2 || tile.copyLanes == 4,
+               "{}: copies of {} elements per access (copy_lanes is 1, 2 or 4)", kGemmSchedule, tile.copyLanes);
   std::vector<std::string> acc = rec.leaves(s.accumulator);
-  auto k = rec.split(s.accumulator, acc.back(), {chunk});
+  auto k = rec.split(s.accumulator, acc.back(), {tile.k});
   std::vector<std::string> accOrder = {k[0], k[1]};
   accOrder.insert(accOrder.end(), acc.begin(), acc.end() - 1);
   rec.reorder(s.accumulator, accOrder);
-  for (const std::string& shared : {s.dataShared, s.otherShared}) copyCooperatively(rec, shared, s.accumulator, k[0], threadsZYX);
+  // Each chunk's windows: the block's rows (columns) by the chunk, in the operand's axis order.
+  int64_t threads = threadsZYX[0] * threadsZYX[1] * threadsZYX[2];
+  int64_t rows = tile.x[1] * tile.x[2], columns = tile.y[1] * tile.y[2];
+  int64_t dataLanes = copyLanesOf(tile.copyLanes, shape.dataReductionInnermost ? tile.k : rows, rows * tile.k, threads);
+  int64_t otherLanes = copyLanesOf(tile.copyLanes, shape.otherReductionInnermost ? tile.k : columns, columns * tile.k, threads);
+  copyCooperatively(rec, s.dataShared, s.accumulator, k[0], threadsZYX, dataLanes);
+  copyCooperatively(rec, s.otherShared, s.accumulator, k[0], threadsZYX, otherLanes);
+  if (tile.doubleBuffer)
+    for (const std::string& shared : {s.dataShared, s.otherShared}) rec.add(std::make_shared<DoubleBufferStep>(shared));
   return k;
 }
 
@@ -288,7 +310,7 @@ GpuTileSchedule gpuTensorCoreTiles(const te::ComputeDAG& dag, const GpuGemmShape
   rec.annotate(stages.out, lanes, Annotation::ThreadX);
   addUnrollPragmas(rec, stages.out, loops.outermost, tile.autoUnrollMaxStep, tile.unrollExplicit);
   rec.computeAt(stages.accumulator, stages.out, lanes);
-  auto k = chunkTheReduction(rec, stages, tile.k, {rowWarps, columnWarps, kWarpRows * kWarpColumns});
+  auto k = chunkTheReduction(rec, stages, shape, tile, {rowWarps, columnWarps, kWarpRows * kWarpColumns});
   rec.add(std::make_shared<TensorizeStep>(stages.accumulator, k[1], intrinsic));
   return {rec.steps, rec.finish()};
 }
@@ -313,7 +335,7 @@ GpuTileSchedule gpuGemmTiles(const te::ComputeDAG& dag, const GpuGemmTile& tile)
   rec.annotate(stages.out, loops.y[1], Annotation::ThreadX);
   addUnrollPragmas(rec, stages.out, loops.outermost, tile.autoUnrollMaxStep, tile.unrollExplicit);
   rec.computeAt(stages.accumulator, stages.out, loops.y[1]);
-  chunkTheReduction(rec, stages, tile.k, {1, tile.x[1], tile.y[1]});
+  chunkTheReduction(rec, stages, shape, tile, {1, tile.x[1], tile.y[1]});
   return {rec.steps, rec.finish()};
 }
 
@@ -365,7 +387,7 @@ GpuGemmTile defaultGpuGemmTile(const GpuGemmShape& shape, int64_t multiprocessor
 namespace tessel::ops {
 
 std::optional<GpuGemmTile> defaultGpuTensorCoreTile(const GpuGemmShape& shape, ir::WarpMmaKind kind, int64_t multiprocessors,
-                                                    int64_t maxThreadsPerBlock, int64_t maxSharedMemoryPerBlock) {
+                                                    int64_t maxThreadsPerBlock, int64_t maxSharedMemoryPerBlock, bool onlyWhereFaster) {
   if (shape.reduction % 8 != 0 || multiprocessors <= 0) return std::nullopt;
   std::optional<GpuGemmTile> best;
   int64_t bestWarps = 0;
@@ -399,7 +421,10 @@ std::optional<GpuGemmTile> defaultGpuTensorCoreTile(const GpuGemmShape& shape, i
           tile.tensorCores = kind;
           best = tile;
         }
-  if (bestWarps < kTensorCoreMinWarpsPerMultiprocessor * multiprocessors) return std::nullopt;
+  if (!best) return std::nullopt;
+  if (onlyWhereFaster && (bestWarps < kTensorCoreMinWarpsPerMultiprocessor * multiprocessors ||
+                          shape.reduction < kTensorCoreMinChunks * best->k))
+    return std::nullopt;
   return best;
 }
 

@@ -81,6 +81,13 @@ struct GpuGemmTile {
   /// compute their even sub-tiles together with the instruction; the tile must cover the product
   /// exactly and the chunk be a multiple of 8.
   std::optional<ir::WarpMmaKind> tensorCores = std::nullopt;
+  /// The widest access (1, 2 or 4 elements) a thread copies an operand's chunk with: each
+  /// operand takes the widest up to this that its window's rows and the block's threads divide
+  /// (float4 loads: a quarter of the instructions, four times the bytes in flight per load).
+  int64_t copyLanes = 4;
+  /// Both operands' copies double-buffered (schedule::DoubleBufferStep): each thread loads its
+  /// share of the next chunk while the block multiplies the current one.
+  bool doubleBuffer = true;
 
   int64_t threads() const { return x[1] * y[1]; }
 };
@@ -100,11 +107,14 @@ GpuGemmTile defaultGpuGemmTile(const GpuGemmShape& shape, int64_t multiprocessor
 /// one that measures faster than the fp32 tile: warps of 8 x 4 threads, each thread 2 or 4 rows
 /// by 2 or 4 columns, 1 to 4 warps along each axis, the tile dividing the rows and columns,
 /// preferred as the fp32 tile is (two blocks per multiprocessor, then outputs per thread, then
-/// threads per block); taken when it keeps at least 4 warps per multiprocessor busy
-/// (`multiprocessors` must be known). The chunk: the longest multiple of 8 dividing the
+/// threads per block); taken when it keeps at least 2 warps per multiprocessor busy
+/// (`multiprocessors` must be known) and the reduction spans 4 chunks or more (double-buffered
+/// copies hide the products only behind a next chunk). The chunk: the longest multiple of 8 dividing the
 /// reduction up to 64 whose copies fit in the shared memory (fewer chunks, fewer barriers: the
 /// instructions leave the loop over a chunk short).
+/// `onlyWhereFaster` false: the tile whatever the warps it keeps busy (benches compare it).
 std::optional<GpuGemmTile> defaultGpuTensorCoreTile(const GpuGemmShape& shape, ir::WarpMmaKind kind, int64_t multiprocessors,
-                                                    int64_t maxThreadsPerBlock, int64_t maxSharedMemoryPerBlock = 48 * 1024);
+                                                    int64_t maxThreadsPerBlock, int64_t maxSharedMemoryPerBlock = 48 * 1024,
+                                                    bool onlyWhereFaster = true);
 
 }  // namespace tessel::ops

@@ -41,13 +41,15 @@ void checkTileCovers(const char* schedule, const char* what, const std::array<in
 }
 
 void copyCooperatively(Recorder& rec, const std::string& shared, const std::string& reader, const std::string& at,
-                       const std::array<int64_t, 3>& threadsZYX) {
+                       const std::array<int64_t, 3>& threadsZYX, int64_t lanes) {
   rec.computeAt(shared, reader, at);
   std::string all = rec.fuse(shared, rec.leaves(shared));
+  if (lanes > 1) all = rec.split(shared, all, {lanes})[0];
   auto parts = rec.split(shared, all, {threadsZYX[0], threadsZYX[1], threadsZYX[2]});
   rec.annotate(shared, parts[1], Annotation::ThreadZ);
   rec.annotate(shared, parts[2], Annotation::ThreadY);
   rec.annotate(shared, parts[3], Annotation::ThreadX);
+  if (lanes > 1) rec.annotate(shared, rec.leaves(shared).back(), Annotation::Vectorize);
 }
 
 void addUnrollPragmas(Recorder& rec, const std::string& stage, const std::string& loop, int64_t autoUnrollMaxStep,

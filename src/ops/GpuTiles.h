@@ -62,9 +62,10 @@ std::vector<std::string> tileImageOutput(Recorder& rec, const std::string& out, 
 
 /// `shared` (a shared-memory copy read by `reader`) computed at `at` of the reader, its window
 /// copied by the block's threads together, in element order with thread x fastest, so that
-/// neighbouring threads read neighbouring addresses.
+/// neighbouring threads read neighbouring addresses; `lanes` consecutive elements per thread
+/// and access (a vectorized loop: one wide load where the window's rows are multiples of it).
 void copyCooperatively(Recorder& rec, const std::string& shared, const std::string& reader, const std::string& at,
-                       const std::array<int64_t, 3>& threadsZYX);
+                       const std::array<int64_t, 3>& threadsZYX, int64_t lanes = 1);
 
 /// auto_unroll_max_step and unroll_explicit as pragmas on `loop` of `stage`.
 void addUnrollPragmas(Recorder& rec, const std::string& stage, const std::string& loop, int64_t autoUnrollMaxStep,

@@ -33,6 +33,9 @@ GpuLoweredFunction lowerForGpu(const schedule::State& state, const std::string& 
   s = tensorizeWarpMma(s);             // tensorized products become tensor-core instructions
   s = unrollLoops(s);                  // explicit unroll annotations and auto_unroll_max_step pragmas
   s = ir::simplify(s);
+  s = vectorizeCopies(s);              // vectorized copies become wide loads and stores
+  s = prefetchDoubleBuffers(s);        // double-buffered copies load the next iteration ahead
+  s = ir::simplify(s);
   s = insertSharedMemoryBarriers(s);   // threads wait where shared memory passes between them
   f.body = s;
   GpuLaunch launch = gpuLaunchOf(s);   // grid and block from the bound loops

@@ -23,6 +23,16 @@ ir::Stmt hoistInvariantGuards(const ir::Stmt& s);
 /// Turns vectorized loops of constant extent into vector code (Ramp/Broadcast); a loop whose
 /// body cannot be vectorized stays a scalar loop.
 ir::Stmt vectorizeLoops(const ir::Stmt& s);
+/// For GPU kernels, whose threads compute in scalars: a vectorized loop becomes vector code only
+/// where its body copies consecutive elements to consecutive elements (wide loads and stores:
+/// a cooperative copy into shared memory); any other vectorized loop stays a scalar loop.
+ir::Stmt vectorizeCopies(const ir::Stmt& s);
+/// Double-buffered shared copies (schedule::DoubleBufferStep) at a serial loop: each thread
+/// loads its share of the next iteration's copy into registers before the loop body computes
+/// and stores it into shared memory at the top of the next iteration (see DoubleBuffer.cpp). A
+/// copy whose loop was unrolled away stays as it is. Error naming the stage when the copy reads
+/// memory the kernel writes, or is not loops, guards and stores.
+ir::Stmt prefetchDoubleBuffers(const ir::Stmt& s);
 /// Replaces small local buffers, all of whose accesses use constant indices, by variables
 /// (one per element or per vector), so that the C compiler keeps them in registers.
 ir::Stmt promoteRegisters(const ir::Stmt& s);

@@ -21,8 +21,11 @@ int64_t stepCount(const Stmt& s) {
       // Unrolling around a parallel loop would make a parallel region (an outlined function
       // and a fork-join) per copy.
       if (n->forKind == ForKind::Parallel) return -1;
-      auto e = asConstInt(n->extent);
       int64_t inner = stepCount(n->body);
+      // A loop bound to a GPU index runs once in each thread: a cooperative copy's loop over the
+      // block's share is as many steps per thread as its own extent, not times the threads.
+      if (isGpuBinding(n->forKind)) return inner;
+      auto e = asConstInt(n->extent);
       if (!e || inner < 0) return -1;
       return *e * inner;
     }

@@ -3,7 +3,10 @@
 // holds something that cannot run lane-parallel (a local allocation, a guard that differs per
 // lane, a store whose address is the same for all lanes while the value differs), the loop
 // stays scalar: correctness first.
+#include <algorithm>
+
 #include "ir/Mutator.h"
+#include "ir/Simplify.h"
 #include "passes/Passes.h"
 
 namespace tessel::passes {
@@ -74,8 +77,31 @@ bool hasVectorCode(const Stmt& s) {
   return v.found;
 }
 
+/// True if `e` is a dense ramp (consecutive elements) once simplified.
+bool isDenseRamp(const Expr& e) {
+  auto r = e.as<RampNode>();
+  if (!r) return false;
+  auto stride = asConstInt(r->stride);
+  return stride && *stride == 1;
+}
+
+/// True if every statement of `s` copies consecutive elements to consecutive elements: a store
+/// of a dense ramp whose value is a load of a dense ramp or one value broadcast, of 32-bit
+/// elements and at most 4 lanes (CUDA's widest access is 16 bytes: float4, int4).
+bool isDenseCopy(const Stmt& s) {
+  if (auto b = s.as<BlockNode>()) return std::all_of(b->stmts.begin(), b->stmts.end(), isDenseCopy);
+  auto store = s.as<StoreNode>();
+  if (!store || !isDenseRamp(store->index)) return false;
+  if (store->buffer->dtype.bits != 32 || store->buffer->dtype.isBool() || store->index.type().lanes > 4) return false;
+  if (store->value.as<BroadcastNode>()) return true;
+  auto load = store->value.as<LoadNode>();
+  return load && isDenseRamp(load->index);
+}
+
 class Vectorizer : public IRMutator {
  public:
+  explicit Vectorizer(bool copies) : copiesOnly(copies) {}
+
   Stmt visitFor(const Stmt& s, const ForNode* n) override {
     Stmt inner = IRMutator::visitFor(s, n);
     auto f = inner.as<ForNode>();
@@ -84,16 +110,23 @@ class Vectorizer : public IRMutator {
     bool ok = lanes && *lanes >= 2 && *lanes <= 64 && (*lanes & (*lanes - 1)) == 0 && !hasVectorCode(f->body);
     if (ok) {
       try {
-        return Widen(f->var.node(), ramp(f->min, Expr(int64_t(1)), int(*lanes))).mutate(f->body);
+        Stmt widened = Widen(f->var.node(), ramp(f->min, Expr(int64_t(1)), int(*lanes))).mutate(f->body);
+        if (!copiesOnly) return widened;
+        widened = simplify(widened);
+        if (isDenseCopy(widened)) return widened;
       } catch (const CannotVectorize&) {
       }
     }
     return makeFor(f->var, f->min, f->extent, ForKind::Serial, f->body);
   }
+
+  bool copiesOnly;
 };
 
 }  // namespace
 
-Stmt vectorizeLoops(const Stmt& s) { return Vectorizer().mutate(s); }
+Stmt vectorizeLoops(const Stmt& s) { return Vectorizer(false).mutate(s); }
+
+Stmt vectorizeCopies(const Stmt& s) { return Vectorizer(true).mutate(s); }
 
 }  // namespace tessel::passes

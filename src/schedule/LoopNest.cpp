@@ -223,7 +223,8 @@ class Builder {
       for (auto& other : state.stages()) {
         if (other.attach != AttachKind::At || other.attachStage != s.name() || other.attachIterator != leaf) continue;
         allocations.push_back(localBuffer(other));
-        body.push_back(emitStage(other, nowParallel));
+        Stmt copy = emitStage(other, nowParallel);
+        body.push_back(other.doubleBuffer ? makePragma(kDoubleBufferPragma, other.name(), copy) : copy);
       }
       body.push_back(nest(p + 1));
       Stmt inner = makeBlock(body);

@@ -1,5 +1,5 @@
 // The steps that reshape one stage's loops: split, follow_split, follow_fused_split, fuse, reorder, annotate, pragma,
-// tensorize, storage_align.
+// tensorize, double_buffer, storage_align.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -387,6 +387,21 @@ StepPtr TensorizeStep::fromJson(const json& j) {
   return std::make_shared<TensorizeStep>(j.at("stage").get<std::string>(), j.at("iterator").get<std::string>(),
                                          j.at("intrinsic").get<std::string>());
 }
+
+// ---- double_buffer ---------------------------------------------------------------------------
+
+DoubleBufferStep::DoubleBufferStep(std::string s) : stage(std::move(s)) {}
+
+void DoubleBufferStep::apply(State& state) const {
+  Stage& s = computeStage(state, stage);
+  TESSEL_CHECK(s.memoryScope == "shared", "double_buffer on '{}': only a shared-memory copy (cache_read \"shared\") is double-buffered",
+               stage);
+  s.doubleBuffer = true;
+}
+
+std::string DoubleBufferStep::print() const { return fmt::format("{}.double_buffer()", stage); }
+json DoubleBufferStep::toJson() const { return {{"step", "double_buffer"}, {"stage", stage}}; }
+StepPtr DoubleBufferStep::fromJson(const json& j) { return std::make_shared<DoubleBufferStep>(j.at("stage").get<std::string>()); }
 
 // ---- storage_align ---------------------------------------------------------------------------
 

@@ -53,6 +53,8 @@ struct Stage {
   /// The memory scope a cache stage was made for ("shared", "local", ...); empty otherwise.
   /// On a GPU an attached "shared" stage lives in the block's shared memory.
   std::string memoryScope;
+  /// A shared copy whose next iteration is loaded while the current one computes (double_buffer).
+  bool doubleBuffer = false;
 
   const std::string& name() const { return op->name; }
   bool isPlaceholder() const { return op->isPlaceholder(); }

@@ -20,7 +20,7 @@ StepPtr stepFromJson(const json& j) {
       {"cache_read", CacheReadStep::fromJson},  {"cache_write", CacheWriteStep::fromJson},
       {"rfactor", RfactorStep::fromJson},       {"storage_align", StorageAlignStep::fromJson},
       {"follow_split", FollowSplitStep::fromJson}, {"follow_fused_split", FollowFusedSplitStep::fromJson},
-      {"tensorize", TensorizeStep::fromJson},
+      {"tensorize", TensorizeStep::fromJson},   {"double_buffer", DoubleBufferStep::fromJson},
   };
   TESSEL_CHECK(j.is_object() && j.contains("step") && j["step"].is_string(), "a step must be an object with a \"step\" kind");
   auto kind = j["step"].get<std::string>();

@@ -146,6 +146,24 @@ class TensorizeStep : public Step {
   std::string stage, iterator, intrinsic;
 };
 
+/// TVM's `double_buffer` on a shared-memory copy computed at a serial loop (a GEMM's chunk
+/// loop): the copy of iteration k + 1 is in flight while iteration k computes. tessel stages it
+/// through registers (passes::prefetchDoubleBuffers): each thread loads its share of the next
+/// chunk before the computation and stores it into the one shared buffer after, so the loads'
+/// latency overlaps the arithmetic without a second shared buffer.
+/// The pragma lowering puts around a double-buffered copy's loops (its value: the stage).
+inline constexpr const char* kDoubleBufferPragma = "double_buffer";
+class DoubleBufferStep : public Step {
+ public:
+  explicit DoubleBufferStep(std::string stage);
+  std::string kind() const override { return "double_buffer"; }
+  void apply(State& state) const override;
+  std::string print() const override;
+  nlohmann::json toJson() const override;
+  static StepPtr fromJson(const nlohmann::json& j);
+  std::string stage;
+};
+
 class ComputeAtStep : public Step {
  public:
   ComputeAtStep(std::string stage, std::string target, std::string targetIterator);

@@ -10,6 +10,7 @@
 #include "common/GpuKernelCheck.h"
 #include "common/ScopedEnv.h"
 #include "ops/Examples.h"
+#include "ops/GpuDenseTiles.h"
 #include "ops/GpuSchedules.h"
 #include "support/Files.h"
 #include "support/TempDir.h"
@@ -45,13 +46,47 @@ TEST(GpuCodegen, CudaMatmulCompilesToACubinForSm90) {
     expectContains(cu, "blockIdx.y");
     expectContains(cu, "threadIdx.x");
     if (shared) {
-      expectContains(cu, "__shared__ float A_shared[512];");
+      expectContains(cu, "__shared__ __align__(16) float A_shared[512];");
       expectContains(cu, "__syncthreads();");
     }
     auto launch = binary.source.manifest["kernels"][0]["launch"];
     EXPECT_EQ(launch["grid"], nlohmann::json({6, 16, 1}));
     EXPECT_EQ(launch["block"], nlohmann::json({16, 8, 1}));
   }
+}
+
+TEST(GpuCodegen, GemmTilesCopyFourElementsPerAccessWideWhereTheAddressesAreAligned) {
+  REQUIRE_NVRTC();
+  // 16 x 16 blocks of 64 threads and chunks of 16: each operand's window is 256 elements, one
+  // float4 per thread; rows of 16 keep every access aligned in both memories.
+  auto dag = ops::matmul(64, 64, 64);
+  ops::GpuGemmTile tile;
+  tile.x = {4, 8, 2};
+  tile.y = {4, 8, 2};
+  tile.k = 16;
+  auto build = [&](const ops::GpuGemmTile& t, const std::string& target) {
+    return kernelcheck::buildForGpu(ops::gpuGemmTiles(dag, t).state, target, "mm").source.code;
+  };
+  std::string cu = build(tile, "cuda");
+  expectContains(cu, "*(float4*)&A_shared[");
+  expectContains(cu, "= (*(const float4*)&A[");
+  expectContains(cu, "*(float4*)&B_shared[");
+  expectContains(build(tile, "opencl"), "vstore4(vload4(0, &A[");
+  ops::GpuGemmTile scalar = tile;
+  scalar.copyLanes = 1;
+  EXPECT_EQ(build(scalar, "cuda").find("float4"), std::string::npos);
+  // On tensor cores the shared rows are padded against bank conflicts (a stride of 17): the
+  // loads stay wide, the stores go element by element.
+  ops::GpuGemmTile tc;
+  tc.x = {2, 16, 2};
+  tc.y = {2, 8, 4};
+  tc.k = 16;
+  tc.tensorCores = ir::WarpMmaKind::Tf32x3;
+  std::string padded = build(tc, "cuda");
+  expectContains(padded, "{ const float4 v = (*(const float4*)&A[");
+  EXPECT_EQ(padded.find("*(float4*)&A_shared["), std::string::npos);
+  tile.copyLanes = 3;
+  expectContains(errorOf([&] { build(tile, "cuda"); }), "copies of 3 elements per access (copy_lanes is 1, 2 or 4)");
 }
 
 TEST(GpuCodegen, CudaConv2dWithVirtualThreadsCompiles) {

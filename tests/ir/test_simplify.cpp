@@ -308,6 +308,27 @@ TEST_F(SimplifyTest, VectorLoadIndexBecomesADenseRamp) {
   EXPECT_EQ(toString(e), "A[ramp(((x*8) + 4), 1, 8)]");
 }
 
+TEST_F(SimplifyTest, ADenseRampFromAMultipleOfItsLanesDividesIntoOneRowAndAColumnRamp) {
+  // A fused copy index 4x + lane taken apart into rows of 64: all four lanes in one row.
+  Expr fused = ramp(x * Expr(4), Expr(1), 4);
+  EXPECT_EQ(simplified(floordiv(fused, broadcast(Expr(64), 4))), "broadcast(floordiv((x*4), 64), 4)");
+  EXPECT_EQ(simplified(floormod(fused, broadcast(Expr(64), 4))), "ramp(floormod((x*4), 64), 1, 4)");
+  // Starting at 4x + 2, or rows of 66: the lanes may straddle two rows; left as vectors.
+  EXPECT_EQ(simplified(floordiv(ramp(x * Expr(4) + Expr(2), Expr(1), 4), broadcast(Expr(64), 4))).find("broadcast(floordiv"),
+            std::string::npos);
+  EXPECT_EQ(simplify(floormod(fused, broadcast(Expr(66), 4))).as<RampNode>(), nullptr);
+}
+
+TEST_F(SimplifyTest, KnownDivisorsOfIndexExpressions) {
+  EXPECT_EQ(knownDivisor(x * Expr(8) + Expr(12)), 4);
+  EXPECT_EQ(knownDivisor(x * Expr(8) + y * Expr(6)), 2);
+  EXPECT_EQ(knownDivisor(x + Expr(4)), 1);
+  EXPECT_EQ(knownDivisor(Expr(int64_t(0))), 0);
+  // A remainder by 64 of a multiple of 4 is a multiple of 4; a quotient is anything.
+  EXPECT_EQ(knownDivisor(floormod(x * Expr(4), Expr(64)) + y * Expr(768)), 4);
+  EXPECT_EQ(knownDivisor(floordiv(x * Expr(4), Expr(64)) * Expr(2)), 2);
+}
+
 // ---- statements: guards and loops ---------------------------------------------------------
 
 class SimplifyStmtTest : public SimplifyTest {

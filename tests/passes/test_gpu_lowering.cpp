@@ -280,3 +280,52 @@ TEST(GpuLowering, TheTensorizePassRefusesANestWhoseLoopsAreNotPlainLoops) {
   ir::Stmt broken = VectorizeUnderThePragma().mutate(ir::simplify(f.body));
   EXPECT_EQ(errorOf([&] { passes::tensorizeWarpMma(broken); }), "tensorize mma_m16n8k8_3xtf32: the loop 'j' under it is vectorized");
 }
+
+namespace {
+
+/// matmul 64 x 64 x 64 in 16 x 16 blocks of 64 threads and chunks of 16 (four chunks).
+ops::GpuTileSchedule chunkedMatmul(bool doubleBuffer) {
+  ops::GpuGemmTile tile;
+  tile.x = {4, 8, 2};
+  tile.y = {4, 8, 2};
+  tile.k = 16;
+  tile.doubleBuffer = doubleBuffer;
+  return ops::gpuGemmTiles(ops::matmul(64, 64, 64), tile);
+}
+
+}  // namespace
+
+TEST(GpuLowering, ADoubleBufferedCopyLoadsTheNextChunkIntoRegistersBeforeTheArithmetic) {
+  auto schedule = chunkedMatmul(true);
+  std::vector<std::string> printed;
+  for (const auto& step : schedule.steps)
+    if (step->kind() == "double_buffer") printed.push_back(step->print());
+  EXPECT_EQ(printed, (std::vector<std::string>{"A.shared.double_buffer()", "B.shared.double_buffer()"}));
+  std::string body = ir::toString(passes::lowerForGpu(schedule.state, "mm", kSm90).function.body);
+  // Each thread's share of a chunk (256 elements over 64 threads) waits in 4 registers; the
+  // first chunk is loaded before the loop, chunk k + 1 inside iteration k before the barrier
+  // after which the block multiplies chunk k.
+  expectContains(body, "allocate A.shared_next[float32 * 4]");
+  size_t loop = body.find("for k.0 in range(4)"), ahead = body.find("if (k.0 < 3):"), barrier = body.find("gpu_barrier", loop);
+  ASSERT_NE(loop, std::string::npos) << body;
+  EXPECT_LT(body.find("A.shared_next[ramp(0, 1, 4)] = A["), loop) << body;
+  EXPECT_LT(loop, ahead) << body;
+  EXPECT_LT(ahead, barrier) << body;
+  EXPECT_EQ(ir::toString(passes::lowerForGpu(chunkedMatmul(false).state, "mm", kSm90).function.body).find("_next"), std::string::npos);
+}
+
+TEST(GpuLowering, DoubleBufferingNeedsASharedCopyWhoseSourceTheKernelDoesNotWrite) {
+  auto dag = ops::matmul(64, 64, 64);
+  EXPECT_EQ(errorOf([&] { replay(dag, {std::make_shared<DoubleBufferStep>("C")}); }),
+            "step 1 (double_buffer): double_buffer on 'C': only a shared-memory copy (cache_read \"shared\") is double-buffered");
+  EXPECT_EQ(stepFromJson(DoubleBufferStep("A.shared").toJson())->print(), "A.shared.double_buffer()");
+  // A copy from a buffer the loop also writes: loading it an iteration early would read the old value.
+  auto g = ir::makeBuffer("G", DataType::float32(), {4}, ir::BufferNode::Scope::Global);
+  auto sh = ir::makeBuffer("S", DataType::float32(), {1}, ir::BufferNode::Scope::Shared);
+  ir::Var k("k");
+  ir::Stmt loop = ir::makeFor(k, ir::Expr(int64_t(0)), ir::Expr(int64_t(4)), ir::ForKind::Serial,
+                              ir::makeBlock({ir::makePragma(kDoubleBufferPragma, "S", ir::makeStore(sh, ir::Expr(int64_t(0)), ir::load(g, k))),
+                                             ir::makeStore(g, k, ir::load(sh, ir::Expr(int64_t(0))))}));
+  EXPECT_EQ(errorOf([&] { passes::prefetchDoubleBuffers(loop); }),
+            "double_buffer S: the copy reads 'G', which the kernel also writes (a value loaded an iteration early could be stale)");
+}

@@ -484,6 +484,31 @@ TEST_F(PassTest, InnerLoopsOfAVectorizedLoopStaySerial) {
             "  B[ramp(0, 1, 8)] = (B[ramp(0, 1, 8)] + broadcast(A[j], 8))\n");
 }
 
+TEST_F(PassTest, ForGpuKernelsOnlyDenseCopiesAreVectorized) {
+  // A copy of four consecutive elements (a cooperative copy's lanes) becomes one wide access.
+  Stmt copy = loop(o, 4, loop(i, 4, makeStore(out, o * Expr(4) + i, load(in, o * Expr(8) + i)), ForKind::Vectorized));
+  EXPECT_EQ(toString(vectorizeCopies(copy)),
+            "for o in range(4):\n"
+            "  B[ramp((o*4), 1, 4)] = A[ramp((o*8), 1, 4)]\n");
+  Stmt fill = loop(i, 4, makeStore(out, i, Expr(0.0f)), ForKind::Vectorized);
+  EXPECT_EQ(toString(vectorizeCopies(fill)), "B[ramp(0, 1, 4)] = broadcast(0f, 4)\n");
+  // Arithmetic, a gather (stride 2) and 8 lanes (wider than 16 bytes) stay scalar loops.
+  for (Stmt scalar : {loop(i, 4, makeStore(out, i, load(in, i) + Expr(1.0f)), ForKind::Vectorized),
+                      loop(i, 4, makeStore(out, i, load(in, i * Expr(2))), ForKind::Vectorized),
+                      loop(i, 8, makeStore(out, i, load(in, i)), ForKind::Vectorized)}) {
+    Counts c = count(vectorizeCopies(scalar));
+    EXPECT_EQ(c.kinds, std::vector<ForKind>{ForKind::Serial}) << toString(scalar);
+  }
+}
+
+TEST_F(PassTest, ACooperativeCopyUnrollsByItsOwnStepsNotTheBlocksThreads) {
+  // 256 threads copying 8 elements each: 8 steps per thread, within auto_unroll_max_step 16.
+  Var tx("tx");
+  Stmt copy = loop(o, 8, makeFor(tx, Expr(0), Expr(256), ForKind::ThreadIdxX, makeStore(out, o * Expr(256) + tx, load(in, o * Expr(256) + tx))));
+  Stmt unrolled = unrollLoops(makePragma("auto_unroll_max_step", "16", copy));
+  EXPECT_EQ(count(unrolled).stores, 8) << toString(unrolled);
+}
+
 // ---- register promotion -------------------------------------------------------------------
 
 TEST_F(PassTest, LocalBufferWithConstantIndicesBecomesRegisters) {
