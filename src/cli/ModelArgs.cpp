@@ -104,6 +104,10 @@ void addModelOptions(CLI::App* c, ModelArgs& a) {
                 "computed a tile at a time: auto (stride 1, images of 14x14 or more) or never (one function each, "
                 "as TVM fuses)")
       ->transform(oneOf({"auto", "never"}));
+  c->add_option("--combine-products", a.combineProducts,
+                "products of one value by constant weights (a transformer's query, key and value projections) as one "
+                "product: auto (combined) or never (one each)")
+      ->transform(oneOf({"auto", "never"}));
   c->add_flag("--no-optimize", a.noOptimize, "skip the graph passes (batch-norm folding, layout conversion, ...)");
   c->add_option("--print-after", a.printAfter, "print the graph after this pass (repeatable; 'all': after every one)");
 }
@@ -139,6 +143,7 @@ PreparedModel prepareModel(const ModelArgs& a) {
   options.desiredLayout = graph::parseDesiredLayout(desiredLayoutFor(a));
   options.simplify = !a.noOptimize;
   options.fuseSeparable = a.fuseSeparable == "auto";
+  options.combineProducts = a.combineProducts == "auto";
   graph::PassRunOptions run;
   run.printAfter = {a.printAfter.begin(), a.printAfter.end()};
   run.printTo = &std::cout;

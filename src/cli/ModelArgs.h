@@ -34,6 +34,9 @@ struct ModelArgs {
   /// Separable blocks (depthwise then pointwise convolution) as one function: "auto" (where it
   /// measured faster: graph::separableBlock) or "never" (TVM's fusion).
   std::string fuseSeparable = "auto";
+  /// Products of one value by constant weights as one product (combine_parallel_products):
+  /// "auto" (combined) or "never".
+  std::string combineProducts = "auto";
   std::vector<std::string> printAfter;
   /// A params file whose weights replace the zoo's random ones before the passes (compile
   /// --params); empty: the random weights.

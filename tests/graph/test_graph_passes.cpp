@@ -1,6 +1,7 @@
 // The graph passes on small graphs of real operators: each rewrite is checked for its shape
 // (what it removed, inserted, renamed) and, through the reference interpreter, for computing
 // exactly what the original graph computes.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -277,6 +278,38 @@ TEST_F(GraphPasses, UsePackedWeightsPacksMatrixProductsWithConstantWeights) {
   EXPECT_EQ(rule(g, m), 32);
   EXPECT_EQ(rule(g, d), 16);
   expectContains(errorOf([&] { usePackedWeights(g, [](const Graph&, int) { return int64_t(5); }); }), "a block of 5 does not");
+}
+
+TEST_F(GraphPasses, CombineParallelProductsMakesQueryKeyAndValueOneProduct) {
+  // Three projections of x with biases (a transformer's query, key and value, one narrower),
+  // a fourth by a weight of another reduction and a fifth with no bias: only the three combine.
+  Graph g;
+  int x = g.addInput("x", {{1, 5, 8}, DataType::float32()});
+  std::vector<int> outs;
+  int64_t columns[] = {6, 6, 4};
+  for (int i = 0; i < 3; ++i) {
+    int w = g.addConstant(fmt::format("w{}", i), randomTensor({8, columns[i]}, uint32_t(10 + i)));
+    int b = g.addConstant(fmt::format("b{}", i), randomTensor({columns[i]}, uint32_t(20 + i)));
+    int p = g.addOp("batch_matmul", {x, w}, Attrs::object(), fmt::format("p{}", i));
+    outs.push_back(g.addOp("add", {b, p}, Attrs::object(), fmt::format("proj{}", i)));
+  }
+  int other = g.addOp("batch_matmul", {outs[0], g.addConstant("w_other", randomTensor({6, 3}, 30))}, Attrs::object(), "other");
+  int unbiased = g.addOp("batch_matmul", {x, g.addConstant("w_plain", randomTensor({8, 3}, 31))}, Attrs::object(), "plain");
+  for (int o : outs) g.markOutput(g.addOp("relu", {o}, Attrs::object(), g.node(o).name + "_relu"));
+  g.markOutput(other);
+  g.markOutput(unbiased);
+  Graph c = combineParallelProducts(g);
+  EXPECT_EQ(countOps(c, "batch_matmul"), 3) << c.toString();  // the combined one, `other`, `plain`
+  EXPECT_EQ(countOps(c, "strided_slice"), 3);
+  EXPECT_EQ(countOps(c, "add"), 1);
+  EXPECT_EQ(c.node(c.findNode("proj1")).op, "strided_slice") << "each slice keeps its branch's name";
+  EXPECT_EQ(c.node(c.findNode("proj2")).type.shape, (std::vector<int64_t>{1, 5, 4}));
+  EXPECT_LT(outputDifference(g, c), 1e-6);
+  // It runs in the standard pipeline unless the options say never (--combine-products never).
+  EXPECT_EQ(countOps(optimizeGraph(g), "strided_slice"), 3);
+  OptimizeOptions apart;
+  apart.combineProducts = false;
+  EXPECT_EQ(countOps(optimizeGraph(g, apart), "strided_slice"), 0);
 }
 
 TEST_F(GraphPasses, FoldScaleAxisMovesPerChannelScalesIntoWeights) {

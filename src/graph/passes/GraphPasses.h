@@ -23,6 +23,12 @@ Graph foldConstants(const Graph& graph);
 /// A conv2d, depthwise_conv2d or dense with constant weights, read only by a multiply with a
 /// constant that varies along the output channel alone, takes that scale into its weights.
 Graph foldScaleAxis(const Graph& graph);
+/// Products (matmul, batch_matmul) of one value by constant float32 [K, N] weights of the same K
+/// (and, for each or for none, a constant [N] bias added as their only reader) become one
+/// product with the weights side by side, plus the biases in one add, and a strided slice per
+/// product under the name of its last node: a transformer's query, key and value projections
+/// as one.
+Graph combineParallelProducts(const Graph& graph);
 
 /// Rewrites the layout-sensitive operators from the other image layout to `desired` (NCHW to
 /// NHWC, the layout the CPU schedules run fastest in, or back): convolutions, pooling and

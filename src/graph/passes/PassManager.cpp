@@ -15,6 +15,8 @@ const std::vector<GraphPass>& graphPasses() {
       {"simplify_inference", "batch norm with constant statistics -> multiply and add per channel", simplifyInference},
       {"fold_constants", "evaluate operators whose inputs are all constants", foldConstants},
       {"fold_scale_axis", "push per-channel multiplies into conv2d / depthwise / dense weights", foldScaleAxis},
+      {"combine_parallel_products", "products of one value by constant weights (query, key, value) -> one product and slices",
+       combineParallelProducts},
       {"convert_layout_nhwc", "image operators to NHWC, transposes at the boundaries",
        [](const Graph& g) { return convertLayout(g, ops::Layout::NHWC); }},
       {"convert_layout_nchw", "image operators to NCHW, transposes at the boundaries",
@@ -66,7 +68,9 @@ std::vector<std::string> standardPipeline(const OptimizeOptions& options) {
   if (options.desiredLayout)
     passes.push_back(*options.desiredLayout == ops::Layout::NHWC ? "convert_layout_nhwc" : "convert_layout_nchw");
   // Layout conversion leaves weight transposes; the scale fold needs constant weights.
-  passes.insert(passes.end(), {"fold_constants", "fold_scale_axis", "fold_constants", "eliminate_dead_code"});
+  passes.insert(passes.end(), {"fold_constants", "fold_scale_axis", "fold_constants"});
+  if (options.combineProducts) passes.push_back("combine_parallel_products");
+  passes.push_back("eliminate_dead_code");
   if (options.fuseSeparable) passes.push_back("fuse_separable_blocks");
   return passes;
 }

@@ -22,7 +22,7 @@ struct GraphPass {
   std::function<Graph(const Graph&)> run;
 };
 
-/// simplify_inference, fold_constants, fold_scale_axis, convert_layout_nhwc,
+/// simplify_inference, fold_constants, fold_scale_axis, combine_parallel_products, convert_layout_nhwc,
 /// convert_layout_nchw, use_winograd (every candidate convolution to F(4x4, 3x3)),
 /// use_packed_weights (every candidate packed by the default block), quantize (int8 with the
 /// default options), graph_pack (VTA blocks with the default options), eliminate_dead_code.
@@ -45,6 +45,9 @@ struct OptimizeOptions {
   /// Separable blocks (a depthwise then a pointwise convolution) in one function where that
   /// measured faster (fuse_separable_blocks); false: TVM's fusion, one function per convolution.
   bool fuseSeparable = true;
+  /// Products of one value by constant weights of one reduction (a transformer's query, key and
+  /// value projections) as one wide product (combine_parallel_products); false: one each.
+  bool combineProducts = true;
   /// Which convolutions run as Winograd (use_winograd with this choice, then the filter
   /// transforms folded, after the standard passes); empty: every convolution stays direct.
   WinogradChoice winograd;
