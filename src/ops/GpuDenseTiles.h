@@ -66,20 +66,20 @@ struct GpuGemmShape {
 GpuGemmShape gpuGemmShapeOf(const te::ComputeDAG& dag);
 
 /// The product when the GEMM tiles fit the function, it has 16 rows and 16 columns or more and
-/// its reduction a divisor from 4 to 32 (the default GPU schedule's rule 7): a thinner product (a
+/// a reduction of 4 or more (the default GPU schedule's rule 7): a thinner product (a
 /// matrix-vector product, a classifier at batch 1) has too little reuse for them, and the
-/// default rules split its reduction instead; chunks of 1 or 2 would wait at the barriers.
+/// default rules split its reduction instead.
 std::optional<GpuGemmShape> gpuGemmTilesApply(const te::ComputeDAG& dag);
 
 struct GpuGemmTile {
   std::array<int64_t, 3> x{}, y{};  ///< [blocks, threads, per thread] of the rows and the columns
-  int64_t k = 1;                    ///< the reduction's chunk staged in shared memory (divides K)
+  int64_t k = 1;                    ///< the reduction's chunk staged in shared memory (the last one guarded if it does not divide K)
   int64_t autoUnrollMaxStep = 0;
   bool unrollExplicit = true;
   /// On tensor cores (CUDA, sm_80 and later): each warp's 8 x 4 threads (8 row threads by 4
   /// column threads of the block's, threadIdx.x their lane, the block's warps along y and z)
-  /// compute their even sub-tiles together with the instruction; the tile must cover the product
-  /// exactly and the chunk be a multiple of 8.
+  /// compute their even sub-tiles together with the instruction (a ragged last tile computes past
+  /// the product and stores what is inside); the chunk must be a multiple of 8.
   std::optional<ir::WarpMmaKind> tensorCores = std::nullopt;
   /// The widest access (1, 2 or 4 elements) a thread copies an operand's chunk with: each
   /// operand takes the widest up to this that its window's rows and the block's threads divide
@@ -100,14 +100,15 @@ GpuTileSchedule gpuGemmTiles(const te::ComputeDAG& dag, const GpuGemmTile& tile)
 /// short or the device allows no more) until the launch has two blocks per multiprocessor (what
 /// the tuned BERT-base products on an H200 had, or more); among tiles alike, the one whose
 /// blocks cover the least padding. A lone block has no idle threads (gpuGemmTiles refuses those).
-/// The chunk: the longest divisor of the reduction up to 32.
+/// The chunk: the longest divisor of the reduction up to 32, or 32 with a guarded last chunk
+/// where that divisor is below 8 (ViT's 197 tokens).
 GpuGemmTile defaultGpuGemmTile(const GpuGemmShape& shape, int64_t multiprocessors, int64_t maxThreadsPerBlock, int64_t warpSize);
 
 /// The tensor-core tile a function gets untuned (`kind` of instruction), when the product has
 /// one that measures faster than the fp32 tile: warps of 8 x 4 threads, each thread 2 or 4 rows
-/// by 2 or 4 columns, 1 to 4 warps along each axis, the tile dividing the rows and columns,
-/// preferred as the fp32 tile is (two blocks per multiprocessor, then outputs per thread, then
-/// threads per block); taken when it keeps at least 2 warps per multiprocessor busy
+/// by 2 or 4 columns, 1 to 4 warps along each axis, preferred as the fp32 tile is (two blocks per
+/// multiprocessor, then blocks covering 80% real outputs or more, then outputs per thread, then
+/// threads per block); taken when it covers the product exactly, keeps at least 2 warps per multiprocessor busy
 /// (`multiprocessors` must be known) and the reduction spans 4 chunks or more (double-buffered
 /// copies hide the products only behind a next chunk). The chunk: the longest multiple of 8 dividing the
 /// reduction up to 64 whose copies fit in the shared memory (fewer chunks, fewer barriers: the

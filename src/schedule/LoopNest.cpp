@@ -118,8 +118,53 @@ class Builder {
     Builder& builder;
   };
 
-  /// Conditions that keep the stage's root values inside their domains, and every other
-  /// iterator inside its extent, where bounds can't prove it.
+  /// Whether a stage may compute past its spatial domain: a float reduction computed at a loop of
+  /// another (its buffer holds its region) whose every read, none under a condition, is of
+  /// another such stage, within that stage's region. The points
+  /// past the domain read the staged copies' regions, which their buffers hold (bound inference
+  /// sizes them for the loops, guards aside), and only the consumer's padded points read them
+  /// back, which its own guard skips. A GEMM's accumulator over a ragged last tile (ViT's 197
+  /// tokens) then multiplies unguarded, as tensor-core instructions need. Floats only: garbage
+  /// integers could trap in a division.
+  bool mayComputePastDomain(const Stage& s) const {
+    if (s.attach != AttachKind::At || state.isOutput(s.name()) || !s.op->dtype.isFloat() || !s.op->reduction()) return false;
+    const auto& b = bounds.stages.at(s.name());
+    // The axes whose values may leave the domain (a ragged last tile); none: nothing to relax.
+    std::vector<const VarNode*> overrun;
+    for (size_t r = 0; r < s.op->axes.size(); ++r) {
+      Expr inside = simplify(b.rootValues[r] >= Expr(int64_t(0)) && b.rootValues[r] < Expr(s.op->shape[r]), bounds.varRanges);
+      if (!isConstInt(inside, 1)) overrun.push_back(s.op->axes[r].var.node());
+    }
+    if (overrun.empty()) return false;
+    struct Reads : IRVisitor {
+      std::vector<const ProducerLoadNode*> loads;
+      bool conditional = false;
+      void visit(const Expr& e) override {
+        if (auto l = e.as<ProducerLoadNode>()) loads.push_back(l);
+        conditional = conditional || e.kind() == ExprKind::Select || e.kind() == ExprKind::IfThenElse;
+        IRVisitor::visit(e);
+      }
+    } reads;
+    reads.visit(b.body);
+    // A read under a condition (padding) may be bounded by it: the region need not hold it.
+    if (reads.conditional) return false;
+    for (const ProducerLoadNode* load : reads.loads) {
+      const Stage& producer = state.stage(load->producer);
+      if (producer.isPlaceholder() || producer.attach != AttachKind::At || state.isOutput(load->producer)) return false;
+      // A region as wide as the producer's shape is kept at [0, shape) (inferBounds): a read
+      // past the domain along it would leave the buffer. Other regions hold every read.
+      const auto& region = bounds.stages.at(load->producer).regionExtent;
+      for (size_t d = 0; d < load->indices.size(); ++d)
+        if (region[d] >= producer.op->shape[d])
+          for (const VarNode* v : overrun)
+            if (usesVar(load->indices[d], v)) return false;
+    }
+    return !reads.loads.empty();
+  }
+
+  /// Conditions that keep the stage's root values inside their domains (but where the stage may
+  /// compute past its spatial domain), and every other iterator inside its extent, where bounds
+  /// can't prove it.
   Expr guards(const Stage& s, bool includeReduce) {
     const auto& b = bounds.stages.at(s.name());
     Expr cond;
@@ -132,8 +177,10 @@ class Builder {
     auto domain = [&](int r) {
       return size_t(r) >= spatial ? s.op->reduction()->axes[size_t(r) - spatial].extent : s.op->shape[size_t(r)];
     };
+    bool pastDomain = mayComputePastDomain(s);
     for (int r = 0; r < s.rootCount; ++r) {
       if (size_t(r) >= spatial && !includeReduce) continue;
+      if (size_t(r) < spatial && pastDomain) continue;
       const Expr& v = b.rootValues[size_t(r)];
       add(v >= Expr(int64_t(0)));
       add(v < Expr(domain(r)));

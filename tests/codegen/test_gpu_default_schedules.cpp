@@ -273,12 +273,14 @@ TEST(GpuDefaultSchedules, ARuleThatCannotApplyNamesTheStage) {
 
 namespace {
 
-/// Rule 7's cases: tiles that divide, rows that do not (37), stacks, a dense layer at batch 32.
+/// Rule 7's cases: tiles that divide, rows that do not (37), stacks, a dense layer at batch 32,
+/// a reduction over a prime (37: a chunk of 32 and a guarded last one of 5).
 std::vector<Case> gemmCases() {
   return {{"matmul", ops::matmul(40, 48, 20)},
           {"projection_bias", ops::projection(2, 37, 24, 40)},
           {"attention_heads", ops::attentionProduct(3, 20, 16, 24)},
-          {"dense_batch32", ops::denseBias(32, 40, 24)}};
+          {"dense_batch32", ops::denseBias(32, 40, 24)},
+          {"prime_reduction", ops::attentionProduct(3, 20, 37, 24)}};
 }
 
 void buildAndRunGemm(const std::string& target, bool run) {
@@ -321,9 +323,11 @@ TEST(GpuDefaultSchedules, TheGemmTileLeavesABlockForEveryMultiprocessorAndLittle
   // pad 12%).
   auto vit = launchOf(ops::projection(1, 197, 768, 768));
   EXPECT_EQ(vit.grid, (std::array<int64_t, 3>{24, 13, 1}));
-  // Its attention's second product reduces over the 197 tokens, a prime: chunks of 1 would wait
-  // at the barriers for every product, so the other rules take it.
-  EXPECT_FALSE(ops::gpuGemmTilesApply(ops::attentionProduct(12, 197, 197, 64)).has_value());
+  // Its attention's second product reduces over the 197 tokens, a prime: chunks of 32, the
+  // seventh guarded (chunks of 1 would wait at the barriers for every product).
+  auto tokens = ops::gpuGemmTilesApply(ops::attentionProduct(12, 197, 197, 64));
+  ASSERT_TRUE(tokens.has_value());
+  EXPECT_EQ(ops::defaultGpuGemmTile(*tokens, 132, 1024, 32).k, 32);
   // Attention's 12 heads are blockIdx.z.
   EXPECT_EQ(launchOf(ops::attentionProduct(12, 128, 64, 128)).grid[2], 12);
   // A large product on a device of unknown size: 16 x 16 threads of 4 x 4.
@@ -338,8 +342,8 @@ TEST(GpuDefaultSchedules, TheGemmTileLeavesABlockForEveryMultiprocessorAndLittle
 
 namespace {
 
-/// Rule 7 on tensor cores: products that divide into whole warps: a matrix product, a stack of
-/// projections with bias and GELU, attention heads, a dense layer with bias.
+/// Rule 7 on tensor cores: a matrix product, a stack of projections with bias and GELU,
+/// attention heads, a dense layer with bias.
 std::vector<Case> tensorCoreCases() {
   return {{"tc_matmul", ops::matmul(64, 48, 256)},
           {"tc_projection_gelu", ops::projection(2, 32, 256, 96, true)},
@@ -385,6 +389,30 @@ TEST(GpuDefaultSchedules, MatrixProductsOnTensorCoresCompileForCudaAndMatchTheRe
   onCudaWhereAGpuIs(buildAndRunTensorCores);
 }
 
+namespace {
+
+/// A tensor-core tile whose last tile of rows is ragged (40 rows in tiles of 32: the warps
+/// compute past the product, the stores are guarded), with a bias epilogue.
+void buildAndRunRaggedTensorCores(const std::string& target, bool run) {
+  auto dag = ops::projection(1, 40, 256, 48);
+  ops::GpuGemmTile tile;
+  tile.x = {2, 16, 2};
+  tile.y = {3, 8, 2};
+  tile.k = 32;
+  tile.tensorCores = ir::WarpMmaKind::Tf32x3;
+  auto binary = kernelcheck::buildForGpu(ops::gpuGemmTiles(dag, tile).state, target, "ragged");
+  expectContains(binary.source.code, "tessel_warp_mma<");
+  if (!run) return;
+  auto module = runtime::GpuModule::fromMemory(binary.manifestText(), binary.code);
+  EXPECT_LT(kernelcheck::runGpuAndCompare(module.kernel("ragged"), kernelcheck::makeReferenceData(dag, 47)), 1e-4);
+}
+
+}  // namespace
+
+TEST(GpuDefaultSchedules, RaggedTensorCoreTilesComputePastTheProductAndMatchTheReferenceWhereAGpuIs) {
+  onCudaWhereAGpuIs(buildAndRunRaggedTensorCores);
+}
+
 TEST(GpuDefaultSchedules, TensorCoresTakeTheProductsWithWarpsAndChunksToHideTheirWork) {
   auto rules = ops::gpuScheduleOptionsFor(passes::GpuLimits::cudaSm90());
   auto tensorized = [&](const te::ComputeDAG& dag) {
@@ -400,6 +428,8 @@ TEST(GpuDefaultSchedules, TensorCoresTakeTheProductsWithWarpsAndChunksToHideThei
   EXPECT_TRUE(tensorized(ops::projection(1, 128, 768, 768)));
   EXPECT_TRUE(tensorized(ops::projection(1, 128, 3072, 768)));
   EXPECT_FALSE(tensorized(ops::attentionProduct(12, 128, 64, 128)));
+  // ViT's 197 tokens leave a ragged last tile (1.32-1.41x the fp32 tile's time): the fp32 tile.
+  EXPECT_FALSE(tensorized(ops::projection(1, 197, 768, 768)));
   // Nor a device of unknown size, or products whose reduction is not a multiple of 8.
   EXPECT_FALSE(ops::defaultGpuTensorCoreTile(ops::gpuGemmShapeOf(ops::projection(1, 128, 768, 3072)), ir::WarpMmaKind::Tf32x3, 0, 1024));
   EXPECT_FALSE(ops::defaultGpuTensorCoreTile(ops::gpuGemmShapeOf(ops::projection(1, 128, 196, 3072)), ir::WarpMmaKind::Tf32x3, 132, 1024));

@@ -103,3 +103,28 @@ TEST(FuzzRegression, ArrayFilledByAParallelLoopKeepsItsOwnStackSlot) {
   EXPECT_LT(r.maxRelativeError, 1e-5) << r.source;
   EXPECT_NE(r.source.find(R"(__asm__ volatile("" : : "r"(data_local));)"), std::string::npos) << r.source;
 }
+
+// Seed 2377888608202535565, case 405: the padded input of a max pool, attached over a local
+// copy of the data, computed past its domain when attached stages first could (a ragged GEMM
+// tile's accumulator): its reads of the copy lie under the padding's condition, which bounds
+// the copy's region, and the points past the domain read outside it (a local array's bounds
+// check). Only a reduction with unconditional reads computes past its domain.
+TEST(FuzzRegression, APaddedStageOverALocalCopyStaysInsideItsDomain) {
+  auto steps = stepsFromJson(nlohmann::json::parse(R"([
+    {"factors":[2,2],"iterator":"i3","stage":"pad_temp","step":"split"},
+    {"iterator":"i0","key":"auto_unroll_max_step","stage":"pad_temp","step":"pragma","value":"512"},
+    {"iterators":["ax0","ax1"],"stage":"pool_max","step":"fuse"},
+    {"iterators":["i1","i2","i3.0"],"stage":"pad_temp","step":"fuse"},
+    {"annotation":"vectorize","iterator":"i3.2","stage":"pad_temp","step":"annotate"},
+    {"stage":"pad_temp","step":"compute_at","target":"pool_max","target_iterator":"rv1"},
+    {"factors":[2],"iterator":"ax2","stage":"pool_max","step":"split"},
+    {"annotation":"parallel","iterator":"ax3","stage":"pool_max","step":"annotate"},
+    {"readers":["pad_temp"],"scope":"local","stage":"data","step":"cache_read"},
+    {"stage":"data.local","step":"compute_at","target":"pool_max","target_iterator":"ax2.1"},
+    {"annotation":"parallel","iterator":"ax2.1","stage":"pool_max","step":"annotate"},
+    {"stage":"data.local","step":"compute_at","target":"pad_temp","target_iterator":"i3.2"},
+    {"order":["ax2","ax3","ax1"],"stage":"data.local","step":"reorder"},
+    {"stage":"pad_temp","step":"compute_at","target":"pool_max","target_iterator":"ax2.0"}
+  ])"));
+  expectMatchesReference(ops::maxPool2dNCHW(1, 3, 13, 7, 3, 2, 1), steps, 6);
+}
