@@ -359,12 +359,6 @@ class KernelPrinter {
     }
   }
 
-  /// The index of a load or store. In a 32-bit kernel a global buffer's index adds its terms
-  /// (and multiplies them by their constant factors) in 64 bits, each term computed in 32:
-  /// widened after a 32-bit sum, which as far as the compiler knows may wrap, every load needs
-  /// its own 64-bit add (resnet-18's split convolutions' inner loops took 86 PTX instructions
-  /// instead of 50); widened term by term, constant terms fold into the loads' offsets and a
-  /// loop's term steps the address. Local and shared arrays are small: their indices stay 32-bit.
   /// A dense copy of 2 or 4 lanes of 32-bit elements (passes::vectorizeCopies): one wide load
   /// and store where the addresses are provably aligned to the access, element by element where
   /// not (a shared copy's rows padded against bank conflicts). OpenCL's vloadn/vstoren need only
@@ -417,6 +411,13 @@ class KernelPrinter {
     if (buffer->scope != BufferNode::Scope::Global && buffer->scope != BufferNode::Scope::Shared) return false;
     return ir::knownDivisor(index) % lanes == 0;  // 0: the index is 0
   }
+
+  /// The index of a load or store. In a 32-bit kernel a global buffer's index adds its terms
+  /// (and multiplies them by their constant factors) in 64 bits, each term computed in 32:
+  /// widened after a 32-bit sum, which as far as the compiler knows may wrap, every load needs
+  /// its own 64-bit add (resnet-18's split convolutions' inner loops took 86 PTX instructions
+  /// instead of 50); widened term by term, constant terms fold into the loads' offsets and a
+  /// loop's term steps the address. Local and shared arrays are small: their indices stay 32-bit.
   std::string bufferIndex(const Buffer& buffer, const Expr& e) {
     if (indexBits != 32 || buffer->scope != BufferNode::Scope::Global || e.as<IntImmNode>()) return expr(e);
     return widenedTerms(e);

@@ -120,12 +120,11 @@ class Builder {
 
   /// Whether a stage may compute past its spatial domain: a float reduction computed at a loop of
   /// another (its buffer holds its region) whose every read, none under a condition, is of
-  /// another such stage, within that stage's region. The points
-  /// past the domain read the staged copies' regions, which their buffers hold (bound inference
-  /// sizes them for the loops, guards aside), and only the consumer's padded points read them
-  /// back, which its own guard skips. A GEMM's accumulator over a ragged last tile (ViT's 197
-  /// tokens) then multiplies unguarded, as tensor-core instructions need. Floats only: garbage
-  /// integers could trap in a division.
+  /// another such stage, within that stage's region. The points past the domain read the staged
+  /// copies' regions, which their buffers hold (bound inference sizes them for the loops, guards
+  /// aside), and only the consumer's padded points read them back, which its own guard skips. A
+  /// GEMM's accumulator over a ragged last tile (ViT's 197 tokens) then multiplies unguarded, as
+  /// tensor-core instructions need. Floats only: garbage integers could trap in a division.
   bool mayComputePastDomain(const Stage& s) const {
     if (s.attach != AttachKind::At || state.isOutput(s.name()) || !s.op->dtype.isFloat() || !s.op->reduction()) return false;
     const auto& b = bounds.stages.at(s.name());
@@ -146,8 +145,10 @@ class Builder {
       }
     } reads;
     reads.visit(b.body);
-    // A read under a condition (padding) may be bounded by it: the region need not hold it.
-    if (reads.conditional) return false;
+    // A read under a condition (padding, a reduction's own condition) may be bounded by it: the
+    // region need not hold it.
+    auto reduce = b.body.as<ReduceNode>();
+    if (reads.conditional || (reduce && reduce->condition.defined())) return false;
     for (const ProducerLoadNode* load : reads.loads) {
       const Stage& producer = state.stage(load->producer);
       if (producer.isPlaceholder() || producer.attach != AttachKind::At || state.isOutput(load->producer)) return false;
