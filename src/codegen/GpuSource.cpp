@@ -378,9 +378,10 @@ class KernelPrinter {
       value = cuda() ? fmt::format("make_{}({})", vector, joinLanes(lanes, [&](int) { return one; }))
                      : fmt::format("(({})({}))", vector, one);
     } else if (auto l = n->value.as<LoadNode>(); l && l->index.as<RampNode>()) {
-      std::string base = bufferIndex(l->buffer, l->index.as<RampNode>()->base), source = bufferName(l->buffer);
+      const Expr& first = l->index.as<RampNode>()->base;
+      std::string base = bufferIndex(l->buffer, first), source = bufferName(l->buffer);
       if (!cuda()) value = fmt::format("vload{}(0, &{}[{}])", lanes, source, base);
-      else if (alignedTo(l->buffer, l->index.as<RampNode>()->base, lanes))
+      else if (alignedTo(l->buffer, first, lanes))
         value = fmt::format("(*(const {}*)&{}[{}])", vector, source, base);
       else
         value = fmt::format("make_{}({})", vector, joinLanes(lanes, [&](int i) { return fmt::format("{}[{} + {}]", source, base, i); }));

@@ -85,7 +85,6 @@ Graph combineParallelProducts(const Graph& graph) {
   // The groups: per operand, its products by constant weights of one reduction, in order. Only
   // groups whose branches all have a bias, or none has, combine (one add for all of them).
   std::map<int, std::vector<Branch>> groupOf;  // first product -> its group
-  std::vector<int> groupStart(nodes.size(), -1);
   for (size_t operand = 0; operand < nodes.size(); ++operand) {
     std::map<std::pair<int64_t, bool>, std::vector<Branch>> byKind;  // (reduction, biased)
     for (int r : readers[operand])
@@ -99,7 +98,6 @@ Graph combineParallelProducts(const Graph& graph) {
         if (graph.node(b.product).op == graph.node(branches[0].product).op) same.push_back(b);
       if (same.size() < 2) continue;
       groupOf[same[0].product] = same;
-      for (const auto& b : same) groupStart[size_t(b.product)] = same[0].product;
     }
   }
 
@@ -109,11 +107,12 @@ Graph combineParallelProducts(const Graph& graph) {
     int id = int(i);
     const Node& n = nodes[i];
     if (n.kind != NodeKind::Op || replaced[i]) continue;
-    if (groupStart[i] != id) {
+    auto groupIt = groupOf.find(id);
+    if (groupIt == groupOf.end()) {
       rw.copyOp(id);
       continue;
     }
-    const std::vector<Branch>& group = groupOf.at(id);
+    const std::vector<Branch>& group = groupIt->second;
     std::vector<const runtime::Tensor*> weights, biases;
     for (const auto& b : group) {
       weights.push_back(constantValue(graph, nodes[size_t(b.product)].inputs[1]));
