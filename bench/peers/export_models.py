@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Exports tessel's zoo networks from their torchvision definitions for the peers, and BERT-base,
 GPT-2 small and ViT-B/16 from their torch.nn definitions in transformers.py (at opset 17; their
-output is the last hidden state, or ViT's logits, with no softmax and no tessel params files:
-tessel compiles them from model.onnx; their input.npy holds int64 token ids, or ViT's image).
+output is the last hidden state, or ViT's logits, with no softmax; their input.npy holds int64
+token ids, or ViT's image; their tessel params keep the state dict's names, which the zoo's
+transformers use, and BERT's and GPT-2's, with no image, have the NCHW file only).
 
 Each network gets deterministic random weights (seeded) and is scaled so that its
 activations stay O(1): every batch norm's running statistics are set from one random
@@ -20,6 +21,7 @@ For every model NAME it writes OUT/NAME/:
   tessel_nchw.params    the same weights under tessel's zoo names, as a tessel params file
   tessel_nhwc.params    (`tessel compile --model NAME --layout L --params FILE`): the very
                         network the peers run, weights included, for either layout
+                        (--onnx-only writes neither unless --tessel-params asks)
 
 A model whose manifest matches the requested batch/seed/opset is not exported again
 (use --force). Run with /usr/bin/python3 (Debian's python3-torch, python3-torchvision).
@@ -47,8 +49,8 @@ MODELS = [
     "squeezenet_v1.0", "squeezenet_v1.1",
     "inception_v3",
 ]
-# MODELS are tessel's zoo networks (the same names); the transformers are not in its zoo yet:
-# tessel compiles them from their ONNX files.
+# MODELS are tessel's zoo networks (the same names); the transformers are in its zoo too (by
+# the same names), but the benches compile them from their ONNX files, as their users do.
 ONNX_ONLY_MODELS = list(tf_models.CONFIGS)
 ALL_MODELS = MODELS + ONNX_ONLY_MODELS
 DEFAULT_MODELS = ["resnet-18", "resnet-50", "mobilenet", "mobilenet-v2", "vgg-16",
@@ -228,8 +230,11 @@ VGG_CONVS = {"11": [1, 1, 2, 2, 2], "13": [2, 2, 2, 2, 2], "16": [2, 2, 3, 3, 3]
 
 def tessel_name(model, key, net):
     """The zoo's name (src/graph/Zoo*.cpp) of torchvision parameter `key`, or None for
-    buffers tessel has no use for (num_batches_tracked)."""
+    buffers tessel has no use for (num_batches_tracked). The zoo's transformers use the state
+    dict's own names."""
     import re
+    if tf_models.is_transformer(model):
+        return key
     parts = key.split(".")
     field = parts[-1]
     if field == "num_batches_tracked":
@@ -304,7 +309,7 @@ def tessel_params(model, net, layout):
         if name is None:
             continue
         arr = value.detach().cpu().numpy().astype(np.float32)
-        module = modules[key.rsplit(".", 1)[0]]
+        module = modules[key.rsplit(".", 1)[0]] if "." in key else net  # ViT's cls_token
         if layout == "NHWC" and isinstance(module, nn.Conv2d) and arr.ndim == 4:
             depthwise = module.groups > 1 and module.groups == module.in_channels
             arr = arr.transpose(2, 3, 0, 1) if depthwise else arr.transpose(2, 3, 1, 0)
@@ -332,12 +337,20 @@ def write_tessel_params(params, path):
     os.replace(path + ".tmp", path)
 
 
-def export(name, out_dir, batch, seed, opset, force, onnx_only=False, layers=None):
+def params_layouts(name):
+    """The layouts whose tessel params files are written: a network without an image has one."""
+    if tf_models.is_transformer(name) and tf_models.input_spec(name, 1)[1] == torch.int64:
+        return ("NCHW",)
+    return ("NCHW", "NHWC")
+
+
+def export(name, out_dir, batch, seed, opset, force, onnx_only=False, layers=None,
+           tessel_params_too=False):
     d = os.path.join(out_dir, name)
     man_path = os.path.join(d, "manifest.json")
     transformer = tf_models.is_transformer(name)
-    # tessel's zoo has no transformers yet: their weights are in model.onnx only.
-    tessel_files = not (onnx_only or transformer)
+    tessel_files = tessel_params_too or not onnx_only
+    params_files = [os.path.join(d, "tessel_%s.params" % layout.lower()) for layout in params_layouts(name)]
     if not force and os.path.exists(man_path):
         with open(man_path) as f:
             old = json.load(f)
@@ -345,7 +358,7 @@ def export(name, out_dir, batch, seed, opset, force, onnx_only=False, layers=Non
                 and old.get("seed") == seed and old.get("opset") == opset
                 and old.get("layers") == layers
                 and os.path.exists(os.path.join(d, "model.onnx"))
-                and (not tessel_files or os.path.exists(os.path.join(d, "tessel_nhwc.params")))):
+                and (not tessel_files or all(os.path.exists(f) for f in params_files))):
             print("export_models.py: %s up to date in %s" % (name, d), flush=True)
             return
     t0 = time.time()
@@ -367,9 +380,8 @@ def export(name, out_dir, batch, seed, opset, force, onnx_only=False, layers=Non
             np.save(os.path.join(d, "weights", k + ".npy"), arr)
         params.append({"name": k, "shape": list(arr.shape)})
     if tessel_files:
-        for layout in ("NCHW", "NHWC"):
-            write_tessel_params(tessel_params(name, model.net, layout),
-                                os.path.join(d, "tessel_%s.params" % layout.lower()))
+        for layout, path in zip(params_layouts(name), params_files):
+            write_tessel_params(tessel_params(name, net, layout), path)
     np.save(os.path.join(d, "input.npy"), x.numpy())
     np.save(os.path.join(d, "output.npy"), y.numpy().astype(np.float32))
     if logits is not None:
@@ -420,6 +432,9 @@ def main():
     ap.add_argument("--onnx-only", action="store_true",
                     help="write model.onnx, the input and the outputs only, not the weights as .npy "
                          "files nor as tessel params (what a test against ONNX Runtime reads)")
+    ap.add_argument("--tessel-params", action="store_true",
+                    help="with --onnx-only: write the tessel params files all the same (a test of "
+                         "the zoo's network with the exported weights)")
     ap.add_argument("--layers", type=int, default=None,
                     help="the transformers with this many layers (default: their own, 12); the "
                          "other models are exported whole")
@@ -445,7 +460,7 @@ def main():
     for m in models:
         opset = a.opset if a.opset is not None else DEFAULT_OPSET.get(m, 13)
         layers = a.layers if tf_models.is_transformer(m) else None
-        export(m, a.out, a.batch, a.seed, opset, a.force, a.onnx_only, layers)
+        export(m, a.out, a.batch, a.seed, opset, a.force, a.onnx_only, layers, a.tessel_params)
 
 
 if __name__ == "__main__":

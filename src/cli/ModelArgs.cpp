@@ -28,6 +28,8 @@ graph::ModelOptions ModelArgs::options() const {
   graph::ModelOptions o;
   o.batch = batch;
   o.imageSize = imageSize;
+  o.sequence = sequence;
+  o.layers = layers;
   o.layout = ops::parseLayout(layout);
   return o;
 }
@@ -42,6 +44,10 @@ void addModelSourceOptions(CLI::App* c, ModelArgs& a) {
   c->add_option("--batch", a.batch, "zoo networks: batch size")->check(integerIn(1, 65536));
   c->add_option("--image-size", a.imageSize, "zoo networks: input image size (0: the network's own, 224; smaller for quick runs)")
       ->check(integerIn(1, 4096));
+  c->add_option("--sequence", a.sequence, "zoo bert-base and gpt2: tokens per input (0: the network's own, 128)")
+      ->check(integerIn(1, 1024));
+  c->add_option("--layers", a.layers, "zoo transformers: encoder layers (0: the network's own, 12; fewer for quick runs)")
+      ->check(integerIn(1, 1024));
 }
 
 graph::Graph loadModel(const ModelArgs& a) {
@@ -52,6 +58,8 @@ graph::Graph loadModel(const ModelArgs& a) {
   // An ONNX model is NCHW with its own batch: the zoo's options would silently mean nothing.
   TESSEL_CHECK(a.batch == 1, "--batch applies to zoo networks; give an ONNX model's batch with --input-shape NAME:N,...");
   TESSEL_CHECK(a.imageSize == 0, "--image-size applies to zoo networks; give an ONNX model's input with --input-shape NAME:N,C,H,W");
+  TESSEL_CHECK(a.sequence == 0, "--sequence applies to zoo networks; give an ONNX model's tokens with --input-shape NAME:N,TOKENS");
+  TESSEL_CHECK(a.layers == 0, "--layers applies to zoo networks; an ONNX model has the layers its file has");
   TESSEL_CHECK(a.layout == "NCHW", "--layout applies to zoo networks (ONNX models are NCHW; --desired-layout converts them)");
   graph::OnnxImportOptions options;
   for (const auto& text : a.inputShapes) {

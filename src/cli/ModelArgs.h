@@ -23,6 +23,8 @@ struct ModelArgs {
   std::string model, layout = "NCHW", target = "cpu";
   int64_t batch = 1;
   int64_t imageSize = 0;  ///< zoo networks: the input image's size (0: the network's own, 224)
+  int64_t sequence = 0;   ///< zoo bert-base and gpt2: tokens per input (0: the network's own, 128)
+  int64_t layers = 0;     ///< zoo transformers: encoder layers (0: the network's own, 12)
   bool noOptimize = false;
   std::string desiredLayout = "auto";  ///< auto: desiredLayoutFor
   /// Winograd for stride-1 3x3 convolutions: "auto" (CPU targets: the default rules,

@@ -214,8 +214,9 @@ void writeParams(const ParamsArgs& a) {
   graph::Graph g = loadModel(a);
   graph::saveGraphParams(g, a.output);
   int64_t values = 0;
-  for (const auto& [name, tensor] : g.params()) values += tensor.numel();
-  fmt::print("wrote the {} parameters of {} ({}, {} values) to {}\n", g.params().size(), a.model, a.layout, values, a.output);
+  const auto learned = graph::learnedParams(g);
+  for (const auto& [name, tensor] : learned) values += tensor.numel();
+  fmt::print("wrote the {} parameters of {} ({}, {} values) to {}\n", learned.size(), a.model, a.layout, values, a.output);
 }
 
 }  // namespace

@@ -60,6 +60,12 @@ int Graph::addConstant(const std::string& name, runtime::Tensor value) {
   return append(std::move(n));
 }
 
+int Graph::addFixedConstant(const std::string& name, runtime::Tensor value) {
+  int id = addConstant(name, std::move(value));
+  fixed_.insert(name);
+  return id;
+}
+
 int Graph::addOp(const std::string& op, const std::vector<int>& inputs, Attrs attrs, std::string name) {
   TESSEL_CHECK(attrs.is_object(), "operator '{}': attributes must be a JSON object, got {}", op, attrs.dump());
   name = name.empty() ? uniqueName(op) : name;

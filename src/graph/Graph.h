@@ -5,6 +5,7 @@
 /// type through the registry, so an ill-typed graph cannot be built: the error names the node.
 #pragma once
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,11 @@ class Graph {
   int addInput(const std::string& name, TensorType type);
   /// A parameter; the graph holds its value.
   int addConstant(const std::string& name, runtime::Tensor value);
+  /// A constant fixed by the network's definition (an attention scale, a causal mask, position
+  /// indices), not a learned weight: params files neither hold nor need it (GraphParams.h).
+  int addFixedConstant(const std::string& name, runtime::Tensor value);
+  /// Whether constant `name` is a learned parameter (addConstant), not a fixed one.
+  bool isLearned(const std::string& name) const { return !fixed_.count(name); }
   /// An operator node; its type is inferred. `name` defaults to "<op>_<n>". Throws Error naming
   /// the node and the operator when the inputs or attributes are invalid.
   int addOp(const std::string& op, const std::vector<int>& inputs, Attrs attrs = Attrs::object(), std::string name = "");
@@ -68,6 +74,7 @@ class Graph {
   std::vector<int> outputs_;
   std::map<std::string, int> byName_;
   std::map<std::string, runtime::Tensor> params_;
+  std::set<std::string> fixed_;  ///< constants of addFixedConstant
   std::map<std::string, int> nameCounters_;
 };
 

@@ -31,7 +31,14 @@ bool isPermutation(std::vector<int64_t> a, std::vector<int64_t> b) {
 
 }  // namespace
 
-void saveGraphParams(const Graph& graph, const std::string& path) { runtime::saveParams(graph.params(), path); }
+std::map<std::string, runtime::Tensor> learnedParams(const Graph& graph) {
+  std::map<std::string, runtime::Tensor> learned;
+  for (const auto& [name, value] : graph.params())
+    if (graph.isLearned(name)) learned.emplace(name, value);
+  return learned;
+}
+
+void saveGraphParams(const Graph& graph, const std::string& path) { runtime::saveParams(learnedParams(graph), path); }
 
 void loadGraphParams(Graph& graph, const std::string& path) {
   runtime::NamedTensors file;
@@ -43,7 +50,8 @@ void loadGraphParams(Graph& graph, const std::string& path) {
   std::vector<std::string> missing, unknown, mismatched;
   bool otherLayout = false;
   std::vector<std::pair<int, runtime::Tensor>> replacements;
-  for (const auto& [name, value] : graph.params()) {
+  const std::map<std::string, runtime::Tensor> learned = learnedParams(graph);
+  for (const auto& [name, value] : learned) {
     auto it = file.find(name);
     if (it == file.end()) {
       missing.push_back(name);
@@ -60,7 +68,7 @@ void loadGraphParams(Graph& graph, const std::string& path) {
     replacements.emplace_back(id, it->second);
   }
   for (const auto& [name, value] : file)
-    if (!graph.params().count(name)) unknown.push_back(name);
+    if (!learned.count(name)) unknown.push_back(name);
 
   std::vector<std::string> problems;
   if (!missing.empty())

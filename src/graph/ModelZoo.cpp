@@ -20,6 +20,8 @@ struct ZooEntry {
   std::string name;
   Builder build;
   bool narrows = false;  ///< has the narrower variants of ModelOptions::widthDivisor
+  bool layered = false;  ///< a transformer: ModelOptions::layers applies
+  bool tokens = false;   ///< reads token ids: ModelOptions::sequence applies
 };
 
 const std::vector<ZooEntry>& zooTable() {
@@ -39,6 +41,9 @@ const std::vector<ZooEntry>& zooTable() {
       {"squeezenet_v1.0", [](const ModelOptions& o) { return squeezenet("1.0", o); }},
       {"squeezenet_v1.1", [](const ModelOptions& o) { return squeezenet("1.1", o); }},
       {"inception_v3", inceptionV3},
+      {"bert-base", bertBase, false, true, true},
+      {"gpt2", gpt2Small, false, true, true},
+      {"vit-b16", vitB16, false, true, false},
   };
   return table;
 }
@@ -66,10 +71,18 @@ Graph buildModel(const std::string& name, const ModelOptions& options) {
                name, options.classifierWidth);
   TESSEL_CHECK(options.widthDivisor >= 1 && 64 % options.widthDivisor == 0,
                "model '{}': width divisor must divide 64, got {}", name, options.widthDivisor);
+  TESSEL_CHECK(options.sequence >= 0, "model '{}': sequence must be positive (or 0: the network's own), got {}", name,
+               options.sequence);
+  TESSEL_CHECK(options.layers >= 0, "model '{}': layers must be positive (or 0: the network's own), got {}", name,
+               options.layers);
   for (const ZooEntry& entry : zooTable())
     if (entry.name == name) {
       TESSEL_CHECK(options.widthDivisor == 1 || entry.narrows,
                    "model '{}': only ResNet and VGG have narrower variants (width divisor {})", name, options.widthDivisor);
+      TESSEL_CHECK(options.layers == 0 || entry.layered, "model '{}': only the transformers have a layer count (layers {})",
+                   name, options.layers);
+      TESSEL_CHECK(options.sequence == 0 || entry.tokens, "model '{}': only bert-base and gpt2 read a sequence of tokens (sequence {})",
+                   name, options.sequence);
       return entry.build(options);
     }
   if (name.rfind("resnet-", 0) == 0) {

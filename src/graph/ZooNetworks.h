@@ -18,6 +18,14 @@ Graph squeezenet(const std::string& version, const ModelOptions& options);
 /// torchvision inception_v3 in eval mode: no auxiliary classifier, transform_input=False.
 Graph inceptionV3(const ModelOptions& options);
 
+/// BERT-base (transformers' BertModel: post-norm encoder, erf GELU; the last hidden state).
+Graph bertBase(const ModelOptions& options);
+/// GPT-2 small (transformers' GPT2Model: pre-norm decoder, causal attention, tanh GELU; the last
+/// hidden state, no language-model head, no KV cache).
+Graph gpt2Small(const ModelOptions& options);
+/// ViT-B/16 (Dosovitskiy et al. 2021: 16x16 patches, class token, pre-norm encoder; the logits).
+Graph vitB16(const ModelOptions& options);
+
 /// The input size: options.imageSize or the network's default; an error below `minimum`.
 int64_t imageSize(const std::string& network, const ModelOptions& options, int64_t defaultSize, int64_t minimum);
 

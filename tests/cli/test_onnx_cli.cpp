@@ -85,6 +85,20 @@ TEST(OnnxCli, TasksParamsAndInputShapes) {
               "--batch applies to zoo networks");
   expectError(runTessel({"tasks", "--model", "resnet-18", "--input-shape", "data:1,3,64,64"}),
               "--input-shape applies to ONNX models; 'resnet-18' is a zoo network");
+  expectError(runTessel({"tasks", "--model", symbolic, "--input-shape", "x:2,3,8,8", "--sequence", "32"}),
+              "--sequence applies to zoo networks");
+  expectError(runTessel({"tasks", "--model", symbolic, "--input-shape", "x:2,3,8,8", "--layers", "2"}),
+              "--layers applies to zoo networks");
+  // The zoo's transformers: a shorter sequence and fewer layers from the command line; their
+  // params hold the learned weights under the PyTorch module's names (21 for one BERT layer:
+  // five of the embeddings, sixteen of the layer).
+  auto gpt2 = runTessel({"tasks", "--model", "gpt2", "--layers", "1", "--sequence", "32"});
+  ASSERT_TRUE(gpt2.ok()) << gpt2.output;
+  EXPECT_NE(gpt2.output.find("Extracted 6 tasks:\n   1  blocks.0.attention.qkv.bias_add"), std::string::npos) << gpt2.output;
+  auto bertParams = runTessel({"params", "--model", "bert-base", "--layers", "1", "-o", dir.path() + "/bert.params"});
+  ASSERT_TRUE(bertParams.ok()) << bertParams.output;
+  EXPECT_NE(bertParams.output.find("wrote the 21 parameters of bert-base"), std::string::npos) << bertParams.output;
+  expectError(runTessel({"tasks", "--model", "resnet-18", "--layers", "2"}), "model 'resnet-18': only the transformers have a layer count");
   expectError(runTessel({"tasks", "--model", dir.path() + "/missing.onnx"}), dir.path() + "/missing.onnx");
   expectError(runTessel({"compile", "--model", kOnnx + "bad/unsupported_op.onnx", "-o", dir.path() + "/u"}),
               "node 'det_1' (Det): operator 'Det' is not supported");

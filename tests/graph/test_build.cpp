@@ -6,6 +6,7 @@
 #include <random>
 
 #include "common/ErrorText.h"
+#include "common/FloatTensors.h"
 #include "graph/Build.h"
 #include "graph/GraphTestSupport.h"
 #include "graph/Interpreter.h"
@@ -36,14 +37,6 @@ Graph residualGraph() {
   return g;
 }
 
-double maxRelativeDifference(const runtime::Tensor& a, const runtime::Tensor& b) {
-  double worst = 0, scale = 1e-6;
-  for (int64_t i = 0; i < b.numel(); ++i) scale = std::max(scale, double(std::fabs(b.dataAs<float>()[i])));
-  for (int64_t i = 0; i < a.numel(); ++i)
-    worst = std::max(worst, std::fabs(double(a.dataAs<float>()[i]) - b.dataAs<float>()[i]) / scale);
-  return worst;
-}
-
 TEST(GraphBuild, FusedAndUnfusedModulesMatchTheReferenceInterpreter) {
   Graph g = residualGraph();
   auto input = randomTensor({6, 16}, 4);
@@ -63,10 +56,10 @@ TEST(GraphBuild, FusedAndUnfusedModulesMatchTheReferenceInterpreter) {
     EXPECT_EQ(executor.plannedBytes(), report.plannedBytes);
     executor.setInput("x", input);
     executor.run();
-    EXPECT_LT(maxRelativeDifference(executor.getOutput(0), reference[0]), 1e-5) << "fuse=" << fuse;
+    EXPECT_LT(relativeDifference(executor.getOutput(0), reference[0]), 1e-5) << "fuse=" << fuse;
     // Running again on the same buffers gives the same result (no state left behind).
     executor.run();
-    EXPECT_LT(maxRelativeDifference(executor.getOutput(0), reference[0]), 1e-5);
+    EXPECT_LT(relativeDifference(executor.getOutput(0), reference[0]), 1e-5);
     if (!fuse) {
       EXPECT_LT(report.plannedBytes, report.naiveBytes);
     }
@@ -74,7 +67,7 @@ TEST(GraphBuild, FusedAndUnfusedModulesMatchTheReferenceInterpreter) {
     ASSERT_EQ(profile.size(), executor.numCalls());
     EXPECT_EQ(profile[0].kernel.rfind("fused_", 0), 0u);
     for (auto& call : profile) EXPECT_GE(call.seconds, 0.0);
-    EXPECT_LT(maxRelativeDifference(executor.getOutput(0), reference[0]), 1e-5);  // profiling ran the graph too
+    EXPECT_LT(relativeDifference(executor.getOutput(0), reference[0]), 1e-5);  // profiling ran the graph too
   }
 }
 

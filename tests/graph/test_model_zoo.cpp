@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "common/ErrorText.h"
+#include "common/FloatTensors.h"
 #include "graph/ModelZoo.h"
 #include "graph/TaskExtraction.h"
 #include "graph/passes/PassManager.h"
@@ -242,7 +243,8 @@ TEST(ModelZoo, NarrowerVariantsKeepEveryLayerWithAFractionOfTheWeights) {
   expectContains(errorOf([&] { buildModel("resnet-18", narrow); }), "model 'resnet-18': width divisor must divide 64, got 3");
 }
 
-// The peers time the same networks by the same names: bench/peers/export_models.py's MODELS.
+// The peers time the same networks by the same names: bench/peers/export_models.py's MODELS,
+// then the transformers of bench/peers/transformers.py's CONFIGS.
 TEST(ModelZoo, PeerExportScriptListsTheZoosNames) {
   std::string script = readFile(std::string(TESSEL_SOURCE_DIR) + "/bench/peers/export_models.py");
   size_t begin = script.find("MODELS = [");
@@ -254,6 +256,14 @@ TEST(ModelZoo, PeerExportScriptListsTheZoosNames) {
     listed.push_back(script.substr(q + 1, close - q - 1));
     q = close;
   }
+  std::string transformers = readFile(std::string(TESSEL_SOURCE_DIR) + "/bench/peers/transformers.py");
+  begin = transformers.find("CONFIGS = {");
+  ASSERT_NE(begin, std::string::npos);
+  end = transformers.find("\n}", begin);
+  for (size_t q = transformers.find("\n    \"", begin); q < end; q = transformers.find("\n    \"", q + 1)) {
+    size_t open = q + 6, close = transformers.find('"', open);
+    listed.push_back(transformers.substr(open, close - open));
+  }
   EXPECT_EQ(listed, modelNames());
 }
 
@@ -264,7 +274,7 @@ TEST(ModelZoo, UnknownNamesAndBadOptionsAreErrors) {
   std::string unknown = errorOf([] { buildModel("alexnet"); });
   expectContains(unknown, "unknown model 'alexnet' (known: resnet-18");
   for (const std::string& name : modelNames()) expectContains(unknown, name);
-  EXPECT_EQ(modelNames().size(), 14u);
+  EXPECT_EQ(modelNames().size(), 17u);
   expectContains(errorOf([] { buildModel("vgg-12"); }), "unknown model 'vgg-12'");
   ModelOptions o;
   o.batch = 0;
@@ -313,13 +323,7 @@ runtime::Tensor toNhwc(const runtime::Tensor& nchw) {
   return out;
 }
 
-double relativeDifference(const runtime::Tensor& got, const runtime::Tensor& want) {
-  double scale = 1e-30, worst = 0;
-  for (int64_t i = 0; i < want.numel(); ++i) scale = std::max(scale, double(std::fabs(want.dataAs<float>()[i])));
-  for (int64_t i = 0; i < want.numel(); ++i)
-    worst = std::max(worst, std::fabs(double(got.dataAs<float>()[i]) - want.dataAs<float>()[i]) / scale);
-  return worst;
-}
+using testsupport::relativeDifference;
 
 /// The outputs of the network built with the default CPU schedule for `target`, for each input in turn.
 /// Kernels at -O0 by default, as every numeric sweep compiles them (kernelcheck::sweepOptions,

@@ -4,12 +4,15 @@
 # `tessel run` on the exporter's input (images, or token ids), against ONNX Runtime
 # (compare_with_ort.js).
 #
-#   peer_exports.sh [--export-only] [--layers N] [--opencl] TESSEL WORK_DIR NPM_DIR MODEL...
+#   peer_exports.sh [--export-only] [--layers N] [--opencl] [--zoo] TESSEL WORK_DIR NPM_DIR MODEL...
 #
 # --layers N exports the transformers with N layers of their full width and sequence (every
 # kernel of the 12-layer network, at its shapes, in N twelfths of the export's time and size).
 # --opencl builds for the first OpenCL device and runs there (PoCL on a machine without a GPU):
 # the default GPU schedule's kernels, checked the same way.
+# --zoo also builds each model from tessel's zoo with the export's weights (its tessel params
+# file, which the export then writes) and checks it against ONNX Runtime on the export: the zoo's
+# network is the very function of the exporter's definition.
 #
 # tests/graph/CMakeLists.txt runs it once with --export-only (the ctest fixture that exports every
 # model in one Python process: importing torch costs each process about 4 CPU-s) and then once
@@ -19,16 +22,17 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 export_only=0
 export_args=()
-opencl=0
+opencl=0 zoo=0 layers=()
 while (($#)); do
   case "$1" in
     --export-only) export_only=1; shift ;;
-    --layers) export_args+=(--layers "$2"); shift 2 ;;
+    --layers) export_args+=(--layers "$2"); layers=(--layers "$2"); shift 2 ;;
     --opencl) opencl=1; shift ;;
+    --zoo) zoo=1; export_args+=(--tessel-params); shift ;;
     *) break ;;
   esac
 done
-(($# >= 4)) || { echo "usage: peer_exports.sh [--export-only] [--layers N] [--opencl] TESSEL WORK_DIR NPM_DIR MODEL..." >&2; exit 2; }
+(($# >= 4)) || { echo "usage: peer_exports.sh [--export-only] [--layers N] [--opencl] [--zoo] TESSEL WORK_DIR NPM_DIR MODEL..." >&2; exit 2; }
 tessel="$1"
 work="$2"
 npm_dir="$3"
@@ -53,6 +57,7 @@ export NODE_PATH="$npm_dir/node_modules"
 missing=()
 for m in "${models[@]}"; do
   [ -f "$work/$m/manifest.json" ] && [ -f "$work/$m/model.onnx" ] || missing+=("$m")
+  ((zoo == 0)) || [ -f "$work/$m/tessel_nchw.params" ] || missing+=("$m")
 done
 ((${#missing[@]} == 0)) || export_models "${missing[@]}"
 for m in "${models[@]}"; do
@@ -73,4 +78,10 @@ for m in "${models[@]}"; do
   floor=1e-4
   grep -qE 'F\(4x4\): [1-9]' <<< "$compiled" && floor=2e-4
   node "$here/compare_with_ort.js" "$work/$m/model.onnx" "$input_name=$work/$m/input.npy" "$build.npy" "$floor"
+  if ((zoo)); then
+    "$tessel" compile --model "$m" ${layers[@]+"${layers[@]}"} --params "$work/$m/tessel_nchw.params" -o "$work/$m/tessel-zoo" | tail -1 || exit 1
+    "$tessel" run "$work/$m/tessel-zoo" --input "$input_name=$work/$m/input.npy" --output "$work/$m/tessel-zoo.npy" --force >/dev/null
+    echo "the zoo's $m with the export's weights:"
+    node "$here/compare_with_ort.js" "$work/$m/model.onnx" "$input_name=$work/$m/input.npy" "$work/$m/tessel-zoo.npy" "$floor"
+  fi
 done
