@@ -10,6 +10,7 @@
 #include <map>
 
 #include "cli/OptionChecks.h"
+#include "graph/GpuTargetLimits.h"
 #include "graph/GraphParams.h"
 #include "graph/frontends/Onnx.h"
 #include "ops/Conv2d.h"
@@ -116,6 +117,11 @@ void addModelOptions(CLI::App* c, ModelArgs& a) {
                 "products of one value by constant weights (a transformer's query, key and value projections) as one "
                 "product: auto (combined) or never (one each)")
       ->transform(oneOf({"auto", "never"}));
+  c->add_option("--split-reductions", a.splitReductions,
+                "GPU targets: products with too few output tiles to fill the device (a transformer's 128 x 768 projections "
+                "on an H200) as partial products over slices of the reduction and their sum: auto (where the tiles fill "
+                "fewer than half the multiprocessors) or never")
+      ->transform(oneOf({"auto", "never"}));
   c->add_flag("--no-optimize", a.noOptimize, "skip the graph passes (batch-norm folding, layout conversion, ...)");
   c->add_option("--print-after", a.printAfter, "print the graph after this pass (repeatable; 'all': after every one)");
 }
@@ -164,6 +170,9 @@ PreparedModel prepareModel(const ModelArgs& a) {
   }
   PreparedModel prepared;
   prepared.base = graph::optimizeGraph(std::move(model), options, run);
+  if (a.parsedTarget.isGpu() && !a.noOptimize && a.splitReductions == "auto")
+    prepared.base = graph::applyReductionSplits(
+        prepared.base, graph::gpuReductionSplitChoice(graph::gpuLimitsForBuild(a.parsedTarget).multiProcessorCount), run);
   if (a.noOptimize) {
     prepared.direct = prepared.chosen = prepared.chosenUnpacked = prepared.base;
     prepared.winograd = {prepared.base};

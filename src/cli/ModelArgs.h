@@ -39,6 +39,10 @@ struct ModelArgs {
   /// Products of one value by constant weights as one product (combine_parallel_products):
   /// "auto" (combined) or "never".
   std::string combineProducts = "auto";
+  /// GPU targets: products with too few output tiles for the device's multiprocessors as
+  /// partial products and their sum (split_reductions): "auto" (graph::gpuReductionSplitChoice)
+  /// or "never".
+  std::string splitReductions = "auto";
   std::vector<std::string> printAfter;
   /// A params file whose weights replace the zoo's random ones before the passes (compile
   /// --params); empty: the random weights.

@@ -104,6 +104,11 @@ GpuTileSchedule gpuGemmTiles(const te::ComputeDAG& dag, const GpuGemmTile& tile)
 /// where that divisor is below 8 (ViT's 197 tokens).
 GpuGemmTile defaultGpuGemmTile(const GpuGemmShape& shape, int64_t multiprocessors, int64_t maxThreadsPerBlock, int64_t warpSize);
 
+/// The rows (and columns) of the largest tile defaultGpuGemmTile takes: 16 threads of 4
+/// outputs. A product with few such tiles has too little parallel work for a GPU's
+/// multiprocessors unless its reduction is split (graph::gpuReductionSplitChoice).
+constexpr int64_t kGpuGemmLargestTileEdge = 16 * 4;
+
 /// The tensor-core tile a function gets untuned (`kind` of instruction), when the product has
 /// one that measures faster than the fp32 tile: warps of 8 x 4 threads, each thread 2 or 4 rows
 /// by 2 or 4 columns, 1 to 4 warps along each axis, preferred as the fp32 tile is (two blocks per

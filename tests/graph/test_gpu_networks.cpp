@@ -121,6 +121,11 @@ std::vector<Network> networks() {
       {"squeezenet_v1.1 33x33 NCHW", prepared("squeezenet_v1.1", 33, ops::Layout::NCHW)},
       {"dense + softmax", softmaxHead()},
       {"transformer block", transformerBlock()},
+      // Every projection as partial products over halves (quarters of the feed-forward's
+      // contraction) of its reduction and their sum, with the residual add as its epilogue.
+      {"transformer block, reductions split",
+       applyReductionSplits(transformerBlock(),
+                            [](const Graph& g, int id) { return g.node(g.node(id).inputs[1]).type.shape[0] == 32 ? int64_t(4) : int64_t(2); })},
   };
 }
 

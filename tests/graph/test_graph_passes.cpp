@@ -312,6 +312,70 @@ TEST_F(GraphPasses, CombineParallelProductsMakesQueryKeyAndValueOneProduct) {
   EXPECT_EQ(countOps(optimizeGraph(g, apart), "strided_slice"), 0);
 }
 
+TEST_F(GraphPasses, SplitReductionsTurnsAProductIntoPartialProductsAndTheirSum) {
+  // A projection with a bias and a residual add (the contraction of a transformer's MLP), a
+  // 2-D product and one of a [1, 1, M, K] stack, each split in 4; a product of two values (no
+  // constant weight) and one of a stack of 2 are not candidates.
+  Graph g;
+  int x = g.addInput("x", {{1, 16, 256}, DataType::float32()});
+  int residual = g.addInput("residual", {{1, 16, 32}, DataType::float32()});
+  int p = g.addOp("batch_matmul", {x, g.addConstant("w", randomTensor({256, 32}, 1))}, Attrs::object(), "proj");
+  int biased = g.addOp("add", {p, g.addConstant("b", randomTensor({32}, 2))}, Attrs::object(), "proj_bias");
+  g.markOutput(g.addOp("add", {biased, residual}, Attrs::object(), "out"));
+  int flat = g.addInput("flat", {{16, 256}, DataType::float32()});
+  g.markOutput(g.addOp("matmul", {flat, g.addConstant("w2", randomTensor({256, 8}, 3))}, Attrs::object(), "flat_proj"));
+  int deep = g.addInput("deep", {{1, 1, 8, 256}, DataType::float32()});
+  g.markOutput(g.addOp("batch_matmul", {deep, g.addConstant("w3", randomTensor({256, 8}, 4))}, Attrs::object(), "deep_proj"));
+  int stack = g.addInput("stack", {{2, 8, 256}, DataType::float32()});
+  g.markOutput(g.addOp("batch_matmul", {stack, g.addConstant("w4", randomTensor({256, 8}, 5))}, Attrs::object(), "stack_proj"));
+  int keys = g.addInput("keys", {{1, 256, 8}, DataType::float32()});
+  g.markOutput(g.addOp("batch_matmul", {x, keys}, Attrs::object(), "scores"));
+  const int products = countOps(g, "batch_matmul") + countOps(g, "matmul");
+  int candidates = 0;
+  for (size_t i = 0; i < g.nodes().size(); ++i) candidates += reductionSplitCandidate(g, int(i));
+  EXPECT_EQ(candidates, 3);
+
+  Graph split = applyReductionSplits(g, [](const Graph&, int) { return int64_t(4); });
+  EXPECT_EQ(countOps(split, "sum"), 3) << split.toString();
+  EXPECT_EQ(countOps(split, "batch_matmul") + countOps(split, "matmul"), products);
+  const Node& parts = split.node(split.findNode("proj_parts"));
+  EXPECT_EQ(parts.type.shape, (std::vector<int64_t>{4, 16, 32}));
+  EXPECT_EQ(split.node(parts.inputs[1]).kind, NodeKind::Constant) << "the weight's blocks are folded";
+  EXPECT_EQ(split.node(parts.inputs[1]).type.shape, (std::vector<int64_t>{4, 64, 32}));
+  EXPECT_EQ(split.node(split.findNode("proj")).op, "sum") << "the sum keeps the product's name";
+  EXPECT_EQ(split.node(split.findNode("deep_proj")).type.shape, (std::vector<int64_t>{1, 1, 8, 8}));
+  EXPECT_LT(outputDifference(g, split), 1e-5);
+  // The sum takes the bias and the residual add as its epilogue: one function.
+  int sumGroups = 0;
+  for (const FusedGroup& group : fuseOperators(split)) {
+    bool hasSum = false, hasAdd = false;
+    for (int id : group.nodes) {
+      hasSum = hasSum || split.node(id).op == "sum";
+      hasAdd = hasAdd || split.node(id).name == "out";
+    }
+    sumGroups += hasSum && hasAdd;
+  }
+  EXPECT_EQ(sumGroups, 1);
+
+  // The GPU rule: parts while the largest tiles (64 x 64) fill fewer than half the
+  // multiprocessors, up to one tile per multiprocessor, each part 128 steps or more.
+  auto partsFor = [](int64_t rows, int64_t columns, int64_t reduction, int64_t multiprocessors) {
+    Graph h;
+    int in = h.addInput("x", {{1, rows, reduction}, DataType::float32()});
+    int id = h.addOp("batch_matmul", {in, h.addConstant("w", runtime::Tensor::empty({reduction, columns}, DataType::float32()))});
+    return gpuReductionSplitChoice(multiprocessors)(h, id);
+  };
+  EXPECT_EQ(partsFor(128, 768, 3072, 132), 4);  // BERT-base's contraction: 24 tiles
+  EXPECT_EQ(partsFor(128, 768, 768, 132), 4);   // its attention's output projection
+  EXPECT_EQ(partsFor(128, 3072, 768, 132), 1);  // its expansion: 96 tiles
+  EXPECT_EQ(partsFor(128, 2304, 768, 132), 1);  // query, key and value: 72 tiles
+  EXPECT_EQ(partsFor(197, 768, 3072, 132), 2);  // ViT-B/16's contraction: 48 tiles
+  EXPECT_EQ(partsFor(128, 768, 256, 132), 2);   // parts of 128 steps at least
+  EXPECT_EQ(partsFor(128, 768, 3072, 0), 1);    // an unknown device
+  expectContains(errorOf([&] { applyReductionSplits(g, [](const Graph&, int) { return int64_t(3); }); }),
+                 "node 'proj': 3 parts do not divide its reduction of 256");
+}
+
 TEST_F(GraphPasses, FoldScaleAxisMovesPerChannelScalesIntoWeights) {
   for (ops::Layout layout : {ops::Layout::NCHW, ops::Layout::NHWC}) {
     Graph g = convBnRelu(layout);

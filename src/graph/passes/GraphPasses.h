@@ -30,6 +30,26 @@ Graph foldScaleAxis(const Graph& graph);
 /// as one.
 Graph combineParallelProducts(const Graph& graph);
 
+/// True when node `id` is a matrix product (matmul, batch_matmul) of one stack of float32 rows
+/// ([1, ..., 1, M, K] or [M, K]) by a constant [K, N] float32 weight: its reduction can be split.
+bool reductionSplitCandidate(const Graph& graph, int id);
+
+/// For a candidate, into how many parts (dividing K) its reduction is split; 1 keeps it whole.
+using SplitChoice = std::function<int64_t(const Graph& graph, int id)>;
+
+/// A GPU's choice: a product whose largest GEMM tiles (ops::kGpuGemmLargestTileEdge square)
+/// would number fewer than half the `multiprocessors` is split into the most parts, a power of
+/// two up to 8, that keep the tiles of all parts within one per multiprocessor, each part at
+/// least 128 steps of the reduction long (BERT-base's 128 x 768 products on an H200: 24 tiles,
+/// 4 parts). No split where `multiprocessors` is unknown (0).
+SplitChoice gpuReductionSplitChoice(int64_t multiprocessors);
+
+/// Every candidate the choice gives S > 1 parts becomes a batched product of S partial sums
+/// (its rows' K columns as S slices of K / S, the weight as S blocks of its rows) and their sum:
+/// S times the blocks for a GPU, each with a reduction S times shorter. The sum, a reduction
+/// over the parts, takes the product's element-wise readers (bias, residual add) as its epilogue.
+Graph splitProductReductions(const Graph& graph, const SplitChoice& partsOf);
+
 /// Rewrites the layout-sensitive operators from the other image layout to `desired` (NCHW to
 /// NHWC, the layout the CPU schedules run fastest in, or back): convolutions, pooling and
 /// resize take the new layout and transposed weights, per-channel operators (batch norm, bias,

@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "graph/passes/GraphPasses.h"
+#include "passes/GpuLimits.h"
 #include "support/Error.h"
 
 namespace tessel::graph {
@@ -25,6 +26,8 @@ const std::vector<GraphPass>& graphPasses() {
        [](const Graph& g) { return useWinograd(g, [](const Graph&, int) { return 4; }); }},
       {"use_packed_weights", "every NHWC convolution's and matrix product's constant weight packed by blocks of 64, 32 or 16 output channels",
        [](const Graph& g) { return usePackedWeights(g, defaultPackChoice()); }},
+      {"split_reductions", "products with too few GEMM tiles for an H200's 132 multiprocessors -> partial products and their sum",
+       [](const Graph& g) { return splitProductReductions(g, gpuReductionSplitChoice(passes::GpuLimits::cudaSm90().multiProcessorCount)); }},
       {"fuse_separable_blocks", "pointwise convolutions marked to share a function with the depthwise one before them",
        fuseSeparableBlocks},
       {"quantize", "int8 quantization with TVM's defaults (global scale 8, power-of-two weights, first conv2d and dense in float)",
@@ -124,6 +127,11 @@ std::vector<Graph> cpuWinogradVariants(const Graph& optimized, size_t l2Bytes, c
 Graph applyPacking(const Graph& optimized, const PackChoice& choice, const PassRunOptions& run) {
   if (!choice) return optimized;
   return applyChoicePass(optimized, "use_packed_weights", [&](const Graph& g) { return usePackedWeights(g, choice); }, run);
+}
+
+Graph applyReductionSplits(const Graph& optimized, const SplitChoice& choice, const PassRunOptions& run) {
+  if (!choice) return optimized;
+  return applyChoicePass(optimized, "split_reductions", [&](const Graph& g) { return splitProductReductions(g, choice); }, run);
 }
 
 }  // namespace tessel::graph

@@ -80,4 +80,8 @@ std::vector<Graph> cpuWinogradVariants(const Graph& optimized, size_t l2Bytes, c
 /// choice is empty.
 Graph applyPacking(const Graph& optimized, const PackChoice& choice, const PassRunOptions& run = {});
 
+/// split_reductions with `choice` (splitProductReductions), then the split weights folded; the
+/// graph itself when the choice is empty.
+Graph applyReductionSplits(const Graph& optimized, const SplitChoice& choice, const PassRunOptions& run = {});
+
 }  // namespace tessel::graph
