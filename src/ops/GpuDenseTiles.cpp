@@ -28,10 +28,14 @@ constexpr int64_t kWarpRows = 8, kWarpColumns = 4;
 /// chunks) 0.996-1.009x: the next chunk's copies overlap the products only when there is a next
 /// chunk, and the three products per step cost more than the fp32 tile's where nothing hides
 /// them. (Before double buffering, with scalar copies, the 2.9-warp products were 1.69x slower:
-/// each warp waited on its own copies.) A ragged last tile of rows loses: ViT-B/16's 197-token
-/// products ran 1.32-1.41x the fp32 tile's time with it (only the 197 x 2304 x 768 projection
-/// gained, 0.72x), so the rule takes tiles that cover a product exactly; tuning may pick others.
+/// each warp waited on its own copies.) A ragged last tile of rows costs its guarded copies:
+/// ViT-B/16's 197-token products, with the guards one test per float4, ran 0.69x (197 x 2304 x
+/// 768, 7.6 warps per multiprocessor) and 0.76x (197 x 3072 x 768, 10 warps) the fp32 tile's
+/// time but 1.22x and 1.19x with 2.5 warps (197 x 768 x 768 and x 3072), so a tile that does
+/// not cover the product exactly needs twice the warps (before the guards were wide, every
+/// ragged product but the first lost, 1.32-1.41x); tuning may pick others.
 constexpr int64_t kTensorCoreMinWarpsPerMultiprocessor = 2;
+constexpr int64_t kTensorCoreMinWarpsPerMultiprocessorRagged = 4;
 constexpr int64_t kTensorCoreMinChunks = 4;
 
 /// The longest divisor of the reduction up to 32 (the tuned BERT-base products on an H200 took
@@ -428,8 +432,8 @@ std::optional<GpuGemmTile> defaultGpuTensorCoreTile(const GpuGemmShape& shape, i
         }
   if (!best) return std::nullopt;
   bool exact = best->x[0] * best->x[1] * best->x[2] == shape.rows && best->y[0] * best->y[1] * best->y[2] == shape.columns;
-  if (onlyWhereFaster && (bestWarps < kTensorCoreMinWarpsPerMultiprocessor * multiprocessors ||
-                          shape.reduction < kTensorCoreMinChunks * best->k || !exact))
+  const int64_t minWarps = exact ? kTensorCoreMinWarpsPerMultiprocessor : kTensorCoreMinWarpsPerMultiprocessorRagged;
+  if (onlyWhereFaster && (bestWarps < minWarps * multiprocessors || shape.reduction < kTensorCoreMinChunks * best->k))
     return std::nullopt;
   return best;
 }

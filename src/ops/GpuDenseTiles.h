@@ -113,8 +113,8 @@ constexpr int64_t kGpuGemmLargestTileEdge = 16 * 4;
 /// one that measures faster than the fp32 tile: warps of 8 x 4 threads, each thread 2 or 4 rows
 /// by 2 or 4 columns, 1 to 4 warps along each axis, preferred as the fp32 tile is (two blocks per
 /// multiprocessor, then blocks covering 80% real outputs or more, then outputs per thread, then
-/// threads per block); taken when it covers the product exactly, keeps at least 2 warps per multiprocessor busy
-/// (`multiprocessors` must be known) and the reduction spans 4 chunks or more (double-buffered
+/// threads per block); taken when it keeps at least 2 warps per multiprocessor busy, 4 if its
+/// last tile is ragged (`multiprocessors` must be known), and the reduction spans 4 chunks or more (double-buffered
 /// copies hide the products only behind a next chunk). The chunk: the longest multiple of 8 dividing the
 /// reduction up to 64 whose copies fit in the shared memory (fewer chunks, fewer barriers: the
 /// instructions leave the loop over a chunk short).

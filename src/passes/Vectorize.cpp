@@ -40,7 +40,14 @@ class Widen : public IRMutator {
 
   Stmt visitIf(const Stmt& s, const IfThenElseNode* n) override {
     Expr c = mutate(n->condition);
-    if (c.type().isVector()) throw CannotVectorize{};
+    // A guard that is the same for every lane (a copy's row bound, where the lanes run along
+    // one row: floordiv(4 x + lane, 64) is floordiv(4 x, 64)) stays one scalar test.
+    if (c.type().isVector()) {
+      c = simplify(c);
+      auto same = c.as<BroadcastNode>();
+      if (!same) throw CannotVectorize{};
+      c = same->value;
+    }
     Stmt t = mutate(n->thenCase), e = mutate(n->elseCase);
     if (c.sameAs(n->condition) && t.sameAs(n->thenCase) && e.sameAs(n->elseCase)) return s;
     return makeIf(c, t, e);
@@ -87,9 +94,12 @@ bool isDenseRamp(const Expr& e) {
 
 /// True if every statement of `s` copies consecutive elements to consecutive elements: a store
 /// of a dense ramp whose value is a load of a dense ramp or one value broadcast, of 32-bit
-/// elements and at most 4 lanes (CUDA's widest access is 16 bytes: float4, int4).
+/// elements and at most 4 lanes (CUDA's widest access is 16 bytes: float4, int4), each under
+/// a guard of all lanes or none.
 bool isDenseCopy(const Stmt& s) {
   if (auto b = s.as<BlockNode>()) return std::all_of(b->stmts.begin(), b->stmts.end(), isDenseCopy);
+  // A guarded copy: the guard is one scalar test for all lanes (Widen made it so).
+  if (auto i = s.as<IfThenElseNode>()) return i->condition.type().isScalar() && !i->elseCase.defined() && isDenseCopy(i->thenCase);
   auto store = s.as<StoreNode>();
   if (!store || !isDenseRamp(store->index)) return false;
   if (store->buffer->dtype.bits != 32 || store->buffer->dtype.isBool() || store->index.type().lanes > 4) return false;

@@ -499,6 +499,19 @@ TEST_F(PassTest, ForGpuKernelsOnlyDenseCopiesAreVectorized) {
     Counts c = count(vectorizeCopies(scalar));
     EXPECT_EQ(c.kinds, std::vector<ForKind>{ForKind::Serial}) << toString(scalar);
   }
+  // A guarded copy whose guard holds for all four lanes or none (a ragged tile's row bound: the
+  // lanes run along one row of 64, floordiv(4 o + i, 64) is floordiv(4 o, 64)) is one wide
+  // access under one test; a guard that differs per lane keeps the scalar loop.
+  Expr row = floordiv(o * Expr(4) + i, Expr(64));
+  Stmt rowGuarded = loop(i, 4, makeIf(row < Expr(3), makeStore(out, o * Expr(4) + i, load(in, o * Expr(8) + i))), ForKind::Vectorized);
+  Stmt wide = vectorizeCopies(rowGuarded);
+  EXPECT_TRUE(count(wide).kinds.empty()) << toString(wide);
+  auto guard = wide.as<IfThenElseNode>();
+  ASSERT_NE(guard, nullptr) << toString(wide);
+  EXPECT_TRUE(guard->condition.type().isScalar());
+  EXPECT_EQ(guard->thenCase.as<StoreNode>()->index.type().lanes, 4);
+  Stmt laneGuarded = loop(i, 4, makeIf(i < Expr(3), makeStore(out, o * Expr(4) + i, load(in, o * Expr(8) + i))), ForKind::Vectorized);
+  EXPECT_EQ(count(vectorizeCopies(laneGuarded)).kinds, std::vector<ForKind>{ForKind::Serial});
 }
 
 TEST_F(PassTest, ACooperativeCopyUnrollsByItsOwnStepsNotTheBlocksThreads) {
