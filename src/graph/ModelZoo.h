@@ -44,8 +44,8 @@ struct ModelOptions {
 };
 
 /// resnet-18/34/50/101/152, mobilenet, mobilenet-v2, vgg-11/13/16/19, squeezenet_v1.0/1.1,
-/// inception_v3, bert-base, gpt2, vit-b16. An error listing the known names otherwise; an error for a batch below 1 or
-/// an image too small for the network.
+/// inception_v3, bert-base, gpt2, vit-b16. An error listing the known names otherwise; an error
+/// for a batch below 1, an image too small for the network, or an option the network lacks.
 Graph buildModel(const std::string& name, const ModelOptions& options = {});
 std::vector<std::string> modelNames();
 

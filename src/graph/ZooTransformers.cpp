@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "graph/NetBuilder.h"
 #include "graph/ZooNetworks.h"
@@ -242,9 +243,8 @@ Graph vitB16(const ModelOptions& o) {
   x = g.addOp("strided_slice", {x}, {{"begin", {0, 0, 0}}, {"shape", {o.batch, 1, shape.hidden}}, {"step", {1, 1, 1}}},
               "class_token");
   x = g.addOp("reshape", {x}, {{"shape", {o.batch, shape.hidden}}}, "class_features");
-  double limit = kWeightLimit;
-  int head = g.addOp("dense", {x, b.parameter("head.weight", {o.classes, shape.hidden}, limit)}, Attrs::object(), "head");
-  g.markOutput(g.addOp("bias_add", {head, b.parameter("head.bias", {o.classes}, limit)}, {{"axis", -1}}, "head.bias_add"));
+  int head = g.addOp("dense", {x, b.parameter("head.weight", {o.classes, shape.hidden}, kWeightLimit)}, Attrs::object(), "head");
+  g.markOutput(g.addOp("bias_add", {head, b.parameter("head.bias", {o.classes}, kWeightLimit)}, {{"axis", -1}}, "head.bias_add"));
   return std::move(g);
 }
 
