@@ -358,18 +358,19 @@ TEST_F(GraphPasses, SplitReductionsTurnsAProductIntoPartialProductsAndTheirSum) 
   EXPECT_EQ(sumGroups, 1);
 
   // The GPU rule: parts while the largest tiles (64 x 64) fill fewer than half the
-  // multiprocessors, up to one tile per multiprocessor, each part 128 steps or more.
+  // multiprocessors, up to two tiles per multiprocessor, each part 128 steps or more.
   auto partsFor = [](int64_t rows, int64_t columns, int64_t reduction, int64_t multiprocessors) {
     Graph h;
     int in = h.addInput("x", {{1, rows, reduction}, DataType::float32()});
     int id = h.addOp("batch_matmul", {in, h.addConstant("w", runtime::Tensor::empty({reduction, columns}, DataType::float32()))});
     return gpuReductionSplitChoice(multiprocessors)(h, id);
   };
-  EXPECT_EQ(partsFor(128, 768, 3072, 132), 4);  // BERT-base's contraction: 24 tiles
-  EXPECT_EQ(partsFor(128, 768, 768, 132), 4);   // its attention's output projection
+  EXPECT_EQ(partsFor(128, 768, 3072, 132), 8);  // BERT-base's contraction: 24 tiles
+  EXPECT_EQ(partsFor(128, 768, 768, 132), 4);   // its attention's output projection (8: parts of 96)
   EXPECT_EQ(partsFor(128, 3072, 768, 132), 1);  // its expansion: 96 tiles
   EXPECT_EQ(partsFor(128, 2304, 768, 132), 1);  // query, key and value: 72 tiles
-  EXPECT_EQ(partsFor(197, 768, 3072, 132), 2);  // ViT-B/16's contraction: 48 tiles
+  EXPECT_EQ(partsFor(197, 768, 3072, 132), 4);  // ViT-B/16's contraction: 48 tiles
+  EXPECT_EQ(partsFor(128, 768, 3072, 66), 4);   // half the multiprocessors, half the parts
   EXPECT_EQ(partsFor(128, 768, 256, 132), 2);   // parts of 128 steps at least
   EXPECT_EQ(partsFor(128, 768, 3072, 0), 1);    // an unknown device
   expectContains(errorOf([&] { applyReductionSplits(g, [](const Graph&, int) { return int64_t(3); }); }),

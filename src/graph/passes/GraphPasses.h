@@ -39,9 +39,10 @@ using SplitChoice = std::function<int64_t(const Graph& graph, int id)>;
 
 /// A GPU's choice: a product whose largest GEMM tiles (ops::kGpuGemmLargestTileEdge square)
 /// would number fewer than half the `multiprocessors` is split into the most parts, a power of
-/// two up to 8, that keep the tiles of all parts within one per multiprocessor, each part at
-/// least 128 steps of the reduction long (BERT-base's 128 x 768 products on an H200: 24 tiles,
-/// 4 parts). No split where `multiprocessors` is unknown (0).
+/// two up to 8, that keep the tiles of all parts within two per multiprocessor (two blocks
+/// resident on each), each part at least 128 steps of the reduction long (BERT-base's 128 x 768
+/// products on an H200: 24 tiles; the contraction in 8 parts, the output projection, K 768, in
+/// 4). No split where `multiprocessors` is unknown (0).
 SplitChoice gpuReductionSplitChoice(int64_t multiprocessors);
 
 /// Every candidate the choice gives S > 1 parts becomes a batched product of S partial sums
