@@ -179,15 +179,16 @@ int64_t tokensFor(const std::string& network, const ModelOptions& o, int64_t pos
 Graph bertBase(const ModelOptions& o) {
   constexpr int64_t kVocab = 30522, kPositions = 512, kTokenTypes = 2;
   const int64_t tokens = tokensFor("bert-base", o, kPositions);
+  const TransformerShape shape = shapeFor(o);
   NetBuilder b(o);
-  TransformerKit kit(b, shapeFor(o));
+  TransformerKit kit(b, shape);
   Graph& g = kit.graph();
   // word + position + token type (all type 0, as BertModel without token_type_ids).
   int x = kit.tokenEmbeddings(o.batch, tokens, kVocab, kPositions, "word", "position");
   x = g.addOp("add", {x, kit.embedding(kit.tokenIndices(tokens, 0, "token_type_ids"), kTokenTypes, "token_type")},
               Attrs::object(), "embedding_types");
   x = kit.layerNorm(x, 1e-12, "embedding_norm");
-  for (int64_t i = 0; i < shapeFor(o).layers; ++i) x = kit.postNormLayer(x, fmt::format("layers.{}", i));
+  for (int64_t i = 0; i < shape.layers; ++i) x = kit.postNormLayer(x, fmt::format("layers.{}", i));
   g.markOutput(x);
   return std::move(g);
 }
@@ -195,11 +196,12 @@ Graph bertBase(const ModelOptions& o) {
 Graph gpt2Small(const ModelOptions& o) {
   constexpr int64_t kVocab = 50257, kPositions = 1024;
   const int64_t tokens = tokensFor("gpt2", o, kPositions);
+  const TransformerShape shape = shapeFor(o);
   NetBuilder b(o);
-  TransformerKit kit(b, shapeFor(o));
+  TransformerKit kit(b, shape);
   Graph& g = kit.graph();
   int x = kit.tokenEmbeddings(o.batch, tokens, kVocab, kPositions, "wte", "wpe");
-  for (int64_t i = 0; i < shapeFor(o).layers; ++i)
+  for (int64_t i = 0; i < shape.layers; ++i)
     x = kit.preNormBlock(x, 1e-5, /*tanhGelu=*/true, /*fusedQkv=*/true, /*causal=*/true, fmt::format("blocks.{}", i));
   g.markOutput(kit.layerNorm(x, 1e-5, "norm"));
   return std::move(g);

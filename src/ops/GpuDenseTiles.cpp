@@ -47,6 +47,21 @@ int64_t longestChunk(int64_t reduction) {
   return chunk >= 8 ? chunk : std::min<int64_t>(32, reduction);
 }
 
+/// The blocks of tiles of `rowTile` x `columnTile` outputs over one product, and the share of
+/// their outputs inside it (a ragged last tile computes past the product).
+struct TileCover {
+  int64_t rowBlocks = 0, columnBlocks = 0;
+  double covered = 0;
+};
+
+TileCover coverOf(const GpuGemmShape& shape, int64_t rowTile, int64_t columnTile) {
+  TileCover c;
+  c.rowBlocks = (shape.rows + rowTile - 1) / rowTile;
+  c.columnBlocks = (shape.columns + columnTile - 1) / columnTile;
+  c.covered = double(shape.rows * shape.columns) / double(c.rowBlocks * rowTile * c.columnBlocks * columnTile);
+  return c;
+}
+
 bool everyThreadWorks(const std::array<int64_t, 3>& parts, int64_t extent) {
   return parts[0] > 1 || parts[1] <= (extent + parts[2] - 1) / parts[2];
 }
@@ -347,7 +362,6 @@ GpuTileSchedule gpuGemmTiles(const te::ComputeDAG& dag, const GpuGemmTile& tile)
 }
 
 GpuGemmTile defaultGpuGemmTile(const GpuGemmShape& shape, int64_t multiprocessors, int64_t maxThreadsPerBlock, int64_t warpSize) {
-  auto blocksOf = [](int64_t extent, int64_t tile) { return (extent + tile - 1) / tile; };
   GpuGemmTile best;
   using Key = std::tuple<bool, bool, bool, int64_t, int64_t, int64_t, int64_t, double>;
   Key bestKey{};
@@ -357,12 +371,11 @@ GpuGemmTile defaultGpuGemmTile(const GpuGemmShape& shape, int64_t multiprocessor
       for (int64_t rows : {4, 2, 1})
         for (int64_t columns : {4, 2, 1}) {
           if (rowThreads * columnThreads > maxThreadsPerBlock) continue;
-          int64_t rowBlocks = blocksOf(shape.rows, rowThreads * rows), columnBlocks = blocksOf(shape.columns, columnThreads * columns);
+          const auto [rowBlocks, columnBlocks, covered] = coverOf(shape, rowThreads * rows, columnThreads * columns);
           if (!everyThreadWorks({rowBlocks, rowThreads, rows}, shape.rows) ||
               !everyThreadWorks({columnBlocks, columnThreads, columns}, shape.columns))
             continue;
           int64_t blocks = shape.stack * rowBlocks * columnBlocks;
-          double covered = double(shape.rows * shape.columns) / double(rowBlocks * rowThreads * rows * columnBlocks * columnThreads * columns);
           // Enough blocks for every multiprocessor first, then little padding, then two warps
           // per block, then outputs per thread (each operand element loaded feeds that many),
           // then threads per block, then square blocks and sub-tiles (for the same outputs, their
@@ -406,10 +419,8 @@ std::optional<GpuGemmTile> defaultGpuTensorCoreTile(const GpuGemmShape& shape, i
         for (int64_t columns : {4, 2}) {
           int64_t rowThreads = rowWarps * kWarpRows, columnThreads = columnWarps * kWarpColumns;
           if (rowThreads * columnThreads > maxThreadsPerBlock) continue;
-          int64_t rowBlocks = (shape.rows + rowThreads * rows - 1) / (rowThreads * rows);
-          int64_t columnBlocks = (shape.columns + columnThreads * columns - 1) / (columnThreads * columns);
+          const auto [rowBlocks, columnBlocks, covered] = coverOf(shape, rowThreads * rows, columnThreads * columns);
           int64_t blocks = shape.stack * rowBlocks * columnBlocks;
-          double covered = double(shape.rows * shape.columns) / double(rowBlocks * rowThreads * rows * columnBlocks * columnThreads * columns);
           // The longest chunk whose copies (with up to 32 elements of padding a row) fit.
           int64_t chunk = 0;
           for (int64_t c = 64; c >= 8 && chunk == 0; c -= 8)

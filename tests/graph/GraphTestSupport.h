@@ -27,10 +27,11 @@ inline runtime::Tensor randomTensor(std::vector<int64_t> shape, uint32_t seed, f
   return randomTensor(std::move(shape), seed, -limit, limit);
 }
 
-/// The graph's outputs computed by its compiled CPU module (default build options).
-inline std::vector<runtime::Tensor> runCompiled(const Graph& graph, const std::map<std::string, runtime::Tensor>& inputs) {
+/// The graph's outputs computed by its compiled CPU module (default build options unless given).
+inline std::vector<runtime::Tensor> runCompiled(const Graph& graph, const std::map<std::string, runtime::Tensor>& inputs,
+                                                const BuildOptions& options = {}) {
   TempDir dir;
-  buildGraph(graph, dir.path());
+  buildGraph(graph, dir.path(), options);
   auto executor = runtime::GraphExecutor::load(dir.path());
   for (const auto& [name, value] : inputs) executor.setInput(name, value);
   executor.run();

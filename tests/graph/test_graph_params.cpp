@@ -15,8 +15,8 @@
 
 using namespace tessel;
 using namespace tessel::graph;
-using testsupport::errorOf;
-using testsupport::expectContains;
+using tessel::testsupport::errorOf;
+using tessel::testsupport::expectContains;
 
 namespace {
 

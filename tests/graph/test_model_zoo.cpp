@@ -218,8 +218,8 @@ TEST(ModelZoo, DeepNetworksHaveTorchvisionsLayersAndParameters) {
 // weights a sixteenth at 4 (each layer's input and output channels a quarter; the first
 // convolution's inputs stay the image's 3); the other networks refuse it.
 TEST(ModelZoo, NarrowerVariantsKeepEveryLayerWithAFractionOfTheWeights) {
-  using testsupport::errorOf;
-  using testsupport::expectContains;
+  using tessel::testsupport::errorOf;
+  using tessel::testsupport::expectContains;
   ModelOptions full, narrow;
   full.imageSize = narrow.imageSize = 32;
   full.classifierWidth = narrow.classifierWidth = 16;
@@ -268,8 +268,8 @@ TEST(ModelZoo, PeerExportScriptListsTheZoosNames) {
 }
 
 TEST(ModelZoo, UnknownNamesAndBadOptionsAreErrors) {
-  using testsupport::errorOf;
-  using testsupport::expectContains;
+  using tessel::testsupport::errorOf;
+  using tessel::testsupport::expectContains;
   expectContains(errorOf([] { buildModel("resnet-19"); }), "resnet-19: no such depth");
   std::string unknown = errorOf([] { buildModel("alexnet"); });
   expectContains(unknown, "unknown model 'alexnet' (known: resnet-18");
@@ -323,7 +323,7 @@ runtime::Tensor toNhwc(const runtime::Tensor& nchw) {
   return out;
 }
 
-using testsupport::relativeDifference;
+using tessel::testsupport::relativeDifference;
 
 /// The outputs of the network built with the default CPU schedule for `target`, for each input in turn.
 /// Kernels at -O0 by default, as every numeric sweep compiles them (kernelcheck::sweepOptions,

@@ -13,19 +13,19 @@
 #include "common/FloatTensors.h"
 #include "graph/Build.h"
 #include "graph/GraphParams.h"
+#include "graph/GraphTestSupport.h"
 #include "graph/Interpreter.h"
 #include "graph/ModelZoo.h"
 #include "graph/passes/PassManager.h"
 #include "ops/Schedules.h"
-#include "runtime/GraphExecutor.h"
 #include "runtime/Params.h"
 #include "support/TempDir.h"
 
 using namespace tessel;
 using namespace tessel::graph;
-using testsupport::errorOf;
-using testsupport::expectContains;
-using testsupport::relativeDifference;
+using tessel::testsupport::errorOf;
+using tessel::testsupport::expectContains;
+using tessel::testsupport::relativeDifference;
 
 namespace {
 
@@ -189,29 +189,16 @@ runtime::Tensor tokenIds(int64_t batch, int64_t tokens, int64_t vocabulary, uint
   return t;
 }
 
-runtime::Tensor uniformValues(std::vector<int64_t> shape, uint32_t seed) {
-  auto t = runtime::Tensor::empty(std::move(shape), DataType::float32());
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  for (int64_t i = 0; i < t.numel(); ++i) t.dataAs<float>()[i] = dist(rng);
-  return t;
-}
-
 /// The output of the graph through the standard passes, built with the default CPU schedule
 /// (kernels at -O0, as the numeric sweeps compile them: the arithmetic is what is checked).
-runtime::Tensor runCompiled(const Graph& g, const std::string& input, const runtime::Tensor& value) {
+runtime::Tensor runStandardBuild(const Graph& g, const std::string& input, const runtime::Tensor& value) {
   const target::Target target = target::Target::parse("cpu -opt-level=0");
   OptimizeOptions passes;
   passes.pack = defaultPackChoice(target.cpu);
-  TempDir dir;
   BuildOptions options;
   options.target = target;
   options.schedule = [rules = ops::cpuScheduleOptionsFor(target)](const te::ComputeDAG& dag) { return ops::defaultCpuSchedule(dag, rules); };
-  buildGraph(optimizeGraph(g, passes), dir.path(), options);
-  auto executor = runtime::GraphExecutor::load(dir.path());
-  executor.setInput(input, value);
-  executor.run();
-  return executor.getOutput(0);
+  return graph::testsupport::runCompiled(optimizeGraph(g, passes), {{input, value}}, options)[0];
 }
 
 // One layer of each at a short sequence (ViT on a 32x32 image: four patches and the class
@@ -226,16 +213,16 @@ TEST(ZooTransformers, CompiledNetworksMatchTheInterpreter) {
     Graph g = buildModel(name, o);
     runtime::Tensor ids = tokenIds(2, 16, vocabulary, 5);
     auto reference = interpretGraph(g, {{"input_ids", ids}});
-    EXPECT_LT(relativeDifference(runCompiled(g, "input_ids", ids), reference[0]), 1e-4) << name;
+    EXPECT_LT(relativeDifference(runStandardBuild(g, "input_ids", ids), reference[0]), 1e-4) << name;
   }
   ModelOptions vit;
   vit.layers = 1;
   vit.imageSize = 32;
   vit.classes = 10;
   Graph g = buildModel("vit-b16", vit);
-  runtime::Tensor image = uniformValues({1, 3, 32, 32}, 6);
+  runtime::Tensor image = graph::testsupport::randomTensor({1, 3, 32, 32}, 6);
   auto reference = interpretGraph(g, {{"pixel_values", image}});
-  EXPECT_LT(relativeDifference(runCompiled(g, "pixel_values", image), reference[0]), 1e-4) << "vit-b16";
+  EXPECT_LT(relativeDifference(runStandardBuild(g, "pixel_values", image), reference[0]), 1e-4) << "vit-b16";
 }
 
 }  // namespace
