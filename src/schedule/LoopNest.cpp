@@ -194,7 +194,9 @@ class Builder {
     for (int id = 0; id < int(values.size()); ++id) {
       const Iterator& it = s.iterator(id);
       if (s.leafPosition(id) >= 0 || (it.kind == IteratorKind::Reduce && !includeReduce)) continue;
-      if (id < s.rootCount && it.extent >= domain(id)) continue;  // the domain check above covers it
+      // The domain check above covers a root axis whose region is the whole dimension, unless
+      // the stage may compute past its domain: that skipped it, and its buffer ends there too.
+      if (id < s.rootCount && it.extent >= domain(id) && !pastDomain) continue;
       add(values[size_t(id)] < Expr(it.extent));
     }
     return cond;

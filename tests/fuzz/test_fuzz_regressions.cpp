@@ -128,3 +128,17 @@ TEST(FuzzRegression, APaddedStageOverALocalCopyStaysInsideItsDomain) {
   ])"));
   expectMatchesReference(ops::maxPool2dNCHW(1, 3, 13, 7, 3, 2, 1), steps, 6);
 }
+
+// Seed 9063239301007258039, case 247: a convolution's sum over its rfactor parts, attached at a
+// loop of its consumer whose region holds whole output rows, computes past its domain; its own
+// non-divisible split of the columns (7 as 2 x 4) then wrote column 7, past the end of its
+// buffer (the region is the whole dimension, so the buffer ends where the domain does).
+TEST(FuzzRegression, AStageComputedPastItsDomainStaysInsideAWholeDimensionRegion) {
+  auto steps = stepsFromJson(nlohmann::json::parse(R"([
+    {"iterator":"rc","stage":"conv2d_nchw","step":"rfactor"},
+    {"stage":"conv2d_nchw","step":"compute_at","target":"T_add","target_iterator":"ax0"},
+    {"stage":"conv2d_nchw.rf","step":"compute_at","target":"conv2d_nchw","target_iterator":"xx"},
+    {"factors":[4],"iterator":"xx","stage":"conv2d_nchw","step":"split"}
+  ])"));
+  expectMatchesReference(ops::conv2dBiasReluNCHW(1, 3, 11, 13, 6, 3, 3, 2, 1), steps, 7);
+}
