@@ -10,7 +10,8 @@ packages=(
   libxgboost-dev xgboost
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user
-  clang libclang-rt-14-dev libomp-14-dev
+  # clang builds both trees of `make test`, and lld links them (Makefile, CMakeLists.txt).
+  clang libclang-rt-14-dev libomp-14-dev lld
   # The compile cache of the tests' kernels (tests/kernel-cache/gcc), and of rebuilds of the tree.
   ccache
   libonnx-dev libstb-dev
