@@ -4,6 +4,7 @@
 
 #include "ir/Mutator.h"
 #include "ir/Simplify.h"
+#include "schedule/InlinedBodies.h"
 #include "schedule/State.h"
 #include "support/Error.h"
 
@@ -12,33 +13,6 @@ namespace tessel::schedule {
 using namespace ir;
 
 namespace {
-
-/// Replaces reads of inlined stages by their bodies (themselves inlined, each once).
-class Inliner : public IRMutator {
- public:
-  explicit Inliner(const State& s) : state(s) {}
-  Expr visitProducerLoad(const Expr& e, const ProducerLoadNode* n) override {
-    std::vector<Expr> idx;
-    for (auto& i : n->indices) idx.push_back(mutate(i));
-    int si = state.stageIndex(n->producer);
-    if (si >= 0 && state.stages()[size_t(si)].attach == AttachKind::Inline) {
-      auto& op = *state.stages()[size_t(si)].op;
-      VarMap m;
-      for (size_t d = 0; d < op.axes.size(); ++d) m[op.axes[d].var.node()] = idx[d];
-      return substitute(body(op), m);
-    }
-    return producerLoad(n->producer, e.type(), idx);
-  }
-  /// The op's body with its inlined producers substituted.
-  const Expr& body(const te::OperationNode& op) {
-    auto it = bodies.find(op.name);
-    if (it != bodies.end()) return it->second;
-    Expr inlined = mutate(op.body);
-    return bodies[op.name] = inlined;
-  }
-  const State& state;
-  std::map<std::string, Expr> bodies;
-};
 
 struct Range {
   Expr lo, hi;
@@ -178,21 +152,21 @@ void assignWholeShapeExtents(Stage& stage) {
 Expr inlinedBody(const State& state, const std::string& stageName) {
   const Stage& stage = state.stage(stageName);
   TESSEL_CHECK(!stage.isPlaceholder(), "stage '{}' is a placeholder: it has no body", stageName);
-  return Inliner(state).body(*stage.op);
+  return inlinedBodies(state).bodies.at(stageName);
 }
 
 BoundsResult inferBounds(State& state, BoundsDetail detail) {
   BoundsResult result;
   auto& stages = state.stages();
   // Loop variables for every iterator, and inlined bodies.
-  Inliner inliner(state);
+  InlinedBodies inlined = inlinedBodies(state);
   for (auto& s : stages) {
     StageBounds b;
     for (auto& it : s.iterators) {
       std::string name = it.name;
       b.iteratorVars.emplace_back(name);
     }
-    if (!s.isPlaceholder()) b.body = inliner.body(*s.op);
+    if (!s.isPlaceholder()) b.body = inlined.bodies.at(s.name());
     result.stages[s.name()] = std::move(b);
   }
   // Which stages read which, after inlining.
@@ -200,9 +174,7 @@ BoundsResult inferBounds(State& state, BoundsDetail detail) {
   std::map<std::string, std::vector<std::vector<Expr>>> readsBy;  // key: producer + "\n" + consumer
   for (auto& s : stages) {
     if (s.isPlaceholder() || s.attach == AttachKind::Inline) continue;
-    te::OperationNode tmp = *s.op;
-    tmp.body = result.stages[s.name()].body;
-    for (auto& a : te::ComputeDAG::accesses(tmp)) {
+    for (auto& a : inlined.reads.at(s.name())) {
       auto& list = consumersOf[a.producer];
       if (std::find(list.begin(), list.end(), s.name()) == list.end()) list.push_back(s.name());
       readsBy[a.producer + "\n" + s.name()].push_back(a.indices);

@@ -162,8 +162,10 @@ void State::inferBoundsNow() {
   for (auto& s : stages_)
     for (int leaf : s.leaves) {
       const Iterator& it = s.iterator(leaf);
-      TESSEL_CHECK(it.annotation != Annotation::Vectorize || it.exactExtent,
-                   "cannot vectorize {}.{}: its extent now varies with the enclosing loops", s.name(), it.name);
+      if (it.annotation != Annotation::Vectorize) continue;
+      TESSEL_CHECK(it.exactExtent, "cannot vectorize {}.{}: its extent now varies with the enclosing loops", s.name(), it.name);
+      TESSEL_CHECK(it.extent <= kMaxVectorLanes, "cannot vectorize {}.{}: extent {} exceeds {} lanes; split it first", s.name(),
+                   it.name, it.extent, kMaxVectorLanes);
     }
   // Splitting a loop into more parts than its extent adds iterations that guards skip (a
   // factor is clamped to the extent, parts are not). Chained, that multiplies: a stage must

@@ -15,6 +15,8 @@ namespace tessel::schedule {
 enum class IteratorKind { Spatial, Reduce };
 
 enum class Annotation { None, Parallel, Vectorize, Unroll, VThread, BlockX, BlockY, BlockZ, ThreadX, ThreadY, ThreadZ };
+/// The widest vectorized loop a schedule may ask for (a longer one is split first).
+inline constexpr int64_t kMaxVectorLanes = 64;
 const char* annotationName(Annotation a);
 Annotation parseAnnotation(const std::string& text);  ///< throws Error listing the valid names
 
@@ -98,6 +100,7 @@ class State {
   void setBoundsDeferred(bool deferred);
   /// Infers the bounds now if a deferred step left them stale.
   void ensureBounds();
+  bool boundsDeferred() const { return boundsDeferred_; }
 
   std::string toString() const;
 

@@ -238,6 +238,32 @@ TEST(LoopSteps, FollowSplitTakesTheSourceFactorsAndMergesTheInnerOnes) {
   EXPECT_EQ(loops(replay(ops::matmul(24, 48, 4), steps), "C"), "i.0:2 i.1:4 i.2:1 i.3:3 j.0:4 j.1:4 j.2:3 k:4");
 }
 
+// Inlined bodies are kept per operation and the inlined operations it reaches: states of one DAG
+// that inline different stages, or a stage whose operation a replay made anew, get their own.
+TEST(BoundInference, InlinedBodiesFollowWhatEachStateInlines) {
+  auto dag = ops::conv2dBiasReluNCHW(1, 3, 9, 9, 4, 3, 3, 1, 1);
+  auto padInlined = [&] { return replay(dag, {step<ComputeInlineStep>("pad_temp"), step<ComputeInlineStep>("T_add")}); };
+  std::string inlined = ir::toString(inlinedBody(padInlined(), "conv2d_nchw"));
+  EXPECT_EQ(inlined.find("pad_temp["), std::string::npos) << inlined;  // the padding's test, read from data
+  EXPECT_NE(inlined.find("data["), std::string::npos) << inlined;
+  std::string relu = ir::toString(inlinedBody(padInlined(), "T_relu"));
+  EXPECT_NE(relu.find("conv2d_nchw["), std::string::npos) << relu;
+  EXPECT_NE(relu.find("bias["), std::string::npos) << relu;
+  // The same operation in a state that does not inline the padding reads it as a stage.
+  State biasOnly = replay(dag, {step<ComputeInlineStep>("T_add")});
+  std::string padded = ir::toString(inlinedBody(biasOnly, "conv2d_nchw"));
+  EXPECT_NE(padded.find("pad_temp["), std::string::npos) << padded;
+  EXPECT_EQ(padded.find("data["), std::string::npos) << padded;
+  // A cache_read makes the convolution a new operation on every replay, reading the copy; with
+  // the copy inlined, its body reads the padded input through it.
+  State cached = replay(dag, {step<ComputeInlineStep>("T_add"), step<CacheReadStep>("pad_temp", "local", Names{"conv2d_nchw"}),
+                              step<ComputeInlineStep>("pad_temp.local")});
+  std::string copy = ir::toString(inlinedBody(cached, "conv2d_nchw"));
+  EXPECT_NE(copy.find("pad_temp["), std::string::npos) << copy;
+  EXPECT_EQ(copy.find("pad_temp.local["), std::string::npos) << copy;
+  EXPECT_EQ(ir::toString(inlinedBody(padInlined(), "conv2d_nchw")), inlined);
+}
+
 TEST(BoundInference, ExtentsAloneMatchTheFullAnalysis) {
   // conv2d + bias + relu, tiled: bias inlined, the convolution and its padded input attached
   // inside the relu's tile. What steps ask for (extents) must not differ from what lowering gets.
