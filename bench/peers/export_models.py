@@ -375,10 +375,9 @@ def export(name, out_dir, batch, seed, opset, force, onnx_only=False, layers=Non
     for k, v in net.state_dict().items():
         if k.endswith("num_batches_tracked"):
             continue
-        arr = v.detach().cpu().numpy().astype(np.float32)
-        if not onnx_only:
-            np.save(os.path.join(d, "weights", k + ".npy"), arr)
-        params.append({"name": k, "shape": list(arr.shape)})
+        if not onnx_only:  # a float32 copy of each weight only where it is saved
+            np.save(os.path.join(d, "weights", k + ".npy"), v.detach().cpu().numpy().astype(np.float32))
+        params.append({"name": k, "shape": list(v.shape)})
     if tessel_files:
         for layout, path in zip(params_layouts(name), params_files):
             write_tessel_params(tessel_params(name, net, layout), path)
