@@ -302,16 +302,13 @@ void AnnotateStep::apply(State& state) const {
   if (annotation == Annotation::Parallel || annotation == Annotation::Vectorize || annotation >= Annotation::VThread)
     TESSEL_CHECK(!reduce, "cannot {} reduction iterator {}.{}: its iterations accumulate into the same element",
                  annotationName(annotation), stage, iterator);
-  // While bounds are deferred (a replay), the extent is not read here: the inference at the end
-  // (which this step asks for) checks every vectorized loop, and a failure there replays the
-  // list step by step, which names this step. Inferring the bounds here took 40% of the
-  // auto-scheduler's search.
-  if (annotation == Annotation::Vectorize && state.boundsDeferred()) state.inferBounds();
-  if (annotation == Annotation::Vectorize && !state.boundsDeferred()) {
-    TESSEL_CHECK(it.exactExtent, "cannot vectorize {}.{}: its extent is not a constant (it varies with the enclosing loops)",
-                 stage, iterator);
-    TESSEL_CHECK(it.extent <= kMaxVectorLanes, "cannot vectorize {}.{}: extent {} exceeds {} lanes; split it first", stage,
-                 iterator, it.extent, kMaxVectorLanes);
+  if (annotation == Annotation::Vectorize) {
+    // While bounds are deferred (a replay), the extent is not read here: the inference at the
+    // end, which this asks for, checks every vectorized loop, and a failure there replays the
+    // list step by step, which names this step. Inferring the bounds here took 40% of the
+    // auto-scheduler's search.
+    if (state.boundsDeferred()) state.inferBounds();
+    else State::checkVectorizable(s, it);
   }
   it.annotation = annotation;
 }

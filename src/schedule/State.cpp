@@ -145,6 +145,13 @@ void State::ensureBounds() {
   inferBoundsNow();
 }
 
+void State::checkVectorizable(const Stage& stage, const Iterator& it) {
+  TESSEL_CHECK(it.exactExtent, "cannot vectorize {}.{}: its extent is not a constant (it varies with the enclosing loops)",
+               stage.name(), it.name);
+  TESSEL_CHECK(it.extent <= kMaxVectorLanes, "cannot vectorize {}.{}: extent {} exceeds {} lanes; split it first", stage.name(),
+               it.name, it.extent, kMaxVectorLanes);
+}
+
 void State::inferBoundsNow() {
   // Without attached stages every stage covers its whole shape: its leaf extents follow from
   // the split and fuse relations alone, and the full analysis (inlining, region relaxation)
@@ -162,10 +169,7 @@ void State::inferBoundsNow() {
   for (auto& s : stages_)
     for (int leaf : s.leaves) {
       const Iterator& it = s.iterator(leaf);
-      if (it.annotation != Annotation::Vectorize) continue;
-      TESSEL_CHECK(it.exactExtent, "cannot vectorize {}.{}: its extent now varies with the enclosing loops", s.name(), it.name);
-      TESSEL_CHECK(it.extent <= kMaxVectorLanes, "cannot vectorize {}.{}: extent {} exceeds {} lanes; split it first", s.name(),
-                   it.name, it.extent, kMaxVectorLanes);
+      if (it.annotation == Annotation::Vectorize) checkVectorizable(s, it);
     }
   // Splitting a loop into more parts than its extent adds iterations that guards skip (a
   // factor is clamped to the extent, parts are not). Chained, that multiplies: a stage must

@@ -101,6 +101,9 @@ class State {
   /// Infers the bounds now if a deferred step left them stale.
   void ensureBounds();
   bool boundsDeferred() const { return boundsDeferred_; }
+  /// Throws an Error unless a loop of `stage` may be vectorized as its bounds now stand: a
+  /// constant extent of at most kMaxVectorLanes.
+  static void checkVectorizable(const Stage& stage, const Iterator& it);
 
   std::string toString() const;
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ir/Expr.h"
+#include "schedule/State.h"
 #include "support/Error.h"
 
 namespace tessel::kernelcheck::loopir {
@@ -461,8 +462,8 @@ struct Accumulate : Statement {
 
 /// A vector store: every lane's value first, then the lanes' stores, as the C code computes
 /// the whole vector before storing it.
-/// The most lanes a vectorized loop gets (passes/Vectorize.cpp).
-constexpr int kMaxVectorLanes = 64;
+/// The most lanes a vectorized loop gets (a schedule's limit).
+constexpr int kMaxVectorLanes = int(schedule::kMaxVectorLanes);
 
 template <class E, class R>
 struct VectorStore : Statement {
