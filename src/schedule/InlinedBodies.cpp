@@ -93,7 +93,8 @@ class Inliner : public IRMutator {
     return producerLoad(n->producer, e.type(), idx);
   }
 
-  /// The operation's body with its inlined producers substituted, and its key.
+  /// The operation's body with its inlined producers substituted (this state's, kept by stage
+  /// name with its key).
   const Kept& body(const te::Operation& op) {
     auto it = bodies_.find(op->name);
     if (it != bodies_.end()) return it->second.second;
