@@ -152,7 +152,7 @@ void assignWholeShapeExtents(Stage& stage) {
 Expr inlinedBody(const State& state, const std::string& stageName) {
   const Stage& stage = state.stage(stageName);
   TESSEL_CHECK(!stage.isPlaceholder(), "stage '{}' is a placeholder: it has no body", stageName);
-  return inlinedBodies(state).bodies.at(stageName);
+  return inlinedBodyOf(state, stage);
 }
 
 BoundsResult inferBounds(State& state, BoundsDetail detail) {

@@ -7,7 +7,6 @@
 
 #include "ir/Mutator.h"
 #include "schedule/State.h"
-#include "support/Hash.h"
 
 namespace tessel::schedule {
 
@@ -153,6 +152,8 @@ class Inliner : public IRMutator {
 };
 
 }  // namespace
+
+ir::Expr inlinedBodyOf(const State& state, const Stage& stage) { return Inliner(state).body(stage.op).body; }
 
 InlinedBodies inlinedBodies(const State& state) {
   InlinedBodies result;

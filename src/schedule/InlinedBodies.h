@@ -16,6 +16,7 @@
 namespace tessel::schedule {
 
 class State;
+struct Stage;
 
 struct InlinedBodies {
   /// Per compute stage (placeholders have none), by name.
@@ -23,6 +24,10 @@ struct InlinedBodies {
   /// Per stage neither inlined nor a placeholder, by name: the reads of its inlined body.
   std::map<std::string, std::vector<te::TensorAccess>> reads;
 };
+
+/// One compute stage's inlined body (and those of the inlined stages it reads, no other): what
+/// the cost model's features and the sketch rules ask for, stage by stage, in the search.
+ir::Expr inlinedBodyOf(const State& state, const Stage& stage);
 
 /// The inlined bodies of the state's stages, from the kept ones where their operations and
 /// inlined producers are the same. Safe to call from several threads.
