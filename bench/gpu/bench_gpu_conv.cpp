@@ -168,12 +168,12 @@ int main(int argc, char** argv) try {
     network = graph::applyWinograd(network, choice, {}, ops::Layout::NCHW);
   }
   auto tasks = graph::extractTasks(network);
-  ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits);
+  ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits, target.matmulPrecision);
   fmt::print("{} on {} ({}), {} random configs per conv and depthwise task, seed {}\n", o.model, o.target, limits.profile, o.configs, o.seed);
   double totalDefault = 0, totalBest = 0;
   std::mt19937_64 rng(o.seed);
   std::optional<tune::HistoryBest> history;
-  if (!o.records.empty()) history = tune::HistoryBest::fromLog(o.records, o.target);
+  if (!o.records.empty()) history = tune::HistoryBest::fromLog(o.records, target);
   for (size_t t = 0; t < tasks.size(); ++t) {
     const auto& task = tasks[t];
     auto bench = benchTemplateOf(task.dag, limits);

@@ -118,7 +118,7 @@ int main(int argc, char** argv) try {
       controls.push_back(single);
     }
     if (o.configs > 0) {
-      auto space = tune::autotvm::gpuGemmTemplate(task.dag, limits, "bench_gpu_gemm");
+      auto space = tune::autotvm::gpuGemmTemplate(task.dag, limits, target::MatmulPrecision::Fp32, "bench_gpu_gemm");
       for (int tries = 0, found = 0; found < o.configs && tries < 1000 * o.configs; ++tries) {
         ops::GpuGemmTile tile = tune::autotvm::gpuGemmTileOf(space.space->get(rng() % space.space->size()));
         if (!tile.tensorCores) continue;

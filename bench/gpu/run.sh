@@ -6,7 +6,9 @@
 # and tuned on CUDA (the records of DIR/<model>.cuda.log: tuned here with BENCH_GPU_TRIALS
 # trials per task, resuming the log), next to PyTorch on the same GPU (eager and CUDA graph,
 # cuDNN, TF32 off; and a CUDA graph with TF32 allowed), all measured in this one run. Without a
-# log, "tuned" is the records tessel ships for the GPU's architecture (records/cuda/). Then per
+# log, "tuned" is the records tessel ships for the GPU's architecture (records/cuda/). The
+# transformers also tuned for `cuda -matmul-precision=tf32` (DIR/<model>.cuda.tf32.log), against
+# PyTorch's TF32 figure (tf32/tf32: the goal of issue 40). Then per
 # resnet-18 conv task the default and tuned GFLOP/s (bench_gpu_conv) next to cuDNN's on the same
 # conv, the stride-1 3x3 ones also as Winograd (conv2d_nchw_winograd.cuda), and per matrix
 # product of each transformer the fp32 and tensor-core tiles (bench_gpu_gemm). Prints
@@ -65,27 +67,34 @@ for m in "${models[@]}"; do
     fi
     echo "# $(grep '^compiled' "$log")"
   done
-  # Tuned: the log's records (tuning first, resumed, when trials are asked for).
-  log="$out/$m.cuda.log"
-  if ((trials > 0)); then
-    "$tessel" tune --model "$(model_arg "$m")" --target cuda --tuner xgb --n-trial "$trials" --early-stopping "$((trials / 2))" \
-      --log "$log" --resume --no-evaluate > "$out/$m.cuda.tune.log" 2>&1 || echo "# $m: tune failed: $(tail -1 "$out/$m.cuda.tune.log")"
-    grep -E '^(Tuned|tuned|Tuning)' "$out/$m.cuda.tune.log" | tail -3 | sed 's/^/# /'
-  fi
-  # Without a log of this run's, the records tessel ships for the GPU's architecture.
-  records=()
-  [ -s "$log" ] && records=(--records "$log")
-  if "$tessel" compile --model "$(model_arg "$m")" --target cuda "${records[@]}" -o "$out/$m.cuda.tuned" > "$out/$m.cuda.tuned.compile.log" 2>&1; then
-    grep -iE 'records' "$out/$m.cuda.tuned.compile.log" | sed "s/^/# $m tuned: /"
-  else
-    echo "# $m: the tuned compile failed: $(tail -1 "$out/$m.cuda.tuned.compile.log")"
-  fi
-  for variant in cuda_graph cuda_kernels opencl tuned_cuda_graph; do
+  # Tuned: the log's records (tuning first, resumed, when trials are asked for); the
+  # transformers also with TF32 allowed (-matmul-precision=tf32), as PyTorch's TF32 figure is.
+  targets=(cuda)
+  case "$m" in bert-base|gpt2|vit-b16) targets+=("cuda -matmul-precision=tf32") ;; esac
+  for target in "${targets[@]}"; do
+    name=cuda; [ "$target" = cuda ] || name=cuda.tf32
+    log="$out/$m.$name.log"
+    if ((trials > 0)); then
+      "$tessel" tune --model "$(model_arg "$m")" --target "$target" --tuner xgb --n-trial "$trials" --early-stopping "$((trials / 2))" \
+        --log "$log" --resume --no-evaluate > "$out/$m.$name.tune.log" 2>&1 || echo "# $m: tune failed: $(tail -1 "$out/$m.$name.tune.log")"
+      grep -E '^(Tuned|tuned|Tuning)' "$out/$m.$name.tune.log" | tail -3 | sed 's/^/# /'
+    fi
+    # Without a log of this run's, the records tessel ships for the GPU's architecture.
+    records=()
+    [ -s "$log" ] && records=(--records "$log")
+    if "$tessel" compile --model "$(model_arg "$m")" --target "$target" "${records[@]}" -o "$out/$m.$name.tuned" > "$out/$m.$name.tuned.compile.log" 2>&1; then
+      grep -iE 'records' "$out/$m.$name.tuned.compile.log" | sed "s/^/# $m tuned ($target): /"
+    else
+      echo "# $m: the tuned compile for $target failed: $(tail -1 "$out/$m.$name.tuned.compile.log")"
+    fi
+  done
+  for variant in cuda_graph cuda_kernels opencl tuned_cuda_graph tuned_tf32_cuda_graph; do
     case "$variant" in
       cuda_graph) dir="$out/$m.cuda"; flags=(--device cuda) ;;
       cuda_kernels) dir="$out/$m.cuda"; flags=(--device cuda --no-cuda-graph) ;;
       opencl) dir="$out/$m.opencl"; flags=(--device opencl) ;;
       tuned_cuda_graph) dir="$out/$m.cuda.tuned"; flags=(--device cuda) ;;
+      tuned_tf32_cuda_graph) dir="$out/$m.cuda.tf32.tuned"; flags=(--device cuda) ;;
     esac
     [ -d "$dir" ] || continue
     log="$out/$m.$variant.bench.log"
@@ -114,16 +123,17 @@ echo
 ratio() {  # the first figure over the second, or n/a
   awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "") print "n/a"; else printf "%.2fx", a / b }'
 }
-printf '%-14s %12s %12s %12s %12s %12s %12s %12s %12s %12s %12s\n' model "cuda graph" "cuda kernels" opencl "tuned" \
-  "torch eager" "torch graph" "torch tf32" "untuned/torch" "tuned/torch" "tuned/tf32"
+printf '%-14s %12s %12s %12s %12s %12s %12s %12s %12s %12s %12s %12s %12s\n' model "cuda graph" "cuda kernels" opencl "tuned" \
+  "tuned tf32" "torch eager" "torch graph" "torch tf32" "untuned/torch" "tuned/torch" "tuned/tf32" "tf32/tf32"
 for m in "${models[@]}"; do
   g=${ms["${m}_tessel_cuda_graph"]:-} k=${ms["${m}_tessel_cuda_kernels"]:-} o=${ms["${m}_tessel_opencl"]:-}
   u=${ms["${m}_tessel_tuned_cuda_graph"]:-} e=${ms["${m}_torch_eager"]:-} t=${ms["${m}_torch_graph"]:-}
-  f=${ms["${m}_torch_tf32_graph"]:-}
+  f=${ms["${m}_torch_tf32_graph"]:-} u32=${ms["${m}_tessel_tuned_tf32_cuda_graph"]:-}
   peer=$(awk -v c="$e" -v d="$t" 'BEGIN { p = c; if (d != "" && (p == "" || d + 0 < p + 0)) p = d; print p }')
   untuned=$(awk -v a="$g" -v b="$k" 'BEGIN { p = a; if (b != "" && (p == "" || b + 0 < p + 0)) p = b; print p }')
-  printf '%-14s %12s %12s %12s %12s %12s %12s %12s %12s %12s %12s\n' "$m" "${g:-n/a}" "${k:-n/a}" "${o:-n/a}" "${u:-n/a}" "${e:-n/a}" \
-    "${t:-n/a}" "${f:-n/a}" "$(ratio "$untuned" "$peer")" "$(ratio "$u" "$peer")" "$(ratio "$u" "$f")"
+  printf '%-14s %12s %12s %12s %12s %12s %12s %12s %12s %12s %12s %12s %12s\n' "$m" "${g:-n/a}" "${k:-n/a}" "${o:-n/a}" "${u:-n/a}" \
+    "${u32:-n/a}" "${e:-n/a}" "${t:-n/a}" "${f:-n/a}" "$(ratio "$untuned" "$peer")" "$(ratio "$u" "$peer")" "$(ratio "$u" "$f")" \
+    "$(ratio "$u32" "$f")"
 done
 
 # Per resnet-18 conv task: the default schedule and the log's records (or the shipped ones),

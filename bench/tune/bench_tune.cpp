@@ -366,7 +366,8 @@ NetworkResult tuneNetwork(const std::string& model, const Settings& settings, bo
   if (settings.earlyStopping > 0) args.insert(args.end(), {"--early-stopping", std::to_string(settings.earlyStopping)});
   if (!evaluate) args.push_back("--no-evaluate");
   std::string out = runTessel(settings, args);
-  auto tuned = find(out, R"(Tuned (\d+) tasks: (\d+) trials in ([0-9.]+) s \(([0-9.]+) trials per second\))", "Tuned");
+  // "...trials per second)" or "...trials per second; 2 duplicates of measured schedules ...)".
+  auto tuned = find(out, R"(Tuned (\d+) tasks: (\d+) trials in ([0-9.]+) s \(([0-9.]+) trials per second[;)])", "Tuned");
   result.tasks = std::stoll(tuned[1]);
   result.trials = std::stoll(tuned[2]);
   result.tuneSeconds = std::stod(tuned[3]);

@@ -162,7 +162,7 @@ int main(int argc, char** argv) {
   std::vector<tune::TuningRecord> records;
   if (!recordsPath.empty() || !networkRecords.empty())
     records = tune::readRecords(sweepTasks ? recordsPath : networkRecords).records;
-  tune::HistoryBest best(records, "vta");
+  tune::HistoryBest best(records, target::Target::parse("vta"));
   // Default tilings; each task's best record as it is; the task's best records ranked again
   // under each group's own epilogue (what a build does).
   struct Variant {

@@ -10,8 +10,8 @@ namespace tessel::cli {
 namespace {
 
 /// The default GPU schedule for a device with these limits, as a build's schedule provider.
-tune::ScheduleFunction defaultGpuScheduleFor(const passes::GpuLimits& limits) {
-  ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits);
+tune::ScheduleFunction defaultGpuScheduleFor(const passes::GpuLimits& limits, target::MatmulPrecision precision) {
+  ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits, precision);
   return [rules](const te::ComputeDAG& dag) { return ops::defaultGpuSchedule(dag, rules); };
 }
 
@@ -24,8 +24,8 @@ ModelArgs gpuModelArgs(const ModelArgs& args) {
   return gpu;
 }
 
-tune::ScheduleFunction gpuRecordsProvider(const tune::HistoryBest& best, const passes::GpuLimits& limits) {
-  return best.provider(defaultGpuScheduleFor(limits),
+tune::ScheduleFunction gpuRecordsProvider(const tune::HistoryBest& best, const passes::GpuLimits& limits, const target::Target& target) {
+  return best.provider(defaultGpuScheduleFor(limits, target.matmulPrecision),
                        [limits](const schedule::State& state) { passes::lowerForGpu(state, "record_check", limits); });
 }
 

@@ -18,8 +18,8 @@ ModelArgs gpuModelArgs(const ModelArgs& args);
 
 /// The schedules of a GPU build with tuning records: each function's best record that replays
 /// and lowers within `limits` (a record measured on a device with larger limits may not), else
-/// the default GPU schedule.
-tune::ScheduleFunction gpuRecordsProvider(const tune::HistoryBest& best, const passes::GpuLimits& limits);
+/// the default GPU schedule for `target` (its products as exact as the target asks).
+tune::ScheduleFunction gpuRecordsProvider(const tune::HistoryBest& best, const passes::GpuLimits& limits, const target::Target& target);
 
 /// Checks `--target-host` of a GPU target and returns it (llvm spelled cpu). A GPU module has
 /// no host code: the host target is where the device's host CPU runs the correctness reference

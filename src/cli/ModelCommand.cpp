@@ -68,7 +68,7 @@ struct ShippedRecordsUse {
   }
 
   /// The user's log (if any) with the shipped records filling what it does not cover.
-  std::optional<tune::HistoryBest> historyBest(const std::string& log, const std::string& target) {
+  std::optional<tune::HistoryBest> historyBest(const std::string& log, const target::Target& target) {
     if (!log.empty()) return tune::HistoryBest::fromLog(log, target, std::move(records));
     if (available) return tune::HistoryBest({}, target, std::move(records));
     return std::nullopt;
@@ -121,7 +121,7 @@ void compileGpu(const CompileArgs& a) {
   bool rulesGiven = a.channelTile != "auto" || a.reductionParts != "auto";
   ShippedRecordsUse shipped = a.noShippedRecords || rulesGiven ? ShippedRecordsUse{} : ShippedRecordsUse::of(tune::shippedRecordSetForGpu(a.parsedTarget), a.parsedTarget);
   // The log is read before the network is prepared: a bad log fails before any work.
-  std::optional<tune::HistoryBest> best = shipped.historyBest(a.records, a.parsedTarget.str());
+  std::optional<tune::HistoryBest> best = shipped.historyBest(a.records, a.parsedTarget);
   PreparedModel prepared = prepareModel(gpuModelArgs(a));
   RecordsChoice chosen = best ? chooseByRecords(prepared, *best) : RecordsChoice{prepared.chosen, winogradSummary(prepared, prepared.chosen)};
   const graph::Graph& g = chosen.graph;
@@ -130,7 +130,7 @@ void compileGpu(const CompileArgs& a) {
   options.fuse = !a.noFuse;
   options.gpuLimits = graph::gpuLimitsForBuild(a.parsedTarget);
   const passes::GpuLimits& limits = *options.gpuLimits;
-  ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits);
+  ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits, a.parsedTarget.matmulPrecision);
   if (a.channelTile != "auto") {
     TESSEL_CHECK(a.channelTile == "1" || a.channelTile == "2" || a.channelTile == "4", "--channel-tile: '{}' is not auto, 1, 2 or 4",
                  a.channelTile);
@@ -143,7 +143,7 @@ void compileGpu(const CompileArgs& a) {
     rules.reductionParts = std::stoi(a.reductionParts);
   }
   tune::ScheduleFunction defaults = [rules](const te::ComputeDAG& dag) { return ops::defaultGpuSchedule(dag, rules); };
-  options.schedule = best ? gpuRecordsProvider(*best, limits) : defaults;
+  options.schedule = best ? gpuRecordsProvider(*best, limits, a.parsedTarget) : defaults;
   graph::BuildReport report;
   writeModule(a.output, [&](const std::string& directory) { report = graph::buildGraph(g, directory, options); });
   if (!a.records.empty()) fmt::print("{}: {}\n", a.records, best->summary());
@@ -171,7 +171,7 @@ void compile(const CompileArgs& a) {
   // Tessel's shipped records fill the workloads the user's records do not cover.
   ShippedRecordsUse shipped = a.naive || a.noShippedRecords ? ShippedRecordsUse{} : ShippedRecordsUse::of(tune::shippedRecordSetForCpu(a.parsedTarget), a.parsedTarget);
   // The log is read before the network is prepared: a bad log fails before any work.
-  std::optional<tune::HistoryBest> best = shipped.historyBest(a.records, a.parsedTarget.str());
+  std::optional<tune::HistoryBest> best = shipped.historyBest(a.records, a.parsedTarget);
   auto prepared = prepareModel(a);
   RecordsChoice chosen = best ? chooseByRecords(prepared, *best)
                               : RecordsChoice{prepared.chosen, winogradSummary(prepared, prepared.chosen)};

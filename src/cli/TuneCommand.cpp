@@ -398,13 +398,13 @@ void tune(const TuneArgs& a) {
   std::fflush(stdout);
   TempDir scratch;
   std::string tunedDir = a.output.empty() ? scratch.path() + "/tuned" : a.output;
-  auto best = tune::HistoryBest::fromLog(a.log, target.str());
+  auto best = tune::HistoryBest::fromLog(a.log, target);
   graph::BuildOptions build;
   build.target = target;
   std::optional<DefaultSchedules> defaults;
   if (gpu) {
     build.gpuLimits = gpuLimits;
-    build.schedule = gpuRecordsProvider(best, gpuLimits);
+    build.schedule = gpuRecordsProvider(best, gpuLimits, target);
   } else {
     build.schedule = best.provider(defaults.emplace(target).provider());
   }

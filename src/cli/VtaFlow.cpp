@@ -175,7 +175,7 @@ void compileVta(const ModelArgs& model, const std::string& output, const std::st
   if (!records.empty()) given = tune::readRecords(records).records;
   int added = 0;
   if (shipped) given = vta::withShippedRecords(std::move(given), network.tasks, network.config, &added);
-  tune::HistoryBest best(given, "vta");
+  tune::HistoryBest best(given, target::Target::parse("vta"));
   for (const vta::VtaConv2dTask& t : network.tasks)
     if (const tune::TuningRecord* r = best.find(t.task->measure->workloadKey)) chosen.push_back(*r);
   nlohmann::json module = {{"format", "tessel-vta-module"},

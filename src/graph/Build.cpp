@@ -57,7 +57,7 @@ BuildReport buildGraph(const Graph& graph, const std::string& directory, const B
                                  : passes::GpuLimits{};
   ScheduleProvider schedule = options.schedule;
   if (gpu && !schedule) {
-    ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits);
+    ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits, options.target.matmulPrecision);
     schedule = [rules](const te::ComputeDAG& dag) { return ops::defaultGpuSchedule(dag, rules); };
   }
   std::vector<schedule::LoopNestFunction> functions;

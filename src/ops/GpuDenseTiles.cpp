@@ -33,7 +33,11 @@ constexpr int64_t kWarpRows = 8, kWarpColumns = 4;
 /// 768, 7.6 warps per multiprocessor) and 0.76x (197 x 3072 x 768, 10 warps) the fp32 tile's
 /// time but 1.22x and 1.19x with 2.5 warps (197 x 768 x 768 and x 3072), so a tile that does
 /// not cover the product exactly needs twice the warps (before the guards were wide, every
-/// ragged product but the first lost, 1.32-1.41x); tuning may pick others.
+/// ragged product but the first lost, 1.32-1.41x); tuning may pick others. One TF32 product a
+/// step (2026-12-01, same bench) hides the guards with 2.5 warps: 197 x 768 x 768 0.760x the
+/// fp32 tile's time (3xTF32 1.22x), so a TF32 tile needs no more warps ragged than exact; its
+/// one-chunk attention heads stay a tie or a loss (BERT-base's 1.01x and 0.95x, ViT-B/16's
+/// 197 x 197 x 64 1.14x), as the chunk count keeps them off.
 constexpr int64_t kTensorCoreMinWarpsPerMultiprocessor = 2;
 constexpr int64_t kTensorCoreMinWarpsPerMultiprocessorRagged = 4;
 constexpr int64_t kTensorCoreMinChunks = 4;
@@ -443,7 +447,8 @@ std::optional<GpuGemmTile> defaultGpuTensorCoreTile(const GpuGemmShape& shape, i
         }
   if (!best) return std::nullopt;
   bool exact = best->x[0] * best->x[1] * best->x[2] == shape.rows && best->y[0] * best->y[1] * best->y[2] == shape.columns;
-  const int64_t minWarps = exact ? kTensorCoreMinWarpsPerMultiprocessor : kTensorCoreMinWarpsPerMultiprocessorRagged;
+  const int64_t minWarps = exact || kind == ir::WarpMmaKind::Tf32 ? kTensorCoreMinWarpsPerMultiprocessor
+                                                                   : kTensorCoreMinWarpsPerMultiprocessorRagged;
   if (onlyWhereFaster && (bestWarps < minWarps * multiprocessors || shape.reduction < kTensorCoreMinChunks * best->k))
     return std::nullopt;
   return best;

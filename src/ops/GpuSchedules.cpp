@@ -349,10 +349,15 @@ GpuScheduleOptions gpuScheduleOptionsFor(int64_t maxThreadsPerBlock, int64_t mul
   return options;
 }
 
-GpuScheduleOptions gpuScheduleOptionsFor(const passes::GpuLimits& limits) {
+std::optional<ir::WarpMmaKind> tensorCoreProductsFor(const passes::GpuLimits& limits, target::MatmulPrecision precision) {
+  if (!limits.tf32TensorCores) return std::nullopt;
+  return precision == target::MatmulPrecision::Tf32 ? ir::WarpMmaKind::Tf32 : ir::WarpMmaKind::Tf32x3;
+}
+
+GpuScheduleOptions gpuScheduleOptionsFor(const passes::GpuLimits& limits, target::MatmulPrecision precision) {
   GpuScheduleOptions options = gpuScheduleOptionsFor(limits.maxThreadsPerBlock, limits.multiProcessorCount, limits.warpSize);
   options.maxSharedMemoryPerBlock = limits.maxSharedMemoryPerBlock;
-  if (limits.tf32TensorCores) options.tensorCores = ir::WarpMmaKind::Tf32x3;
+  options.tensorCores = tensorCoreProductsFor(limits, precision);
   return options;
 }
 

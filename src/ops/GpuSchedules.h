@@ -94,9 +94,12 @@ struct GpuScheduleOptions {
 /// for twice its multiprocessors (none asked for when the count is unknown, 0: then no
 /// reduction is split by the rule either).
 GpuScheduleOptions gpuScheduleOptionsFor(int64_t maxThreadsPerBlock, int64_t multiProcessorCount, int64_t warpSize);
-/// The same for a device's limits, its shared memory per block included, and the fp32-accurate
-/// tensor-core products (ir::WarpMmaKind::Tf32x3) where it has TF32 tensor cores.
-GpuScheduleOptions gpuScheduleOptionsFor(const passes::GpuLimits& limits);
+/// The same for a device's limits, its shared memory per block included, and, where it has TF32
+/// tensor cores, its products on them as exact as `precision` asks: fp32-accurate
+/// (ir::WarpMmaKind::Tf32x3) or one TF32 product (ir::WarpMmaKind::Tf32).
+GpuScheduleOptions gpuScheduleOptionsFor(const passes::GpuLimits& limits, target::MatmulPrecision precision);
+/// The tensor-core instruction of a device's products at `precision`; none without TF32 tensor cores.
+std::optional<ir::WarpMmaKind> tensorCoreProductsFor(const passes::GpuLimits& limits, target::MatmulPrecision precision);
 
 /// The default GPU schedule's steps (rules above). Throws Error naming the stage a rule fails on.
 std::vector<schedule::StepPtr> defaultGpuSchedule(const te::ComputeDAG& dag, const GpuScheduleOptions& options = {});

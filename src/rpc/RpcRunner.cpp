@@ -339,7 +339,9 @@ void RpcRunner::deviceLoop(Batch& batch) {
           session->uploadFile(kernel.library, build.libraryPath + "/" + kGpuManifestFile);
           session->uploadFile(kernel.gpuCode, build.libraryPath + "/" + (cuda ? kCudaCodeFile : kOpenclCodeFile));
         }
-        result = session->measure(kernel, o.measure);
+        tune::MeasureOptions measure = o.measure;
+        measure.tolerance = o.measure.toleranceFor(input.task->target);
+        result = session->measure(kernel, measure);
         tune::refuseImplausibleCosts(*result, *input.task, peakGflops, "the device server");
         if (!result->ok())
           result->errorMessage = fmt::format("on {}: {}", lease.address, result->errorMessage);

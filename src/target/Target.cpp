@@ -136,6 +136,8 @@ std::string Target::kindName() const {
   return "?";
 }
 
+std::string matmulPrecisionName(MatmulPrecision precision) { return precision == MatmulPrecision::Tf32 ? "tf32" : "fp32"; }
+
 Target Target::host() { return parse("cpu"); }
 
 Target Target::parse(std::string_view text) {
@@ -179,13 +181,16 @@ Target Target::parse(std::string_view text) {
       TESSEL_CHECK(value.rfind("sm_", 0) == 0 && value.size() > 3, "target '{}': -arch needs a GPU architecture such as sm_90",
                    t.text);
       t.arch = value;
+    } else if (t.kind == TargetKind::Cuda && name == "-matmul-precision") {
+      TESSEL_CHECK(value == "fp32" || value == "tf32", "target '{}': -matmul-precision must be fp32 or tf32, got '{}'", t.text, value);
+      t.matmulPrecision = value == "tf32" ? MatmulPrecision::Tf32 : MatmulPrecision::Fp32;
     } else if (t.kind == TargetKind::Opencl && name == "-device") {
       TESSEL_CHECK(!value.empty(), "target '{}': -device needs a device name such as mali", t.text);
       t.device = value;
     } else {
       const char* known = cpu ? "-mcpu=, -mattr=, -mtriple=, -num-cores=, -opt-level=, -cc=, -vector-bytes=, -vector-registers=, "
                                 "-fma-units=, -l1d=, -l2=, -llc="
-                          : t.kind == TargetKind::Cuda   ? "-arch=, -opt-level="
+                          : t.kind == TargetKind::Cuda   ? "-arch=, -opt-level=, -matmul-precision="
                           : t.kind == TargetKind::Opencl ? "-device="
                                                          : "none";
       fail("target '{}': unknown option '{}' for a {} target (known: {})", t.text, word, t.kindName(), known);

@@ -5,7 +5,7 @@
 ///
 ///   cpu [-mcpu=NAME|native] [-mattr=+f,-g] [-mtriple=T] [-num-cores=N] [-opt-level=0..3] [-cc=COMPILER]
 ///       [-vector-bytes=N] [-vector-registers=N] [-fma-units=N] [-l1d=SIZE] [-l2=SIZE] [-llc=SIZE]
-///   cuda [-arch=sm_NN] [-opt-level=0..3]        opencl [-device=NAME]        vta
+///   cuda [-arch=sm_NN] [-opt-level=0..3] [-matmul-precision=fp32|tf32]        opencl [-device=NAME]        vta
 ///
 /// "llvm" and "c" are accepted for "cpu" (TVM's names). SIZE is bytes or a number with K, M or G
 /// (KiB, MiB, GiB). A bad word is an Error naming the target and the word.
@@ -19,6 +19,13 @@
 namespace tessel::target {
 
 enum class TargetKind { Cpu, Cuda, Opencl, Vta };
+
+/// How exact a float32 product's multiplications must be. Fp32 (the default): as float32's,
+/// which tensor cores reach with three TF32 products per product (3xTF32). Tf32: each operand
+/// may be rounded to TF32's 10-bit mantissa, one tensor-core product per product, as PyTorch
+/// computes with `torch.backends.cuda.matmul.allow_tf32` (or set_float32_matmul_precision
+/// "high"): about 1e-3 relative error instead of 1e-6. A CUDA target's choice.
+enum class MatmulPrecision { Fp32, Tf32 };
 
 struct Target {
   TargetKind kind = TargetKind::Cpu;
@@ -36,6 +43,7 @@ struct Target {
 
   // A GPU target's flags.
   std::string arch;    ///< cuda -arch= (default sm_90)
+  MatmulPrecision matmulPrecision = MatmulPrecision::Fp32;  ///< cuda -matmul-precision=
   std::string device;  ///< opencl -device= ("mali"); "" for any OpenCL GPU
 
   /// Parses `text`. Throws Error naming the target and the word at fault.
@@ -60,6 +68,9 @@ TargetKind targetKindOf(std::string_view text);
 /// The kind's name of a target string as records group them: "cpu", "cuda", "opencl", "vta";
 /// an unknown kind's own first word (a record of a newer tessel is kept apart, not refused).
 std::string targetKindName(std::string_view text);
+
+/// "fp32", "tf32".
+std::string matmulPrecisionName(MatmulPrecision precision);
 
 /// "1M" -> 1048576, "48K" -> 49152, "512" -> 512; Error (naming `what`) when not a size.
 int64_t parseByteSize(const std::string& value, const std::string& what);

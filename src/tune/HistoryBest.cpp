@@ -9,6 +9,8 @@
 #include <set>
 #include <sstream>
 
+#include "ir/Stmt.h"
+#include "schedule/Steps.h"
 #include "support/Error.h"
 #include "tune/RecordLog.h"
 #include "tune/RecordQueries.h"
@@ -40,11 +42,44 @@ struct HistoryBest::Shared {
   }
 };
 
-HistoryBest::HistoryBest(const std::vector<TuningRecord>& records, const std::string& target, std::vector<TuningRecord> shipped)
+namespace {
+
+/// Whether a record's steps compute a product on tensor cores with its operands rounded to TF32.
+bool roundsProductsToTf32(const TuningRecord& record) {
+  for (const auto& step : record.steps)
+    if (auto tensorize = std::dynamic_pointer_cast<const schedule::TensorizeStep>(step))
+      if (ir::parseWarpMmaIntrinsic(tensorize->intrinsic) == ir::WarpMmaKind::Tf32) return true;
+  return false;
+}
+
+/// The records whose precision `target` allows; the others counted by workload in `refused`.
+std::vector<TuningRecord> withPrecisionAllowed(std::vector<TuningRecord> records, const target::Target& target,
+                                               std::map<std::string, int>* refused) {
+  if (target.matmulPrecision == target::MatmulPrecision::Tf32) return records;
+  std::vector<TuningRecord> kept;
+  for (TuningRecord& r : records) {
+    if (r.ok() && roundsProductsToTf32(r)) {
+      if (refused) ++(*refused)[r.task.workloadKey];
+      continue;
+    }
+    kept.push_back(std::move(r));
+  }
+  return kept;
+}
+
+}  // namespace
+
+HistoryBest::HistoryBest(const std::vector<TuningRecord>& records, const target::Target& parsedTarget, std::vector<TuningRecord> shipped)
     : shared_(std::make_shared<Shared>()) {
+  const std::string& target = parsedTarget.str();
   shared_->target = target;
   std::string kind = target::targetKindName(target);
-  std::vector<TuningRecord> all = withShippedRecords(records, std::move(shipped), &shared_->shippedKeys);
+  // Records of a precision the target does not allow are left out before the shipped ones fill
+  // in: they do not cover their workloads either.
+  std::map<std::string, int> tf32Refused;
+  std::vector<TuningRecord> all = withShippedRecords(withPrecisionAllowed(records, parsedTarget, &tf32Refused),
+                                                     withPrecisionAllowed(std::move(shipped), parsedTarget, nullptr),
+                                                     &shared_->shippedKeys);
   std::map<std::string, std::vector<const TuningRecord*>> byKey;
   // Of the workloads without a valid record of this kind: their failed trials, and the kinds
   // of target their valid records were measured on.
@@ -60,6 +95,12 @@ HistoryBest::HistoryBest(const std::vector<TuningRecord>& records, const std::st
     if (!byKey.count(key))
       shared_->unusable[key] = fmt::format("its {} record{} for {} {} failed measurement{}", count, count == 1 ? "" : "s", kind,
                                            count == 1 ? "is a" : "are all", count == 1 ? "" : "s");
+  for (const auto& [key, count] : tf32Refused)
+    if (!byKey.count(key)) {
+      std::string& why = shared_->unusable[key];
+      why += fmt::format("{}its {} record{} round{} products to TF32, which target '{}' does not allow (-matmul-precision=tf32 does)",
+                         why.empty() ? "" : "; ", count, count == 1 ? "" : "s", count == 1 ? "s" : "", target);
+    }
   for (const auto& [key, targets] : otherKinds)
     if (!byKey.count(key)) {
       std::string& why = shared_->unusable[key];
@@ -75,7 +116,7 @@ HistoryBest::HistoryBest(const std::vector<TuningRecord>& records, const std::st
   }
 }
 
-HistoryBest HistoryBest::fromLog(const std::string& path, const std::string& target, std::vector<TuningRecord> shipped) {
+HistoryBest HistoryBest::fromLog(const std::string& path, const target::Target& target, std::vector<TuningRecord> shipped) {
   auto file = readRecords(path);
   warnSkippedLines(file, path);
   return HistoryBest(file.records, target, std::move(shipped));

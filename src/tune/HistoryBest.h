@@ -46,9 +46,11 @@ class HistoryBest {
   /// "llvm" counts as "cpu").
   /// `shipped`: tessel's shipped records (ShippedRecords.h), used only for the workloads that
   /// `records` has no valid record of this target kind for.
-  HistoryBest(const std::vector<TuningRecord>& records, const std::string& target, std::vector<TuningRecord> shipped = {});
+  /// A record whose products round their operands to TF32 serves only a target that allows it
+  /// (cuda -matmul-precision=tf32); one that computes them as exactly as fp32 serves any.
+  HistoryBest(const std::vector<TuningRecord>& records, const target::Target& target, std::vector<TuningRecord> shipped = {});
   /// Reads the log (skipped lines are warned about on stderr) and picks as above.
-  static HistoryBest fromLog(const std::string& path, const std::string& target, std::vector<TuningRecord> shipped = {});
+  static HistoryBest fromLog(const std::string& path, const target::Target& target, std::vector<TuningRecord> shipped = {});
 
   /// Workloads that have a valid record of this target kind.
   size_t size() const;

@@ -156,7 +156,7 @@ MeasureResult LocalRunner::runOne(const MeasureInput& input, const BuildResult& 
                             {"flush_cache", options_.enableCpuCacheFlush},
                             {"cold", task.coldCache},
                             {"stop_above_s", input.stopAboveSeconds},
-                            {"tolerance", options_.tolerance}};
+                            {"tolerance", options_.toleranceFor(task.target)}};
   if (!build.gpuDevice.empty()) {
     // A GPU module: its manifest and code, on this machine's device of its kind.
     bool cuda = build.gpuDevice == "cuda";

@@ -1,5 +1,6 @@
 #include "tune/MeasureOptions.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "support/Error.h"
@@ -9,6 +10,11 @@ namespace tessel::tune {
 namespace {
 constexpr double kDaySeconds = 24 * 3600;
 bool finiteIn(double v, double low, double high) { return std::isfinite(v) && v >= low && v <= high; }
+/// TF32 keeps 10 of float32's 23 mantissa bits (NVIDIA, "TensorFloat-32 in the A100 GPU"), so
+/// an operand rounded to nearest is off by at most 2^-11 of itself and a product of two by
+/// about 2^-10 (1e-3); a sum of such products of one sign (the checks' inputs are in [0, 1))
+/// keeps that bound. Four times it leaves room for the float32 accumulation and the epilogue.
+constexpr double kTf32Tolerance = 4e-3;
 }  // namespace
 
 void MeasureOptions::validate(const std::string& who) const {
@@ -21,6 +27,10 @@ void MeasureOptions::validate(const std::string& who) const {
   TESSEL_CHECK(finiteIn(cooldownIntervalSeconds, 0, 3600), "{}: cooldown_interval must be between 0 and 3600 seconds, got {}",
                who, cooldownIntervalSeconds);
   TESSEL_CHECK(finiteIn(tolerance, 0, 1e30), "{}: tolerance must be a non-negative number, got {}", who, tolerance);
+}
+
+double MeasureOptions::toleranceFor(const target::Target& target) const {
+  return target.matmulPrecision == target::MatmulPrecision::Tf32 ? std::max(tolerance, kTf32Tolerance) : tolerance;
 }
 
 std::chrono::milliseconds MeasureOptions::runDeadline() const {

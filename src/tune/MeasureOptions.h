@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "target/Target.h"
+
 namespace tessel::tune {
 
 struct MeasureOptions {
@@ -28,6 +30,9 @@ struct MeasureOptions {
   /// the measurement itself asks for (calibration and `repeat` measurements of min_repeat_ms
   /// that may overshoot it, and a generous 0.2 s per cache flush).
   std::chrono::milliseconds runDeadline() const;
+  /// The relative error a candidate for `target` may have: `tolerance`, or at least TF32's
+  /// where the target lets products round their operands to TF32 (-matmul-precision=tf32).
+  double toleranceFor(const target::Target& target) const;
   bool operator==(const MeasureOptions&) const = default;
 };
 

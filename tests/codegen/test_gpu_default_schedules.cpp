@@ -357,7 +357,7 @@ std::vector<Case> tensorCoreCases() {
 void buildAndRunTensorCores(const std::string& target, bool run) {
   passes::GpuLimits small = passes::GpuLimits::cudaSm90();
   small.multiProcessorCount = 1;
-  auto options = ops::gpuScheduleOptionsFor(small);
+  auto options = ops::gpuScheduleOptionsFor(small, target::MatmulPrecision::Fp32);
   ASSERT_EQ(options.tensorCores, ir::WarpMmaKind::Tf32x3) << "sm_90 has TF32 tensor cores: the fp32-accurate products by default";
   uint64_t seed = 41;
   for (auto& c : tensorCoreCases()) {
@@ -414,7 +414,7 @@ TEST(GpuDefaultSchedules, RaggedTensorCoreTilesComputePastTheProductAndMatchTheR
 }
 
 TEST(GpuDefaultSchedules, TensorCoresTakeTheProductsWithWarpsAndChunksToHideTheirWork) {
-  auto rules = ops::gpuScheduleOptionsFor(passes::GpuLimits::cudaSm90());
+  auto rules = ops::gpuScheduleOptionsFor(passes::GpuLimits::cudaSm90(), target::MatmulPrecision::Fp32);
   auto tensorized = [&](const te::ComputeDAG& dag) {
     for (const auto& step : ops::defaultGpuSchedule(dag, rules))
       if (step->kind() == "tensorize") return true;
@@ -443,6 +443,30 @@ TEST(GpuDefaultSchedules, TensorCoresTakeTheProductsWithWarpsAndChunksToHideThei
                                             1024, 48 * 1024, /*onlyWhereFaster=*/false));
 }
 
+// The target's precision picks the instruction: fp32-accurate 3xTF32 by default, one TF32
+// product where the target allows it; OpenCL targets have no tensor-core products either way.
+TEST(GpuDefaultSchedules, TheTargetsMatmulPrecisionPicksTheTensorCoreInstruction) {
+  auto intrinsicOf = [](const te::ComputeDAG& dag, target::MatmulPrecision precision) {
+    for (const auto& step : ops::defaultGpuSchedule(dag, ops::gpuScheduleOptionsFor(passes::GpuLimits::cudaSm90(), precision)))
+      if (auto t = std::dynamic_pointer_cast<const schedule::TensorizeStep>(step)) return t->intrinsic;
+    return std::string("none");
+  };
+  auto expansion = ops::projection(1, 128, 768, 3072, true);
+  EXPECT_EQ(intrinsicOf(expansion, target::MatmulPrecision::Fp32), "mma_m16n8k8_3xtf32");
+  EXPECT_EQ(intrinsicOf(expansion, target::MatmulPrecision::Tf32), "mma_m16n8k8_tf32");
+  const auto sm90 = passes::GpuLimits::cudaSm90();
+  EXPECT_EQ(ops::tensorCoreProductsFor(sm90, target::MatmulPrecision::Tf32), ir::WarpMmaKind::Tf32);
+  EXPECT_EQ(ops::tensorCoreProductsFor(sm90, target::MatmulPrecision::Fp32), ir::WarpMmaKind::Tf32x3);
+  auto opencl = passes::GpuLimits::forTarget(target::Target::parse("opencl"));
+  EXPECT_FALSE(ops::tensorCoreProductsFor(opencl, target::MatmulPrecision::Tf32));
+  // One TF32 product hides a ragged tile's guards with 2.5 warps per multiprocessor (ViT-B/16's
+  // 197 x 768 x 768: 0.76x the fp32 tile's time on an H200, 3xTF32 1.22x); one-chunk attention
+  // heads stay on the fp32 units either way.
+  EXPECT_EQ(intrinsicOf(ops::projection(1, 197, 768, 768), target::MatmulPrecision::Tf32), "mma_m16n8k8_tf32");
+  EXPECT_EQ(intrinsicOf(ops::projection(1, 197, 768, 768), target::MatmulPrecision::Fp32), "none");
+  EXPECT_EQ(intrinsicOf(ops::attentionProduct(12, 128, 64, 128), target::MatmulPrecision::Tf32), "none");
+}
+
 TEST(GpuDefaultSchedules, TensorCoreProductsAreRefusedWhereTheTargetHasNone) {
   auto dag = ops::matmul(64, 48, 48);
   ops::GpuGemmTile tile;  // 2 x 2 warps of 2 x 2 outputs a thread: 7.5 KiB of shared memory, as OpenCL allows
@@ -453,7 +477,7 @@ TEST(GpuDefaultSchedules, TensorCoreProductsAreRefusedWhereTheTargetHasNone) {
   auto state = ops::gpuGemmTiles(dag, tile).state;
   expectContains(errorOf([&] { kernelcheck::buildForGpu(state, "opencl", "mm"); }),
                  "GPU codegen (opencl), kernel 'mm': the tensor-core intrinsic mma_m16n8k8_3xtf32 needs CUDA");
-  EXPECT_FALSE(ops::gpuScheduleOptionsFor(passes::GpuLimits::forTarget(target::Target::parse("opencl"))).tensorCores);
+  EXPECT_FALSE(ops::gpuScheduleOptionsFor(passes::GpuLimits::forTarget(target::Target::parse("opencl")), target::MatmulPrecision::Fp32).tensorCores);
   // A CPU schedule naming the instruction.
   auto cpu = schedule::replay(dag, {std::make_shared<schedule::SplitStep>("C", "k", std::vector<int64_t>{8}),
                                     std::make_shared<schedule::TensorizeStep>("C", "k.1", "mma_m16n8k8_3xtf32")});

@@ -3,6 +3,7 @@
 // OpenCL runs on the first OpenCL device (PoCL here).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <regex>
@@ -11,6 +12,7 @@
 #include "common/TesselCli.h"
 #include "graph/Build.h"
 #include "graph/CliTestGraph.h"
+#include "runtime/CudaDevice.h"
 #include "runtime/Npy.h"
 #include "runtime/OpenclDevice.h"
 #include "support/Files.h"
@@ -28,6 +30,21 @@ namespace {
 void expectOutput(const SubprocessResult& r, const std::string& part, int exitCode = 0) {
   EXPECT_EQ(r.exitCode, exitCode) << r.output;
   EXPECT_NE(r.output.find(part), std::string::npos) << r.output;
+}
+
+/// How many kernels of a CUDA module's source call the warp's tensor-core product in 3xTF32
+/// (fp32-accurate) and in one TF32 product.
+std::pair<int, int> tensorCoreCalls(const std::string& module) {
+  std::string code = readFile(module + "/kernels.cu");
+  auto count = [&](const std::regex& re) { return int(std::distance(std::sregex_iterator(code.begin(), code.end(), re), std::sregex_iterator())); };
+  return {count(std::regex(R"(tessel_warp_mma<\d+, \d+, \d+, true>\()")), count(std::regex(R"(tessel_warp_mma<\d+, \d+, \d+, false>\()"))};
+}
+
+double largestRelativeDifference(const runtime::Tensor& a, const runtime::Tensor& b) {
+  double scale = 0, worst = 0;
+  for (int64_t i = 0; i < b.numel(); ++i) scale = std::max(scale, double(std::fabs(b.dataAs<float>()[i])));
+  for (int64_t i = 0; i < b.numel(); ++i) worst = std::max(worst, std::fabs(double(a.dataAs<float>()[i]) - b.dataAs<float>()[i]) / scale);
+  return worst;
 }
 
 }  // namespace
@@ -128,28 +145,39 @@ TEST(GpuCli, CudaBuildsTakeTheRecordsShippedForTheirArchitecture) {
   // NVRTC in its fast-compile mode (-opt-level=0): the records are what is checked.
   TempDir dir;
   const std::string cuda = "cuda -opt-level=0";
-  for (const std::string model : {"resnet-18", "resnet-50", "mobilenet-v2"}) {
-    auto r = runSubprocess({tesselCli(), "compile", "--model", model, "--target", cuda, "-o", dir.path() + "/" + model});
-    const std::string usedLine = "using shipped records for " + cuda + " (cuda/sm_90): ";
+  // Compiles `model` for `target`; returns how many of its kernels took a shipped record, and of how many.
+  auto shippedUse = [&](const std::string& model, const std::string& target, std::vector<std::string> flags, const std::string& out) {
+    std::vector<std::string> args = {tesselCli(), "compile", "--model", model, "--target", target, "-o", dir.path() + "/" + out};
+    args.insert(args.end(), flags.begin(), flags.end());
+    auto r = runSubprocess(args);
+    const std::string usedLine = "using shipped records for " + target + " (cuda/sm_90): ";
     expectOutput(r, usedLine);
-    EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
-    // Every kernel but the flatten (a copy no tuning task covers) takes a shipped record.
-    std::string counts = r.output.substr(r.output.find(usedLine) + usedLine.size());
+    std::string counts = r.output.substr(std::min(r.output.size(), r.output.find(usedLine) + usedLine.size()));
     int used = 0, all = 0;
-    ASSERT_EQ(std::sscanf(counts.c_str(), "%d of %d kernels", &used, &all), 2) << counts;
-    EXPECT_GE(used, all - 1) << r.output;
+    EXPECT_EQ(std::sscanf(counts.c_str(), "%d of %d kernels", &used, &all), 2) << counts;
+    EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+    return std::pair{used, all};
+  };
+  // Every kernel but the flatten (a copy no tuning task covers) takes a shipped record.
+  for (const std::string model : {"resnet-18", "resnet-50", "mobilenet-v2"}) {
+    auto [used, all] = shippedUse(model, cuda, {}, model);
+    EXPECT_GE(used, all - 1) << model;
   }
   // The transformers' records were tuned on an H200 (one layer here: the same workloads as
   // twelve): every kernel but the copies no tuning task covers (the heads' transposes, the split
   // products' rows, ViT's patch tokens) takes one.
   for (const auto& [model, copies] : std::vector<std::pair<std::string, int>>{{"bert-base", 5}, {"gpt2", 5}, {"vit-b16", 6}}) {
-    auto r = runSubprocess({tesselCli(), "compile", "--model", model, "--layers", "1", "--target", cuda, "-o", dir.path() + "/" + model});
-    const std::string usedLine = "using shipped records for " + cuda + " (cuda/sm_90): ";
-    expectOutput(r, usedLine);
-    std::string counts = r.output.substr(r.output.find(usedLine) + usedLine.size());
-    int used = 0, all = 0;
-    ASSERT_EQ(std::sscanf(counts.c_str(), "%d of %d kernels", &used, &all), 2) << counts;
-    EXPECT_EQ(used, all - copies) << model << ": " << r.output;
+    auto [used, all] = shippedUse(model, cuda, {"--layers", "1"}, model);
+    EXPECT_EQ(used, all - copies) << model;
+  }
+  // With TF32 allowed the transformers' products take the records tuned for it (one TF32
+  // product a step), the other kernels the fp32 target's.
+  for (const auto& [model, copies] : std::vector<std::pair<std::string, int>>{{"bert-base", 5}, {"vit-b16", 6}}) {
+    auto [used, all] = shippedUse(model, cuda + " -matmul-precision=tf32", {"--layers", "1"}, model + ".tf32");
+    EXPECT_EQ(used, all - copies) << model;
+    auto [split, one] = tensorCoreCalls(dir.path() + "/" + model + ".tf32");
+    EXPECT_EQ(split, 0) << model;
+    EXPECT_GT(one, 0) << model;
   }
   auto none = runSubprocess({tesselCli(), "compile", "--model", "resnet-18", "--target", cuda, "--no-shipped-records", "-o", dir.path() + "/none"});
   EXPECT_EQ(none.output.find("shipped"), std::string::npos) << none.output;
@@ -159,6 +187,41 @@ TEST(GpuCli, CudaBuildsTakeTheRecordsShippedForTheirArchitecture) {
   // OpenCL devices have nothing in common to ship for: no records, no message.
   auto cl = runSubprocess({tesselCli(), "compile", "--model", "resnet-18", "--target", "opencl", "-o", dir.path() + "/cl"});
   EXPECT_EQ(cl.output.find("shipped"), std::string::npos) << cl.output;
+}
+
+
+// -matmul-precision=tf32 (PyTorch's allow_tf32): the products on tensor cores take one TF32
+// product instead of three; the default keeps them fp32-accurate. With a GPU: both builds of
+// one BERT layer run on the same token ids, the TF32 one within TF32's error of the other.
+TEST(GpuCli, ATf32TargetComputesItsProductsInTf32) {
+  TempDir dir;
+  auto build = [&](const std::string& target, const std::string& name) {
+    expectOutput(runSubprocess({tesselCli(), "compile", "--model", "bert-base", "--layers", "1", "--target", target,
+                                "--no-shipped-records", "-o", dir.path() + "/" + name}),
+                 "compiled bert-base for " + target);
+    return dir.path() + "/" + name;
+  };
+  std::string fp32 = build("cuda -opt-level=0", "fp32"), tf32 = build("cuda -opt-level=0 -matmul-precision=tf32", "tf32");
+  auto [fp32Split, fp32One] = tensorCoreCalls(fp32);
+  auto [tf32Split, tf32One] = tensorCoreCalls(tf32);
+  EXPECT_GT(fp32Split, 0);  // the projections and the feed-forward's products
+  EXPECT_EQ(fp32One, 0);
+  EXPECT_EQ(tf32Split, 0);
+  EXPECT_GE(tf32One, fp32Split);
+  std::string why;
+  if (!runtime::cudaDeviceAvailable(&why)) {
+    if (tessel::testsupport::deviceRequired("TESSEL_REQUIRE_CUDA")) FAIL() << "TESSEL_REQUIRE_CUDA=1: " << why;
+    GTEST_SKIP() << "compiled, not run: " << why;
+  }
+  auto ids = runtime::Tensor::empty({1, 128}, DataType::int64());
+  for (int64_t i = 0; i < ids.numel(); ++i) ids.dataAs<int64_t>()[i] = (i * 7919 + 3) % 30522;  // BERT's vocabulary
+  runtime::saveNpy(ids, dir.path() + "/ids.npy");
+  for (const std::string& m : {fp32, tf32})
+    expectOutput(runSubprocess({tesselCli(), "run", m, "--device", "cuda", "--input", dir.path() + "/ids.npy", "--output", m + ".npy"}),
+                 "output 0: float32 [1, 128, 768] saved to");
+  double difference = largestRelativeDifference(runtime::loadNpy(tf32 + ".npy"), runtime::loadNpy(fp32 + ".npy"));
+  EXPECT_GT(difference, 1e-6);  // the operands were rounded
+  EXPECT_LT(difference, 1e-2);
 }
 
 TEST(GpuCli, QueryTheHardwareParametersOfADevice) {

@@ -33,6 +33,10 @@ TEST(Target, KindsAndFlags) {
   Target cuda = Target::parse("cuda");
   EXPECT_TRUE(cuda.isGpu());
   EXPECT_EQ(cuda.arch, "sm_90");
+  EXPECT_EQ(cuda.matmulPrecision, target::MatmulPrecision::Fp32);  // fp32-accurate products unless asked
+  EXPECT_EQ(Target::parse("cuda -matmul-precision=tf32").matmulPrecision, target::MatmulPrecision::Tf32);
+  EXPECT_EQ(Target::parse("cuda -matmul-precision=fp32").matmulPrecision, target::MatmulPrecision::Fp32);
+  EXPECT_EQ(target::matmulPrecisionName(target::MatmulPrecision::Tf32), "tf32");
   EXPECT_EQ(Target::parse("opencl -device=mali").device, "mali");
   EXPECT_TRUE(Target::parse("vta").isVta());
   EXPECT_EQ(target::targetKindOf("llvm -mcpu=whatever-else"), TargetKind::Cpu);
@@ -42,8 +46,14 @@ TEST(Target, BadWordsAreNamed) {
   EXPECT_NE(errorOf([] { Target::parse("tpu"); }).find("target 'tpu': unknown kind 'tpu'"), std::string::npos);
   EXPECT_NE(errorOf([] { Target::parse(""); }).find("empty"), std::string::npos);
   EXPECT_NE(errorOf([] { Target::parse("cpu -fast"); }).find("unknown option '-fast' for a cpu target"), std::string::npos);
-  EXPECT_NE(errorOf([] { Target::parse("cuda -device=mali"); }).find("unknown option '-device=mali' for a cuda target (known: -arch=, -opt-level=)"),
+  EXPECT_NE(errorOf([] { Target::parse("cuda -device=mali"); }).find("unknown option '-device=mali' for a cuda target (known: -arch=, -opt-level=, -matmul-precision=)"),
             std::string::npos);
+  EXPECT_NE(errorOf([] { Target::parse("cuda -matmul-precision=fp16"); }).find("-matmul-precision must be fp32 or tf32, got 'fp16'"),
+            std::string::npos);
+  // The precision is a choice of the CUDA targets' tensor-core products only.
+  EXPECT_NE(errorOf([] { Target::parse("cpu -matmul-precision=tf32"); }).find("unknown option '-matmul-precision=tf32' for a cpu target"),
+            std::string::npos);
+  EXPECT_NE(errorOf([] { Target::parse("opencl -matmul-precision=tf32"); }).find("for a opencl target"), std::string::npos);
   EXPECT_NE(errorOf([] { Target::parse("cpu -opt-level=5"); }).find("-opt-level must be a number from 0 to 3"), std::string::npos);
   for (const char* bad : {"cpu -num-cores=0", "cpu -num-cores=", "cpu -num-cores=-2", "cpu -num-cores=99999", "cpu -num-cores=4x"})
     EXPECT_NE(errorOf([&] { Target::parse(bad); }).find("-num-cores must be a number from 1 to 9999"), std::string::npos) << bad;

@@ -112,11 +112,11 @@ std::vector<Case> batchMatmulCases() {
 using MakeSpace = GpuTemplateSpace (*)(const te::ComputeDAG&, const passes::GpuLimits&);
 
 GpuTemplateSpace denseLargeBatchSpace(const te::ComputeDAG& dag, const passes::GpuLimits& limits) {
-  return gpuGemmTemplate(dag, limits, kGpuDenseLargeBatchTemplate);
+  return gpuGemmTemplate(dag, limits, target::MatmulPrecision::Fp32, kGpuDenseLargeBatchTemplate);
 }
 
 GpuTemplateSpace batchMatmulSpace(const te::ComputeDAG& dag, const passes::GpuLimits& limits) {
-  return gpuGemmTemplate(dag, limits, kGpuBatchMatmulTemplate);
+  return gpuGemmTemplate(dag, limits, target::MatmulPrecision::Fp32, kGpuBatchMatmulTemplate);
 }
 
 /// Builds the fallback and `randomCount` random configs of every case for `target`; runs them
@@ -243,7 +243,7 @@ TEST(GpuTemplateTable, PicksTheSpecificTemplatesForTheZooNetworks) {
   expectContains(errorOf([] { gpuDenseSmallBatchTemplate(denseBias(64, 8, 8), passes::GpuLimits::cudaSm90()); }),
                  "a batch of 64 is over the 31 it takes");
   EXPECT_FALSE(gpuDenseLargeBatchTemplateApplies(denseBias(4, 8, 8)));
-  expectContains(errorOf([] { gpuGemmTemplate(ops::conv2dNCHW(1, 8, 8, 8, 8, 3, 3, 1, 1), passes::GpuLimits::cudaSm90(), "t"); }),
+  expectContains(errorOf([] { gpuGemmTemplate(ops::conv2dNCHW(1, 8, 8, 8, 8, 3, 3, 1, 1), passes::GpuLimits::cudaSm90(), target::MatmulPrecision::Fp32, "t"); }),
                  "t: GPU GEMM tiles: the anchor 'conv2d_nchw' is conv2d_nchw, not dense, matmul or batch_matmul");
 }
 
@@ -366,6 +366,10 @@ TEST(GpuDenseLargeBatchTemplate, SpaceHoldsTheFallbackAndIsPruned) {
   EXPECT_EQ(tcTile.y, tcDefault->y);
   EXPECT_EQ(tcTile.k, tcDefault->k);
   EXPECT_EQ(tcTile.tensorCores, ir::WarpMmaKind::Tf32x3);
+  // A target that allows TF32 (-matmul-precision=tf32) searches one TF32 product instead.
+  GpuTemplateSpace tf32 = gpuGemmTemplate(large, passes::GpuLimits::cudaSm90(), target::MatmulPrecision::Tf32, kGpuDenseLargeBatchTemplate);
+  EXPECT_EQ(gpuGemmTileOf(tf32.space->get(tf32.fallback)).tensorCores, ir::WarpMmaKind::Tf32);
+  EXPECT_EQ(tf32.space->size(), tc.space->size());
   // Where a device has no tensor cores the knob is not in the space.
   passes::GpuLimits withoutTensorCores = passes::GpuLimits::cudaSm90();
   withoutTensorCores.tf32TensorCores = false;

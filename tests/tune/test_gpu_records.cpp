@@ -94,7 +94,7 @@ TEST(GpuRecords, BestRecordsApplyToAnOpenclBuildAndMatchTheInterpreter) {
   }
   ASSERT_EQ(tuned.size(), 2u) << "fewer than two tasks with more than one config";
 
-  auto best = tune::HistoryBest::fromLog(log, target.str());
+  auto best = tune::HistoryBest::fromLog(log, target);
   graph::BuildOptions build;
   build.target = target;
   build.gpuLimits = limits;
@@ -144,7 +144,7 @@ TEST(GpuRecords, ARecordOverTheBuildsLimitsIsSkippedForTheDefault) {
   tune::LocalRunner runner;
   auto results = tune::measureBatch(builder, runner, {input});
   ASSERT_TRUE(results[0].ok()) << results[0].errorMessage;
-  tune::HistoryBest best({tune::makeRecord(input, results[0])}, "opencl -device=mali");
+  tune::HistoryBest best({tune::makeRecord(input, results[0])}, target::Target::parse("opencl -device=mali"));
   // ... then a build for a Mali board (256 threads): the record does not fit, the default does.
   passes::GpuLimits mali = passes::GpuLimits::mali();
   auto rules = ops::gpuScheduleOptionsFor(mali.maxThreadsPerBlock, mali.multiProcessorCount, mali.warpSize);

@@ -223,7 +223,7 @@ TEST(GpuWinogradTemplate, SpacesOfResnetShapesHoldTheDefaultScheduleAsFallbackAn
     // The fallback is the default GPU schedule for the device, within its limits.
     ConfigEntity fallback = t.space->get(t.fallback);
     ops::GpuWinogradTile tile = gpuWinogradTileOf(fallback);
-    EXPECT_EQ(schedule::stepsToJson(t.instantiate(fallback)), schedule::stepsToJson(ops::defaultGpuSchedule(dag, ops::gpuScheduleOptionsFor(h100))));
+    EXPECT_EQ(schedule::stepsToJson(t.instantiate(fallback)), schedule::stepsToJson(ops::defaultGpuSchedule(dag, ops::gpuScheduleOptionsFor(h100, target::MatmulPrecision::Fp32))));
     EXPECT_GE(tile.threads(), 32);
     EXPECT_LE(tile.threads(), h100.maxThreadsPerBlock);
     EXPECT_LE(tile.accumulators(), kMaxAccumulatorsPerThread);
@@ -299,7 +299,7 @@ TEST(GpuWinogradNumerics, FullSizeResnetLayersOnOpenclWithinOneThousandthOfTheDi
     SCOPED_TRACE(fmt::format("F({0}x{0}) {1}x{1}x{2}", l.m, l.size, l.channels));
     int64_t c = l.channels, k = l.channels, h = l.size, w = l.size;
     auto dag = winogradNchw(1, c, h, w, k, 1, l.m);
-    auto state = schedule::replay(dag, ops::defaultGpuSchedule(dag, ops::gpuScheduleOptionsFor(limits)));
+    auto state = schedule::replay(dag, ops::defaultGpuSchedule(dag, ops::gpuScheduleOptionsFor(limits, target::MatmulPrecision::Fp32)));
     auto binary = kernelcheck::buildForGpu(state, "opencl", "layer");
     auto module = runtime::GpuModule::fromMemory(binary.manifestText(), binary.code);
     auto x = randomValues(size_t(c * h * w), uint32_t(l.size));

@@ -22,6 +22,7 @@
 #include "support/TempDir.h"
 #include "target/HostCpu.h"
 #include "tune/HistoryBest.h"
+#include "tune/MeasureOptions.h"
 #include "tune/PlausibleCost.h"
 #include "tune/RecordLog.h"
 #include "tune/RecordQueries.h"
@@ -405,7 +406,7 @@ TEST(RecordQueries, TheLatestConfirmedDecisionRanksFirst) {
   std::vector<int64_t> order;
   for (auto& r : top) order.push_back(r.config->index);
   EXPECT_EQ(order, (std::vector<int64_t>{3, 1, 2, 4, 0}));  // decisions, then by median cost
-  HistoryBest history(records, "cpu");
+  HistoryBest history(records, target::Target::parse("cpu"));
   EXPECT_EQ(history.find(t32->workloadKey)->config->index, 3);
 }
 
@@ -515,7 +516,7 @@ TEST(HistoryBest, DispatchesTheBestRecordOrTheFallback) {
   std::vector<TuningRecord> records = {stepsRecord(task, slower, okResult({4e-5})), templateRecord(task, 9, {1e-5}),
                                        stepsRecord(matmulTask(32, "cpu -mcpu=native"), {}, okResult({1e-7})),
                                        stepsRecord(matmulTask(32, "cuda"), {}, okResult({1e-8}))};
-  HistoryBest history(records, "cpu");
+  HistoryBest history(records, target::Target::parse("cpu"));
   EXPECT_EQ(history.size(), 1u);
   ASSERT_NE(history.find(task->workloadKey), nullptr);
   EXPECT_EQ(history.find(task->workloadKey)->config->index, 9);  // the exact target wins
@@ -546,7 +547,7 @@ TEST(HistoryBest, DispatchesTheBestRecordOrTheFallback) {
   EXPECT_EQ(history.summary(), "applied tuned records to 1 of 2 workloads; fallback for 1: C (no record)");
 
   // Only records of a different target string: one of the same kind applies ("llvm" is "cpu").
-  HistoryBest nativeOnly({records[2], records[3]}, "llvm -mcpu=skylake");
+  HistoryBest nativeOnly({records[2], records[3]}, target::Target::parse("llvm -mcpu=skylake"));
   EXPECT_EQ(nativeOnly.find(task->workloadKey)->target, "cpu -mcpu=native");
   nativeOnly.provider()(ops::matmul(32, 32, 32));
   EXPECT_EQ(nativeOnly.uses()[0].note, "measured on target 'cpu -mcpu=native'");
@@ -565,14 +566,14 @@ TEST(HistoryBest, DispatchesTheBestRecordOrTheFallback) {
                        "Z", "matmul", {"u", "v"});
   te::ComputeDAG renamed({z}, {a, b});
   ASSERT_EQ(renamed.workloadKey(), task->workloadKey);
-  HistoryBest again(records, "cpu");
+  HistoryBest again(records, target::Target::parse("cpu"));
   auto next = again.provider()(renamed);
   EXPECT_TRUE(next.empty());  // the 1e-7 record measured on -mcpu=native: an empty step list replays anywhere
   ASSERT_EQ(again.uses().size(), 1u);
   EXPECT_TRUE(again.uses()[0].fromRecord);
   EXPECT_EQ(again.uses()[0].cost, 1e-7);
   expectContains(again.uses()[0].note, "2 preferred records did not apply: step 1 (cache_write)");
-  HistoryBest none({records[0], records[1]}, "cpu");
+  HistoryBest none({records[0], records[1]}, target::Target::parse("cpu"));
   EXPECT_TRUE(none.provider()(renamed).empty());  // no fallback given: no steps
   EXPECT_FALSE(none.uses()[0].fromRecord);
   expectContains(none.uses()[0].note, "2 records and none applies: step 1 (cache_write)");
@@ -587,7 +588,7 @@ TEST(HistoryBest, AFallbackSaysWhyTheRecordsThereAreWereOfNoUse) {
                                        stepsRecord(t16, {}, failedResult(MeasureErrorNo::RuntimeDeviceError, "y")),
                                        stepsRecord(t8, {}, failedResult(MeasureErrorNo::RuntimeDeviceError, "x")),
                                        stepsRecord(matmulTask(8, "opencl"), {}, okResult({1e-6}))};
-  HistoryBest history(records, "cpu");
+  HistoryBest history(records, target::Target::parse("cpu"));
   auto provider = history.provider();
   for (int64_t n : {32, 16, 8, 4}) provider(ops::matmul(n, n, n));
   auto uses = history.uses();
@@ -612,7 +613,7 @@ TEST(HistoryBest, ShippedRecordsFillOnlyWhatTheUsersRecordsLeaveOut) {
   EXPECT_EQ(merged.size(), 4u);
   EXPECT_EQ(added, (std::set<std::string>{t16->workloadKey, t8->workloadKey}));  // a failed trial covers nothing
 
-  HistoryBest history(mine, "cpu", shipped);
+  HistoryBest history(mine, target::Target::parse("cpu"), shipped);
   EXPECT_EQ(history.find(t32->workloadKey)->config->index, 1);
   EXPECT_EQ(history.find(t16->workloadKey)->config->index, 3);
   auto provider = history.provider();
@@ -626,6 +627,49 @@ TEST(HistoryBest, ShippedRecordsFillOnlyWhatTheUsersRecordsLeaveOut) {
   EXPECT_TRUE(!uses[2].fromRecord && uses[2].shipped);
   expectContains(uses[2].note, "1 record and none applies: step 1 (split)");
   expectContains(history.summary(), "applied tuned records to 2 of 3 workloads (1 shipped with tessel); fallback for 1: C");
+}
+
+// A record whose products round their operands to TF32 serves only a target that allows it
+// (cuda -matmul-precision=tf32); an fp32-accurate one serves both. Records refused for their
+// precision cover nothing: the shipped records still fill their workloads.
+TEST(HistoryBest, ARecordInTf32ServesOnlyATargetThatAllowsIt) {
+  const std::string tf32Target = "cuda -matmul-precision=tf32";
+  auto tensorized = [](const char* intrinsic) {
+    return std::vector<StepPtr>{step<schedule::SplitStep>("C", "k", std::vector<int64_t>{8}),
+                                step<schedule::TensorizeStep>("C", "k.1", intrinsic)};
+  };
+  auto intrinsicOf = [](const TuningRecord* r) {
+    return r ? std::dynamic_pointer_cast<const schedule::TensorizeStep>(r->steps.back())->intrinsic : std::string("none");
+  };
+  auto t32 = matmulTask(32, tf32Target), t16 = matmulTask(16, tf32Target), t8 = matmulTask(8, tf32Target);
+  std::vector<TuningRecord> mine = {stepsRecord(t32, tensorized("mma_m16n8k8_tf32"), okResult({1e-6})),
+                                    stepsRecord(matmulTask(32, "cuda"), tensorized("mma_m16n8k8_3xtf32"), okResult({2e-6})),
+                                    stepsRecord(t16, tensorized("mma_m16n8k8_tf32"), okResult({1e-6})),
+                                    stepsRecord(t8, tensorized("mma_m16n8k8_tf32"), okResult({1e-6}))};
+  std::vector<TuningRecord> shipped = {stepsRecord(matmulTask(16, "cuda"), tensorized("mma_m16n8k8_3xtf32"), okResult({3e-6}))};
+
+  HistoryBest tf32(mine, target::Target::parse(tf32Target), shipped);
+  EXPECT_EQ(intrinsicOf(tf32.find(t32->workloadKey)), "mma_m16n8k8_tf32");
+  EXPECT_EQ(intrinsicOf(tf32.find(t16->workloadKey)), "mma_m16n8k8_tf32");
+
+  HistoryBest fp32(mine, target::Target::parse("cuda"), shipped);
+  EXPECT_EQ(intrinsicOf(fp32.find(t32->workloadKey)), "mma_m16n8k8_3xtf32");
+  EXPECT_EQ(intrinsicOf(fp32.find(t16->workloadKey)), "mma_m16n8k8_3xtf32");  // the shipped one
+  EXPECT_EQ(fp32.find(t8->workloadKey), nullptr);
+  auto provider = fp32.provider();
+  provider(ops::matmul(8, 8, 8));
+  ASSERT_EQ(fp32.uses().size(), 1u);
+  EXPECT_FALSE(fp32.uses()[0].fromRecord);
+  EXPECT_EQ(fp32.uses()[0].note, "its 1 record rounds products to TF32, which target 'cuda' does not allow (-matmul-precision=tf32 does)");
+}
+
+TEST(MeasureOptions, ATf32TargetsCandidatesMayDifferByTf32sError) {
+  MeasureOptions o;
+  EXPECT_EQ(o.toleranceFor(target::Target::parse("cuda")), 1e-4);
+  EXPECT_EQ(o.toleranceFor(target::Target::parse("cpu")), 1e-4);
+  EXPECT_EQ(o.toleranceFor(target::Target::parse("cuda -matmul-precision=tf32")), 4e-3);  // 2^-10 per product, four times
+  o.tolerance = 1e-2;  // a looser tolerance asked for stays
+  EXPECT_EQ(o.toleranceFor(target::Target::parse("cuda -matmul-precision=tf32")), 1e-2);
 }
 
 #ifdef TESSEL_CLI_PATH

@@ -5,9 +5,12 @@
 // breaks a shipped record fails here rather than in a user's build.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
+#include "ir/Stmt.h"
 #include "passes/Lower.h"
 #include "schedule/Steps.h"
 #include "te/DagJson.h"
@@ -33,19 +36,28 @@ TEST(ShippedRecords, EveryRecordIsValidUniqueAndReplaysOnItsDag) {
     auto records = tune::shippedRecords(set);
     EXPECT_FALSE(records.empty()) << set;
     std::string kind = set.substr(0, set.find('/'));
-    std::map<std::string, int> perWorkload;
-    std::set<std::pair<std::string, int64_t>> configs;
+    std::map<std::pair<std::string, std::string>, int> perWorkload;  // by target and workload
+    std::set<std::tuple<std::string, std::string, int64_t>> configs;
     for (const tune::TuningRecord& r : records) {
       SCOPED_TRACE(set + ": " + r.task.name + " (" + r.task.workloadKey + ")");
       EXPECT_TRUE(r.ok());
       EXPECT_EQ(r.target.substr(0, r.target.find(' ')), kind);
-      // A CPU log keeps one record per workload (tessel records best); the VTA log the 16 fastest
-      // distinct configs of each task (vta::kRankedRecords: a build ranks them again under each
-      // group's own epilogue).
+      // A CPU or CUDA log keeps one record per workload and target (tessel records best); the VTA
+      // log the 16 fastest distinct configs of each task (vta::kRankedRecords: a build ranks them
+      // again under each group's own epilogue).
       int most = kind == "vta" ? 16 : 1;
-      EXPECT_LE(++perWorkload[r.task.workloadKey], most) << "records per workload in a shipped " << kind << " log";
+      EXPECT_LE(++perWorkload[std::make_pair(r.target, r.task.workloadKey)], most) << "records per workload in a shipped " << kind << " log";
       if (r.config) {
-        EXPECT_TRUE(configs.insert({r.task.workloadKey, r.config->index}).second) << "a config shipped twice";
+        EXPECT_TRUE(configs.insert({r.target, r.task.workloadKey, r.config->index}).second) << "a config shipped twice";
+      }
+      // A record tuned with TF32 allowed ships where it takes TF32 products: elsewhere the fp32
+      // target's record of the workload serves both.
+      if (target::Target::parse(r.target).matmulPrecision == target::MatmulPrecision::Tf32) {
+        bool tf32 = std::any_of(r.steps.begin(), r.steps.end(), [](const schedule::StepPtr& s) {
+          auto t = std::dynamic_pointer_cast<const schedule::TensorizeStep>(s);
+          return t && t->intrinsic == ir::warpMmaIntrinsicName(ir::WarpMmaKind::Tf32);
+        });
+        EXPECT_TRUE(tf32) << "a record of " << r.target << " without TF32 products";
       }
       if (kind == "vta") continue;
       ASSERT_TRUE(r.task.dag);

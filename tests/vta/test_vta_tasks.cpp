@@ -121,7 +121,7 @@ struct Resnet18OnVta {
   Resnet18OnVta()
       : packed((graph::registerStandardOps(), prepareForVta(graph::buildModel("resnet-18", {}), config))),
         tasks(extractConv2dPackedTasks(packed, config)),
-        best(withShippedRecords({}, tasks, config), "vta") {
+        best(withShippedRecords({}, tasks, config), target::Target::parse("vta")) {
     for (const graph::FusedGroup& fused : graph::fuseOperators(packed)) {
       if (packedConvolutionOf(packed, fused) < 0) continue;
       PackedConvolution group = describePackedConvolution(packed, fused);

@@ -37,7 +37,7 @@ std::vector<nlohmann::json> distinctOptions(const te::ComputeDAG& dag, const ops
 
 TuningTaskPtr makeGpuDefaultTask(const std::string& name, const te::ComputeDAG& dag, const target::Target& target,
                                  const passes::GpuLimits& limits) {
-  ops::GpuScheduleOptions rule = ops::gpuScheduleOptionsFor(limits);
+  ops::GpuScheduleOptions rule = ops::gpuScheduleOptionsFor(limits, target.matmulPrecision);
   std::vector<int64_t> threads{rule.threadsPerBlock};
   for (int64_t t = 32; t <= std::min<int64_t>(1024, limits.maxThreadsPerBlock); t *= 2)
     if (t != rule.threadsPerBlock) threads.push_back(t);

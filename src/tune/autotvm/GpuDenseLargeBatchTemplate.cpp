@@ -33,7 +33,8 @@ ops::GpuGemmTile gpuGemmTileOf(const ConfigEntity& config) {
   return tile;
 }
 
-GpuTemplateSpace gpuGemmTemplate(const te::ComputeDAG& dag, const passes::GpuLimits& limits, const char* name) {
+GpuTemplateSpace gpuGemmTemplate(const te::ComputeDAG& dag, const passes::GpuLimits& limits, target::MatmulPrecision precision,
+                                 const char* name) {
   ops::GpuGemmShape shape;
   try {
     shape = ops::gpuGemmShapeOf(dag);
@@ -42,7 +43,7 @@ GpuTemplateSpace gpuGemmTemplate(const te::ComputeDAG& dag, const passes::GpuLim
   }
   // The default schedule's tile (rule 7): on tensor cores where the device has them and the
   // product's shape allows.
-  auto options = ops::gpuScheduleOptionsFor(limits);
+  auto options = ops::gpuScheduleOptionsFor(limits, precision);
   std::optional<ops::GpuGemmTile> tensorTile;
   if (options.tensorCores)
     tensorTile = ops::defaultGpuTensorCoreTile(shape, *options.tensorCores, limits.multiProcessorCount, limits.maxThreadsPerBlock,
@@ -89,7 +90,7 @@ TuningTaskPtr makeGpuDenseLargeBatchTask(const std::string& name, const te::Comp
   TESSEL_CHECK(gpuDenseLargeBatchTemplateApplies(dag), "{}: the function is not a dense layer of a batch over {}",
                kGpuDenseLargeBatchTemplate, kMaxSmallBatch);
   return makeGpuTemplateTask(name, kGpuDenseLargeBatchTemplate, dag, target, limits,
-                             gpuGemmTemplate(dag, limits, kGpuDenseLargeBatchTemplate));
+                             gpuGemmTemplate(dag, limits, target.matmulPrecision, kGpuDenseLargeBatchTemplate));
 }
 
 TuningTaskPtr makeGpuBatchMatmulTask(const std::string& name, const te::ComputeDAG& dag, const target::Target& target,
@@ -97,7 +98,7 @@ TuningTaskPtr makeGpuBatchMatmulTask(const std::string& name, const te::ComputeD
   TESSEL_CHECK(gpuBatchMatmulTemplateApplies(dag), "{}: the function is not a matmul or batch_matmul the GEMM tiles take",
                kGpuBatchMatmulTemplate);
   auto task = std::make_shared<TuningTask>(
-      *makeGpuTemplateTask(name, kGpuBatchMatmulTemplate, dag, target, limits, gpuGemmTemplate(dag, limits, kGpuBatchMatmulTemplate)));
+      *makeGpuTemplateTask(name, kGpuBatchMatmulTemplate, dag, target, limits, gpuGemmTemplate(dag, limits, target.matmulPrecision, kGpuBatchMatmulTemplate)));
   // The default GPU schedule gives these functions the same tiles (its rule 7).
   task->fallbackIsDefaultSchedule = true;
   return task;

@@ -33,9 +33,10 @@ bool gpuDenseLargeBatchTemplateApplies(const te::ComputeDAG& dag);
 /// (ops::gpuGemmTilesApply: 16 rows and columns or more).
 bool gpuBatchMatmulTemplateApplies(const te::ComputeDAG& dag);
 
-/// The space for `dag` on a device with `limits` (`name`: the template's, for errors). Error
-/// when the GEMM tiles do not apply.
-GpuTemplateSpace gpuGemmTemplate(const te::ComputeDAG& dag, const passes::GpuLimits& limits, const char* name);
+/// The space for `dag` on a device with `limits`, its tensor-core tiles as exact as `precision`
+/// asks (`name`: the template's, for errors). Error when the GEMM tiles do not apply.
+GpuTemplateSpace gpuGemmTemplate(const te::ComputeDAG& dag, const passes::GpuLimits& limits, target::MatmulPrecision precision,
+                                 const char* name);
 
 /// The tile of a config of that space (exposed for tests).
 ops::GpuGemmTile gpuGemmTileOf(const ConfigEntity& config);

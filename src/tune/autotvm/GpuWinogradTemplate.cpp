@@ -20,7 +20,8 @@ ops::GpuWinogradTile gpuWinogradTileOf(const ConfigEntity& config) {
 
 GpuTemplateSpace gpuWinogradTemplate(const te::ComputeDAG& dag, const passes::GpuLimits& limits) {
   ops::GpuWinogradShape shape = ops::gpuWinogradShapeOf(dag);
-  ops::GpuWinogradTile fallback = ops::defaultGpuWinogradTile(shape, ops::gpuScheduleOptionsFor(limits));
+  // Winograd's tiles compute on the fp32 units: the products' precision does not choose them.
+  ops::GpuWinogradTile fallback = ops::defaultGpuWinogradTile(shape, ops::gpuScheduleOptionsFor(limits, target::MatmulPrecision::Fp32));
   auto asList = [](const auto& parts) { return std::vector<int64_t>(parts.begin(), parts.end()); };
   int64_t points = int64_t(shape.alpha) * shape.alpha;
   auto space = std::make_shared<ConfigSpace>();
