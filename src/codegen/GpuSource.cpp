@@ -54,6 +54,11 @@ std::string prelude(GpuDialect dialect) {
 /// are the lane's own pair of rows 2i, 2i + 1 and its columns 2t, 2t + 1 the lane's own pair 2j,
 /// 2j + 1, so every lane's accumulators are its own contiguous sub-tile; the columns operand's
 /// fragment column g is then column (g / 2) * kColumns + g % 2 of the warp's.
+/// The instruction sums its eight steps in any order, so which reduction step a fragment slot
+/// holds is the code's choice as long as both operands agree. kWideA (the rows operand's steps
+/// contiguous, every row 16-byte aligned: codegen proves it) gives lane t steps 4t to 4t + 3 of
+/// every 16, one float4 load a row where four scalar loads were: slots t and t + 4 of the first
+/// instruction hold steps 4t and 4t + 1, of the second 4t + 2 and 4t + 3.
 const char* warpMmaHelpers() {
   return R"(__device__ __forceinline__ unsigned tessel_tf32(float x) {
   unsigned r;
@@ -65,7 +70,39 @@ __device__ __forceinline__ void tessel_mma_m16n8k8(float* c, int row, int column
                : "+f"(c[0]), "+f"(c[column]), "+f"(c[row]), "+f"(c[row + column])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
-template <int kRows, int kColumns, int kSteps, bool kSplit>
+/// One step of eight: the fragments' values (av[i][r], bv[j][r] as the fragments' registers)
+/// rounded, and the products added; with kSplit the small products to their own accumulators.
+template <int kRows, int kColumns, bool kSplit>
+__device__ __forceinline__ void tessel_warp_mma_step(float* acc, int accRow, int accColumn, const float (&av)[kRows / 2][4],
+                                                     const float (&bv)[kColumns / 2][2], float (&smallA)[kRows / 2][kColumns / 2][4],
+                                                     float (&smallB)[kRows / 2][kColumns / 2][4]) {
+  unsigned aBig[kRows / 2][4], aSmall[kRows / 2][4], bBig[kColumns / 2][2], bSmall[kColumns / 2][2];
+#pragma unroll
+  for (int i = 0; i < kRows / 2; ++i)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      aBig[i][r] = tessel_tf32(av[i][r]);
+      aSmall[i][r] = kSplit ? tessel_tf32(av[i][r] - __uint_as_float(aBig[i][r])) : 0u;
+    }
+#pragma unroll
+  for (int j = 0; j < kColumns / 2; ++j)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      bBig[j][r] = tessel_tf32(bv[j][r]);
+      bSmall[j][r] = kSplit ? tessel_tf32(bv[j][r] - __uint_as_float(bBig[j][r])) : 0u;
+    }
+#pragma unroll
+  for (int i = 0; i < kRows / 2; ++i)
+#pragma unroll
+    for (int j = 0; j < kColumns / 2; ++j) {
+      if (kSplit) {
+        tessel_mma_m16n8k8(smallA[i][j], 2, 1, aSmall[i], bBig[j]);
+        tessel_mma_m16n8k8(smallB[i][j], 2, 1, aBig[i], bSmall[j]);
+      }
+      tessel_mma_m16n8k8(acc + 2 * i * accRow + 2 * j * accColumn, accRow, accColumn, aBig[i], bBig[j]);
+    }
+}
+template <int kRows, int kColumns, int kSteps, bool kSplit, bool kWideA>
 __device__ __forceinline__ void tessel_warp_mma(float* acc, int accRow, int accColumn, const float* a, int aRow, int aStep,
                                                 const float* b, int bStep, int bColumn) {
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
@@ -79,35 +116,44 @@ __device__ __forceinline__ void tessel_warp_mma(float* acc, int accRow, int accC
     for (int j = 0; j < kColumns / 2; ++j)
 #pragma unroll
       for (int r = 0; r < 4; ++r) smallA[i][j][r] = smallB[i][j][r] = 0.0f;
+  float av[kRows / 2][4], bv[kColumns / 2][2];
+  if (kWideA) {
 #pragma unroll
-  for (int k = 0; k < kSteps; k += 8) {
-    unsigned aBig[kRows / 2][4], aSmall[kRows / 2][4], bBig[kColumns / 2][2], bSmall[kColumns / 2][2];
+    for (int k = 0; k < kSteps; k += 16) {
+      float4 rows[kRows / 2][2];
 #pragma unroll
-    for (int i = 0; i < kRows / 2; ++i)
+      for (int i = 0; i < kRows / 2; ++i)
 #pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        float v = a[(2 * i + (r & 1)) * aRow + (k + t + 4 * (r >> 1)) * aStep];
-        aBig[i][r] = tessel_tf32(v);
-        aSmall[i][r] = kSplit ? tessel_tf32(v - __uint_as_float(aBig[i][r])) : 0u;
+        for (int h = 0; h < 2; ++h) rows[i][h] = *(const float4*)&a[(2 * i + h) * aRow + k + 4 * t];
+#pragma unroll
+      for (int s = 0; s < 2; ++s) {
+#pragma unroll
+        for (int i = 0; i < kRows / 2; ++i)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            av[i][h] = s == 0 ? rows[i][h].x : rows[i][h].z;
+            av[i][h + 2] = s == 0 ? rows[i][h].y : rows[i][h].w;
+          }
+#pragma unroll
+        for (int j = 0; j < kColumns / 2; ++j)
+#pragma unroll
+          for (int r = 0; r < 2; ++r) bv[j][r] = b[2 * j * bColumn + (k + 4 * t + 2 * s + r) * bStep];
+        tessel_warp_mma_step<kRows, kColumns, kSplit>(acc, accRow, accColumn, av, bv, smallA, smallB);
       }
+    }
+  } else {
 #pragma unroll
-    for (int j = 0; j < kColumns / 2; ++j)
+    for (int k = 0; k < kSteps; k += 8) {
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        float v = b[2 * j * bColumn + (k + t + 4 * r) * bStep];
-        bBig[j][r] = tessel_tf32(v);
-        bSmall[j][r] = kSplit ? tessel_tf32(v - __uint_as_float(bBig[j][r])) : 0u;
-      }
+      for (int i = 0; i < kRows / 2; ++i)
 #pragma unroll
-    for (int i = 0; i < kRows / 2; ++i)
+        for (int r = 0; r < 4; ++r) av[i][r] = a[(2 * i + (r & 1)) * aRow + (k + t + 4 * (r >> 1)) * aStep];
 #pragma unroll
-      for (int j = 0; j < kColumns / 2; ++j) {
-        if (kSplit) {
-          tessel_mma_m16n8k8(smallA[i][j], 2, 1, aSmall[i], bBig[j]);
-          tessel_mma_m16n8k8(smallB[i][j], 2, 1, aBig[i], bSmall[j]);
-        }
-        tessel_mma_m16n8k8(acc + 2 * i * accRow + 2 * j * accColumn, accRow, accColumn, aBig[i], bBig[j]);
-      }
+      for (int j = 0; j < kColumns / 2; ++j)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) bv[j][r] = b[2 * j * bColumn + (k + t + 4 * r) * bStep];
+      tessel_warp_mma_step<kRows, kColumns, kSplit>(acc, accRow, accColumn, av, bv, smallA, smallB);
+    }
   }
   if (kSplit) {
 #pragma unroll
@@ -300,9 +346,13 @@ class KernelPrinter {
           auto l = e.as<LoadNode>();
           return fmt::format("&{}[{}]", bufferName(l->buffer), bufferIndex(l->buffer, l->index));
         };
+        // The rows operand's float4 loads (tessel_warp_mma's kWideA): its steps contiguous, every
+        // row the lane reads 16-byte aligned, two instructions' steps a load.
+        auto aLoad = n->a.as<LoadNode>();
+        bool wideA = n->aReductionStride == 1 && n->aRowStride % 4 == 0 && n->reduction % 16 == 0 && alignedTo(aLoad->buffer, aLoad->index, 4);
         out << pad()
-            << fmt::format("tessel_warp_mma<{}, {}, {}, {}>({}, {}, {}, {}, {}, {}, {}, {}, {});\n", n->rows, n->columns, n->reduction,
-                           n->intrinsic == WarpMmaKind::Tf32x3 ? "true" : "false", address(n->accumulator), n->accumulatorRowStride,
+            << fmt::format("tessel_warp_mma<{}, {}, {}, {}, {}>({}, {}, {}, {}, {}, {}, {}, {}, {});\n", n->rows, n->columns, n->reduction,
+                           n->intrinsic == WarpMmaKind::Tf32x3 ? "true" : "false", wideA ? "true" : "false", address(n->accumulator), n->accumulatorRowStride,
                            n->accumulatorColumnStride, address(n->a), n->aRowStride, n->aReductionStride, address(n->b),
                            n->bReductionStride, n->bColumnStride);
         return;

@@ -268,23 +268,39 @@ std::vector<std::string> chunkTheReduction(Recorder& rec, const GemmStages& s, c
   return k;
 }
 
-/// The padding of a shared copy's row stride (0 to 31 elements) after which a warp's loads of
-/// one fragment register touch the most banks: lane 4g + t reads the operand at its group's row
-/// (or column) offset `groupOffset(g)` and the reduction step t. NVIDIA's shared memory has 32
-/// banks of 4 bytes (CUDA C++ Programming Guide, "Shared Memory"); the lowest padding among the
-/// best wins.
-int64_t conflictFreePadding(bool reductionInnermost, int64_t naturalStride, const std::function<int64_t(int64_t)>& groupOffset) {
-  int64_t best = 0, bestDegree = kWarpRows * kWarpColumns + 1;
+/// How a lane's fragment loads from one shared copy look (codegen's tessel_warp_mma): lane 4g + t
+/// reads the copy at its group's row (or column) offset `groupOffset(g)` and the reduction step
+/// `stepOfLane` x t, `lanes` contiguous elements at once (4: one float4 load, codegen's wide
+/// rows operand, whose lane t holds steps 4t to 4t + 3 of every 16; the other operand then
+/// reads step 4t + c in its c-th load).
+struct FragmentLoads {
+  bool reductionInnermost = true;
+  std::function<int64_t(int64_t)> groupOffset;
+  int64_t stepOfLane = 1;
+  int64_t lanes = 1;
+};
+
+/// The padding of a shared copy's row stride (0 to 31 elements; a multiple of the lanes' where
+/// the loads are wide, so every row stays aligned) after which one load instruction of a warp
+/// touches each bank the fewest times. NVIDIA's shared memory has 32 banks of 4 bytes, and a
+/// warp's 16-byte loads are served eight lanes at a time (CUDA C++ Programming Guide, "Shared
+/// Memory"); the lowest padding among the best wins.
+int64_t conflictFreePadding(int64_t naturalStride, const FragmentLoads& loads) {
+  const int64_t lanesServed = loads.lanes == 4 ? 8 : kWarpRows * kWarpColumns;
+  int64_t best = -1, bestDegree = 0;
   for (int64_t pad = 0; pad < 32; ++pad) {
     int64_t stride = naturalStride + pad;
-    std::array<int64_t, 32> banks{};
+    if (stride % loads.lanes != 0) continue;
     int64_t degree = 0;
-    for (int64_t g = 0; g < kWarpRows; ++g)
-      for (int64_t t = 0; t < kWarpColumns; ++t) {
-        int64_t address = reductionInnermost ? groupOffset(g) * stride + t : t * stride + groupOffset(g);
-        degree = std::max(degree, ++banks[size_t(address % 32)]);
+    for (int64_t first = 0; first < kWarpRows * kWarpColumns; first += lanesServed) {
+      std::array<int64_t, 32> banks{};
+      for (int64_t lane = first; lane < first + lanesServed; ++lane) {
+        int64_t g = lane / kWarpColumns, t = lane % kWarpColumns, step = loads.stepOfLane * t;
+        int64_t address = loads.reductionInnermost ? loads.groupOffset(g) * stride + step : step * stride + loads.groupOffset(g);
+        for (int64_t e = 0; e < loads.lanes; ++e) degree = std::max(degree, ++banks[size_t((address + e) % 32)]);
       }
-    if (degree < bestDegree) {
+    }
+    if (best < 0 || degree < bestDegree) {
       bestDegree = degree;
       best = pad;
     }
@@ -318,15 +334,19 @@ GpuTileSchedule gpuTensorCoreTiles(const te::ComputeDAG& dag, const GpuGemmShape
   GemmStages stages = stageGemm(rec, dag, shape);
   // Rows of the copies padded so that a warp's fragment loads spread over the banks: lane 4g + t
   // reads rows g x (rows per thread) of the data and columns (g / 2) x (columns per thread) + g % 2
-  // of the other operand.
+  // of the other operand. Data whose steps are contiguous, in chunks of 16 steps, is read a float4
+  // a row (codegen's wide rows operand: rows a multiple of 4 elements apart), and the other
+  // operand then at step 4t + c.
   int64_t rowsPerThread = tile.x[2], columnsPerThread = tile.y[2];
   int64_t dataStride = shape.dataReductionInnermost ? tile.k : tile.x[1] * tile.x[2];
   int64_t otherStride = shape.otherReductionInnermost ? tile.k : tile.y[1] * tile.y[2];
+  bool wideData = shape.dataReductionInnermost && tile.k % 16 == 0;
   padSharedRows(rec, stages.dataShared, dataStride,
-                conflictFreePadding(shape.dataReductionInnermost, dataStride, [&](int64_t g) { return g * rowsPerThread; }));
+                conflictFreePadding(dataStride, {shape.dataReductionInnermost, [&](int64_t g) { return g * rowsPerThread; }, wideData ? 4 : 1,
+                                                 wideData ? 4 : 1}));
   padSharedRows(rec, stages.otherShared, otherStride,
-                conflictFreePadding(shape.otherReductionInnermost, otherStride,
-                                    [&](int64_t g) { return (g / 2) * columnsPerThread + g % 2; }));
+                conflictFreePadding(otherStride, {shape.otherReductionInnermost,
+                                                  [&](int64_t g) { return (g / 2) * columnsPerThread + g % 2; }, wideData ? 4 : 1, 1}));
 
   int64_t rowWarps = tile.x[1] / kWarpRows, columnWarps = tile.y[1] / kWarpColumns;
   auto loops = tileGemmOutput(rec, stages.out, {rowWarps, kWarpRows, tile.x[2]}, {columnWarps, kWarpColumns, tile.y[2]});

@@ -45,10 +45,12 @@ struct HistoryBest::Shared {
 namespace {
 
 /// Whether a record's steps compute a product on tensor cores with its operands rounded to TF32.
+/// (An intrinsic tessel does not know is not TF32's: the record fails to replay in the build,
+/// which says so and tries the next.)
 bool roundsProductsToTf32(const TuningRecord& record) {
   for (const auto& step : record.steps)
     if (auto tensorize = std::dynamic_pointer_cast<const schedule::TensorizeStep>(step))
-      if (ir::parseWarpMmaIntrinsic(tensorize->intrinsic) == ir::WarpMmaKind::Tf32) return true;
+      if (tensorize->intrinsic == ir::warpMmaIntrinsicName(ir::WarpMmaKind::Tf32)) return true;
   return false;
 }
 

@@ -75,16 +75,19 @@ TEST(GpuCodegen, GemmTilesCopyFourElementsPerAccessWideWhereTheAddressesAreAlign
   ops::GpuGemmTile scalar = tile;
   scalar.copyLanes = 1;
   EXPECT_EQ(build(scalar, "cuda").find("float4"), std::string::npos);
-  // On tensor cores the shared rows are padded against bank conflicts (a stride of 17): the
-  // loads stay wide, the stores go element by element.
+  // On tensor cores the shared rows are padded against bank conflicts: A's to 24 (its fragments
+  // are read a float4 a row, so its rows stay aligned and its copy is wide both ways), B's to 34
+  // (read a step at a time; its rows are not 16-byte aligned, so no float4 stores).
   ops::GpuGemmTile tc;
   tc.x = {2, 16, 2};
   tc.y = {2, 8, 4};
   tc.k = 16;
   tc.tensorCores = ir::WarpMmaKind::Tf32x3;
   std::string padded = build(tc, "cuda");
-  expectContains(padded, "{ const float4 v = (*(const float4*)&A[");
-  EXPECT_EQ(padded.find("*(float4*)&A_shared["), std::string::npos);
+  expectContains(padded, "*(float4*)&A_shared[");
+  expectContains(padded, "{ const float4 v = (*(const float4*)&B[");
+  EXPECT_EQ(padded.find("*(float4*)&B_shared["), std::string::npos);
+  expectContains(padded, "tessel_warp_mma<2, 4, 16, true, true>(");
   tile.copyLanes = 3;
   expectContains(errorOf([&] { build(tile, "cuda"); }), "copies of 3 elements per access (copy_lanes is 1, 2 or 4)");
 }

@@ -413,6 +413,48 @@ TEST(GpuDefaultSchedules, RaggedTensorCoreTilesComputePastTheProductAndMatchTheR
   onCudaWhereAGpuIs(buildAndRunRaggedTensorCores);
 }
 
+namespace {
+
+/// The rows operand read a float4 a row (tessel_warp_mma's kWideA: the steps contiguous in chunks
+/// of 16, the rows padded to a multiple of 4 elements) and a scalar at a time (chunks of 8; data
+/// whose rows are the innermost axis), each instruction, against the reference.
+void buildAndRunWideFragmentLoads(const std::string& target, bool run) {
+  struct WideCase {
+    std::string name;
+    te::ComputeDAG dag;
+    int64_t chunk;
+    bool wide;
+  };
+  std::vector<WideCase> cases = {{"wide_k32", ops::projection(1, 64, 256, 48, true), 32, true},
+                                 {"wide_k16", ops::matmul(32, 64, 96), 16, true},
+                                 {"narrow_k8", ops::projection(1, 64, 256, 48, true), 8, false},
+                                 // Heads as blockIdx.z: each head's rows [32, 32] by rows, its other
+                                 // operand [32, 64] with the reduction outermost.
+                                 {"heads_k32", ops::attentionProduct(2, 32, 32, 64), 32, true}};
+  for (const auto& c : cases)
+    for (auto kind : {ir::WarpMmaKind::Tf32x3, ir::WarpMmaKind::Tf32}) {
+      SCOPED_TRACE(c.name + " with " + ir::warpMmaIntrinsicName(kind));
+      ops::GpuGemmTile tile;
+      const auto& shape = c.dag.op(c.dag.outputNames()[0])->shape;
+      tile.x = {shape[shape.size() - 2] / 32, 16, 2};
+      tile.y = {shape.back() / 16, 8, 2};
+      tile.k = c.chunk;
+      tile.tensorCores = kind;
+      auto binary = kernelcheck::buildForGpu(ops::gpuGemmTiles(c.dag, tile).state, target, c.name);
+      expectContains(binary.source.code, c.wide ? ", true>(&" : ", false>(&");
+      if (!run) continue;
+      auto module = runtime::GpuModule::fromMemory(binary.manifestText(), binary.code);
+      double error = kernelcheck::runGpuAndCompare(module.kernel(c.name), kernelcheck::makeReferenceData(c.dag, 53));
+      EXPECT_LT(error, kind == ir::WarpMmaKind::Tf32x3 ? 1e-4 : 5e-3);
+    }
+}
+
+}  // namespace
+
+TEST(GpuDefaultSchedules, TensorCoreFragmentsLoadWideOrNarrowAndMatchTheReferenceWhereAGpuIs) {
+  onCudaWhereAGpuIs(buildAndRunWideFragmentLoads);
+}
+
 TEST(GpuDefaultSchedules, TensorCoresTakeTheProductsWithWarpsAndChunksToHideTheirWork) {
   auto rules = ops::gpuScheduleOptionsFor(passes::GpuLimits::cudaSm90(), target::MatmulPrecision::Fp32);
   auto tensorized = [&](const te::ComputeDAG& dag) {

@@ -193,11 +193,12 @@ TEST(GpuLowering, ATensorizedProductBecomesOneWarpInstructionWithTheOperandsStri
   EXPECT_EQ(std::make_tuple(m.rows, m.columns, m.reduction), std::make_tuple(2, 2, 32));
   EXPECT_EQ(std::make_pair(m.accumulatorRowStride, m.accumulatorColumnStride), std::make_pair(int64_t(2), int64_t(1)));
   // The block's 32 rows of A by a chunk of 32 steps, and the chunk's 32 rows of B by 16 columns,
-  // their rows padded so that a fragment's loads hit 32 banks: lane 4g + t reads A at row 2g and
-  // step t (a stride of 34: 68g + t spreads over the banks), B at step t and column g (24).
+  // their rows padded so that a fragment's loads hit 32 banks: lane 4g + t reads A's row 2g at
+  // steps 4t to 4t + 3 as one float4 (a stride of 40: eight lanes' 80g + 4t fill the 32 banks
+  // once), B at step 4t + c and column g (a stride of 18: 72t + g spreads over the banks).
   EXPECT_EQ(m.a.as<ir::LoadNode>()->buffer->scope, ir::BufferNode::Scope::Shared);
-  EXPECT_EQ(std::make_pair(m.aRowStride, m.aReductionStride), std::make_pair(int64_t(34), int64_t(1)));
-  EXPECT_EQ(std::make_pair(m.bReductionStride, m.bColumnStride), std::make_pair(int64_t(24), int64_t(1)));
+  EXPECT_EQ(std::make_pair(m.aRowStride, m.aReductionStride), std::make_pair(int64_t(40), int64_t(1)));
+  EXPECT_EQ(std::make_pair(m.bReductionStride, m.bColumnStride), std::make_pair(int64_t(18), int64_t(1)));
   EXPECT_GE(countBarriers(k.function.body), 2) << "the copies wait for the instruction's reads of the chunk before";
 }
 

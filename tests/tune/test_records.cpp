@@ -661,6 +661,9 @@ TEST(HistoryBest, ARecordInTf32ServesOnlyATargetThatAllowsIt) {
   ASSERT_EQ(fp32.uses().size(), 1u);
   EXPECT_FALSE(fp32.uses()[0].fromRecord);
   EXPECT_EQ(fp32.uses()[0].note, "its 1 record rounds products to TF32, which target 'cuda' does not allow (-matmul-precision=tf32 does)");
+  // A damaged record's unknown instruction is not TF32's: it is kept, and its replay in the build says why it fails.
+  HistoryBest damaged({stepsRecord(t8, tensorized("mma_m16n8k8_unknown"), okResult({1e-6}))}, target::Target::parse("cuda"));
+  EXPECT_NE(damaged.find(t8->workloadKey), nullptr);
 }
 
 TEST(MeasureOptions, ATf32TargetsCandidatesMayDifferByTf32sError) {
