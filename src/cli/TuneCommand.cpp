@@ -76,10 +76,25 @@ struct Evaluation {
   double mean = 0, stddev = 0;
 };
 
+/// The tuned and the untuned module timed in alternation, and the rounds' own ratios of the
+/// untuned time over the tuned.
+struct Comparison {
+  Evaluation tuned, untuned;
+  runtime::RoundRatios rounds;
+  /// "speedup 1.08x (timed in alternation; round by round 1.07x, the middle half of the rounds
+  /// 1.02-1.11x)", with ": a tie on this machine" where the middle half holds 1: one ratio of a
+  /// noisy machine's means would otherwise read as a gain or a loss.
+  std::string speedup() const {
+    return fmt::format("speedup {:.2f}x (timed in alternation; round by round {:.2f}x, the middle half of the rounds {:.2f}-{:.2f}x{})",
+                       untuned.mean / tuned.mean, rounds.median, rounds.lowerQuartile, rounds.upperQuartile,
+                       rounds.tie() ? ": a tie on this machine" : "");
+  }
+};
+
 /// The tuned and the untuned module, timed in alternation (10 rounds of at least 100 ms each):
 /// the speedup printed is a same-run ratio.
-std::pair<Evaluation, Evaluation> evaluate(const std::string& tunedDirectory, const std::string& untunedDirectory,
-                                           const runtime::Device& device, int repeat) {
+Comparison evaluate(const std::string& tunedDirectory, const std::string& untunedDirectory, const runtime::Device& device,
+                    int repeat) {
   auto tuned = runtime::GraphExecutor::load(tunedDirectory, {device});
   auto untuned = runtime::GraphExecutor::load(untunedDirectory, {device});
   tuned.setZeroInputs();
@@ -89,7 +104,7 @@ std::pair<Evaluation, Evaluation> evaluate(const std::string& tunedDirectory, co
   timing.repeat = repeat;
   timing.minRepeatMs = 100;
   auto r = runtime::timeInterleaved({[&] { tuned.run(); }, [&] { untuned.run(); }}, timing);
-  return {{r[0].mean * 1e3, r[0].stddev * 1e3}, {r[1].mean * 1e3, r[1].stddev * 1e3}};
+  return {{r[0].mean * 1e3, r[0].stddev * 1e3}, {r[1].mean * 1e3, r[1].stddev * 1e3}, runtime::roundRatios(r[1], r[0])};
 }
 
 void tune(const TuneArgs& a) {
@@ -431,10 +446,10 @@ void tune(const TuneArgs& a) {
     untunedBuild.gpuLimits = gpuLimits;
     graph::buildGraph(g, scratch.path() + "/untuned", untunedBuild);
     runtime::Device device = runtime::Device::parse(target.kindName());
-    auto [tuned, untuned] = evaluate(tunedDir, scratch.path() + "/untuned", device, a.evaluateRepeat);
-    fmt::print("Mean inference time (std dev): {:.2f} ms ({:.2f} ms)\n", tuned.mean, tuned.stddev);
-    fmt::print("Untuned (default GPU schedules): {:.2f} ms ({:.2f} ms); speedup {:.2f}x (timed in alternation on {})\n", untuned.mean,
-               untuned.stddev, untuned.mean / tuned.mean, device.str());
+    Comparison c = evaluate(tunedDir, scratch.path() + "/untuned", device, a.evaluateRepeat);
+    fmt::print("Mean inference time (std dev): {:.2f} ms ({:.2f} ms)\n", c.tuned.mean, c.tuned.stddev);
+    fmt::print("Untuned (default GPU schedules): {:.2f} ms ({:.2f} ms) on {}; {}\n", c.untuned.mean, c.untuned.stddev, device.str(),
+               c.speedup());
     return;
   }
   graph::BuildOptions untunedBuild;
@@ -449,10 +464,9 @@ void tune(const TuneArgs& a) {
   if (runtime::kernelThreadCount() < now.cores)
     fmt::print("machine busy: {}; timing with {} thread{}\n", now.describe(), runtime::kernelThreadCount(),
                runtime::kernelThreadCount() == 1 ? "" : "s");
-  auto [tuned, untuned] = evaluate(tunedDir, scratch.path() + "/untuned", runtime::Device::cpu(), a.evaluateRepeat);
-  fmt::print("Mean inference time (std dev): {:.2f} ms ({:.2f} ms)\n", tuned.mean, tuned.stddev);
-  fmt::print("Untuned (default schedules): {:.2f} ms ({:.2f} ms); speedup {:.2f}x (timed in alternation)\n", untuned.mean,
-             untuned.stddev, untuned.mean / tuned.mean);
+  Comparison c = evaluate(tunedDir, scratch.path() + "/untuned", runtime::Device::cpu(), a.evaluateRepeat);
+  fmt::print("Mean inference time (std dev): {:.2f} ms ({:.2f} ms)\n", c.tuned.mean, c.tuned.stddev);
+  fmt::print("Untuned (default schedules): {:.2f} ms ({:.2f} ms); {}\n", c.untuned.mean, c.untuned.stddev, c.speedup());
 }
 
 }  // namespace

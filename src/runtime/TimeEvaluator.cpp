@@ -178,12 +178,24 @@ std::vector<TimingResult> timeInterleaved(const std::vector<std::function<void()
 }
 
 double medianRoundRatio(const TimingResult& numerator, const TimingResult& denominator) {
+  return roundRatios(numerator, denominator).median;
+}
+
+RoundRatios roundRatios(const TimingResult& numerator, const TimingResult& denominator) {
   TESSEL_CHECK(!numerator.costs.empty() && numerator.costs.size() == denominator.costs.size(),
-               "medianRoundRatio: the two results must have the same rounds, got {} and {}", numerator.costs.size(),
+               "the round ratios: the two results must have the same rounds, got {} and {}", numerator.costs.size(),
                denominator.costs.size());
   std::vector<double> ratios;
   for (size_t r = 0; r < numerator.costs.size(); ++r) ratios.push_back(numerator.costs[r] / denominator.costs[r]);
-  return medianOf(std::move(ratios));
+  std::sort(ratios.begin(), ratios.end());
+  // The value at fraction p of the sorted ratios, between neighbours.
+  auto at = [&](double p) {
+    double position = p * double(ratios.size() - 1);
+    size_t below = size_t(position);
+    size_t above = std::min(below + 1, ratios.size() - 1);
+    return ratios[below] + (ratios[above] - ratios[below]) * (position - double(below));
+  };
+  return {medianOf(ratios), at(0.25), at(0.75)};
 }
 
 }  // namespace tessel::runtime

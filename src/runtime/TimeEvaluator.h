@@ -64,6 +64,16 @@ std::vector<TimingResult> timeInterleaved(const std::vector<std::function<void()
 /// two medians to settle (the tuner confirms a candidate against the default the same way).
 double medianRoundRatio(const TimingResult& numerator, const TimingResult& denominator);
 
+/// The rounds' own ratios of two results of timeInterleaved (numerator's cost over
+/// denominator's in the same round): their median and the middle half of them (the quartiles,
+/// interpolated), which says how far the machine's noise moves one comparison.
+struct RoundRatios {
+  double median = 0, lowerQuartile = 0, upperQuartile = 0;
+  /// Whether 1 lies inside the middle half: the two are a tie on this machine.
+  bool tie() const { return lowerQuartile <= 1.0 && 1.0 <= upperQuartile; }
+};
+RoundRatios roundRatios(const TimingResult& numerator, const TimingResult& denominator);
+
 /// The median of `values` (the mean of the middle two for an even count); 0 for none.
 double medianOf(std::vector<double> values);
 

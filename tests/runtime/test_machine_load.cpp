@@ -94,4 +94,22 @@ TEST(TimeEvaluator, TheRoundRatioPairsTheRounds) {
   EXPECT_THROW(medianRoundRatio(b, a), tessel::Error);
 }
 
+TEST(TimeEvaluator, TheRoundRatiosMiddleHalfSaysWhenAComparisonIsATie) {
+  TimingResult a, b;
+  a.costs = {1.0, 1.0, 1.0, 1.0};
+  b.costs = {1.1, 1.2, 0.9, 1.0};  // sorted ratios .9 1.0 1.1 1.2
+  RoundRatios r = roundRatios(b, a);
+  EXPECT_NEAR(r.median, 1.05, 1e-12);
+  EXPECT_NEAR(r.lowerQuartile, 0.975, 1e-12);  // a quarter of the way from the 1st to the 4th: 0.75 of .9 .. 1.0
+  EXPECT_NEAR(r.upperQuartile, 1.125, 1e-12);
+  EXPECT_TRUE(r.tie());
+  b.costs = {1.1, 1.2, 1.05, 1.15};  // every round slower: not a tie
+  EXPECT_FALSE(roundRatios(b, a).tie());
+  EXPECT_NEAR(roundRatios(b, a).lowerQuartile, 1.0875, 1e-12);
+  b.costs = {1.1};
+  a.costs = {1.0};
+  EXPECT_NEAR(roundRatios(b, a).lowerQuartile, 1.1, 1e-12);  // one round: its ratio everywhere
+  EXPECT_NEAR(roundRatios(b, a).upperQuartile, 1.1, 1e-12);
+}
+
 }  // namespace

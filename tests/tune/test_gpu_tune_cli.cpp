@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <regex>
 
 #include "common/ErrorText.h"
 #include "common/GpuRequire.h"
@@ -41,6 +42,10 @@ TEST(GpuTuneCli, TunesAnOpenclNetworkLocallyAndTimesItOnTheDevice) {
   expectContains(r.output, "[Task  2/");
   expectContains(r.output, "Mean inference time (std dev): ");
   expectContains(r.output, "Untuned (default GPU schedules): ");
+  // The speedup with the rounds' own ratios: how far this machine's noise moves it.
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(on opencl:0; speedup [0-9.]+x \(timed in alternation; round by round [0-9.]+x, )"
+                                                     R"(the middle half of the rounds [0-9.]+-[0-9.]+x(: a tie on this machine)?\))")))
+      << r.output;
   auto records = tune::readRecords(log);
   int ok = 0;
   for (const auto& record : records.records) {
