@@ -65,6 +65,12 @@ const char* warpMmaHelpers() {
   asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
   return r;
 }
+/// A value as TF32 (big) and, for three products, the TF32 of its remainder (small).
+template <bool kSplit>
+__device__ __forceinline__ void tessel_tf32_parts(float x, unsigned& big, unsigned& small) {
+  big = tessel_tf32(x);
+  small = kSplit ? tessel_tf32(x - __uint_as_float(big)) : 0u;
+}
 __device__ __forceinline__ void tessel_mma_m16n8k8(float* c, int row, int column, const unsigned* a, const unsigned* b) {
   asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
                : "+f"(c[0]), "+f"(c[column]), "+f"(c[row]), "+f"(c[row + column])
@@ -80,17 +86,11 @@ __device__ __forceinline__ void tessel_warp_mma_step(float* acc, int accRow, int
 #pragma unroll
   for (int i = 0; i < kRows / 2; ++i)
 #pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      aBig[i][r] = tessel_tf32(av[i][r]);
-      aSmall[i][r] = kSplit ? tessel_tf32(av[i][r] - __uint_as_float(aBig[i][r])) : 0u;
-    }
+    for (int r = 0; r < 4; ++r) tessel_tf32_parts<kSplit>(av[i][r], aBig[i][r], aSmall[i][r]);
 #pragma unroll
   for (int j = 0; j < kColumns / 2; ++j)
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      bBig[j][r] = tessel_tf32(bv[j][r]);
-      bSmall[j][r] = kSplit ? tessel_tf32(bv[j][r] - __uint_as_float(bBig[j][r])) : 0u;
-    }
+    for (int r = 0; r < 2; ++r) tessel_tf32_parts<kSplit>(bv[j][r], bBig[j][r], bSmall[j][r]);
 #pragma unroll
   for (int i = 0; i < kRows / 2; ++i)
 #pragma unroll

@@ -9,8 +9,6 @@
 #include <set>
 #include <sstream>
 
-#include "ir/Stmt.h"
-#include "schedule/Steps.h"
 #include "support/Error.h"
 #include "tune/RecordLog.h"
 #include "tune/RecordQueries.h"
@@ -44,16 +42,6 @@ struct HistoryBest::Shared {
 
 namespace {
 
-/// Whether a record's steps compute a product on tensor cores with its operands rounded to TF32.
-/// (An intrinsic tessel does not know is not TF32's: the record fails to replay in the build,
-/// which says so and tries the next.)
-bool roundsProductsToTf32(const TuningRecord& record) {
-  for (const auto& step : record.steps)
-    if (auto tensorize = std::dynamic_pointer_cast<const schedule::TensorizeStep>(step))
-      if (tensorize->intrinsic == ir::warpMmaIntrinsicName(ir::WarpMmaKind::Tf32)) return true;
-  return false;
-}
-
 /// The records whose precision `target` allows; the others counted by workload in `refused`.
 std::vector<TuningRecord> withPrecisionAllowed(std::vector<TuningRecord> records, const target::Target& target,
                                                std::map<std::string, int>* refused) {
@@ -75,7 +63,7 @@ HistoryBest::HistoryBest(const std::vector<TuningRecord>& records, const target:
     : shared_(std::make_shared<Shared>()) {
   const std::string& target = parsedTarget.str();
   shared_->target = target;
-  std::string kind = target::targetKindName(target);
+  std::string kind = parsedTarget.kindName();
   // Records of a precision the target does not allow are left out before the shipped ones fill
   // in: they do not cover their workloads either.
   std::map<std::string, int> tf32Refused;

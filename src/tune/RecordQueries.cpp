@@ -5,6 +5,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "ir/Stmt.h"
+#include "schedule/Steps.h"
 #include "support/Error.h"
 #include "support/Json.h"
 #include "te/DagJson.h"
@@ -102,6 +104,13 @@ std::vector<TuningRecord> topRecords(const std::vector<TuningRecord>& records, i
 
 std::vector<TuningRecord> bestRecords(const std::vector<TuningRecord>& records, std::vector<RejectedRecord>* rejected) {
   return topRecords(records, 1, rejected);
+}
+
+bool roundsProductsToTf32(const TuningRecord& record) {
+  for (const auto& step : record.steps)
+    if (auto tensorize = std::dynamic_pointer_cast<const schedule::TensorizeStep>(step))
+      if (tensorize->intrinsic == ir::warpMmaIntrinsicName(ir::WarpMmaKind::Tf32)) return true;
+  return false;
 }
 
 std::vector<TuningRecord> recordsOfTask(const std::vector<TuningRecord>& records, const std::string& workloadKey,

@@ -55,6 +55,11 @@ std::vector<TuningRecord> bestRecords(const std::vector<TuningRecord>& records, 
 /// (`result.same_as`: not measured, the result of an earlier record with the same steps).
 std::vector<TuningRecord> topRecords(const std::vector<TuningRecord>& records, int k, std::vector<RejectedRecord>* rejected = nullptr);
 
+/// Whether a record's steps compute a product on tensor cores with its operands rounded to TF32
+/// (the `mma_m16n8k8_tf32` instruction): such a record serves only a target that allows TF32.
+/// An instruction tessel does not know is not TF32's (the record's replay fails and says so).
+bool roundsProductsToTf32(const TuningRecord& record);
+
 /// The records (valid or not) of one task, in order.
 std::vector<TuningRecord> recordsOfTask(const std::vector<TuningRecord>& records, const std::string& workloadKey,
                                         const std::string& target);

@@ -5,15 +5,14 @@
 // breaks a shipped record fails here rather than in a user's build.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
 
-#include "ir/Stmt.h"
 #include "passes/Lower.h"
 #include "schedule/Steps.h"
 #include "te/DagJson.h"
+#include "tune/RecordQueries.h"
 #include "tune/ShippedRecords.h"
 
 using namespace tessel;
@@ -53,11 +52,7 @@ TEST(ShippedRecords, EveryRecordIsValidUniqueAndReplaysOnItsDag) {
       // A record tuned with TF32 allowed ships where it takes TF32 products: elsewhere the fp32
       // target's record of the workload serves both.
       if (target::Target::parse(r.target).matmulPrecision == target::MatmulPrecision::Tf32) {
-        bool tf32 = std::any_of(r.steps.begin(), r.steps.end(), [](const schedule::StepPtr& s) {
-          auto t = std::dynamic_pointer_cast<const schedule::TensorizeStep>(s);
-          return t && t->intrinsic == ir::warpMmaIntrinsicName(ir::WarpMmaKind::Tf32);
-        });
-        EXPECT_TRUE(tf32) << "a record of " << r.target << " without TF32 products";
+        EXPECT_TRUE(tune::roundsProductsToTf32(r)) << "a record of " << r.target << " without TF32 products";
       }
       if (kind == "vta") continue;
       ASSERT_TRUE(r.task.dag);
