@@ -1,7 +1,8 @@
 /// Knows when the machine is busy, so that tuning does not log garbage as measurements. Before
 /// each batch runs, it samples how many cores other processes keep busy (/proc/stat) and times
 /// the runner's probe (a fixed kernel on the measurement threads) against the fastest probe of
-/// the run. When the probe is markedly slower than idle it warns once
+/// the run; a slow probe counts only when the one right after it is slow too (a core waking
+/// from idle is not a busy machine). When the probe is markedly slower than idle it warns once
 ///   machine busy: measurements 85% slower than idle; results may be noisy
 /// and pauses, re-probing, until the machine is quiet again or the pause is over; a batch
 /// measured while others held cores or the probe was slow is flagged as measured under load
@@ -59,6 +60,8 @@ class LoadMonitor {
     runtime::MachineLoad load;
   };
   Reading read();
+  /// The probe's seconds; a slow one is probed again at once and the faster reading kept.
+  std::optional<double> probe();
   void warn(const std::string& line);
   double now() const;
   /// How long the next pause may last: the pause, within what the budget has left.
