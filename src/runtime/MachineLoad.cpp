@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -22,24 +23,18 @@ namespace {
 struct CpuTimes {
   bool valid = false;
   double busySeconds = 0;  ///< all processes' user, nice, system, irq and softirq time
-  double ownSeconds = 0;   ///< this process's user and system time
+  double ownSeconds = 0;   ///< this process's and the named ones' user and system time
 };
 
-CpuTimes readCpuTimes() {
-  CpuTimes t;
-  const double tick = double(sysconf(_SC_CLK_TCK));
-  std::ifstream stat("/proc/stat");
-  std::string cpu;
-  unsigned long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
-  if (!(stat >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal) || cpu != "cpu") return t;
-  t.busySeconds = double(user + nice + system + irq + softirq) / tick;
-  std::ifstream self("/proc/self/stat");
+/// A process's user and system time from /proc/PID/stat (`self` for this one); 0 when it is gone.
+double processCpuSeconds(const std::string& pid, double tick) {
+  std::ifstream stat("/proc/" + pid + "/stat");
   std::string line;
-  std::getline(self, line);
+  if (!std::getline(stat, line)) return 0;
   // Fields after the command name (which may hold spaces): utime and stime are the 12th and
   // 13th of them.
   size_t close = line.rfind(')');
-  if (close == std::string::npos) return t;
+  if (close == std::string::npos || close + 2 > line.size()) return 0;
   std::istringstream rest(line.substr(close + 2));
   std::string field;
   unsigned long long utime = 0, stime = 0;
@@ -47,7 +42,20 @@ CpuTimes readCpuTimes() {
     if (i == 12) utime = std::strtoull(field.c_str(), nullptr, 10);
     if (i == 13) stime = std::strtoull(field.c_str(), nullptr, 10);
   }
-  t.ownSeconds = double(utime + stime) / tick;
+  return double(utime + stime) / tick;
+}
+
+CpuTimes readCpuTimes(const std::vector<int>& ours) {
+  CpuTimes t;
+  const double tick = double(sysconf(_SC_CLK_TCK));
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  unsigned long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  if (!(stat >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal) || cpu != "cpu") return t;
+  t.busySeconds = double(user + nice + system + irq + softirq) / tick;
+  t.ownSeconds = processCpuSeconds("self", tick);
+  for (int pid : ours)
+    if (pid > 0 && pid != getpid()) t.ownSeconds += processCpuSeconds(std::to_string(pid), tick);
   t.valid = true;
   return t;
 }
@@ -62,16 +70,19 @@ std::string MachineLoad::describe() const {
   return fmt::format("other processes keep {:.1f} of {} core{} busy", otherBusyCores, cores, cores == 1 ? "" : "s");
 }
 
-MachineLoad sampleMachineLoad(std::chrono::milliseconds window) {
+MachineLoad sampleMachineLoad(std::chrono::milliseconds window, const std::vector<int>& ours) {
   MachineLoad load;
   load.cores = int(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
-  CpuTimes before = readCpuTimes();
+  CpuTimes before = readCpuTimes(ours);
   auto start = std::chrono::steady_clock::now();
   std::this_thread::sleep_for(window);
-  CpuTimes after = readCpuTimes();
+  CpuTimes after = readCpuTimes(ours);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!before.valid || !after.valid || seconds <= 0) return load;
-  double others = (after.busySeconds - before.busySeconds) - (after.ownSeconds - before.ownSeconds);
+  // A process of ours that ended inside the window reads as 0 after: it counts as nothing.
+  double own = std::max(0.0, after.ownSeconds - before.ownSeconds);
+  double others = (after.busySeconds - before.busySeconds) - own;
+  load.ourBusyCores = std::clamp(own / seconds, 0.0, double(load.cores));
   load.otherBusyCores = std::clamp(others / seconds, 0.0, double(load.cores));
   return load;
 }

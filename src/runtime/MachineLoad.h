@@ -7,21 +7,25 @@
 #pragma once
 #include <chrono>
 #include <string>
+#include <vector>
 
 namespace tessel::runtime {
 
 struct MachineLoad {
   int cores = 1;                  ///< online cores
   double otherBusyCores = 0;      ///< cores other processes kept busy during the sample
+  double ourBusyCores = 0;        ///< cores this process and the ones named as ours kept busy
   /// Cores no other process used: at least 1.
   int freeCores() const;
   /// "other processes keep 1.0 of 2 cores busy"
   std::string describe() const;
 };
 
-/// Samples /proc/stat over `window` (sleeping meanwhile), discounting this process's own use.
+/// Samples /proc/stat over `window` (sleeping meanwhile), discounting this process's own use and
+/// that of `ours` (processes working for this one, such as a measurement worker: its OpenMP
+/// threads spin for a while after each parallel region, which is not another program's load).
 /// On systems without /proc/stat: every core free.
-MachineLoad sampleMachineLoad(std::chrono::milliseconds window = std::chrono::milliseconds(60));
+MachineLoad sampleMachineLoad(std::chrono::milliseconds window = std::chrono::milliseconds(60), const std::vector<int>& ours = {});
 
 /// The threads kernels should run with: the free cores (TESSEL_NUM_THREADS, when set, wins).
 int kernelThreadsFor(const MachineLoad& load);

@@ -46,7 +46,11 @@ std::optional<double> LoadMonitor::probe() {
 
 LoadMonitor::Reading LoadMonitor::read() {
   Reading r;
-  if (options_.sampleLoad) r.load = runtime::sampleMachineLoad(kSampleWindow);
+  // The worker's own threads are not a neighbour: after a batch or a probe, libgomp's idle
+  // threads spin before they sleep (OMP_WAIT_POLICY unset), and on the GPU host's 16-core Xeon
+  // counting them as others flagged 48 of 126 candidates "under load" on an idle machine (none
+  // with OMP_WAIT_POLICY=passive).
+  if (options_.sampleLoad) r.load = runtime::sampleMachineLoad(kSampleWindow, runner_.processIds());
   if (auto p = probe()) {
     if (!idle_ || *p < *idle_) idle_ = *p;
     r.slowdown = *p / *idle_;

@@ -103,6 +103,11 @@ std::optional<double> LocalRunner::probeSeconds() {
   return (*j)["probe_seconds"].get<double>();
 }
 
+std::vector<int> LocalRunner::processIds() const {
+  if (worker_ && worker_->running()) return {int(worker_->pid())};
+  return {};
+}
+
 bool LocalRunner::needsReference(const MeasureTask& task) const {
   return options_.checkCorrectness && !references_.count(task.key());
 }

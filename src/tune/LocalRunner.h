@@ -65,6 +65,7 @@ class LocalRunner : public Runner {
   /// Whether candidates of `task` need a reference that has not been registered yet.
   bool needsReference(const MeasureTask& task) const override;
   std::optional<double> probeSeconds() override;
+  std::vector<int> processIds() const override;
   /// Registers the build of a task's naive schedule as its reference (the library is copied,
   /// so the builder may discard it). A failed build is registered too: its candidates then end
   /// in UnknownError naming the reference's error, instead of being rebuilt each batch.

@@ -30,6 +30,9 @@ class Runner {
   /// Seconds runtime::probeKernelThreads takes where candidates run, when the runner can tell
   /// (a remote device cannot be compared with this machine: nothing).
   virtual std::optional<double> probeSeconds() { return std::nullopt; }
+  /// The processes of this machine the runner measures in (a worker's pid): their CPU time is
+  /// tessel's own, not another program's load.
+  virtual std::vector<int> processIds() const { return {}; }
 };
 
 /// Wall time of a batch's two halves.
