@@ -1,8 +1,9 @@
 /// Knows when the machine is busy, so that tuning does not log garbage as measurements. Before
 /// each batch runs, it samples how many cores other processes keep busy (/proc/stat) and times
 /// the runner's probe (a fixed kernel on the measurement threads) against the fastest probe of
-/// the run; a slow probe counts only when the one right after it is slow too (a core waking
-/// from idle is not a busy machine). When the probe is markedly slower than idle it warns once
+/// the run's quiet probes (about the tenth percentile: one lucky probe is not the machine's idle
+/// speed); a slow probe counts only when the one right after it is slow too (a core waking from
+/// idle is not a busy machine). When the probe is markedly slower than idle it warns once
 ///   machine busy: measurements 85% slower than idle; results may be noisy
 /// and pauses, re-probing, until the machine is quiet again or the pause is over; a batch
 /// measured while others held cores or the probe was slow is flagged as measured under load
@@ -18,6 +19,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "runtime/MachineLoad.h"
 #include "tune/MeasureBatch.h"
@@ -31,9 +33,11 @@ struct LoadMonitorOptions {
   double otherCoresBusy = 0.5; ///< other processes keeping this many cores busy is "busy" too
   bool sampleLoad = true;      ///< sample /proc/stat (false: a remote runner, or tests)
   std::FILE* warnTo = stderr;  ///< where the warnings go (nullptr: silent)
-  /// Seconds on a steady clock, and a sleep (tests script both; empty: the real ones).
+  /// Seconds on a steady clock, a sleep, and a sample of the machine's load given the processes
+  /// of ours (tests script them; empty: the real ones).
   std::function<double()> clock;
   std::function<void(double)> sleep;
+  std::function<runtime::MachineLoad(const std::vector<int>& ours)> sampleLoadOf;
 };
 
 class LoadMonitor {
@@ -48,8 +52,10 @@ class LoadMonitor {
   int candidatesUnderLoad() const { return candidatesUnderLoad_; }
   int candidatesMeasured() const { return candidatesMeasured_; }
   double pausedSeconds() const { return pausedSeconds_; }
-  /// The fastest probe so far (seconds), if the runner has a probe.
-  std::optional<double> idleProbe() const { return idle_; }
+  /// The idle figure (seconds): the k-th fastest quiet probe so far, k a tenth of the probes,
+  /// from 2 to kIdleRank (fewer while fewer are kept); nothing if the runner has no probe.
+  std::optional<double> idleProbe() const;
+  static constexpr size_t kIdleRank = 10;
   /// "12 of 360 candidates were measured under load (paused 8.5 s of 120.0 s waiting for the machine)"
   std::string summary() const;
 
@@ -72,7 +78,9 @@ class LoadMonitor {
   Runner& runner_;
   LoadMonitorOptions options_;
   double start_ = 0;
-  std::optional<double> idle_;
+  void noteProbe(double seconds);
+  std::vector<double> fastestProbes_;  ///< ascending, at most kIdleRank
+  size_t probesSeen_ = 0;
   bool warned_ = false, budgetNoted_ = false;
   int batchesUnderLoad_ = 0, candidatesUnderLoad_ = 0, candidatesMeasured_ = 0;
   double pausedSeconds_ = 0;
