@@ -21,7 +21,7 @@ namespace {
 
 TEST(ShippedRecords, TheLogsTesselShips) {
   auto sets = tune::shippedRecordSets();
-  EXPECT_EQ(sets, (std::vector<std::string>{"cpu/x86_64-avx512", "cuda/sm_90", "vta/sim_1x16_i8w8a32_15_15_18_17"}));
+  EXPECT_EQ(sets, (std::vector<std::string>{"cpu/x86_64-avx2", "cpu/x86_64-avx512", "cuda/sm_90", "vta/sim_1x16_i8w8a32_15_15_18_17"}));
   EXPECT_TRUE(tune::shippedRecords("cpu/no-such-class").empty());
   EXPECT_EQ(tune::shippedRecordSetForCpu(target::Target::parse("cpu -mcpu=skylake-avx512")), "cpu/x86_64-avx512");
   EXPECT_EQ(tune::shippedRecordSetForCpu(target::Target::parse("cpu -mcpu=haswell")), "cpu/x86_64-avx2");
