@@ -82,11 +82,13 @@ AtomicFile::AtomicFile(const std::string& path, SyncToDisk sync) : path_(replace
   struct stat existing {};
   bool replacing = ::stat(path_.c_str(), &existing) == 0;
   TESSEL_CHECK(!replacing || S_ISREG(existing.st_mode), "cannot write {}: it exists and is not a regular file", path);
-  temporary_ = createBeside(path_, "a temporary file", [&](const std::string& name) {
-    fd_ = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    return fd_ >= 0;
+  cleanup_ = CleanupOnSignal::creating([&] {
+    temporary_ = createBeside(path_, "a temporary file", [&](const std::string& name) {
+      fd_ = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      return fd_ >= 0;
+    });
+    return temporary_;
   });
-  cleanup_ = CleanupOnSignal::removing(temporary_);
   // The replacement keeps the permissions of the file it replaces; a new file gets the umask's.
   if (replacing) ::fchmod(fd_, existing.st_mode & 07777);
   unchanged_ = replacing ? "; the file is unchanged" : "";
@@ -131,8 +133,10 @@ AtomicDirectory::AtomicDirectory(const std::string& path) : path_(replacedPath(p
   std::error_code error;
   fs::create_directories(fs::path(path_).parent_path(), error);
   TESSEL_CHECK(!error, "cannot write {}: cannot create its parent directory: {}", path, error.message());
-  staging_ = createBeside(path_, "a directory", [](const std::string& name) { return ::mkdir(name.c_str(), 0777) == 0; });
-  cleanup_ = CleanupOnSignal::removing(staging_);
+  cleanup_ = CleanupOnSignal::creating([&] {
+    staging_ = createBeside(path_, "a directory", [](const std::string& name) { return ::mkdir(name.c_str(), 0777) == 0; });
+    return staging_;
+  });
 }
 
 AtomicDirectory::~AtomicDirectory() {
@@ -165,6 +169,8 @@ void AtomicDirectory::commit() {
         ::rename(aside.c_str(), path_.c_str());
         fail("cannot write {}: {} (the old directory is unchanged)", path_, std::strerror(error));
       }
+      // Registered only now: a signal before this leaves the old directory aside, not deleted
+      // while the new one is not yet in its place.
       staging_ = aside;
       cleanup_ = CleanupOnSignal::removing(staging_);
     }

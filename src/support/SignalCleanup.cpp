@@ -2,8 +2,10 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -11,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <string>
 
 namespace tessel {
 
@@ -82,15 +85,59 @@ void removePath(const char* path) {
 
 constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
+/// The cleanup signals held on this thread while it lives (an entry being filled).
+class CleanupSignalsHeld {
+ public:
+  CleanupSignalsHeld() {
+    sigset_t held;
+    sigemptyset(&held);
+    for (int s : kCleanupSignals) sigaddset(&held, s);
+    pthread_sigmask(SIG_BLOCK, &held, &previous_);
+  }
+  ~CleanupSignalsHeld() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+  CleanupSignalsHeld(const CleanupSignalsHeld&) = delete;
+  CleanupSignalsHeld& operator=(const CleanupSignalsHeld&) = delete;
+
+ private:
+  sigset_t previous_;
+};
+
+/// Waits, at most a second, while an entry is being filled: its thread holds the signals, so it
+/// is not this one, and it is about to publish what it made. (A child forked while an entry was
+/// being filled has a copy that stays busy: the bound.)
+void waitForEntriesBeingFilled() {
+  timespec start {};
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  for (;;) {
+    bool filling = false;
+    for (CleanupSlot& slot : cleanupSlots) filling = filling || slot.state.load(std::memory_order_acquire) == CleanupSlot::kBusy;
+    if (!filling) return;
+    timespec now {};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (now.tv_sec - start.tv_sec >= 1) return;
+    timespec pause {0, 1000000};
+    nanosleep(&pause, nullptr);
+  }
+}
+
 void onCleanupSignal(int signal) {
+  waitForEntriesBeingFilled();
   pid_t self = getpid();
   // The children first: a compiler still writing into a folder would refill it.
   for (CleanupSlot& slot : cleanupSlots)
     if (slot.state.load(std::memory_order_acquire) == CleanupSlot::kLive && slot.owner == self && slot.group > 0)
       kill(-slot.group, SIGKILL);
+  // The process's other threads run on while this one cleans (a builder thread writing the next
+  // candidate's source into its folder): a path that is back after its removal is removed again,
+  // a few times.
   for (CleanupSlot& slot : cleanupSlots)
     if (slot.state.load(std::memory_order_acquire) == CleanupSlot::kLive && slot.owner == self && slot.path[0] != 0)
-      removePath(slot.path);
+      for (int attempt = 0; attempt < 20; ++attempt) {
+        removePath(slot.path);
+        if (access(slot.path, F_OK) != 0) break;
+        timespec pause {0, 1000000};
+        nanosleep(&pause, nullptr);
+      }
   // End as the signal would have: its default action, raised again (blocked until this returns).
   struct sigaction fallback {};
   fallback.sa_handler = SIG_DFL;
@@ -99,17 +146,14 @@ void onCleanupSignal(int signal) {
   raise(signal);
 }
 
-/// A free slot filled by `fill`, or -1 when the table is full.
-template <typename Fill>
-int claimSlot(Fill fill) {
+/// A free slot, now busy (being filled), or -1 when the table is full. Call with the signals held.
+int claimBusySlot() {
   for (int i = 0; i < kCleanupSlots; ++i) {
     int expected = CleanupSlot::kFree;
     if (!cleanupSlots[i].state.compare_exchange_strong(expected, CleanupSlot::kBusy, std::memory_order_acq_rel)) continue;
     cleanupSlots[i].owner = getpid();
     cleanupSlots[i].group = 0;
     cleanupSlots[i].path[0] = 0;
-    fill(cleanupSlots[i]);
-    cleanupSlots[i].state.store(CleanupSlot::kLive, std::memory_order_release);
     return i;
   }
   return -1;
@@ -117,6 +161,21 @@ int claimSlot(Fill fill) {
 
 void releaseSlot(int slot) {
   if (slot >= 0) cleanupSlots[slot].state.store(CleanupSlot::kFree, std::memory_order_release);
+}
+
+/// Fills a busy slot with `path` (made absolute) and publishes it; frees it when the path does
+/// not fit. Returns the slot, or -1.
+int publishPath(int slot, const std::string& path) {
+  if (slot < 0) return -1;
+  std::error_code error;
+  std::string absolute = path.empty() ? "" : std::filesystem::absolute(path, error).string();
+  if (error || absolute.empty() || absolute.size() >= PATH_MAX) {
+    releaseSlot(slot);
+    return -1;
+  }
+  std::memcpy(cleanupSlots[slot].path, absolute.c_str(), absolute.size() + 1);
+  cleanupSlots[slot].state.store(CleanupSlot::kLive, std::memory_order_release);
+  return slot;
 }
 
 }  // namespace
@@ -138,15 +197,48 @@ void installSignalCleanup() {
 }
 
 CleanupOnSignal CleanupOnSignal::removing(const std::string& path) {
-  std::error_code error;
-  std::string absolute = std::filesystem::absolute(path, error).string();
-  if (error || absolute.empty() || absolute.size() >= PATH_MAX) return {};
-  return CleanupOnSignal(claimSlot([&](CleanupSlot& slot) { std::memcpy(slot.path, absolute.c_str(), absolute.size() + 1); }));
+  CleanupSignalsHeld held;
+  return CleanupOnSignal(publishPath(claimBusySlot(), path));
 }
 
-CleanupOnSignal CleanupOnSignal::killingGroup(pid_t group) {
-  if (group <= 0) return {};
-  return CleanupOnSignal(claimSlot([&](CleanupSlot& slot) { slot.group = group; }));
+CleanupOnSignal CleanupOnSignal::creating(const std::function<std::string()>& create) {
+  CleanupSignalsHeld held;
+  int slot = claimBusySlot();
+  std::string made;
+  try {
+    made = create();
+  } catch (...) {
+    releaseSlot(slot);
+    throw;
+  }
+  return CleanupOnSignal(publishPath(slot, made));
+}
+
+CleanupOnSignal CleanupOnSignal::startingGroup(const std::function<pid_t()>& start) {
+  CleanupSignalsHeld held;
+  int slot = claimBusySlot();
+  pid_t group = -1;
+  try {
+    group = start();
+  } catch (...) {
+    releaseSlot(slot);
+    throw;
+  }
+  if (slot < 0) return {};
+  if (group <= 0) {
+    releaseSlot(slot);
+    return {};
+  }
+  cleanupSlots[slot].group = group;
+  cleanupSlots[slot].state.store(CleanupSlot::kLive, std::memory_order_release);
+  return CleanupOnSignal(slot);
+}
+
+void releaseHeldCleanupSignals() {
+  sigset_t held;
+  sigemptyset(&held);
+  for (int s : kCleanupSignals) sigaddset(&held, s);
+  sigprocmask(SIG_UNBLOCK, &held, nullptr);
 }
 
 CleanupOnSignal::~CleanupOnSignal() { releaseSlot(slot_); }

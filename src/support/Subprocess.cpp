@@ -48,6 +48,7 @@ pid_t spawnProcess(const std::vector<std::string>& argv, const SpawnOptions& opt
     fail("cannot fork to run '{}': {}", argv[0], strerror(e));
   }
   if (pid == 0) {
+    releaseHeldCleanupSignals();
     setpgid(0, 0);
     if (options.standardInput >= 0) dup2(options.standardInput, 0);
     if (options.standardOutput >= 0) dup2(options.standardOutput, 1);
@@ -92,15 +93,15 @@ SubprocessResult runSubprocess(const std::vector<std::string>& argv, const Subpr
   spawn.standardOutput = outPipe[1];
   spawn.standardError = outPipe[1];
   spawn.workingDirectory = options.workingDirectory;
-  pid_t pid;
+  pid_t pid = -1;
+  // A signal that ends tessel ends the child's group too (it does not get the terminal's Ctrl-C).
+  CleanupOnSignal killedOnSignal;
   try {
-    pid = spawnProcess(argv, spawn);
+    killedOnSignal = CleanupOnSignal::startingGroup([&] { return pid = spawnProcess(argv, spawn); });
   } catch (...) {
     for (int fd : {outPipe[0], outPipe[1], inPipe[0], inPipe[1]}) close(fd);
     throw;
   }
-  // A signal that ends tessel ends the child's group too (it does not get the terminal's Ctrl-C).
-  CleanupOnSignal killedOnSignal = CleanupOnSignal::killingGroup(pid);
   close(outPipe[1]);
   close(inPipe[0]);
   if (!options.standardInput.empty()) {

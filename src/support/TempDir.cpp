@@ -15,10 +15,12 @@ namespace tessel {
 TempDir::TempDir(const std::string& prefix) {
   const char* base = getenv("TMPDIR");
   std::string pattern = std::string(base && *base ? base : "/tmp") + "/" + prefix + "-XXXXXX";
-  std::string buffer = pattern;
-  TESSEL_CHECK(mkdtemp(buffer.data()) != nullptr, "cannot create temporary directory {}: {}", pattern, strerror(errno));
-  path_ = buffer;
-  cleanup_ = CleanupOnSignal::removing(path_);
+  cleanup_ = CleanupOnSignal::creating([&] {
+    std::string buffer = pattern;
+    TESSEL_CHECK(mkdtemp(buffer.data()) != nullptr, "cannot create temporary directory {}: {}", pattern, strerror(errno));
+    path_ = buffer;
+    return path_;
+  });
 }
 
 TempDir::~TempDir() {

@@ -63,20 +63,24 @@ IsolatedCallResult runIsolated(const std::function<std::string()>& body, std::ch
   int fds[2];
   TESSEL_CHECK(pipe2(fds, O_CLOEXEC) == 0, "isolated call: cannot create a pipe: {}", strerror(errno));
   auto start = std::chrono::steady_clock::now();
-  pid_t pid = fork();
-  if (pid < 0) {
-    int e = errno;
-    close(fds[0]);
-    close(fds[1]);
-    fail("isolated call: cannot fork: {}", strerror(e));
-  }
-  if (pid == 0) {
-    setpgid(0, 0);
-    close(fds[0]);
-    runChild(fds[1], body);
-  }
-  setpgid(pid, pid);
-  CleanupOnSignal killedOnSignal = CleanupOnSignal::killingGroup(pid);
+  pid_t pid = -1;
+  CleanupOnSignal killedOnSignal = CleanupOnSignal::startingGroup([&] {
+    pid = fork();
+    if (pid < 0) {
+      int e = errno;
+      close(fds[0]);
+      close(fds[1]);
+      fail("isolated call: cannot fork: {}", strerror(e));
+    }
+    if (pid == 0) {
+      releaseHeldCleanupSignals();
+      setpgid(0, 0);
+      close(fds[0]);
+      runChild(fds[1], body);
+    }
+    setpgid(pid, pid);
+    return pid;
+  });
   close(fds[1]);
 
   IsolatedCallResult result;

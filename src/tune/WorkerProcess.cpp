@@ -53,12 +53,11 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, const std::st
   spawn.environment = environment;
   spawn.searchPath = false;
   try {
-    pid_ = spawnProcess(argv, spawn);
+    killedOnSignal_ = CleanupOnSignal::startingGroup([&] { return pid_ = spawnProcess(argv, spawn); });
   } catch (const Error& e) {
     for (int fd : {pair[0], pair[1], errFd}) close(fd);
     fail("cannot start the measurement worker '{}': {}", program, e.what());
   }
-  killedOnSignal_ = CleanupOnSignal::killingGroup(pid_);
   close(pair[1]);
   close(errFd);
   socket_ = pair[0];

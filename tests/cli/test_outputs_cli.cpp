@@ -207,7 +207,9 @@ TEST_F(AtomicOutputs, SigtermLeavesNothingBehind) {
                            temporary);
   ASSERT_TRUE(appears(temporary, "tessel-build-"));
   EXPECT_TRUE(terminate(tune));
-  EXPECT_EQ(entriesOf(temporary), std::vector<std::string>{});
+  std::string left;
+  for (const auto& entry : fs::recursive_directory_iterator(temporary)) left += "\n  " + entry.path().string();
+  EXPECT_EQ(entriesOf(temporary), std::vector<std::string>{}) << "left behind:" << left;
 }
 
 }  // namespace
