@@ -30,8 +30,8 @@ LoadMonitor::LoadMonitor(Runner& runner, LoadMonitorOptions options) : runner_(r
 // The fastest probe of a long run is an outlier: on the GPU host's idle 16-core Xeon, 240
 // probes read a minimum of 4.56 ms, a tenth percentile of 4.71 and a median of 4.89, and 8-10% of
 // them were over 1.25x the minimum (busy, for the monitor), none over 1.25x the tenth percentile.
-// So the idle figure is about the tenth percentile of the probes so far: the k-th fastest, k a
-// tenth of the probes, at least the second (one lucky probe among the first few) and at most
+// So the idle figure is about the tenth percentile of the quiet probes: the k-th fastest, k a
+// tenth of them, at least the second (one lucky probe among the first few) and at most
 // kIdleRank. Only probes read as quiet enter the list, so a long busy spell does not raise it.
 void LoadMonitor::noteProbe(double seconds) {
   ++probesSeen_;

@@ -52,7 +52,7 @@ class LoadMonitor {
   int candidatesUnderLoad() const { return candidatesUnderLoad_; }
   int candidatesMeasured() const { return candidatesMeasured_; }
   double pausedSeconds() const { return pausedSeconds_; }
-  /// The idle figure (seconds): the k-th fastest quiet probe so far, k a tenth of the probes,
+  /// The idle figure (seconds): the k-th fastest quiet probe so far, k a tenth of the quiet ones,
   /// from 2 to kIdleRank (fewer while fewer are kept); nothing if the runner has no probe.
   std::optional<double> idleProbe() const;
   static constexpr size_t kIdleRank = 10;
