@@ -4,6 +4,8 @@
 //   sgemm1024_1t / _2t_gflops    SGEMM 1024^3 with the hand schedule of HandSchedules.h
 //   conv_res2_gflops (+ _1t)     ResNet-18 conv 56x56 64->64 3x3 s1 p1, HandSchedules.h
 //   conv_res2_onednn_gflops      oneDNN on the same conv, same run, same threads
+//   *_vs_onednn                  ours over oneDNN in speed, timed in alternation: the median of
+//                                the rounds' ratios (the middle half of them on a `#` line)
 //   conv_res2_winograd_gflops    the same conv as Winograd (the default rules' tile and schedule),
 //                                counted in the direct convolution's operations, against oneDNN's
 //   sgemm1024_onednn_*           oneDNN's SGEMM on the same matrices, same run, as a check of the peak
@@ -14,6 +16,8 @@
 // are compiled and scheduled for, e.g. "cpu -mcpu=haswell" on an AVX-512 host; oneDNN is then
 // limited to the same ISA (OneDnnIsa.h) and the peak loop to the target's vector width.
 // BENCH_DUMP=DIR writes each kernel's C++ source there, to read what a schedule became.
+// BENCH_ONLY=sgemm|conv times only that part; BENCH_SGEMM=rows,vectors,blockTiles[,packA] and
+// BENCH_CONV=pixels,vectors[,channelsOuter] replace the hand schedules' tiles (HandSchedules.h), to try others.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -87,12 +91,24 @@ void fillRandom(runtime::Tensor& t, uint32_t seed) {
   for (int64_t i = 0; i < t.numel(); ++i) p[i] = dist(rng);
 }
 
-double medianSeconds(const std::function<void()>& call) {
+/// Times the calls in alternation (runtime::timeInterleaved, 15 rounds of at least 100 ms
+/// each): a phase of the machine's speed hits them alike, so their round-by-round ratios are
+/// the same-run comparison a "vs oneDNN" figure claims to be.
+std::vector<runtime::TimingResult> timeAlternated(const std::vector<std::function<void()>>& calls) {
   runtime::TimeEvaluatorOptions options;
-  options.repeat = 7;
+  options.repeat = 15;
   options.minRepeatMs = 100;
   options.warmup = 2;
-  return runtime::timeFunction(call, options).median;
+  return runtime::timeInterleaved(calls, options);
+}
+
+/// `name` (ours over the peer, as a speed ratio: the peer's time over ours) round by round,
+/// with the middle half of the rounds, which says how far this machine's noise moves it.
+void reportRatio(const std::string& name, const runtime::TimingResult& ours, const runtime::TimingResult& peer) {
+  auto r = runtime::roundRatios(peer, ours);
+  fmt::print("# {}: round by round {:.3f}, the middle half of the rounds {:.3f}-{:.3f}\n", name, r.median, r.lowerQuartile,
+             r.upperQuartile);
+  report(name, r.median, "ratio");
 }
 
 void benchPeak(double& peak1, double& peak2, const target::Target& target) {
@@ -106,7 +122,12 @@ void benchPeak(double& peak1, double& peak2, const target::Target& target) {
 void benchSgemm(double peak1, double peak2, const target::Target& target) {
   const int64_t n = 1024;
   auto dag = ops::matmul(n, n, n);
-  auto built = build(dag, sgemmSchedule(target.cpu), "matmul", target);
+  SgemmTile tile;
+  if (const char* text = std::getenv("BENCH_SGEMM"); text && *text)
+    TESSEL_CHECK(std::sscanf(text, "%ld,%ld,%ld,%ld", &tile.rows, &tile.vectors, &tile.blockTiles, &tile.packA) >= 3,
+                 "BENCH_SGEMM={}: expected rows,vectors,block tiles[,pack A]", text);
+  fmt::print("# SGEMM tile {} x {} vectors, {} tiles a row block\n", tile.rows, tile.vectors, tile.blockTiles);
+  auto built = build(dag, sgemmSchedule(target.cpu, tile), "matmul", target);
   auto a = runtime::Tensor::empty({n, n}, DataType::float32());
   auto b = runtime::Tensor::empty({n, n}, DataType::float32());
   auto c = runtime::Tensor::empty({n, n}, DataType::float32());
@@ -132,35 +153,28 @@ void benchSgemm(double peak1, double peak2, const target::Target& target) {
   check(pc, "tessel");
   auto call = built.kernel.bind({a, b, c});
   double flops = dag.flopCount();
-  runtime::setKernelThreadCount(1);
-  double g1 = flops / medianSeconds(call) / 1e9;
-  runtime::setKernelThreadCount(2);
-  double g2 = flops / medianSeconds(call) / 1e9;
-  report("sgemm1024_1t_gflops", g1, "GFLOPS");
-  report("sgemm1024_1t_fraction_of_peak", g1 / peak1, "ratio");
-  report("sgemm1024_2t_gflops", g2, "GFLOPS");
-  report("sgemm1024_2t_fraction_of_peak", g2 / peak2, "ratio");
 
-  // oneDNN's SGEMM on the same matrices, same run: an independent reference next to the peak
-  // loop (a peak that a real kernel exceeds is no peak).
+  // oneDNN's SGEMM on the same matrices, timed in alternation with ours: an independent
+  // reference next to the peak loop (a peak that a real kernel exceeds is no peak).
   auto peer = runtime::Tensor::empty({n, n}, DataType::float32());
   auto onednn = [&] {
     if (dnnl_sgemm('N', 'N', n, n, n, 1.0f, pa, n, pb, n, 0.0f, peer.dataAs<float>(), n) != dnnl_success)
       fail("oneDNN's sgemm failed");
   };
-  double o[3] = {};
   for (int threads : {1, 2}) {
     runtime::setKernelThreadCount(threads);
     onednn();
     check(peer.dataAs<float>(), "oneDNN");
-    o[threads] = flops / medianSeconds(onednn) / 1e9;
+    auto timed = timeAlternated({call, onednn});
+    const double ours = flops / timed[0].median / 1e9, theirs = flops / timed[1].median / 1e9;
+    const double peak = threads == 1 ? peak1 : peak2;
+    const std::string t = std::to_string(threads) + "t";
+    report("sgemm1024_" + t + "_gflops", ours, "GFLOPS");
+    report("sgemm1024_" + t + "_fraction_of_peak", ours / peak, "ratio");
+    report("sgemm1024_onednn_" + t + "_gflops", theirs, "GFLOPS");
+    report("sgemm1024_onednn_" + t + "_fraction_of_peak", theirs / peak, "ratio");
+    reportRatio("sgemm1024_" + t + "_vs_onednn", timed[0], timed[1]);
   }
-  report("sgemm1024_onednn_1t_gflops", o[1], "GFLOPS");
-  report("sgemm1024_onednn_1t_fraction_of_peak", o[1] / peak1, "ratio");
-  report("sgemm1024_onednn_2t_gflops", o[2], "GFLOPS");
-  report("sgemm1024_onednn_2t_fraction_of_peak", o[2] / peak2, "ratio");
-  report("sgemm1024_1t_vs_onednn", g1 / o[1], "ratio");
-  report("sgemm1024_2t_vs_onednn", g2 / o[2], "ratio");
 }
 
 /// Lowering time of a long step list (300 chained splits), as an auto-scheduler produces
@@ -211,7 +225,11 @@ void benchConv(const target::Target& target) {
   const Conv2dShape shape{1, 64, 56, 56, 64, 3, 1, 1};
   auto dag = ops::conv2dNHWC(shape.batch, shape.inChannels, shape.height, shape.width, shape.outChannels, shape.kernel,
                              shape.kernel, shape.stride, shape.pad);
-  auto steps = convRes2Schedule(target.cpu);
+  ConvTile tile;
+  if (const char* text = std::getenv("BENCH_CONV"); text && *text)
+    TESSEL_CHECK(std::sscanf(text, "%ld,%ld,%ld", &tile.pixels, &tile.vectors, &tile.channelsOuter) >= 2,
+                 "BENCH_CONV={}: expected pixels,vectors[,channels outer]", text);
+  auto steps = convRes2Schedule(target.cpu, tile);
   auto built = build(dag, steps, "conv2d_nhwc", target);
   auto data = runtime::Tensor::empty({shape.batch, shape.height, shape.width, shape.inChannels}, DataType::float32());
   auto weight =
@@ -243,27 +261,21 @@ void benchConv(const target::Target& target) {
   auto callWinograd = winograd.kernel.bind({data, transformedWeight, winogradOut});
 
   // oneDNN fixes its thread count when the primitive is created: one primitive per count.
-  double ours[3] = {}, peers[3] = {}, winogradGflops[3] = {};
-  for (int threads : {1, 2}) {
+  for (int threads : {2, 1}) {
     runtime::setKernelThreadCount(threads);
     OneDnnConv2d peer(shape, data.dataAs<float>(), weight.dataAs<float>(), peerOut.dataAs<float>());
     peer.run();
     checkConvOutputs(shape, data.dataAs<float>(), weight.dataAs<float>(), peerOut.dataAs<float>(), "oneDNN");
-    ours[threads] = shape.flops() / medianSeconds(call) / 1e9;
-    peers[threads] = shape.flops() / medianSeconds([&] { peer.run(); }) / 1e9;
-    winogradGflops[threads] = shape.flops() / medianSeconds(callWinograd) / 1e9;
+    auto timed = timeAlternated({call, [&] { peer.run(); }, callWinograd});
+    const std::string t = threads == 1 ? "_1t" : "";
+    report("conv_res2" + t + "_gflops", shape.flops() / timed[0].median / 1e9, "GFLOPS");
+    report("conv_res2_onednn" + t + "_gflops", shape.flops() / timed[1].median / 1e9, "GFLOPS");
+    reportRatio("conv_res2" + t + "_vs_onednn", timed[0], timed[1]);
+    if (threads == 2)
+      fmt::print("# Winograd F({}x{}), the default rules' tile and schedule; GFLOPS of the direct convolution's operations\n", m, m);
+    report("conv_res2_winograd" + t + "_gflops", shape.flops() / timed[2].median / 1e9, "GFLOPS");
+    reportRatio("conv_res2_winograd" + t + "_vs_onednn", timed[2], timed[1]);
   }
-  report("conv_res2_gflops", ours[2], "GFLOPS");
-  report("conv_res2_onednn_gflops", peers[2], "GFLOPS");
-  report("conv_res2_vs_onednn", ours[2] / peers[2], "ratio");
-  report("conv_res2_1t_gflops", ours[1], "GFLOPS");
-  report("conv_res2_onednn_1t_gflops", peers[1], "GFLOPS");
-  report("conv_res2_1t_vs_onednn", ours[1] / peers[1], "ratio");
-  fmt::print("# Winograd F({}x{}), the default rules' tile and schedule; GFLOPS of the direct convolution's operations\n", m, m);
-  report("conv_res2_winograd_gflops", winogradGflops[2], "GFLOPS");
-  report("conv_res2_winograd_vs_onednn", winogradGflops[2] / peers[2], "ratio");
-  report("conv_res2_winograd_1t_gflops", winogradGflops[1], "GFLOPS");
-  report("conv_res2_winograd_1t_vs_onednn", winogradGflops[1] / peers[1], "ratio");
 
   // Build time: every stage from the step list to a callable function, as a tuner pays it.
   std::vector<double> total, compile;
@@ -297,10 +309,12 @@ int main() {
     TESSEL_CHECK(target.isCpu(), "BENCH_TARGET={}: bench_core times CPU kernels", target.str());
     fmt::print("# target {}: {}\n# {}\n", target.str(), target.cpu.summary(), limitOneDnnToTarget(target));
     double peak1 = 0, peak2 = 0;
+    const char* only = std::getenv("BENCH_ONLY");
+    const std::string part = only ? only : "";
     benchPeak(peak1, peak2, target);
-    benchSgemm(peak1, peak2, target);
-    benchConv(target);
-    benchLongStepList();
+    if (part.empty() || part == "sgemm") benchSgemm(peak1, peak2, target);
+    if (part.empty() || part == "conv") benchConv(target);
+    if (part.empty()) benchLongStepList();
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench_core: {}\n", e.what());
     return 1;

@@ -402,23 +402,36 @@ class Planner {
                  vectorExtent, vt.vectors, vt.lanes);
     // Accumulators: rows x vectors of the register file; the rest holds operands. With 32
     // registers (AVX-512, NEON) half of them (measured best on AVX-512). With 16 (AVX2, SSE) all
-    // but the weight vectors: x86's FMA takes its broadcast input from memory, as the templates'
-    // pruning counts them, so 7 x 2 on AVX2 (the 6 x 2 of the classic 6x16 micro-kernel left a
-    // register idle; measured on Zen 3: resnet-18 0.74x, resnet-50 0.83x, mobilenet 0.86x the
-    // time of 6 x 2 with 4 x 2 on their 56- and 28-column images). A block of four or more
-    // vectors (ops::defaultPackBlock's 4 lanes' worth) takes as many rows as fit beside its
+    // but the weight vectors and one for the broadcast input: AVX2's FMA reads only its last
+    // operand from memory, a full vector (the {1toN} broadcast operand is AVX-512's, Intel SDM
+    // vol. 2, VFMADD231PS), so the broadcast takes a register and one weight vector at most is
+    // folded into the FMA, which only some compilers' tunings do. 7 x 2 (16 registers with the
+    // fold) made gcc spill an accumulator for -mcpu=haswell: the conv of bench_core ran at 0.55x
+    // oneDNN where 6 x 2 ran at 1.0x (Zen 3, both for haswell); untuned networks for haswell on 2
+    // threads took 0.71-0.83x the time of 7 x 2 (Zen 5) and 0.90-1.0x (Xeon). A block of four or
+    // more vectors (ops::defaultPackBlock's 4 lanes' worth) takes as many rows as fit beside its
     // weight vectors, 7 for 4 on AVX-512: the tile that block was chosen for.
     const int64_t registers = options.machine.vectorRegisters;
     const bool largeRegisterFile = target::CpuMachine::largeRegisterFile(registers);
-    int64_t accumulators = largeRegisterFile ? registers / 2 : registers - vt.vectors;
-    int64_t rowLimit = std::min<int64_t>(12, accumulators / vt.vectors);
-    if (block > 0 && vt.vectors >= 4) rowLimit = (registers - vt.vectors) / vt.vectors;
-    // Fewer rows than the limit, so that they divide the image, or the limit with a tail: with
-    // 32 registers an exact tile down to half the limit (8 or more accumulators still hide the
-    // FMA latency); with 16 only down to three quarters, since on AVX2 the 4 x 2 tile that
-    // divides 56 columns (8 accumulators) lost to 6 x 2 with a tail by 10% on mobilenet (Zen 3).
+    const int64_t broadcastRegisters = largeRegisterFile ? 0 : 1;
+    int64_t accumulators = largeRegisterFile ? registers / 2 : registers - vt.vectors - broadcastRegisters;
+    int64_t rowLimit = std::max<int64_t>(1, std::min<int64_t>(12, accumulators / vt.vectors));
+    if (block > 0 && vt.vectors >= 4) rowLimit = std::max<int64_t>(1, (registers - vt.vectors - broadcastRegisters) / vt.vectors);
+    // Fewer rows than the limit, so that they divide the image, or else: with 32 registers an
+    // exact tile down to half the limit (8 or more accumulators still hide the FMA latency), the
+    // limit with a tail otherwise; with 16 only down to three quarters (on AVX2 the 4 x 2 tile
+    // that divides 56 columns, 8 accumulators, lost to 6 x 2 with a tail by 10% on mobilenet,
+    // Zen 3), otherwise the fewest tiles at the limit made even (14 columns: 5 + 5 + 4, not
+    // 6 + 6 + 2; 7: 4 + 3, not 6 + 1), since a tail tile of one or two rows is a tile that
+    // cannot hide the FMA's latency. (resnet-18's 7x7 3x3 layers lose by it, 1.55 ms against
+    // 1.38 for one 7-column tile, Zen 5; taking 7 there lost mobilenet's 7x7 pointwise layers
+    // more: the tuner's tile_r knob keeps 7 for such layers.)
     int64_t smallestExact = largeRegisterFile ? (rowLimit + 1) / 2 : (3 * rowLimit + 3) / 4;
     int64_t rows = chooseRowTile(rowExtent, rowLimit, smallestExact);
+    if (!largeRegisterFile && rowExtent % rows != 0) {
+      const int64_t tiles = (rowExtent + rowLimit - 1) / rowLimit;
+      rows = (rowExtent + tiles - 1) / tiles;
+    }
     if (forced) rows = forced->rows;
     TESSEL_CHECK(rows >= 1 && rows <= rowExtent, "anchor tile: {} rows for a row axis of {}", rows, rowExtent);
     bool weightsOuter = forced && forced->weightsOuter >= 0 ? forced->weightsOuter == 1 : weightsOutweighData(op, roles->vectorAxis);
@@ -482,6 +495,23 @@ class Planner {
       }
       outer.insert(outer.begin() + int64_t(to), v);
       exact.insert(exact.begin() + int64_t(to), e);
+    } else if (!rExact && depthwiseTile.empty()) {
+      // A row tile with a tail ends the fused parallel loop (parallelizeOuter fuses exact loops
+      // only), so behind it the blocks of output channels could not be divided among the
+      // threads: a 7x7 image in tiles of 4 + 3 columns would give 16 cores 7 rows. Where the
+      // loops before the row tiles are too few chunks, the channel blocks go right before the
+      // row tiles, where they join the parallel loop.
+      auto v = std::find(outer.begin(), outer.end(), vParts[0]), r = std::find(outer.begin(), outer.end(), rParts[0]);
+      int64_t before = 1;
+      for (auto k = outer.begin(); k != r; ++k) before *= rec.extent(out, *k);
+      if (v > r && before < options.parallelChunks()) {
+        const size_t from = size_t(v - outer.begin()), to = size_t(r - outer.begin());
+        const bool e = exact[from];
+        outer.erase(outer.begin() + int64_t(from));
+        exact.erase(exact.begin() + int64_t(from));
+        outer.insert(outer.begin() + int64_t(to), vParts[0]);
+        exact.insert(exact.begin() + int64_t(to), e);
+      }
     }
     std::vector<std::string> order = outer;
     order.insert(order.end(), inner.begin(), inner.end());

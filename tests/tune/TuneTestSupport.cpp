@@ -1,8 +1,13 @@
 #include "tune/TuneTestSupport.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <iterator>
+#include <string>
 #include <thread>
 
 #include "ops/Examples.h"
@@ -27,6 +32,26 @@ std::string inject(std::string source, const std::string& statement) {
   return source;
 }
 
+/// "N:DIR": leaves a file of its own in DIR, then waits until DIR holds N of them (at most 20 s):
+/// the builds meet only if N of them run at the same time, however busy the machine is.
+void meetOtherBuilds(const std::string& spec) {
+  const auto colon = spec.find(':');
+  TESSEL_CHECK(colon != std::string::npos, "test: meet_{}: expected meet_N:DIR", spec);
+  const size_t builds = std::stoul(spec.substr(0, colon));
+  const std::filesystem::path dir = spec.substr(colon + 1);
+  std::string own = (dir / "build-XXXXXX").string();
+  const int fd = mkstemp(own.data());
+  TESSEL_CHECK(fd >= 0, "test: cannot create a file in {}", dir.string());
+  close(fd);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (;;) {
+    const auto present = size_t(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()));
+    if (present >= builds) return;
+    TESSEL_CHECK(std::chrono::steady_clock::now() < until, "test: {} of {} builds ran at the same time in 20 s", present, builds);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 }  // namespace
 
 std::string faultySource(const tune::MeasureInput& input, const std::string& kernelName) {
@@ -34,6 +59,7 @@ std::string faultySource(const tune::MeasureInput& input, const std::string& ker
   if (config == "lower_crash") raise(SIGSEGV);
   if (config == "lower_hang") std::this_thread::sleep_for(std::chrono::hours(1));
   if (config.rfind("sleep_", 0) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(std::stoi(config.substr(6))));
+  if (config.rfind("meet_", 0) == 0) meetOtherBuilds(config.substr(5));
   std::string source = tune::LocalBuilder::generateSource(input, kernelName);
   if (config == "segfault") return inject(source, "volatile uintptr_t bad = 8; *(volatile int*)bad = 1;");
   if (config == "hang") return inject(source, "for (;;) __asm__ volatile(\"\");");

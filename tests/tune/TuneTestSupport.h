@@ -22,6 +22,8 @@ tune::MeasureTaskPtr smallMatmul();
 ///   "lower_crash"  the generator itself dies of SIGSEGV (in the builder's child process)
 ///   "lower_hang"   the generator never returns
 ///   "sleep_MS"     the generator sleeps MS milliseconds, then gives the default source
+///   "meet_N:DIR"   the generator waits (at most 20 s) until N generators, its own included,
+///                  have left a file in DIR: it fails unless N builds run at the same time
 std::string faultySource(const tune::MeasureInput& input, const std::string& kernelName);
 
 /// A candidate of `task` with the given config (and no steps).

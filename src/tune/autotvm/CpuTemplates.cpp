@@ -105,9 +105,12 @@ Template registerTileTemplate(const te::ComputeDAG& dag, const AnchorInfo& a, co
   tileR.include = {{ceilDiv(r, fallbackTile->rows), fallbackTile->rows}};
   unpruned *= double(splitCandidates(r, tileR).size());
   // Pruned: tiles that spill the vector registers. A tile holds rows x vectors accumulators
-  // and the `vectors` weight vectors they multiply (the data is broadcast from memory inside
-  // the FMA), so rows x vectors + vectors must fit the register file. Where every vector tile
-  // has the same number of vectors (packed weights: one block), rows is bounded by it.
+  // and the `vectors` weight vectors they multiply, so rows x vectors + vectors must fit the
+  // register file. The bound is loose by one where the FMA cannot broadcast from memory (AVX2:
+  // the broadcast input takes a register, and the default rules leave it one): a compiler that
+  // folds one weight load into the FMA fits the larger tile, and the search measures which.
+  // Where every vector tile has the same number of vectors (packed weights: one block), rows is
+  // bounded by it.
   int64_t fixedVectors = 0;
   for (const auto& option : space->knob("tile_v").options) {
     int64_t vectors = option.at(1).get<int64_t>();
