@@ -64,7 +64,7 @@ std::vector<StepPtr> convRes2Schedule(const target::CpuMachine& machine, const C
   // a tail: 56 = 9 x 6 + 2), 8 on 32. 7 pixels, which count on the compiler folding one weight
   // load into the FMA, made gcc spill an accumulator for -mcpu=haswell and ran at 0.55x oneDNN
   // where 6 ran at 1.0x (bench_core on Zen 3, both for haswell).
-  int64_t pixels = std::min<int64_t>(8, (machine.vectorRegisters - tile.vectors - 1) / tile.vectors);
+  int64_t pixels = std::min<int64_t>(8, (machine.vectorRegisters - tile.vectors - machine.broadcastRegisters()) / tile.vectors);
   if (tile.pixels > 0) pixels = tile.pixels;
   const std::string out = "conv2d_nhwc", local = "conv2d_nhwc.local";
   return {

@@ -168,12 +168,15 @@ VectorTile chooseVectorTile(int64_t extent, int64_t maxLanes, int64_t maxVectors
 }
 
 /// The register tile along the broadcast axis: the whole extent when it fits, else the largest
-/// size from `limit` down to `smallest` that divides it, else `limit` (with a tail).
-int64_t chooseRowTile(int64_t extent, int64_t limit, int64_t smallest) {
+/// size from `limit` down to `smallest` that divides it, else `limit` with a tail, or with
+/// `evenTiles` the fewest tiles of at most `limit` made even (14 by 6: 5, whose tail is 4, not 2).
+int64_t chooseRowTile(int64_t extent, int64_t limit, int64_t smallest, bool evenTiles) {
   if (extent <= limit) return extent;
   for (int64_t t = limit; t >= smallest; --t)
     if (extent % t == 0) return t;
-  return limit;
+  if (!evenTiles) return limit;
+  const int64_t tiles = (extent + limit - 1) / limit;
+  return (extent + tiles - 1) / tiles;
 }
 
 // ---- the generic loop schedule -----------------------------------------------------------------
@@ -402,10 +405,9 @@ class Planner {
                  vectorExtent, vt.vectors, vt.lanes);
     // Accumulators: rows x vectors of the register file; the rest holds operands. With 32
     // registers (AVX-512, NEON) half of them (measured best on AVX-512). With 16 (AVX2, SSE) all
-    // but the weight vectors and one for the broadcast input: AVX2's FMA reads only its last
-    // operand from memory, a full vector (the {1toN} broadcast operand is AVX-512's, Intel SDM
-    // vol. 2, VFMADD231PS), so the broadcast takes a register and one weight vector at most is
-    // folded into the FMA, which only some compilers' tunings do. 7 x 2 (16 registers with the
+    // but the weight vectors and the broadcast input's register (CpuMachine::broadcastRegisters:
+    // AVX2's FMA cannot broadcast from memory; it can fold one weight vector's load, which only
+    // some compilers' tunings do). 7 x 2 (16 registers with the
     // fold) made gcc spill an accumulator for -mcpu=haswell: the conv of bench_core ran at 0.55x
     // oneDNN where 6 x 2 ran at 1.0x (Zen 3, both for haswell); untuned networks for haswell on 2
     // threads took 0.71-0.83x the time of 7 x 2 (Zen 5) and 0.90-1.0x (Xeon). A block of four or
@@ -413,7 +415,7 @@ class Planner {
     // weight vectors, 7 for 4 on AVX-512: the tile that block was chosen for.
     const int64_t registers = options.machine.vectorRegisters;
     const bool largeRegisterFile = target::CpuMachine::largeRegisterFile(registers);
-    const int64_t broadcastRegisters = largeRegisterFile ? 0 : 1;
+    const int64_t broadcastRegisters = options.machine.broadcastRegisters();
     int64_t accumulators = largeRegisterFile ? registers / 2 : registers - vt.vectors - broadcastRegisters;
     int64_t rowLimit = std::max<int64_t>(1, std::min<int64_t>(12, accumulators / vt.vectors));
     if (block > 0 && vt.vectors >= 4) rowLimit = std::max<int64_t>(1, (registers - vt.vectors - broadcastRegisters) / vt.vectors);
@@ -427,11 +429,7 @@ class Planner {
     // 1.38 for one 7-column tile, Zen 5; taking 7 there lost mobilenet's 7x7 pointwise layers
     // more: the tuner's tile_r knob keeps 7 for such layers.)
     int64_t smallestExact = largeRegisterFile ? (rowLimit + 1) / 2 : (3 * rowLimit + 3) / 4;
-    int64_t rows = chooseRowTile(rowExtent, rowLimit, smallestExact);
-    if (!largeRegisterFile && rowExtent % rows != 0) {
-      const int64_t tiles = (rowExtent + rowLimit - 1) / rowLimit;
-      rows = (rowExtent + tiles - 1) / tiles;
-    }
+    int64_t rows = chooseRowTile(rowExtent, rowLimit, smallestExact, !largeRegisterFile);
     if (forced) rows = forced->rows;
     TESSEL_CHECK(rows >= 1 && rows <= rowExtent, "anchor tile: {} rows for a row axis of {}", rows, rowExtent);
     bool weightsOuter = forced && forced->weightsOuter >= 0 ? forced->weightsOuter == 1 : weightsOutweighData(op, roles->vectorAxis);
@@ -501,16 +499,13 @@ class Planner {
       // threads: a 7x7 image in tiles of 4 + 3 columns would give 16 cores 7 rows. Where the
       // loops before the row tiles are too few chunks, the channel blocks go right before the
       // row tiles, where they join the parallel loop.
-      auto v = std::find(outer.begin(), outer.end(), vParts[0]), r = std::find(outer.begin(), outer.end(), rParts[0]);
+      const auto v = std::find(outer.begin(), outer.end(), vParts[0]) - outer.begin();
+      const auto r = std::find(outer.begin(), outer.end(), rParts[0]) - outer.begin();
       int64_t before = 1;
-      for (auto k = outer.begin(); k != r; ++k) before *= rec.extent(out, *k);
+      for (std::ptrdiff_t k = 0; k < r; ++k) before *= rec.extent(out, outer[size_t(k)]);
       if (v > r && before < options.parallelChunks()) {
-        const size_t from = size_t(v - outer.begin()), to = size_t(r - outer.begin());
-        const bool e = exact[from];
-        outer.erase(outer.begin() + int64_t(from));
-        exact.erase(exact.begin() + int64_t(from));
-        outer.insert(outer.begin() + int64_t(to), vParts[0]);
-        exact.insert(exact.begin() + int64_t(to), e);
+        std::rotate(outer.begin() + r, outer.begin() + v, outer.begin() + v + 1);
+        std::rotate(exact.begin() + r, exact.begin() + v, exact.begin() + v + 1);
       }
     }
     std::vector<std::string> order = outer;

@@ -42,6 +42,12 @@ struct CpuMachine {
   /// smaller one (AVX2, SSE: 16) gives the accumulators all but the weight vectors.
   static constexpr int kLargeRegisterFile = 32;
   static bool largeRegisterFile(int64_t vectorRegisters) { return vectorRegisters >= kLargeRegisterFile; }
+  /// Registers a register tile gives its broadcast input, beside accumulators and weight
+  /// vectors: 1 on x86 without AVX-512, whose FMA reads only a full vector from memory (the
+  /// {1toN} broadcast operand is AVX-512's: Intel SDM vol. 2, VFMADD231PS); 0 with AVX-512 and
+  /// on ARM, where NEON's by-element FMLA takes the input from a lane of a vector that serves
+  /// several of them.
+  int broadcastRegisters() const { return arch == "x86_64" && !has("avx512f") ? 1 : 0; }
   /// Elements of `elementBytes` in one vector register (at least 1).
   int lanes(int elementBytes) const { return vectorBytes >= elementBytes ? vectorBytes / elementBytes : 1; }
   /// The tracked features in a fixed order: what a module built for this machine requires.

@@ -783,8 +783,7 @@ TEST(DefaultSchedules, TheRegisterTileIsShapedForTheTargetsMachine) {
       EXPECT_EQ(tile->lanes, c.lanes) << c.target;
       // rows x vectors accumulators, the vectors of weights they multiply and, where the FMA
       // cannot broadcast from memory (no AVX-512), the broadcast input fit the registers.
-      const int64_t broadcast = machine.has("avx512f") || machine.arch != "x86_64" ? 0 : 1;
-      EXPECT_LE(tile->rows * tile->vectors + tile->vectors + broadcast, c.registers)
+      EXPECT_LE(tile->rows * tile->vectors + tile->vectors + machine.broadcastRegisters(), c.registers)
           << c.target << ": " << tile->rows << " x " << tile->vectors;
       EXPECT_GE(tile->rows * tile->vectors, c.registers / 4) << c.target;  // and use a good part of them
     }

@@ -75,6 +75,12 @@ TEST(Target, KnownCpusGiveTheirMachineModel) {
   EXPECT_EQ(haswell.l2Bytes, 256 * 1024);
   EXPECT_TRUE(haswell.has("fma"));
   EXPECT_FALSE(haswell.has("avx512f"));
+  // The broadcast input of a register tile takes a register where the FMA cannot broadcast
+  // from memory: x86 without AVX-512.
+  EXPECT_EQ(haswell.broadcastRegisters(), 1);
+  EXPECT_EQ(Target::parse("cpu -mcpu=x86-64").cpu.broadcastRegisters(), 1);
+  EXPECT_EQ(Target::parse("cpu -mcpu=skylake-avx512").cpu.broadcastRegisters(), 0);
+  EXPECT_EQ(Target::parse("cpu -mtriple=aarch64-linux-gnu").cpu.broadcastRegisters(), 0);
   EXPECT_EQ(haswell.requiredFeatures(), (std::vector<std::string>{"sse4.2", "avx", "avx2", "fma", "f16c"}));
 
   auto skx = Target::parse("cpu -mcpu=skylake-avx512").cpu;
