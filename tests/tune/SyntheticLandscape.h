@@ -3,7 +3,9 @@
 // a product of per-knob preferences with interactions — a register-pressure penalty on
 // vectors x rows, unrolling that helps only short row tiles, weights outside only for wide
 // tiles, a remainder penalty on rows — so it is smooth-ish in the knob values but not
-// separable. Deterministic.
+// separable. Deterministic: the space is the one of a fixed machine (an AVX-512 CPU with two
+// cores), not of the host, whose vector width, registers and cores shape the space (on an
+// AVX2 host it has other tiles, and the landscape's lane preference is flat there).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -15,7 +17,8 @@
 namespace tessel::tune::autotvm::synthetic {
 
 inline TuningTaskPtr resnetConv2dTask() {
-  return makeCpuTuningTask("conv2d", ops::conv2dNHWC(1, 64, 56, 56, 64, 3, 3, 1, 1), target::Target::host(), "conv2d_nhwc.x86");
+  return makeCpuTuningTask("conv2d", ops::conv2dNHWC(1, 64, 56, 56, 64, 3, 3, 1, 1),
+                           target::Target::parse("cpu -mcpu=skylake-avx512 -num-cores=2"), "conv2d_nhwc.x86");
 }
 
 /// GFLOPS-like throughput of a config of resnetConv2dTask()'s space.
