@@ -2,6 +2,7 @@
 // (non-divisible splits leave `o * f + i < N`) splits into the range where every guard
 // holds for all inner iterations — the simplifier then drops the guards there — and the
 // boundary ranges, which keep them.
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -96,43 +97,74 @@ class Partitioner : public IRMutator {
     // such a loop keeps its guards instead.
     if (loopsWithin(n->body, kMaxLoopsInPartitionedBody) > kMaxLoopsInPartitionedBody) return descend(s, n);
     int64_t lo = *minC, hi = *minC + *extC - 1;
-    SafeRange safe{lo, hi};
-    bool any = false;
+    std::vector<SafeRange> guardRanges;  // per guard on the variable: where it holds throughout
     VarBounds inner = bounds;
-    collect(n->body, n->var.node(), inner, safe, any);
-    if (!any || safe.lo > safe.hi || (safe.lo <= lo && safe.hi >= hi)) return descend(s, n);
-    safe.lo = std::max(safe.lo, lo);
-    safe.hi = std::min(safe.hi, hi);
+    collect(n->body, n->var.node(), inner, lo, hi, guardRanges);
+    if (guardRanges.empty()) return descend(s, n);
+    SafeRange safe{lo, hi};
+    for (const SafeRange& r : guardRanges) safe = {std::max(safe.lo, r.lo), std::min(safe.hi, r.hi)};
+    if (safe.lo <= lo && safe.hi >= hi) return descend(s, n);
+    if (safe.lo > safe.hi) return partitionAtEachGuard(s, n, lo, hi, guardRanges);
     std::vector<Stmt> parts;
     // Inside a boundary range, loops are partitioned once more (a convolution's first kernel
     // row, at the image's top border, still splits its kernel columns at the side borders),
     // but no deeper: every level multiplies the code by up to three.
-    auto piece = [&](int64_t a, int64_t b, bool main) {
-      if (a > b) return;
-      Stmt body = parts.empty() ? n->body : FreshAllocations().mutate(n->body);
-      Stmt loop = makeFor(n->var, Expr(a), Expr(b - a + 1), n->forKind, body);
-      bounds[n->var.node()] = Interval{a, b};
-      loop = simplify(loop, bounds);
-      if (main) {
-        loop = mutate(loop);
-      } else if (boundaryDepth < kMaxBoundaryDepth) {
-        // The loops inside, not this one again: its guards fail somewhere in every boundary
-        // range, and splitting it again would spend the one level on itself.
-        ++boundaryDepth;
-        auto f = loop.as<ForNode>();
-        loop = f && f->var.node() == n->var.node() ? makeFor(f->var, f->min, f->extent, f->forKind, mutate(f->body)) : mutate(loop);
-        --boundaryDepth;
-      }
-      parts.push_back(loop);
-      bounds.erase(n->var.node());
-    };
-    piece(lo, safe.lo - 1, false);
-    piece(safe.lo, safe.hi, true);
-    piece(safe.hi + 1, hi, false);
+    piece(n, lo, safe.lo - 1, false, parts);
+    piece(n, safe.lo, safe.hi, true, parts);
+    piece(n, safe.hi + 1, hi, false, parts);
     return makeBlock(parts);
   }
 
  private:
+  /// Appends the loop over [a, b] of `n`'s variable, partitioned inside: wholly where it is the
+  /// guard-free main range, one level deep where it is a boundary range.
+  void piece(const ForNode* n, int64_t a, int64_t b, bool main, std::vector<Stmt>& parts) {
+    if (a > b) return;
+    Stmt body = parts.empty() ? n->body : FreshAllocations().mutate(n->body);
+    Stmt loop = makeFor(n->var, Expr(a), Expr(b - a + 1), n->forKind, body);
+    bounds[n->var.node()] = Interval{a, b};
+    loop = simplify(loop, bounds);
+    if (main) {
+      loop = mutate(loop);
+    } else if (boundaryDepth < kMaxBoundaryDepth) {
+      // The loops inside, not this one again: its guards fail somewhere in every boundary
+      // range, and splitting it again would spend the one level on itself.
+      ++boundaryDepth;
+      auto f = loop.as<ForNode>();
+      loop = f && f->var.node() == n->var.node() ? makeFor(f->var, f->min, f->extent, f->forKind, mutate(f->body)) : mutate(loop);
+      --boundaryDepth;
+    }
+    parts.push_back(loop);
+    bounds.erase(n->var.node());
+  }
+
+  /// No iteration is free of every guard: a short loop whose first iteration meets one border
+  /// and whose last meets the other (a 7-pixel row in tiles of 4 and 3 under padding on both
+  /// sides: the first tile reads the left padding, the last the right and is the ragged one).
+  /// It still splits where a guard starts or stops holding throughout, so that each piece
+  /// knows its own guards and loses the others. The pieces are this loop's main code (there is
+  /// no other), so the loops inside them are partitioned as a main range's are. A loop that
+  /// would split into more than three pieces keeps its guards (each piece copies the body).
+  Stmt partitionAtEachGuard(const Stmt& s, const ForNode* n, int64_t lo, int64_t hi, const std::vector<SafeRange>& guardRanges) {
+    std::vector<int64_t> cuts;  // the first iteration of every piece after the first
+    for (const SafeRange& r : guardRanges) {
+      if (r.lo > r.hi) continue;  // holds throughout nowhere: no iteration loses it
+      for (int64_t cut : {r.lo, r.hi + 1})
+        if (cut > lo && cut <= hi) cuts.push_back(cut);
+    }
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    if (cuts.empty() || cuts.size() + 1 > kMaxPiecesWithoutMainRange) return descend(s, n);
+    std::vector<Stmt> parts;
+    int64_t first = lo;
+    for (int64_t cut : cuts) {
+      piece(n, first, cut - 1, true, parts);
+      first = cut;
+    }
+    piece(n, first, hi, true, parts);
+    return makeBlock(parts);
+  }
+
   Stmt descend(const Stmt& s, const ForNode* n) {
     auto minB = constBounds(n->min, bounds), extB = constBounds(n->extent, bounds);
     if (minB.bounded() && extB.bounded()) bounds[n->var.node()] = Interval{minB.min, minB.max + extB.max - 1};
@@ -141,8 +173,9 @@ class Partitioner : public IRMutator {
     return r;
   }
 
-  /// Narrows `safe` to where every guard inside `s` that depends on `var` holds.
-  void collect(const Stmt& s, const VarNode* var, VarBounds& inner, SafeRange& safe, bool& any) {
+  /// For every guard inside `s` that depends on `var`, the range of [lo, hi] where it holds
+  /// for all iterations of the loops inside (empty where it never does).
+  void collect(const Stmt& s, const VarNode* var, VarBounds& inner, int64_t lo, int64_t hi, std::vector<SafeRange>& ranges) {
     if (!s.defined()) return;
     switch (s.kind()) {
       case StmtKind::For: {
@@ -150,37 +183,40 @@ class Partitioner : public IRMutator {
         auto minB = constBounds(f->min, inner), extB = constBounds(f->extent, inner);
         if (!minB.bounded() || !extB.bounded()) return;
         inner[f->var.node()] = Interval{minB.min, minB.max + extB.max - 1};
-        collect(f->body, var, inner, safe, any);
+        collect(f->body, var, inner, lo, hi, ranges);
         return;
       }
       case StmtKind::Block:
-        for (auto& x : s.as<BlockNode>()->stmts) collect(x, var, inner, safe, any);
+        for (auto& x : s.as<BlockNode>()->stmts) collect(x, var, inner, lo, hi, ranges);
         return;
-      case StmtKind::Allocate: collect(s.as<AllocateNode>()->body, var, inner, safe, any); return;
-      case StmtKind::Pragma: collect(s.as<PragmaNode>()->body, var, inner, safe, any); return;
+      case StmtKind::Allocate: collect(s.as<AllocateNode>()->body, var, inner, lo, hi, ranges); return;
+      case StmtKind::Pragma: collect(s.as<PragmaNode>()->body, var, inner, lo, hi, ranges); return;
       case StmtKind::WarpMma: return;  // no guards inside
       case StmtKind::IfThenElse: {
         auto i = s.as<IfThenElseNode>();
-        if (!i->elseCase.defined()) constrain(i->condition, var, inner, safe, any);
-        collect(i->thenCase, var, inner, safe, any);
+        if (!i->elseCase.defined()) constrain(i->condition, var, inner, lo, hi, ranges);
+        collect(i->thenCase, var, inner, lo, hi, ranges);
         return;
       }
       case StmtKind::Store: return;
     }
   }
 
-  void constrain(const Expr& c, const VarNode* var, const VarBounds& inner, SafeRange& safe, bool& any) {
+  void constrain(const Expr& c, const VarNode* var, const VarBounds& inner, int64_t lo, int64_t hi, std::vector<SafeRange>& ranges) {
     if (c.kind() == ExprKind::And) {
       auto b = static_cast<const BinaryNode*>(c.get());
-      constrain(b->a, var, inner, safe, any);
-      constrain(b->b, var, inner, safe, any);
+      constrain(b->a, var, inner, lo, hi, ranges);
+      constrain(b->b, var, inner, lo, hi, ranges);
       return;
     }
     ExprKind k = c.kind();
     if (k != ExprKind::LT && k != ExprKind::LE && k != ExprKind::GE && k != ExprKind::GT) return;
     const GuardForm& form = formOf(c);
     if (!form.usable) return;
-    if (auto guard = solveGuard(k, form.difference, var, inner)) any = narrowToAll(*guard, safe.lo, safe.hi) || any;
+    if (auto guard = solveGuard(k, form.difference, var, inner)) {
+      SafeRange r{lo, hi};
+      if (narrowToAll(*guard, r.lo, r.hi)) ranges.push_back(r);
+    }
   }
 
   const GuardForm& formOf(const Expr& guard) {
@@ -197,6 +233,7 @@ class Partitioner : public IRMutator {
   }
 
   static constexpr int kMaxBoundaryDepth = 1;
+  static constexpr size_t kMaxPiecesWithoutMainRange = 3;
   int boundaryDepth = 0;
   VarBounds bounds;
   std::unordered_map<const ExprNode*, GuardForm> guardForms;

@@ -2,6 +2,10 @@
 // on real schedules: loop partitioning, unrolling, vectorization, register promotion.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <set>
+#include <string>
+
 #include "ir/Mutator.h"
 #include "ir/Printer.h"
 #include "ir/Simplify.h"
@@ -66,6 +70,37 @@ Stmt findLoop(const Stmt& s, const std::string& name) {
   finder.name = name;
   finder.visit(s);
   return finder.found;
+}
+
+/// The stores a loop nest with constant bounds performs, each printed with its index and value
+/// after the loop variables are replaced by their values: what two forms of one nest must share.
+std::multiset<std::string> executedStores(const Stmt& s) {
+  std::multiset<std::string> stores;
+  VarMap values;
+  std::function<void(const Stmt&)> run = [&](const Stmt& x) {
+    if (!x.defined()) return;
+    if (auto f = x.as<ForNode>()) {
+      const int64_t *min = asConstInt(simplify(substitute(f->min, values))), *extent = asConstInt(simplify(substitute(f->extent, values)));
+      ASSERT_TRUE(min && extent) << toString(x);
+      for (int64_t v = *min; v < *min + *extent; ++v) {
+        values[f->var.node()] = Expr(v);
+        run(f->body);
+      }
+      values.erase(f->var.node());
+    } else if (auto b = x.as<BlockNode>()) {
+      for (const Stmt& y : b->stmts) run(y);
+    } else if (auto i = x.as<IfThenElseNode>()) {
+      const int64_t* holds = asConstInt(simplify(substitute(i->condition, values)));
+      ASSERT_TRUE(holds) << toString(i->condition);
+      run(*holds ? i->thenCase : i->elseCase);
+    } else if (auto st = x.as<StoreNode>()) {
+      stores.insert(toString(simplify(substitute(makeStore(st->buffer, st->index, st->value), values))));
+    } else {
+      FAIL() << "not a loop nest of stores: " << toString(x);
+    }
+  };
+  run(s);
+  return stores;
 }
 
 class PassTest : public ::testing::Test {
@@ -228,6 +263,38 @@ TEST_F(PassTest, PartitionSplitsTheInnerLoopsOfAWideBoundaryRange) {
             "for o in range(2, 4):\n"
             "  for i in range(4):\n"
             "    B[((o*4) + i)] = 1f\n");
+}
+
+TEST_F(PassTest, AShortLoopWithNoGuardFreeIterationStillSplitsAtItsGuards) {
+  // A 7-pixel row in two tiles of 4 under padding on both sides, 3 taps: x = o*4 + i < 7
+  // (the ragged tile), x + j >= 1 (left padding), x + j < 8 (right padding). o = 0 meets the
+  // left padding, o = 1 the right one and the tail: no iteration holds every guard throughout.
+  Expr x = o * Expr(4) + i;
+  Stmt s = loop(o, 2, loop(i, 4, loop(j, 3, makeIf((x < Expr(7)) && (x + j >= Expr(1)) && (x + j < Expr(8)),
+                                                   makeStore(out, x, load(out, x) + load(in, x + j))))));
+  Stmt r = simplify(partitionLoops(simplify(s)));
+  // Each tile is a piece of its own with only the guards of its own border, and the loops
+  // inside it split as a main range's do: the first tile's pixel 0 skips the left padding's
+  // tap, the last tile's first two pixels run without a test.
+  EXPECT_EQ(toString(r),
+            "for j in range(1, 3):\n"
+            "  B[0] = (B[0] + A[j])\n"
+            "for i in range(1, 4):\n"
+            "  for j in range(3):\n"
+            "    B[i] = (B[i] + A[(i + j)])\n"
+            "for i in range(2):\n"
+            "  for j in range(3):\n"
+            "    B[(i + 4)] = (B[(i + 4)] + A[((i + j) + 4)])\n"
+            "for i in range(2, 4):\n"
+            "  if (i < 3):\n"
+            "    B[(i + 4)] = (B[(i + 4)] + A[(i + 4)])\n"
+            "  for j in range(1, 3):\n"
+            "    if ((i < 3) && ((i + j) < 4)):\n"
+            "      B[(i + 4)] = (B[(i + 4)] + A[((i + j) + 4)])\n");
+  // The same stores as the guarded loop: every (x, j) with 0 <= x < 7 and 1 <= x + j < 8.
+  std::multiset<std::string> before = executedStores(s), after = executedStores(r);
+  EXPECT_EQ(before.size(), 7u * 3 - 2);
+  EXPECT_EQ(after, before);
 }
 
 // ---- padded taps ------------------------------------------------------------------------------
