@@ -93,17 +93,18 @@ struct ShippedRecordsUse {
   }
 };
 
-/// Says when records applied to the build were measured on another class of CPU or another core
-/// count than the target's: their tiles and parallel loops are shaped for that machine.
+/// Says when records applied to the build were measured on another class of CPU (another record
+/// family: a Zen tuning's AVX2 tiles are not haswell's) or another core count than the target's:
+/// their tiles and parallel loops are shaped for that machine.
 void reportRecordsOfOtherMachines(const tune::HistoryBest& best, const target::CpuMachine& machine) {
   std::map<std::string, int> kernelsByMachine;
   for (const auto& u : best.uses())
-    if (u.fromRecord && u.machine && (u.machine->isaClass != machine.isaClass() || u.machine->cores != machine.cores))
+    if (u.fromRecord && u.machine && (u.machine->isaClass != machine.recordFamily() || u.machine->cores != machine.cores))
       ++kernelsByMachine[fmt::format("{} with {} cores ({})", u.machine->isaClass, u.machine->cores, u.machine->cpu)];
   for (const auto& [measured, kernels] : kernelsByMachine)
     fmt::print("note: {} kernel{} took records measured on {}, not on this target's {} with {} cores: their schedules are shaped for "
                "that machine\n",
-               kernels, kernels == 1 ? "" : "s", measured, machine.isaClass(), machine.cores);
+               kernels, kernels == 1 ? "" : "s", measured, machine.recordFamily(), machine.cores);
 }
 
 /// compile --target cuda|opencl: the standard passes without the CPU's packed and fused

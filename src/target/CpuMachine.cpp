@@ -90,6 +90,12 @@ std::string CpuMachine::summary() const {
                      formatBytes(llcBytes), cores, cores == 1 ? "" : "s");
 }
 
+std::string CpuMachine::tuningNote() const {
+  if (!tilesFollowTuning()) return "";
+  return zenTuning ? "; Zen tuning: a register tile keeps no register for the broadcast input"
+                   : "; a register tile keeps one register for the broadcast input";
+}
+
 std::string CpuMachine::describe() const {
   std::string features;
   for (const auto& f : requiredFeatures()) features += (features.empty() ? "" : " ") + f;
@@ -97,11 +103,12 @@ std::string CpuMachine::describe() const {
       "cpu {} ({})\n"
       "  class            {}\n"
       "  features         {} (from {})\n"
-      "  vectors          {} bytes x {} registers, {} FMA unit{} per core\n"
+      "  vectors          {} bytes x {} registers, {} FMA unit{} per core{}\n"
       "  caches           L1d {}, L2 {}, LLC {} (from {})\n"
       "  cores            {} (from {})\n",
       name, arch, isaClass(), features.empty() ? "(baseline)" : features, featuresFrom, vectorBytes, vectorRegisters, fmaUnits,
-      fmaUnits == 1 ? "" : "s", formatBytes(l1dBytes), formatBytes(l2Bytes), formatBytes(llcBytes), cachesFrom, cores, coresFrom);
+      fmaUnits == 1 ? "" : "s", tuningNote(), formatBytes(l1dBytes), formatBytes(l2Bytes), formatBytes(llcBytes), cachesFrom, cores,
+      coresFrom);
 }
 
 }  // namespace tessel::target

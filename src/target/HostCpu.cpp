@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -28,6 +29,23 @@ uint64_t readXcr0() {
   uint32_t eax = 0, edx = 0;
   __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
   return (uint64_t(edx) << 32) | eax;
+}
+
+/// Whether gcc's -march=native tunes for an AMD Zen core here: an AMD (or Hygon, a licensed
+/// Zen) CPU of family 17h or later (the family is the base family plus the extended one when
+/// the base is 0Fh: AMD CPUID Specification, leaf 1 EAX).
+bool readX86ZenTuning() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
+  char vendor[13] = {};
+  std::memcpy(vendor, &b, 4);
+  std::memcpy(vendor + 4, &d, 4);
+  std::memcpy(vendor + 8, &c, 4);
+  if (std::string(vendor) != "AuthenticAMD" && std::string(vendor) != "HygonGenuine") return false;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+  unsigned family = (a >> 8) & 0xf;
+  if (family == 0xf) family += (a >> 20) & 0xff;
+  return family >= 0x17;
 }
 
 CpuFeatureSet readX86Features() {
@@ -164,6 +182,9 @@ CpuMachine readHostCpu() {
   machine.name = hostModelName();
   machine.features = readHostCpuFeatures();
   machine.featuresFrom = machine.arch == "x86_64" ? "cpuid" : "the auxiliary vector (HWCAP)";
+#if defined(__x86_64__)
+  machine.zenTuning = readX86ZenTuning();
+#endif
   machine.deriveVectorFacts();
   // FMA units cannot be read: the class's usual count (two on current x86 and AArch64 cores).
   auto baseline = knownCpu(machine.arch, machine.isa() == IsaClass::X86_64Avx512 ? "x86-64-v4"

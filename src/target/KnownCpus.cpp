@@ -129,6 +129,7 @@ std::optional<CpuMachine> knownCpu(const std::string& arch, const std::string& n
     machine.l1dBytes = int64_t(row.l1dKiB) * 1024;
     machine.l2Bytes = int64_t(row.l2KiB) * 1024;
     machine.llcBytes = int64_t(row.llcKiB) * 1024;
+    machine.zenTuning = name.rfind("znver", 0) == 0;
     machine.featuresFrom = "the table of -mcpu names";
     if (row.l1dKiB > 0) machine.cachesFrom = "the table of -mcpu names";
     return machine;

@@ -201,7 +201,7 @@ TuningRecord makeRecord(const MeasureInput& input, const MeasureResult& result, 
   record.target = input.task->target.str();
   if (input.task->target.isCpu()) {
     const target::CpuMachine& cpu = input.task->target.cpu;
-    record.machine = RecordMachine{cpu.isaClass(), cpu.cores, cpu.name};
+    record.machine = RecordMachine{cpu.recordFamily(), cpu.cores, cpu.name};
   }
   record.task.workloadKey = input.task->workloadKey;
   record.task.name = input.task->name;

@@ -36,7 +36,7 @@ std::vector<TuningRecord> shippedRecords(const std::string& set) {
   return records;
 }
 
-std::string shippedRecordSetForCpu(const target::Target& target) { return "cpu/" + target.cpu.isaClass(); }
+std::string shippedRecordSetForCpu(const target::Target& target) { return "cpu/" + target.cpu.recordFamily(); }
 
 std::string shippedRecordSetForGpu(const target::Target& target) {
   if (target.kind != target::TargetKind::Cuda) return "";

@@ -20,8 +20,9 @@ std::vector<std::string> shippedRecordSets();
 /// not parse is an Error naming the log and the line (a test reads every log).
 std::vector<TuningRecord> shippedRecords(const std::string& set);
 
-/// The shipped log for a CPU target: "cpu/" + the ISA class of its machine model (the class may
-/// have no log).
+/// The shipped log for a CPU target: "cpu/" + the record family of its machine model (its ISA
+/// class, "-zen" added where its register tiles follow a Zen tuning: CpuMachine::recordFamily;
+/// the family may have no log).
 std::string shippedRecordSetForCpu(const target::Target& target);
 
 /// The shipped log for a GPU target: "cuda/" + the CUDA architecture of a "cuda ..." target

@@ -244,7 +244,11 @@ TEST(GpuCli, QueryTheMachineModelOfACpu) {
   expectOutput(here, "  cores            " + std::to_string(target::hostCpu().cores) + " (from this process's CPU affinity)");
   auto haswell = runSubprocess({tesselCli(), "query", "--device", "cpu", "--target", "cpu -mcpu=haswell -l2=1M"});
   expectOutput(haswell, "cpu haswell (x86_64)\n  class            x86_64-avx2\n");
-  expectOutput(haswell, "  vectors          32 bytes x 16 registers, 2 FMA units per core\n");
+  expectOutput(haswell, "  vectors          32 bytes x 16 registers, 2 FMA units per core; a register tile keeps one register for the "
+                        "broadcast input\n");
+  auto zen3 = runSubprocess({tesselCli(), "query", "--device", "cpu", "--target", "cpu -mcpu=znver3"});
+  expectOutput(zen3, "  vectors          32 bytes x 16 registers, 2 FMA units per core; Zen tuning: a register tile keeps no register for "
+                     "the broadcast input\n");
   expectOutput(haswell, "  caches           L1d 32 KiB, L2 1 MiB, LLC 8 MiB (from the table of -mcpu names, l2 from the target string)");
   expectOutput(runSubprocess({tesselCli(), "query", "--device", "cpu", "--target", "cuda"}),
                "error: --target cuda: --device cpu prints a CPU target's machine model", 1);

@@ -76,11 +76,25 @@ TEST(Target, KnownCpusGiveTheirMachineModel) {
   EXPECT_TRUE(haswell.has("fma"));
   EXPECT_FALSE(haswell.has("avx512f"));
   // The broadcast input of a register tile takes a register where the FMA cannot broadcast
-  // from memory: x86 without AVX-512.
+  // from memory (x86 without AVX-512) and the compiler's tuning does not fold a weight load
+  // into an FMA instead (gcc's Zen tunings do); such tunings have records of their own.
   EXPECT_EQ(haswell.broadcastRegisters(), 1);
+  EXPECT_FALSE(haswell.zenTuning);
+  EXPECT_EQ(haswell.recordFamily(), "x86_64-avx2");
   EXPECT_EQ(Target::parse("cpu -mcpu=x86-64").cpu.broadcastRegisters(), 1);
   EXPECT_EQ(Target::parse("cpu -mcpu=skylake-avx512").cpu.broadcastRegisters(), 0);
   EXPECT_EQ(Target::parse("cpu -mtriple=aarch64-linux-gnu").cpu.broadcastRegisters(), 0);
+  auto zen3 = Target::parse("cpu -mcpu=znver3").cpu;
+  EXPECT_TRUE(zen3.zenTuning);
+  EXPECT_EQ(zen3.broadcastRegisters(), 0);
+  EXPECT_EQ(zen3.recordFamily(), "x86_64-avx2-zen");
+  EXPECT_NE(zen3.describe().find("Zen tuning: a register tile keeps no register for the broadcast input"), std::string::npos);
+  // With AVX-512 the tuning changes no tile: a Zen 4 shares the class's records.
+  auto zen4 = Target::parse("cpu -mcpu=znver4").cpu;
+  EXPECT_TRUE(zen4.zenTuning);
+  EXPECT_EQ(zen4.broadcastRegisters(), 0);
+  EXPECT_EQ(zen4.recordFamily(), "x86_64-avx512");
+  EXPECT_EQ(zen4.describe().find("Zen tuning"), std::string::npos);
   EXPECT_EQ(haswell.requiredFeatures(), (std::vector<std::string>{"sse4.2", "avx", "avx2", "fma", "f16c"}));
 
   auto skx = Target::parse("cpu -mcpu=skylake-avx512").cpu;

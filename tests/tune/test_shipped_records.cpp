@@ -21,10 +21,14 @@ namespace {
 
 TEST(ShippedRecords, TheLogsTesselShips) {
   auto sets = tune::shippedRecordSets();
-  EXPECT_EQ(sets, (std::vector<std::string>{"cpu/x86_64-avx2", "cpu/x86_64-avx512", "cuda/sm_90", "vta/sim_1x16_i8w8a32_15_15_18_17"}));
+  EXPECT_EQ(sets, (std::vector<std::string>{"cpu/x86_64-avx2", "cpu/x86_64-avx2-zen", "cpu/x86_64-avx512", "cuda/sm_90",
+                                            "vta/sim_1x16_i8w8a32_15_15_18_17"}));
   EXPECT_TRUE(tune::shippedRecords("cpu/no-such-class").empty());
   EXPECT_EQ(tune::shippedRecordSetForCpu(target::Target::parse("cpu -mcpu=skylake-avx512")), "cpu/x86_64-avx512");
   EXPECT_EQ(tune::shippedRecordSetForCpu(target::Target::parse("cpu -mcpu=haswell")), "cpu/x86_64-avx2");
+  // A Zen tuning's AVX2 tiles differ (CpuMachine::recordFamily): the haswell log does not serve it.
+  EXPECT_EQ(tune::shippedRecordSetForCpu(target::Target::parse("cpu -mcpu=znver3")), "cpu/x86_64-avx2-zen");
+  EXPECT_EQ(tune::shippedRecordSetForCpu(target::Target::parse("cpu -mcpu=znver4")), "cpu/x86_64-avx512");
   EXPECT_EQ(tune::shippedRecordSetForGpu(target::Target::parse("cuda")), "cuda/sm_90");
   EXPECT_EQ(tune::shippedRecordSetForGpu(target::Target::parse("cuda -arch=sm_90")), "cuda/sm_90");
   EXPECT_EQ(tune::shippedRecordSetForGpu(target::Target::parse("opencl -device=mali")), "");
