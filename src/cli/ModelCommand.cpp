@@ -99,8 +99,8 @@ struct ShippedRecordsUse {
 void reportRecordsOfOtherMachines(const tune::HistoryBest& best, const target::CpuMachine& machine) {
   std::map<std::string, int> kernelsByMachine;
   for (const auto& u : best.uses())
-    if (u.fromRecord && u.machine && (u.machine->isaClass != machine.recordFamily() || u.machine->cores != machine.cores))
-      ++kernelsByMachine[fmt::format("{} with {} cores ({})", u.machine->isaClass, u.machine->cores, u.machine->cpu)];
+    if (u.fromRecord && u.machine && (u.machine->family != machine.recordFamily() || u.machine->cores != machine.cores))
+      ++kernelsByMachine[fmt::format("{} with {} cores ({})", u.machine->family, u.machine->cores, u.machine->cpu)];
   for (const auto& [measured, kernels] : kernelsByMachine)
     fmt::print("note: {} kernel{} took records measured on {}, not on this target's {} with {} cores: their schedules are shaped for "
                "that machine\n",

@@ -106,9 +106,6 @@ class Partitioner : public IRMutator {
     if (safe.lo <= lo && safe.hi >= hi) return descend(s, n);
     if (safe.lo > safe.hi) return partitionAtEachGuard(s, n, lo, hi, guardRanges);
     std::vector<Stmt> parts;
-    // Inside a boundary range, loops are partitioned once more (a convolution's first kernel
-    // row, at the image's top border, still splits its kernel columns at the side borders),
-    // but no deeper: every level multiplies the code by up to three.
     piece(n, lo, safe.lo - 1, false, parts);
     piece(n, safe.lo, safe.hi, true, parts);
     piece(n, safe.hi + 1, hi, false, parts);
@@ -117,7 +114,9 @@ class Partitioner : public IRMutator {
 
  private:
   /// Appends the loop over [a, b] of `n`'s variable, partitioned inside: wholly where it is the
-  /// guard-free main range, one level deep where it is a boundary range.
+  /// guard-free main range, one level deep where it is a boundary range (a convolution's first
+  /// kernel row, at the image's top border, still splits its kernel columns at the side
+  /// borders), no deeper: every level multiplies the code by up to three.
   void piece(const ForNode* n, int64_t a, int64_t b, bool main, std::vector<Stmt>& parts) {
     if (a > b) return;
     Stmt body = parts.empty() ? n->body : FreshAllocations().mutate(n->body);

@@ -101,7 +101,7 @@ ordered orderedRecordJson(const TuningRecord& record) {
   j["version"] = record.version;
   j["target"] = record.target;
   if (record.machine)
-    j["machine"] = ordered{{"class", record.machine->isaClass}, {"cores", record.machine->cores}, {"cpu", record.machine->cpu}};
+    j["machine"] = ordered{{"class", record.machine->family}, {"cores", record.machine->cores}, {"cpu", record.machine->cpu}};
   j["task"] = taskToJson(record.task);
   j["schedule"] = schedule;
   j["result"] = resultToJson(record.result);
@@ -230,7 +230,7 @@ TuningRecord recordFromJson(const json& j) {
   if (j.contains("machine")) {
     const json& m = j["machine"];
     RecordMachine machine{stringField(m, "machine", "class"), int(integerField(m, "machine", "cores")), stringField(m, "machine", "cpu")};
-    TESSEL_CHECK(!machine.isaClass.empty() && machine.cores >= 1 && machine.cores <= 100000,
+    TESSEL_CHECK(!machine.family.empty() && machine.cores >= 1 && machine.cores <= 100000,
                  "machine: expected a class and from 1 to 100000 cores");
     record.machine = machine;
   }

@@ -55,7 +55,7 @@ struct RecordConfig {
 /// (lanes, register tile, parallel partition) fits another machine. Records of CPU targets carry
 /// it from the target's machine model ("machine" in the log); older records do not.
 struct RecordMachine {
-  std::string isaClass;  ///< its record family (CpuMachine::recordFamily): "x86_64-avx2", "x86_64-avx2-zen", ...
+  std::string family;    ///< its record family (CpuMachine::recordFamily; "class" in the log): "x86_64-avx2", "x86_64-avx2-zen", ...
   int cores = 0;         ///< the cores its kernels were divided for
   std::string cpu;       ///< the CPU's name ("AMD EPYC", "haswell")
   bool operator==(const RecordMachine&) const = default;
