@@ -80,7 +80,9 @@ std::multiset<std::string> executedStores(const Stmt& s) {
   std::function<void(const Stmt&)> run = [&](const Stmt& x) {
     if (!x.defined()) return;
     if (auto f = x.as<ForNode>()) {
-      const int64_t *min = asConstInt(simplify(substitute(f->min, values))), *extent = asConstInt(simplify(substitute(f->extent, values)));
+      // The simplified bounds are held: asConstInt points into the expression it reads.
+      const Expr minExpr = simplify(substitute(f->min, values)), extentExpr = simplify(substitute(f->extent, values));
+      const int64_t *min = asConstInt(minExpr), *extent = asConstInt(extentExpr);
       ASSERT_TRUE(min && extent) << toString(x);
       for (int64_t v = *min; v < *min + *extent; ++v) {
         values[f->var.node()] = Expr(v);
@@ -90,7 +92,8 @@ std::multiset<std::string> executedStores(const Stmt& s) {
     } else if (auto b = x.as<BlockNode>()) {
       for (const Stmt& y : b->stmts) run(y);
     } else if (auto i = x.as<IfThenElseNode>()) {
-      const int64_t* holds = asConstInt(simplify(substitute(i->condition, values)));
+      const Expr condition = simplify(substitute(i->condition, values));
+      const int64_t* holds = asConstInt(condition);
       ASSERT_TRUE(holds) << toString(i->condition);
       run(*holds ? i->thenCase : i->elseCase);
     } else if (auto st = x.as<StoreNode>()) {
