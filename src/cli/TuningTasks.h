@@ -9,7 +9,8 @@
 /// a function no template applies to (pooling, softmax, ...: listed apart as not tuned); the
 /// auto-scheduler (`--scheduler auto`) has a task per fused function. Under `--winograd auto`
 /// a Winograd candidate layer is a task in each of its variants, listed together (CPU: the
-/// rules' form, then the direct convolution, then F(6x6) where it fits; GPU: direct, then
+/// rules' form, then the direct convolution, then one tile size larger (F(4x4) for F(2x2),
+/// F(6x6) for F(4x4) where it fits the L2); GPU: direct, then
 /// Winograd), and the build takes the fastest (chooseByRecords).
 #pragma once
 #include <map>

@@ -132,8 +132,11 @@ double winogradWeightBytes(int m, int64_t channels, int64_t outChannels) {
 }
 
 int largeWinogradTileSize(int64_t channels, int64_t outChannels, int64_t outHeight, int64_t outWidth, size_t l2Bytes) {
-  if (defaultWinogradTileSize(channels, outChannels, outHeight, outWidth, l2Bytes) == 0) return 0;
-  return winogradWeightBytes(6, channels, outChannels) <= double(l2Bytes) ? 6 : 0;
+  switch (defaultWinogradTileSize(channels, outChannels, outHeight, outWidth, l2Bytes)) {
+    case 2: return 4;
+    case 4: return winogradWeightBytes(6, channels, outChannels) <= double(l2Bytes) ? 6 : 0;
+    default: return 0;
+  }
 }
 
 Tensor winogradWeightTransform(const Tensor& weight, int m, Layout layout) {

@@ -61,11 +61,15 @@ int defaultWinogradTileSize(int64_t channels, int64_t outChannels, int64_t outHe
 /// (m + 2)^2 C K floats, read once per tile batch by the GEMM stage.
 double winogradWeightBytes(int m, int64_t channels, int64_t outChannels);
 
-/// The larger tile tuning measures beside the default rules' on CPU targets: 6, F(6x6) (36
-/// outputs per 64 multiplications against F(4x4)'s 16 per 36), where the rules chose Winograd
-/// and its transformed weight, 64 C K floats, fits the L2; else 0. Tuned on resnet-18 (2
-/// cores, 32 trials each): the 56x56x64 layer (1 MiB of weights) 0.382 ms as F(6x6) against
-/// 0.396 as F(4x4); the 28x28x128 one 0.367 against 0.349; untuned, F(6x6) is the slower one.
+/// The next larger tile tuning measures beside the default rules' on CPU targets, 0 for none:
+/// - 4 where the rules chose F(2x2): their L2 bound is a guess that the measurement settles. On
+///   a Zen 3 (512 KiB of L2), untuned, resnet-18's 56x56x64 layers (576 KiB of F(4x4) weights)
+///   took 0.80-0.87 of F(2x2)'s time as F(4x4) and its 28x28x128 ones 0.84-0.96, in profiles
+///   whose unchanged kernels ran 1.2x slower in the F(4x4) run; the 14x14x256 ones 1.4x.
+/// - 6, F(6x6) (36 outputs per 64 multiplications against F(4x4)'s 16 per 36), where the rules
+///   chose F(4x4) and its transformed weight, 64 C K floats, fits the L2. Tuned on resnet-18 (2
+///   cores, 32 trials each): the 56x56x64 layer (1 MiB of weights) 0.382 ms as F(6x6) against
+///   0.396 as F(4x4); the 28x28x128 one 0.367 against 0.349; untuned, F(6x6) is the slower one.
 int largeWinogradTileSize(int64_t channels, int64_t outChannels, int64_t outHeight, int64_t outWidth, size_t l2Bytes);
 
 /// U [alpha, alpha, C, K] = G g G^T of a 3x3 weight g: HWIO [3, 3, C, K] (the NHWC

@@ -61,9 +61,10 @@ std::map<std::string, int> winogradTiles(const Graph& g) {
   return tiles;
 }
 
-// Tuning measures F(6x6) beside the rules' tile on the layers whose transformed weight fits the
-// L2: on resnet-18 with 1 MiB, layer1's four 64-channel convolutions (64 x 64 x 64 floats, 1 MiB).
-TEST(ModelPasses, CpuWinogradVariantsAddTheLargeTileWhereItFits) {
+// Tuning measures the rules' Winograd layers one tile size larger: on resnet-18 with 1 MiB of L2,
+// layer1's four 64-channel convolutions as F(6x6) (64 x 64 x 64 floats, 1 MiB, fit), layer2's
+// and layer3's as F(4x4) (the rules' F(2x2)).
+TEST(ModelPasses, CpuWinogradVariantsAddTheNextLargerTile) {
   Graph optimized = optimizeGraph(buildModel("resnet-18"));
   std::vector<Graph> variants = cpuWinogradVariants(optimized, size_t(1) << 20);
   ASSERT_EQ(variants.size(), 2u);
@@ -71,14 +72,17 @@ TEST(ModelPasses, CpuWinogradVariantsAddTheLargeTileWhereItFits) {
   EXPECT_EQ(rules.size(), 10u);  // layer1 F(4x4), layer2 and layer3 F(2x2), layer4 direct
   EXPECT_EQ(rules.at("layer1_0_1_bn_mul"), 4);
   EXPECT_EQ(rules.at("layer2_1_1_bn_mul"), 2);
-  ASSERT_EQ(large.size(), 4u);
-  for (const auto& [name, m] : large) {
-    EXPECT_EQ(name.rfind("layer1_", 0), 0u) << name;
-    EXPECT_EQ(m, 6) << name;
-  }
-  // A larger L2 takes layer2 too; a smaller one, where F(6x6)'s 1 MiB does not fit, only the rules.
-  EXPECT_EQ(winogradTiles(cpuWinogradVariants(optimized, size_t(4) << 20).at(1)).size(), 7u);
-  EXPECT_EQ(cpuWinogradVariants(optimized, size_t(512) << 10).size(), 1u);
+  ASSERT_EQ(large.size(), 10u);
+  for (const auto& [name, m] : large) EXPECT_EQ(m, name.rfind("layer1_", 0) == 0 ? 6 : 4) << name;
+  // 4 MiB: the rules make layer2 F(4x4) too, which fits as F(6x6); layer3 goes from F(2x2) to F(4x4).
+  auto at4 = winogradTiles(cpuWinogradVariants(optimized, size_t(4) << 20).at(1));
+  EXPECT_EQ(at4.size(), 10u);
+  EXPECT_EQ(at4.at("layer2_1_1_bn_mul"), 6);
+  EXPECT_EQ(at4.at("layer3_1_1_bn_mul"), 4);
+  // 512 KiB (a Zen 3's L2): the rules make every layer F(2x2), the variant F(4x4).
+  auto at512 = winogradTiles(cpuWinogradVariants(optimized, size_t(512) << 10).at(1));
+  EXPECT_EQ(at512.size(), 10u);
+  for (const auto& [name, m] : at512) EXPECT_EQ(m, 4) << name;
 }
 
 // A build with records gives each Winograd candidate layer its fastest measured variant, and a

@@ -117,14 +117,17 @@ TEST(Winograd, TheDefaultRulePicksTheTileByCacheAndTiles) {
   EXPECT_EQ(defaultWinogradTileSize(128, 128, 28, 28, size_t(4) << 20), 4);  // a larger L2
 }
 
-TEST(Winograd, TuningAlsoTriesTheLargeTileWhereItsWeightFitsTheL2) {
+// F(2x2) layers are tried as F(4x4) whatever the cache; F(4x4) ones as F(6x6) where it fits the L2.
+TEST(Winograd, TuningAlsoTriesTheNextLargerTile) {
   size_t l2 = size_t(1) << 20;
   EXPECT_EQ(winogradWeightBytes(6, 64, 64), double(l2));            // 64 x 64 x 64 floats: exactly 1 MiB
   EXPECT_EQ(winogradWeightBytes(4, 64, 64), 36.0 * 64 * 64 * 4);
   EXPECT_EQ(largeWinogradTileSize(64, 64, 56, 56, l2), 6);
   EXPECT_EQ(largeWinogradTileSize(64, 64, 56, 56, l2 - 1), 0);      // one byte short
-  EXPECT_EQ(largeWinogradTileSize(128, 128, 28, 28, l2), 0);        // 4 MiB
-  EXPECT_EQ(largeWinogradTileSize(128, 128, 28, 28, size_t(4) << 20), 6);
+  EXPECT_EQ(largeWinogradTileSize(128, 128, 28, 28, l2), 4);        // the rules' F(2x2)
+  EXPECT_EQ(largeWinogradTileSize(256, 256, 14, 14, l2), 4);
+  EXPECT_EQ(largeWinogradTileSize(64, 64, 56, 56, size_t(512) << 10), 4);  // F(4x4)'s 576 KiB exceed the L2
+  EXPECT_EQ(largeWinogradTileSize(128, 128, 28, 28, size_t(4) << 20), 6);  // F(6x6): 4 MiB
   EXPECT_EQ(largeWinogradTileSize(512, 512, 7, 7, l2), 0);  // the rules keep it direct
   EXPECT_EQ(largeWinogradTileSize(8, 8, 56, 56, l2), 0);
 }

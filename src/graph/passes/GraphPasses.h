@@ -77,8 +77,9 @@ using WinogradChoice = std::function<int(const Graph& graph, int id)>;
 /// `l2Bytes` per core.
 WinogradChoice defaultWinogradChoice(size_t l2Bytes);
 
-/// The larger tile tuning measures beside the rules' on CPU targets
-/// (ops::largeWinogradTileSize: F(6x6) where its transformed weight fits the L2).
+/// The next larger tile tuning measures beside the rules' on CPU targets
+/// (ops::largeWinogradTileSize: F(4x4) for their F(2x2), F(6x6) for their F(4x4) where its
+/// transformed weight fits the L2).
 WinogradChoice largeWinogradChoice(size_t l2Bytes);
 
 /// Every candidate convolution in `layout` the choice gives a tile size becomes conv2d_winograd

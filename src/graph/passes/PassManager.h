@@ -73,7 +73,8 @@ Graph applyWinograd(const Graph& optimized, const WinogradChoice& choice, const 
 
 /// The Winograd forms of a CPU (NHWC) network that tuning measures against its direct
 /// convolutions, before packing: the default rules' first (defaultWinogradChoice; `run` prints
-/// it), then F(6x6) where it fits (largeWinogradChoice) unless no layer gets it.
+/// it), then each of their Winograd layers one tile size larger (largeWinogradChoice: F(4x4) for
+/// F(2x2), F(6x6) for F(4x4) where it fits the L2) unless no layer gets one.
 std::vector<Graph> cpuWinogradVariants(const Graph& optimized, size_t l2Bytes, const PassRunOptions& run = {});
 
 /// use_packed_weights with `choice`, then the packed weights folded; the graph itself when the
