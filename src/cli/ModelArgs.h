@@ -84,9 +84,9 @@ struct PreparedModel {
   bool variants = false;
   /// The Winograd variants measured against `direct` under auto, packed. CPU targets: `chosen`
   /// (the layers the rules made Winograd), then those layers one tile size larger (F(4x4) for
-  /// F(2x2), F(6x6) for F(4x4) where it fits the L2), if any (graph::cpuWinogradVariants); GPU targets, whose untuned default is direct: every
-  /// candidate as Winograd (ops::gpuWinogradTileSize), while `chosen` is `direct`. Without
-  /// variants: `chosen` alone.
+  /// F(2x2), F(6x6) for F(4x4) where it fits the L2), if any (graph::cpuWinogradVariants);
+  /// GPU targets, whose untuned default is direct: every candidate as Winograd
+  /// (ops::gpuWinogradTileSize), while `chosen` is `direct`. Without variants: `chosen` alone.
   std::vector<graph::Graph> winograd;
   bool chosenIsDirect = false;  ///< GPU under auto: `chosen` is the direct variant, `winograd` the other
   /// The layout of the convolutions Winograd applies to: NHWC on CPU targets, NCHW on GPU targets.
