@@ -1,7 +1,9 @@
 // The matrix products of a network on the GPU at hand, on the fp32 units and on tensor cores:
 // for each task the default schedule's rule 7 takes (ops/GpuDenseTiles.h), the default fp32
 // tile, the same tile built a second time (the A/A control), the default tensor-core tile with
-// the fp32-accurate 3xTF32 instruction and with one TF32 product, and, with --configs N, the
+// the fp32-accurate 3xTF32 instruction and with one TF32 product (where the GPU copies
+// asynchronously: each also with 3 and 4 stages of copies, and double-buffered through registers
+// as the control), and, with --configs N, the
 // best of N random tensor-core configs of the task's template (batch_matmul.cuda or
 // dense_large_batch.cuda), timed in alternation for --rounds rounds with device events. Prints
 // each candidate's median time, its median ratio to the fp32 tile over the rounds and the A/A
@@ -62,6 +64,7 @@ struct Candidate {
   std::string error;
   std::vector<double> seconds;  ///< one per round
   bool control = false;         ///< a reference point, not a choice (never the best)
+  bool registerStaged = false;  ///< double-buffered through registers although the GPU copies asynchronously
 };
 
 double median(std::vector<double> v) {
@@ -117,6 +120,49 @@ int main(int argc, char** argv) try {
       single.tile.copyLanes = 1;
       controls.push_back(single);
     }
+    // Deeper pipelines where the GPU copies asynchronously: 3 and 4 chunks in shared memory, at
+    // the tile's chunk and at half of it (each stage takes the chunk's shared memory again).
+    if (limits.asyncCopies) {
+      std::vector<Candidate> deeper;
+      for (size_t i : {size_t(0), size_t(2), size_t(3)}) {
+        if (i >= candidates.size()) continue;
+        for (int64_t stages : {3, 4})
+          for (int64_t divide : {1, 2}) {
+            Candidate c = candidates[i];
+            c.tile.stages = stages;
+            c.tile.k /= divide;
+            if (c.tile.k < (c.tile.tensorCores ? 8 : 1) || (c.tile.tensorCores && c.tile.k % 8 != 0)) continue;
+            c.label += fmt::format(", {} stages of k {}", stages, c.tile.k);
+            deeper.push_back(c);
+          }
+      }
+      // Tensor-core tiles whose columns operand's rows are padded to whole float4s (its copies
+      // asynchronous too), in 2, 3 and 4 stages.
+      for (size_t i : {size_t(2), size_t(3)}) {
+        if (i >= candidates.size()) continue;
+        for (int64_t stages : {2, 3, 4})
+          for (int64_t divide : {1, 2}) {
+            Candidate c = candidates[i];
+            c.tile.alignCopyRows = true;
+            c.tile.stages = stages;
+            c.tile.k /= divide;
+            if (c.tile.k % 8 != 0 || (stages == 2 && divide == 2)) continue;
+            c.label += fmt::format(", aligned rows, {} stages of k {}", stages, c.tile.k);
+            deeper.push_back(c);
+          }
+      }
+      candidates.insert(candidates.end(), deeper.begin(), deeper.end());
+      // The same tiles double-buffered through registers (what GPUs without asynchronous copies
+      // get): the pipeline's A/B, same run.
+      for (size_t i : {size_t(0), size_t(2), size_t(3)}) {
+        if (i >= candidates.size()) continue;
+        Candidate c = candidates[i];
+        c.label += ", registers";
+        c.control = true;
+        c.registerStaged = true;
+        controls.push_back(c);
+      }
+    }
     if (o.configs > 0) {
       auto space = tune::autotvm::gpuGemmTemplate(task.dag, limits, target::MatmulPrecision::Fp32, "bench_gpu_gemm");
       for (int tries = 0, found = 0; found < o.configs && tries < 1000 * o.configs; ++tries) {
@@ -135,7 +181,9 @@ int main(int argc, char** argv) try {
     ThreadPool(0).parallelFor(int(candidates.size()), [&](int i) {
       Candidate& c = candidates[size_t(i)];
       try {
-        auto lowered = passes::lowerForGpu(ops::gpuGemmTiles(task.dag, c.tile).state, "k", limits);
+        passes::GpuLimits lowering = limits;
+        lowering.asyncCopies = limits.asyncCopies && !c.registerStaged;
+        auto lowered = passes::lowerForGpu(ops::gpuGemmTiles(task.dag, c.tile).state, "k", lowering);
         auto binary = codegen::buildGpuKernels({lowered}, target);
         c.module = runtime::GpuModule::fromMemory(binary.manifestText(), binary.code);
       } catch (const std::exception& e) {
@@ -194,6 +242,9 @@ int main(int argc, char** argv) try {
     network_ms["the faster of fp32 and 3xtf32"] += std::min(fp32Ms, timeOf(2));
     for (const Candidate& c : candidates)
       if (c.control && c.module && c.label.rfind("fp32", 0) == 0) network_ms["fp32 tile, " + c.label.substr(6)] += task.weight * median(c.seconds) * 1e3;
+    // The TF32 tile's variants, over the products that have one (comparable among themselves).
+    for (const Candidate& c : candidates)
+      if (c.module && c.label.rfind("tf32", 0) == 0) network_ms["products with a tf32 tile: " + c.label] += task.weight * median(c.seconds) * 1e3;
   }
   for (const auto& [label, ms] : network_ms) fmt::print("products of the network, {}: {:.3f} ms\n", label, ms);
   return 0;

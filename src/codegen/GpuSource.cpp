@@ -172,12 +172,33 @@ __device__ __forceinline__ void tessel_warp_mma(float* acc, int accRow, int accC
 )";
 }
 
+/// Asynchronous copies from device into shared memory (PTX ISA, "cp.async", sm_80 and later):
+/// `bytes` of the source (0 to kBytes; the rest of the kBytes filled with zeros), 16-byte copies
+/// bypassing L1 (.cg: the operand tiles are read once per block), grouped by commit and waited
+/// for until at most kInFlight groups are outstanding.
+const char* asyncCopyHelpers() {
+  return R"(template <int kBytes>
+__device__ __forceinline__ void tessel_cp_async(void* shared, const void* global, int bytes) {
+  const unsigned address = (unsigned)__cvta_generic_to_shared(shared);
+  if (kBytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(address), "l"(global), "r"(bytes) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(address), "l"(global), "n"(kBytes), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void tessel_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int kInFlight>
+__device__ __forceinline__ void tessel_cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(kInFlight) : "memory"); }
+
+)";
+}
+
 class KernelPrinter {
  public:
   KernelPrinter(GpuDialect dialect, const passes::GpuLoweredFunction& kernel)
       : dialect(dialect), kernel(kernel), indexBits(gpuIndexBits(kernel.function)) {}
 
   bool usesWarpMma = false;  ///< the kernel calls tessel_warp_mma (warpMmaHelpers); set by print()
+  bool usesAsyncCopies = false;  ///< the kernel calls tessel_cp_async* (asyncCopyHelpers); set by print()
 
   std::string print() {
     const auto& f = kernel.function;
@@ -331,6 +352,18 @@ class KernelPrinter {
           out << pad() << (cuda() ? "__syncthreads();\n" : "barrier(CLK_LOCAL_MEM_FENCE);\n");
           return;
         }
+        if (p->key == passes::kAsyncCopyPragma) {
+          asyncCopy(p);
+          return;
+        }
+        if (p->key == passes::kAsyncCommitPragma || p->key == passes::kAsyncWaitPragma) {
+          if (!cuda()) unsupported("asynchronous copies into shared memory need CUDA (sm_80 and later)");
+          usesAsyncCopies = true;
+          out << pad()
+              << (p->key == passes::kAsyncCommitPragma ? std::string("tessel_cp_async_commit();\n")
+                                                        : fmt::format("tessel_cp_async_wait<{}>();\n", p->value));
+          return;
+        }
         out << pad() << "// pragma " << p->key << " = " << p->value << "\n";
         stmt(p->body);
         return;
@@ -413,6 +446,45 @@ class KernelPrinter {
   /// and store where the addresses are provably aligned to the access, element by element where
   /// not (a shared copy's rows padded against bank conflicts). OpenCL's vloadn/vstoren need only
   /// the element's alignment.
+  /// A store into shared memory issued as `cp.async` of 4, 8 or 16 bytes, a guarded one with a
+  /// source size of 0 (zeros) where its guard fails. A vector whose addresses are not aligned to
+  /// its size (a shared copy whose rows are padded to an odd stride) goes element by element: a
+  /// synchronous store would wait for its load before the block computes. Synchronous only where
+  /// the elements are not 4, 8 or 16 bytes (the pipeline's barriers order either).
+  void asyncCopy(const PragmaNode* p) {
+    if (!cuda()) unsupported("asynchronous copies into shared memory need CUDA (sm_80 and later)");
+    auto n = p->body.as<StoreNode>();
+    TESSEL_CHECK(n, "GPU codegen (cuda), kernel '{}': the asynchronous copy of '{}' is not one store", kernel.function.name, p->value);
+    Expr value = n->value, condition;
+    if (value.kind() == ExprKind::Select || value.kind() == ExprKind::IfThenElse) {
+      auto sel = static_cast<const SelectNode*>(value.get());
+      condition = sel->condition;
+      value = sel->trueValue;
+    }
+    auto source = value.as<LoadNode>();
+    const int lanes = n->index.type().lanes, elementBytes = n->buffer->dtype.storageBytes();
+    auto copyable = [](int bytes) { return bytes == 4 || bytes == 8 || bytes == 16; };
+    if (!source || !copyable(elementBytes) || !(source->buffer->dtype == n->buffer->dtype) || source->index.type().lanes != lanes) {
+      stmt(p->body);
+      return;
+    }
+    // Lane i's index of a vector access: its ramp's base + i x stride.
+    auto laneIndex = [](const Expr& index, int lane) {
+      auto r = index.as<RampNode>();
+      return !r ? index : lane == 0 ? r->base : r->base + r->stride * Expr(int64_t(lane));
+    };
+    auto dense = [](const Expr& index) { return !index.as<RampNode>() || ir::isConstInt(index.as<RampNode>()->stride, 1); };
+    const bool whole = copyable(lanes * elementBytes) && dense(n->index) && dense(source->index) &&
+                       alignedTo(n->buffer, laneIndex(n->index, 0), lanes) && alignedTo(source->buffer, laneIndex(source->index, 0), lanes);
+    const int pieces = whole ? 1 : lanes, bytes = whole ? lanes * elementBytes : elementBytes;
+    usesAsyncCopies = true;
+    std::string size = condition.defined() ? fmt::format("({}) ? {} : 0", expr(condition), bytes) : std::to_string(bytes);
+    for (int i = 0; i < pieces; ++i)
+      out << pad()
+          << fmt::format("tessel_cp_async<{}>(&{}[{}], &{}[{}], {});\n", bytes, bufferName(n->buffer), bufferIndex(n->buffer, laneIndex(n->index, i)),
+                         bufferName(source->buffer), bufferIndex(source->buffer, laneIndex(source->index, i)), size);
+  }
+
   void vectorCopy(const StoreNode* n) {
     auto target = n->index.as<RampNode>();
     int lanes = n->index.type().lanes;
@@ -640,15 +712,17 @@ GpuSource generateGpuSource(const std::vector<passes::GpuLoweredFunction>& kerne
   source.manifest = {{"device", gpuDialectName(dialect)}, {"kernels", nlohmann::json::array()}};
   std::set<std::string> names;
   std::string kernelCode;
-  bool warpMma = false;
+  bool warpMma = false, asyncCopies = false;
   for (auto& k : kernels) {
     TESSEL_CHECK(names.insert(k.function.name).second, "GPU codegen: two kernels are named '{}'", k.function.name);
     KernelPrinter printer(dialect, k);
     kernelCode += printer.print() + "\n";
     warpMma = warpMma || printer.usesWarpMma;
+    asyncCopies = asyncCopies || printer.usesAsyncCopies;
     source.manifest["kernels"].push_back(manifestEntry(k));
   }
   if (warpMma) source.code += warpMmaHelpers();
+  if (asyncCopies) source.code += asyncCopyHelpers();
   source.code += kernelCode;
   return source;
 }

@@ -263,8 +263,11 @@ std::vector<std::string> chunkTheReduction(Recorder& rec, const GemmStages& s, c
   int64_t otherLanes = copyLanesOf(tile.copyLanes, shape.otherReductionInnermost ? tile.k : columns, columns * tile.k, threads);
   copyCooperatively(rec, s.dataShared, s.accumulator, k[0], threadsZYX, dataLanes);
   copyCooperatively(rec, s.otherShared, s.accumulator, k[0], threadsZYX, otherLanes);
+  TESSEL_CHECK(tile.stages >= 2 && tile.stages <= DoubleBufferStep::kMaxStages && (tile.doubleBuffer || tile.stages == 2),
+               "{}: {} stages of copies{}", kGemmSchedule, tile.stages, tile.doubleBuffer ? "" : " without double buffering");
   if (tile.doubleBuffer)
-    for (const std::string& shared : {s.dataShared, s.otherShared}) rec.add(std::make_shared<DoubleBufferStep>(shared));
+    for (const std::string& shared : {s.dataShared, s.otherShared})
+      rec.add(std::make_shared<DoubleBufferStep>(shared, int(tile.stages)));
   return k;
 }
 
@@ -278,6 +281,8 @@ struct FragmentLoads {
   std::function<int64_t(int64_t)> groupOffset;
   int64_t stepOfLane = 1;
   int64_t lanes = 1;
+  /// The padded stride a multiple of this (and of lanes): rows that whole float4 copies fill.
+  int64_t strideMultiple = 1;
 };
 
 /// The padding of a shared copy's row stride (0 to 31 elements; a multiple of the lanes' where
@@ -290,7 +295,7 @@ int64_t conflictFreePadding(int64_t naturalStride, const FragmentLoads& loads) {
   int64_t best = -1, bestDegree = 0;
   for (int64_t pad = 0; pad < 32; ++pad) {
     int64_t stride = naturalStride + pad;
-    if (stride % loads.lanes != 0) continue;
+    if (stride % loads.lanes != 0 || stride % loads.strideMultiple != 0) continue;
     int64_t degree = 0;
     for (int64_t first = 0; first < kWarpRows * kWarpColumns; first += lanesServed) {
       std::array<int64_t, 32> banks{};
@@ -346,7 +351,8 @@ GpuTileSchedule gpuTensorCoreTiles(const te::ComputeDAG& dag, const GpuGemmShape
                                                  wideData ? 4 : 1}));
   padSharedRows(rec, stages.otherShared, otherStride,
                 conflictFreePadding(otherStride, {shape.otherReductionInnermost,
-                                                  [&](int64_t g) { return (g / 2) * columnsPerThread + g % 2; }, wideData ? 4 : 1, 1}));
+                                                  [&](int64_t g) { return (g / 2) * columnsPerThread + g % 2; }, wideData ? 4 : 1, 1,
+                                                  tile.alignCopyRows ? tile.copyLanes : 1}));
 
   int64_t rowWarps = tile.x[1] / kWarpRows, columnWarps = tile.y[1] / kWarpColumns;
   auto loops = tileGemmOutput(rec, stages.out, {rowWarps, kWarpRows, tile.x[2]}, {columnWarps, kWarpColumns, tile.y[2]});

@@ -88,6 +88,15 @@ struct GpuGemmTile {
   /// Both operands' copies double-buffered (schedule::DoubleBufferStep): each thread loads its
   /// share of the next chunk while the block multiplies the current one.
   bool doubleBuffer = true;
+  /// The chunks each double-buffered copy keeps in shared memory (DoubleBufferStep's stages):
+  /// more than 2 only where the GPU copies asynchronously (GpuLimits::asyncCopies), which keeps
+  /// stages - 1 chunks in flight while the block multiplies one.
+  int64_t stages = 2;
+  /// On tensor cores: the columns operand's shared rows padded to a multiple of copyLanes too
+  /// (the rows operand's always are), so that its copies stay whole float4 stores, which an
+  /// asynchronous copy needs, at the price of bank conflicts in its fragment loads (the padding
+  /// that avoids them all is odd).
+  bool alignCopyRows = false;
 
   int64_t threads() const { return x[1] * y[1]; }
 };

@@ -15,6 +15,7 @@
 #include <set>
 
 #include "ir/Mutator.h"
+#include "passes/DoubleBufferCopies.h"
 #include "passes/Passes.h"
 #include "schedule/Steps.h"
 #include "support/Error.h"
@@ -24,23 +25,6 @@ namespace tessel::passes {
 using namespace ir;
 
 namespace {
-
-bool isDoubleBuffer(const Stmt& s) {
-  auto p = s.as<PragmaNode>();
-  return p && p->key == schedule::kDoubleBufferPragma;
-}
-
-std::set<const BufferNode*> storedBuffers(const Stmt& s) {
-  struct Stores : IRVisitor {
-    std::set<const BufferNode*> found;
-    void visit(const Stmt& x) override {
-      if (auto st = x.as<StoreNode>()) found.insert(st->buffer.get());
-      IRVisitor::visit(x);
-    }
-  } stores;
-  stores.visit(s);
-  return stores.found;
-}
 
 /// One double-buffered copy: its statements rewritten into the loads of a thread's share into
 /// registers (`prefetch`) and the stores of the registers into shared memory (`fill`).
@@ -117,6 +101,10 @@ class Staging {
       }
       case StmtKind::Pragma: {
         auto n = s.as<PragmaNode>();
+        TESSEL_CHECK(n->key != schedule::kBufferStagesPragma,
+                     "double_buffer {}: {} stages need asynchronous copies into shared memory (CUDA sm_80 and later); registers "
+                     "stage two",
+                     stage_, n->value);
         auto [p, f] = rewrite(n->body, regs, base);
         return {makePragma(n->key, n->value, p), makePragma(n->key, n->value, f)};
       }
@@ -124,7 +112,7 @@ class Staging {
         auto n = s.as<StoreNode>();
         TESSEL_CHECK(n->buffer->scope == BufferNode::Scope::Shared, "double_buffer {}: the copy stores into '{}', not shared memory",
                      stage_, n->buffer->name);
-        checkReads(n->value);
+        checkDoubleBufferedSource(stage_, n->value, written_);
         int lanes = n->index.type().lanes;
         Expr at = lanes > 1 ? ramp(base, Expr(int64_t(1)), lanes) : base;
         return {makeStore(regs, at, n->value), makeStore(n->buffer, n->index, load(regs, at))};
@@ -135,27 +123,6 @@ class Staging {
   }
 
  private:
-  /// A value loaded an iteration early must be the same then: device memory the kernel never
-  /// writes (its inputs).
-  void checkReads(const Expr& value) const {
-    struct Loads : IRVisitor {
-      std::vector<Buffer> found;
-      void visit(const Expr& e) override {
-        if (auto l = e.as<LoadNode>()) found.push_back(l->buffer);
-        IRVisitor::visit(e);
-      }
-    } loads;
-    loads.visit(value);
-    for (const auto& b : loads.found) {
-      TESSEL_CHECK(b->scope == BufferNode::Scope::Global, "double_buffer {}: the copy reads '{}', which is not in device memory", stage_,
-                   b->name);
-      TESSEL_CHECK(!written_.count(b.get()),
-                   "double_buffer {}: the copy reads '{}', which the kernel also writes (a value loaded an iteration early could be "
-                   "stale)",
-                   stage_, b->name);
-    }
-  }
-
   std::string stage_;
   const std::set<const BufferNode*>& written_;
 };
@@ -166,25 +133,20 @@ class DoubleBufferer : public IRMutator {
 
   Stmt visitFor(const Stmt& s, const ForNode* n) override {
     Stmt visited = IRMutator::visitFor(s, n);
-    auto f = visited.as<ForNode>();
-    if (!f || isGpuBinding(f->forKind) || f->forKind == ForKind::Parallel || f->forKind == ForKind::Vectorized) return visited;
-    // The copies sit at the top of the loop's body, inside the allocations of their buffers.
-    std::vector<const AllocateNode*> allocations;
-    Stmt body = f->body;
-    while (auto a = body.as<AllocateNode>()) {
-      allocations.push_back(a);
-      body = a->body;
-    }
-    std::vector<Stmt> stmts = body.as<BlockNode>() ? body.as<BlockNode>()->stmts : std::vector<Stmt>{body};
+    auto loop = serialLoopBody(visited);
+    if (!loop) return visited;
+    const ForNode* f = loop->loop;
+    const std::vector<const AllocateNode*>& allocations = loop->allocations;
+    std::vector<Stmt> stmts = loop->stmts;
     size_t last = stmts.size();
     for (size_t i = 0; i < stmts.size(); ++i)
-      if (isDoubleBuffer(stmts[i])) last = i;
+      if (isDoubleBufferedCopy(stmts[i])) last = i;
     if (last == stmts.size()) return visited;
 
     std::vector<Buffer> registers;
     std::vector<Stmt> prefetches;
     for (auto& x : stmts) {
-      if (!isDoubleBuffer(x)) continue;
+      if (!isDoubleBufferedCopy(x)) continue;
       auto p = x.as<PragmaNode>();
       Staging staging(p->value, written_);
       Buffer regs = makeBuffer(p->value + "_next", staging.elementType(p->body), {staging.elements(p->body)}, BufferNode::Scope::Local);
@@ -208,20 +170,68 @@ class DoubleBufferer : public IRMutator {
   std::set<const BufferNode*> written_;
 };
 
-/// A copy whose loop was unrolled away (or never had one) stays where it is: the device
-/// compiler sees the whole straight-line sequence.
-class DropPragmas : public IRMutator {
- public:
-  Stmt visitPragma(const Stmt& s, const PragmaNode* n) override {
-    if (n->key == schedule::kDoubleBufferPragma) return mutate(n->body);
-    return IRMutator::visitPragma(s, n);
-  }
-};
-
 }  // namespace
 
-Stmt prefetchDoubleBuffers(const Stmt& s) {
-  return DropPragmas().mutate(DoubleBufferer(storedBuffers(s)).mutate(s));
+std::optional<SerialLoopBody> serialLoopBody(const Stmt& s) {
+  auto f = s.as<ForNode>();
+  if (!f || isGpuBinding(f->forKind) || f->forKind == ForKind::Parallel || f->forKind == ForKind::Vectorized) return std::nullopt;
+  SerialLoopBody loop;
+  loop.loop = f;
+  Stmt body = f->body;
+  while (auto a = body.as<AllocateNode>()) {
+    loop.allocations.push_back(a);
+    body = a->body;
+  }
+  loop.stmts = body.as<BlockNode>() ? body.as<BlockNode>()->stmts : std::vector<Stmt>{body};
+  return loop;
 }
+
+bool isDoubleBufferedCopy(const Stmt& s) {
+  auto p = s.as<PragmaNode>();
+  return p && p->key == schedule::kDoubleBufferPragma;
+}
+
+std::set<const BufferNode*> storedBuffers(const Stmt& s) {
+  struct Stores : IRVisitor {
+    std::set<const BufferNode*> found;
+    void visit(const Stmt& x) override {
+      if (auto st = x.as<StoreNode>()) found.insert(st->buffer.get());
+      IRVisitor::visit(x);
+    }
+  } stores;
+  stores.visit(s);
+  return stores.found;
+}
+
+void checkDoubleBufferedSource(const std::string& stage, const Expr& value, const std::set<const BufferNode*>& written) {
+  struct Loads : IRVisitor {
+    std::vector<Buffer> found;
+    void visit(const Expr& e) override {
+      if (auto l = e.as<LoadNode>()) found.push_back(l->buffer);
+      IRVisitor::visit(e);
+    }
+  } loads;
+  loads.visit(value);
+  for (const auto& b : loads.found) {
+    TESSEL_CHECK(b->scope == BufferNode::Scope::Global, "double_buffer {}: the copy reads '{}', which is not in device memory", stage,
+                 b->name);
+    TESSEL_CHECK(!written.count(b.get()),
+                 "double_buffer {}: the copy reads '{}', which the kernel also writes (a value loaded an iteration early could be "
+                 "stale)",
+                 stage, b->name);
+  }
+}
+
+Stmt dropDoubleBufferPragmas(const Stmt& s) {
+  struct Drop : IRMutator {
+    Stmt visitPragma(const Stmt& x, const PragmaNode* n) override {
+      if (n->key == schedule::kDoubleBufferPragma || n->key == schedule::kBufferStagesPragma) return mutate(n->body);
+      return IRMutator::visitPragma(x, n);
+    }
+  };
+  return Drop().mutate(s);
+}
+
+Stmt prefetchDoubleBuffers(const Stmt& s) { return dropDoubleBufferPragmas(DoubleBufferer(storedBuffers(s)).mutate(s)); }
 
 }  // namespace tessel::passes

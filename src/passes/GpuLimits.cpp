@@ -11,6 +11,7 @@ GpuLimits GpuLimits::cudaSm90() {
   limits.profile = "cuda sm_90";
   limits.multiProcessorCount = 132;
   limits.tf32TensorCores = true;
+  limits.asyncCopies = true;
   return limits;
 }
 

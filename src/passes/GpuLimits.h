@@ -28,10 +28,14 @@ struct GpuLimits {
   /// (mma.m16n8k8 .tf32: CUDA sm_80 and later; a fact of the target's -arch, so every CUDA
   /// target here, whose only arch is sm_90, has them).
   bool tf32TensorCores = false;
+  /// The instruction set copies device memory into shared memory asynchronously (PTX ISA
+  /// `cp.async`, sm_80 and later, the same fact of the -arch as tf32TensorCores): double-buffered
+  /// copies then land in shared memory directly, several chunks ahead (passes::pipelineAsyncCopies).
+  bool asyncCopies = false;
 
   /// NVIDIA Hopper (sm_90): 1024 threads, 48 KiB of static shared memory per block (more only
   /// through dynamic shared memory, which generated kernels do not use), the H100 SXM's 132 SMs,
-  /// TF32 tensor cores.
+  /// TF32 tensor cores, asynchronous copies.
   static GpuLimits cudaSm90();
   /// An ARM Mali GPU (Bifrost/Valhall) as TVM's `opencl -device=mali` target assumes it: 256
   /// work-items, 32 KiB of local memory.

@@ -21,6 +21,7 @@ class AccessCollector : public IRVisitor {
     IRVisitor::visit(e);
   }
   void visit(const Stmt& s) override {
+    if (isAsyncCopy(s)) return;  // ordered by the pipeline's own waits and barriers
     if (auto st = s.as<StoreNode>(); st && st->buffer->scope == BufferNode::Scope::Shared)
       accesses.writes.insert(st->buffer.get());
     IRVisitor::visit(s);

@@ -34,7 +34,8 @@ GpuLoweredFunction lowerForGpu(const schedule::State& state, const std::string& 
   s = unrollLoops(s);                  // explicit unroll annotations and auto_unroll_max_step pragmas
   s = ir::simplify(s);
   s = vectorizeCopies(s);              // vectorized copies become wide loads and stores
-  s = prefetchDoubleBuffers(s);        // double-buffered copies load the next iteration ahead
+  // Double-buffered copies load the next iterations ahead: asynchronously where the GPU can.
+  s = limits.asyncCopies ? pipelineAsyncCopies(s, limits.maxSharedMemoryPerBlock) : prefetchDoubleBuffers(s);
   s = ir::simplify(s);
   s = insertSharedMemoryBarriers(s);   // threads wait where shared memory passes between them
   f.body = s;

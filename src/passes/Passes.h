@@ -33,6 +33,21 @@ ir::Stmt vectorizeCopies(const ir::Stmt& s);
 /// copy whose loop was unrolled away stays as it is. Error naming the stage when the copy reads
 /// memory the kernel writes, or is not loops, guards and stores.
 ir::Stmt prefetchDoubleBuffers(const ir::Stmt& s);
+/// The same copies on a GPU that copies asynchronously (GpuLimits::asyncCopies): each buffer
+/// keeps its copy's stages (2 unless the step says more) in shared memory, the copies of the next
+/// stages - 1 iterations in flight as `cp.async` (see AsyncCopies.cpp), one barrier per iteration.
+/// Two stages whose second slots would take the kernel past `maxSharedBytes` are staged through
+/// registers instead, as prefetchDoubleBuffers does (a schedule tuned for that keeps building).
+/// Errors as prefetchDoubleBuffers', and naming copies of one loop whose stages differ.
+ir::Stmt pipelineAsyncCopies(const ir::Stmt& s, int64_t maxSharedBytes);
+/// The pragmas of pipelineAsyncCopies: a store into shared memory issued as an asynchronous copy
+/// (its value a load of device memory, or a guarded one with zero otherwise), the end of a group
+/// of such copies, and a wait until at most `value` groups are in flight. The barrier pass leaves
+/// the copies' stores to the waits and barriers the pipeline places itself.
+inline constexpr const char* kAsyncCopyPragma = "async_copy";
+inline constexpr const char* kAsyncCommitPragma = "async_commit";
+inline constexpr const char* kAsyncWaitPragma = "async_wait";
+bool isAsyncCopy(const ir::Stmt& s);
 /// Replaces small local buffers, all of whose accesses use constant indices, by variables
 /// (one per element or per vector), so that the C compiler keeps them in registers.
 ir::Stmt promoteRegisters(const ir::Stmt& s);

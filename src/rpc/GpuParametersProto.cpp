@@ -36,8 +36,9 @@ passes::GpuLimits readGpuParameters(const proto::GpuParameters& p, const std::st
   TESSEL_CHECK(p.multi_processor_count() >= 0, "{} reports multi_processor_count = {} for its GPU {}: must not be negative", where,
                p.multi_processor_count(), p.device());
   limits.multiProcessorCount = p.multi_processor_count();
-  // Every CUDA target compiles for sm_90 (passes::GpuLimits::forTarget), which has them.
+  // Every CUDA target compiles for sm_90 (passes::GpuLimits::forTarget), which has both.
   limits.tf32TensorCores = p.device().rfind("cuda", 0) == 0;
+  limits.asyncCopies = limits.tf32TensorCores;
   return limits;
 }
 

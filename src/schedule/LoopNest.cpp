@@ -274,6 +274,8 @@ class Builder {
         if (other.attach != AttachKind::At || other.attachStage != s.name() || other.attachIterator != leaf) continue;
         allocations.push_back(localBuffer(other));
         Stmt copy = emitStage(other, nowParallel);
+        if (other.doubleBuffer && other.bufferStages != 2)
+          copy = makePragma(kBufferStagesPragma, std::to_string(other.bufferStages), copy);
         body.push_back(other.doubleBuffer ? makePragma(kDoubleBufferPragma, other.name(), copy) : copy);
       }
       body.push_back(nest(p + 1));

@@ -389,18 +389,28 @@ StepPtr TensorizeStep::fromJson(const json& j) {
 
 // ---- double_buffer ---------------------------------------------------------------------------
 
-DoubleBufferStep::DoubleBufferStep(std::string s) : stage(std::move(s)) {}
+DoubleBufferStep::DoubleBufferStep(std::string s, int n) : stage(std::move(s)), stages(n) {}
 
 void DoubleBufferStep::apply(State& state) const {
   Stage& s = computeStage(state, stage);
   TESSEL_CHECK(s.memoryScope == "shared", "double_buffer on '{}': only a shared-memory copy (cache_read \"shared\") is double-buffered",
                stage);
+  TESSEL_CHECK(stages >= 2 && stages <= kMaxStages, "double_buffer on '{}': {} stages (2 to {})", stage, stages, kMaxStages);
   s.doubleBuffer = true;
+  s.bufferStages = stages;
 }
 
-std::string DoubleBufferStep::print() const { return fmt::format("{}.double_buffer()", stage); }
-json DoubleBufferStep::toJson() const { return {{"step", "double_buffer"}, {"stage", stage}}; }
-StepPtr DoubleBufferStep::fromJson(const json& j) { return std::make_shared<DoubleBufferStep>(j.at("stage").get<std::string>()); }
+std::string DoubleBufferStep::print() const {
+  return stages == 2 ? fmt::format("{}.double_buffer()", stage) : fmt::format("{}.double_buffer(stages={})", stage, stages);
+}
+json DoubleBufferStep::toJson() const {
+  json j = {{"step", "double_buffer"}, {"stage", stage}};
+  if (stages != 2) j["stages"] = stages;  // two: what records written before stages existed mean
+  return j;
+}
+StepPtr DoubleBufferStep::fromJson(const json& j) {
+  return std::make_shared<DoubleBufferStep>(j.at("stage").get<std::string>(), j.contains("stages") ? j.at("stages").get<int>() : 2);
+}
 
 // ---- storage_align ---------------------------------------------------------------------------
 

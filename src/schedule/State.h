@@ -57,6 +57,9 @@ struct Stage {
   std::string memoryScope;
   /// A shared copy whose next iteration is loaded while the current one computes (double_buffer).
   bool doubleBuffer = false;
+  /// How many iterations' copies such a copy keeps in shared memory (double_buffer's stages): 2
+  /// is one being computed on and one in flight; more need asynchronous copies.
+  int bufferStages = 2;
 
   const std::string& name() const { return op->name; }
   bool isPlaceholder() const { return op->isPlaceholder(); }

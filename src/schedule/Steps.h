@@ -147,21 +147,27 @@ class TensorizeStep : public Step {
 };
 
 /// TVM's `double_buffer` on a shared-memory copy computed at a serial loop (a GEMM's chunk
-/// loop): the copy of iteration k + 1 is in flight while iteration k computes. tessel stages it
-/// through registers (passes::prefetchDoubleBuffers): each thread loads its share of the next
-/// chunk before the computation and stores it into the one shared buffer after, so the loads'
-/// latency overlaps the arithmetic without a second shared buffer.
-/// The pragma lowering puts around a double-buffered copy's loops (its value: the stage).
+/// loop): the copy of iteration k + 1 is in flight while iteration k computes. Where the GPU
+/// copies asynchronously (CUDA sm_80+, passes::pipelineAsyncCopies) the copy keeps `stages`
+/// iterations in shared memory and the copies of iterations k + 1 to k + stages - 1 are in flight
+/// (what CUTLASS calls a multistage mainloop); elsewhere it is staged through registers
+/// (passes::prefetchDoubleBuffers), which holds two: each thread loads its share of the next chunk
+/// before the computation and stores it into the one shared buffer after.
+/// The pragma lowering puts around a double-buffered copy's loops (its value: the stage), and
+/// inside it, where the stages are not 2, the pragma whose value is their number.
 inline constexpr const char* kDoubleBufferPragma = "double_buffer";
+inline constexpr const char* kBufferStagesPragma = "buffer_stages";
 class DoubleBufferStep : public Step {
  public:
-  explicit DoubleBufferStep(std::string stage);
+  static constexpr int kMaxStages = 8;
+  explicit DoubleBufferStep(std::string stage, int stages = 2);
   std::string kind() const override { return "double_buffer"; }
   void apply(State& state) const override;
   std::string print() const override;
   nlohmann::json toJson() const override;
   static StepPtr fromJson(const nlohmann::json& j);
   std::string stage;
+  int stages = 2;
 };
 
 class ComputeAtStep : public Step {

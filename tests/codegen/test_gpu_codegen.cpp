@@ -67,17 +67,25 @@ TEST(GpuCodegen, GemmTilesCopyFourElementsPerAccessWideWhereTheAddressesAreAlign
   auto build = [&](const ops::GpuGemmTile& t, const std::string& target) {
     return kernelcheck::buildForGpu(ops::gpuGemmTiles(dag, t).state, target, "mm").source.code;
   };
+  // Double-buffered on CUDA (sm_90 copies asynchronously): one 16-byte cp.async a thread and
+  // operand; in one buffer, a float4 load and store.
   std::string cu = build(tile, "cuda");
-  expectContains(cu, "*(float4*)&A_shared[");
-  expectContains(cu, "= (*(const float4*)&A[");
-  expectContains(cu, "*(float4*)&B_shared[");
+  expectContains(cu, "tessel_cp_async<16>(&A_shared[");
+  expectContains(cu, "tessel_cp_async<16>(&B_shared[");
+  ops::GpuGemmTile single = tile;
+  single.doubleBuffer = false;
+  std::string synchronous = build(single, "cuda");
+  expectContains(synchronous, "*(float4*)&A_shared[");
+  expectContains(synchronous, "= (*(const float4*)&A[");
+  expectContains(synchronous, "*(float4*)&B_shared[");
   expectContains(build(tile, "opencl"), "vstore4(vload4(0, &A[");
   ops::GpuGemmTile scalar = tile;
   scalar.copyLanes = 1;
   EXPECT_EQ(build(scalar, "cuda").find("float4"), std::string::npos);
   // On tensor cores the shared rows are padded against bank conflicts: A's to 24 (its fragments
   // are read a float4 a row, so its rows stay aligned and its copy is wide both ways), B's to 34
-  // (read a step at a time; its rows are not 16-byte aligned, so no float4 stores).
+  // (read a step at a time; its rows are not 16-byte aligned, so no float4 stores, and the
+  // double buffers go through registers: element-wise asynchronous copies lose to them).
   ops::GpuGemmTile tc;
   tc.x = {2, 16, 2};
   tc.y = {2, 8, 4};
@@ -88,6 +96,12 @@ TEST(GpuCodegen, GemmTilesCopyFourElementsPerAccessWideWhereTheAddressesAreAlign
   expectContains(padded, "{ const float4 v = (*(const float4*)&B[");
   EXPECT_EQ(padded.find("*(float4*)&B_shared["), std::string::npos);
   expectContains(padded, "tessel_warp_mma<2, 4, 16, true, true>(");
+  EXPECT_EQ(padded.find("tessel_cp_async"), std::string::npos);
+  // B's rows aligned (padded to 36): both copies asynchronous and whole.
+  tc.alignCopyRows = true;
+  std::string aligned = build(tc, "cuda");
+  expectContains(aligned, "tessel_cp_async<16>(&A_shared[");
+  expectContains(aligned, "tessel_cp_async<16>(&B_shared[");
   tile.copyLanes = 3;
   expectContains(errorOf([&] { build(tile, "cuda"); }), "copies of 3 elements per access (copy_lanes is 1, 2 or 4)");
 }

@@ -455,6 +455,66 @@ TEST(GpuDefaultSchedules, TensorCoreFragmentsLoadWideOrNarrowAndMatchTheReferenc
   onCudaWhereAGpuIs(buildAndRunWideFragmentLoads);
 }
 
+namespace {
+
+/// Copies kept in 2, 3 and 4 stages of shared memory, asynchronous on CUDA (cp.async), against
+/// the reference: more chunks than stages, fewer chunks than stages (the prologue issues only
+/// what exists), a ragged last tile of rows (guarded copies), a guarded last chunk, on the fp32
+/// units and on tensor cores, with the columns operand's shared rows aligned to float4s or
+/// padded to an odd stride (copied element by element in 3 and 4 stages; through registers in 2).
+void buildAndRunPipelinedCopies(const std::string& target, bool run) {
+  struct PipelineCase {
+    std::string name;
+    te::ComputeDAG dag;
+    std::array<int64_t, 3> x, y;
+    int64_t chunk;
+    std::optional<ir::WarpMmaKind> tensorCores;
+    bool alignCopyRows = false;
+  };
+  const auto tf32x3 = ir::WarpMmaKind::Tf32x3;
+  std::vector<PipelineCase> cases = {{"six_chunks", ops::matmul(64, 64, 96), {4, 8, 2}, {4, 8, 2}, 16, std::nullopt},
+                                     {"two_chunks", ops::matmul(64, 64, 32), {4, 8, 2}, {4, 8, 2}, 16, std::nullopt},
+                                     {"ragged_rows", ops::matmul(50, 64, 64), {4, 8, 2}, {4, 8, 2}, 16, std::nullopt},
+                                     {"guarded_chunk", ops::matmul(32, 32, 40), {2, 8, 2}, {2, 8, 2}, 16, std::nullopt},
+                                     {"tensor_cores", ops::projection(1, 64, 256, 48, true), {2, 16, 2}, {3, 8, 2}, 32, tf32x3, true},
+                                     {"tensor_cores_odd_rows", ops::projection(1, 64, 256, 48, true), {2, 16, 2}, {3, 8, 2}, 32, tf32x3}};
+  for (const auto& c : cases)
+    for (int64_t stages : {2, 3, 4}) {
+      SCOPED_TRACE(fmt::format("{} in {} stages", c.name, stages));
+      ops::GpuGemmTile tile;
+      tile.x = c.x;
+      tile.y = c.y;
+      tile.k = c.chunk;
+      tile.tensorCores = c.tensorCores;
+      tile.stages = stages;
+      tile.alignCopyRows = c.alignCopyRows;
+      auto binary = kernelcheck::buildForGpu(ops::gpuGemmTiles(c.dag, tile).state, target, c.name);
+      if (c.tensorCores && !c.alignCopyRows && stages == 2) {
+        EXPECT_EQ(binary.source.code.find("tessel_cp_async"), std::string::npos);
+      } else {
+        expectContains(binary.source.code, c.alignCopyRows || !c.tensorCores ? "tessel_cp_async<16>(" : "tessel_cp_async<4>(");
+        expectContains(binary.source.code, fmt::format("tessel_cp_async_wait<{}>();", stages - 2));
+      }
+      if (!run) continue;
+      auto module = runtime::GpuModule::fromMemory(binary.manifestText(), binary.code);
+      EXPECT_LT(kernelcheck::runGpuAndCompare(module.kernel(c.name), kernelcheck::makeReferenceData(c.dag, 61)), 1e-4);
+    }
+}
+
+}  // namespace
+
+TEST(GpuDefaultSchedules, CopiesPipelinedInStagesOfSharedMemoryMatchTheReferenceWhereAGpuIs) {
+  // OpenCL stages two through registers and refuses more, saying why.
+  ops::GpuGemmTile tile;
+  tile.x = {4, 8, 2};
+  tile.y = {4, 8, 2};
+  tile.k = 16;
+  tile.stages = 3;
+  expectContains(errorOf([&] { kernelcheck::buildForGpu(ops::gpuGemmTiles(ops::matmul(64, 64, 96), tile).state, "opencl", "mm"); }),
+                 "3 stages need asynchronous copies into shared memory (CUDA sm_80 and later)");
+  onCudaWhereAGpuIs(buildAndRunPipelinedCopies);
+}
+
 TEST(GpuDefaultSchedules, TensorCoresTakeTheProductsWithWarpsAndChunksToHideTheirWork) {
   auto rules = ops::gpuScheduleOptionsFor(passes::GpuLimits::cudaSm90(), target::MatmulPrecision::Fp32);
   auto tensorized = [&](const te::ComputeDAG& dag) {

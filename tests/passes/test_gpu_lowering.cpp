@@ -59,6 +59,13 @@ int countBarriers(const ir::Stmt& s) {
 
 const auto kSm90 = passes::GpuLimits::cudaSm90();
 
+/// sm_90's limits on a GPU without asynchronous copies: double buffers staged through registers.
+passes::GpuLimits withoutAsyncCopies() {
+  auto limits = passes::GpuLimits::cudaSm90();
+  limits.asyncCopies = false;
+  return limits;
+}
+
 }  // namespace
 
 TEST(GpuLowering, BoundLoopsMakeTheLaunchGrid) {
@@ -287,12 +294,13 @@ TEST(GpuLowering, TheTensorizePassRefusesANestWhoseLoopsAreNotPlainLoops) {
 namespace {
 
 /// matmul 64 x 64 x 64 in 16 x 16 blocks of 64 threads and chunks of 16 (four chunks).
-ops::GpuTileSchedule chunkedMatmul(bool doubleBuffer) {
+ops::GpuTileSchedule chunkedMatmul(bool doubleBuffer, int64_t stages = 2) {
   ops::GpuGemmTile tile;
   tile.x = {4, 8, 2};
   tile.y = {4, 8, 2};
   tile.k = 16;
   tile.doubleBuffer = doubleBuffer;
+  tile.stages = stages;
   return ops::gpuGemmTiles(ops::matmul(64, 64, 64), tile);
 }
 
@@ -304,7 +312,7 @@ TEST(GpuLowering, ADoubleBufferedCopyLoadsTheNextChunkIntoRegistersBeforeTheArit
   for (const auto& step : schedule.steps)
     if (step->kind() == "double_buffer") printed.push_back(step->print());
   EXPECT_EQ(printed, (std::vector<std::string>{"A.shared.double_buffer()", "B.shared.double_buffer()"}));
-  std::string body = ir::toString(passes::lowerForGpu(schedule.state, "mm", kSm90).function.body);
+  std::string body = ir::toString(passes::lowerForGpu(schedule.state, "mm", withoutAsyncCopies()).function.body);
   // Each thread's share of a chunk (256 elements over 64 threads) waits in 4 registers; the
   // first chunk is loaded before the loop, chunk k + 1 inside iteration k before the barrier
   // after which the block multiplies chunk k.
@@ -314,7 +322,57 @@ TEST(GpuLowering, ADoubleBufferedCopyLoadsTheNextChunkIntoRegistersBeforeTheArit
   EXPECT_LT(body.find("A.shared_next[ramp(0, 1, 4)] = A["), loop) << body;
   EXPECT_LT(loop, ahead) << body;
   EXPECT_LT(ahead, barrier) << body;
-  EXPECT_EQ(ir::toString(passes::lowerForGpu(chunkedMatmul(false).state, "mm", kSm90).function.body).find("_next"), std::string::npos);
+  EXPECT_EQ(ir::toString(passes::lowerForGpu(chunkedMatmul(false).state, "mm", withoutAsyncCopies()).function.body).find("_next"),
+            std::string::npos);
+  // Registers hold one chunk ahead: deeper pipelines need asynchronous copies.
+  EXPECT_EQ(errorOf([&] { passes::lowerForGpu(chunkedMatmul(true, 3).state, "mm", withoutAsyncCopies()); }),
+            "double_buffer A.shared: 3 stages need asynchronous copies into shared memory (CUDA sm_80 and later); registers stage two");
+}
+
+TEST(GpuLowering, OnAGpuThatCopiesAsynchronouslyDoubleBuffersArePipelinedThroughStagesOfSharedMemory) {
+  auto schedule = chunkedMatmul(true, 3);
+  std::vector<std::string> printed;
+  for (const auto& step : schedule.steps)
+    if (step->kind() == "double_buffer") printed.push_back(step->print());
+  EXPECT_EQ(printed, (std::vector<std::string>{"A.shared.double_buffer(stages=3)", "B.shared.double_buffer(stages=3)"}));
+  ir::Stmt lowered = passes::lowerForGpu(schedule.state, "mm", kSm90).function.body;
+  std::string body = ir::toString(lowered);
+  // Three slots of each block's 16 x 16 chunk (256 elements), no registers; the first two chunks issued
+  // before the loop, each its own group; in iteration k: wait for chunk k (at most one group in
+  // flight), one barrier, issue chunk k + 2 into slot (k + 2) % 3, commit, multiply slot k % 3.
+  expectContains(body, "allocate A_shared[float32 * 768]");
+  expectContains(body, "allocate B_shared[float32 * 768]");
+  EXPECT_EQ(body.find("_next"), std::string::npos) << body;
+  size_t loop = body.find("for k.0 in range(4)");
+  ASSERT_NE(loop, std::string::npos) << body;
+  size_t firstCommit = body.find("pragma async_commit"), secondCommit = body.find("pragma async_commit", firstCommit + 1);
+  EXPECT_LT(secondCommit, loop) << body;
+  size_t wait = body.find("pragma async_wait = 1", loop), barrier = body.find("gpu_barrier", loop), ahead = body.find("if (k.0 < 2):", loop),
+         copy = body.find("pragma async_copy", loop), commit = body.find("pragma async_commit", loop);
+  EXPECT_LT(wait, barrier) << body;
+  EXPECT_LT(barrier, ahead) << body;
+  EXPECT_LT(ahead, copy) << body;
+  EXPECT_LT(copy, commit) << body;
+  // One barrier per iteration (the register-staged loop has two) and one after the loop.
+  EXPECT_EQ(countBarriers(lowered), 2) << body;
+  EXPECT_EQ(countBarriers(passes::lowerForGpu(chunkedMatmul(true).state, "mm", withoutAsyncCopies()).function.body), 2);
+  // Where a second slot of each copy would not fit the shared memory (2 KiB of copies, 3 KiB
+  // allowed), two stages are staged through registers as before; three are refused by the limit.
+  auto small = kSm90;
+  small.maxSharedMemoryPerBlock = 3 * 1024;
+  std::string staged = ir::toString(passes::lowerForGpu(chunkedMatmul(true).state, "mm", small).function.body);
+  expectContains(staged, "allocate A.shared_next[float32 * 4]");
+  EXPECT_EQ(staged.find("async_copy"), std::string::npos) << staged;
+  expectContains(errorOf([&] { passes::lowerForGpu(chunkedMatmul(true, 3).state, "mm", small); }), "6144 bytes of shared memory");
+  // The step's stages round-trip as data; two (what records before them hold) are not written.
+  EXPECT_EQ(stepFromJson(DoubleBufferStep("A.shared", 4).toJson())->print(), "A.shared.double_buffer(stages=4)");
+  EXPECT_FALSE(DoubleBufferStep("A.shared").toJson().contains("stages"));
+  EXPECT_EQ(errorOf([&] {
+              replay(ops::matmul(64, 64, 64), {std::make_shared<CacheReadStep>("A", "shared", std::vector<std::string>{"C"}),
+                                               std::make_shared<DoubleBufferStep>("A.shared", 9)});
+            }),
+            "step 2 (double_buffer): double_buffer on 'A.shared': 9 stages (2 to 8)");
+  EXPECT_EQ(errorOf([&] { chunkedMatmul(true, 1); }), "GPU GEMM tiles: 1 stages of copies");
 }
 
 TEST(GpuLowering, DoubleBufferingNeedsASharedCopyWhoseSourceTheKernelDoesNotWrite) {

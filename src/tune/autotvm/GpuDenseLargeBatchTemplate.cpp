@@ -30,6 +30,7 @@ ops::GpuGemmTile gpuGemmTileOf(const ConfigEntity& config) {
   tile.unrollExplicit = config.value("unroll_explicit").get<int64_t>() != 0;
   if (config.has("tensor_core") && config.value("tensor_core").get<std::string>() != "none")
     tile.tensorCores = ir::parseWarpMmaIntrinsic(config.value("tensor_core").get<std::string>());
+  if (config.has("buffer_stages")) tile.stages = config.value("buffer_stages").get<int64_t>();
   return tile;
 }
 
@@ -65,6 +66,13 @@ GpuTemplateSpace gpuGemmTemplate(const te::ComputeDAG& dag, const passes::GpuLim
     space->defineKnob("tensor_core", {"none", ir::warpMmaIntrinsicName(*options.tensorCores)});
     unpruned *= 2;
   }
+  // Chunks in flight where the copies are asynchronous: each stage takes the chunk's shared
+  // memory again (a config over the limit is an error record), so the deeper pipelines pay with
+  // shorter chunks.
+  if (limits.asyncCopies) {
+    space->defineKnob("buffer_stages", {int64_t(2), int64_t(3), int64_t(4)});
+    unpruned *= 3;
+  }
 
   GpuTemplateSpace t;
   t.space = space;
@@ -81,6 +89,7 @@ GpuTemplateSpace gpuGemmTemplate(const te::ComputeDAG& dag, const passes::GpuLim
       {"tile_x", x}, {"tile_y", y}, {"tile_k", std::vector<int64_t>{chunks, fallback.k}}};
   addUnrollFallback(values);
   if (options.tensorCores) values["tensor_core"] = tensorTile ? ir::warpMmaIntrinsicName(*options.tensorCores) : "none";
+  if (limits.asyncCopies) values["buffer_stages"] = fallback.stages;
   t.fallback = configIndexOf(*space, values, name);
   return t;
 }
