@@ -49,7 +49,7 @@ std::string prelude(GpuDialect dialect) {
 /// The warp tensor-core product of ir::WarpMmaNode (CUDA, sm_80 and later): each lane loads its
 /// fragments of the operands from shared memory (PTX ISA, "Matrix Fragments for mma.m16n8k8":
 /// a_r at row g + 8 (r % 2), step t + 4 (r / 2); b_r at step t + 4 r, column g; c_r at row
-/// g + 8 (r / 2), column 2t + r % 2, for lane 4g + t), rounded to TF32, or split into a TF32
+/// g + 8 (r / 2), column 2t + r % 2, for lane 4g + t), cut to TF32, or split into a TF32
 /// value and the TF32 of its remainder for three products (kSplit). A fragment's rows g and g + 8
 /// are the lane's own pair of rows 2i, 2i + 1 and its columns 2t, 2t + 1 the lane's own pair 2j,
 /// 2j + 1, so every lane's accumulators are its own contiguous sub-tile; the columns operand's
@@ -65,10 +65,13 @@ const char* warpMmaHelpers() {
   asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
   return r;
 }
-/// A value as TF32 (big) and, for three products, the TF32 of its remainder (small).
+/// A value as TF32 (big) and, for three products, the TF32 of its remainder (small). One
+/// product takes the value's bits as they are: the instruction reads a .tf32 operand's top 19
+/// bits (sign, exponent, 10 bits of mantissa), so the rest is cut off (rounded toward zero) with
+/// no instruction, where rounding to nearest would cost one per element.
 template <bool kSplit>
 __device__ __forceinline__ void tessel_tf32_parts(float x, unsigned& big, unsigned& small) {
-  big = tessel_tf32(x);
+  big = kSplit ? tessel_tf32(x) : __float_as_uint(x);
   small = kSplit ? tessel_tf32(x - __uint_as_float(big)) : 0u;
 }
 __device__ __forceinline__ void tessel_mma_m16n8k8(float* c, int row, int column, const unsigned* a, const unsigned* b) {

@@ -91,7 +91,7 @@ struct PragmaNode : StmtNode {
 };
 
 /// The tensor-core instructions `tensorize` can name, by how they take fp32 operands. Tf32: each
-/// operand rounded to TF32 (10-bit mantissa), one product: PyTorch's `allow_tf32` precision.
+/// operand cut to TF32 (10-bit mantissa, rounded toward zero), one product: PyTorch's `allow_tf32` precision.
 /// Tf32x3: each operand split into a TF32 value and the TF32 of its remainder, three products
 /// (big x big, big x small, small x big; the small x small term is below fp32's rounding): about
 /// fp32's accuracy at a third of the TF32 rate, still several times the fp32 units' rate.

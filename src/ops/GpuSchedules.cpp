@@ -126,11 +126,18 @@ class GpuPlanner {
       plan.statistics.push_back(op->name);
     }
     if (plan.statistics.empty()) return std::nullopt;
-    // A block per row, its threads taking every threads-th element: the most that divide the row,
-    // up to the block size of the other rules, and at least a warp (minThreadsPerBlock) and two.
-    int64_t cap = std::min(options_.threadsPerBlock, options_.maxThreadsPerBlock);
-    for (plan.threads = std::min(cap, columns); plan.threads > 1 && columns % plan.threads != 0;) --plan.threads;
-    if (plan.threads < std::max<int64_t>(options_.minThreadsPerBlock, 2)) return std::nullopt;
+    // A block per row, its threads taking every threads-th element. Every thread combines all
+    // the threads' partials of each statistic (T loads each for a row of T threads, beside the
+    // C / T elements it reduces), so the fewest threads that divide the row and fill a warp
+    // (minThreadsPerBlock): BERT-base's softmax rows of 128 and layer norm's of 768 take 32.
+    // Where no divisor from a warp up to the other rules' block size exists (ViT's 197: itself),
+    // the most up to it, and at least two.
+    int64_t cap = std::min({options_.threadsPerBlock, options_.maxThreadsPerBlock, columns});
+    int64_t least = std::max<int64_t>(options_.minThreadsPerBlock, 2);
+    plan.threads = 0;
+    for (int64_t t = least; t <= cap && plan.threads == 0; ++t)
+      if (columns % t == 0) plan.threads = t;
+    if (plan.threads == 0) return std::nullopt;
     return plan;
   }
 
