@@ -5,6 +5,8 @@
 #include <filesystem>
 
 #include "codegen/CSource.h"
+#include "codegen/GpuBuild.h"
+#include "codegen/GpuSource.h"
 #include "codegen/Nvrtc.h"
 #include "common/ErrorText.h"
 #include "common/GpuKernelCheck.h"
@@ -12,6 +14,9 @@
 #include "ops/Examples.h"
 #include "ops/GpuDenseTiles.h"
 #include "ops/GpuSchedules.h"
+#include "ir/Simplify.h"
+#include "passes/GpuLaunch.h"
+#include "passes/Passes.h"
 #include "support/Files.h"
 #include "support/TempDir.h"
 
@@ -104,6 +109,30 @@ TEST(GpuCodegen, GemmTilesCopyFourElementsPerAccessWideWhereTheAddressesAreAlign
   expectContains(aligned, "tessel_cp_async<16>(&B_shared[");
   tile.copyLanes = 3;
   expectContains(errorOf([&] { build(tile, "cuda"); }), "copies of 3 elements per access (copy_lanes is 1, 2 or 4)");
+}
+
+TEST(GpuCodegen, AGuardedAsynchronousCopyCopiesNoBytesWhereItsGuardFailsAndCompiles) {
+  REQUIRE_NVRTC();
+  // 32 threads; thread t copies G[4k + t % 4] into its slot of S where 4k + t % 4 < 10, else a
+  // zero, and O[k x 32 + t] = S[slot][t % 4]; chunks k = 0..3, two stages.
+  using namespace ir;
+  auto g = makeBuffer("G", DataType::float32(), {10}, BufferNode::Scope::Global);
+  auto o = makeBuffer("O", DataType::float32(), {128}, BufferNode::Scope::Global);
+  auto shared = makeBuffer("S", DataType::float32(), {4}, BufferNode::Scope::Shared);
+  Var k("k"), t("t");
+  Expr element = k * Expr(int64_t(4)) + floormod(t, Expr(int64_t(4)));
+  Stmt copy = makePragma(schedule::kDoubleBufferPragma, "S",
+                         makeStore(shared, floormod(t, Expr(int64_t(4))), select(element < Expr(int64_t(10)), load(g, element), Expr(0.0f))));
+  Stmt use = makeStore(o, k * Expr(int64_t(32)) + t, load(shared, floormod(t, Expr(int64_t(4)))));
+  Stmt loop = makeFor(k, Expr(int64_t(0)), Expr(int64_t(4)), ForKind::Serial, makeAllocate(shared, makeBlock({copy, use})));
+  Stmt body = makeFor(t, Expr(int64_t(0)), Expr(int64_t(32)), ForKind::ThreadIdxX,
+                      passes::insertSharedMemoryBarriers(ir::simplify(passes::pipelineAsyncCopies(loop, 48 * 1024))));
+  passes::GpuLoweredFunction kernel{{"guarded", {g, o}, 1, body}, passes::gpuLaunchOf(body)};
+  std::string code = codegen::generateGpuSource({kernel}, codegen::GpuDialect::Cuda).code;
+  expectContains(code, "tessel_cp_async<4>(&S[");
+  expectContains(code, "? 4 : 0);");
+  expectContains(code, "tessel_cp_async_wait<0>();");
+  EXPECT_NO_THROW(codegen::buildGpuKernels({kernel}, target::Target::parse("cuda")));
 }
 
 TEST(GpuCodegen, CudaConv2dWithVirtualThreadsCompiles) {

@@ -390,3 +390,36 @@ TEST(GpuLowering, DoubleBufferingNeedsASharedCopyWhoseSourceTheKernelDoesNotWrit
   EXPECT_EQ(errorOf([&] { passes::prefetchDoubleBuffers(loop); }),
             "double_buffer S: the copy reads 'G', which the kernel also writes (a value loaded an iteration early could be stale)");
 }
+
+TEST(GpuLowering, AsyncCopiesFillZerosWhereAGuardedCopyFailsAndRefuseLoopsWhoseCopiesDifferInStages) {
+  // S[k % 2 slot] = select(k < 3, G[k], 0): a guarded element is an asynchronous copy whose
+  // source size the guard picks (zeros where it fails); O[k] = S[0] reads it.
+  auto g = ir::makeBuffer("G", DataType::float32(), {4}, ir::BufferNode::Scope::Global);
+  auto o = ir::makeBuffer("O", DataType::float32(), {4}, ir::BufferNode::Scope::Global);
+  auto s1 = ir::makeBuffer("S", DataType::float32(), {1}, ir::BufferNode::Scope::Shared);
+  auto s2 = ir::makeBuffer("T", DataType::float32(), {1}, ir::BufferNode::Scope::Shared);
+  ir::Var k("k");
+  const ir::Expr zero(int64_t(0));
+  auto copyInto = [&](const ir::Buffer& shared, int stages) {
+    ir::Stmt store = ir::makeStore(shared, zero, ir::select(k < ir::Expr(int64_t(3)), ir::load(g, k), ir::Expr(0.0f)));
+    if (stages != 2) store = ir::makePragma(kBufferStagesPragma, std::to_string(stages), store);
+    return ir::makePragma(kDoubleBufferPragma, shared->name, store);
+  };
+  auto loopOf = [&](std::vector<ir::Stmt> copies, ir::Stmt use) {
+    copies.push_back(use);
+    ir::Stmt body = ir::makeBlock(copies);
+    for (const auto& b : {s2, s1}) body = ir::makeAllocate(b, body);
+    return ir::makeFor(k, zero, ir::Expr(int64_t(4)), ir::ForKind::Serial, body);
+  };
+  std::string lowered = ir::toString(passes::pipelineAsyncCopies(
+      loopOf({copyInto(s1, 2)}, ir::makeStore(o, k, ir::load(s1, zero))), 48 * 1024));
+  expectContains(lowered, "// pragma async_copy = S");
+  expectContains(lowered, "allocate S[float32 * 2]");
+  expectContains(lowered, "select(");
+  EXPECT_EQ(lowered.find("S_next"), std::string::npos) << lowered;
+  // Two copies of one loop must keep the same stages: one wait serves both.
+  EXPECT_EQ(errorOf([&] {
+              passes::pipelineAsyncCopies(loopOf({copyInto(s1, 2), copyInto(s2, 3)}, ir::makeStore(o, k, ir::load(s1, zero))), 48 * 1024);
+            }),
+            "double_buffer: the copies 'S' (2 stages) and 'T' (3) at loop 'k' differ in stages");
+}
