@@ -160,21 +160,21 @@ class Pipeliner : public IRMutator {
     if (!loop) return visited;
     const ForNode* f = loop->loop;
     const std::vector<const AllocateNode*>& allocations = loop->allocations;
-    std::vector<Stmt> stmts = loop->stmts;
     std::vector<Stmt> copies, rest;
     int stages = 0;
     bool piecewise = false;
     std::string firstStage;
-    for (const auto& x : stmts) {
+    for (const auto& x : loop->stmts) {
       if (!isDoubleBufferedCopy(x)) {
         rest.push_back(x);
         continue;
       }
       auto p = x.as<PragmaNode>();
-      int n = stagesOf(p);
-      TESSEL_CHECK(stages == 0 || n == stages, "double_buffer: the copies '{}' ({} stages) and '{}' ({}) at loop '{}' differ in stages",
-                   firstStage, stages, p->value, n, f->var.name());
-      stages = n;
+      int copyStages = stagesOf(p);
+      TESSEL_CHECK(stages == 0 || copyStages == stages,
+                   "double_buffer: the copies '{}' ({} stages) and '{}' ({}) at loop '{}' differ in stages", firstStage, stages, p->value,
+                   copyStages, f->var.name());
+      stages = copyStages;
       if (firstStage.empty()) firstStage = p->value;
       MarkAsync mark(p->value, written_);
       copies.push_back(mark.mutate(p->body));
