@@ -445,29 +445,17 @@ class KernelPrinter {
     }
   }
 
-  /// A dense copy of 2 or 4 lanes of 32-bit elements (passes::vectorizeCopies): one wide load
-  /// and store where the addresses are provably aligned to the access, element by element where
-  /// not (a shared copy's rows padded against bank conflicts). OpenCL's vloadn/vstoren need only
-  /// the element's alignment.
-  /// A store into shared memory issued as `cp.async` of 4, 8 or 16 bytes, a guarded one with a
-  /// source size of 0 (zeros) where its guard fails. A vector whose addresses are not aligned to
-  /// its size (a shared copy whose rows are padded to an odd stride) goes element by element: a
-  /// synchronous store would wait for its load before the block computes. Synchronous only where
-  /// the elements are not 4, 8 or 16 bytes (the pipeline's barriers order either).
+  /// A store into shared memory issued as `cp.async` (passes::asyncCopyFormOf says how): one
+  /// copy of 4, 8 or 16 bytes, or element by element where the vector's addresses are not aligned
+  /// to its size (a synchronous store would wait for its load before the block computes); a
+  /// guarded one reads 0 bytes (zeros) where its guard fails. Synchronous where the value is not
+  /// such a load (the pipeline's barriers order either).
   void asyncCopy(const PragmaNode* p) {
     if (!cuda()) unsupported("asynchronous copies into shared memory need CUDA (sm_80 and later)");
     auto n = p->body.as<StoreNode>();
     TESSEL_CHECK(n, "GPU codegen (cuda), kernel '{}': the asynchronous copy of '{}' is not one store", kernel.function.name, p->value);
-    Expr value = n->value, condition;
-    if (value.kind() == ExprKind::Select || value.kind() == ExprKind::IfThenElse) {
-      auto sel = static_cast<const SelectNode*>(value.get());
-      condition = sel->condition;
-      value = sel->trueValue;
-    }
-    auto source = value.as<LoadNode>();
-    const int lanes = n->index.type().lanes, elementBytes = n->buffer->dtype.storageBytes();
-    auto copyable = [](int bytes) { return bytes == 4 || bytes == 8 || bytes == 16; };
-    if (!source || !copyable(elementBytes) || !(source->buffer->dtype == n->buffer->dtype) || source->index.type().lanes != lanes) {
+    auto form = passes::asyncCopyFormOf(n);
+    if (!form) {
       stmt(p->body);
       return;
     }
@@ -476,18 +464,21 @@ class KernelPrinter {
       auto r = index.as<RampNode>();
       return !r ? index : lane == 0 ? r->base : r->base + r->stride * Expr(int64_t(lane));
     };
-    auto dense = [](const Expr& index) { return !index.as<RampNode>() || ir::isConstInt(index.as<RampNode>()->stride, 1); };
-    const bool whole = copyable(lanes * elementBytes) && dense(n->index) && dense(source->index) &&
-                       alignedTo(n->buffer, laneIndex(n->index, 0), lanes) && alignedTo(source->buffer, laneIndex(source->index, 0), lanes);
-    const int pieces = whole ? 1 : lanes, bytes = whole ? lanes * elementBytes : elementBytes;
+    const int lanes = n->index.type().lanes, pieces = form->whole ? 1 : lanes;
+    const int bytes = form->whole ? lanes * form->elementBytes : form->elementBytes;
     usesAsyncCopies = true;
-    std::string size = condition.defined() ? fmt::format("({}) ? {} : 0", expr(condition), bytes) : std::to_string(bytes);
+    std::string size = form->condition.defined() ? fmt::format("({}) ? {} : 0", expr(form->condition), bytes) : std::to_string(bytes);
+    const LoadNode* source = form->source;
     for (int i = 0; i < pieces; ++i)
       out << pad()
           << fmt::format("tessel_cp_async<{}>(&{}[{}], &{}[{}], {});\n", bytes, bufferName(n->buffer), bufferIndex(n->buffer, laneIndex(n->index, i)),
                          bufferName(source->buffer), bufferIndex(source->buffer, laneIndex(source->index, i)), size);
   }
 
+  /// A dense copy of 2 or 4 lanes of 32-bit elements (passes::vectorizeCopies): one wide load
+  /// and store where the addresses are provably aligned to the access, element by element where
+  /// not (a shared copy's rows padded against bank conflicts). OpenCL's vloadn/vstoren need only
+  /// the element's alignment.
   void vectorCopy(const StoreNode* n) {
     auto target = n->index.as<RampNode>();
     int lanes = n->index.type().lanes;

@@ -26,6 +26,7 @@
 #include "ir/Mutator.h"
 #include "ir/Simplify.h"
 #include "passes/DoubleBufferCopies.h"
+#include "passes/GpuLaunch.h"
 #include "passes/Passes.h"
 #include "schedule/Steps.h"
 #include "support/Error.h"
@@ -72,33 +73,6 @@ class ToSlot : public IRMutator {
   Expr slot_;
 };
 
-/// The value of an asynchronous copy: a load of device memory, or one under a condition with
-/// zero otherwise (what the copy hardware fills in for a source of size 0).
-bool copiesAsynchronously(const Expr& value) {
-  if (auto l = value.as<LoadNode>()) return l->buffer->scope == BufferNode::Scope::Global;
-  if (value.kind() != ExprKind::Select && value.kind() != ExprKind::IfThenElse) return false;
-  auto s = static_cast<const SelectNode*>(value.get());
-  if (s->condition.type().lanes != 1 || !copiesAsynchronously(s->trueValue)) return false;
-  Expr zero = s->falseValue;
-  if (auto b = zero.as<BroadcastNode>()) zero = b->value;
-  if (auto f = zero.as<FloatImmNode>()) return f->value == 0.0;
-  if (auto i = zero.as<IntImmNode>()) return i->value == 0;
-  return false;
-}
-
-/// Whether a vector copy's addresses in both memories are aligned to its size (a copy into
-/// shared rows padded to an odd stride is not): what one cp.async of 8 or 16 bytes needs.
-bool wholeVectorCopy(const StoreNode* n) {
-  int lanes = n->index.type().lanes;
-  if (lanes == 1) return true;
-  auto dst = n->index.as<RampNode>();
-  Expr value = n->value;
-  if (value.kind() == ExprKind::Select || value.kind() == ExprKind::IfThenElse) value = static_cast<const SelectNode*>(value.get())->trueValue;
-  auto src = value.as<LoadNode>() ? value.as<LoadNode>()->index.as<RampNode>() : nullptr;
-  return dst && src && isConstInt(dst->stride, 1) && isConstInt(src->stride, 1) && knownDivisor(dst->base) % lanes == 0 &&
-         knownDivisor(src->base) % lanes == 0;
-}
-
 /// The copy's stores into shared memory marked asynchronous where their value allows.
 class MarkAsync : public IRMutator {
  public:
@@ -111,8 +85,9 @@ class MarkAsync : public IRMutator {
     TESSEL_CHECK(n->buffer->scope == BufferNode::Scope::Shared, "double_buffer {}: the copy stores into '{}', not shared memory", stage_,
                  n->buffer->name);
     checkDoubleBufferedSource(stage_, n->value, written_);
-    if (!copiesAsynchronously(n->value)) return s;
-    piecewise = piecewise || !wholeVectorCopy(n);
+    auto form = asyncCopyFormOf(n);
+    if (!form) return s;
+    piecewise = piecewise || !form->whole;
     return makePragma(kAsyncCopyPragma, stage_, s);
   }
   Stmt visitPragma(const Stmt& s, const PragmaNode* n) override {
@@ -134,20 +109,6 @@ int stagesOf(const PragmaNode* copy) {
 
 Stmt asyncCommit() { return makePragma(kAsyncCommitPragma, "", makeBlock({})); }
 Stmt asyncWait(int inFlight) { return makePragma(kAsyncWaitPragma, std::to_string(inFlight), makeBlock({})); }
-
-/// The bytes of shared memory the kernel allocates.
-int64_t sharedBytesOf(const Stmt& s) {
-  struct Shared : IRVisitor {
-    int64_t bytes = 0;
-    void visit(const Stmt& x) override {
-      if (auto a = x.as<AllocateNode>(); a && a->buffer->scope == BufferNode::Scope::Shared)
-        bytes += a->buffer->elementCount() * a->buffer->dtype.storageBytes();
-      IRVisitor::visit(x);
-    }
-  } shared;
-  shared.visit(s);
-  return shared.bytes;
-}
 
 class Pipeliner : public IRMutator {
  public:
@@ -242,8 +203,37 @@ class Pipeliner : public IRMutator {
 }  // namespace
 
 Stmt pipelineAsyncCopies(const Stmt& s, int64_t maxSharedBytes) {
-  Stmt pipelined = Pipeliner(storedBuffers(s), maxSharedBytes - sharedBytesOf(s)).mutate(s);
+  Stmt pipelined = Pipeliner(storedBuffers(s), maxSharedBytes - gpuLaunchOf(s).sharedBytes).mutate(s);
   return prefetchDoubleBuffers(pipelined);  // the copies left to registers; drops the pragmas
+}
+
+std::optional<AsyncCopyForm> asyncCopyFormOf(const StoreNode* store) {
+  AsyncCopyForm form;
+  Expr value = store->value;
+  if (value.kind() == ExprKind::Select || value.kind() == ExprKind::IfThenElse) {
+    // A guarded load with zero otherwise: what the copy fills in for a source of 0 bytes.
+    auto s = static_cast<const SelectNode*>(value.get());
+    Expr zero = s->falseValue;
+    if (auto b = zero.as<BroadcastNode>()) zero = b->value;
+    bool isZero = (zero.as<FloatImmNode>() && zero.as<FloatImmNode>()->value == 0.0) || (zero.as<IntImmNode>() && zero.as<IntImmNode>()->value == 0);
+    if (s->condition.type().lanes != 1 || !isZero) return std::nullopt;
+    form.condition = s->condition;
+    value = s->trueValue;
+  }
+  form.source = value.as<LoadNode>();
+  form.elementBytes = store->buffer->dtype.storageBytes();
+  auto copyable = [](int64_t bytes) { return bytes == 4 || bytes == 8 || bytes == 16; };
+  const int lanes = store->index.type().lanes;
+  if (!form.source || form.source->buffer->scope != BufferNode::Scope::Global || !(form.source->buffer->dtype == store->buffer->dtype) ||
+      form.source->index.type().lanes != lanes || !copyable(form.elementBytes))
+    return std::nullopt;
+  // Both addresses dense and aligned to the whole copy (rows padded to an odd stride are not).
+  auto alignedRamp = [&](const Expr& index) {
+    auto r = index.as<RampNode>();
+    return r && isConstInt(r->stride, 1) && knownDivisor(r->base) % lanes == 0;
+  };
+  form.whole = lanes == 1 || (copyable(int64_t(lanes) * form.elementBytes) && alignedRamp(store->index) && alignedRamp(form.source->index));
+  return form;
 }
 
 bool isAsyncCopy(const Stmt& s) {

@@ -1,6 +1,7 @@
 /// The loop-IR passes run by the lowering driver (Lower.cpp), each a function from a
 /// statement to a statement, each in its own source file.
 #pragma once
+#include <optional>
 #include "ir/Stmt.h"
 
 namespace tessel::passes {
@@ -48,6 +49,18 @@ inline constexpr const char* kAsyncCopyPragma = "async_copy";
 inline constexpr const char* kAsyncCommitPragma = "async_commit";
 inline constexpr const char* kAsyncWaitPragma = "async_wait";
 bool isAsyncCopy(const ir::Stmt& s);
+/// What a store into shared memory copies asynchronously: the device memory it loads, the guard
+/// under which it does (undefined: always; where it fails the copy reads 0 bytes and fills
+/// zeros), and whether it goes as one copy of 4, 8 or 16 bytes (`whole`: both addresses dense and
+/// aligned to its size) or element by element. None where the value is not such a load (then the
+/// store stays synchronous). The pipeline pass and the CUDA printer decide by this one reading.
+struct AsyncCopyForm {
+  const ir::LoadNode* source = nullptr;
+  ir::Expr condition;
+  bool whole = false;
+  int elementBytes = 0;
+};
+std::optional<AsyncCopyForm> asyncCopyFormOf(const ir::StoreNode* store);
 /// Replaces small local buffers, all of whose accesses use constant indices, by variables
 /// (one per element or per vector), so that the C compiler keeps them in registers.
 ir::Stmt promoteRegisters(const ir::Stmt& s);
