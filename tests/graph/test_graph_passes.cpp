@@ -280,6 +280,96 @@ TEST_F(GraphPasses, UsePackedWeightsPacksMatrixProductsWithConstantWeights) {
   expectContains(errorOf([&] { usePackedWeights(g, [](const Graph&, int) { return int64_t(5); }); }), "a block of 5 does not");
 }
 
+/// A patch embedding as a ViT export writes it: conv2d(stride = kernel) + bias_add, then the
+/// exporter's flatten(2).transpose(1, 2) to tokens (NCHW) or a reshape (NHWC); `others` adds
+/// convolutions that are not patch products (overlapping 2x2 stride 1, 1x1 pointwise, a 3x3
+/// stride 3 over 10 pixels with a remainder, a padded 2x2 stride 2).
+Graph patchEmbedding(ops::Layout layout, bool others) {
+  const bool nhwc = layout == ops::Layout::NHWC;
+  const int64_t channels = 3, size = 8, patch = 4, hidden = 5, grid = size / patch;
+  auto image = [&](int64_t c, int64_t h) { return nhwc ? std::vector<int64_t>{2, h, h, c} : std::vector<int64_t>{2, c, h, h}; };
+  auto weight = [&](int64_t k, int64_t c, int64_t o) {
+    return nhwc ? std::vector<int64_t>{k, k, c, o} : std::vector<int64_t>{o, c, k, k};
+  };
+  Graph g;
+  int x = g.addInput("pixels", {image(channels, size), DataType::float32()});
+  int conv = g.addOp("conv2d", {x, g.addConstant("patch.weight", randomTensor(weight(patch, channels, hidden), 1))},
+                     {{"strides", {patch, patch}}, {"layout", ops::layoutName(layout)}}, "patch");
+  int biased = g.addOp("bias_add", {conv, g.addConstant("patch.bias", randomTensor({hidden}, 2))}, {{"axis", nhwc ? 3 : 1}},
+                       "patch.bias_add");
+  int tokens = nhwc ? g.addOp("reshape", {biased}, {{"shape", {2, grid * grid, hidden}}}, "tokens")
+                    : g.addOp("transpose", {g.addOp("reshape", {biased}, {{"shape", {2, hidden, grid * grid}}}, "flatten")},
+                              {{"axes", {0, 2, 1}}}, "tokens");
+  g.markOutput(g.addOp("relu", {tokens}, Attrs::object(), "out"));
+  if (!others) return g;
+  struct Conv {
+    int64_t kernel, stride, size, pad;
+  };
+  for (const Conv& c : {Conv{2, 1, 8, 0}, Conv{1, 1, 8, 0}, Conv{3, 3, 10, 0}, Conv{2, 2, 8, 1}}) {
+    std::string name = fmt::format("conv_k{}_s{}_n{}_p{}", c.kernel, c.stride, c.size, c.pad);
+    int in = g.addInput(name + "_in", {image(channels, c.size), DataType::float32()});
+    g.markOutput(g.addOp("conv2d", {in, g.addConstant(name + "_w", randomTensor(weight(c.kernel, channels, 4), 3))},
+                         {{"strides", {c.stride, c.stride}}, {"padding", {c.pad, c.pad, c.pad, c.pad}}, {"layout", ops::layoutName(layout)}},
+                         name));
+  }
+  return g;
+}
+
+TEST_F(GraphPasses, PatchProductsTurnPatchConvolutionsIntoMatrixProducts) {
+  for (ops::Layout layout : {ops::Layout::NCHW, ops::Layout::NHWC}) {
+    SCOPED_TRACE(ops::layoutName(layout));
+    Graph g = patchEmbedding(layout, /*others=*/true);
+    Graph p = patchProducts(g);
+    // Only the patch convolution: the other four stay convolutions.
+    EXPECT_EQ(countOps(p, "conv2d"), 4) << p.toString();
+    EXPECT_EQ(countOps(p, "batch_matmul"), 1);
+    EXPECT_EQ(countOps(p, "bias_add"), 0) << "the bias is the product's epilogue";
+    const Node& product = p.node(p.findNode("patch_product"));
+    EXPECT_EQ(product.type.shape, (std::vector<int64_t>{2, 4, 5}));                                 // [batch, patches, hidden]
+    EXPECT_EQ(p.node(product.inputs[0]).type.shape, (std::vector<int64_t>{2, 4, 48}));              // rows of C * KH * KW
+    EXPECT_EQ(p.node(p.findNode("patch.bias_add")).type, g.node(g.findNode("patch.bias_add")).type);  // the layout it replaces
+    EXPECT_LT(outputDifference(g, p), 1e-6);
+    // The standard pipeline: the weight folds to a constant [K, O], and the layout round trip
+    // to tokens (NCHW: transpose to the grid's NCHW, flatten, transpose back) is gone.
+    OptimizeOptions keep;
+    keep.desiredLayout = std::nullopt;
+    Graph o = optimizeGraph(patchEmbedding(layout, false), keep);
+    EXPECT_EQ(countOps(o, "transpose"), 1) << o.toString();  // the patches' gather alone
+    const Node& folded = o.node(o.node(o.findNode("patch_product")).inputs[1]);
+    EXPECT_EQ(folded.kind, NodeKind::Constant);
+    EXPECT_EQ(folded.type.shape, (std::vector<int64_t>{48, 5}));
+    EXPECT_LT(outputDifference(patchEmbedding(layout, false), o), 1e-6);
+  }
+}
+
+TEST_F(GraphPasses, CollapseLayoutChainsRemovesRoundTripsOnly) {
+  Graph g;
+  int x = g.addInput("x", {{2, 3, 4, 5}, DataType::float32()});
+  // NCHW -> NHWC -> NCHW: the identity.
+  int there = g.addOp("transpose", {x}, {{"axes", {0, 2, 3, 1}}}, "to_nhwc");
+  int back = g.addOp("transpose", {there}, {{"axes", {0, 3, 1, 2}}}, "to_nchw");
+  g.markOutput(g.addOp("relu", {back}, Attrs::object(), "round_trip"));
+  // A grid flattened and transposed back to rows: the same elements as a reshape of x.
+  int flat = g.addOp("reshape", {g.addOp("transpose", {x}, {{"axes", {0, 2, 3, 1}}}, "grid_nhwc")}, {{"shape", {2, 20, 3}}}, "rows");
+  int cols = g.addOp("transpose", {flat}, {{"axes", {0, 2, 1}}}, "columns");
+  g.markOutput(g.addOp("reshape", {cols}, {{"shape", {2, 3, 20}}}, "flattened"));
+  // A real transpose (heads split), and a round trip whose middle is also read elsewhere.
+  g.markOutput(g.addOp("transpose", {g.addOp("reshape", {x}, {{"shape", {2, 12, 5}}}, "heads")}, {{"axes", {0, 2, 1}}}, "split"));
+  int shared = g.addOp("transpose", {x}, {{"axes", {0, 2, 3, 1}}}, "shared_nhwc");
+  g.markOutput(g.addOp("transpose", {shared}, {{"axes", {0, 3, 1, 2}}}, "shared_back"));
+  g.markOutput(g.addOp("sigmoid", {shared}, Attrs::object(), "shared_reader"));
+  Graph c = collapseLayoutChains(g);
+  EXPECT_EQ(c.findNode("to_nhwc"), -1) << c.toString();
+  EXPECT_EQ(c.node(c.node(c.findNode("round_trip")).inputs[0]).name, "x");
+  EXPECT_EQ(c.node(c.findNode("flattened")).op, "reshape");
+  EXPECT_EQ(c.node(c.node(c.findNode("flattened")).inputs[0]).name, "x");
+  EXPECT_EQ(c.findNode("grid_nhwc"), -1);
+  EXPECT_EQ(c.node(c.findNode("split")).op, "transpose");
+  EXPECT_EQ(c.node(c.findNode("shared_back")).op, "transpose");
+  EXPECT_EQ(countOps(c, "transpose"), 3);  // split, shared_nhwc, shared_back
+  EXPECT_LT(outputDifference(g, c), 1e-7);
+}
+
 TEST_F(GraphPasses, CombineParallelProductsMakesQueryKeyAndValueOneProduct) {
   // Three projections of x with biases (a transformer's query, key and value, one narrower),
   // a fourth by a weight of another reduction and a fifth with no bias: only the three combine.

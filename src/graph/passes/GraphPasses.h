@@ -23,6 +23,17 @@ Graph foldConstants(const Graph& graph);
 /// A conv2d, depthwise_conv2d or dense with constant weights, read only by a multiply with a
 /// constant that varies along the output channel alone, takes that scale into its weights.
 Graph foldScaleAxis(const Graph& graph);
+/// A float32 conv2d (NCHW or NHWC) with a constant weight whose stride equals its kernel, larger
+/// than one pixel, undilated, unpadded, one group, over an image its windows tile exactly (a
+/// vision transformer's patch embedding) becomes the matrix product it is: the image reshaped
+/// and transposed into one row per patch, a batch_matmul by the weight as [K, O] (folded), a
+/// constant channel bias added by its only reader as the product's epilogue, and the result
+/// put back in the convolution's layout under the replaced node's name.
+Graph patchProducts(const Graph& graph);
+/// A chain of two or more transposes and reshapes (each link read by the next alone) that
+/// leaves every element in its row-major place (reshapes alone always do) becomes a reshape of
+/// its source, or the source.
+Graph collapseLayoutChains(const Graph& graph);
 /// Products (matmul, batch_matmul) of one value by constant float32 [K, N] weights of the same K
 /// (and, for each or for none, a constant [N] bias added as their only reader) become one
 /// product with the weights side by side, plus the biases in one add, and a strided slice per

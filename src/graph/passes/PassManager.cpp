@@ -16,6 +16,10 @@ const std::vector<GraphPass>& graphPasses() {
       {"simplify_inference", "batch norm with constant statistics -> multiply and add per channel", simplifyInference},
       {"fold_constants", "evaluate operators whose inputs are all constants", foldConstants},
       {"fold_scale_axis", "push per-channel multiplies into conv2d / depthwise / dense weights", foldScaleAxis},
+      {"patch_products", "convolutions over patches that do not overlap (stride = kernel > 1) -> reshapes and a matrix product",
+       patchProducts},
+      {"collapse_layout_chains", "transposes and reshapes that leave every element in place -> one reshape or none",
+       collapseLayoutChains},
       {"combine_parallel_products", "products of one value by constant weights (query, key, value) -> one product and slices",
        combineParallelProducts},
       {"convert_layout_nhwc", "image operators to NHWC, transposes at the boundaries",
@@ -70,8 +74,9 @@ std::vector<std::string> standardPipeline(const OptimizeOptions& options) {
   std::vector<std::string> passes{"simplify_inference", "fold_constants"};
   if (options.desiredLayout)
     passes.push_back(*options.desiredLayout == ops::Layout::NHWC ? "convert_layout_nhwc" : "convert_layout_nchw");
-  // Layout conversion leaves weight transposes; the scale fold needs constant weights.
-  passes.insert(passes.end(), {"fold_constants", "fold_scale_axis", "fold_constants"});
+  // Layout conversion leaves weight transposes; the scale fold needs constant weights; the
+  // patch products' weights fold like them, and their layout ops meet the conversion's.
+  passes.insert(passes.end(), {"fold_constants", "fold_scale_axis", "patch_products", "fold_constants", "collapse_layout_chains"});
   if (options.combineProducts) passes.push_back("combine_parallel_products");
   passes.push_back("eliminate_dead_code");
   if (options.fuseSeparable) passes.push_back("fuse_separable_blocks");

@@ -22,7 +22,8 @@ struct GraphPass {
   std::function<Graph(const Graph&)> run;
 };
 
-/// simplify_inference, fold_constants, fold_scale_axis, combine_parallel_products, convert_layout_nhwc,
+/// simplify_inference, fold_constants, fold_scale_axis, patch_products, collapse_layout_chains,
+/// combine_parallel_products, convert_layout_nhwc,
 /// convert_layout_nchw, use_winograd (every candidate convolution to F(4x4, 3x3)),
 /// use_packed_weights (every candidate packed by the default block), quantize (int8 with the
 /// default options), graph_pack (VTA blocks with the default options), eliminate_dead_code.
