@@ -106,7 +106,7 @@ class GpuPlanner {
   struct RowStatistics {
     std::string out;
     std::vector<std::string> statistics;  ///< in stage order
-    int64_t threads = 0;                  ///< per row: a divisor of C
+    int64_t threads = 0;                  ///< per row (C need not be a multiple: guarded)
   };
 
   std::optional<RowStatistics> rowStatisticsPlan() const {
@@ -127,16 +127,19 @@ class GpuPlanner {
     }
     if (plan.statistics.empty()) return std::nullopt;
     // A block per row, its threads taking every threads-th element. Every thread combines all
-    // the threads' partials of each statistic (T loads each for a row of T threads, beside the
-    // C / T elements it reduces), so the fewest threads that divide the row and fill a warp
-    // (minThreadsPerBlock): BERT-base's softmax rows of 128 and layer norm's of 768 take 32.
-    // Where no divisor from a warp up to the other rules' block size exists (ViT's 197: itself),
-    // the most up to it, and at least two.
-    int64_t cap = std::min({options_.threadsPerBlock, options_.maxThreadsPerBlock, columns});
-    int64_t least = std::max<int64_t>(options_.minThreadsPerBlock, 2);
-    plan.threads = 0;
-    for (int64_t t = least; t <= cap && plan.threads == 0; ++t)
-      if (columns % t == 0) plan.threads = t;
+    // the threads' partials of each statistic: T loads for a row of T threads, beside the
+    // ceil(C / T) elements it reduces. So whole warps (minThreadsPerBlock), up to the other
+    // rules' block size, the count that makes T + ceil(C / T) least, the fewest where counts
+    // tie; a row shorter than a warp takes a thread per element. BERT-base's softmax rows of
+    // 128 and layer norm's of 768 take 32; so do ViT-B/16's rows of 197, a prime, in seven
+    // guarded steps (all 197 threads reading 197 partials made its softmax 6x PyTorch's on an
+    // H200); rows of 3072 take 64.
+    const int64_t warp = std::max<int64_t>(options_.minThreadsPerBlock, 1);
+    const int64_t cap = std::min(options_.threadsPerBlock, options_.maxThreadsPerBlock);
+    auto cost = [&](int64_t t) { return t + (columns + t - 1) / t; };
+    plan.threads = std::min({columns, warp, cap});
+    for (int64_t t = 2 * warp; t <= cap && t < columns; t += warp)
+      if (cost(t) < cost(plan.threads)) plan.threads = t;
     if (plan.threads == 0) return std::nullopt;
     return plan;
   }

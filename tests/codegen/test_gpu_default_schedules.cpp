@@ -614,18 +614,19 @@ void buildAndRunRowStatistics(const std::string& target, bool run) {
     const auto& shape = c.dag.op(c.dag.outputNames()[0])->shape;
     int64_t rows = 1;
     for (size_t d = 0; d + 1 < shape.size(); ++d) rows *= shape[d];
-    // A block per row, the fewest threads from a warp up that divide the row: 32 of 96, 50 of
-    // 100, 37 of 37.
-    const std::map<std::string, int64_t> threads = {{"layer_norm", 32}, {"softmax", 50}, {"layer_norm_odd", 37}};
+    // A block per row, a warp each: 96 in 3 steps, 100 and 37 guarded (4 and 2 steps).
+    const std::map<std::string, int64_t> threads = {{"layer_norm", 32}, {"softmax", 32}, {"layer_norm_odd", 32}};
     EXPECT_EQ(launch["grid"][0].get<int64_t>(), rows);
     EXPECT_EQ(launch["block"][0].get<int64_t>(), threads.at(c.name));
     EXPECT_GT(launch["shared_bytes"].get<int64_t>(), 0);
     if (!run) continue;
     auto module = runtime::GpuModule::fromMemory(binary.manifestText(), binary.code);
     auto data = kernelcheck::makeReferenceData(c.dag, seed++);
-    // 1e-4: PoCL's rsqrt is as far from the reference with one thread per output (6.3e-5 for
-    // the first layer norm either way); the summation order is the same, element by element.
-    EXPECT_LT(kernelcheck::runGpuAndCompare(module.kernel(c.name), data), 1e-4) << binary.source.code;
+    // 3e-4: an output near zero (an element near its row's mean) carries the mean's rounding,
+    // about an ulp of a mean near 0.5 (6e-8) times 1/sigma (3.5 for inputs uniform in [0, 1)),
+    // measured against relativeError's floor of 1e-3 of the largest output (about 1.7): up to
+    // ~1.2e-4 (CUDA's rsqrtf on the H200 gave 1.15e-4 for the first layer norm, PoCL 6.3e-5).
+    EXPECT_LT(kernelcheck::runGpuAndCompare(module.kernel(c.name), data), 3e-4) << binary.source.code;
   }
 }
 
@@ -638,7 +639,7 @@ TEST(GpuDefaultSchedules, RowStatisticsAreComputedOncePerRowAndMatchTheReference
 
 TEST(GpuDefaultSchedules, RowStatisticsCompileForCudaAndRunWhereAGpuIs) { onCudaWhereAGpuIs(buildAndRunRowStatistics); }
 
-TEST(GpuDefaultSchedules, RowStatisticsTakeTheThreadsThatDivideTheRow) {
+TEST(GpuDefaultSchedules, RowStatisticsTakeTheThreadsThatLoadTheLeast) {
   auto h100 = ops::gpuScheduleOptionsFor(1024, 132, 32);
   auto launchOf = [&](const te::ComputeDAG& dag) {
     return passes::lowerForGpu(schedule::replay(dag, ops::defaultGpuSchedule(dag, h100)), "k", passes::GpuLimits::cudaSm90()).launch;
@@ -654,8 +655,14 @@ TEST(GpuDefaultSchedules, RowStatisticsTakeTheThreadsThatDivideTheRow) {
   auto softmax = launchOf(ops::softmax(12 * 128, 128));
   EXPECT_EQ(softmax.grid[0], 1536);
   EXPECT_EQ(softmax.block[0], 32);
-  // ViT-B/16's rows of 197 (a prime): all 197.
-  EXPECT_EQ(launchOf(ops::softmax(12 * 197, 197)).block[0], 197);
-  // A row with no divisor from 32 to 256 (a prime over 256) keeps the other rules.
-  EXPECT_EQ(launchOf(ops::softmax(4, 257)).sharedBytes, 0);
+  // ViT-B/16's rows of 197 (a prime): a warp in seven guarded steps, not 197 threads each
+  // reading 197 partials (its softmax 17 us against PyTorch's 2.4 on an H200).
+  EXPECT_EQ(launchOf(ops::softmax(12 * 197, 197)).block[0], 32);
+  // Rows of 3072 take 64 threads (64 + 48 loads a thread against 32 + 96), rows of 257 a
+  // guarded warp, rows shorter than a warp one thread per element.
+  EXPECT_EQ(launchOf(ops::softmax(4, 3072)).block[0], 64);
+  auto prime = launchOf(ops::softmax(4, 257));
+  EXPECT_EQ(prime.block[0], 32);
+  EXPECT_GT(prime.sharedBytes, 0);
+  EXPECT_EQ(launchOf(ops::softmax(4, 20)).block[0], 20);
 }
