@@ -223,6 +223,8 @@ void benchmark(const BenchmarkOptions& o) {
     auto calls = executor.profile(o.repeat);
     double total = 0;
     for (auto& c : calls) total += c.seconds;
+    if (executor.device().kind != runtime::DeviceKind::CPU)
+      fmt::print("each call timed over {} launches in a row, one synchronization\n", runtime::GraphExecutor::kGpuProfileBurst);
     fmt::print("{:>4}  {:<40} {:>10} {:>7}\n", "call", "kernel", "ms", "share");
     for (size_t i = 0; i < calls.size(); ++i)
       fmt::print("{:>4}  {:<40} {:>10.3f} {:>6.1f}%\n", i, calls[i].kernel, calls[i].seconds * 1e3, 100 * calls[i].seconds / total);
@@ -256,7 +258,8 @@ void addModuleCommands(CLI::App& app) {
   benchCommand->add_option("--number", benchOptions->number, "runs per measurement (raised to reach --min-repeat-ms)")
       ->check(integerIn(1, 1000000));
   benchCommand->add_option("--min-repeat-ms", benchOptions->minRepeatMs, "minimum length of one measurement")->check(numberIn(0.0, 60000.0));
-  benchCommand->add_flag("--profile", benchOptions->profile, "also time every call on its own");
+  benchCommand->add_flag("--profile", benchOptions->profile,
+                         "also time every call on its own (on a GPU, each call launched 20 times in a row per sample)");
   benchCommand->add_option("--compare", benchOptions->compare,
                            "other module directories to time in alternation with this one, round by round (repeatable); "
                            "prints each one's median and its ratio to this one's");

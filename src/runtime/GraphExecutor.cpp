@@ -359,10 +359,13 @@ std::vector<GraphExecutor::CallProfile> GraphExecutor::profile(int repeat) {
   run();  // warm-up
   for (int r = 0; r < repeat; ++r) {
     for (size_t i = 0; i < calls_.size(); ++i) {
+      const bool cpu = device_.kind == DeviceKind::CPU;
+      const int burst = cpu ? 1 : kGpuProfileBurst;
+      if (!cpu) deviceAPI(device_).synchronize();
       double start = steadySeconds();
-      calls_[i].invoke();
-      if (device_.kind != DeviceKind::CPU) deviceAPI(device_).synchronize();
-      samples[i].push_back(steadySeconds() - start);
+      for (int b = 0; b < burst; ++b) calls_[i].invoke();
+      if (!cpu) deviceAPI(device_).synchronize();
+      samples[i].push_back((steadySeconds() - start) / burst);
     }
   }
   std::vector<CallProfile> result;

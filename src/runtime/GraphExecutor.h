@@ -104,12 +104,16 @@ class GraphExecutor {
   TimingResult benchmark(const TimeEvaluatorOptions& options);
 
   /// Per call, in execution order: the kernel and its median seconds over `repeat` runs of the
-  /// whole graph (each call timed on its own, as TVM's debug executor does).
+  /// whole graph (each call timed on its own, as TVM's debug executor does). On a GPU each
+  /// sample is kGpuProfileBurst launches of the call in a row and one synchronization, divided:
+  /// a synchronization per launch would add its round trip (about 10 us on an H200 host, more
+  /// than most of a transformer's kernels take) to every call.
   struct CallProfile {
     std::string kernel;
     double seconds = 0;
   };
   std::vector<CallProfile> profile(int repeat = 5);
+  static constexpr int kGpuProfileBurst = 20;
 
   /// Bytes of the planned activation buffers, and what one buffer per tensor would take.
   size_t plannedBytes() const;
