@@ -166,14 +166,18 @@ TEST(GpuCli, CudaBuildsTakeTheRecordsShippedForTheirArchitecture) {
   }
   // The transformers' records were tuned on an H200 (one layer here: the same workloads as
   // twelve): every kernel but the copies no tuning task covers (the heads' transposes, the split
-  // products' rows, ViT's patch gather before its patch product and its class token) takes one.
-  for (const auto& [model, copies] : std::vector<std::pair<std::string, int>>{{"bert-base", 5}, {"gpt2", 5}, {"vit-b16", 7}}) {
+  // products' rows, ViT's patch gather before its patch product and its class token) takes one,
+  // except BERT's and GPT-2's five element-wise and row kernels (embedding, layer norm, softmax,
+  // the split products' sums), which take the rules: their records replayed older rules'
+  // schedules and measured slower in the network (BERT-base in TF32 on the H200: 1.02 ms with
+  // them, 0.947 with the products' records alone, 0.95 untuned).
+  for (const auto& [model, copies] : std::vector<std::pair<std::string, int>>{{"bert-base", 10}, {"gpt2", 10}, {"vit-b16", 7}}) {
     auto [used, all] = shippedUse(model, cuda, {"--layers", "1"}, model);
     EXPECT_EQ(used, all - copies) << model;
   }
   // With TF32 allowed the transformers' products take the records tuned for it (one TF32
   // product a step), the other kernels the fp32 target's.
-  for (const auto& [model, copies] : std::vector<std::pair<std::string, int>>{{"bert-base", 5}, {"vit-b16", 7}}) {
+  for (const auto& [model, copies] : std::vector<std::pair<std::string, int>>{{"bert-base", 10}, {"vit-b16", 7}}) {
     auto [used, all] = shippedUse(model, cuda + " -matmul-precision=tf32", {"--layers", "1"}, model + ".tf32");
     EXPECT_EQ(used, all - copies) << model;
     auto [split, one] = tensorCoreCalls(dir.path() + "/" + model + ".tf32");

@@ -53,11 +53,9 @@ TEST(ShippedRecords, EveryRecordIsValidUniqueAndReplaysOnItsDag) {
       if (r.config) {
         EXPECT_TRUE(configs.insert({r.target, r.task.workloadKey, r.config->index}).second) << "a config shipped twice";
       }
-      // A record tuned with TF32 allowed ships where it takes TF32 products: elsewhere the fp32
-      // target's record of the workload serves both.
-      if (target::Target::parse(r.target).matmulPrecision == target::MatmulPrecision::Tf32) {
-        EXPECT_TRUE(tune::roundsProductsToTf32(r)) << "a record of " << r.target << " without TF32 products";
-      }
+      // A record tuned with TF32 allowed may compute on the fp32 units: its search weighed them
+      // against TF32 tiles, the fp32 target's against 3xTF32 ones, and the two winners differ
+      // (BERT-base's output projection on an H200: a fp32 tile 13% faster than the TF32 default).
       if (kind == "vta") continue;
       ASSERT_TRUE(r.task.dag);
       te::ComputeDAG dag = te::dagFromJson(nlohmann::json::parse(*r.task.dag));
