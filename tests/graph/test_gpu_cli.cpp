@@ -159,25 +159,30 @@ TEST(GpuCli, CudaBuildsTakeTheRecordsShippedForTheirArchitecture) {
     EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
     return std::pair{used, all};
   };
-  // Every kernel but the flatten (a copy no tuning task covers) takes a shipped record.
+  // Every kernel but the flatten (a copy no tuning task covers) and the classifier's softmax
+  // takes a shipped record: the softmax's record replayed rule 8 as it was before whole warps
+  // (ShippedRecords.CudaTemplateRecordsAreWhatTheirConfigsInstantiateToday) and waits to be
+  // tuned again on the H200.
   for (const std::string model : {"resnet-18", "resnet-50", "mobilenet-v2"}) {
     auto [used, all] = shippedUse(model, cuda, {}, model);
-    EXPECT_GE(used, all - 1) << model;
+    EXPECT_GE(used, all - 2) << model;
   }
   // The transformers' records were tuned on an H200 (one layer here: the same workloads as
-  // twelve): every kernel but the copies no tuning task covers (the heads' transposes, the split
-  // products' rows, ViT's patch gather before its patch product and its class token) takes one,
-  // except BERT's and GPT-2's five element-wise and row kernels (embedding, layer norm, softmax,
-  // the split products' sums), which take the rules: their records replayed older rules'
-  // schedules and measured slower in the network (BERT-base in TF32 on the H200: 1.02 ms with
-  // them, 0.947 with the products' records alone, 0.95 untuned).
-  for (const auto& [model, copies] : std::vector<std::pair<std::string, int>>{{"bert-base", 10}, {"gpt2", 10}, {"vit-b16", 7}}) {
+  // twelve). In fp32 only the products whose records are current ship (BERT's and GPT-2's scores,
+  // context and output projection; ViT's patch product, its sum and tokens, its scores, context,
+  // output projection and softmax): the others replayed tiles and rules older than these
+  // (ShippedRecords.CudaTemplateRecordsAreWhatTheirConfigsInstantiateToday) and wait to be tuned
+  // again on the H200. BERT's and GPT-2's element-wise and row kernels (embedding, layer norm,
+  // softmax, the split products' sums) ship none: theirs measured slower in the network (BERT-base
+  // in TF32 on the H200: 1.02 ms with them, 0.947 with the products' records alone, 0.95 untuned).
+  for (const auto& [model, shipped] : std::vector<std::pair<std::string, int>>{{"bert-base", 3}, {"gpt2", 3}, {"vit-b16", 9}}) {
     auto [used, all] = shippedUse(model, cuda, {"--layers", "1"}, model);
-    EXPECT_EQ(used, all - copies) << model;
+    EXPECT_EQ(used, shipped) << model << " of " << all;
   }
-  // With TF32 allowed the transformers' products take the records tuned for it (one TF32
-  // product a step), the other kernels the fp32 target's.
-  for (const auto& [model, copies] : std::vector<std::pair<std::string, int>>{{"bert-base", 10}, {"vit-b16", 7}}) {
+  // With TF32 allowed every product of the transformers takes a record tuned for it (one TF32
+  // product a step where it is on tensor cores), the other kernels the fp32 target's as above:
+  // all but BERT's copies and row kernels, and ViT's copies and layer norm.
+  for (const auto& [model, copies] : std::vector<std::pair<std::string, int>>{{"bert-base", 10}, {"vit-b16", 8}}) {
     auto [used, all] = shippedUse(model, cuda + " -matmul-precision=tf32", {"--layers", "1"}, model + ".tf32");
     EXPECT_EQ(used, all - copies) << model;
     auto [split, one] = tensorCoreCalls(dir.path() + "/" + model + ".tf32");

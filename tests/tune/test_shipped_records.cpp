@@ -2,18 +2,24 @@
 // parses, every record is a valid trial that carries its DAG, each workload has one record (the
 // VTA log: up to 16 distinct configs per task), and
 // every CPU and CUDA record replays and lowers on its DAG (a CUDA one within sm_90's limits), so a change of the schedule language that
-// breaks a shipped record fails here rather than in a user's build.
+// breaks a shipped record fails here rather than in a user's build; and every CUDA template record
+// is what its config instantiates today, so a rule or tile change that leaves one behind does too.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <set>
 #include <tuple>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "passes/GpuLimits.h"
 #include "passes/Lower.h"
 #include "schedule/Steps.h"
 #include "te/DagJson.h"
 #include "tune/RecordQueries.h"
 #include "tune/ShippedRecords.h"
+#include "tune/autotvm/GpuTemplates.h"
 
 using namespace tessel;
 
@@ -68,3 +74,26 @@ TEST(ShippedRecords, EveryRecordIsValidUniqueAndReplaysOnItsDag) {
 }
 
 }  // namespace
+
+// A record keeps the steps its config made when it was tuned. Where the template (a GPU default
+// rule, a tile) has changed since, the config now makes other steps, and the record replays the
+// old schedule (BERT-base's layer norm and softmax records kept older rule-8 blocks and made the
+// network 8% slower on an H200): every shipped CUDA template record must still be what its config
+// instantiates, so a rule change that leaves records behind fails here until they are tuned again.
+TEST(ShippedRecords, CudaTemplateRecordsAreWhatTheirConfigsInstantiateToday) {
+  std::vector<std::string> stale;
+  for (const tune::TuningRecord& r : tune::shippedRecords("cuda/sm_90")) {
+    if (!r.config || !r.task.dag) continue;
+    te::ComputeDAG dag = te::dagFromJson(nlohmann::json::parse(*r.task.dag));
+    auto task = tune::autotvm::makeGpuTuningTask(r.task.name, dag, target::Target::parse(r.target), passes::GpuLimits::cudaSm90(),
+                                                 r.task.templateName);
+    std::string name = r.target + " " + r.task.name + " (" + r.task.workloadKey.substr(0, 8) + ")";
+    if (uint64_t(r.config->index) >= task->space->size()) {
+      stale.push_back(name + ": config " + std::to_string(r.config->index) + " outside today's space");
+      continue;
+    }
+    std::string now = schedule::printSteps(task->instantiate(task->space->get(uint64_t(r.config->index))));
+    if (now != schedule::printSteps(r.steps)) stale.push_back(name);
+  }
+  EXPECT_TRUE(stale.empty()) << stale.size() << " stale records: " << fmt::format("{}", fmt::join(stale, "; "));
+}
