@@ -358,8 +358,14 @@ TEST_F(GraphPasses, CollapseLayoutChainsRemovesRoundTripsOnly) {
   int shared = g.addOp("transpose", {x}, {{"axes", {0, 2, 3, 1}}}, "shared_nhwc");
   g.markOutput(g.addOp("transpose", {shared}, {{"axes", {0, 3, 1, 2}}}, "shared_back"));
   g.markOutput(g.addOp("sigmoid", {shared}, Attrs::object(), "shared_reader"));
+  // A round trip that is itself an output stays a node of its own (not the input x).
+  g.markOutput(g.addOp("transpose", {g.addOp("transpose", {x}, {{"axes", {0, 2, 3, 1}}}, "out_nhwc")}, {{"axes", {0, 3, 1, 2}}},
+                       "out_round_trip"));
   Graph c = collapseLayoutChains(g);
   EXPECT_EQ(c.findNode("to_nhwc"), -1) << c.toString();
+  EXPECT_EQ(c.findNode("out_nhwc"), -1);
+  EXPECT_EQ(c.node(c.findNode("out_round_trip")).op, "reshape");
+  EXPECT_EQ(c.node(c.node(c.findNode("out_round_trip")).inputs[0]).name, "x");
   EXPECT_EQ(c.node(c.node(c.findNode("round_trip")).inputs[0]).name, "x");
   EXPECT_EQ(c.node(c.findNode("flattened")).op, "reshape");
   EXPECT_EQ(c.node(c.node(c.findNode("flattened")).inputs[0]).name, "x");

@@ -87,8 +87,9 @@ Graph collapseLayoutChains(const Graph& graph) {
       continue;
     }
     int source = rw.mapped(nodes[size_t(chain.front())].inputs[0]);
-    // The links were copied on the way; they are dead now, dropped below.
-    if (rw.graph().node(source).type.shape == n.type.shape)
+    // The links were copied on the way; they are dead now, dropped below. A graph output keeps
+    // a node of its own (a reshape), so that it never becomes an input or another output.
+    if (rw.graph().node(source).type.shape == n.type.shape && !isOutput[i])
       rw.setMapping(id, source);
     else
       rw.setMapping(id, rw.graph().addOp("reshape", {source}, {{"shape", n.type.shape}}, n.name));
