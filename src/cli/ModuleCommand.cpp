@@ -259,7 +259,8 @@ void addModuleCommands(CLI::App& app) {
       ->check(integerIn(1, 1000000));
   benchCommand->add_option("--min-repeat-ms", benchOptions->minRepeatMs, "minimum length of one measurement")->check(numberIn(0.0, 60000.0));
   benchCommand->add_flag("--profile", benchOptions->profile,
-                         "also time every call on its own (on a GPU, each call launched 20 times in a row per sample)");
+                         fmt::format("also time every call on its own (on a GPU, each call launched {} times in a row per sample)",
+                                     runtime::GraphExecutor::kGpuProfileBurst));
   benchCommand->add_option("--compare", benchOptions->compare,
                            "other module directories to time in alternation with this one, round by round (repeatable); "
                            "prints each one's median and its ratio to this one's");

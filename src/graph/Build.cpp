@@ -97,8 +97,7 @@ BuildReport buildGraph(const Graph& graph, const std::string& directory, const B
   std::vector<int> plannedTensorIds;      // planned[i] is tensor plannedTensorIds[i]
   std::map<int, size_t> plannedIndexOf;   // the reverse
   runtime::NamedTensors params;
-  std::vector<bool> isOutput(graph.nodes().size(), false);
-  for (int o : graph.outputs()) isOutput[size_t(o)] = true;
+  std::vector<bool> isOutput = graph.outputFlags();
   auto tensorFor = [&](int node) {
     auto found = tensorOfNode.find(node);
     if (found != tensorOfNode.end()) return found->second;

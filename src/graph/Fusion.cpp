@@ -143,8 +143,7 @@ std::vector<FusedGroup> fuseOperators(const Graph& graph, bool fuse) {
   auto consumers = graph.consumers();
   std::vector<int> groupOf(nodes.size(), -1);
   std::vector<FusedGroup> groups;
-  std::vector<bool> isOutput(nodes.size(), false);
-  for (int o : graph.outputs()) isOutput[size_t(o)] = true;
+  std::vector<bool> isOutput = graph.outputFlags();
 
   for (size_t id = 0; id < nodes.size(); ++id) {
     const Node& n = nodes[id];

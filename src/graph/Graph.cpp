@@ -139,6 +139,12 @@ std::vector<std::vector<int>> Graph::consumers() const {
   return result;
 }
 
+std::vector<bool> Graph::outputFlags() const {
+  std::vector<bool> result(nodes_.size(), false);
+  for (int o : outputs_) result[size_t(o)] = true;
+  return result;
+}
+
 std::string Graph::toString() const {
   std::string out;
   for (const Node& n : nodes_) {

@@ -62,6 +62,8 @@ class Graph {
   const std::map<std::string, runtime::Tensor>& params() const { return params_; }
   /// Ids of the nodes that read node `id`, in order.
   std::vector<std::vector<int>> consumers() const;
+  /// Per node id, whether it is one of the graph's outputs.
+  std::vector<bool> outputFlags() const;
 
   /// One line per node, as `%name = op(%a, %b) {attrs} : type`.
   std::string toString() const;

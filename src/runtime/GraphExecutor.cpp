@@ -357,10 +357,10 @@ std::vector<GraphExecutor::CallProfile> GraphExecutor::profile(int repeat) {
   TESSEL_CHECK(repeat >= 1, "profile: repeat must be at least 1, got {}", repeat);
   std::vector<std::vector<double>> samples(calls_.size());
   run();  // warm-up
+  const bool cpu = device_.kind == DeviceKind::CPU;
+  const int burst = cpu ? 1 : kGpuProfileBurst;
   for (int r = 0; r < repeat; ++r) {
     for (size_t i = 0; i < calls_.size(); ++i) {
-      const bool cpu = device_.kind == DeviceKind::CPU;
-      const int burst = cpu ? 1 : kGpuProfileBurst;
       if (!cpu) deviceAPI(device_).synchronize();
       double start = steadySeconds();
       for (int b = 0; b < burst; ++b) calls_[i].invoke();

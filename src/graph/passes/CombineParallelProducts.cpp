@@ -79,8 +79,7 @@ Graph combineParallelProducts(const Graph& graph) {
   std::vector<std::vector<int>> readers(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i)
     for (int in : nodes[i].inputs) readers[size_t(in)].push_back(int(i));
-  std::vector<bool> isOutput(nodes.size(), false);
-  for (int o : graph.outputs()) isOutput[size_t(o)] = true;
+  std::vector<bool> isOutput = graph.outputFlags();
 
   // The groups: per operand, its products by constant weights of one reduction, in order. Only
   // groups whose branches all have a bias, or none has, combine (one add for all of them).

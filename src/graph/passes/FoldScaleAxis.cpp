@@ -45,8 +45,7 @@ std::optional<std::vector<float>> perChannel(const runtime::Tensor& scale, int a
 
 Graph foldScaleAxis(const Graph& graph) {
   auto consumers = graph.consumers();
-  std::vector<bool> isOutput(graph.nodes().size(), false);
-  for (int o : graph.outputs()) isOutput[size_t(o)] = true;
+  std::vector<bool> isOutput = graph.outputFlags();
 
   // First decide which multiplies fold, so that their producers are never emitted.
   struct Fold {

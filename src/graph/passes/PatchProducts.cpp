@@ -70,8 +70,7 @@ int channelBiasAdd(const Graph& graph, int conv, const Patches& p, const std::ve
 Graph patchProducts(const Graph& graph) {
   const auto& nodes = graph.nodes();
   auto consumers = graph.consumers();
-  std::vector<bool> isOutput(nodes.size(), false);
-  for (int o : graph.outputs()) isOutput[size_t(o)] = true;
+  std::vector<bool> isOutput = graph.outputFlags();
   std::vector<bool> absorbed(nodes.size(), false);  // a bias add now in the product's epilogue
 
   GraphRewriter rw(graph);
