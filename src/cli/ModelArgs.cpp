@@ -122,6 +122,10 @@ void addModelOptions(CLI::App* c, ModelArgs& a) {
                 "on an H200) as partial products over slices of the reduction and their sum: auto (where the tiles fill "
                 "fewer than half the multiprocessors) or never")
       ->transform(oneOf({"auto", "never"}));
+  c->add_option("--fuse-layouts", a.fuseLayouts,
+                "GPU targets: transposes, reshapes and slices read only by a matrix product (a transformer's heads split "
+                "and merged) computed as the product copies its operand: auto, or never (a copy kernel each)")
+      ->transform(oneOf({"auto", "never"}));
   c->add_flag("--no-optimize", a.noOptimize, "skip the graph passes (batch-norm folding, layout conversion, ...)");
   c->add_option("--print-after", a.printAfter, "print the graph after this pass (repeatable; 'all': after every one)");
 }
@@ -173,6 +177,8 @@ PreparedModel prepareModel(const ModelArgs& a) {
   if (a.parsedTarget.isGpu() && !a.noOptimize && a.splitReductions == "auto")
     prepared.base = graph::applyReductionSplits(
         prepared.base, graph::gpuReductionSplitChoice(graph::gpuLimitsForBuild(a.parsedTarget).multiProcessorCount), run);
+  if (a.parsedTarget.isGpu() && !a.noOptimize && a.fuseLayouts == "auto")
+    prepared.base = graph::runPasses(prepared.base, {"fuse_layouts_into_products"}, run);
   if (a.noOptimize) {
     prepared.direct = prepared.chosen = prepared.chosenUnpacked = prepared.base;
     prepared.winograd = {prepared.base};

@@ -43,6 +43,8 @@ struct ModelArgs {
   /// partial products and their sum (split_reductions): "auto" (graph::gpuReductionSplitChoice)
   /// or "never".
   std::string splitReductions = "auto";
+  /// GPU targets: fuse_layouts_into_products (auto) or not (never).
+  std::string fuseLayouts = "auto";
   std::vector<std::string> printAfter;
   /// A params file whose weights replace the zoo's random ones before the passes (compile
   /// --params); empty: the random weights.

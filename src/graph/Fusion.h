@@ -4,11 +4,12 @@
 /// residual add, activation); chains of elementwise, broadcast and injective ops fuse; a
 /// reduction absorbs the elementwise ops after it; opaque ops stay alone. Beyond TVM, a
 /// pointwise convolution marked by fuse_separable_blocks joins its depthwise convolution's group
-/// (a separable block as one function), and a chain of elementwise nodes marked
-/// `fuse_into_reader` (the VTA flow's residual shortcuts: cast to int32, left shift) leaves its
-/// producer's group and joins the group of its only reader instead (TVM's fusion of the
+/// (a separable block as one function), and a chain of elementwise or injective nodes marked
+/// `fuse_into_reader` leaves its producer's group and joins the group of its only reader
+/// instead: the VTA flow's residual shortcuts (cast to int32, left shift; TVM's fusion of the
 /// shortcut into the next convolution, where VTA loads the int8 value and shifts it on the
-/// ALU). A node joins its
+/// ALU) and, on GPU targets, the layout ops before a matrix product (fuse_layouts_into_products,
+/// computed in its operand copies). A node joins its
 /// producer's group only when that producer has no other consumer, or when all of them are
 /// element-wise nodes of a diamond that meets again in one node (TVM's post-dominator rule:
 /// GELU's x * 0.5 * (1 + erf(x / sqrt(2))), SiLU's x * sigmoid(x)), which joins as a whole;

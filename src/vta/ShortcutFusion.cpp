@@ -1,7 +1,5 @@
 #include "vta/ShortcutFusion.h"
 
-#include <set>
-
 #include "graph/passes/GraphRewriter.h"
 
 namespace tessel::vta {
@@ -40,23 +38,10 @@ std::vector<int> shortcutChain(const Graph& graph, int cast, const std::vector<s
 
 Graph markShortcutsForFusion(const Graph& packed) {
   auto consumers = packed.consumers();
-  std::set<int> marked;
+  std::vector<bool> marked(packed.nodes().size(), false);
   for (size_t id = 0; id < packed.nodes().size(); ++id)
-    for (int n : shortcutChain(packed, int(id), consumers)) marked.insert(n);
-  graph::GraphRewriter rw(packed);
-  for (size_t i = 0; i < packed.nodes().size(); ++i) {
-    int id = int(i);
-    const Node& n = packed.node(id);
-    if (n.kind != NodeKind::Op) continue;
-    if (!marked.count(id)) {
-      rw.setMapping(id, rw.copyOp(id));
-      continue;
-    }
-    graph::Attrs attrs = n.attrs;
-    attrs["fuse_into_reader"] = true;
-    rw.setMapping(id, rw.graph().addOp(n.op, rw.mappedInputs(id), attrs, n.name));
-  }
-  return rw.finish();
+    for (int n : shortcutChain(packed, int(id), consumers)) marked[size_t(n)] = true;
+  return graph::withFlagOn(packed, marked, "fuse_into_reader");
 }
 
 }  // namespace tessel::vta

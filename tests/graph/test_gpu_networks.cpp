@@ -18,6 +18,7 @@
 #include "graph/Interpreter.h"
 #include "graph/ModelZoo.h"
 #include "graph/Operators.h"
+#include "graph/passes/GraphPasses.h"
 #include "graph/passes/PassManager.h"
 #include "runtime/CudaDevice.h"
 #include "runtime/GraphExecutor.h"
@@ -126,6 +127,10 @@ std::vector<Network> networks() {
       {"transformer block, reductions split",
        applyReductionSplits(transformerBlock(),
                             [](const Graph& g, int id) { return g.node(g.node(id).inputs[1]).type.shape[0] == 32 ? int64_t(4) : int64_t(2); })},
+      // As GPU builds prepare it: the heads split and the row slices of the split products
+      // computed in the products' operand copies (the key's transposed).
+      {"transformer block, reductions split, layouts in the products",
+       fuseLayoutsIntoProducts(applyReductionSplits(transformerBlock(), [](const Graph&, int) { return int64_t(2); }))},
   };
 }
 

@@ -376,6 +376,58 @@ TEST_F(GraphPasses, CollapseLayoutChainsRemovesRoundTripsOnly) {
   EXPECT_LT(outputDifference(g, c), 1e-7);
 }
 
+TEST_F(GraphPasses, FuseLayoutsIntoProductsPutsOperandChainsInTheProductsFunction) {
+  // Attention's layout moves: query, key and value sliced from one projection and split into
+  // heads (the key transposed), the context merged back and cut into row slices for a split
+  // product; beside them a transpose read by a product and an add, and a chain that is an output.
+  Graph g;
+  int x = g.addInput("x", {{1, 6, 8}, DataType::float32()});
+  int qkv = g.addOp("batch_matmul", {x, g.addConstant("w_qkv", randomTensor({8, 24}, 40))}, Attrs::object(), "qkv");
+  auto heads = [&](int64_t offset, std::vector<int64_t> axes, const std::string& name) {
+    int slice = g.addOp("strided_slice", {qkv}, {{"begin", {0, 0, offset}}, {"shape", {1, 6, 8}}, {"step", {1, 1, 1}}}, name + "_slice");
+    int split = g.addOp("reshape", {slice}, {{"shape", {1, 6, 2, 4}}}, name + "_heads");
+    return g.addOp("transpose", {split}, {{"axes", axes}}, name + "_t");
+  };
+  int q = heads(0, {0, 2, 1, 3}, "q"), k = heads(8, {0, 2, 3, 1}, "k"), v = heads(16, {0, 2, 1, 3}, "v");
+  int p = g.addOp("softmax", {g.addOp("batch_matmul", {q, k}, Attrs::object(), "scores")}, {{"axis", -1}}, "p");
+  int context = g.addOp("batch_matmul", {p, v}, Attrs::object(), "context");
+  int merged = g.addOp("reshape", {g.addOp("transpose", {context}, {{"axes", {0, 2, 1, 3}}}, "context_t")}, {{"shape", {6, 2, 4}}},
+                       "merged");
+  int rows = g.addOp("transpose", {merged}, {{"axes", {1, 0, 2}}}, "rows");
+  int parts = g.addOp("batch_matmul", {rows, g.addConstant("w_out", randomTensor({2, 4, 8}, 41))}, Attrs::object(), "parts");
+  g.markOutput(g.addOp("sum", {parts}, {{"axis", {0}}, {"keepdims", true}}, "out"));
+  int shared = g.addOp("transpose", {x}, {{"axes", {0, 2, 1}}}, "shared_t");
+  g.markOutput(g.addOp("batch_matmul", {shared, g.addConstant("w_s", randomTensor({6, 3}, 42))}, Attrs::object(), "shared_product"));
+  g.markOutput(g.addOp("add", {shared, shared}, Attrs::object(), "shared_sum"));
+  int shown = g.addOp("transpose", {x}, {{"axes", {0, 2, 1}}}, "shown_t");
+  g.markOutput(shown);
+  g.markOutput(g.addOp("batch_matmul", {shown, g.addConstant("w_o", randomTensor({6, 3}, 43))}, Attrs::object(), "shown_product"));
+
+  Graph f = fuseLayoutsIntoProducts(g);
+  auto marked = [&](const std::string& name) { return f.node(f.findNode(name)).attrs.value("fuse_into_reader", false); };
+  for (const char* name : {"q_slice", "q_heads", "q_t", "k_slice", "k_heads", "k_t", "v_slice", "v_heads", "v_t", "context_t", "merged", "rows"})
+    EXPECT_TRUE(marked(name)) << name;
+  for (const char* name : {"qkv", "scores", "p", "context", "parts", "shared_t", "shown_t"}) EXPECT_FALSE(marked(name)) << name;
+  EXPECT_LT(outputDifference(g, f), 1e-7);
+
+  // Each chain computes in the function of the product that reads it; the layout moves make no
+  // function of their own.
+  auto groupOf = [&](const std::vector<FusedGroup>& groups, const std::string& name) {
+    int id = f.findNode(name);
+    for (size_t i = 0; i < groups.size(); ++i)
+      if (std::find(groups[i].nodes.begin(), groups[i].nodes.end(), id) != groups[i].nodes.end()) return int(i);
+    return -1;
+  };
+  auto groups = fuseOperators(f);
+  for (const char* name : {"q_slice", "q_heads", "q_t", "k_slice", "k_t"}) EXPECT_EQ(groupOf(groups, name), groupOf(groups, "scores")) << name;
+  for (const char* name : {"v_slice", "v_t"}) EXPECT_EQ(groupOf(groups, name), groupOf(groups, "context")) << name;
+  for (const char* name : {"context_t", "merged", "rows"}) EXPECT_EQ(groupOf(groups, name), groupOf(groups, "parts")) << name;
+  EXPECT_NE(groupOf(groups, "shared_t"), groupOf(groups, "shared_product"));
+  EXPECT_EQ(groups.size() + 4, fuseOperators(g).size());  // the three heads and the merge
+  const FusedGroup& scores = groups[size_t(groupOf(groups, "scores"))];
+  EXPECT_EQ(scores.inputs, std::vector<int>{f.findNode("qkv")}) << "query and key read one value";
+}
+
 TEST_F(GraphPasses, CombineParallelProductsMakesQueryKeyAndValueOneProduct) {
   // Three projections of x with biases (a transformer's query, key and value, one narrower),
   // a fourth by a weight of another reduction and a fifth with no bias: only the three combine.

@@ -62,6 +62,13 @@ SplitChoice gpuReductionSplitChoice(int64_t multiprocessors);
 /// over the parts, takes the product's element-wise readers (bias, residual add) as its epilogue.
 Graph splitProductReductions(const Graph& graph, const SplitChoice& partsOf);
 
+/// GPU targets: a chain of layout ops (transpose, reshape, strided_slice, flatten), each read by
+/// the next alone, that ends in an operand of a matrix product (batch_matmul, matmul, dense) is
+/// marked `fuse_into_reader`, so that fusion computes it in the product's function: the tiled
+/// schedules copy operands into shared memory, and the copy reads through the layout ops instead
+/// of a kernel writing the moved value first (a transformer's head split and merge).
+Graph fuseLayoutsIntoProducts(const Graph& graph);
+
 /// Rewrites the layout-sensitive operators from the other image layout to `desired` (NCHW to
 /// NHWC, the layout the CPU schedules run fastest in, or back): convolutions, pooling and
 /// resize take the new layout and transposed weights, per-channel operators (batch norm, bias,

@@ -33,6 +33,23 @@ int GraphRewriter::copyOp(int id) {
   return newId;
 }
 
+Graph withFlagOn(const Graph& graph, const std::vector<bool>& marked, const std::string& flag) {
+  GraphRewriter rw(graph);
+  for (size_t i = 0; i < graph.nodes().size(); ++i) {
+    int id = int(i);
+    const Node& n = graph.node(id);
+    if (n.kind != NodeKind::Op) continue;
+    if (!marked[i]) {
+      rw.copyOp(id);
+      continue;
+    }
+    Attrs attrs = n.attrs;
+    attrs[flag] = true;
+    rw.setMapping(id, rw.graph().addOp(n.op, rw.mappedInputs(id), attrs, n.name));
+  }
+  return rw.finish();
+}
+
 std::string GraphRewriter::freshName(const std::string& base) {
   if (out_.findNode(base) < 0 && old_.findNode(base) < 0) return base;
   for (int i = 1;; ++i) {

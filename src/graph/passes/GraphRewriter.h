@@ -4,6 +4,7 @@
 /// never copied) and carries the outputs over at the end. Node names survive, so a rewritten
 /// graph still names the layers a user knows.
 #pragma once
+#include <string>
 #include <vector>
 
 #include "graph/Graph.h"
@@ -39,6 +40,10 @@ class GraphRewriter {
   Graph out_;
   std::vector<int> map_;
 };
+
+/// A copy of `graph` whose operator nodes `marked` (by id) carry attribute `flag` = true: how the
+/// passes that steer fusion (fuse_depthwise, fuse_into_reader) say which nodes join whom.
+Graph withFlagOn(const Graph& graph, const std::vector<bool>& marked, const std::string& flag);
 
 /// The value of a constant node in the old graph, or nullptr if node `id` is not a constant.
 const runtime::Tensor* constantValue(const Graph& graph, int id);

@@ -32,6 +32,8 @@ const std::vector<GraphPass>& graphPasses() {
        [](const Graph& g) { return usePackedWeights(g, defaultPackChoice()); }},
       {"split_reductions", "products with too few GEMM tiles for an H200's 132 multiprocessors -> partial products and their sum",
        [](const Graph& g) { return splitProductReductions(g, gpuReductionSplitChoice(passes::GpuLimits::cudaSm90().multiProcessorCount)); }},
+      {"fuse_layouts_into_products", "GPU: layout ops read only by a matrix product computed in its operand copies",
+       fuseLayoutsIntoProducts},
       {"fuse_separable_blocks", "pointwise convolutions marked to share a function with the depthwise one before them",
        fuseSeparableBlocks},
       {"quantize", "int8 quantization with TVM's defaults (global scale 8, power-of-two weights, first conv2d and dense in float)",

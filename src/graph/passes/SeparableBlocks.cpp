@@ -43,21 +43,11 @@ bool separableBlockOf(const Graph& graph, int id, const std::vector<std::vector<
 bool separableBlock(const Graph& graph, int id) { return separableBlockOf(graph, id, graph.consumers()); }
 
 Graph fuseSeparableBlocks(const Graph& graph) {
-  GraphRewriter rw(graph);
   auto consumers = graph.consumers();
-  for (size_t i = 0; i < graph.nodes().size(); ++i) {
-    int id = int(i);
-    const Node& n = graph.node(id);
-    if (n.kind != NodeKind::Op) continue;
-    if (!separableBlockOf(graph, id, consumers)) {
-      rw.setMapping(id, rw.copyOp(id));
-      continue;
-    }
-    Attrs attrs = n.attrs;
-    attrs["fuse_depthwise"] = true;
-    rw.setMapping(id, rw.graph().addOp(n.op, rw.mappedInputs(id), attrs, n.name));
-  }
-  return rw.finish();
+  std::vector<bool> marked(graph.nodes().size(), false);
+  for (size_t i = 0; i < graph.nodes().size(); ++i)
+    marked[i] = graph.node(int(i)).kind == NodeKind::Op && separableBlockOf(graph, int(i), consumers);
+  return withFlagOn(graph, marked, "fuse_depthwise");
 }
 
 }  // namespace tessel::graph
