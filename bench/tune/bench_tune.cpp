@@ -87,6 +87,7 @@
 #include "OneDnnConv.h"
 #include "codegen/CSource.h"
 #include "codegen/Toolchain.h"
+#include "driver/PreparedModel.h"
 #include "graph/Build.h"
 #include "graph/Fusion.h"
 #include "graph/ModelZoo.h"
@@ -217,21 +218,11 @@ std::string benchName(std::string text) {
 // passes converting to NHWC, tasks with a CPU template).
 // ---------------------------------------------------------------------------------------
 
-/// The network as `tessel tune` prepares it: every convolution direct, and its Winograd
-/// variants (graph::cpuWinogradVariants), the first where the default rules (--winograd auto)
-/// put Winograd, which is what `tessel compile` builds without records.
-struct Variants {
-  graph::Graph direct;
-  std::vector<graph::Graph> winograd;
-};
-
-Variants preparedModel(const std::string& model) {
-  Variants v;
-  graph::Graph base = graph::optimizeGraph(graph::buildModel(model, graph::ModelOptions{}), graph::OptimizeOptions{});
-  v.direct = graph::applyPacking(base, graph::defaultPackChoice());
-  for (const graph::Graph& w : graph::cpuWinogradVariants(base, size_t(target::hostCpu().l2Bytes)))
-    v.winograd.push_back(graph::applyPacking(w, graph::defaultPackChoice()));
-  return v;
+/// The network as `tessel tune` prepares it for this machine (driver::prepareModel): `direct`
+/// with every convolution direct, and its Winograd `variants`, the first where the default
+/// rules (--winograd auto) put Winograd, which is what `tessel compile` builds without records.
+driver::PreparedModel preparedModel(const std::string& model) {
+  return driver::prepareModel(graph::buildModel(model, graph::ModelOptions{}), driver::PrepareOptions{});
 }
 
 std::vector<TuningTaskPtr> tuningTasks(const graph::Graph& g) {
@@ -529,7 +520,7 @@ void compareConvs(const Settings& settings, const std::string& model) {
   tune::warnSkippedLines(file, logPath);
   std::map<std::string, tune::TuningRecord> best;
   for (auto& r : tune::bestRecords(file.records)) best.emplace(r.task.workloadKey, r);
-  Variants variants = preparedModel(model);
+  driver::PreparedModel variants = preparedModel(model);
   std::vector<TuningTaskPtr> tasks = tuningTasks(variants.direct);
   std::map<std::string, ConvEpilogue> epilogues = convEpilogues(variants.direct);
   // By task name: the same layer as Winograd, in the variant whose best record is the fastest.

@@ -17,13 +17,6 @@ tune::ScheduleFunction defaultGpuScheduleFor(const passes::GpuLimits& limits, ta
 
 }  // namespace
 
-ModelArgs gpuModelArgs(const ModelArgs& args) {
-  ModelArgs gpu = args;
-  gpu.packWeights = "never";
-  gpu.fuseSeparable = "never";
-  return gpu;
-}
-
 tune::ScheduleFunction gpuRecordsProvider(const tune::HistoryBest& best, const passes::GpuLimits& limits, const target::Target& target) {
   return best.provider(defaultGpuScheduleFor(limits, target.matmulPrecision),
                        [limits](const schedule::State& state) { passes::lowerForGpu(state, "record_check", limits); });

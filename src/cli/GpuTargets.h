@@ -1,6 +1,5 @@
 /// What the network commands (compile, tune) do differently for a GPU target ("cuda ...",
-/// "opencl ..."): the graph passes without the CPU's packed and fused convolution variants, the
-/// limits kernels are verified against, the records with the default GPU schedule as the
+/// "opencl ..."): the limits kernels are verified against, the records with the default GPU schedule as the
 /// build's fallback, and the host target.
 #pragma once
 #include <string>
@@ -10,11 +9,6 @@
 #include "tune/HistoryBest.h"
 
 namespace tessel::cli {
-
-/// The model options of a GPU build: packed weights and fused separable blocks off (their
-/// layouts and tiles are the CPU kernels'). --winograd stays: GPU builds have their own NCHW
-/// Winograd form and rules (prepareModel).
-ModelArgs gpuModelArgs(const ModelArgs& args);
 
 /// The schedules of a GPU build with tuning records: each function's best record that replays
 /// and lowers within `limits` (a record measured on a device with larger limits may not), else

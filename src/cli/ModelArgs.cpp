@@ -130,41 +130,33 @@ void addModelOptions(CLI::App* c, ModelArgs& a) {
   c->add_option("--print-after", a.printAfter, "print the graph after this pass (repeatable; 'all': after every one)");
 }
 
-namespace {
-
-/// The fixed tile size of --winograd 2|4|6 as a choice; empty for never and auto (after checking
-/// the value).
-graph::WinogradChoice fixedWinogradChoice(const std::string& mode) {
+driver::WinogradMode winogradMode(const std::string& text) {
   std::vector<std::string> modes = winogradModes();
-  TESSEL_CHECK(std::find(modes.begin(), modes.end(), mode) != modes.end(), "--winograd: '{}' is not one of {}", mode,
+  TESSEL_CHECK(std::find(modes.begin(), modes.end(), text) != modes.end(), "--winograd: '{}' is not one of {}", text,
                fmt::join(modes, ", "));
-  if (mode == "auto" || mode == "never") return {};
-  return [m = std::stoi(mode)](const graph::Graph&, int) { return m; };
+  if (text == "auto") return {};
+  if (text == "never") return {driver::WinogradMode::Kind::Never, 0};
+  return {driver::WinogradMode::Kind::Fixed, std::stoi(text)};
 }
 
-}  // namespace
-
-graph::WinogradChoice winogradChoice(const std::string& mode, const target::CpuMachine& machine) {
-  if (auto fixed = fixedWinogradChoice(mode); fixed || mode == "never") return fixed;
-  return graph::defaultWinogradChoice(size_t(machine.l2Bytes));
-}
-
-std::string desiredLayoutFor(const ModelArgs& a) {
-  if (a.desiredLayout != "auto") return a.desiredLayout;
-  // GPU threads along the image width read neighbouring inputs and share weights: resnet-50
-  // untuned on an H100 ran 3.23 ms in NCHW against 7.19 ms in NHWC (2026-11-24).
-  return a.parsedTarget.isGpu() ? "NCHW" : "NHWC";
+driver::PrepareOptions prepareOptions(const ModelArgs& a) {
+  driver::PrepareOptions o;
+  o.target = a.parsedTarget;
+  o.optimize = !a.noOptimize;
+  o.desiredLayout = a.desiredLayout == "auto" ? driver::defaultDesiredLayout(a.parsedTarget) : graph::parseDesiredLayout(a.desiredLayout);
+  o.winograd = winogradMode(a.winograd);
+  o.packWeights = a.packWeights == "auto";
+  o.fuseSeparable = a.fuseSeparable == "auto";
+  o.combineProducts = a.combineProducts == "auto";
+  o.splitReductions = a.splitReductions == "auto";
+  o.fuseLayouts = a.fuseLayouts == "auto";
+  o.run.printAfter = {a.printAfter.begin(), a.printAfter.end()};
+  o.run.printTo = &std::cout;
+  return o;
 }
 
 PreparedModel prepareModel(const ModelArgs& a) {
-  graph::OptimizeOptions options;
-  options.desiredLayout = graph::parseDesiredLayout(desiredLayoutFor(a));
-  options.simplify = !a.noOptimize;
-  options.fuseSeparable = a.fuseSeparable == "auto";
-  options.combineProducts = a.combineProducts == "auto";
-  graph::PassRunOptions run;
-  run.printAfter = {a.printAfter.begin(), a.printAfter.end()};
-  run.printTo = &std::cout;
+  driver::PrepareOptions options = prepareOptions(a);  // a bad option fails before the model loads
   graph::Graph model = loadModel(a);
   if (!a.params.empty()) {
     graph::loadGraphParams(model, a.params);
@@ -172,115 +164,10 @@ PreparedModel prepareModel(const ModelArgs& a) {
       if (auto bad = runtime::countNonFinite(value); bad.any())
         fmt::print(stderr, "warning: {}: parameter '{}' has {}\n", a.params, name, bad.describe());
   }
-  PreparedModel prepared;
-  prepared.base = graph::optimizeGraph(std::move(model), options, run);
-  if (a.parsedTarget.isGpu() && !a.noOptimize && a.splitReductions == "auto")
-    prepared.base = graph::applyReductionSplits(
-        prepared.base, graph::gpuReductionSplitChoice(graph::gpuLimitsForBuild(a.parsedTarget).multiProcessorCount), run);
-  if (a.parsedTarget.isGpu() && !a.noOptimize && a.fuseLayouts == "auto")
-    prepared.base = graph::runPasses(prepared.base, {"fuse_layouts_into_products"}, run);
-  if (a.noOptimize) {
-    prepared.direct = prepared.chosen = prepared.chosenUnpacked = prepared.base;
-    prepared.winograd = {prepared.base};
-    return prepared;
-  }
-  if (a.packWeights == "auto") prepared.pack = graph::defaultPackChoice(a.cpuMachine());
-  prepared.direct = graph::applyPacking(prepared.base, prepared.pack, run);
-  prepared.variants = a.winograd == "auto";
-  if (a.parsedTarget.isGpu()) {
-    // The NCHW form on GPU targets. Untuned, auto stays direct (as TVM's CUDA builds without
-    // records do); tuning measures every candidate both ways and the records choose.
-    prepared.winogradLayout = ops::Layout::NCHW;
-    graph::WinogradChoice choice = fixedWinogradChoice(a.winograd);
-    if (a.winograd == "auto") choice = graph::gpuWinogradChoice();
-    graph::Graph winograd = graph::applyWinograd(prepared.base, choice, run, ops::Layout::NCHW);
-    prepared.chosenIsDirect = prepared.variants;
-    prepared.chosenUnpacked = prepared.chosenIsDirect ? prepared.base : winograd;
-    prepared.chosen = graph::applyPacking(prepared.chosenUnpacked, prepared.pack, run);
-    prepared.winograd = {graph::applyPacking(winograd, prepared.pack, run)};
-    return prepared;
-  }
-  if (!prepared.variants) {
-    prepared.chosenUnpacked = graph::applyWinograd(prepared.base, winogradChoice(a.winograd, a.cpuMachine()), run);
-    prepared.chosen = graph::applyPacking(prepared.chosenUnpacked, prepared.pack, run);
-    prepared.winograd = {prepared.chosen};
-    return prepared;
-  }
-  std::vector<graph::Graph> unpacked = graph::cpuWinogradVariants(prepared.base, size_t(a.cpuMachine().l2Bytes), run);
-  prepared.chosenUnpacked = unpacked[0];
-  prepared.chosen = graph::applyPacking(unpacked[0], prepared.pack, run);
-  prepared.winograd = {prepared.chosen};
-  for (size_t i = 1; i < unpacked.size(); ++i) prepared.winograd.push_back(graph::applyPacking(unpacked[i], prepared.pack));
-  return prepared;
+  return driver::prepareModel(std::move(model), options);
 }
 
 graph::Graph preparedModel(const ModelArgs& a) { return prepareModel(a).chosen; }
-
-std::string winogradSummary(const PreparedModel& prepared, const graph::Graph& built) {
-  int candidates = 0;
-  std::map<int, int> byTile;  // tile size -> convolutions
-  for (size_t i = 0; i < prepared.base.nodes().size(); ++i)
-    candidates += graph::winogradCandidate(prepared.base, int(i), prepared.winogradLayout);
-  for (size_t i = 0; i < built.nodes().size(); ++i)
-    if (int m = graph::winogradTileSize(built, int(i))) ++byTile[m];
-  if (candidates == 0) return "";
-  // Largest tile first; F(4x4) and F(2x2), the rule's two, even when none.
-  int total = 0;
-  std::string counts;
-  for (auto m = std::rbegin(ops::kWinogradTileSizes); m != std::rend(ops::kWinogradTileSizes); ++m) {
-    int n = byTile[*m];
-    total += n;
-    if (n > 0 || *m <= 4) counts += fmt::format("{}F({}x{}): {}", counts.empty() ? "" : ", ", *m, *m, n);
-  }
-  return fmt::format("Winograd for {} of {} stride-1 3x3 convolutions ({})", total, candidates, counts);
-}
-
-namespace {
-
-/// The packing of `unpacked` (a variant before packing) that keeps HWIO weights where the
-/// unpacked function has a record and the packed one has none: a log tuned before packing
-/// existed still applies. `kept` counts those layers.
-graph::Graph packByRecords(const PreparedModel& prepared, const graph::Graph& unpacked, const tune::HistoryBest& best, int& kept) {
-  if (!prepared.pack) return unpacked;
-  auto unpackedKeys = graph::workloadKeysByNode(unpacked);
-  auto packedKeys = graph::workloadKeysByNode(graph::applyPacking(unpacked, prepared.pack));
-  return graph::applyPacking(unpacked, [&](const graph::Graph& g, int id) {
-    int64_t block = prepared.pack(g, id);
-    const std::string& name = g.node(id).name;
-    auto packed = packedKeys.find(name), hwio = unpackedKeys.find(name);
-    bool packedRecord = packed != packedKeys.end() && best.find(packed->second);
-    if (block == 0 || packedRecord || hwio == unpackedKeys.end() || !best.find(hwio->second)) return block;
-    ++kept;
-    return int64_t(0);
-  });
-}
-
-}  // namespace
-
-RecordsChoice chooseByRecords(const PreparedModel& prepared, const tune::HistoryBest& best) {
-  int kept = 0;
-  auto withPacking = [&](RecordsChoice r) {
-    if (kept > 0)
-      r.summary += fmt::format("{}HWIO weights kept for {} layer{} whose records were tuned without packing",
-                               r.summary.empty() ? "" : "; ", kept, kept == 1 ? "" : "s");
-    return r;
-  };
-  if (!prepared.variants) {
-    graph::Graph g = packByRecords(prepared, prepared.chosenUnpacked, best, kept);
-    return withPacking({g, winogradSummary(prepared, g)});
-  }
-  // A layer takes its fastest measured variant; a record of one variant is enough.
-  graph::VariantChoice byCost = graph::chooseVariantsByCost(
-      prepared.direct, prepared.winograd, prepared.chosen, [&best](const std::string& key) -> std::optional<double> {
-        const tune::TuningRecord* record = best.find(key);
-        return record ? std::optional<double>(record->cost()) : std::nullopt;
-      });
-  RecordsChoice result;
-  result.graph = packByRecords(prepared, graph::applyWinograd(prepared.base, byCost.choice, {}, prepared.winogradLayout), best, kept);
-  result.summary = winogradSummary(prepared, result.graph);
-  if (!result.summary.empty()) result.summary += "; " + byCost.counts.describe();
-  return withPacking(result);
-}
 
 std::function<std::vector<schedule::StepPtr>(const te::ComputeDAG&)> DefaultSchedules::provider() {
   return [notes = notes_, options = options_](const te::ComputeDAG& dag) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/PreparedModel.h"
 #include "graph/Graph.h"
 #include "graph/ModelZoo.h"
 #include "graph/passes/GraphPasses.h"
@@ -70,54 +71,21 @@ void addModelSourceOptions(CLI::App* command, ModelArgs& args);
 /// The network as built by the zoo or imported from an ONNX file, before any pass.
 graph::Graph loadModel(const ModelArgs& args);
 
-/// The Winograd choice of a --winograd value for a CPU target on `machine`; Error naming a value
-/// that is none of them.
-graph::WinogradChoice winogradChoice(const std::string& mode, const target::CpuMachine& machine);
+/// The preparation a command's flags ask for (driver::prepareModel's options): each flag parsed
+/// here, once. Error naming a --winograd value that is none of its modes.
+driver::PrepareOptions prepareOptions(const ModelArgs& args);
 
-/// A network after the standard graph passes, in the variants tuning compares.
-struct PreparedModel {
-  graph::Graph base;    ///< after the standard passes: every convolution direct, weights HWIO (OIHW in NCHW)
-  graph::Graph direct;  ///< every convolution direct, weights packed as --pack-weights says
-  graph::Graph chosen;  ///< with the --winograd choice (for auto: the default rules), then packed
-  graph::Graph chosenUnpacked;  ///< `chosen` before packing
-  graph::PackChoice pack;  ///< the --pack-weights choice (empty: none)
-  /// --winograd auto: the Winograd candidates are a choice that records of the variants
-  /// overturn, layer by layer (chooseByRecords); tuning measures them all.
-  bool variants = false;
-  /// The Winograd variants measured against `direct` under auto, packed. CPU targets: `chosen`
-  /// (the layers the rules made Winograd), then those layers one tile size larger (F(4x4) for
-  /// F(2x2), F(6x6) for F(4x4) where it fits the L2), if any (graph::cpuWinogradVariants);
-  /// GPU targets, whose untuned default is direct: every candidate as Winograd
-  /// (ops::gpuWinogradTileSize), while `chosen` is `direct`. Without variants: `chosen` alone.
-  std::vector<graph::Graph> winograd;
-  bool chosenIsDirect = false;  ///< GPU under auto: `chosen` is the direct variant, `winograd` the other
-  /// The layout of the convolutions Winograd applies to: NHWC on CPU targets, NCHW on GPU targets.
-  ops::Layout winogradLayout = ops::Layout::NHWC;
-};
+using driver::chooseByRecords;
+using driver::PreparedModel;
+using driver::RecordsChoice;
+using driver::winogradSummary;
+
+/// The network loaded (with --params' weights) and prepared as the flags say.
 PreparedModel prepareModel(const ModelArgs& args);
-/// The layout --desired-layout asks for: itself, or for auto NHWC on CPU targets and NCHW on
-/// GPU targets.
-std::string desiredLayoutFor(const ModelArgs& args);
 
 /// The network after the standard graph passes: what gets extracted, tuned and built
 /// without records (prepareModel(args).chosen).
 graph::Graph preparedModel(const ModelArgs& args);
-
-/// The network a build with tuning records compiles: a Winograd candidate layer with a record
-/// of any of its variants (the direct convolution's fused function, a Winograd form's) takes
-/// the fastest of those (graph::chooseVariantsByCost); one without any, the rules' choice (on
-/// GPU targets: direct).
-struct RecordsChoice {
-  graph::Graph graph;
-  /// "Winograd for 6 of 8 stride-1 3x3 convolutions (F(4x4): 2, F(2x2): 4); measured both
-  /// ways: 5 faster as Winograd, 2 faster direct; by the rules: 1" (graph::VariantChoiceCounts);
-  /// empty without candidates.
-  std::string summary;
-};
-RecordsChoice chooseByRecords(const PreparedModel& prepared, const tune::HistoryBest& best);
-
-/// The first part of that line for a graph built without records; empty without candidates.
-std::string winogradSummary(const PreparedModel& prepared, const graph::Graph& built);
 
 /// The default CPU schedule for a build, noting every function whose rules failed and which
 /// simpler schedule it got instead (a failing rule is reported, never silent).

@@ -123,7 +123,7 @@ void compileGpu(const CompileArgs& a) {
   ShippedRecordsUse shipped = a.noShippedRecords || rulesGiven ? ShippedRecordsUse{} : ShippedRecordsUse::of(tune::shippedRecordSetForGpu(a.parsedTarget), a.parsedTarget);
   // The log is read before the network is prepared: a bad log fails before any work.
   std::optional<tune::HistoryBest> best = shipped.historyBest(a.records, a.parsedTarget);
-  PreparedModel prepared = prepareModel(gpuModelArgs(a));
+  PreparedModel prepared = prepareModel(a);
   RecordsChoice chosen = best ? chooseByRecords(prepared, *best) : RecordsChoice{prepared.chosen, winogradSummary(prepared, prepared.chosen)};
   const graph::Graph& g = chosen.graph;
   graph::BuildOptions options;

@@ -224,7 +224,7 @@ void tune(const TuneArgs& a) {
     monitor.emplace(*runner, m);
   }
   fmt::print("Extract tasks...\n");
-  PreparedModel prepared = prepareModel(gpu ? gpuModelArgs(a) : static_cast<const ModelArgs&>(a));
+  PreparedModel prepared = prepareModel(a);
   const graph::Graph& g = prepared.chosen;
   // The tasks as `tessel tasks` lists them (TuningTasks.h); --tasks and --ops select by the
   // listed numbers, which every line about a task keeps.

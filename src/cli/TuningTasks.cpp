@@ -253,7 +253,7 @@ void printNetworkTasks(const ModelArgs& a, const std::string& scheduler, const s
   } else {
     checkCpuTarget(a.target);
   }
-  PreparedModel prepared = prepareModel(gpu ? gpuModelArgs(a) : a);
+  PreparedModel prepared = prepareModel(a);
   TaskList list = listTuningTasks(prepared, o);
   fmt::print("{}", formatTaskList(list, numbers, ops));
   if (dags) fmt::print("{}", formatTaskDags(selectTasks(list, numbers, ops)));
