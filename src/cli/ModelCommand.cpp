@@ -230,7 +230,7 @@ void addModelCommands(CLI::App& app) {
   addModelOptions(tasks, *tasksArgs);
   addSchedulerOption(tasks, tasksArgs->scheduler);
   tasks->add_flag("--dag", tasksArgs->dags, "also print each task's compute DAG");
-  tasks->callback([tasksArgs] { printNetworkTasks(*tasksArgs, tasksArgs->scheduler, "auto", tasksArgs->dags); });
+  tasks->callback([tasksArgs] { printNetworkTasks(*tasksArgs, searchKind(tasksArgs->scheduler), ColdCacheMode::Auto, tasksArgs->dags); });
 
   auto compileArgs = std::make_shared<CompileArgs>();
   CLI::App* compileCommand = app.add_subcommand("compile", "compile a network (zoo or ONNX) into a deployable module directory");

@@ -108,7 +108,7 @@ Comparison evaluate(const std::string& tunedDirectory, const std::string& untune
 }
 
 void tune(const TuneArgs& a) {
-  if (a.listTasks) return printNetworkTasks(a, a.scheduler, a.coldCache, false, a.onlyTasks, parseOps(a.ops));
+  if (a.listTasks) return printNetworkTasks(a, searchKind(a.scheduler), coldCacheMode(a.coldCache), false, a.onlyTasks, parseOps(a.ops));
   // Required, but not for --list-tasks: refused as the parser refuses a missing option.
   if (a.log.empty()) throw CLI::RequiredError("--log");
   if (isVtaTarget(a.target)) {
@@ -229,8 +229,8 @@ void tune(const TuneArgs& a) {
   // The tasks as `tessel tasks` lists them (TuningTasks.h); --tasks and --ops select by the
   // listed numbers, which every line about a task keeps.
   TaskListOptions listOptions;
-  listOptions.scheduler = a.scheduler;
-  listOptions.coldCache = a.coldCache;
+  listOptions.search = searchKind(a.scheduler);
+  listOptions.coldCache = coldCacheMode(a.coldCache);
   listOptions.target = target;
   if (gpu) {
     listOptions.gpuLimits = gpuLimits;
