@@ -130,6 +130,8 @@ void addModelOptions(CLI::App* c, ModelArgs& a) {
   c->add_option("--print-after", a.printAfter, "print the graph after this pass (repeatable; 'all': after every one)");
 }
 
+namespace {
+/// --winograd's value as the driver's mode; Error naming a value that is none of them.
 driver::WinogradMode winogradMode(const std::string& text) {
   std::vector<std::string> modes = winogradModes();
   TESSEL_CHECK(std::find(modes.begin(), modes.end(), text) != modes.end(), "--winograd: '{}' is not one of {}", text,
@@ -138,6 +140,7 @@ driver::WinogradMode winogradMode(const std::string& text) {
   if (text == "never") return {driver::WinogradMode::Kind::Never, 0};
   return {driver::WinogradMode::Kind::Fixed, std::stoi(text)};
 }
+}  // namespace
 
 driver::PrepareOptions prepareOptions(const ModelArgs& a) {
   driver::PrepareOptions o;

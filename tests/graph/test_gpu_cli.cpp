@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <regex>
+#include <tuple>
 
 #include "common/GpuRequire.h"
 #include "common/TesselCli.h"
@@ -226,6 +227,38 @@ TEST(GpuCli, ATf32TargetComputesItsProductsInTf32) {
   double difference = largestRelativeDifference(runtime::loadNpy(tf32 + ".npy"), runtime::loadNpy(fp32 + ".npy"));
   EXPECT_GT(difference, 1e-6);  // the operands were rounded
   EXPECT_LT(difference, 1e-2);
+}
+
+// --fuse-layouts: attention's heads split out of the query, key and value and merged after the
+// context computed in the products' operand copies (auto), or as copy kernels of their own
+// (never): four functions fewer per layer on OpenCL (no split products there), the same outputs.
+TEST(GpuCli, LayoutOpsBeforeProductsRunInTheProductsOrAsKernelsOfTheirOwn) {
+  TESSEL_REQUIRE_OPENCL();
+  TempDir dir;
+  auto ids = runtime::Tensor::empty({1, 16}, DataType::int64());
+  for (int64_t i = 0; i < ids.numel(); ++i) ids.dataAs<int64_t>()[i] = (i * 7919 + 3) % 30522;
+  runtime::saveNpy(ids, dir.path() + "/ids.npy");
+  auto build = [&](const std::string& mode) {
+    std::string out = dir.path() + "/" + mode;
+    auto r = runSubprocess({tesselCli(), "compile", "--model", "bert-base", "--layers", "1", "--sequence", "16", "--target", "opencl",
+                            "--fuse-layouts", mode, "-o", out});
+    expectOutput(r, "compiled bert-base for opencl");
+    int functions = 0;
+    std::smatch m;
+    if (std::regex_search(r.output, m, std::regex("(\\d+) fused functions"))) functions = std::stoi(m[1]);
+    expectOutput(runSubprocess({tesselCli(), "run", out, "--device", "opencl", "--input", dir.path() + "/ids.npy", "--output", out + ".npy"}),
+                 "output 0: float32 [1, 16, 768] saved to");
+    std::string plan = readFile(out + "/graph.json", file_kinds::kGraphPlan);
+    return std::tuple{functions, plan.find("fused_transpose") != std::string::npos, runtime::loadNpy(out + ".npy")};
+  };
+  auto [inProducts, transposesIn, fused] = build("auto");
+  auto [apart, transposesApart, copied] = build("never");
+  EXPECT_EQ(inProducts + 4, apart);
+  EXPECT_FALSE(transposesIn);
+  EXPECT_TRUE(transposesApart);
+  EXPECT_LT(largestRelativeDifference(fused, copied), 1e-5);
+  expectOutput(runSubprocess({tesselCli(), "compile", "--model", "bert-base", "--fuse-layouts", "sometimes", "-o", dir.path() + "/x"}),
+               "--fuse-layouts: sometimes not in {auto,never}", 2);
 }
 
 TEST(GpuCli, QueryTheHardwareParametersOfADevice) {
