@@ -22,6 +22,7 @@
 #include "ops/Schedules.h"
 #include "support/Error.h"
 #include "support/Files.h"
+#include "driver/ShippedRecordsUse.h"
 #include "tune/HistoryBest.h"
 #include "tune/ShippedRecords.h"
 
@@ -37,61 +38,13 @@ struct CompileArgs : ModelArgs {
   std::string reductionParts = "auto";  ///< GPU targets: parts of a reduction split across threads
 };
 
-/// The shipped records a build may use (ShippedRecords.h): the log of the target's class, read
-/// once; none when turned off or when tessel ships nothing for the class.
-struct ShippedRecordsUse {
-  std::string set;  ///< the class's log name; empty when shipped records are off
-  std::vector<tune::TuningRecord> records;
-  bool available = false;  ///< tessel ships records for the class
+using driver::ShippedRecordsUse;
 
-  std::string unfit;  ///< why the class's records do not fit the target (then none is used)
-
-  /// The shipped log of `set` for `target`. A CPU log's records were measured on one machine of
-  /// the class: its kernels are divided among that machine's cores (and tiled for its caches),
-  /// so for a target of another core count the default schedules, made for its own cores, are
-  /// the better start (on a 16-core Xeon, resnet-50 with the records of a 2-core machine ran
-  /// 15.1 ms against 8.0 untuned, 2026-11-29).
-  static ShippedRecordsUse of(const std::string& set, const target::Target& target) {
-    if (set.empty()) return {};
-    auto records = tune::shippedRecords(set);
-    bool available = !records.empty();
-    ShippedRecordsUse use{set, std::move(records), available, ""};
-    if (!target.isCpu() || use.records.empty() || !use.records.front().machine) return use;
-    const tune::RecordMachine& measured = *use.records.front().machine;
-    if (measured.cores == target.cpu.cores) return use;
-    use.unfit = fmt::format("they were measured on a {}-core {} and this target has {} cores; the default schedules are made for its "
-                            "cores (tune for it, or compile for -num-cores={} to use them)",
-                            measured.cores, measured.cpu, target.cpu.cores, measured.cores);
-    use.records.clear();
-    use.available = false;
-    return use;
-  }
-
-  /// The user's log (if any) with the shipped records filling what it does not cover.
-  std::optional<tune::HistoryBest> historyBest(const std::string& log, const target::Target& target) {
-    if (!log.empty()) return tune::HistoryBest::fromLog(log, target, std::move(records));
-    if (available) return tune::HistoryBest({}, target, std::move(records));
-    return std::nullopt;
-  }
-
-  /// After the build: how many kernels took a shipped record, or that none ships for the class.
-  void report(const std::optional<tune::HistoryBest>& best, const std::string& target) const {
-    if (set.empty()) return;
-    if (!unfit.empty()) {
-      fmt::print("shipped records for {} ({}) not used: {}\n", target, set, unfit);
-      return;
-    }
-    if (!available) {
-      fmt::print("no shipped records for {} ({}): tessel ships records for {}\n", target, set, fmt::join(tune::shippedRecordSets(), ", "));
-      return;
-    }
-    auto uses = best->uses();
-    auto fromShipped = std::count_if(uses.begin(), uses.end(), [](const tune::DispatchUse& u) { return u.fromRecord && u.shipped; });
-    fmt::print("using shipped records for {} ({}): {} of {} kernels\n", target, set, fromShipped, uses.size());
-    for (const tune::DispatchUse& u : uses)
-      if (u.shipped && !u.fromRecord) fmt::print(stderr, "warning: shipped records of {} skipped: {}\n", u.name, u.note);
-  }
-};
+/// After the build: how many kernels took a shipped record, or why none did (driver::ShippedRecordsUse).
+void reportShippedUse(const ShippedRecordsUse& shipped, const std::optional<tune::HistoryBest>& best, const std::string& target) {
+  if (std::string line = shipped.summary(best, target); !line.empty()) fmt::print("{}\n", line);
+  for (const std::string& skipped : shipped.skipped(best)) fmt::print(stderr, "warning: {}\n", skipped);
+}
 
 /// Says when records applied to the build were measured on another class of CPU (another record
 /// family: a Zen tuning's AVX2 tiles are not haswell's) or another core count than the target's:
@@ -148,7 +101,7 @@ void compileGpu(const CompileArgs& a) {
   graph::BuildReport report;
   writeModule(a.output, [&](const std::string& directory) { report = graph::buildGraph(g, directory, options); });
   if (!a.records.empty()) fmt::print("{}: {}\n", a.records, best->summary());
-  shipped.report(best, a.parsedTarget.str());
+  reportShippedUse(shipped, best, a.parsedTarget.str());
   if (!chosen.summary.empty()) fmt::print("{}\n", chosen.summary);
   if (!a.params.empty()) fmt::print("weights from {}\n", a.params);
   fmt::print("compiled {} for {}{} into {}: {} fused functions, {} distinct kernels ({}, limits of {}; code built in {:.1f} s); "
@@ -186,7 +139,7 @@ void compile(const CompileArgs& a) {
   graph::BuildReport report;
   writeModule(a.output, [&](const std::string& directory) { report = graph::buildGraph(g, directory, options); });
   if (!a.records.empty()) fmt::print("{}: {}\n", a.records, best->summary());
-  shipped.report(best, a.parsedTarget.str());
+  reportShippedUse(shipped, best, a.parsedTarget.str());
   if (best) reportRecordsOfOtherMachines(*best, a.parsedTarget.cpu);
   if (!chosen.summary.empty()) fmt::print("{}\n", chosen.summary);
   if (!a.naive) fmt::print("{}\n", defaults.summary());
