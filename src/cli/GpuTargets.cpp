@@ -1,26 +1,9 @@
 #include "cli/GpuTargets.h"
 
 #include "codegen/Toolchain.h"
-#include "passes/Lower.h"
-#include "ops/GpuSchedules.h"
 #include "support/Error.h"
 
 namespace tessel::cli {
-
-namespace {
-
-/// The default GPU schedule for a device with these limits, as a build's schedule provider.
-tune::ScheduleFunction defaultGpuScheduleFor(const passes::GpuLimits& limits, target::MatmulPrecision precision) {
-  ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits, precision);
-  return [rules](const te::ComputeDAG& dag) { return ops::defaultGpuSchedule(dag, rules); };
-}
-
-}  // namespace
-
-tune::ScheduleFunction gpuRecordsProvider(const tune::HistoryBest& best, const passes::GpuLimits& limits, const target::Target& target) {
-  return best.provider(defaultGpuScheduleFor(limits, target.matmulPrecision),
-                       [limits](const schedule::State& state) { passes::lowerForGpu(state, "record_check", limits); });
-}
 
 std::string checkGpuTargetHost(const std::string& target, const std::string& targetHost) {
   bool cpu = targetHost.rfind("cpu", 0) == 0 || targetHost.rfind("llvm", 0) == 0;
