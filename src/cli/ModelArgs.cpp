@@ -1,25 +1,17 @@
 #include "cli/ModelArgs.h"
 
-#include "graph/Build.h"
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <iostream>
-#include <map>
 
 #include "cli/OptionChecks.h"
-#include "graph/GpuTargetLimits.h"
 #include "graph/GraphParams.h"
 #include "graph/frontends/Onnx.h"
-#include "ops/Conv2d.h"
 #include "ops/Schedules.h"
 #include "ops/Winograd.h"
 #include "runtime/Tensor.h"
-#include "runtime/TimeEvaluator.h"
-#include "graph/TaskExtraction.h"
-#include "graph/VariantChoice.h"
 #include "graph/passes/PassManager.h"
 #include "support/Error.h"
 

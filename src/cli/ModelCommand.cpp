@@ -8,12 +8,11 @@
 #include "cli/VtaFlow.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
-#include <algorithm>
 #include <map>
 #include <optional>
 
+#include "driver/ShippedRecordsUse.h"
 #include "graph/Build.h"
 #include "graph/GpuTargetLimits.h"
 #include "graph/GraphParams.h"
@@ -22,7 +21,6 @@
 #include "ops/Schedules.h"
 #include "support/Error.h"
 #include "support/Files.h"
-#include "driver/ShippedRecordsUse.h"
 #include "tune/HistoryBest.h"
 #include "tune/ShippedRecords.h"
 
@@ -96,8 +94,7 @@ void compileGpu(const CompileArgs& a) {
                  "--reduction-parts: '{}' is not auto, 1, 2, 4, 8 or 16", a.reductionParts);
     rules.reductionParts = std::stoi(a.reductionParts);
   }
-  tune::ScheduleFunction defaults = [rules](const te::ComputeDAG& dag) { return ops::defaultGpuSchedule(dag, rules); };
-  options.schedule = best ? gpuRecordsProvider(*best, limits, a.parsedTarget) : defaults;
+  options.schedule = best ? gpuRecordsProvider(*best, limits, a.parsedTarget) : driver::defaultGpuSchedules(rules);
   graph::BuildReport report;
   writeModule(a.output, [&](const std::string& directory) { report = graph::buildGraph(g, directory, options); });
   if (!a.records.empty()) fmt::print("{}: {}\n", a.records, best->summary());

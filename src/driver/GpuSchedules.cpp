@@ -1,13 +1,15 @@
 #include "driver/GpuSchedules.h"
 
-#include "ops/GpuSchedules.h"
 #include "passes/Lower.h"
 
 namespace tessel::driver {
 
-tune::ScheduleFunction defaultGpuScheduleFor(const passes::GpuLimits& limits, target::MatmulPrecision precision) {
-  ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits, precision);
+tune::ScheduleFunction defaultGpuSchedules(const ops::GpuScheduleOptions& rules) {
   return [rules](const te::ComputeDAG& dag) { return ops::defaultGpuSchedule(dag, rules); };
+}
+
+tune::ScheduleFunction defaultGpuScheduleFor(const passes::GpuLimits& limits, target::MatmulPrecision precision) {
+  return defaultGpuSchedules(ops::gpuScheduleOptionsFor(limits, precision));
 }
 
 tune::ScheduleFunction gpuRecordsProvider(const tune::HistoryBest& best, const passes::GpuLimits& limits, const target::Target& target) {

@@ -23,16 +23,17 @@ graph::WinogradChoice fixedWinogradChoice(const WinogradMode& mode) {
 /// of a GPU or VTA target keeps its operators here).
 const target::CpuMachine& cpuMachineOf(const target::Target& target) { return target.isCpu() ? target.cpu : target::hostCpu(); }
 
+/// The Winograd choice of `mode` for a CPU target on `machine` (empty: none).
+graph::WinogradChoice winogradChoice(const WinogradMode& mode, const target::CpuMachine& machine) {
+  if (mode.kind != WinogradMode::Kind::Auto) return fixedWinogradChoice(mode);
+  return graph::defaultWinogradChoice(size_t(machine.l2Bytes));
+}
+
 }  // namespace
 
 ops::Layout defaultDesiredLayout(const target::Target& target) {
   // GPU threads along the image width read neighbouring inputs and share weights.
   return target.isGpu() ? ops::Layout::NCHW : ops::Layout::NHWC;
-}
-
-graph::WinogradChoice winogradChoice(const WinogradMode& mode, const target::CpuMachine& machine) {
-  if (mode.kind != WinogradMode::Kind::Auto) return fixedWinogradChoice(mode);
-  return graph::defaultWinogradChoice(size_t(machine.l2Bytes));
 }
 
 PreparedModel prepareModel(graph::Graph model, const PrepareOptions& o) {

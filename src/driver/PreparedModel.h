@@ -48,9 +48,6 @@ struct PrepareOptions {
 /// 7.19 ms in NHWC, 2026-11-24).
 ops::Layout defaultDesiredLayout(const target::Target& target);
 
-/// The Winograd choice of `mode` for a CPU target on `machine` (empty: none).
-graph::WinogradChoice winogradChoice(const WinogradMode& mode, const target::CpuMachine& machine);
-
 /// A network after the standard graph passes, in the variants tuning compares.
 struct PreparedModel {
   graph::Graph base;    ///< after the standard passes: every convolution direct, weights HWIO (OIHW in NCHW)
