@@ -1,6 +1,8 @@
 // The commands on GPU modules: compile --target opencl|cuda, run and benchmark --device,
 // query --device --hardware, and the errors of a module run on the wrong kind of device.
 // OpenCL runs on the first OpenCL device (PoCL here).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,6 +10,7 @@
 #include <filesystem>
 #include <regex>
 #include <tuple>
+#include <vector>
 
 #include "common/GpuRequire.h"
 #include "common/TesselCli.h"
@@ -248,14 +251,21 @@ TEST(GpuCli, LayoutOpsBeforeProductsRunInTheProductsOrAsKernelsOfTheirOwn) {
     if (std::regex_search(r.output, m, std::regex("(\\d+) fused functions"))) functions = std::stoi(m[1]);
     expectOutput(runSubprocess({tesselCli(), "run", out, "--device", "opencl", "--input", dir.path() + "/ids.npy", "--output", out + ".npy"}),
                  "output 0: float32 [1, 16, 768] saved to");
+    // The plan's calls of kernels made of layout ops alone (named after their first op).
     std::string plan = readFile(out + "/graph.json", file_kinds::kGraphPlan);
-    return std::tuple{functions, plan.find("fused_transpose") != std::string::npos, runtime::loadNpy(out + ".npy")};
+    std::vector<std::string> layoutKernels;
+    std::regex layoutKernel("\"kernel\": *\"(fused_(transpose|reshape|strided_slice|flatten)_\\d+)\"");
+    for (auto it = std::sregex_iterator(plan.begin(), plan.end(), layoutKernel); it != std::sregex_iterator(); ++it)
+      layoutKernels.push_back((*it)[1]);
+    return std::tuple{functions, layoutKernels, runtime::loadNpy(out + ".npy")};
   };
-  auto [inProducts, transposesIn, fused] = build("auto");
-  auto [apart, transposesApart, copied] = build("never");
-  EXPECT_EQ(inProducts + 4, apart);
-  EXPECT_FALSE(transposesIn);
-  EXPECT_TRUE(transposesApart);
+  auto [inProducts, layoutKernelsIn, fused] = build("auto");
+  auto [apart, layoutKernelsApart, copied] = build("never");
+  // How many chains there are depends on the device (split_reductions cuts the products by its
+  // multiprocessors): at least the attention's head split (query, key, value) and context merge.
+  EXPECT_GE(layoutKernelsApart.size(), 4u) << fmt::format("{}", fmt::join(layoutKernelsApart, " "));
+  EXPECT_TRUE(layoutKernelsIn.empty()) << fmt::format("{}", fmt::join(layoutKernelsIn, " "));
+  EXPECT_EQ(inProducts + int(layoutKernelsApart.size()), apart);
   EXPECT_LT(largestRelativeDifference(fused, copied), 1e-5);
   expectOutput(runSubprocess({tesselCli(), "compile", "--model", "bert-base", "--fuse-layouts", "sometimes", "-o", dir.path() + "/x"}),
                "--fuse-layouts: sometimes not in {auto,never}", 2);
