@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/DefaultSchedules.h"
 #include "driver/PreparedModel.h"
 #include "graph/Graph.h"
 #include "graph/ModelZoo.h"
@@ -87,27 +88,8 @@ PreparedModel prepareModel(const ModelArgs& args);
 /// without records (prepareModel(args).chosen).
 graph::Graph preparedModel(const ModelArgs& args);
 
-/// The default CPU schedule for a build, noting every function whose rules failed and which
-/// simpler schedule it got instead (a failing rule is reported, never silent).
-class DefaultSchedules {
- public:
-  /// Schedules for `target`'s machine (ops::cpuScheduleOptionsFor).
-  explicit DefaultSchedules(const target::Target& target = target::Target::host()) : options_(ops::cpuScheduleOptionsFor(target)) {}
-  /// The provider for graph::BuildOptions::schedule (or a records provider's fallback); it
-  /// shares state with this object.
-  std::function<std::vector<schedule::StepPtr>(const te::ComputeDAG&)> provider();
-  /// "default schedules: every kernel got the rules' schedule", or "default schedules: 2 of 21
-  /// kernels fell back: T_x (naive loops (...)), ...".
-  std::string summary() const;
-
- private:
-  struct Notes {
-    int kernels = 0;
-    std::vector<std::string> fallbacks;
-  };
-  ops::CpuScheduleOptions options_;
-  std::shared_ptr<Notes> notes_ = std::make_shared<Notes>();
-};
+/// The default CPU schedule for a build, noting the functions whose rules failed.
+using driver::DefaultSchedules;
 
 /// Whether the target string names the VTA accelerator ("vta ...").
 bool isVtaTarget(const std::string& target);

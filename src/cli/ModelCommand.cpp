@@ -2,7 +2,6 @@
 
 #include "cli/GpuTargets.h"
 #include "cli/ModelArgs.h"
-#include "cli/ModuleOutput.h"
 #include "cli/OptionChecks.h"
 #include "cli/TuningTasks.h"
 #include "cli/VtaFlow.h"
@@ -12,6 +11,7 @@
 #include <map>
 #include <optional>
 
+#include "driver/ModuleOutput.h"
 #include "driver/ShippedRecordsUse.h"
 #include "graph/Build.h"
 #include "graph/GpuTargetLimits.h"
@@ -68,7 +68,7 @@ void compileGpu(const CompileArgs& a) {
   TESSEL_CHECK(a.records.empty() || (a.channelTile == "auto" && a.reductionParts == "auto"),
                "--channel-tile and --reduction-parts set the default GPU schedule; with --records the records choose them");
   std::string host = checkGpuTargetHost(a.target, a.targetHost);
-  checkModuleOutput(a.output);
+  driver::checkModuleOutput(a.output);
   // Shipped records choose their own tiles: an explicit default-schedule rule leaves them out.
   bool rulesGiven = a.channelTile != "auto" || a.reductionParts != "auto";
   ShippedRecordsUse shipped = a.noShippedRecords || rulesGiven ? ShippedRecordsUse{} : ShippedRecordsUse::of(tune::shippedRecordSetForGpu(a.parsedTarget), a.parsedTarget);
@@ -96,7 +96,7 @@ void compileGpu(const CompileArgs& a) {
   }
   options.schedule = best ? gpuRecordsProvider(*best, limits, a.parsedTarget) : driver::defaultGpuSchedules(rules);
   graph::BuildReport report;
-  writeModule(a.output, [&](const std::string& directory) { report = graph::buildGraph(g, directory, options); });
+  driver::writeModule(a.output, [&](const std::string& directory) { report = graph::buildGraph(g, directory, options); });
   if (!a.records.empty()) fmt::print("{}: {}\n", a.records, best->summary());
   reportShippedUse(shipped, best, a.parsedTarget.str());
   if (!chosen.summary.empty()) fmt::print("{}\n", chosen.summary);
@@ -117,7 +117,7 @@ void compile(const CompileArgs& a) {
   }
   if (a.parsedTarget.isGpu()) return compileGpu(a);
   checkCpuTarget(a.target);
-  checkModuleOutput(a.output);
+  driver::checkModuleOutput(a.output);
   TESSEL_CHECK(a.records.empty() || !a.naive, "--records and --naive exclude each other");
   // Tessel's shipped records fill the workloads the user's records do not cover.
   ShippedRecordsUse shipped = a.naive || a.noShippedRecords ? ShippedRecordsUse{} : ShippedRecordsUse::of(tune::shippedRecordSetForCpu(a.parsedTarget), a.parsedTarget);
@@ -134,7 +134,7 @@ void compile(const CompileArgs& a) {
   if (best) options.schedule = best->provider(defaults.provider());
   else if (!a.naive) options.schedule = defaults.provider();
   graph::BuildReport report;
-  writeModule(a.output, [&](const std::string& directory) { report = graph::buildGraph(g, directory, options); });
+  driver::writeModule(a.output, [&](const std::string& directory) { report = graph::buildGraph(g, directory, options); });
   if (!a.records.empty()) fmt::print("{}: {}\n", a.records, best->summary());
   reportShippedUse(shipped, best, a.parsedTarget.str());
   if (best) reportRecordsOfOtherMachines(*best, a.parsedTarget.cpu);

@@ -13,10 +13,10 @@
 #include "cli/GpuTargets.h"
 #include "cli/OptionChecks.h"
 #include "cli/ModelArgs.h"
-#include "cli/ModuleOutput.h"
 #include "cli/RpcCommands.h"
 #include "cli/TuningTasks.h"
 #include "cli/VtaFlow.h"
+#include "driver/ModuleOutput.h"
 #include "graph/Build.h"
 #include "graph/GpuTargetLimits.h"
 #include "graph/TaskExtraction.h"
@@ -152,7 +152,7 @@ void tune(const TuneArgs& a) {
   tune::autotvm::checkTunerName(a.tuner);  // before any work
   // Where the results go is checked before any work: a run must not tune for hours and then
   // fail to write its module or its log.
-  if (!a.output.empty()) checkModuleOutput(a.output);
+  if (!a.output.empty()) driver::checkModuleOutput(a.output);
   checkWritableFilePath(a.log, "--log");
   // The earlier trials (resumed, or history for transfer learning), and the check that an
   // existing --log is a records log: appending JSON lines to a params file would ruin it.
@@ -425,7 +425,7 @@ void tune(const TuneArgs& a) {
   }
   RecordsChoice chosen = chooseByRecords(prepared, best);
   if (a.output.empty()) graph::buildGraph(chosen.graph, tunedDir, build);
-  else writeModule(a.output, [&](const std::string& directory) { graph::buildGraph(chosen.graph, directory, build); });
+  else driver::writeModule(a.output, [&](const std::string& directory) { graph::buildGraph(chosen.graph, directory, build); });
   fmt::print("{}\n", best.summary());
   if (!chosen.summary.empty()) fmt::print("{}\n", chosen.summary);
   if (defaults) fmt::print("{}\n", defaults->summary());

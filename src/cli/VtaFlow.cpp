@@ -1,7 +1,5 @@
 #include "cli/VtaFlow.h"
 
-#include "cli/ModuleOutput.h"
-
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -10,6 +8,7 @@
 #include <filesystem>
 #include <random>
 
+#include "driver/ModuleOutput.h"
 #include "graph/Build.h"
 #include "graph/GraphParams.h"
 #include "runtime/GraphExecutor.h"
@@ -168,7 +167,7 @@ constexpr const char* kModuleFile = "vta_module.json";
 }  // namespace
 
 void compileVta(const ModelArgs& model, const std::string& output, const std::string& records, bool shipped) {
-  checkModuleOutput(output);
+  driver::checkModuleOutput(output);
   std::vector<tune::TuningRecord> chosen;
   VtaNetwork network = prepareVtaNetwork(model);  // checks every option before anything is written
   std::vector<tune::TuningRecord> given;
@@ -198,7 +197,7 @@ void compileVta(const ModelArgs& model, const std::string& output, const std::st
   std::string lines;
   for (const tune::TuningRecord& r : chosen) lines += tune::recordToLine(r) + "\n";
   graph::BuildReport report;
-  writeModule(output, [&](const std::string& directory) {
+  driver::writeModule(output, [&](const std::string& directory) {
     report = vta::buildVtaModule(network.packed, network.config, tilings, directory, build, &notes);
     writeFile(directory + "/" + kModuleFile, module.dump(2) + "\n", SyncToDisk::kNo);
     writeFile(directory + "/records.log", lines, SyncToDisk::kNo);

@@ -1,10 +1,10 @@
-#include "cli/ModuleOutput.h"
+#include "driver/ModuleOutput.h"
 
 #include "runtime/GraphExecutor.h"
 #include "support/AtomicFile.h"
 #include "support/Files.h"
 
-namespace tessel::cli {
+namespace tessel::driver {
 
 void checkModuleOutput(const std::string& path) { checkOutputDirectory(path, runtime::kGraphPlanFile, "--output"); }
 
@@ -15,4 +15,4 @@ void writeModule(const std::string& path, const std::function<void(const std::st
   module.commit();
 }
 
-}  // namespace tessel::cli
+}  // namespace tessel::driver

@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-namespace tessel::cli {
+namespace tessel::driver {
 
 /// Checks before any work that `path` may take a module: a new path, an empty directory or a
 /// module. Errors start with "--output PATH".
@@ -19,4 +19,4 @@ void checkModuleOutput(const std::string& path);
 /// removed and `path` is unchanged.
 void writeModule(const std::string& path, const std::function<void(const std::string& directory)>& build);
 
-}  // namespace tessel::cli
+}  // namespace tessel::driver
