@@ -90,7 +90,7 @@ void autoScheduledConv(const AutoConvSettings& settings, tune::Builder& builder,
     runSeconds += r.runSeconds;
     seconds += r.seconds;
     // What `tessel tune --scheduler auto` would build after this many trials: its task
-    // confirmation (cli/AutoScheduleTasks.cpp), the best measured schedules re-measured
+    // confirmation (driver/AutoScheduleTasks.cpp), the best measured schedules re-measured
     // against the default in interleaved rounds; the default when none is a contender.
     Checkpoint c{checkpoint, best.gflops, searched.steps, defaultSteps, true};
     std::vector<tune::MeasureInput> inputs = tune::ansor::contendersAgainstDefault(task, measured, defaultSteps, settings.confirmTop);

@@ -150,8 +150,7 @@ driver::PrepareOptions prepareOptions(const ModelArgs& a) {
   return o;
 }
 
-PreparedModel prepareModel(const ModelArgs& a) {
-  driver::PrepareOptions options = prepareOptions(a);  // a bad option fails before the model loads
+graph::Graph loadNetwork(const ModelArgs& a) {
   graph::Graph model = loadModel(a);
   if (!a.params.empty()) {
     graph::loadGraphParams(model, a.params);
@@ -159,7 +158,12 @@ PreparedModel prepareModel(const ModelArgs& a) {
       if (auto bad = runtime::countNonFinite(value); bad.any())
         fmt::print(stderr, "warning: {}: parameter '{}' has {}\n", a.params, name, bad.describe());
   }
-  return driver::prepareModel(std::move(model), options);
+  return model;
+}
+
+PreparedModel prepareModel(const ModelArgs& a) {
+  driver::PrepareOptions options = prepareOptions(a);  // a bad option fails before the model loads
+  return driver::prepareModel(loadNetwork(a), options);
 }
 
 graph::Graph preparedModel(const ModelArgs& a) { return prepareModel(a).chosen; }

@@ -81,6 +81,9 @@ using driver::PreparedModel;
 using driver::RecordsChoice;
 using driver::winogradSummary;
 
+/// The network loaded with --params' weights (a warning for each parameter that is not finite).
+graph::Graph loadNetwork(const ModelArgs& args);
+
 /// The network loaded (with --params' weights) and prepared as the flags say.
 PreparedModel prepareModel(const ModelArgs& args);
 

@@ -200,7 +200,10 @@ void benchmarkInAlternation(const BenchmarkOptions& o, runtime::GraphExecutor& f
 
 void benchmark(const BenchmarkOptions& o) {
   TESSEL_CHECK(o.compare.empty() || o.runnerArgs.runner != "rpc", "--compare times modules on this machine; leave out --runner rpc");
-  if (o.runnerArgs.runner == "rpc") return benchmarkOnRemoteDevice(o.runnerArgs, o.directory, o.number, o.repeat, o.minRepeatMs);
+  if (o.runnerArgs.runner == "rpc") {
+    benchmarkOnRemoteDevice(o.runnerArgs, o.directory, o.number, o.repeat, o.minRepeatMs);
+    return;
+  }
   auto executor = loadExecutor(o.directory, o.device, o.noCudaGraph);
   executor.setZeroInputs();
   if (executor.device().kind != runtime::DeviceKind::CPU) {

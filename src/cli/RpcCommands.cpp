@@ -301,7 +301,7 @@ std::unique_ptr<tune::Runner> makeRunner(const RunnerArgs& a, const tune::LocalR
   return runner;
 }
 
-void benchmarkOnRemoteDevice(const RunnerArgs& a, const std::string& directory, int number, int repeat,
+driver::NetworkTiming benchmarkOnRemoteDevice(const RunnerArgs& a, const std::string& directory, int number, int repeat,
                              double minRepeatMs) {
   rpc::RpcSecurity security = clientSecurity(a);
   runtime::TimeEvaluatorOptions timing;
@@ -314,6 +314,7 @@ void benchmarkOnRemoteDevice(const RunnerArgs& a, const std::string& directory, 
   fmt::print("Mean inference time (std dev): {:.2f} ms ({:.2f} ms)\n", r.mean * 1e3, r.stddev * 1e3);
   fmt::print("median {:.3f} ms, min {:.3f} ms over {} measurements of {} runs, on the '{}' device at {}\n",
              r.median * 1e3, r.min * 1e3, r.costs.size(), r.number, a.key, address);
+  return {r.mean * 1e3, r.stddev * 1e3};
 }
 
 void addRpcCommands(CLI::App& app) {

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "driver/TuneNetworkOptions.h"
 #include "passes/GpuLimits.h"
 #include "tune/LocalRunner.h"
 #include "tune/MeasureBatch.h"
@@ -45,8 +46,9 @@ std::string targetForDevices(const RunnerArgs& args, const std::string& target);
 passes::GpuLimits gpuLimitsOfDevices(const RunnerArgs& args, const std::string& target);
 
 /// `tessel benchmark DIR --runner rpc`: times the compiled module on a free device of the key
-/// and prints the seeds' "Mean inference time (std dev)" line and the device.
-void benchmarkOnRemoteDevice(const RunnerArgs& args, const std::string& directory, int number, int repeat,
+/// and prints the seeds' "Mean inference time (std dev)" line and the device; returns the mean
+/// and standard deviation (ms).
+driver::NetworkTiming benchmarkOnRemoteDevice(const RunnerArgs& args, const std::string& directory, int number, int repeat,
                              double minRepeatMs);
 
 }  // namespace tessel::cli
