@@ -20,8 +20,9 @@
 
 namespace tessel::driver {
 
-/// Tunes the network of `options`. Throws Error for a bad option (naming it) before any work,
-/// and for what fails in the run.
+/// Tunes the network of `options`. Throws Error for a bad option before any work (naming it as
+/// `tessel tune`'s flag for it, the name a user of either knows it by), and for what fails in
+/// the run.
 TuneNetworkResult tuneNetwork(const TuneNetworkOptions& options, const TuneCallbacks& callbacks = {});
 
 }  // namespace tessel::driver
