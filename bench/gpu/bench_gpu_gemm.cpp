@@ -2,7 +2,8 @@
 // for each task the default schedule's rule 7 takes (ops/GpuDenseTiles.h), the default fp32
 // tile, the same tile built a second time (the A/A control), the default tensor-core tile with
 // the fp32-accurate 3xTF32 instruction and with one TF32 product (where the GPU copies
-// asynchronously: each also with 3 and 4 stages of copies, and double-buffered through registers
+// asynchronously: each also with 3 and 4 stages of copies (6 where the columns operand's rows are
+// aligned), and double-buffered through registers
 // as the control), and, with --configs N, the
 // best of N random tensor-core configs of the task's template (batch_matmul.cuda or
 // dense_large_batch.cuda), timed in alternation for --rounds rounds with device events. Prints
@@ -137,10 +138,10 @@ int main(int argc, char** argv) try {
           }
       }
       // Tensor-core tiles whose columns operand's rows are padded to whole float4s (its copies
-      // asynchronous too), in 2, 3 and 4 stages.
+      // asynchronous too), in 2, 3, 4 and 6 stages (beyond 48 KiB: dynamic shared memory).
       for (size_t i : {size_t(2), size_t(3)}) {
         if (i >= candidates.size()) continue;
-        for (int64_t stages : {2, 3, 4})
+        for (int64_t stages : {2, 3, 4, 6})
           for (int64_t divide : {1, 2}) {
             Candidate c = candidates[i];
             c.tile.alignCopyRows = true;

@@ -301,6 +301,20 @@ class KernelPrinter {
       }
     } finder;
     finder.visit(body);
+    if (kernel.launch.dynamicShared) {
+      // More than a block may declare: one dynamic array that the buffers are carved from, each
+      // 16-byte aligned as a declared one would be (the launch passes its size).
+      TESSEL_ICHECK(cuda());
+      out << pad() << "extern __shared__ __align__(16) unsigned char tessel_dynamic_shared[];\n";
+      int64_t offset = 0;
+      for (auto& b : finder.shared) {
+        checkStorable(b);
+        out << pad() << fmt::format("{}* const {} = ({}*)(tessel_dynamic_shared + {});\n", storageTypeName(b->dtype), bufferName(b),
+                                    storageTypeName(b->dtype), offset);
+        offset += (b->elementCount() * b->dtype.storageBytes() + 15) / 16 * 16;
+      }
+      return;
+    }
     for (auto& b : finder.shared) {
       checkStorable(b);
       // 16-byte aligned: a copy's wide stores (vectorCopy) may address it as float4.

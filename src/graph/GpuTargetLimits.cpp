@@ -28,6 +28,7 @@ passes::GpuLimits gpuLimitsOf(const runtime::GpuDeviceInfo& info, const passes::
   // The static shared memory a kernel may declare: CUDA reports 48 KiB per block (more only
   // through dynamic shared memory), OpenCL its local memory size.
   if (info.maxSharedMemoryPerBlock > 0) limits.maxSharedMemoryPerBlock = info.maxSharedMemoryPerBlock;
+  if (info.maxSharedMemoryPerBlockOptIn > 0) limits.maxDynamicSharedMemoryPerBlock = info.maxSharedMemoryPerBlockOptIn;
   if (info.warpSize > 0) limits.warpSize = info.warpSize;
   if (info.computeUnits > 0) limits.multiProcessorCount = info.computeUnits;
   return limits;
@@ -55,6 +56,7 @@ std::vector<std::pair<std::string, std::string>> gpuHardwareParameters(const run
   return {
       {"max_threads_per_block", std::to_string(info.maxThreadsPerBlock)},
       {"max_shared_memory_per_block", std::to_string(info.maxSharedMemoryPerBlock)},
+      {"max_dynamic_shared_memory_per_block", std::to_string(info.maxSharedMemoryPerBlockOptIn)},
       {"warp_size", std::to_string(info.warpSize)},
       {"max_vthread_extent", std::to_string(profile.maxVThreadExtent)},
       {"max_block_dim_x", std::to_string(info.maxBlockDimensions[0])},

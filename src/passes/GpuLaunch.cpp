@@ -38,7 +38,7 @@ class LaunchReader : public IRVisitor {
       d = std::max(d, *extent);
     }
     if (auto a = s.as<AllocateNode>(); a && a->buffer->scope == BufferNode::Scope::Shared)
-      launch.sharedBytes += a->buffer->elementCount() * a->buffer->dtype.storageBytes();
+      launch.sharedBytes += (a->buffer->elementCount() * a->buffer->dtype.storageBytes() + 15) / 16 * 16;  // each 16-byte aligned
     IRVisitor::visit(s);
   }
 };
@@ -50,7 +50,11 @@ int64_t GpuLaunch::extentOf(ForKind kind) const {
   return (isBlockBinding(kind) ? grid : block)[size_t(dimensionOf(kind))];
 }
 
-nlohmann::json GpuLaunch::toJson() const { return {{"grid", grid}, {"block", block}, {"shared_bytes", sharedBytes}}; }
+nlohmann::json GpuLaunch::toJson() const {
+  nlohmann::json json = {{"grid", grid}, {"block", block}, {"shared_bytes", sharedBytes}};
+  if (dynamicShared) json["dynamic_shared"] = true;  // absent in the modules of every kernel before it
+  return json;
+}
 
 GpuLaunch GpuLaunch::fromJson(const nlohmann::json& json) {
   GpuLaunch launch;
@@ -68,6 +72,10 @@ GpuLaunch GpuLaunch::fromJson(const nlohmann::json& json) {
     const auto& v = json.at("shared_bytes");
     TESSEL_CHECK(v.is_number_integer() && v.get<int64_t>() >= 0, "GPU launch: 'shared_bytes' must be a non-negative integer");
     launch.sharedBytes = v.get<int64_t>();
+  }
+  if (json.contains("dynamic_shared")) {
+    TESSEL_CHECK(json.at("dynamic_shared").is_boolean(), "GPU launch: 'dynamic_shared' must be true or false");
+    launch.dynamicShared = json.at("dynamic_shared").get<bool>();
   }
   return launch;
 }

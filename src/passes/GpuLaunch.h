@@ -1,7 +1,8 @@
 /// The launch configuration of a GPU kernel, read from its loop IR: the grid and block
 /// dimensions are the extents of the loops bound to blockIdx and threadIdx (a dimension bound
 /// by several stages gets the largest extent; the smaller bindings are guarded in the kernel),
-/// and the static shared memory is the sum of the shared buffers it allocates.
+/// and the shared memory is the sum of the shared buffers it allocates: declared statically, or
+/// (dynamicShared) taken at launch where it exceeds what a block may declare (GpuLimits).
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -15,7 +16,8 @@ namespace tessel::passes {
 struct GpuLaunch {
   std::array<int64_t, 3> grid{1, 1, 1};   ///< blocks along x, y, z
   std::array<int64_t, 3> block{1, 1, 1};  ///< threads per block along x, y, z
-  int64_t sharedBytes = 0;                ///< static shared memory per block
+  int64_t sharedBytes = 0;                ///< shared memory per block
+  bool dynamicShared = false;             ///< sharedBytes taken at launch (CUDA dynamic shared memory)
 
   int64_t threadsPerBlock() const { return block[0] * block[1] * block[2]; }
   /// The launch extent the binding kind stands for (grid[d] for blockIdx, block[d] for threadIdx).

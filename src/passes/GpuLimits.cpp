@@ -10,6 +10,7 @@ GpuLimits GpuLimits::cudaSm90() {
   GpuLimits limits;
   limits.profile = "cuda sm_90";
   limits.multiProcessorCount = 132;
+  limits.maxDynamicSharedMemoryPerBlock = 227 * 1024;
   limits.tf32TensorCores = true;
   limits.asyncCopies = true;
   return limits;

@@ -5,6 +5,7 @@
 /// profiles serve targets compiled for without the device at hand; a runtime device reports
 /// its own (runtime/CudaDevice.h, runtime/OpenclDevice.h).
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -18,6 +19,12 @@ struct GpuLimits {
   int64_t maxThreadsPerBlock = 1024;
   std::array<int64_t, 3> maxBlockDimensions{1024, 1024, 64};
   int64_t maxSharedMemoryPerBlock = 48 * 1024;
+  /// Shared memory a block may take beyond maxSharedMemoryPerBlock, opted into per kernel: CUDA's
+  /// dynamic shared memory, up to the device's CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+  /// (227 KiB on compute capability 9.0: CUDA C++ Programming Guide, "Technical Specifications per
+  /// Compute Capability"); 0 where a kernel has no such way (OpenCL). Default schedules size
+  /// their tiles by maxSharedMemoryPerBlock; tuned ones (deep copy pipelines) may use this.
+  int64_t maxDynamicSharedMemoryPerBlock = 0;
   int64_t maxLocalMemoryPerThread = 16 * 1024;
   int64_t maxVThreadExtent = 8;
   int64_t warpSize = 32;
@@ -33,10 +40,11 @@ struct GpuLimits {
   /// copies then land in shared memory directly, several chunks ahead (passes::pipelineAsyncCopies).
   bool asyncCopies = false;
 
-  /// NVIDIA Hopper (sm_90): 1024 threads, 48 KiB of static shared memory per block (more only
-  /// through dynamic shared memory, which generated kernels do not use), the H100 SXM's 132 SMs,
-  /// TF32 tensor cores, asynchronous copies.
+  /// NVIDIA Hopper (sm_90): 1024 threads, 48 KiB of static shared memory per block and up to
+  /// 227 KiB dynamically, the H100 SXM's 132 SMs, TF32 tensor cores, asynchronous copies.
   static GpuLimits cudaSm90();
+  /// The most shared memory one block may use, statically or dynamically.
+  int64_t sharedMemoryLimit() const { return std::max(maxSharedMemoryPerBlock, maxDynamicSharedMemoryPerBlock); }
   /// An ARM Mali GPU (Bifrost/Valhall) as TVM's `opencl -device=mali` target assumes it: 256
   /// work-items, 32 KiB of local memory.
   static GpuLimits mali();

@@ -40,6 +40,8 @@ GpuLoweredFunction lowerForGpu(const schedule::State& state, const std::string& 
   s = insertSharedMemoryBarriers(s);   // threads wait where shared memory passes between them
   f.body = s;
   GpuLaunch launch = gpuLaunchOf(s);   // grid and block from the bound loops
+  // More shared memory than a block may declare is taken at launch (CUDA's dynamic shared memory).
+  launch.dynamicShared = launch.sharedBytes > limits.maxSharedMemoryPerBlock;
   verifyGpuKernel(f, launch, limits);  // within the device's limits, runnable by a GPU at all
   return {f, launch};
 }

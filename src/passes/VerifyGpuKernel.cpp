@@ -87,9 +87,10 @@ void verifyGpuKernel(const schedule::LoopNestFunction& kernel, const GpuLaunch& 
     TESSEL_CHECK(launch.block[d] <= limits.maxBlockDimensions[d],
                  "GPU kernel '{}': {} threads along threadIdx.{} exceed the limit of {} ({})", name, launch.block[d], axes[d],
                  limits.maxBlockDimensions[d], limits.profile);
-  TESSEL_CHECK(launch.sharedBytes <= limits.maxSharedMemoryPerBlock,
-               "GPU kernel '{}': {} bytes of shared memory per block exceed the limit of {} ({})", name, launch.sharedBytes,
-               limits.maxSharedMemoryPerBlock, limits.profile);
+  TESSEL_CHECK(launch.sharedBytes <= limits.sharedMemoryLimit(),
+               "GPU kernel '{}': {} bytes of shared memory per block exceed the limit of {}{} ({})", name, launch.sharedBytes,
+               limits.sharedMemoryLimit(), limits.maxDynamicSharedMemoryPerBlock > 0 ? " (dynamic shared memory included)" : "",
+               limits.profile);
   KernelChecker checker(name, limits);
   checker.visit(kernel.body);
 }

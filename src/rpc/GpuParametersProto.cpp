@@ -11,6 +11,7 @@ void writeGpuParameters(const std::string& device, const passes::GpuLimits& limi
   out->set_device_name(limits.profile);
   out->set_max_threads_per_block(limits.maxThreadsPerBlock);
   out->set_max_shared_memory_per_block(limits.maxSharedMemoryPerBlock);
+  out->set_max_dynamic_shared_memory_per_block(limits.maxDynamicSharedMemoryPerBlock);
   out->set_warp_size(limits.warpSize);
   out->set_max_vthread_extent(limits.maxVThreadExtent);
   for (int64_t d : limits.maxBlockDimensions) out->add_max_block_dims(d);
@@ -27,6 +28,9 @@ passes::GpuLimits readGpuParameters(const proto::GpuParameters& p, const std::st
   limits.profile = p.device_name().empty() ? p.device() : p.device_name();  // the server's profile names its device
   limits.maxThreadsPerBlock = positive("max_threads_per_block", p.max_threads_per_block());
   limits.maxSharedMemoryPerBlock = positive("max_shared_memory_per_block", p.max_shared_memory_per_block());
+  TESSEL_CHECK(p.max_dynamic_shared_memory_per_block() >= 0, "{} reports max_dynamic_shared_memory_per_block = {} for its GPU {}: must not be negative",
+               where, p.max_dynamic_shared_memory_per_block(), p.device());
+  limits.maxDynamicSharedMemoryPerBlock = p.max_dynamic_shared_memory_per_block();
   limits.warpSize = positive("warp_size", p.warp_size());
   limits.maxVThreadExtent = positive("max_vthread_extent", p.max_vthread_extent());
   limits.maxLocalMemoryPerThread = positive("max_local_memory_per_thread", p.max_local_memory_per_thread());

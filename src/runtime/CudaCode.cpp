@@ -13,7 +13,8 @@ using namespace cuda;
 
 class CudaCode : public LoadedGpuCode {
  public:
-  CudaCode(int deviceId, const std::string& cubin, const std::vector<std::string>& kernels) : deviceId_(deviceId) {
+  CudaCode(int deviceId, const std::string& cubin, const std::vector<std::string>& kernels, const std::vector<GpuLaunchDims>& launches)
+      : deviceId_(deviceId) {
     makeContextCurrent(deviceId);
     const Driver& d = driver();
     d.check(d.cuModuleLoadData(&module_, cubin.data()), fmt::format("module load on cuda:{}", deviceId));
@@ -25,6 +26,16 @@ class CudaCode : public LoadedGpuCode {
         d.check(r, fmt::format("lookup of kernel '{}' in the cubin", name));
       }
       functions_.push_back(f);
+    }
+    // A kernel launched with more than 48 KiB of dynamic shared memory must be allowed it first
+    // (CUDA Driver API: cuFuncSetAttribute, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
+    for (size_t k = 0; k < kernels.size() && k < launches.size(); ++k) {
+      if (!launches[k].dynamicShared) continue;
+      CUresult r = d.cuFuncSetAttribute(functions_[k], kFuncAttrMaxDynamicSharedSizeBytes, int(launches[k].sharedBytes));
+      if (r != 0) {
+        d.cuModuleUnload(module_);
+        d.check(r, fmt::format("allowing kernel '{}' {} bytes of dynamic shared memory", kernels[k], launches[k].sharedBytes));
+      }
     }
   }
   ~CudaCode() override {
@@ -39,9 +50,10 @@ class CudaCode : public LoadedGpuCode {
     std::vector<void*> params;
     for (auto& p : pointers) params.push_back(&p);
     const Driver& d = driver();
+    unsigned dynamicBytes = dims.dynamicShared ? unsigned(dims.sharedBytes) : 0u;
     d.check(d.cuLaunchKernel(functions_.at(index), unsigned(dims.grid[0]), unsigned(dims.grid[1]), unsigned(dims.grid[2]),
-                             unsigned(dims.block[0]), unsigned(dims.block[1]), unsigned(dims.block[2]), 0, launchStream(deviceId_),
-                             params.data(), nullptr),
+                             unsigned(dims.block[0]), unsigned(dims.block[1]), unsigned(dims.block[2]), dynamicBytes,
+                             launchStream(deviceId_), params.data(), nullptr),
             "kernel launch");
   }
 
@@ -53,8 +65,9 @@ class CudaCode : public LoadedGpuCode {
 
 }  // namespace
 
-std::shared_ptr<const LoadedGpuCode> loadCudaCode(int deviceId, const std::string& cubin, const std::vector<std::string>& kernels) {
-  return std::make_shared<CudaCode>(deviceId, cubin, kernels);
+std::shared_ptr<const LoadedGpuCode> loadCudaCode(int deviceId, const std::string& cubin, const std::vector<std::string>& kernels,
+                                                  const std::vector<GpuLaunchDims>& launches) {
+  return std::make_shared<CudaCode>(deviceId, cubin, kernels, launches);
 }
 
 }  // namespace tessel::runtime::detail

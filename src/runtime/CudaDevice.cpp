@@ -141,6 +141,7 @@ GpuDeviceInfo cudaDeviceInfo(int deviceId) {
   info.maxThreadsPerBlock = attribute(kAttrMaxThreadsPerBlock);
   info.maxBlockDimensions = {attribute(kAttrMaxBlockDimX), attribute(kAttrMaxBlockDimY), attribute(kAttrMaxBlockDimZ)};
   info.maxSharedMemoryPerBlock = attribute(kAttrMaxSharedMemoryPerBlock);
+  info.maxSharedMemoryPerBlockOptIn = attribute(kAttrMaxSharedMemoryPerBlockOptin);
   info.warpSize = attribute(kAttrWarpSize);
   info.computeUnits = attribute(kAttrMultiprocessorCount);
   return info;

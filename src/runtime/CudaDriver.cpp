@@ -42,6 +42,7 @@ LoadResult load() {
   bind(d.cuModuleLoadData, "cuModuleLoadData");
   bind(d.cuModuleUnload, "cuModuleUnload");
   bind(d.cuModuleGetFunction, "cuModuleGetFunction");
+  bind(d.cuFuncSetAttribute, "cuFuncSetAttribute");
   bind(d.cuLaunchKernel, "cuLaunchKernel");
   bind(d.cuEventCreate, "cuEventCreate");
   bind(d.cuEventRecord, "cuEventRecord");

@@ -32,6 +32,9 @@ inline constexpr int kAttrMaxBlockDimZ = 4;
 inline constexpr int kAttrMaxSharedMemoryPerBlock = 8;
 inline constexpr int kAttrWarpSize = 10;
 inline constexpr int kAttrMultiprocessorCount = 16;
+inline constexpr int kAttrMaxSharedMemoryPerBlockOptin = 97;
+/// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: the dynamic shared memory a kernel may be launched with.
+inline constexpr int kFuncAttrMaxDynamicSharedSizeBytes = 8;
 inline constexpr int kAttrComputeCapabilityMajor = 75;
 inline constexpr int kAttrComputeCapabilityMinor = 76;
 
@@ -55,6 +58,7 @@ struct Driver {
   CUresult (*cuModuleLoadData)(CUmodule*, const void*) = nullptr;
   CUresult (*cuModuleUnload)(CUmodule) = nullptr;
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int) = nullptr;
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
                              void**, void**) = nullptr;
   CUresult (*cuEventCreate)(CUevent*, unsigned) = nullptr;

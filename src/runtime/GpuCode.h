@@ -16,7 +16,9 @@ class LoadedGpuCode {
   virtual void launch(size_t index, const std::vector<void*>& buffers, const GpuLaunchDims& dims) const = 0;
 };
 
-std::shared_ptr<const LoadedGpuCode> loadCudaCode(int deviceId, const std::string& cubin, const std::vector<std::string>& kernels);
+/// `launches[k]`: kernel k's launch; those taking dynamic shared memory are allowed it at load.
+std::shared_ptr<const LoadedGpuCode> loadCudaCode(int deviceId, const std::string& cubin, const std::vector<std::string>& kernels,
+                                                  const std::vector<GpuLaunchDims>& launches);
 /// `cacheBinary`: through the program binary cache (support/BinaryCache.h).
 std::shared_ptr<const LoadedGpuCode> loadOpenclCode(int deviceId, const std::string& source, const std::vector<std::string>& kernels,
                                                     bool cacheBinary);

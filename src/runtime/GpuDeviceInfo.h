@@ -14,6 +14,7 @@ struct GpuDeviceInfo {
   int64_t maxThreadsPerBlock = 0;
   std::array<int64_t, 3> maxBlockDimensions{0, 0, 0};
   int64_t maxSharedMemoryPerBlock = 0;      ///< bytes (OpenCL: local memory)
+  int64_t maxSharedMemoryPerBlockOptIn = 0;  ///< bytes a kernel may opt into dynamically (CUDA; 0: none)
   int64_t warpSize = 1;                     ///< 1 where the API has no such notion (OpenCL)
   int64_t computeUnits = 0;                 ///< streaming multiprocessors / compute units
 };

@@ -38,6 +38,10 @@ GpuLaunchDims parseLaunch(const nlohmann::json& entry, const std::string& where)
     for (size_t d = 0; d < 3; ++d) out[d] = values[d];
   }
   if (launch.contains("shared_bytes")) dims.sharedBytes = jsonInteger(launch["shared_bytes"], where + ", launch 'shared_bytes'", 0);
+  if (launch.contains("dynamic_shared")) {
+    TESSEL_CHECK(launch["dynamic_shared"].is_boolean(), "{}, launch 'dynamic_shared': expected true or false", where);
+    dims.dynamicShared = launch["dynamic_shared"].get<bool>();
+  }
   return dims;
 }
 
@@ -69,9 +73,11 @@ GpuModule GpuModule::make(const std::string& manifestText, const std::string& co
     spec.device = module->device;  // the arguments must live where the code was loaded
     spec.anyDeviceId = false;
     module->launches.push_back(parseLaunch(doc["kernels"][k], where));
+    TESSEL_CHECK(kind == DeviceKind::CUDA || !module->launches.back().dynamicShared,
+                 "{}: dynamic shared memory is a CUDA kernel's, not an OpenCL one's", where);
     names.push_back(spec.symbol);
   }
-  module->code = kind == DeviceKind::CUDA ? detail::loadCudaCode(deviceId, code, names) : detail::loadOpenclCode(deviceId, code, names, cacheOpenclBinary);
+  module->code = kind == DeviceKind::CUDA ? detail::loadCudaCode(deviceId, code, names, module->launches) : detail::loadOpenclCode(deviceId, code, names, cacheOpenclBinary);
   GpuModule result;
   result.module_ = std::move(module);
   return result;

@@ -22,6 +22,8 @@ struct GpuLaunchDims {
   std::array<int64_t, 3> grid{1, 1, 1};
   std::array<int64_t, 3> block{1, 1, 1};
   int64_t sharedBytes = 0;
+  /// sharedBytes is CUDA dynamic shared memory: the kernel is launched with it (and allowed it).
+  bool dynamicShared = false;
 };
 
 namespace detail {

@@ -517,6 +517,50 @@ TEST(GpuDefaultSchedules, CopiesPipelinedInStagesOfSharedMemoryMatchTheReference
   onCudaWhereAGpuIs(buildAndRunPipelinedCopies);
 }
 
+namespace {
+
+/// Four stages of 64-step chunks of a 64 x 32 tensor-core tile: 104 KiB of copies, beyond the
+/// 48 KiB a block may declare, taken as dynamic shared memory (the manifest says so, the runtime
+/// allows the kernel it at load), against the reference.
+ops::GpuGemmTile tileOf64StepChunks(int64_t stages) {
+  ops::GpuGemmTile tile;
+  tile.x = {2, 32, 2};
+  tile.y = {3, 16, 2};
+  tile.k = 64;
+  tile.tensorCores = ir::WarpMmaKind::Tf32x3;
+  tile.stages = stages;
+  tile.alignCopyRows = true;
+  return tile;
+}
+
+void buildAndRunDynamicSharedMemory(const std::string& target, bool run) {
+  auto dag = ops::projection(1, 128, 768, 96, true);
+  auto binary = kernelcheck::buildForGpu(ops::gpuGemmTiles(dag, tileOf64StepChunks(4)).state, target, "deep");
+  const auto& launch = binary.source.manifest["kernels"][0]["launch"];
+  EXPECT_GT(launch["shared_bytes"].get<int64_t>(), 48 * 1024);
+  EXPECT_TRUE(launch.value("dynamic_shared", false));
+  expectContains(binary.source.code, "extern __shared__ __align__(16) unsigned char tessel_dynamic_shared[];");
+  if (!run) return;
+  auto module = runtime::GpuModule::fromMemory(binary.manifestText(), binary.code);
+  EXPECT_LT(kernelcheck::runGpuAndCompare(module.kernel("deep"), kernelcheck::makeReferenceData(dag, 67)), 1e-4);
+}
+
+}  // namespace
+
+TEST(GpuDefaultSchedules, CopiesBeyondWhatABlockMayDeclareTakeDynamicSharedMemoryWhereAGpuIs) {
+  // Two stages of the same tile fit what a block may declare: declared, as every kernel before.
+  auto dag = ops::projection(1, 128, 768, 96, true);
+  auto declared = kernelcheck::buildForGpu(ops::gpuGemmTiles(dag, tileOf64StepChunks(2)).state, "cuda", "declared");
+  EXPECT_FALSE(declared.source.manifest["kernels"][0]["launch"].value("dynamic_shared", false));
+  EXPECT_EQ(declared.source.code.find("tessel_dynamic_shared"), std::string::npos);
+  // A GPU that allows no more than it declares refuses the deep pipeline, naming its limit.
+  passes::GpuLimits noDynamic = passes::GpuLimits::cudaSm90();
+  noDynamic.maxDynamicSharedMemoryPerBlock = 0;
+  expectContains(errorOf([&] { passes::lowerForGpu(ops::gpuGemmTiles(dag, tileOf64StepChunks(4)).state, "deep", noDynamic); }),
+                 "bytes of shared memory per block exceed the limit of 49152 (cuda sm_90)");
+  onCudaWhereAGpuIs(buildAndRunDynamicSharedMemory);
+}
+
 TEST(GpuDefaultSchedules, TensorCoresTakeTheProductsWithWarpsAndChunksToHideTheirWork) {
   auto rules = ops::gpuScheduleOptionsFor(passes::GpuLimits::cudaSm90(), target::MatmulPrecision::Fp32);
   auto tensorized = [&](const te::ComputeDAG& dag) {

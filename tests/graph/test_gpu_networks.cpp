@@ -291,6 +291,7 @@ TEST(GpuNetworks, ABuildTakesTheLimitsOfThePresentDeviceOrOfTheNamedProfile) {
   info.maxThreadsPerBlock = 512;
   info.maxBlockDimensions = {512, 256, 32};
   info.maxSharedMemoryPerBlock = 65536;
+  info.maxSharedMemoryPerBlockOptIn = 101376;
   info.warpSize = 64;
   info.computeUnits = 7;
   auto limits = gpuLimitsOf(info, passes::GpuLimits::cudaSm90(), "cuda:1");
@@ -298,6 +299,8 @@ TEST(GpuNetworks, ABuildTakesTheLimitsOfThePresentDeviceOrOfTheNamedProfile) {
   EXPECT_EQ(limits.maxThreadsPerBlock, 512);
   EXPECT_EQ(limits.maxBlockDimensions, (std::array<int64_t, 3>{512, 256, 32}));
   EXPECT_EQ(limits.maxSharedMemoryPerBlock, 65536);
+  EXPECT_EQ(limits.maxDynamicSharedMemoryPerBlock, 101376);
+  EXPECT_EQ(limits.sharedMemoryLimit(), 101376);
   EXPECT_EQ(limits.warpSize, 64);
   EXPECT_EQ(limits.multiProcessorCount, 7);
   EXPECT_EQ(limits.maxVThreadExtent, passes::GpuLimits::cudaSm90().maxVThreadExtent);  // no device reports it

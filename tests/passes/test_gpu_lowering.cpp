@@ -83,6 +83,10 @@ TEST(GpuLowering, LaunchRoundTripsThroughJson) {
   launch.block = {64, 4, 2};
   launch.sharedBytes = 4096;
   EXPECT_EQ(passes::GpuLaunch::fromJson(launch.toJson()), launch);
+  EXPECT_FALSE(launch.toJson().contains("dynamic_shared"));  // modules of declared shared memory read as before
+  launch.sharedBytes = 100000;
+  launch.dynamicShared = true;
+  EXPECT_EQ(passes::GpuLaunch::fromJson(launch.toJson()), launch);
   expectContains(errorOf([] { passes::GpuLaunch::fromJson({{"grid", {1, 0, 1}}, {"block", {1, 1, 1}}}); }),
                  "'grid'[1] must be a positive integer");
 }
@@ -148,12 +152,24 @@ TEST(GpuLowering, BarrierPassHandlesReadsAfterWritesAndLoopCarriedReuse) {
   EXPECT_EQ(countBarriers(passes::insertSharedMemoryBarriers(makeBlock({write, write}))), 0);
 }
 
-TEST(GpuLowering, SharedMemoryBeyondTheLimitIsRejected) {
+TEST(GpuLowering, SharedMemoryBeyondWhatABlockMayDeclareIsTakenDynamicallyOrRejected) {
   auto steps = matmulWithSharedA();
-  // 8 rows of 2048 floats: 64 KiB, over the 48 KiB of static shared memory.
+  // 8 rows of 2048 floats: 64 KiB, over the 48 KiB a block may declare; sm_90 allows 227 KiB
+  // dynamically.
   auto state = replay(ops::matmul(64, 64, 2048), steps);
-  EXPECT_EQ(errorOf([&] { passes::lowerForGpu(state, "mm", kSm90); }),
+  auto k = passes::lowerForGpu(state, "mm", kSm90);
+  EXPECT_EQ(k.launch.sharedBytes, 65536);
+  EXPECT_TRUE(k.launch.dynamicShared);
+  auto declared = passes::lowerForGpu(replay(ops::matmul(64, 64, 1024), steps), "mm", kSm90);
+  EXPECT_FALSE(declared.launch.dynamicShared);
+  auto noDynamic = kSm90;
+  noDynamic.maxDynamicSharedMemoryPerBlock = 0;
+  EXPECT_EQ(errorOf([&] { passes::lowerForGpu(state, "mm", noDynamic); }),
             "GPU kernel 'mm': 65536 bytes of shared memory per block exceed the limit of 49152 (cuda sm_90)");
+  // 8 rows of 8192 floats: 256 KiB, beyond the 227 KiB.
+  EXPECT_EQ(errorOf([&] { passes::lowerForGpu(replay(ops::matmul(64, 64, 8192), steps), "mm", kSm90); }),
+            "GPU kernel 'mm': 262144 bytes of shared memory per block exceed the limit of 232448 (dynamic shared memory included) "
+            "(cuda sm_90)");
 }
 
 TEST(GpuLowering, UnknownTargetsHaveNoLimits) {
@@ -360,6 +376,7 @@ TEST(GpuLowering, OnAGpuThatCopiesAsynchronouslyDoubleBuffersArePipelinedThrough
   // allowed), two stages are staged through registers as before; three are refused by the limit.
   auto small = kSm90;
   small.maxSharedMemoryPerBlock = 3 * 1024;
+  small.maxDynamicSharedMemoryPerBlock = 0;
   std::string staged = ir::toString(passes::lowerForGpu(chunkedMatmul(true).state, "mm", small).function.body);
   expectContains(staged, "allocate A.shared_next[float32 * 4]");
   EXPECT_EQ(staged.find("async_copy"), std::string::npos) << staged;

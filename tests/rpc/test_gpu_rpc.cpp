@@ -49,6 +49,13 @@ TEST(GpuRpcProto, GpuParametersRoundTripAndBadFieldsAreRefused) {
   EXPECT_EQ(read.maxThreadsPerBlock, passes::GpuLimits::mali().maxThreadsPerBlock);
   EXPECT_EQ(read.maxSharedMemoryPerBlock, passes::GpuLimits::mali().maxSharedMemoryPerBlock);
   EXPECT_EQ(read.maxBlockDimensions, passes::GpuLimits::mali().maxBlockDimensions);
+  EXPECT_EQ(read.maxDynamicSharedMemoryPerBlock, 0);
+  // A CUDA device's dynamic shared memory travels with the rest; a negative one is refused.
+  rpc::proto::GpuParameters cuda;
+  rpc::writeGpuParameters("cuda:0", passes::GpuLimits::cudaSm90(), &cuda);
+  EXPECT_EQ(rpc::readGpuParameters(cuda, "server").maxDynamicSharedMemoryPerBlock, 227 * 1024);
+  cuda.set_max_dynamic_shared_memory_per_block(-1);
+  expectContains(errorOf([&] { rpc::readGpuParameters(cuda, "server"); }), "reports max_dynamic_shared_memory_per_block = -1");
 
   auto threads = validParameters();
   threads.set_max_threads_per_block(0);

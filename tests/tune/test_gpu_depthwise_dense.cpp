@@ -322,6 +322,7 @@ TEST(GpuDenseSmallBatchTemplate, ConfigsOverTheLimitsAreInstantiationErrors) {
   expectInvalidForTheCostModel(dag, widest(t, {"tile_k", "tile_y"}, 1));
   passes::GpuLimits tiny = passes::GpuLimits::cudaSm90();
   tiny.maxSharedMemoryPerBlock = 64;
+  tiny.maxDynamicSharedMemoryPerBlock = 0;
   GpuTemplateSpace small = gpuDenseSmallBatchTemplate(dag, tiny);
   expectContains(errorOf([&] { small.instantiate(small.space->get(small.fallback)); }), "bytes of shared memory per block");
   expectContains(errorOf([&] { ops::gpuDenseSmallBatch(dag, {3, 8, 0, true}); }),
@@ -382,6 +383,7 @@ TEST(GpuDenseLargeBatchTemplate, SpaceHoldsTheFallbackAndIsPruned) {
   EXPECT_NO_THROW(t.instantiate(widest(t, {"tile_x", "tile_y"}, 2)));
   passes::GpuLimits tiny = passes::GpuLimits::cudaSm90();
   tiny.maxSharedMemoryPerBlock = 256;
+  tiny.maxDynamicSharedMemoryPerBlock = 0;
   GpuTemplateSpace small = denseLargeBatchSpace(dag, tiny);
   expectContains(errorOf([&] { small.instantiateState(small.space->get(small.fallback)); }), "bytes of shared memory per block");
 }

@@ -183,6 +183,7 @@ TEST(GpuConv2dTemplate, RefusesWhatItCannotTileWithTheReason) {
   // with 1 KiB of it, which the fallback's windows exceed).
   passes::GpuLimits tiny = passes::GpuLimits::cudaSm90();
   tiny.maxSharedMemoryPerBlock = 1024;
+  tiny.maxDynamicSharedMemoryPerBlock = 0;
   GpuTemplateSpace small = gpuConv2dTemplate(dag, tiny);
   expectContains(errorOf([&] { small.instantiate(small.space->get(small.fallback)); }), "bytes of shared memory per block");
   expectContains(errorOf([&] { small.instantiateState(small.space->get(small.fallback)); }), "bytes of shared memory per block");

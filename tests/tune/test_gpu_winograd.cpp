@@ -250,6 +250,7 @@ TEST(GpuWinogradTemplate, ConfigsOverTheLimitsAndTilesThatDoNotFitAreErrorsWithT
   // Over the shared memory: an instantiation error too, before any build.
   passes::GpuLimits tiny = passes::GpuLimits::cudaSm90();
   tiny.maxSharedMemoryPerBlock = 2048;
+  tiny.maxDynamicSharedMemoryPerBlock = 0;
   GpuTemplateSpace small = gpuWinogradTemplate(dag, tiny);
   expectContains(errorOf([&] { small.instantiate(widest(small, {{"tile_f", 1}})); }), "bytes of shared memory per block");
   // The cost model marks such a config invalid and never proposes it.

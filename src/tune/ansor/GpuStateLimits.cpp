@@ -42,8 +42,8 @@ std::optional<std::string> gpuLimitViolation(const State& state, const passes::G
       return fmt::format("{} threads along threadIdx.{} exceed the limit of {} ({})", block[d], axes[d], limits.maxBlockDimensions[d],
                          limits.profile);
   int64_t shared = ops::sharedMemoryBytes(state);
-  if (shared > limits.maxSharedMemoryPerBlock)
-    return fmt::format("{} bytes of shared memory per block exceed the limit of {} ({})", shared, limits.maxSharedMemoryPerBlock,
+  if (shared > limits.sharedMemoryLimit())
+    return fmt::format("{} bytes of shared memory per block exceed the limit of {} ({})", shared, limits.sharedMemoryLimit(),
                        limits.profile);
   if (localBytes > limits.maxLocalMemoryPerThread)
     return fmt::format("{} bytes of local memory per thread exceed the limit of {} ({})", localBytes, limits.maxLocalMemoryPerThread,

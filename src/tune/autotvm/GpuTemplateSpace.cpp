@@ -87,9 +87,9 @@ void checkAccumulators(const std::string& templateName, int64_t accumulators) {
 
 void checkSharedMemory(const std::string& templateName, const schedule::State& state, const passes::GpuLimits& limits) {
   int64_t shared = ops::sharedMemoryBytes(state);
-  TESSEL_CHECK(shared <= limits.maxSharedMemoryPerBlock,
+  TESSEL_CHECK(shared <= limits.sharedMemoryLimit(),
                "{}: the block takes {} bytes of shared memory per block, the device ({}) has {}", templateName, shared,
-               limits.profile, limits.maxSharedMemoryPerBlock);
+               limits.profile, limits.sharedMemoryLimit());
 }
 
 void setSchedule(GpuTemplateSpace& t, std::function<ops::GpuTileSchedule(const ConfigEntity&)> schedule) {

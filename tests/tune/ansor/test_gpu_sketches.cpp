@@ -402,6 +402,7 @@ TEST(GpuAnsorSearch, TheCountRefusesEachLimitAsTheLoweringDoes) {
   expectRefused(noVthreads, "virtual thread extent");
   passes::GpuLimits noShared = h100;
   noShared.maxSharedMemoryPerBlock = 16;
+  noShared.maxDynamicSharedMemoryPerBlock = 0;
   expectRefused(noShared, "bytes of shared memory per block");
   passes::GpuLimits noLocal = h100;
   noLocal.maxLocalMemoryPerThread = 2;
