@@ -118,6 +118,10 @@ void addModelOptions(CLI::App* c, ModelArgs& a) {
                 "GPU targets: transposes, reshapes and slices read only by a matrix product (a transformer's heads split "
                 "and merged) computed as the product copies its operand: auto, or never (a copy kernel each)")
       ->transform(oneOf({"auto", "never"}));
+  c->add_option("--fuse-attention", a.fuseAttention,
+                "GPU targets: a transformer's attention scores, scale, mask and softmax computed in its context product's "
+                "function (a block's rows of scores in shared memory): auto, or never (a kernel each)")
+      ->transform(oneOf({"auto", "never"}));
   c->add_flag("--no-optimize", a.noOptimize, "skip the graph passes (batch-norm folding, layout conversion, ...)");
   c->add_option("--print-after", a.printAfter, "print the graph after this pass (repeatable; 'all': after every one)");
 }
@@ -145,6 +149,7 @@ driver::PrepareOptions prepareOptions(const ModelArgs& a) {
   o.combineProducts = a.combineProducts == "auto";
   o.splitReductions = a.splitReductions == "auto";
   o.fuseLayouts = a.fuseLayouts == "auto";
+  o.fuseAttention = a.fuseAttention == "auto";
   o.run.printAfter = {a.printAfter.begin(), a.printAfter.end()};
   o.run.printTo = &std::cout;
   return o;

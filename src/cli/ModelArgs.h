@@ -47,6 +47,7 @@ struct ModelArgs {
   std::string splitReductions = "auto";
   /// GPU targets: fuse_layouts_into_products (auto) or not (never).
   std::string fuseLayouts = "auto";
+  std::string fuseAttention = "never";
   std::vector<std::string> printAfter;
   /// A params file whose weights replace the zoo's random ones before the passes (compile
   /// --params); empty: the random weights.

@@ -53,6 +53,7 @@ PreparedModel prepareModel(graph::Graph model, const PrepareOptions& o) {
   // ops to hide in (BERT-base untuned, Zen 4, 2 threads: 140-156 ms with them in the products
   // against 116-127 as copies of their own, six rounds alternated, 2026-12-03).
   if (gpu && o.optimize && o.fuseLayouts) prepared.base = graph::runPasses(prepared.base, {"fuse_layouts_into_products"}, run);
+  if (gpu && o.optimize && o.fuseAttention) prepared.base = graph::runPasses(prepared.base, {"fuse_attention"}, run);
   if (!o.optimize) {
     prepared.direct = prepared.chosen = prepared.chosenUnpacked = prepared.base;
     prepared.winograd = {prepared.base};

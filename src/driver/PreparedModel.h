@@ -40,6 +40,7 @@ struct PrepareOptions {
   bool combineProducts = true;  ///< combine_parallel_products
   bool splitReductions = true;  ///< GPU: split_reductions (graph::gpuReductionSplitChoice)
   bool fuseLayouts = true;      ///< GPU: fuse_layouts_into_products
+  bool fuseAttention = false;   ///< GPU: fuse_attention
   graph::PassRunOptions run;    ///< which graphs to print, and where
 };
 

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "ops/GpuAttentionTiles.h"
 #include "ops/GpuDenseTiles.h"
 #include "ops/GpuReductionSplit.h"
 #include "ops/GpuWinogradTiles.h"
@@ -383,6 +384,15 @@ std::vector<StepPtr> defaultGpuSchedule(const te::ComputeDAG& dag, const GpuSche
       return gpuTiledWinograd(dag, defaultGpuWinogradTile(gpuWinogradShapeOf(dag), options)).steps;
     } catch (const Error& e) {
       throw e.withContext(fmt::format("GPU default schedule: the Winograd tiles of stage '{}' ({})", *anchor, operatorClass(*dag.op(*anchor))));
+    }
+  }
+  if (auto attention = gpuAttentionShapeOf(dag)) {
+    // Rule 9: a fused attention block (graph pass fuse_attention).
+    try {
+      return gpuAttentionTiles(dag, *attention, defaultGpuAttentionTile(*attention, options.multiProcessors, options.maxThreadsPerBlock))
+          .steps;
+    } catch (const Error& e) {
+      throw e.withContext(fmt::format("GPU default schedule: the attention tiles of stage '{}'", attention->context));
     }
   }
   if (auto gemm = gpuGemmTilesApply(dag)) {

@@ -271,6 +271,32 @@ TEST(GpuCli, LayoutOpsBeforeProductsRunInTheProductsOrAsKernelsOfTheirOwn) {
                "--fuse-layouts: sometimes not in {auto,never}", 2);
 }
 
+TEST(GpuCli, AttentionBlocksRunAsOneFunctionWithFuseAttention) {
+  TESSEL_REQUIRE_OPENCL();
+  TempDir dir;
+  auto ids = runtime::Tensor::empty({1, 16}, DataType::int64());
+  for (int64_t i = 0; i < ids.numel(); ++i) ids.dataAs<int64_t>()[i] = (i * 7919 + 3) % 50257;
+  runtime::saveNpy(ids, dir.path() + "/ids.npy");
+  auto build = [&](const std::string& mode) {
+    std::string out = dir.path() + "/" + mode;
+    auto r = runSubprocess({tesselCli(), "compile", "--model", "gpt2", "--layers", "1", "--sequence", "16", "--target", "opencl",
+                            "--fuse-attention", mode, "-o", out});
+    expectOutput(r, "compiled gpt2 for opencl");
+    int functions = 0;
+    std::smatch m;
+    if (std::regex_search(r.output, m, std::regex("(\\d+) fused functions"))) functions = std::stoi(m[1]);
+    expectOutput(runSubprocess({tesselCli(), "run", out, "--device", "opencl", "--input", dir.path() + "/ids.npy", "--output", out + ".npy"}),
+                 "output 0: float32 [1, 16, 768] saved to");
+    return std::pair{functions, runtime::loadNpy(out + ".npy")};
+  };
+  auto [fused, fusedOut] = build("auto");
+  auto [apart, apartOut] = build("never");
+  EXPECT_EQ(fused + 2, apart);  // GPT-2's scores with their scale and mask, and the softmax, join the context
+  EXPECT_LT(largestRelativeDifference(fusedOut, apartOut), 1e-5);
+  expectOutput(runSubprocess({tesselCli(), "compile", "--model", "gpt2", "--fuse-attention", "always", "-o", dir.path() + "/x"}),
+               "--fuse-attention: always not in {auto,never}", 2);
+}
+
 TEST(GpuCli, QueryTheHardwareParametersOfADevice) {
   TESSEL_REQUIRE_OPENCL();
   auto one = runSubprocess({tesselCli(), "query", "--device", "opencl", "--hardware", "max_threads_per_block"});

@@ -20,6 +20,8 @@
 #include "graph/Operators.h"
 #include "graph/passes/GraphPasses.h"
 #include "graph/passes/PassManager.h"
+#include "graph/Fusion.h"
+#include "ops/GpuAttentionTiles.h"
 #include "runtime/CudaDevice.h"
 #include "runtime/GraphExecutor.h"
 #include "runtime/OpenclDevice.h"
@@ -111,6 +113,32 @@ Graph transformerBlock() {
   return g;
 }
 
+/// A masked attention block as GPT-2 writes it (scale, causal where, softmax, context) over 7
+/// tokens (a prime: fused, a block per query row), its heads read from one [1, 7, 24] projection.
+Graph maskedAttention() {
+  registerStandardOps();
+  Graph g;
+  const int64_t tokens = 7, heads = 2, headSize = 4;
+  int x = g.addInput("x", {{1, tokens, 3 * heads * headSize}, DataType::float32()});
+  auto head = [&](int64_t offset, std::vector<int64_t> axes) {
+    int slice = g.addOp("strided_slice", {x}, {{"begin", {0, 0, offset}}, {"shape", {1, tokens, heads * headSize}}, {"step", {1, 1, 1}}});
+    return g.addOp("transpose", {g.addOp("reshape", {slice}, {{"shape", {1, tokens, heads, headSize}}})}, {{"axes", axes}});
+  };
+  int q = head(0, {0, 2, 1, 3}), kT = head(heads * headSize, {0, 2, 3, 1}), v = head(2 * heads * headSize, {0, 2, 1, 3});
+  auto scalar = [&](float value) {
+    auto t = runtime::Tensor::empty({}, DataType::float32());
+    t.dataAs<float>()[0] = value;
+    return g.addConstant("c" + std::to_string(value), t);
+  };
+  auto causal = runtime::Tensor::empty({1, 1, tokens, tokens}, DataType::boolean());
+  for (int64_t i = 0; i < tokens; ++i)
+    for (int64_t j = 0; j < tokens; ++j) causal.dataAs<bool>()[i * tokens + j] = j <= i;
+  int scaled = g.addOp("divide", {g.addOp("batch_matmul", {q, kT}), scalar(2.0f)});
+  int masked = g.addOp("where", {g.addConstant("causal", causal), scaled, scalar(-3.4e38f)});
+  g.markOutput(g.addOp("batch_matmul", {g.addOp("softmax", {masked}, {{"axis", 3}}), v}));
+  return g;
+}
+
 /// Every operator class of the zoo: convolutions in both layouts (plain, strided, 1x1,
 /// depthwise), folded batch norms as epilogues with relu/relu6 and residual adds, max and
 /// average pooling, concatenation (squeezenet), flatten, dense and softmax; and a transformer
@@ -131,6 +159,8 @@ std::vector<Network> networks() {
       // computed in the products' operand copies (the key's transposed).
       {"transformer block, reductions split, layouts in the products",
        fuseLayoutsIntoProducts(applyReductionSplits(transformerBlock(), [](const Graph&, int) { return int64_t(2); }))},
+      // --fuse-attention auto: the scores, scale, mask and softmax in the context's function.
+      {"masked attention, fused", fuseAttention(fuseLayoutsIntoProducts(maskedAttention()))},
   };
 }
 
@@ -162,6 +192,28 @@ std::vector<runtime::Tensor> runOnDevice(const std::string& directory, const run
 }
 
 }  // namespace
+
+// The fused attention function as the schedule sees it, and the tiles it refuses.
+TEST(GpuNetworks, AFusedAttentionFunctionIsRecognisedAndTiledByWholeBlocksOfRows) {
+  Graph g = fuseAttention(fuseLayoutsIntoProducts(maskedAttention()));
+  auto groups = fuseOperators(g);
+  ASSERT_EQ(groups.size(), 1u) << "the heads' layouts, the scores, mask, softmax and context: one function";
+  te::ComputeDAG dag = buildGroupDAG(g, groups[0]);
+  auto shape = ops::gpuAttentionShapeOf(dag);
+  ASSERT_TRUE(shape.has_value());
+  EXPECT_EQ(shape->stack, 2);
+  EXPECT_EQ(shape->rows, 7);
+  EXPECT_EQ(shape->keys, 7);
+  EXPECT_EQ(shape->depth, 4);
+  EXPECT_EQ(shape->columns, 4);
+  EXPECT_EQ(ops::defaultGpuAttentionTile(*shape, 132, 1024).rows, 1);  // 7 tokens: a prime
+  ops::GpuAttentionTile ragged;
+  ragged.rows = 2;
+  expectContains(errorOf([&] { ops::gpuAttentionTiles(dag, *shape, ragged); }), "2 rows a block for 7 rows");
+  // A lone product is no attention block.
+  Graph apart = fuseLayoutsIntoProducts(maskedAttention());
+  for (const auto& group : fuseOperators(apart)) EXPECT_FALSE(ops::gpuAttentionShapeOf(buildGroupDAG(apart, group)).has_value());
+}
 
 TEST(GpuNetworks, OpenclNetworksMatchTheInterpreter) {
   TESSEL_REQUIRE_OPENCL();

@@ -428,6 +428,37 @@ TEST_F(GraphPasses, FuseLayoutsIntoProductsPutsOperandChainsInTheProductsFunctio
   EXPECT_EQ(scores.inputs, std::vector<int>{f.findNode("qkv")}) << "query and key read one value";
 }
 
+TEST_F(GraphPasses, FuseAttentionPutsScoresScaleMaskAndSoftmaxInTheContextsFunction) {
+  // Two attention blocks over one input: a masked one (GPT-2's causal where) and one whose
+  // scores are also an output of the graph (left alone), beside a softmax over another axis.
+  Graph g;
+  int x = g.addInput("x", {{1, 2, 6, 4}, DataType::float32()});
+  int kt = g.addOp("transpose", {x}, {{"axes", {0, 1, 3, 2}}}, "kt");
+  int scores = g.addOp("batch_matmul", {x, kt}, Attrs::object(), "scores");
+  int scaled = g.addOp("divide", {scores, g.addConstant("scale", randomTensor({}, 50))}, Attrs::object(), "scaled");
+  runtime::Tensor causal = runtime::Tensor::empty({1, 1, 6, 6}, DataType::boolean());
+  for (int64_t i = 0; i < 6; ++i)
+    for (int64_t j = 0; j < 6; ++j) causal.dataAs<bool>()[i * 6 + j] = j <= i;
+  int masked = g.addOp("where", {g.addConstant("causal", causal), scaled, g.addConstant("lowest", randomTensor({}, 51))}, Attrs::object(),
+                       "masked");
+  int p = g.addOp("softmax", {masked}, {{"axis", 3}}, "p");
+  g.markOutput(g.addOp("batch_matmul", {p, x}, Attrs::object(), "context"));
+  int shownScores = g.addOp("batch_matmul", {x, kt}, Attrs::object(), "shown_scores");
+  g.markOutput(shownScores);
+  g.markOutput(g.addOp("batch_matmul", {g.addOp("softmax", {shownScores}, {{"axis", -1}}, "shown_p"), x}, Attrs::object(), "shown_context"));
+  int columns = g.addOp("batch_matmul", {x, kt}, Attrs::object(), "column_scores");
+  g.markOutput(g.addOp("batch_matmul", {g.addOp("softmax", {columns}, {{"axis", 2}}, "column_p"), x}, Attrs::object(), "column_context"));
+
+  Graph f = fuseAttention(g);
+  auto marked = [&](const std::string& name) { return f.node(f.findNode(name)).attrs.value("fuse_into_reader", false); };
+  for (const char* name : {"scores", "scaled", "masked", "p"}) EXPECT_TRUE(marked(name)) << name;
+  for (const char* name : {"context", "shown_scores", "shown_p", "column_scores", "column_p", "kt"}) EXPECT_FALSE(marked(name)) << name;
+  EXPECT_LT(outputDifference(g, f), 1e-7);
+  // The masked block is one function: four fewer than apart (scores, scale, mask and softmax).
+  auto groups = fuseOperators(f);
+  EXPECT_EQ(groups.size() + 2, fuseOperators(g).size());  // {scores, scaled, masked}, {p} joined the context
+}
+
 TEST_F(GraphPasses, CombineParallelProductsMakesQueryKeyAndValueOneProduct) {
   // Three projections of x with biases (a transformer's query, key and value, one narrower),
   // a fourth by a weight of another reduction and a fifth with no bias: only the three combine.

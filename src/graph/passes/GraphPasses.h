@@ -69,6 +69,12 @@ Graph splitProductReductions(const Graph& graph, const SplitChoice& partsOf);
 /// of a kernel writing the moved value first (a transformer's head split and merge).
 Graph fuseLayoutsIntoProducts(const Graph& graph);
 
+/// GPU targets: attention's scores product, the element-wise scale and mask after it, and the
+/// softmax over the keys, each read by the next alone, that feed a batched product (the context)
+/// are marked `fuse_into_reader`: one function per attention block, whose schedule keeps a
+/// block's rows of scores in shared memory instead of three kernels passing them through memory.
+Graph fuseAttention(const Graph& graph);
+
 /// Rewrites the layout-sensitive operators from the other image layout to `desired` (NCHW to
 /// NHWC, the layout the CPU schedules run fastest in, or back): convolutions, pooling and
 /// resize take the new layout and transposed weights, per-channel operators (batch norm, bias,

@@ -34,6 +34,8 @@ const std::vector<GraphPass>& graphPasses() {
        [](const Graph& g) { return splitProductReductions(g, gpuReductionSplitChoice(passes::GpuLimits::cudaSm90().multiProcessorCount)); }},
       {"fuse_layouts_into_products", "GPU: layout ops read only by a matrix product computed in its operand copies",
        fuseLayoutsIntoProducts},
+      {"fuse_attention", "GPU: attention's scores, scale, mask and softmax computed in the context product's function",
+       fuseAttention},
       {"fuse_separable_blocks", "pointwise convolutions marked to share a function with the depthwise one before them",
        fuseSeparableBlocks},
       {"quantize", "int8 quantization with TVM's defaults (global scale 8, power-of-two weights, first conv2d and dense in float)",
