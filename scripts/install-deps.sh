@@ -19,6 +19,8 @@ packages=(
   ocl-icd-libopencl1 pocl-opencl-icd
   # The ONNX tests: the exporter of torchvision's networks, rendered text for PaddleOCR's cls.
   python3-onnx python3-numpy python3-torch python3-torchvision imagemagick fonts-dejavu-core
+  # The `tessel` Python package (src/python): its bindings, the headers they build against, its tests.
+  pybind11-dev python3-dev python3-pytest
 )
 missing=()
 for p in "${packages[@]}"; do
