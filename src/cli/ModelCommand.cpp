@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
-#include <map>
 #include <optional>
 
+#include "driver/BuildNetwork.h"
 #include "driver/ModuleOutput.h"
 #include "driver/ShippedRecordsUse.h"
 #include "graph/Build.h"
@@ -42,20 +42,6 @@ using driver::ShippedRecordsUse;
 void reportShippedUse(const ShippedRecordsUse& shipped, const std::optional<tune::HistoryBest>& best, const std::string& target) {
   if (std::string line = shipped.summary(best, target); !line.empty()) fmt::print("{}\n", line);
   for (const std::string& skipped : shipped.skipped(best)) fmt::print(stderr, "warning: {}\n", skipped);
-}
-
-/// Says when records applied to the build were measured on another class of CPU (another record
-/// family: a Zen tuning's AVX2 tiles are not haswell's) or another core count than the target's:
-/// their tiles and parallel loops are shaped for that machine.
-void reportRecordsOfOtherMachines(const tune::HistoryBest& best, const target::CpuMachine& machine) {
-  std::map<std::string, int> kernelsByMachine;
-  for (const auto& u : best.uses())
-    if (u.fromRecord && u.machine && (u.machine->family != machine.recordFamily() || u.machine->cores != machine.cores))
-      ++kernelsByMachine[fmt::format("{} with {} cores ({})", u.machine->family, u.machine->cores, u.machine->cpu)];
-  for (const auto& [measured, kernels] : kernelsByMachine)
-    fmt::print("note: {} kernel{} took records measured on {}, not on this target's {} with {} cores: their schedules are shaped for "
-               "that machine\n",
-               kernels, kernels == 1 ? "" : "s", measured, machine.recordFamily(), machine.cores);
 }
 
 /// compile --target cuda|opencl: the standard passes without the CPU's packed and fused
@@ -117,30 +103,19 @@ void compile(const CompileArgs& a) {
   }
   if (a.parsedTarget.isGpu()) return compileGpu(a);
   checkCpuTarget(a.target);
-  driver::checkModuleOutput(a.output);
-  TESSEL_CHECK(a.records.empty() || !a.naive, "--records and --naive exclude each other");
-  // Tessel's shipped records fill the workloads the user's records do not cover.
-  ShippedRecordsUse shipped = a.naive || a.noShippedRecords ? ShippedRecordsUse{} : ShippedRecordsUse::of(tune::shippedRecordSetForCpu(a.parsedTarget), a.parsedTarget);
-  // The log is read before the network is prepared: a bad log fails before any work.
-  std::optional<tune::HistoryBest> best = shipped.historyBest(a.records, a.parsedTarget);
-  auto prepared = prepareModel(a);
-  RecordsChoice chosen = best ? chooseByRecords(prepared, *best)
-                              : RecordsChoice{prepared.chosen, winogradSummary(prepared, prepared.chosen)};
-  const graph::Graph& g = chosen.graph;
-  graph::BuildOptions options;
-  options.target = a.parsedTarget;
+  driver::BuildNetworkOptions options;
+  options.prepare = prepareOptions(a);  // a bad option fails before the model loads
+  options.records = a.records;
+  options.shippedRecords = !a.noShippedRecords;
+  options.naive = a.naive;
   options.fuse = !a.noFuse;
-  DefaultSchedules defaults(a.parsedTarget);
-  if (best) options.schedule = best->provider(defaults.provider());
-  else if (!a.naive) options.schedule = defaults.provider();
-  graph::BuildReport report;
-  driver::writeModule(a.output, [&](const std::string& directory) { report = graph::buildGraph(g, directory, options); });
-  if (!a.records.empty()) fmt::print("{}: {}\n", a.records, best->summary());
-  reportShippedUse(shipped, best, a.parsedTarget.str());
-  if (best) reportRecordsOfOtherMachines(*best, a.parsedTarget.cpu);
-  if (!chosen.summary.empty()) fmt::print("{}\n", chosen.summary);
-  if (!a.naive) fmt::print("{}\n", defaults.summary());
+  options.output = a.output;
+  options.model = loadNetwork(a);
+  driver::BuildNetworkResult built = driver::buildNetwork(options);
+  for (const std::string& line : built.lines) fmt::print("{}\n", line);
+  for (const std::string& skipped : built.warnings) fmt::print(stderr, "warning: {}\n", skipped);
   if (!a.params.empty()) fmt::print("weights from {}\n", a.params);
+  const graph::BuildReport& report = built.report;
   fmt::print("compiled {} for {} into {}: {} fused functions, {} distinct kernels (compiled in {:.1f} s); activations {:.1f} MiB "
              "planned, {:.1f} MiB without reuse\n",
              a.model, a.parsedTarget.cpu.summary(), a.output, report.functions, report.distinctKernels, report.compileSeconds,
