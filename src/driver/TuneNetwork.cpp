@@ -55,6 +55,7 @@ void checkOptions(const TuneNetworkOptions& o) {
     TESSEL_CHECK(target.isGpu() || r.scheduledTarget, "a remote measurement of CPU kernels without the devices' target");
     TESSEL_CHECK(!target.isGpu() || (r.gpuLimits && r.benchmark), "a remote measurement of GPU kernels without the devices' limits and timing");
   }
+  TESSEL_CHECK(o.buildModule || (o.output.empty() && !o.evaluate), "--output and the evaluation need the tuned module built");
   if (!o.output.empty()) checkModuleOutput(o.output);
   TESSEL_CHECK(!o.log.empty(), "--log: a tuning run needs a records log to append its trials to");
   checkWritableFilePath(o.log, "--log");
@@ -186,6 +187,7 @@ TuneNetworkResult tuneNetwork(const TuneNetworkOptions& o, const TuneCallbacks& 
                         .outcomes = result.tasks};
   result.summary = o.search == SearchKind::AutoScheduler ? autoScheduleTasks(session) : tuneTemplateTasks(session);
   if (callbacks.onTuned) callbacks.onTuned(result.summary);
+  if (!o.buildModule) return result;
 
   if (callbacks.onStage) callbacks.onStage(TuneStage::Compile);
   TempDir scratch;

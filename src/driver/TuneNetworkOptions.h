@@ -102,6 +102,10 @@ struct TuneNetworkOptions {
   /// Devices behind a tracker; unset: this machine (its CPU, or its GPU for a GPU target).
   std::optional<RemoteMeasurement> remote;
 
+  /// Build the network with the best records after the tuning (then `output`, `evaluate`);
+  /// false ends the run with the tuning, as AutoTVM's tuner.tune does (the Python package tunes
+  /// one task per call and builds once, with apply_history_best).
+  bool buildModule = true;
   /// Where the tuned module is written as well (empty: a temporary directory, for the evaluation only).
   std::string output;
   /// Time the tuned module against the untuned one (on a remote GPU: the tuned one alone).
