@@ -285,13 +285,17 @@ void GraphExecutor::setInput(const std::string& name, const Tensor& value) {
 }
 
 void GraphExecutor::setInput(int index, const Tensor& value) {
+  TESSEL_CHECK(value.defined(), "input '{}': the tensor is undefined", inputName(index));
+  Tensor host = value.to(Device::cpu());
+  setInputFromHost(index, host.dtype(), host.shape(), host.data());
+}
+
+void GraphExecutor::setInputFromHost(int index, DataType dtype, const std::vector<int64_t>& shape, const void* data) {
   inputName(index);
   const TensorEntry& t = tensors_[size_t(inputs_[size_t(index)])];
-  TESSEL_CHECK(value.defined(), "input '{}': the tensor is undefined", t.name);
-  TESSEL_CHECK(value.dtype() == t.dtype && value.shape() == t.shape, "input '{}': expected {} {}, got {} {}", t.name,
-               t.dtype.str(), formatShape(t.shape), value.dtype().str(), formatShape(value.shape()));
-  Tensor host = value.to(Device::cpu());
-  deviceAPI(device_).copyFromHost(t.storage.data(), host.data(), host.nbytes());
+  TESSEL_CHECK(dtype == t.dtype && shape == t.shape, "input '{}': expected {} {}, got {} {}", t.name, t.dtype.str(),
+               formatShape(t.shape), dtype.str(), formatShape(shape));
+  deviceAPI(device_).copyFromHost(t.storage.data(), data, size_t(planTensorBytes(t.name, t.dtype, t.shape)));
 }
 
 void GraphExecutor::Call::invoke() const {

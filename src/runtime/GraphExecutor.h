@@ -82,6 +82,9 @@ class GraphExecutor {
   /// Copies `value` into the named input; Error on an unknown name or a dtype/shape mismatch.
   void setInput(const std::string& name, const Tensor& value);
   void setInput(int index, const Tensor& value);
+  /// The same from host memory that is not a Tensor (a numpy array of the Python package):
+  /// `data` holds a compact array of `dtype` and `shape`, copied straight into the input's buffer.
+  void setInputFromHost(int index, DataType dtype, const std::vector<int64_t>& shape, const void* data);
   /// Every input set to zeros of its shape and dtype (timing a module needs no real data).
   void setZeroInputs();
   /// A host function that takes the place of a call's kernel: it gets the call's argument
