@@ -311,7 +311,7 @@ class KernelPrinter {
         checkStorable(b);
         out << pad() << fmt::format("{}* const {} = ({}*)(tessel_dynamic_shared + {});\n", storageTypeName(b->dtype), bufferName(b),
                                     storageTypeName(b->dtype), offset);
-        offset += (b->elementCount() * b->dtype.storageBytes() + 15) / 16 * 16;
+        offset += passes::sharedBufferBytes(b->elementCount() * b->dtype.storageBytes());
       }
       return;
     }

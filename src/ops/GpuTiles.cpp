@@ -1,6 +1,7 @@
 #include "ops/GpuTiles.h"
 
 #include "ops/Schedules.h"
+#include "passes/GpuLaunch.h"
 #include "support/Error.h"
 
 namespace tessel::ops {
@@ -90,7 +91,7 @@ int64_t sharedMemoryBytes(const State& state) {
     if (s.memoryScope != "shared" || s.isPlaceholder()) continue;
     int64_t elements = 1;
     for (size_t d = 0; d < s.op->axes.size(); ++d) elements *= s.iterator(int(d)).extent;
-    bytes += elements * s.op->dtype.storageBytes();
+    bytes += passes::sharedBufferBytes(elements * s.op->dtype.storageBytes());
   }
   return bytes;
 }

@@ -87,7 +87,8 @@ struct GpuTileSchedule {
 };
 
 /// Bytes of shared memory a block of the state's kernel takes: each shared stage's region (its
-/// root extents after bound inference) times its element size, as lowering allocates it.
+/// root extents after bound inference) times its element size, rounded up to 16 bytes
+/// (passes::sharedBufferBytes), as lowering allocates it.
 int64_t sharedMemoryBytes(const schedule::State& state);
 
 }  // namespace tessel::ops

@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "ops/Schedules.h"
+#include "passes/GpuLaunch.h"
 #include "support/Error.h"
 
 namespace tessel::ops {
@@ -68,7 +69,8 @@ GpuWinogradShape gpuWinogradShapeOf(const te::ComputeDAG& dag) {
 
 int64_t gpuWinogradSharedBytes(const GpuWinogradShape& s, const GpuWinogradTile& t) {
   int64_t points = int64_t(s.alpha) * s.alpha, channels = t.f[1] * t.f[2], tiles = t.y[1] * t.y[2] * t.x[1] * t.x[2];
-  return 4 * points * (channels * tiles + t.rc * tiles + t.rc * channels);
+  return passes::sharedBufferBytes(4 * points * channels * tiles) + passes::sharedBufferBytes(4 * points * t.rc * tiles) +
+         passes::sharedBufferBytes(4 * points * t.rc * channels);
 }
 
 GpuTileSchedule gpuTiledWinograd(const te::ComputeDAG& dag, const GpuWinogradTile& tile) {

@@ -38,7 +38,7 @@ class LaunchReader : public IRVisitor {
       d = std::max(d, *extent);
     }
     if (auto a = s.as<AllocateNode>(); a && a->buffer->scope == BufferNode::Scope::Shared)
-      launch.sharedBytes += (a->buffer->elementCount() * a->buffer->dtype.storageBytes() + 15) / 16 * 16;  // each 16-byte aligned
+      launch.sharedBytes += sharedBufferBytes(a->buffer->elementCount() * a->buffer->dtype.storageBytes());
     IRVisitor::visit(s);
   }
 };

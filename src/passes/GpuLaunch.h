@@ -28,6 +28,11 @@ struct GpuLaunch {
   bool operator==(const GpuLaunch&) const = default;
 };
 
+/// The bytes a shared buffer of `bytes` takes in a block: rounded up to 16, since each is 16-byte
+/// aligned (declared __align__(16), or carved from dynamic shared memory at 16-byte offsets) for
+/// the copies' float4 accesses.
+inline int64_t sharedBufferBytes(int64_t bytes) { return (bytes + 15) / 16 * 16; }
+
 /// Reads the launch of a kernel body. Throws Error when a bound loop has a non-constant extent
 /// or starts anywhere but 0, naming the loop variable and its binding.
 GpuLaunch gpuLaunchOf(const ir::Stmt& body);
