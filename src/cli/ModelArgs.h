@@ -55,7 +55,7 @@ struct ModelArgs {
   /// --input-shape NAME:D0,D1,... of an ONNX model (repeatable).
   std::vector<std::string> inputShapes;
   /// --target vta: the host target of the operators that stay on the CPU; a GPU target: the
-  /// CPU beside the device (cli/GpuTargets.h says what it is used for); and for --target vta that stay on the CPU, the hardware
+  /// CPU beside the device (driver/GpuTargetHost.h says what it is used for); and for --target vta that stay on the CPU, the hardware
   /// configuration (a vta_config.json; empty: the built-in default) and graph packing's region.
   std::string targetHost = "cpu", vtaConfig, vtaPackStart = "max_pool2d", vtaPackStop = "global_avg_pool2d";
   /// --target parsed (when the option is read): what every rule of the build reads.

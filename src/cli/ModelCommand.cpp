@@ -1,6 +1,5 @@
 #include "cli/ModelCommand.h"
 
-#include "cli/GpuTargets.h"
 #include "cli/ModelArgs.h"
 #include "cli/OptionChecks.h"
 #include "cli/TuningTasks.h"
@@ -12,17 +11,12 @@
 
 #include "driver/BuildNetwork.h"
 #include "driver/ModuleOutput.h"
-#include "driver/ShippedRecordsUse.h"
 #include "graph/Build.h"
-#include "graph/GpuTargetLimits.h"
 #include "graph/GraphParams.h"
 #include "graph/ModelZoo.h"
-#include "ops/GpuSchedules.h"
 #include "ops/Schedules.h"
 #include "support/Error.h"
 #include "support/Files.h"
-#include "tune/HistoryBest.h"
-#include "tune/ShippedRecords.h"
 
 namespace tessel::cli {
 
@@ -36,90 +30,55 @@ struct CompileArgs : ModelArgs {
   std::string reductionParts = "auto";  ///< GPU targets: parts of a reduction split across threads
 };
 
-using driver::ShippedRecordsUse;
-
-/// After the build: how many kernels took a shipped record, or why none did (driver::ShippedRecordsUse).
-void reportShippedUse(const ShippedRecordsUse& shipped, const std::optional<tune::HistoryBest>& best, const std::string& target) {
-  if (std::string line = shipped.summary(best, target); !line.empty()) fmt::print("{}\n", line);
-  for (const std::string& skipped : shipped.skipped(best)) fmt::print(stderr, "warning: {}\n", skipped);
-}
-
-/// compile --target cuda|opencl: the standard passes without the CPU's packed and fused
-/// convolution variants (their layouts and tiles are the CPU kernels'), every function with the
-/// default GPU schedule, or its best record of the log (--records: apply-history-best, as for
-/// the CPU; under --winograd auto a candidate layer measured both ways takes the faster form),
-/// verified against the limits of the device present or of the target's profile.
-void compileGpu(const CompileArgs& a) {
-  TESSEL_CHECK(!a.naive, "--naive: a GPU kernel needs its loops bound to blocks and threads; the naive schedule has none");
-  TESSEL_CHECK(a.records.empty() || (a.channelTile == "auto" && a.reductionParts == "auto"),
-               "--channel-tile and --reduction-parts set the default GPU schedule; with --records the records choose them");
-  std::string host = checkGpuTargetHost(a.target, a.targetHost);
-  driver::checkModuleOutput(a.output);
-  // Shipped records choose their own tiles: an explicit default-schedule rule leaves them out.
-  bool rulesGiven = a.channelTile != "auto" || a.reductionParts != "auto";
-  ShippedRecordsUse shipped = a.noShippedRecords || rulesGiven ? ShippedRecordsUse{} : ShippedRecordsUse::of(tune::shippedRecordSetForGpu(a.parsedTarget), a.parsedTarget);
-  // The log is read before the network is prepared: a bad log fails before any work.
-  std::optional<tune::HistoryBest> best = shipped.historyBest(a.records, a.parsedTarget);
-  PreparedModel prepared = prepareModel(a);
-  RecordsChoice chosen = best ? chooseByRecords(prepared, *best) : RecordsChoice{prepared.chosen, winogradSummary(prepared, prepared.chosen)};
-  const graph::Graph& g = chosen.graph;
-  graph::BuildOptions options;
-  options.target = a.parsedTarget;
-  options.fuse = !a.noFuse;
-  options.gpuLimits = graph::gpuLimitsForBuild(a.parsedTarget);
-  const passes::GpuLimits& limits = *options.gpuLimits;
-  ops::GpuScheduleOptions rules = ops::gpuScheduleOptionsFor(limits, a.parsedTarget.matmulPrecision);
-  if (a.channelTile != "auto") {
-    TESSEL_CHECK(a.channelTile == "1" || a.channelTile == "2" || a.channelTile == "4", "--channel-tile: '{}' is not auto, 1, 2 or 4",
-                 a.channelTile);
-    rules.channelTile = std::stoi(a.channelTile);
-  }
-  if (a.reductionParts != "auto") {
-    TESSEL_CHECK(a.reductionParts == "1" || a.reductionParts == "2" || a.reductionParts == "4" || a.reductionParts == "8" ||
-                     a.reductionParts == "16",
-                 "--reduction-parts: '{}' is not auto, 1, 2, 4, 8 or 16", a.reductionParts);
-    rules.reductionParts = std::stoi(a.reductionParts);
-  }
-  options.schedule = best ? gpuRecordsProvider(*best, limits, a.parsedTarget) : driver::defaultGpuSchedules(rules);
-  graph::BuildReport report;
-  driver::writeModule(a.output, [&](const std::string& directory) { report = graph::buildGraph(g, directory, options); });
-  if (!a.records.empty()) fmt::print("{}: {}\n", a.records, best->summary());
-  reportShippedUse(shipped, best, a.parsedTarget.str());
-  if (!chosen.summary.empty()) fmt::print("{}\n", chosen.summary);
-  if (!a.params.empty()) fmt::print("weights from {}\n", a.params);
-  fmt::print("compiled {} for {}{} into {}: {} fused functions, {} distinct kernels ({}, limits of {}; code built in {:.1f} s); "
-             "activations {:.1f} MiB planned, {:.1f} MiB without reuse\n",
-             a.model, a.target, host == "cpu" ? "" : fmt::format(" (host {})", host), a.output, report.functions, report.distinctKernels,
-             best ? "best records, else the default GPU schedule" : "default GPU schedule", options.gpuLimits->profile,
-             report.compileSeconds, report.plannedBytes / 1048576.0, report.naiveBytes / 1048576.0);
-}
-
-void compile(const CompileArgs& a) {
-  TESSEL_CHECK(a.channelTile == "auto" || a.parsedTarget.isGpu(), "--channel-tile applies to GPU targets (cuda, opencl)");
-  TESSEL_CHECK(a.reductionParts == "auto" || a.parsedTarget.isGpu(), "--reduction-parts applies to GPU targets (cuda, opencl)");
-  if (isVtaTarget(a.target)) {
-    TESSEL_CHECK(!a.naive && !a.noFuse, "--naive and --no-fuse apply to CPU targets");
-    return compileVta(a, a.output, a.records, !a.noShippedRecords);
-  }
-  if (a.parsedTarget.isGpu()) return compileGpu(a);
-  checkCpuTarget(a.target);
+/// The flags as the driver's build options, each parsed here once (the model is loaded later).
+driver::BuildNetworkOptions buildOptions(const CompileArgs& a) {
   driver::BuildNetworkOptions options;
-  options.prepare = prepareOptions(a);  // a bad option fails before the model loads
+  options.prepare = prepareOptions(a);
   options.records = a.records;
   options.shippedRecords = !a.noShippedRecords;
   options.naive = a.naive;
   options.fuse = !a.noFuse;
   options.output = a.output;
+  // A CPU build reads no host target: --target-host is for GPU and VTA targets, as it always was.
+  if (a.parsedTarget.isGpu()) options.targetHost = a.targetHost;
+  options.channelTile = a.channelTile;
+  options.reductionParts = a.reductionParts;
+  return options;
+}
+
+/// The last line: what was built, with what, and the module's sizes.
+void printCompiled(const CompileArgs& a, const driver::BuildNetworkResult& built) {
+  const graph::BuildReport& report = built.report;
+  if (const std::optional<driver::GpuBuildSummary>& gpu = built.gpu) {
+    fmt::print("compiled {} for {}{} into {}: {} fused functions, {} distinct kernels ({}, limits of {}; code built in {:.1f} s); "
+               "activations {:.1f} MiB planned, {:.1f} MiB without reuse\n",
+               a.model, a.target, gpu->host == "cpu" ? "" : fmt::format(" (host {})", gpu->host), a.output, report.functions,
+               report.distinctKernels, gpu->schedules, gpu->limits, report.compileSeconds, report.plannedBytes / 1048576.0,
+               report.naiveBytes / 1048576.0);
+    return;
+  }
+  fmt::print("compiled {} for {} into {}: {} fused functions, {} distinct kernels (compiled in {:.1f} s); activations {:.1f} MiB "
+             "planned, {:.1f} MiB without reuse\n",
+             a.model, a.parsedTarget.cpu.summary(), a.output, report.functions, report.distinctKernels, report.compileSeconds,
+             report.plannedBytes / 1048576.0, report.naiveBytes / 1048576.0);
+}
+
+/// compile for a CPU or GPU target through driver::buildNetwork (VTA: cli/VtaFlow.h).
+void compile(const CompileArgs& a) {
+  driver::checkGpuRulesApply(a.parsedTarget, a.channelTile, a.reductionParts);
+  if (isVtaTarget(a.target)) {
+    TESSEL_CHECK(!a.naive && !a.noFuse, "--naive and --no-fuse apply to CPU targets");
+    return compileVta(a, a.output, a.records, !a.noShippedRecords);
+  }
+  if (!a.parsedTarget.isGpu()) checkCpuTarget(a.target);
+  driver::BuildNetworkOptions options = buildOptions(a);
+  driver::checkBuildNetworkOptions(options);  // a bad option fails before the model loads
   options.model = loadNetwork(a);
   driver::BuildNetworkResult built = driver::buildNetwork(options);
   for (const std::string& line : built.lines) fmt::print("{}\n", line);
   for (const std::string& skipped : built.warnings) fmt::print(stderr, "warning: {}\n", skipped);
   if (!a.params.empty()) fmt::print("weights from {}\n", a.params);
-  const graph::BuildReport& report = built.report;
-  fmt::print("compiled {} for {} into {}: {} fused functions, {} distinct kernels (compiled in {:.1f} s); activations {:.1f} MiB "
-             "planned, {:.1f} MiB without reuse\n",
-             a.model, a.parsedTarget.cpu.summary(), a.output, report.functions, report.distinctKernels, report.compileSeconds,
-             report.plannedBytes / 1048576.0, report.naiveBytes / 1048576.0);
+  printCompiled(a, built);
 }
 
 /// tasks' options beside the shared ones.

@@ -8,12 +8,12 @@
 #include <cstdio>
 #include <optional>
 
-#include "cli/GpuTargets.h"
 #include "cli/OptionChecks.h"
 #include "cli/ModelArgs.h"
 #include "cli/RpcCommands.h"
 #include "cli/TuningTasks.h"
 #include "cli/VtaFlow.h"
+#include "driver/GpuTargetHost.h"
 #include "driver/TuneNetwork.h"
 #include "graph/TaskExtraction.h"
 #include "support/Error.h"
@@ -75,8 +75,8 @@ driver::RemoteMeasurement remoteMeasurement(const TuneArgs& a) {
 driver::TuneNetworkOptions tuneOptions(const TuneArgs& a) {
   driver::TuneNetworkOptions o;
   // GPU targets: the functions' kernels run on a device; the host target only compiles the
-  // correctness reference (GpuTargets.h).
-  if (a.parsedTarget.isGpu()) o.gpuHost = target::Target::parse(checkGpuTargetHost(a.target, a.targetHost));
+  // correctness reference (driver/GpuTargetHost.h).
+  if (a.parsedTarget.isGpu()) o.gpuHost = target::Target::parse(driver::checkGpuTargetHost(a.target, a.targetHost));
   else checkCpuTarget(a.target);
   o.search = searchKind(a.scheduler);
   o.coldCache = coldCacheMode(a.coldCache);

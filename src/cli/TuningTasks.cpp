@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "cli/GpuTargets.h"
 #include "cli/OptionChecks.h"
 #include "cli/VtaFlow.h"
+#include "driver/GpuTargetHost.h"
 #include "graph/GpuTargetLimits.h"
 #include "support/Error.h"
 
@@ -39,7 +39,7 @@ void printNetworkTasks(const ModelArgs& a, SearchKind search, ColdCacheMode cold
   const bool gpu = a.parsedTarget.isGpu();
   if (gpu) {
     // The limits of the device present, else of the target's profile: what a local run verifies against.
-    o.gpuHost = target::Target::parse(checkGpuTargetHost(a.target, a.targetHost));
+    o.gpuHost = target::Target::parse(driver::checkGpuTargetHost(a.target, a.targetHost));
     o.gpuLimits = graph::gpuLimitsForBuild(a.parsedTarget);
   } else {
     checkCpuTarget(a.target);

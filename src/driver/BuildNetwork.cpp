@@ -5,6 +5,8 @@
 #include <map>
 #include <optional>
 
+#include "driver/BuildGpuNetwork.h"
+#include "driver/BuildRecords.h"
 #include "driver/DefaultSchedules.h"
 #include "driver/ModuleOutput.h"
 #include "driver/ShippedRecordsUse.h"
@@ -34,18 +36,32 @@ std::vector<std::string> recordsOfOtherMachines(const tune::HistoryBest& best, c
 
 }  // namespace
 
-BuildNetworkResult buildNetwork(const BuildNetworkOptions& o) {
+void checkGpuRulesApply(const target::Target& target, const std::string& channelTile, const std::string& reductionParts) {
+  TESSEL_CHECK(channelTile == "auto" || target.isGpu(), "--channel-tile applies to GPU targets (cuda, opencl)");
+  TESSEL_CHECK(reductionParts == "auto" || target.isGpu(), "--reduction-parts applies to GPU targets (cuda, opencl)");
+}
+
+void checkBuildNetworkOptions(const BuildNetworkOptions& o) {
   const target::Target& target = o.prepare.target;
-  TESSEL_CHECK(target.isCpu(), "--target {}: this build is for CPU targets", target.str());
+  checkGpuRulesApply(target, o.channelTile, o.reductionParts);
+  if (target.isGpu()) {
+    checkGpuBuildOptions(o);
+    return;
+  }
+  TESSEL_CHECK(target.isCpu(), "--target {}: this build is for CPU and GPU targets (cuda, opencl)", target.str());
+  TESSEL_CHECK(o.targetHost == "cpu", "--target-host applies to GPU targets (cuda, opencl)");
   checkModuleOutput(o.output);
   TESSEL_CHECK(o.records.empty() || !o.naive, "--records and --naive exclude each other");
+}
+
+BuildNetworkResult buildNetwork(const BuildNetworkOptions& o) {
+  const target::Target& target = o.prepare.target;
+  if (target.isGpu()) return buildGpuNetwork(o);
+  checkBuildNetworkOptions(o);
   // Tessel's shipped records fill the workloads the user's records do not cover.
-  ShippedRecordsUse shipped =
-      o.naive || !o.shippedRecords ? ShippedRecordsUse{} : ShippedRecordsUse::of(tune::shippedRecordSetForCpu(target), target);
-  // The log is read before the network is prepared: a bad log fails before any work.
-  std::optional<tune::HistoryBest> best = shipped.historyBest(o.records, target);
-  PreparedModel prepared = prepareModel(o.model, o.prepare);
-  RecordsChoice chosen = best ? chooseByRecords(prepared, *best) : RecordsChoice{prepared.chosen, winogradSummary(prepared, prepared.chosen)};
+  BuildRecords records = applyRecords(
+      o, o.naive || !o.shippedRecords ? ShippedRecordsUse{} : ShippedRecordsUse::of(tune::shippedRecordSetForCpu(target), target));
+  const std::optional<tune::HistoryBest>& best = records.best;
   graph::BuildOptions options;
   options.target = target;
   options.fuse = o.fuse;
@@ -53,18 +69,13 @@ BuildNetworkResult buildNetwork(const BuildNetworkOptions& o) {
   if (best) options.schedule = best->provider(defaults.provider());
   else if (!o.naive) options.schedule = defaults.provider();
   BuildNetworkResult result;
-  writeModule(o.output, [&](const std::string& directory) { result.report = graph::buildGraph(chosen.graph, directory, options); });
+  writeModule(o.output, [&](const std::string& directory) { result.report = graph::buildGraph(records.chosen.graph, directory, options); });
 
-  auto line = [&](std::string text) {
-    if (!text.empty()) result.lines.push_back(std::move(text));
-  };
-  if (!o.records.empty()) line(fmt::format("{}: {}", o.records, best->summary()));
-  line(shipped.summary(best, target.str()));
-  result.warnings = shipped.skipped(best);
+  reportRecords(o, records, result);
   if (best)
-    for (std::string& note : recordsOfOtherMachines(*best, target.cpu)) line(std::move(note));
-  line(chosen.summary);
-  if (!o.naive) line(defaults.summary());
+    for (std::string& note : recordsOfOtherMachines(*best, target.cpu)) result.addLine(std::move(note));
+  result.addLine(records.chosen.summary);
+  if (!o.naive) result.addLine(defaults.summary());
   return result;
 }
 

@@ -1,9 +1,9 @@
-#include "cli/GpuTargets.h"
+#include "driver/GpuTargetHost.h"
 
 #include "codegen/Toolchain.h"
 #include "support/Error.h"
 
-namespace tessel::cli {
+namespace tessel::driver {
 
 std::string checkGpuTargetHost(const std::string& target, const std::string& targetHost) {
   bool cpu = targetHost.rfind("cpu", 0) == 0 || targetHost.rfind("llvm", 0) == 0;
@@ -19,4 +19,4 @@ std::string checkGpuTargetHost(const std::string& target, const std::string& tar
   return host;
 }
 
-}  // namespace tessel::cli
+}  // namespace tessel::driver
