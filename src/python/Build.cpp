@@ -1,5 +1,5 @@
 // tessel.build (relay.build), Module.export (export_library) and tessel.runtime.load_module,
-// through the driver's CPU build (driver/BuildNetwork.h) and its module output
+// through the driver's build for CPU and GPU targets (driver/BuildNetwork.h) and its module output
 // (driver/ModuleOutput.h: a directory written whole, an existing module replaced, anything else refused).
 #include <pybind11/stl.h>
 
@@ -19,12 +19,18 @@ namespace tessel::python {
 
 namespace {
 
-Module build(const Model& model, const std::string& target, const std::string& records, bool shippedRecords) {
+/// The GPU options (targetHost, channelTile, reductionParts) as `tessel compile` spells them: the
+/// driver checks them with the CLI's messages.
+Module build(const Model& model, const std::string& target, const std::string& records, bool shippedRecords,
+             const std::string& targetHost, const std::string& channelTile, const std::string& reductionParts) {
   driver::BuildNetworkOptions options;
   options.prepare.target = target::Target::parse(target);
   options.prepare.desiredLayout = driver::defaultDesiredLayout(options.prepare.target);
   options.records = records;
   options.shippedRecords = shippedRecords;
+  options.targetHost = targetHost;
+  options.channelTile = channelTile;
+  options.reductionParts = reductionParts;
   options.model = model.graph;
   Module module;
   module.scratch = std::make_shared<TempDir>("tessel-python-build");
@@ -65,6 +71,7 @@ void bindBuild(py::module_& m) {
            "writes the module to the directory `path` (new, empty or a module, which is replaced whole)")
       .def("__repr__", [](const Module& module) { return "<tessel.Module " + module.directory + ">"; });
   m.def("build", &build, py::arg("model"), py::arg("target"), py::arg("records") = "", py::arg("shipped_records") = true,
+        py::arg("target_host") = "cpu", py::arg("channel_tile") = "auto", py::arg("reduction_parts") = "auto",
         py::call_guard<py::gil_scoped_release>());
   m.def("load_module", &loadModule, py::arg("directory"));
 }

@@ -21,4 +21,15 @@ def cpu(index=0):
     return Device("cpu")
 
 
-__all__ = ["Device", "Model", "Module", "TesselError", "autotvm", "build", "cpu", "device", "onnx", "runtime", "zoo"]
+def cuda(index=0):
+    """CUDA device `index` (tvm.cuda(0)); a module built for "cuda" runs there."""
+    return Device(f"cuda:{index}")
+
+
+def opencl(index=0):
+    """OpenCL device `index` (tvm.opencl(0)); a module built for "opencl" runs there."""
+    return Device(f"opencl:{index}")
+
+
+__all__ = ["Device", "Model", "Module", "TesselError", "autotvm", "build", "cpu", "cuda", "device", "onnx", "opencl", "runtime",
+           "zoo"]
