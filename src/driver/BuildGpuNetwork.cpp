@@ -51,7 +51,7 @@ std::string checkGpuBuildOptions(const BuildNetworkOptions& o) {
   TESSEL_CHECK(!o.naive, "--naive: a GPU kernel needs its loops bound to blocks and threads; the naive schedule has none");
   TESSEL_CHECK(o.records.empty() || (o.channelTile == "auto" && o.reductionParts == "auto"),
                "--channel-tile and --reduction-parts set the default GPU schedule; with --records the records choose them");
-  givenRules(o);
+  givenRules(o);  // each value one the rule takes
   std::string host = checkGpuTargetHost(o.prepare.target.str(), o.targetHost);
   checkModuleOutput(o.output);
   return host;
