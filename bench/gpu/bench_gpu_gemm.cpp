@@ -3,8 +3,7 @@
 // tile, the same tile built a second time (the A/A control), the default tensor-core tile with
 // the fp32-accurate 3xTF32 instruction and with one TF32 product (where the GPU copies
 // asynchronously: each also with 3 and 4 stages of copies (6 where the columns operand's rows are
-// aligned), and double-buffered through registers
-// as the control), and, with --configs N, the
+// aligned), and double-buffered through registers as the control), and, with --configs N, the
 // best of N random tensor-core configs of the task's template (batch_matmul.cuda or
 // dense_large_batch.cuda), timed in alternation for --rounds rounds with device events. Prints
 // each candidate's median time, its median ratio to the fp32 tile over the rounds and the A/A
