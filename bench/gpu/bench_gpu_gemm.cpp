@@ -1,9 +1,9 @@
 // The matrix products of a network on the GPU at hand, on the fp32 units and on tensor cores:
 // for each task the default schedule's rule 7 takes (ops/GpuDenseTiles.h), the default fp32
 // tile, the same tile built a second time (the A/A control), the default tensor-core tile with
-// the fp32-accurate 3xTF32 instruction and with one TF32 product (where the GPU copies
-// asynchronously: each also with 3 and 4 stages of copies (6 where the columns operand's rows are
-// aligned), and double-buffered through registers as the control), and, with --configs N, the
+// the fp32-accurate 3xTF32 instruction and with one TF32 product, the TF32 tile with interleaved
+// lanes and a sweep of interleaved warp tiles around it (where the GPU copies asynchronously, the
+// default tiles also double-buffered through registers as a control), and, with --configs N, the
 // best of N random tensor-core configs of the task's template (batch_matmul.cuda or
 // dense_large_batch.cuda), timed in alternation for --rounds rounds with device events. Prints
 // each candidate's median time, its median ratio to the fp32 tile over the rounds and the A/A
@@ -120,48 +120,31 @@ int main(int argc, char** argv) try {
       single.tile.copyLanes = 1;
       controls.push_back(single);
     }
-    // Deeper pipelines where the GPU copies asynchronously: 3 and 4 chunks in shared memory, at
-    // the tile's chunk and at half of it (each stage takes the chunk's shared memory again).
-    if (limits.asyncCopies) {
-      std::vector<Candidate> deeper;
-      for (size_t i : {size_t(0), size_t(2), size_t(3)}) {
-        if (i >= candidates.size()) continue;
-        for (int64_t stages : {3, 4})
-          for (int64_t divide : {1, 2}) {
-            Candidate c = candidates[i];
-            c.tile.stages = stages;
-            c.tile.k /= divide;
-            if (c.tile.k < (c.tile.tensorCores ? 8 : 1) || (c.tile.tensorCores && c.tile.k % 8 != 0)) continue;
-            c.label += fmt::format(", {} stages of k {}", stages, c.tile.k);
-            deeper.push_back(c);
-          }
-      }
-      // Tensor-core tiles whose columns operand's rows are padded to whole float4s (its copies
-      // asynchronous too), in 2, 3, 4 and 6 stages (beyond 48 KiB: dynamic shared memory).
-      for (size_t i : {size_t(2), size_t(3)}) {
-        if (i >= candidates.size()) continue;
-        for (int64_t stages : {2, 3, 4, 6})
-          for (int64_t divide : {1, 2}) {
-            Candidate c = candidates[i];
-            c.tile.alignCopyRows = true;
-            c.tile.stages = stages;
-            c.tile.k /= divide;
-            if (c.tile.k % 8 != 0 || (stages == 2 && divide == 2)) continue;
-            c.label += fmt::format(", aligned rows, {} stages of k {}", stages, c.tile.k);
-            deeper.push_back(c);
-          }
-      }
-      candidates.insert(candidates.end(), deeper.begin(), deeper.end());
-      // The same tiles double-buffered through registers (what GPUs without asynchronous copies
-      // get): the pipeline's A/B, same run.
-      for (size_t i : {size_t(0), size_t(2), size_t(3)}) {
-        if (i >= candidates.size()) continue;
-        Candidate c = candidates[i];
-        c.label += ", registers";
-        c.control = true;
-        c.registerStaged = true;
-        controls.push_back(c);
-      }
+    // Interleaved lanes (the fragments' own layout, ldmatrix where the steps are contiguous) for
+    // the TF32 instruction: the default tile as it is, then warp grids and lanes' sub-tiles around
+    // it, with chunks of 32 and 64 (shared memory beyond 48 KiB is dynamic); the tile's A/B is the
+    // default TF32 tile, same run.
+    if (candidates.size() > 3) {
+      Candidate same = candidates[3];
+      same.tile.interleaveLanes = true;
+      same.label += ", interleaved";
+      candidates.push_back(same);
+      for (int64_t rowWarps : {1, 2, 4})
+        for (int64_t columnWarps : {1, 2, 4})
+          for (int64_t rows : {2, 4, 8})
+            for (int64_t columns : {4, 8})
+              for (int64_t chunk : {32, 64}) {
+                if (rowWarps * columnWarps < 2 || rowWarps * columnWarps > 8 || rows * columns > 64 || shape->reduction % chunk != 0) continue;
+                int64_t blockRows = rowWarps * 8 * rows, blockColumns = columnWarps * 4 * columns;
+                if (shape->columns % blockColumns != 0 || blockRows > 2 * shape->rows) continue;
+                Candidate c = candidates[3];
+                c.tile.x = {(shape->rows + blockRows - 1) / blockRows, rowWarps * 8, rows};
+                c.tile.y = {shape->columns / blockColumns, columnWarps * 4, columns};
+                c.tile.k = chunk;
+                c.tile.interleaveLanes = true;
+                c.label = fmt::format("tf32 il warp {}x{}, {}x{} warps, k {}", 8 * rows, 4 * columns, rowWarps, columnWarps, chunk);
+                candidates.push_back(c);
+              }
     }
     if (o.configs > 0) {
       auto space = tune::autotvm::gpuGemmTemplate(task.dag, limits, target::MatmulPrecision::Fp32, "bench_gpu_gemm");
@@ -244,7 +227,13 @@ int main(int argc, char** argv) try {
       if (c.control && c.module && c.label.rfind("fp32", 0) == 0) network_ms["fp32 tile, " + c.label.substr(6)] += task.weight * median(c.seconds) * 1e3;
     // The TF32 tile's variants, over the products that have one (comparable among themselves).
     for (const Candidate& c : candidates)
-      if (c.module && c.label.rfind("tf32", 0) == 0) network_ms["products with a tf32 tile: " + c.label] += task.weight * median(c.seconds) * 1e3;
+      if (c.module && c.label.rfind("tf32", 0) == 0 && c.label.rfind("tf32 il", 0) != 0)
+        network_ms["products with a tf32 tile: " + c.label] += task.weight * median(c.seconds) * 1e3;
+    // The fastest interleaved tile of each product (what tuning over them would find).
+    double bestInterleaved = 0;
+    for (const Candidate& c : candidates)
+      if (c.module && c.tile.interleaveLanes && (bestInterleaved == 0 || median(c.seconds) < bestInterleaved)) bestInterleaved = median(c.seconds);
+    if (bestInterleaved > 0) network_ms["products with a tf32 tile: the fastest interleaved"] += task.weight * bestInterleaved * 1e3;
   }
   for (const auto& [label, ms] : network_ms) fmt::print("products of the network, {}: {:.3f} ms\n", label, ms);
   return 0;

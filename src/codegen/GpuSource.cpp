@@ -105,6 +105,22 @@ __device__ __forceinline__ void tessel_warp_mma_step(float* acc, int accRow, int
       tessel_mma_m16n8k8(acc + 2 * i * accRow + 2 * j * accColumn, accRow, accColumn, aBig[i], bBig[j]);
     }
 }
+/// The small products' sums added to the accumulators (three products: tessel_warp_mma's kSplit).
+template <int kRows, int kColumns>
+__device__ __forceinline__ void tessel_warp_mma_add_small(float* acc, int accRow, int accColumn,
+                                                          const float (&smallA)[kRows / 2][kColumns / 2][4],
+                                                          const float (&smallB)[kRows / 2][kColumns / 2][4]) {
+#pragma unroll
+  for (int i = 0; i < kRows / 2; ++i)
+#pragma unroll
+    for (int j = 0; j < kColumns / 2; ++j) {
+      float* c = acc + 2 * i * accRow + 2 * j * accColumn;
+      c[0] += smallA[i][j][0] + smallB[i][j][0];
+      c[accColumn] += smallA[i][j][1] + smallB[i][j][1];
+      c[accRow] += smallA[i][j][2] + smallB[i][j][2];
+      c[accRow + accColumn] += smallA[i][j][3] + smallB[i][j][3];
+    }
+}
 template <int kRows, int kColumns, int kSteps, bool kSplit, bool kWideA>
 __device__ __forceinline__ void tessel_warp_mma(float* acc, int accRow, int accColumn, const float* a, int aRow, int aStep,
                                                 const float* b, int bStep, int bColumn) {
@@ -158,18 +174,77 @@ __device__ __forceinline__ void tessel_warp_mma(float* acc, int accRow, int accC
       tessel_warp_mma_step<kRows, kColumns, kSplit>(acc, accRow, accColumn, av, bv, smallA, smallB);
     }
   }
-  if (kSplit) {
+  if (kSplit) tessel_warp_mma_add_small<kRows, kColumns>(acc, accRow, accColumn, smallA, smallB);
+}
+
+/// Four 8 x 8 matrices of 16-bit elements from shared memory, lane l giving the address of row
+/// l % 8 of matrix l / 8 (PTX ISA, "ldmatrix"): read as fp32, a matrix is 8 rows of 4 values and
+/// lane 4g + t receives row g, value t of each, which is an mma.m16n8k8 fragment register's
+/// element. Two matrices: lanes 0 to 15 give the addresses.
+__device__ __forceinline__ void tessel_ldmatrix_x4(float (&r)[4], unsigned address) {
+  unsigned v0, v1, v2, v3;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(address));
+  r[0] = __uint_as_float(v0), r[1] = __uint_as_float(v1), r[2] = __uint_as_float(v2), r[3] = __uint_as_float(v3);
+}
+__device__ __forceinline__ void tessel_ldmatrix_x2(float (&r)[2], unsigned address) {
+  unsigned v0, v1;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];" : "=r"(v0), "=r"(v1) : "r"(address));
+  r[0] = __uint_as_float(v0), r[1] = __uint_as_float(v1);
+}
+/// tessel_warp_mma with interleaved lanes (ir::WarpMmaNode::interleavedLanes): lane 4g + t holds
+/// rows g + 8r and columns t + 4c of the warp's tile, `a` and `b` at its own first row and
+/// column, aRow and bColumn one row and one column apart. Fragment i's rows g and g + 8 are the
+/// lane's rows 2i and 2i + 1 (the warp's rows 16i + g, 16i + 8 + g), and fragment j's columns
+/// 2t, 2t + 1 the lane's columns 2j, 2j + 1 (the warp's t + 8j, t + 8j + 4), so fragment column n
+/// is the warp's column n / 2 + 4 (n % 2) + 8j and the accumulators are the lane's sub-tile in
+/// order. kMatrixA (kMatrixB): the operand's steps contiguous and its rows 16-byte aligned, every
+/// fragment one ldmatrix; otherwise one load a register.
+template <int kRows, int kColumns, int kSteps, bool kSplit, bool kMatrixA, bool kMatrixB>
+__device__ __forceinline__ void tessel_warp_mma_interleaved(float* acc, int accRow, int accColumn, const float* a, int aRow, int aStep,
+                                                            const float* b, int bStep, int bColumn) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3, row = lane & 7, matrix = lane >> 3;
+  // ldmatrix's row addresses: matrix m of the rows operand is rows 8 (m % 2) + [0, 8), steps
+  // 4 (m / 2) + [0, 4) (registers a0 to a3); matrix m of the columns operand is fragment j + m / 2's
+  // columns, steps 4 (m % 2) + [0, 4) (b0, b1 of two fragments).
+  const unsigned aAddress = (unsigned)__cvta_generic_to_shared(a + (row + 8 * (matrix & 1) - g) * aRow + 4 * (matrix >> 1));
+  const unsigned bAddress =
+      (unsigned)__cvta_generic_to_shared(b + (row / 2 + 4 * (row & 1) + 8 * (matrix >> 1) - t) * bColumn + 4 * (matrix & 1));
+  const float* bFragment = b + (g / 2 + 4 * (g & 1) - t) * bColumn;
+  float smallA[kRows / 2][kColumns / 2][4], smallB[kRows / 2][kColumns / 2][4];
 #pragma unroll
-    for (int i = 0; i < kRows / 2; ++i)
+  for (int i = 0; i < kRows / 2; ++i)
 #pragma unroll
-      for (int j = 0; j < kColumns / 2; ++j) {
-        float* c = acc + 2 * i * accRow + 2 * j * accColumn;
-        c[0] += smallA[i][j][0] + smallB[i][j][0];
-        c[accColumn] += smallA[i][j][1] + smallB[i][j][1];
-        c[accRow] += smallA[i][j][2] + smallB[i][j][2];
-        c[accRow + accColumn] += smallA[i][j][3] + smallB[i][j][3];
+    for (int j = 0; j < kColumns / 2; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) smallA[i][j][r] = smallB[i][j][r] = 0.0f;
+#pragma unroll
+  for (int k = 0; k < kSteps; k += 8) {
+    float av[kRows / 2][4], bv[kColumns / 2][2];
+#pragma unroll
+    for (int i = 0; i < kRows / 2; ++i) {
+      if (kMatrixA) {
+        tessel_ldmatrix_x4(av[i], aAddress + 4u * unsigned(16 * i * aRow + k));
+      } else {
+#pragma unroll
+        for (int r = 0; r < 4; ++r) av[i][r] = a[(16 * i + 8 * (r & 1)) * aRow + (k + t + 4 * (r >> 1)) * aStep];
       }
+    }
+#pragma unroll
+    for (int j = 0; j < kColumns / 2; j += kMatrixB ? 2 : 1) {
+      if (kMatrixB && j + 1 < kColumns / 2) {
+        float four[4];
+        tessel_ldmatrix_x4(four, bAddress + 4u * unsigned(8 * j * bColumn + k));
+        bv[j][0] = four[0], bv[j][1] = four[1], bv[j + 1][0] = four[2], bv[j + 1][1] = four[3];
+      } else if (kMatrixB) {
+        tessel_ldmatrix_x2(bv[j], bAddress + 4u * unsigned(8 * j * bColumn + k));
+      } else {
+#pragma unroll
+        for (int r = 0; r < 2; ++r) bv[j][r] = bFragment[8 * j * bColumn + (k + t + 4 * r) * bStep];
+      }
+    }
+    tessel_warp_mma_step<kRows, kColumns, kSplit>(acc, accRow, accColumn, av, bv, smallA, smallB);
   }
+  if (kSplit) tessel_warp_mma_add_small<kRows, kColumns>(acc, accRow, accColumn, smallA, smallB);
 }
 
 )";
@@ -396,13 +471,29 @@ class KernelPrinter {
           auto l = e.as<LoadNode>();
           return fmt::format("&{}[{}]", bufferName(l->buffer), bufferIndex(l->buffer, l->index));
         };
+        auto aLoad = n->a.as<LoadNode>(), bLoad = n->b.as<LoadNode>();
+        const char* split = n->intrinsic == WarpMmaKind::Tf32x3 ? "true" : "false";
+        if (n->interleavedLanes) {
+          // The lane's strides are 8 rows and 4 columns of the warp's (the tensorizer's check).
+          int64_t aRow = n->aRowStride / 8, bColumn = n->bColumnStride / 4;
+          // ldmatrix: the steps contiguous and every row 16-byte aligned.
+          auto matrix = [&](const LoadNode* l, int64_t stepStride, int64_t rowStride) {
+            return stepStride == 1 && rowStride % 4 == 0 && alignedTo(l->buffer, l->index, 4) ? "true" : "false";
+          };
+          out << pad()
+              << fmt::format("tessel_warp_mma_interleaved<{}, {}, {}, {}, {}, {}>({}, {}, {}, {}, {}, {}, {}, {}, {});\n", n->rows,
+                             n->columns, n->reduction, split, matrix(aLoad, n->aReductionStride, aRow),
+                             matrix(bLoad, n->bReductionStride, bColumn), address(n->accumulator), n->accumulatorRowStride,
+                             n->accumulatorColumnStride, address(n->a), aRow, n->aReductionStride, address(n->b), n->bReductionStride,
+                             bColumn);
+          return;
+        }
         // The rows operand's float4 loads (tessel_warp_mma's kWideA): its steps contiguous, every
         // row the lane reads 16-byte aligned, two instructions' steps a load.
-        auto aLoad = n->a.as<LoadNode>();
         bool wideA = n->aReductionStride == 1 && n->aRowStride % 4 == 0 && n->reduction % 16 == 0 && alignedTo(aLoad->buffer, aLoad->index, 4);
         out << pad()
             << fmt::format("tessel_warp_mma<{}, {}, {}, {}, {}>({}, {}, {}, {}, {}, {}, {}, {}, {});\n", n->rows, n->columns, n->reduction,
-                           n->intrinsic == WarpMmaKind::Tf32x3 ? "true" : "false", wideA ? "true" : "false", address(n->accumulator), n->accumulatorRowStride,
+                           split, wideA ? "true" : "false", address(n->accumulator), n->accumulatorRowStride,
                            n->accumulatorColumnStride, address(n->a), n->aRowStride, n->aReductionStride, address(n->b),
                            n->bReductionStride, n->bColumnStride);
         return;

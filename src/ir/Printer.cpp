@@ -151,7 +151,8 @@ std::string toString(const Stmt& s, int indent) {
       out << pad << warpMmaIntrinsicName(n->intrinsic) << "(" << toString(n->accumulator) << " strides [" << n->accumulatorRowStride
           << ", " << n->accumulatorColumnStride << "], " << toString(n->a) << " strides [" << n->aRowStride << ", "
           << n->aReductionStride << "], " << toString(n->b) << " strides [" << n->bReductionStride << ", " << n->bColumnStride
-          << "], sub-tile " << n->rows << " x " << n->columns << ", reduction " << n->reduction << ")\n";
+          << "], sub-tile " << n->rows << " x " << n->columns << (n->interleavedLanes ? " interleaved" : "") << ", reduction "
+          << n->reduction << ")\n";
       break;
     }
   }

@@ -113,6 +113,13 @@ WarpMmaKind parseWarpMmaIntrinsic(const std::string& name);
 /// (PTX ISA, "Matrix Fragments for mma.m16n8k8"). Each operand is given as the load of the lane's
 /// first element (its own first row or column, reduction step 0) and its strides, so the
 /// generic traversals see the buffers read and their index arithmetic.
+///
+/// With `interleavedLanes` the lanes hold the fragments' own layout instead: lane 4g + t holds
+/// rows g + 8r and columns t + 4c of the warp's tile (r below `rows`, c below `columns`; the
+/// strides are then a lane's step from one of its rows or columns to its next, 8 or 4 of the
+/// warp's apart), so a fragment's 8 rows (8 columns) are 8 neighbouring rows (columns) of the
+/// operand in shared memory: a warp reads them without bank conflicts and, where the steps are
+/// contiguous, with ldmatrix, one instruction a fragment.
 struct WarpMmaNode : StmtNode {
   static constexpr StmtKind kKind = StmtKind::WarpMma;
   WarpMmaKind intrinsic = WarpMmaKind::Tf32x3;
@@ -121,6 +128,7 @@ struct WarpMmaNode : StmtNode {
   int64_t aRowStride = 0, aReductionStride = 0;
   int64_t bReductionStride = 0, bColumnStride = 0;
   int64_t rows = 0, columns = 0, reduction = 0;  ///< a lane's sub-tile and the steps summed
+  bool interleavedLanes = false;                 ///< lane 4g + t: rows g + 8r, columns t + 4c
   WarpMmaNode() : StmtNode(kKind) {}
 };
 

@@ -97,6 +97,11 @@ struct GpuGemmTile {
   /// asynchronous copy needs, at the price of bank conflicts in its fragment loads (the padding
   /// that avoids them all is odd).
   bool alignCopyRows = false;
+  /// On tensor cores: each lane holds rows g, g + 8, ... and columns t, t + 4, ... of its warp's
+  /// tile (ir::WarpMmaNode::interleavedLanes, the fragments' own layout) rather than a contiguous
+  /// sub-tile: a fragment's rows are then neighbours in shared memory, loaded without bank
+  /// conflicts and, where an operand's steps are contiguous, with ldmatrix.
+  bool interleaveLanes = false;
 
   int64_t threads() const { return x[1] * y[1]; }
 };
@@ -119,15 +124,16 @@ GpuGemmTile defaultGpuGemmTile(const GpuGemmShape& shape, int64_t multiprocessor
 constexpr int64_t kGpuGemmLargestTileEdge = 16 * 4;
 
 /// The tensor-core tile a function gets untuned (`kind` of instruction), when the product has
-/// one that measures faster than the fp32 tile: warps of 8 x 4 threads, each thread 2 or 4 rows
-/// by 2 or 4 columns, 1 to 4 warps along each axis, preferred as the fp32 tile is (two blocks per
-/// multiprocessor, then blocks covering 80% real outputs or more, then outputs per thread, then
-/// threads per block); taken when it keeps at least 2 warps per multiprocessor busy, 4 if its
-/// last tile is ragged (`multiprocessors` must be known), and the reduction spans 4 chunks or more (double-buffered
-/// copies hide the products only behind a next chunk). The chunk: the longest multiple of 8 dividing the
-/// reduction up to 64 whose copies fit in the shared memory (fewer chunks, fewer barriers: the
-/// instructions leave the loop over a chunk short).
-/// `onlyWhereFaster` false: the tile whatever the warps it keeps busy (benches compare it).
+/// one that measures faster than the fp32 tile. One TF32 product a step: blocks of two warps
+/// side by side, interleaved lanes of 4 x 8, 2 x 8 or 2 x 4 outputs (the largest whose launch
+/// has a block for every one of the `multiprocessors`, none wider than the product), the longest
+/// chunk of 64, 32, 16 or 8 steps dividing the reduction whose copies fit in
+/// `maxSharedMemoryPerBlock`. Three: contiguous sub-tiles of 2 or 4 x 2 or 4, 1 to 4 warps each
+/// way, preferred as the fp32 tile is, the longest chunk up to 64. Taken when its launch keeps 2
+/// warps per multiprocessor busy (4 for three products over a ragged last tile), and for three
+/// products only where the reduction spans 4 chunks or more (a next chunk's copies hide them).
+/// `multiprocessors` must be known. `onlyWhereFaster` false: the tile whatever the warps it
+/// keeps busy (benches compare it).
 std::optional<GpuGemmTile> defaultGpuTensorCoreTile(const GpuGemmShape& shape, ir::WarpMmaKind kind, int64_t multiprocessors,
                                                     int64_t maxThreadsPerBlock, int64_t maxSharedMemoryPerBlock = 48 * 1024,
                                                     bool onlyWhereFaster = true);

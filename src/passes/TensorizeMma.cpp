@@ -17,7 +17,7 @@ using namespace ir;
 namespace {
 
 /// The intrinsic's fixed shape (PTX ISA, mma.m16n8k8): a warp of 8 x 4 lanes, 8 reduction steps.
-constexpr int64_t kWarpLanes = 32, kLaneColumns = 4, kReductionStep = 8;
+constexpr int64_t kWarpLanes = 32, kLaneColumns = 4, kWarpRowGroups = 8, kReductionStep = 8;
 
 struct NestLoop {
   Var var;
@@ -155,16 +155,24 @@ class Tensorizer : public IRMutator {
                  "tensorize {} of '{}': a sub-tile of {} x {} over {} steps; the instruction needs even sub-tiles and steps of {}", name,
                  acc, p.extent, q.extent, k.extent, kReductionStep);
 
-    // Lane l = 4g + t holds rows g * p.extent + [0, p.extent) and columns t * q.extent + ... of the
-    // warp's tile: what the instruction's fragments assume of the lanes.
+    // Lane l = 4g + t holds either rows g * p.extent + [0, p.extent) and columns t * q.extent + ...
+    // of the warp's tile (contiguous sub-tiles), or rows g + 8r and columns t + 4c (interleaved,
+    // the fragments' own layout): what the instruction's fragments can be loaded for. Lane 4 (the
+    // second row group) tells which; every lane must then agree.
     const VarNode* lane = laneLoop->var.node();
+    auto moved = [&](const Expr& base, int64_t l) { return constantDifference(at(base, lane, l), at(base, lane, 0)); };
+    std::optional<int64_t> secondGroup = moved(aBase, kLaneColumns);
+    bool interleaved = secondGroup && aStrides[1] % kWarpRowGroups == 0 && bStrides[2] % kLaneColumns == 0 &&
+                       *secondGroup * kWarpRowGroups == aStrides[1];
     for (int64_t l = 1; l < kWarpLanes; ++l) {
       int64_t g = l / kLaneColumns, t = l % kLaneColumns;
-      auto moved = [&](const Expr& base) { return constantDifference(at(base, lane, l), at(base, lane, 0)); };
-      std::optional<int64_t> da = moved(aBase), db = moved(bBase), dc = moved(accBase);
-      TESSEL_CHECK(da && db && dc && *da == g * p.extent * aStrides[1] && *db == t * q.extent * bStrides[2] && *dc == 0,
-                   "tensorize {} of '{}': lane {} does not hold the sub-tile a warp of 8 x 4 threads of {} x {} outputs gives it", name,
-                   acc, l, p.extent, q.extent);
+      std::optional<int64_t> da = moved(aBase, l), db = moved(bBase, l), dc = moved(accBase, l);
+      bool holds = interleaved ? da && db && *da * kWarpRowGroups == g * aStrides[1] && *db * kLaneColumns == t * bStrides[2]
+                               : da && db && *da == g * p.extent * aStrides[1] && *db == t * q.extent * bStrides[2];
+      TESSEL_CHECK(holds && dc && *dc == 0,
+                   "tensorize {} of '{}': lane {} holds neither the contiguous sub-tile of {} x {} outputs a warp of 8 x 4 threads gives "
+                   "it nor the interleaved one (rows g + 8r, columns t + 4c)",
+                   name, acc, l, p.extent, q.extent);
     }
 
     WarpMmaNode node;
@@ -181,6 +189,7 @@ class Tensorizer : public IRMutator {
     node.rows = p.extent;
     node.columns = q.extent;
     node.reduction = k.extent;
+    node.interleavedLanes = interleaved;
     return makeWarpMma(node);
   }
 

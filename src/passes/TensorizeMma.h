@@ -12,7 +12,8 @@ namespace tessel::passes {
 /// sub-tile (extents of one dropped; two left, each even), whose one statement adds the product
 /// of two shared-memory operands to a local accumulator, every index linear in the loops; and
 /// lane l = 4g + t must read the rows operand g sub-tiles of rows and the columns operand t
-/// sub-tiles of columns past lane 0, as the warp's tile of 8 x 4 threads does. Throws Error
+/// sub-tiles of columns past lane 0, as the warp's tile of 8 x 4 threads does, or (interleaved)
+/// one row and one column past it with the lane's rows 8 apart and its columns 4. Throws Error
 /// naming the accumulator and the condition that fails.
 ir::Stmt tensorizeWarpMma(const ir::Stmt& s);
 

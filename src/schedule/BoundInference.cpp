@@ -1,5 +1,6 @@
 #include "schedule/BoundInference.h"
 
+#include <numeric>
 #include <set>
 
 #include "ir/Mutator.h"
@@ -73,6 +74,47 @@ Range relax(const Expr& e, const VarBounds& relaxed) {
     default: return point();
   }
 }
+
+/// The step common to a stage's reads along one axis: the gcd of every relaxed loop's
+/// coefficient in every read's index and of the differences between the reads' starting points
+/// (their indices with the relaxed loops at 0). 1 where a read is not a sum of relaxed loops
+/// times constants (a division, a product of loops) or two reads start a non-constant distance
+/// apart.
+class StrideOfReads {
+ public:
+  void add(const Expr& index, const VarBounds& relaxed) {
+    if (unknown_) return;
+    VarMap zero;
+    for (const auto& [atom, coefficient] : linearSum(index).terms) {
+      bool moves = usesAnyVar(atom, [&](const VarNode* v) { return relaxed.count(v) > 0; });
+      if (!moves) continue;
+      auto v = atom.as<VarNode>();
+      if (!v) {
+        unknown_ = true;
+        return;
+      }
+      gcd_ = std::gcd(gcd_, coefficient < 0 ? -coefficient : coefficient);
+      zero[v] = Expr(int64_t(0));
+    }
+    Expr start = simplify(substitute(index, zero));
+    if (!firstStart_.defined()) {
+      firstStart_ = start;
+      return;
+    }
+    const int64_t* distance = asConstInt(simplify(start - firstStart_));
+    if (!distance) {
+      unknown_ = true;
+      return;
+    }
+    gcd_ = std::gcd(gcd_, *distance < 0 ? -*distance : *distance);
+  }
+  int64_t stride() const { return unknown_ || gcd_ == 0 ? 1 : gcd_; }
+
+ private:
+  int64_t gcd_ = 0;
+  Expr firstStart_;
+  bool unknown_ = false;
+};
 
 }  // namespace
 
@@ -207,6 +249,7 @@ BoundsResult inferBounds(State& state, BoundsDetail detail) {
     b.regionMin.assign(size_t(s.rootCount), Expr(int64_t(0)));
     b.regionExtent.assign(size_t(s.rootCount), 0);
     b.regionExact.assign(size_t(s.rootCount), true);
+    b.regionStride.assign(size_t(s.rootCount), 1);
     for (size_t d = 0; d < spatial; ++d) b.regionExtent[d] = op.shape[d];
     if (auto r = op.reduction())
       for (size_t k = 0; k < r->axes.size(); ++k) b.regionExtent[spatial + k] = r->axes[k].extent;
@@ -244,6 +287,7 @@ BoundsResult inferBounds(State& state, BoundsDetail detail) {
       for (auto& [v, range] : result.varRanges)
         if (!fixed.count(v)) relaxed[v] = range;
       std::vector<Range> region(spatial);
+      std::vector<StrideOfReads> strides(spatial);
       bool failed = false;
       for (auto& consumerName : consumersOf[s.name()]) {
         const Stage& c = state.stage(consumerName);
@@ -256,7 +300,9 @@ BoundsResult inferBounds(State& state, BoundsDetail detail) {
         for (size_t k = 0; k < rootVars.size(); ++k) rootMap[rootVars[k].node()] = cb.rootValues[k];
         for (auto& indices : readsBy[s.name() + "\n" + consumerName]) {
           for (size_t d = 0; d < spatial; ++d) {
-            Range r = relax(simplify(substitute(indices[d], rootMap)), relaxed);
+            Expr index = simplify(substitute(indices[d], rootMap));
+            strides[d].add(index, relaxed);
+            Range r = relax(index, relaxed);
             if (!r.ok()) {
               failed = true;
               continue;
@@ -284,8 +330,12 @@ BoundsResult inferBounds(State& state, BoundsDetail detail) {
           exact = false;
         }
         if (ext >= op.shape[d]) continue;  // the whole dimension: keep [0, shape)
+        // Shared copies keep their windows: a block's threads fill them with wide contiguous
+        // copies, which a gather along the axis would break.
+        int64_t stride = s.memoryScope == "shared" || !exact ? 1 : strides[d].stride();
         b.regionMin[d] = lo;
-        b.regionExtent[d] = std::max<int64_t>(ext, 1);
+        b.regionExtent[d] = stride > 1 && (ext - 1) % stride == 0 ? (ext - 1) / stride + 1 : std::max<int64_t>(ext, 1);
+        b.regionStride[d] = stride > 1 && (ext - 1) % stride == 0 ? stride : 1;
         b.regionExact[d] = exact;
       }
     } else {
@@ -303,7 +353,8 @@ BoundsResult inferBounds(State& state, BoundsDetail detail) {
     if (detail == BoundsDetail::Extents && !readsAnAttachedStage.count(s.name())) continue;
     // Simplified once, with the region's start.
     auto values = unsimplifiedIteratorValues(s, b.iteratorVars);
-    for (int r = 0; r < s.rootCount; ++r) b.rootValues.push_back(simplify(b.regionMin[size_t(r)] + values[size_t(r)]));
+    for (int r = 0; r < s.rootCount; ++r)
+      b.rootValues.push_back(simplify(b.regionMin[size_t(r)] + Expr(b.regionStride[size_t(r)]) * values[size_t(r)]));
   }
   return result;
 }

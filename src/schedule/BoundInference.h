@@ -1,7 +1,8 @@
 /// Bound inference: which region of each stage's tensor must be computed at its attach
 /// point. Consumers are resolved first; a producer attached inside a consumer's loop nest
 /// computes the union of what the consumer reads with the outer loops fixed and the inner
-/// loops relaxed over their ranges. Also gives, per stage, the loop variable of every leaf
+/// loops relaxed over their ranges (every stride-th index where all those reads step by a
+/// multiple, for a stage outside shared memory). Also gives, per stage, the loop variable of every leaf
 /// iterator and the value of every root axis in terms of them — what lowering emits.
 #pragma once
 #include <map>
@@ -20,8 +21,13 @@ struct StageBounds {
   std::vector<ir::Expr> regionMin;     ///< per root axis (op axes, then reduce axes)
   std::vector<int64_t> regionExtent;   ///< per root axis
   std::vector<bool> regionExact;       ///< false: extent is an upper bound, loops are guarded
+  /// Per root axis: the region holds every stride-th index from regionMin on, regionExtent of
+  /// them (1: all). A stage in registers whose consumer's loops under the attach point step
+  /// through its axis by a multiple (a warp's lanes interleaved with each lane's sub-tile: rows
+  /// g, g + 8, ...) keeps only the indices it holds, not the window around them.
+  std::vector<int64_t> regionStride;
   std::vector<ir::Var> iteratorVars;   ///< per iterator id (meaningful for leaves)
-  std::vector<ir::Expr> rootValues;    ///< per root axis: regionMin + f(leaf vars)
+  std::vector<ir::Expr> rootValues;    ///< per root axis: regionMin + regionStride * f(leaf vars)
   ir::Expr body;                       ///< the op's body with inlined producers substituted
 };
 

@@ -101,7 +101,12 @@ class Builder {
     Expr flat(int64_t(0));
     for (size_t d = 0; d < indices.size(); ++d) {
       Expr i = indices[d];
-      if (local) i = i - bounds.stages.at(tensor).regionMin[d];
+      if (local) {
+        const auto& b = bounds.stages.at(tensor);
+        // Every read of a strided region is on its lattice (inferBounds): the division is exact.
+        i = i - b.regionMin[d];
+        if (b.regionStride[d] > 1) i = floordiv(simplify(i, bounds.varRanges), Expr(b.regionStride[d]));
+      }
       flat = flat + i * Expr(buf->strides[d]);
     }
     return simplify(flat, bounds.varRanges);

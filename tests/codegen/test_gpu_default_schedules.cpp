@@ -369,7 +369,7 @@ void buildAndRunTensorCores(const std::string& target, bool run) {
       SCOPED_TRACE(c.name + " with " + ir::warpMmaIntrinsicName(kind) + " on " + target);
       options.tensorCores = kind;
       auto binary = kernelcheck::buildForGpu(schedule::replay(c.dag, ops::defaultGpuSchedule(c.dag, options)), target, c.name);
-      expectContains(binary.source.code, "tessel_warp_mma<");
+      expectContains(binary.source.code, kind == ir::WarpMmaKind::Tf32 ? "tessel_warp_mma_interleaved<" : "tessel_warp_mma<");
       if (!run) continue;
       auto module = runtime::GpuModule::fromMemory(binary.manifestText(), binary.code);
       errors[kind] = kernelcheck::runGpuAndCompare(module.kernel(c.name), data);
@@ -417,6 +417,18 @@ TEST(GpuDefaultSchedules, RaggedTensorCoreTilesComputePastTheProductAndMatchTheR
 
 namespace {
 
+/// `tile`'s schedule of `dag` built for `target`, its source holding `expected`; where a GPU is,
+/// run against the reference: three TF32 products within 1e-4, one within TF32's 5e-3.
+void buildTensorCoreTileAndCompare(const te::ComputeDAG& dag, const ops::GpuGemmTile& tile, const std::string& target,
+                                   const std::string& name, const std::string& expected, bool run, uint64_t seed) {
+  auto binary = kernelcheck::buildForGpu(ops::gpuGemmTiles(dag, tile).state, target, name);
+  expectContains(binary.source.code, expected);
+  if (!run) return;
+  auto module = runtime::GpuModule::fromMemory(binary.manifestText(), binary.code);
+  double error = kernelcheck::runGpuAndCompare(module.kernel(name), kernelcheck::makeReferenceData(dag, seed));
+  EXPECT_LT(error, tile.tensorCores == ir::WarpMmaKind::Tf32x3 ? 1e-4 : 5e-3);
+}
+
 /// The rows operand read a float4 a row (tessel_warp_mma's kWideA: the steps contiguous in chunks
 /// of 16, the rows padded to a multiple of 4 elements) and a scalar at a time (chunks of 8; data
 /// whose rows are the innermost axis), each instruction, against the reference.
@@ -442,12 +454,7 @@ void buildAndRunWideFragmentLoads(const std::string& target, bool run) {
       tile.y = {shape.back() / 16, 8, 2};
       tile.k = c.chunk;
       tile.tensorCores = kind;
-      auto binary = kernelcheck::buildForGpu(ops::gpuGemmTiles(c.dag, tile).state, target, c.name);
-      expectContains(binary.source.code, c.wide ? ", true>(&" : ", false>(&");
-      if (!run) continue;
-      auto module = runtime::GpuModule::fromMemory(binary.manifestText(), binary.code);
-      double error = kernelcheck::runGpuAndCompare(module.kernel(c.name), kernelcheck::makeReferenceData(c.dag, 53));
-      EXPECT_LT(error, kind == ir::WarpMmaKind::Tf32x3 ? 1e-4 : 5e-3);
+      buildTensorCoreTileAndCompare(c.dag, tile, target, c.name, c.wide ? ", true>(&" : ", false>(&", run, 53);
     }
 }
 
@@ -455,6 +462,50 @@ void buildAndRunWideFragmentLoads(const std::string& target, bool run) {
 
 TEST(GpuDefaultSchedules, TensorCoreFragmentsLoadWideOrNarrowAndMatchTheReferenceWhereAGpuIs) {
   onCudaWhereAGpuIs(buildAndRunWideFragmentLoads);
+}
+
+namespace {
+
+/// Interleaved lanes (lane 4g + t: rows g + 8r, columns t + 4c): operands whose steps are
+/// contiguous loaded by ldmatrix (four matrices, and two for a lone last column fragment), the
+/// others an element a register; sub-tiles of 2 to 8, a ragged last tile with a bias epilogue,
+/// heads as blockIdx.z; both instructions, against the reference.
+void buildAndRunInterleavedLanes(const std::string& target, bool run) {
+  struct InterleavedCase {
+    std::string name;
+    te::ComputeDAG dag;
+    std::array<int64_t, 3> x, y;
+    int64_t chunk;
+    std::string loads;  ///< the template's last two arguments: ldmatrix for the rows, the columns
+  };
+  std::vector<InterleavedCase> cases = {
+      {"both_by_matrix", ops::denseBias(64, 256, 48), {2, 8, 4}, {3, 8, 2}, 32, "true, true"},
+      {"wide_columns", ops::denseBias(64, 256, 64), {2, 8, 4}, {1, 8, 8}, 32, "true, true"},
+      {"odd_column_fragments", ops::denseBias(32, 128, 48), {1, 16, 2}, {1, 8, 6}, 16, "true, true"},
+      {"ragged_rows", ops::denseBias(40, 256, 48), {2, 8, 4}, {3, 4, 4}, 32, "true, true"},
+      {"columns_by_element", ops::matmul(32, 64, 96), {1, 16, 2}, {2, 8, 4}, 16, "true, false"},
+      {"gelu_epilogue", ops::projection(1, 64, 256, 48, true), {2, 8, 4}, {3, 8, 2}, 32, "true, false"},
+      {"heads", ops::attentionProduct(2, 32, 32, 64), {1, 16, 2}, {4, 4, 4}, 32, "true, false"}};
+  for (const auto& c : cases)
+    for (auto kind : {ir::WarpMmaKind::Tf32x3, ir::WarpMmaKind::Tf32}) {
+      SCOPED_TRACE(c.name + " with " + ir::warpMmaIntrinsicName(kind));
+      ops::GpuGemmTile tile;
+      tile.x = c.x;
+      tile.y = c.y;
+      tile.k = c.chunk;
+      tile.tensorCores = kind;
+      tile.interleaveLanes = true;
+      buildTensorCoreTileAndCompare(c.dag, tile, target, c.name,
+                                    fmt::format("tessel_warp_mma_interleaved<{}, {}, {}, {}, {}>(&", c.x[2], c.y[2], c.chunk,
+                                                kind == ir::WarpMmaKind::Tf32x3 ? "true" : "false", c.loads),
+                                    run, 59);
+    }
+}
+
+}  // namespace
+
+TEST(GpuDefaultSchedules, InterleavedLaneFragmentsLoadByMatrixOrByElementAndMatchTheReferenceWhereAGpuIs) {
+  onCudaWhereAGpuIs(buildAndRunInterleavedLanes);
 }
 
 namespace {
@@ -593,6 +644,32 @@ TEST(GpuDefaultSchedules, TensorCoresTakeTheProductsWithWarpsAndChunksToHideThei
 
 // The target's precision picks the instruction: fp32-accurate 3xTF32 by default, one TF32
 // product where the target allows it; OpenCL targets have no tensor-core products either way.
+TEST(GpuDefaultSchedules, OneTf32ProductAStepTakesInterleavedLanesSizedByTheLaunch) {
+  auto tileOf = [](const te::ComputeDAG& dag) {
+    auto tile = ops::defaultGpuTensorCoreTile(ops::gpuGemmShapeOf(dag), ir::WarpMmaKind::Tf32, 132, 1024);
+    EXPECT_TRUE(tile.has_value());
+    return tile.value_or(ops::GpuGemmTile{});
+  };
+  // Two warps a block along the columns, each lane 4 x 8 outputs where that leaves a block per
+  // multiprocessor (BERT-base's 128 x 2304: 4 x 36 blocks), else 2 x 8 (ViT-B/16's 197 x 768:
+  // 13 x 12; BERT-base's 12 heads of scores: 12 x 8 x 2), else 2 x 4 (BERT-base's 128 x 768:
+  // 8 x 24).
+  for (const auto& [dag, x, y, k] :
+       std::vector<std::tuple<te::ComputeDAG, std::array<int64_t, 3>, std::array<int64_t, 3>, int64_t>>{
+           {ops::projection(1, 128, 768, 2304), {4, 8, 4}, {36, 8, 8}, 32},
+           {ops::projection(1, 197, 768, 768), {13, 8, 2}, {12, 8, 8}, 64},
+           {ops::projection(1, 128, 3072, 768), {8, 8, 2}, {24, 8, 4}, 64},
+           {ops::attentionProduct(12, 128, 64, 128), {8, 8, 2}, {2, 8, 8}, 64}}) {
+    ops::GpuGemmTile tile = tileOf(dag);
+    EXPECT_TRUE(tile.interleaveLanes);
+    EXPECT_EQ(tile.x, x);
+    EXPECT_EQ(tile.y, y);
+    EXPECT_EQ(tile.k, k) << "the longest chunk whose copies fit in 48 KiB";
+  }
+  // No block wider than the product: 16 columns take the fp32 tile.
+  EXPECT_FALSE(ops::defaultGpuTensorCoreTile(ops::gpuGemmShapeOf(ops::matmul(64, 16, 256)), ir::WarpMmaKind::Tf32, 1, 1024));
+}
+
 TEST(GpuDefaultSchedules, TheTargetsMatmulPrecisionPicksTheTensorCoreInstruction) {
   auto intrinsicOf = [](const te::ComputeDAG& dag, target::MatmulPrecision precision) {
     for (const auto& step : ops::defaultGpuSchedule(dag, ops::gpuScheduleOptionsFor(passes::GpuLimits::cudaSm90(), precision)))
@@ -609,10 +686,12 @@ TEST(GpuDefaultSchedules, TheTargetsMatmulPrecisionPicksTheTensorCoreInstruction
   EXPECT_FALSE(ops::tensorCoreProductsFor(opencl, target::MatmulPrecision::Tf32));
   // One TF32 product hides a ragged tile's guards with 2.5 warps per multiprocessor (ViT-B/16's
   // 197 x 768 x 768: 0.76x the fp32 tile's time on an H200, 3xTF32 1.22x); one-chunk attention
-  // heads stay on the fp32 units either way.
+  // heads stay on the fp32 units with three products a step but take one (interleaved lanes:
+  // 4.0 us against 4.7).
   EXPECT_EQ(intrinsicOf(ops::projection(1, 197, 768, 768), target::MatmulPrecision::Tf32), "mma_m16n8k8_tf32");
   EXPECT_EQ(intrinsicOf(ops::projection(1, 197, 768, 768), target::MatmulPrecision::Fp32), "none");
-  EXPECT_EQ(intrinsicOf(ops::attentionProduct(12, 128, 64, 128), target::MatmulPrecision::Tf32), "none");
+  EXPECT_EQ(intrinsicOf(ops::attentionProduct(12, 128, 64, 128), target::MatmulPrecision::Tf32), "mma_m16n8k8_tf32");
+  EXPECT_EQ(intrinsicOf(ops::attentionProduct(12, 128, 64, 128), target::MatmulPrecision::Fp32), "none");
 }
 
 TEST(GpuDefaultSchedules, TensorCoreProductsAreRefusedWhereTheTargetHasNone) {

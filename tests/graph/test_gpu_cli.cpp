@@ -41,8 +41,9 @@ void expectOutput(const SubprocessResult& r, const std::string& part, int exitCo
 std::pair<int, int> tensorCoreCalls(const std::string& module) {
   std::string code = readFile(module + "/kernels.cu");
   auto count = [&](const std::regex& re) { return int(std::distance(std::sregex_iterator(code.begin(), code.end(), re), std::sregex_iterator())); };
-  return {count(std::regex(R"(tessel_warp_mma<\d+, \d+, \d+, true, (true|false)>\()")),
-          count(std::regex(R"(tessel_warp_mma<\d+, \d+, \d+, false, (true|false)>\()"))};
+  // Either helper (contiguous sub-tiles or interleaved lanes); the fourth argument says three products.
+  return {count(std::regex(R"(tessel_warp_mma(_interleaved)?<\d+, \d+, \d+, true, (true|false)(, true|, false)?>\()")),
+          count(std::regex(R"(tessel_warp_mma(_interleaved)?<\d+, \d+, \d+, false, (true|false)(, true|, false)?>\()"))};
 }
 
 double largestRelativeDifference(const runtime::Tensor& a, const runtime::Tensor& b) {

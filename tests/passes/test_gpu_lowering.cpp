@@ -225,6 +225,29 @@ TEST(GpuLowering, ATensorizedProductBecomesOneWarpInstructionWithTheOperandsStri
   EXPECT_GE(countBarriers(k.function.body), 2) << "the copies wait for the instruction's reads of the chunk before";
 }
 
+TEST(GpuLowering, InterleavedLanesKeepOnlyTheirOwnAccumulatorsAndReadNeighbouringRows) {
+  // 2 x 2 warps, each lane 4 rows (g, g + 8, g + 16, g + 24) by 2 columns (t, t + 4) of its warp's
+  // 32 x 8: its accumulators are those 8 values, not the window of 25 x 5 around them.
+  ops::GpuGemmTile tile;
+  tile.x = {1, 16, 4};
+  tile.y = {2, 8, 2};
+  tile.k = 32;
+  tile.tensorCores = ir::WarpMmaKind::Tf32;
+  tile.interleaveLanes = true;
+  auto k = passes::lowerForGpu(ops::gpuGemmTiles(ops::denseBias(64, 64, 32), tile).state, "mm", kSm90);
+  auto mmas = warpMmas(k.function.body);
+  ASSERT_EQ(mmas.size(), 1u) << ir::toString(k.function.body);
+  const ir::WarpMmaNode& m = *mmas[0];
+  EXPECT_TRUE(m.interleavedLanes);
+  EXPECT_EQ(std::make_tuple(m.rows, m.columns, m.reduction), std::make_tuple(4, 2, 32));
+  EXPECT_EQ(m.accumulator.as<ir::LoadNode>()->buffer->elementCount(), 8);
+  EXPECT_EQ(std::make_pair(m.accumulatorRowStride, m.accumulatorColumnStride), std::make_pair(int64_t(2), int64_t(1)));
+  // A's rows and B's columns (the rows of a dense layer's weight) padded to 36 elements, 4 past a multiple
+  // of 32: ldmatrix's 8 rows of 16 bytes a phase cover the 32 banks once. A lane steps 8 rows, 4 columns.
+  EXPECT_EQ(std::make_pair(m.aRowStride, m.aReductionStride), std::make_pair(int64_t(8 * 36), int64_t(1)));
+  EXPECT_EQ(std::make_pair(m.bReductionStride, m.bColumnStride), std::make_pair(int64_t(1), int64_t(4 * 36)));
+}
+
 TEST(GpuLowering, TheTensorizeStepPrintsAndRoundTripsAsData) {
   auto schedule = tensorCoreMatmul(ir::WarpMmaKind::Tf32);
   const TensorizeStep* step = nullptr;
@@ -264,8 +287,8 @@ TEST(GpuLowering, ATensorizedNestThatIsNotTheWarpsProductIsRefusedNamingWhy) {
   steps.push_back(std::make_shared<TensorizeStep>("C.local", "k.1", "mma_m16n8k8_3xtf32"));
   auto state = replay(dag, steps);
   EXPECT_EQ(errorOf([&] { passes::lowerForGpu(state, "mm", kSm90); }),
-            "tensorize mma_m16n8k8_3xtf32 of 'C_local': lane 4 does not hold the sub-tile a warp of 8 x 4 threads of 2 x 2 outputs "
-            "gives it");
+            "tensorize mma_m16n8k8_3xtf32 of 'C_local': lane 4 holds neither the contiguous sub-tile of 2 x 2 outputs a warp of 8 x 4 "
+            "threads gives it nor the interleaved one (rows g + 8r, columns t + 4c)");
   // 16 column threads: not a warp.
   tile.x = {1, 32, 2};
   tile.y = {2, 16, 2};

@@ -5,7 +5,9 @@
 
 #include "common/KernelCheck.h"
 #include "ops/Examples.h"
+#include "schedule/BoundInference.h"
 #include "schedule/ExampleSchedules.h"
+#include "schedule/State.h"
 
 using namespace tessel;
 using namespace tessel::schedule;
@@ -33,6 +35,27 @@ TEST(ScheduleKernels, RegionOfVaryingSize) {
 }
 
 TEST(ScheduleKernels, TiledDenseWithEveryLoopStep) { errorOf(denseRelu(), tiledSteps(), 34); }
+
+TEST(ScheduleKernels, StridedRegionKeepsOnlyTheIndicesItHolds) {
+  // D's rows split (8 per group, i.2 the row in the group) with the group loop i.1 inside the
+  // attach point: C.local's region at D.i.2 is every 8th row, 4 of them, not a window of 25.
+  std::vector<StepPtr> steps = {
+      step<CacheWriteStep>("C", "local"),
+      step<ComputeInlineStep>("C"),
+      step<SplitStep>("D", "i", Factors{4, 8}),
+      step<SplitStep>("D", "j", Factors{3, 4}),
+      step<ReorderStep>("D", Names{"i.0", "j.0", "i.2", "j.2", "i.1", "j.1"}),
+      step<ComputeAtStep>("C.local", "D", "j.2"),
+  };
+  State state = replay(denseRelu(), steps);
+  BoundsResult bounds = inferBounds(state);
+  const StageBounds& local = bounds.stages.at("C.local");
+  EXPECT_EQ(local.regionStride[0], 8);
+  EXPECT_EQ(local.regionExtent[0], 4);
+  EXPECT_EQ(local.regionStride[1], 4);
+  EXPECT_EQ(local.regionExtent[1], 3);
+  errorOf(denseRelu(), steps, 36);
+}
 
 TEST(ScheduleKernels, ConvolutionWithInlineRfactorAndAlignedPadding) {
   errorOf(ops::conv2dBiasReluNCHW(1, 4, 9, 9, 6, 3, 3, 2, 1), reductionSteps(), 35);

@@ -376,7 +376,23 @@ TEST(GpuDenseLargeBatchTemplate, SpaceHoldsTheFallbackAndIsPruned) {
   withoutTensorCores.tf32TensorCores = false;
   GpuTemplateSpace fp32 = denseLargeBatchSpace(dag, withoutTensorCores);
   EXPECT_FALSE(gpuGemmTileOf(fp32.space->get(fp32.fallback)).tensorCores);
-  EXPECT_EQ(fp32.space->size() * 2, t.space->size()) << "the tensor_core knob doubles the space";
+  EXPECT_EQ(fp32.space->size() * 4, t.space->size()) << "the tensor_core and lanes knobs double the space each";
+  // The lanes knob: interleaved lanes or contiguous sub-tiles; a record from before the knob
+  // (no value for it) holds sub-tiles.
+  nlohmann::json entity = tc.space->get(tc.fallback).toJson()["entity"], older = nlohmann::json::array();
+  for (const std::string lanes : {"interleaved", "sub_tile"}) {
+    for (auto& knob : entity)
+      if (knob[0] == "lanes") knob[2] = lanes;
+    auto config = tc.space->fromEntityJson(entity);
+    ASSERT_TRUE(config.has_value()) << lanes;
+    EXPECT_EQ(gpuGemmTileOf(*config).interleaveLanes, lanes == "interleaved");
+  }
+  for (const auto& knob : entity)
+    if (knob[0] != "lanes") older.push_back(knob);
+  EntityMatch match = tc.space->matchEntity(older);
+  ASSERT_TRUE(match.config.has_value()) << match.mismatch;
+  EXPECT_EQ(match.missing, std::vector<std::string>{"lanes"});
+  EXPECT_FALSE(gpuGemmTileOf(*match.config).interleaveLanes);
   // Over the limits: threads per block, shared memory (the per-thread parts are pruned to 8 x 8).
   expectContains(errorOf([&] { t.instantiate(widest(t, {"tile_x", "tile_y"}, 1)); }), "threads per block, the device");
   expectInvalidForTheCostModel(dag, widest(t, {"tile_x", "tile_y"}, 1));

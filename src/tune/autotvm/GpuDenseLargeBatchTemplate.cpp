@@ -8,6 +8,12 @@
 
 namespace tessel::tune::autotvm {
 
+namespace {
+/// The values of the `lanes` knob.
+constexpr const char* kSubTileLanes = "sub_tile";
+constexpr const char* kInterleavedLanes = "interleaved";
+}  // namespace
+
 bool gpuDenseLargeBatchTemplateApplies(const te::ComputeDAG& dag) {
   ops::GpuGemmShape shape;
   bool dense = succeeds([&] { shape = ops::gpuGemmShapeOf(dag); }) && ops::traitsOf(*dag.op(shape.anchor)).kind == ops::OpKind::Dense;
@@ -31,6 +37,8 @@ ops::GpuGemmTile gpuGemmTileOf(const ConfigEntity& config) {
   if (config.has("tensor_core") && config.value("tensor_core").get<std::string>() != "none")
     tile.tensorCores = ir::parseWarpMmaIntrinsic(config.value("tensor_core").get<std::string>());
   if (config.has("buffer_stages")) tile.stages = config.value("buffer_stages").get<int64_t>();
+  // Records from before the knob hold contiguous sub-tiles.
+  if (config.has("lanes")) tile.interleaveLanes = config.value("lanes").get<std::string>() == kInterleavedLanes;
   return tile;
 }
 
@@ -73,6 +81,13 @@ GpuTemplateSpace gpuGemmTemplate(const te::ComputeDAG& dag, const passes::GpuLim
     space->defineKnob("buffer_stages", {int64_t(2), int64_t(3), int64_t(4)});
     unpruned *= 3;
   }
+  // How a warp's lanes share its tile on tensor cores (ops::GpuGemmTile::interleaveLanes). The
+  // last knob, the sub-tiles its first option: a config's index from before the knob (the
+  // first knob varies fastest) is the same config.
+  if (options.tensorCores) {
+    space->defineKnob("lanes", {std::string(kSubTileLanes), std::string(kInterleavedLanes)});
+    unpruned *= 2;
+  }
 
   GpuTemplateSpace t;
   t.space = space;
@@ -88,7 +103,10 @@ GpuTemplateSpace gpuGemmTemplate(const te::ComputeDAG& dag, const passes::GpuLim
   std::map<std::string, nlohmann::json> values = {
       {"tile_x", x}, {"tile_y", y}, {"tile_k", std::vector<int64_t>{chunks, fallback.k}}};
   addUnrollFallback(values);
-  if (options.tensorCores) values["tensor_core"] = tensorTile ? ir::warpMmaIntrinsicName(*options.tensorCores) : "none";
+  if (options.tensorCores) {
+    values["tensor_core"] = tensorTile ? ir::warpMmaIntrinsicName(*options.tensorCores) : "none";
+    values["lanes"] = fallback.interleaveLanes ? kInterleavedLanes : kSubTileLanes;
+  }
   if (limits.asyncCopies) values["buffer_stages"] = fallback.stages;
   t.fallback = configIndexOf(*space, values, name);
   return t;
