@@ -8,6 +8,7 @@
 
 #include "cli/ModelArgs.h"
 #include "cli/OptionChecks.h"
+#include "cli/RecordsPlot.h"
 #include "support/Error.h"
 #include "support/Files.h"
 #include "tune/RecordLog.h"
@@ -206,6 +207,8 @@ void addRecordsCommands(CLI::App& app) {
   shipped->add_option("--target", shippedArgs->target, "a target string: cpu (this machine), \"cpu -mcpu=...\", cuda, opencl or vta");
   shipped->add_option("--vta-config", shippedArgs->vtaConfig, "--target vta: the hardware configuration, a vta_config.json (default: built in)");
   shipped->callback([shippedArgs] { listShipped(*shippedArgs); });
+
+  addRecordsPlotCommand(records);
 }
 
 }  // namespace tessel::cli

@@ -87,9 +87,7 @@ std::vector<TunedTask> outcomesOf(const std::vector<ListedTask>& selection) {
     TunedTask o;
     o.number = t.number;
     o.name = t.function.name;
-    // The key its records carry: a template's compute may differ from the function's (a packed
-    // layout, a Winograd form).
-    o.workloadKey = t.tuning ? t.tuning->measure->workloadKey : t.function.workloadKey;
+    o.workloadKey = recordedWorkloadKey(t);
     if (t.tuning) o.templateName = t.tuning->templateName;
     outcomes.push_back(std::move(o));
   }

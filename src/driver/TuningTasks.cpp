@@ -156,6 +156,10 @@ TaskList listTuningTasks(const PreparedModel& prepared, const TaskListOptions& o
   return list;
 }
 
+std::string recordedWorkloadKey(const ListedTask& task) {
+  return task.tuning ? task.tuning->measure->workloadKey : task.function.workloadKey;
+}
+
 std::string formatTaskList(const TaskList& list, const std::vector<size_t>& numbers, const std::vector<std::string>& ops) {
   const bool selecting = !numbers.empty() || !ops.empty();
   const std::vector<ListedTask> selected = selectTasks(list, numbers, ops);

@@ -84,6 +84,10 @@ struct TaskList {
 /// The tasks of a prepared network (it must outlive the list: tasks point into its variants).
 TaskList listTuningTasks(const PreparedModel& prepared, const TaskListOptions& options);
 
+/// The workload key a task's records carry: a template's compute may differ from the function's
+/// (a packed layout, a Winograd form), so its own; else the function's.
+std::string recordedWorkloadKey(const ListedTask& task);
+
 /// "Extracted 22 tasks:" and a line per task — its number, name, template (auto-scheduler
 /// tasks: "auto: " and the heaviest op, "auto: winograd_gemm"),
 /// MFLOP, configs, whether measured cold — then the functions not tuned and why tasks are
