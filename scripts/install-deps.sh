@@ -21,6 +21,8 @@ packages=(
   python3-onnx python3-numpy python3-torch python3-torchvision imagemagick fonts-dejavu-core
   # The `tessel` Python package (src/python): its bindings, the headers they build against, its tests.
   pybind11-dev python3-dev python3-pytest
+  # `tessel records plot` and tessel.records.plot draw with matplotlib (src/python/tessel/records_plot.py).
+  python3-matplotlib
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -6,7 +6,6 @@
 #include <filesystem>
 
 #include "cli/ModelArgs.h"
-#include "cli/TuningTasks.h"
 #include "driver/NetworkTaskWeights.h"
 #include "support/Error.h"
 #include "support/Files.h"
@@ -39,7 +38,7 @@ std::map<std::string, double> weightsOf(PlotArgs& a, const std::string& target) 
                target);
   a.model.target = target;
   a.model.parsedTarget = target::Target::parse(target);
-  return driver::networkTaskWeights(prepareModel(a.model), taskListOptions(a.model, SearchKind::Templates, ColdCacheMode::Never));
+  return driver::networkTaskWeights(prepareModel(a.model), a.model.parsedTarget);
 }
 
 /// Runs the drawing code on the curves; Error saying what is missing when it cannot.

@@ -25,21 +25,6 @@ void addSchedulerOption(CLI::App* c, std::string& scheduler) {
       ->transform(oneOf({"autotvm", "auto"}));
 }
 
-TaskListOptions taskListOptions(const ModelArgs& a, SearchKind search, ColdCacheMode coldCache) {
-  TaskListOptions o;
-  o.search = search;
-  o.coldCache = coldCache;
-  o.target = a.parsedTarget;
-  if (a.parsedTarget.isGpu()) {
-    // The limits of the device present, else of the target's profile: what a local run verifies against.
-    o.gpuHost = target::Target::parse(driver::checkGpuTargetHost(a.target, a.targetHost));
-    o.gpuLimits = graph::gpuLimitsForBuild(a.parsedTarget);
-  } else {
-    checkCpuTarget(a.target);
-  }
-  return o;
-}
-
 void printNetworkTasks(const ModelArgs& a, SearchKind search, ColdCacheMode coldCache, bool dags,
                        const std::vector<size_t>& numbers, const std::vector<std::string>& ops) {
   fmt::print("Extract tasks...\n");
@@ -47,7 +32,18 @@ void printNetworkTasks(const ModelArgs& a, SearchKind search, ColdCacheMode cold
     fmt::print("{}", vta::formatConv2dPackedTasks(prepareVtaNetwork(a).tasks));
     return;
   }
-  TaskListOptions o = taskListOptions(a, search, coldCache);
+  TaskListOptions o;
+  o.search = search;
+  o.coldCache = coldCache;
+  o.target = a.parsedTarget;
+  const bool gpu = a.parsedTarget.isGpu();
+  if (gpu) {
+    // The limits of the device present, else of the target's profile: what a local run verifies against.
+    o.gpuHost = target::Target::parse(driver::checkGpuTargetHost(a.target, a.targetHost));
+    o.gpuLimits = graph::gpuLimitsForBuild(a.parsedTarget);
+  } else {
+    checkCpuTarget(a.target);
+  }
   PreparedModel prepared = prepareModel(a);
   TaskList list = listTuningTasks(prepared, o);
   fmt::print("{}", formatTaskList(list, numbers, ops));

@@ -30,11 +30,6 @@ ColdCacheMode coldCacheMode(const std::string& text);
 /// `--scheduler autotvm|auto` on a command (tune, tasks): which tuner's tasks.
 void addSchedulerOption(CLI::App* command, std::string& scheduler);
 
-/// The task list's options for the network of `args` on its --target (a GPU target: the limits
-/// of the device present, else of its profile, and its host); Error for a target that is neither
-/// a CPU nor a GPU.
-TaskListOptions taskListOptions(const ModelArgs& args, SearchKind search, ColdCacheMode coldCache);
-
 /// What `tessel tasks` and `tune --list-tasks` print: "Extract tasks...", then the list of
 /// `scheduler`'s tasks of the network for --target (measured cold as `coldCache` says), the
 /// ones `numbers` and `ops` select where they select (selectTasks), and with `dags` each

@@ -7,12 +7,12 @@
 #include <string>
 
 #include "driver/PreparedModel.h"
-#include "driver/TuningTasks.h"
+#include "target/Target.h"
 
 namespace tessel::driver {
 
-/// The weights of the tasks of `prepared` listed with `options` for each tuner (options.search is
-/// replaced by each kind in turn).
-std::map<std::string, double> networkTaskWeights(const PreparedModel& prepared, TaskListOptions options);
+/// The weights of the tasks of `prepared` (prepared for `target`) on `target`, a CPU or a GPU
+/// (whose templates' tasks are listed for the limits of the device present, else of its profile).
+std::map<std::string, double> networkTaskWeights(const PreparedModel& prepared, const target::Target& target);
 
 }  // namespace tessel::driver

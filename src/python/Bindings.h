@@ -11,6 +11,6 @@ void bindModels(pybind11::module_& m);   ///< Model, load_zoo, load_onnx (Models
 void bindBuild(pybind11::module_& m);    ///< Module, build, load_module (Build.cpp)
 void bindRuntime(pybind11::module_& m);  ///< GraphModule, time evaluation (Runtime.cpp)
 void bindTuning(pybind11::module_& m);   ///< Task, extract_tasks, tune_task (Tuning.cpp)
-void bindRecords(pybind11::module_& m);  ///< pick_best (Records.cpp)
+void bindRecords(pybind11::module_& m);  ///< pick_best, tuning_curves (Records.cpp)
 
 }  // namespace tessel::python
