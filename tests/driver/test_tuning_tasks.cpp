@@ -1,8 +1,10 @@
 // driver::listTuningTasks: one numbered list per tuner, the functions no template tunes listed
-// apart, cold-cache measurement as the mode says, and the selection by number and operator.
+// apart, cold-cache measurement as the mode says, the selection by number and operator, and the
+// tasks' weights by the keys their records carry (networkTaskWeights).
 #include <gtest/gtest.h>
 
 #include "common/ErrorText.h"
+#include "driver/NetworkTaskWeights.h"
 #include "driver/TuningTasks.h"
 #include "graph/ModelZoo.h"
 #include "graph/Operators.h"
@@ -57,6 +59,23 @@ TEST(TuningTasks, ColdCachesAndSelectionFollowTheOptions) {
   EXPECT_EQ(selectTasks(list, {2}, {}).at(0).number, 2u);
   testsupport::expectContains(testsupport::errorOf([&] { selectTasks(list, {999}, {}); }), "there is no task 999");
   testsupport::expectContains(testsupport::errorOf([&] { parseOps("pool"); }), "unknown operator 'pool'");
+}
+
+TEST(TuningTasks, EachTunersTasksWeighAsOftenAsTheNetworkRunsThem) {
+  PreparedModel model = smallResnet();
+  std::map<std::string, double> weights = networkTaskWeights(model, target::Target::host());
+  TaskListOptions autoScheduler;
+  autoScheduler.search = SearchKind::AutoScheduler;
+  bool repeated = false;
+  for (const TaskList& list : {listTuningTasks(model, {}), listTuningTasks(model, autoScheduler)})
+    for (const ListedTask& t : list.tasks) {
+      ASSERT_TRUE(weights.count(recordedWorkloadKey(t))) << t.function.name;
+      EXPECT_EQ(weights.at(recordedWorkloadKey(t)), double(t.function.weight)) << t.function.name;
+      repeated = repeated || t.function.weight > 1;
+    }
+  EXPECT_TRUE(repeated) << "resnet-18 repeats its residual blocks' convolutions";
+  testsupport::expectContains(testsupport::errorOf([&] { networkTaskWeights(model, target::Target::parse("vta")); }),
+                              "task weights are of CPU and GPU targets' tasks");
 }
 
 }  // namespace
