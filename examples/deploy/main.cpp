@@ -1,6 +1,6 @@
 // Deploying a compiled network: load a module directory written by `tessel compile` (or
 // graph::buildGraph), feed an input, run, and print the top-5 classes and the latency.
-// It links only tessel_runtime, as an application shipping a model would.
+// It links only the runtime library (tessel::runtime), as an application shipping a model would.
 //
 //   tessel_deploy MODULE_DIR [INPUT.npy]      (without an input: uniform random in [0, 1))
 #include <algorithm>
@@ -12,7 +12,7 @@
 #include "runtime/GraphExecutor.h"
 #include "runtime/MachineLoad.h"
 #include "runtime/Npy.h"
-#include "support/Error.h"
+#include "support/ErrorType.h"
 
 using namespace tessel;
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "runtime/Module.h"
-#include "support/Error.h"
+#include "support/ErrorType.h"
 #include "support/GpuModuleFormat.h"
 
 namespace tessel::runtime {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "support/Error.h"
 #include "support/Files.h"
@@ -45,29 +46,34 @@ int64_t planTensorBytes(const std::string& where, DataType dtype, const std::vec
   return *bytes;
 }
 
+struct GraphExecutor::Plan {
+  nlohmann::json json;
+};
+
 GraphExecutor GraphExecutor::load(const std::string& directory, const GraphExecutorOptions& options) {
   std::string planPath = directory + "/" + kGraphPlanFile;
-  nlohmann::json plan = parseJson(readFile(planPath, file_kinds::kGraphPlan), planPath);
+  Plan parsed{parseJson(readFile(planPath, file_kinds::kGraphPlan), planPath)};
+  const nlohmann::json& plan = parsed.json;
   std::string built = plan.is_object() && plan.contains("device") && plan["device"].is_string() ? plan["device"].get<std::string>() : "cpu";
   std::string wanted = deviceKindName(options.device.kind);
   TESSEL_CHECK(built == wanted, "{}: the module was built for {} devices, not {} (compile it with --target {}, or run it with --device {})",
                directory, built, options.device.str(), wanted == "cpu" ? "cpu" : wanted, built);
   if (built == "cpu") {
     Module module = Module::load(directory + "/kernels.so");
-    return GraphExecutor(module, plan, loadParams(directory + "/params.bin"), planPath);
+    return GraphExecutor(module, parsed, loadParams(directory + "/params.bin"), planPath);
   }
   GpuModule module = GpuModule::load(directory, options.device.id);
-  return GraphExecutor(module, plan, loadParams(directory + "/params.bin"), planPath, options.cudaGraph);
+  return GraphExecutor(module, parsed, loadParams(directory + "/params.bin"), planPath, options.cudaGraph);
 }
 
-GraphExecutor::GraphExecutor(GpuModule kernels, const nlohmann::json& plan, const NamedTensors& params, const std::string& origin,
+GraphExecutor::GraphExecutor(GpuModule kernels, const Plan& plan, const NamedTensors& params, const std::string& origin,
                              bool cudaGraph)
     : device_(kernels.device()), gpuModule_(std::move(kernels)) {
   cudaGraphWanted_ = cudaGraph && device_.kind == DeviceKind::CUDA;
   loadPlan(plan, params, origin);
 }
 
-void GraphExecutor::loadPlan(const nlohmann::json& plan, const NamedTensors& params, const std::string& origin) {
+void GraphExecutor::loadPlan(const Plan& plan, const NamedTensors& params, const std::string& origin) {
   try {
     loadPlan(plan, params);
   } catch (const Error& e) {
@@ -77,13 +83,14 @@ void GraphExecutor::loadPlan(const nlohmann::json& plan, const NamedTensors& par
   }
 }
 
-GraphExecutor::GraphExecutor(Module kernels, const nlohmann::json& plan, const NamedTensors& params,
+GraphExecutor::GraphExecutor(Module kernels, const Plan& plan, const NamedTensors& params,
                              const std::string& origin)
     : module_(std::move(kernels)) {
   loadPlan(plan, params, origin);
 }
 
-void GraphExecutor::loadPlan(const nlohmann::json& plan, const NamedTensors& params) {
+void GraphExecutor::loadPlan(const Plan& parsed, const NamedTensors& params) {
+  const nlohmann::json& plan = parsed.json;
   TESSEL_CHECK(plan.is_object() && plan.value("format", "") == "tessel.graph_executor", "not a tessel graph executor plan");
   int64_t version = jsonInteger(jsonMember(plan, "", "version"), "version");
   TESSEL_CHECK(version == 1, "plan version {} is not supported (this runtime reads version 1)", version);

@@ -27,7 +27,6 @@
 #pragma once
 #include <functional>
 #include <optional>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -62,11 +61,6 @@ class GraphExecutor {
   /// Loads a module directory. Errors name the directory and the offending file or entry, and
   /// a device of another kind than the module's ("built for cuda, not opencl").
   static GraphExecutor load(const std::string& directory, const GraphExecutorOptions& options = {});
-  /// From parts already in memory; `origin` names them in errors.
-  GraphExecutor(Module kernels, const nlohmann::json& plan, const NamedTensors& params, const std::string& origin);
-  /// A GPU module's, on the module's device.
-  GraphExecutor(GpuModule kernels, const nlohmann::json& plan, const NamedTensors& params, const std::string& origin,
-                bool cudaGraph = true);
 
   Device device() const { return device_; }
   /// Whether run() replays a CUDA graph (CUDA, the option on, and no call replaced by a host function).
@@ -139,12 +133,19 @@ class GraphExecutor {
     CallHandler handler;  ///< when set, runs instead of the kernel
     void invoke() const;
   };
+  /// The parsed graph.json, defined where it is read (GraphExecutor.cpp): the JSON library stays
+  /// out of this header, which a deployed program includes from the installed runtime.
+  struct Plan;
+  /// From parts already in memory (load's); `origin` names them in errors.
+  GraphExecutor(Module kernels, const Plan& plan, const NamedTensors& params, const std::string& origin);
+  /// A GPU module's, on the module's device.
+  GraphExecutor(GpuModule kernels, const Plan& plan, const NamedTensors& params, const std::string& origin, bool cudaGraph);
   TesselTensor descriptor(const TensorEntry& t) const;
   /// Reads and validates the plan: every number in range, every value defined before it is
   /// read and not overwritten in its storage until its last read.
-  void loadPlan(const nlohmann::json& plan, const NamedTensors& params);
+  void loadPlan(const Plan& plan, const NamedTensors& params);
   /// The same, its errors prefixed with `origin` (a malformed plan's JSON error among them).
-  void loadPlan(const nlohmann::json& plan, const NamedTensors& params, const std::string& origin);
+  void loadPlan(const Plan& plan, const NamedTensors& params, const std::string& origin);
   /// Runs the calls in order (a GPU's launches are queued, not waited for).
   void invokeCalls();
 

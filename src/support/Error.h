@@ -1,19 +1,12 @@
-/// The one exception type of tessel. Every user-facing failure (bad input, a bad schedule
-/// step, a toolchain failure, a wrong kernel argument) is an Error whose message names the
-/// problem and where it happened; callers add context as the error travels up.
+/// tessel's Error (support/ErrorType.h) with the ways the sources raise it: `fail` with a
+/// fmt-formatted message, and the checks of bad input and of internal invariants.
 #pragma once
-#include <stdexcept>
 #include <string>
 #include <fmt/format.h>
 
-namespace tessel {
+#include "support/ErrorType.h"
 
-class Error : public std::runtime_error {
- public:
-  explicit Error(const std::string& message) : std::runtime_error(message) {}
-  /// A new error whose message is `context: <this message>`.
-  Error withContext(const std::string& context) const { return Error(context + ": " + what()); }
-};
+namespace tessel {
 
 /// Throws an Error with a fmt-formatted message.
 template <typename... Args>
