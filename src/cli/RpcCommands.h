@@ -4,6 +4,8 @@
 ///   tessel query --host HOST --port 9190                 (the "Queue Status" table)
 /// Each runs until SIGINT or SIGTERM (tracker, server) and shares the security options
 /// --token (or $TESSEL_RPC_TOKEN) and --tls-cert/--tls-key (serving) or --tls-ca (connecting).
+/// The tracker's and the server's command lines are RpcServices.h's (tessel-rpc-server has the
+/// server's too).
 ///
 /// Also the runner choice of the commands that measure (`tessel tune`):
 ///   --runner local|rpc  --key KEY  --tracker HOST:PORT  [--priority N] [--device-wait S] ...

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "cli/ReportErrors.h"
+
 namespace tessel::cli {
 
 size_t editDistance(const std::string& a, const std::string& b) {
@@ -85,6 +87,16 @@ std::string describeUnknownArguments(const CLI::App& app) {
   if (!nearest.empty()) text += fmt::format("; did you mean {}?", nearest);
   else text += fmt::format(" (`{} --help` lists {})", path, option || subcommandNames(*command).empty() ? "its options" : "its commands");
   return text;
+}
+
+int reportParseError(CLI::App& app, const CLI::ParseError& error) {
+  bool leftOver = dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr ||
+                  (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr && !app.remaining(true).empty());
+  if (leftOver) {
+    fmt::print(stderr, "error: {}\n", describeUnknownArguments(app));
+    return kExitUsage;
+  }
+  return app.exit(error) == 0 ? 0 : kExitUsage;
 }
 
 }  // namespace tessel::cli

@@ -23,4 +23,11 @@ std::string nearestName(const std::string& word, const std::vector<std::string>&
 /// of that command.
 std::string describeUnknownArguments(const CLI::App& app);
 
+/// The exit code of a command line `app` could not parse (call from its catch block): --help and
+/// --version succeed (0, CLI11 prints them); every other mistake is kExitUsage (2), the usage-error
+/// code of POSIX utilities, after one message on stderr: words the parser left over named with
+/// the nearest known option or command (an unknown command leaves the subcommand missing, a
+/// misspelt required option the option), or CLI11's own.
+int reportParseError(CLI::App& app, const CLI::ParseError& error);
+
 }  // namespace tessel::cli

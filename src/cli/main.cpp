@@ -146,18 +146,8 @@ int main(int argc, char** argv) {
       return 0;
     }
   } catch (const CLI::ParseError& e) {
-    // --help and --version succeed; every other mistake in the command line is exit code 2,
-    // the usage-error code of POSIX utilities, apart from the 1 of a failed command. Words the
-    // parser left over are named with the nearest known option or command (an unknown command
-    // leaves the subcommand missing, a misspelt required option the option).
-    bool leftOver = dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr ||
-                    (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && !app.remaining(true).empty());
-    if (leftOver) {
-      fmt::print(stderr, "error: {}\n", cli::describeUnknownArguments(app));
-      return cli::kExitUsage;
-    }
-    int code = app.exit(e);
-    return code == 0 ? 0 : cli::kExitUsage;
+    // Exit code 2 for a command line that cannot run as written, apart from the 1 of a failed command.
+    return cli::reportParseError(app, e);
   } catch (...) {
     return cli::reportCurrentException();
   }

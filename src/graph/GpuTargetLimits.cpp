@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "graph/Build.h"
 #include "runtime/CudaDevice.h"
 #include "runtime/OpenclDevice.h"
 #include "support/Error.h"

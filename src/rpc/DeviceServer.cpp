@@ -28,7 +28,7 @@
 #include "support/JsonParse.h"
 #include "support/TempDir.h"
 #include "tessel_rpc.grpc.pb.h"
-#include "tune/LocalRunner.h"
+#include "tune/MeasureWorkerClient.h"
 #include "tune/WorkerProcess.h"
 
 #ifndef TESSEL_DEVICE_WORKER_PATH
@@ -144,7 +144,7 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
 
   // Measurement: one at a time, in a long-lived worker.
   std::mutex measureMutex;
-  std::unique_ptr<tune::LocalRunner> runner;
+  std::unique_ptr<tune::MeasureWorkerClient> measurer;
 
   std::thread housekeeping;
 
@@ -346,33 +346,28 @@ struct DeviceServer::Impl final : proto::DeviceServer::Service {
       std::lock_guard measuring(measureMutex);
       try {
         if (clientGone()) throw Error("the client went away before its measurement started");
-        if (!runner || !sameRunnerOptions(runner->options(), o)) runner = std::make_unique<tune::LocalRunner>(o);
-        auto task = std::make_shared<tune::MeasureTask>();
-        task->name = request->task_name().empty() ? request->kernel() : request->task_name();
-        task->coldCache = request->cold();
-        // References are per session and file: a later session's file of the same name is another.
-        task->workloadKey = fmt::format("session {} {}", request->session_id(), request->reference_library());
-        tune::BuildResult build;
-        build.libraryPath = dir + "/" + request->library();
-        build.kernelName = request->kernel();
-        build.numInputs = request->num_inputs();
+        if (!measurer || !sameRunnerOptions(measurer->options(), o)) measurer = std::make_unique<tune::MeasureWorkerClient>(o);
+        tune::WorkerCandidate candidate;
+        candidate.taskName = request->task_name().empty() ? request->kernel() : request->task_name();
+        candidate.coldCache = request->cold();
+        candidate.library = dir + "/" + request->library();
+        candidate.kernel = request->kernel();
+        candidate.numInputs = request->num_inputs();
+        candidate.tolerance = o.tolerance;
         if (gpu) {
-          build.libraryPath = gpuModuleDirectory(dir, request->library(), request->gpu_code(), request->gpu_device());
-          build.gpuDevice = request->gpu_device();
+          candidate.library = gpuModuleDirectory(dir, request->library(), request->gpu_code(), request->gpu_device());
+          candidate.gpuDevice = request->gpu_device();
         }
-        if (checking && runner->needsReference(*task)) {
-          tune::BuildResult reference = build;
-          reference.gpuDevice.clear();
-          reference.libraryPath = dir + "/" + request->reference_library();
-          reference.kernelName = request->reference_kernel();
-          runner->setReference(*task, reference);
+        if (checking) {
+          // The reference stays in the session's directory while the session lasts.
+          candidate.referenceLibrary = dir + "/" + request->reference_library();
+          candidate.referenceKernel = request->reference_kernel();
         }
         if (!std::isfinite(request->stop_above_s()) || request->stop_above_s() < 0)
           throw Error(fmt::format("measure request: stop_above_s must be a non-negative number of seconds, got {}",
                                   request->stop_above_s()));
-        tune::MeasureInput input{task, {}, ""};
-        input.stopAboveSeconds = request->stop_above_s();
-        tune::MeasureResult result = runner->runOne(input, build, clientGone);
+        candidate.stopAboveSeconds = request->stop_above_s();
+        tune::MeasureResult result = measurer->measure(candidate, clientGone);
         if (result.errorNo == tune::MeasureErrorNo::RunTimeoutError && o.runDeadline() > millis(options.maxRunSeconds))
           result.errorMessage += maxRunNote();
         reply->set_error_no(int(result.errorNo));

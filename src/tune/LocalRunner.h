@@ -1,5 +1,6 @@
 /// Runs built candidates on this machine and measures them, in a separate long-lived worker
-/// process (tessel-measure-worker, runtime-only; see worker/MeasureSession.h for its protocol).
+/// process (tessel-measure-worker, runtime-only; see worker/MeasureSession.h for its protocol,
+/// and MeasureWorkerClient.h for the side of it that this runner drives).
 /// A candidate that crashes the worker becomes a RuntimeDeviceError naming the signal; one that
 /// runs past the timeout has the worker killed and becomes a RunTimeoutError; either way (and
 /// after a wrong answer, whose kernel may have scribbled elsewhere too) the next candidate gets
@@ -22,27 +23,10 @@
 #include <string>
 #include <vector>
 
-#include "support/TempDir.h"
 #include "tune/MeasureBatch.h"
-#include "tune/MeasureOptions.h"
-#include "tune/WorkerProcess.h"
+#include "tune/MeasureWorkerClient.h"
 
 namespace tessel::tune {
-
-struct LocalRunnerOptions : MeasureOptions {
-  std::string workerPath;  ///< empty: findMeasureWorker()
-  /// Kernel threads of the worker (TESSEL_NUM_THREADS in its environment); 0: its default.
-  int threads = 0;
-  /// Threads that wait for work sleep at once (OMP_WAIT_POLICY=PASSIVE) instead of spinning
-  /// first: on a busy machine a spinning thread holds a core a preempted sibling needs.
-  bool passiveWait = false;
-  /// The index of the device GPU candidates run on (among this machine's devices of their kind:
-  /// cuda:N, opencl:N).
-  int gpuDeviceId = 0;
-  /// The longest one candidate may hold the worker, whatever its timeout asks (a device
-  /// server's --max-run-timeout); 0: no cap.
-  double maxRunSeconds = 0;
-};
 
 class LocalRunner : public Runner {
  public:
@@ -52,7 +36,7 @@ class LocalRunner : public Runner {
   LocalRunner(const LocalRunner&) = delete;
   LocalRunner& operator=(const LocalRunner&) = delete;
 
-  const LocalRunnerOptions& options() const { return options_; }
+  const LocalRunnerOptions& options() const { return client_.options(); }
 
   /// Measures each built candidate (a failed build passes its error through); one result per
   /// input, in order. Never throws for a bad candidate.
@@ -72,28 +56,15 @@ class LocalRunner : public Runner {
   void setReference(const MeasureTask& task, const BuildResult& reference) override;
 
   /// How many worker processes this runner has started (1 + the replacements).
-  int workersStarted() const { return workersStarted_; }
+  int workersStarted() const { return client_.workersStarted(); }
 
  private:
   struct Reference {
-    BuildResult build;  ///< libraryPath points into the runner's directory
+    BuildResult build;  ///< libraryPath points into the client's directory
   };
-  /// Starts a worker if none runs; returns an error message when it cannot.
-  std::string ensureWorker();
 
-  LocalRunnerOptions options_;
-  TempDir dir_;
-  std::unique_ptr<WorkerProcess> worker_;
-  int workersStarted_ = 0;
-  int64_t nextRequestId_ = 1;
+  MeasureWorkerClient client_;
   std::map<std::string, Reference> references_;
-  std::chrono::steady_clock::time_point lastMeasurementEnd_{};
-  bool measuredBefore_ = false;
 };
-
-/// The measurement worker executable: $TESSEL_MEASURE_WORKER if set, else
-/// `tessel-measure-worker` beside the running program, else the one in the build tree. Throws
-/// Error listing the places tried.
-std::string findMeasureWorker();
 
 }  // namespace tessel::tune

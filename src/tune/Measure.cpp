@@ -4,11 +4,6 @@
 
 #include "te/DagJson.h"
 
-#include <algorithm>
-#include <chrono>
-#include <limits>
-#include <numeric>
-
 namespace tessel::tune {
 
 MeasureTaskPtr makeMeasureTask(std::string name, te::ComputeDAG dag, target::Target target) {
@@ -21,14 +16,6 @@ MeasureTaskPtr makeMeasureTask(std::string name, te::ComputeDAG dag, target::Tar
   return task;
 }
 
-double MeasureResult::cost() const {
-  if (!ok() || costs.empty()) return std::numeric_limits<double>::infinity();
-  std::vector<double> sorted = costs;
-  std::sort(sorted.begin(), sorted.end());
-  size_t n = sorted.size();
-  return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-}
-
 BuildResult buildErrorResult(MeasureErrorNo errorNo, std::string message, double buildSeconds) {
   BuildResult result;
   result.errorNo = errorNo;
@@ -37,20 +24,8 @@ BuildResult buildErrorResult(MeasureErrorNo errorNo, std::string message, double
   return result;
 }
 
-MeasureResult errorResult(MeasureErrorNo errorNo, std::string message) {
-  MeasureResult result;
-  result.errorNo = errorNo;
-  result.errorMessage = std::move(message);
-  result.timestamp = unixTimeSeconds();
-  return result;
-}
-
 double stopAboveFor(double bestSeconds) {
   return std::isfinite(bestSeconds) && bestSeconds > 0 ? kStopAboveBestFactor * bestSeconds : 0;
-}
-
-double unixTimeSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace tessel::tune

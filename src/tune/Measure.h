@@ -5,7 +5,6 @@
 #pragma once
 #include <memory>
 #include <optional>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -15,6 +14,7 @@
 #include "target/Target.h"
 #include "te/ComputeDAG.h"
 #include "tune/MeasureErrorNo.h"
+#include "tune/MeasureResult.h"
 
 namespace tessel::tune {
 
@@ -83,39 +83,7 @@ struct BuildResult {
   bool ok() const { return errorNo == MeasureErrorNo::NoError; }
 };
 
-/// The outcome of one trial.
-struct MeasureResult {
-  std::vector<double> costs;  ///< seconds per call, one entry per repeat; empty on error
-  MeasureErrorNo errorNo = MeasureErrorNo::NoError;
-  std::string errorMessage;
-  int callsPerRepeat = 0;     ///< `number` as finally used (raised by min_repeat_ms)
-  double buildSeconds = 0;
-  double runSeconds = 0;      ///< wall time of the run, worker restarts included
-  double loadSeconds = 0;     ///< of which loading the library (not recorded in logs)
-  double allCost = 0;         ///< buildSeconds + runSeconds: what the trial cost the tuner
-  double timestamp = 0;       ///< Unix time (seconds) when the trial ended
-  /// The costs come from the interleaved re-measurement at the end of a task that decided its
-  /// schedule (tune/autotvm/TuneTask.h); `confirmation` says against what.
-  bool confirmed = false;
-  nlohmann::json confirmation;  ///< null unless confirmed
-  bool underLoad = false;       ///< measured while the machine was busy (see LoadMonitor.h)
-  /// Not measured: the candidate's steps are those of config `sameAs` of the same task, measured
-  /// before in the same log, and this is that config's result (its costs or error), copied
-  /// (tune/autotvm/TuneTask.h). Unset for every measured result.
-  std::optional<int64_t> sameAs;
-  bool ok() const { return errorNo == MeasureErrorNo::NoError; }
-  /// The candidate's cost: the median of `costs` (robust to the odd slow repeat that a mean
-  /// or a single sample would make the verdict), +infinity for a failed trial.
-  double cost() const;
-};
-
 /// A build that failed: its error, after `buildSeconds`.
 BuildResult buildErrorResult(MeasureErrorNo errorNo, std::string message, double buildSeconds);
-
-/// A result carrying an error (timestamped now).
-MeasureResult errorResult(MeasureErrorNo errorNo, std::string message);
-
-/// Seconds since the Unix epoch, as a double.
-double unixTimeSeconds();
 
 }  // namespace tessel::tune

@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tune/Record.h"
-
 namespace tessel::tune {
 
 double peakGflopsFor(const MeasureTask& task, double peakGflops) {
@@ -17,15 +15,9 @@ double peakGflopsFor(const MeasureTask& task, double peakGflops) {
 }
 
 std::string implausibleCosts(const MeasureResult& result, const MeasureTask& task, double peakGflops) {
-  if (!result.ok() || result.costs.empty()) return "";
-  for (double cost : result.costs)
-    if (!std::isfinite(cost) || cost < 0)
-      return fmt::format("a cost of {} s is no measurement", cost);
+  if (std::string impossible = impossibleCosts(result); !impossible.empty()) return impossible;
+  if (!result.ok() || result.costs.empty() || !(peakGflops > 0)) return "";
   double fastest = *std::min_element(result.costs.begin(), result.costs.end());
-  if (fastest < kMinRecordCostSeconds)
-    return fmt::format("a cost of {:.3g} s per call is less than any kernel call takes ({:g} s)", fastest,
-                       kMinRecordCostSeconds);
-  if (!(peakGflops > 0)) return "";
   double flops = task.dag.flopCount();
   double rate = flops / fastest / 1e9, limit = kPeakMargin * peakGflopsFor(task, peakGflops);
   if (rate > limit)
@@ -37,12 +29,7 @@ std::string implausibleCosts(const MeasureResult& result, const MeasureTask& tas
 
 void refuseImplausibleCosts(MeasureResult& result, const MeasureTask& task, double peakGflops, const std::string& device) {
   std::string why = implausibleCosts(result, task, peakGflops);
-  if (why.empty()) return;
-  result.errorNo = MeasureErrorNo::RuntimeDeviceError;
-  result.errorMessage = fmt::format("implausible timing from {}: {}; its device or measurement worker is broken or "
-                                    "not honest, so the candidate is not ranked",
-                                    device, why);
-  result.costs.clear();
+  if (!why.empty()) refuseTiming(result, device, why);
 }
 
 }  // namespace tessel::tune

@@ -1,5 +1,5 @@
 /// Measured costs that cannot be true, turned into errors before they reach a log: a cost under
-/// the floor every record must clear (Record.h's kMinRecordCostSeconds; a log holding one would
+/// the floor every record must clear (MeasureResult.h's kMinRecordCostSeconds; a log holding one would
 /// be refused when read), and a rate over what the device can do at all, its reported FMA peak
 /// times kPeakMargin. A device answering such timings is broken or lying (a rogue worker's
 /// invented costs were once ranked first in a log): its result becomes a RuntimeDeviceError

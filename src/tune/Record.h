@@ -21,11 +21,6 @@ namespace tessel::tune {
 /// and teach recordFromJson to read the older versions (TVM users lost logs to format drift).
 inline constexpr int kRecordVersion = 1;
 
-/// The least cost a record may carry, in seconds. No kernel call takes less than a nanosecond
-/// (the fastest shipped record takes 17 ns); a cost of 0 or 5e-324 s is damage or forgery, and
-/// would outrank every real measurement (and print as inf GFLOPS).
-inline constexpr double kMinRecordCostSeconds = 1e-9;
-
 /// The most FLOPs a task's one call may have: far above any network's layer (1e12), and low
 /// enough that FLOPs over the least cost stays finite.
 inline constexpr double kMaxRecordFlops = 1e18;

@@ -1,7 +1,7 @@
 /// Test support: where the `tessel` program the CLI tests spawn is, and running it. The tests run from the build
 /// tree, where CMake knows the path, and from a bundle copied to another machine (the GPU tests
 /// on a GPU host, scripts/gpu-test-bundle.sh), where they find the program beside themselves,
-/// as the runner finds its measurement worker (tune/LocalRunner.h).
+/// as the runner finds its measurement worker (tune/MeasureWorkerClient.h).
 #pragma once
 #include <unistd.h>
 

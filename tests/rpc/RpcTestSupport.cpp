@@ -108,8 +108,9 @@ void Cluster::startTracker(int port, const std::vector<std::string>& extra) {
 
 size_t Cluster::startServer(const std::string& key, const std::vector<std::string>& extra, bool waitRegistered) {
   size_t index = servers_.size();
-  std::vector<std::string> argv = {tesselCli(), "server", "--tracker", trackerAddress(), "--key", key, "--host",
-                                   "127.0.0.1", "--port", "0", "--name", fmt::format("server{}", index)};
+  std::vector<std::string> argv = serverCommand.empty() ? std::vector<std::string>{tesselCli(), "server"} : serverCommand;
+  argv.insert(argv.end(), {"--tracker", trackerAddress(), "--key", key, "--host", "127.0.0.1", "--port", "0", "--name",
+                           fmt::format("server{}", index)});
   if (!token.empty()) argv.insert(argv.end(), {"--token", token});
   argv.insert(argv.end(), extra.begin(), extra.end());
   servers_.push_back(std::make_unique<ChildProcess>(argv, fmt::format("{}/server_{}.log", dir(), index)));

@@ -54,6 +54,8 @@ class Cluster {
   int serverPort(size_t i) const { return serverPorts_.at(i); }
   const std::string& dir() const { return dir_.path(); }
   std::string token;  ///< passed to every process started and to the clients
+  /// The program (and its first arguments) startServer runs; empty: `tessel server`.
+  std::vector<std::string> serverCommand;
   double deviceTimeout = 1.5;  ///< the tracker's, in seconds
 
  private:
