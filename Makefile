@@ -10,7 +10,7 @@ TIMED      := bash scripts/timed.sh $(PHASES)
 # Builds only the named targets of the Release tree (and what they link).
 BUILD_ONLY := cmake --build $(BUILD) -j $(JOBS) --target
 
-.PHONY: all deps configure build build-tests build-integration-tests tools build-asan check test test-release test-asan test-counts test-gpu gpu-test-bundle fuzz \
+.PHONY: all deps configure build build-tests build-integration-tests tools install build-asan check test test-release test-asan test-counts test-gpu gpu-test-bundle fuzz \
         demo bench-core bench-vta bench bench-models bench-tune bench-rpc bench-gpu phases-reset test-caches-reset clean
 
 all: build
@@ -40,6 +40,14 @@ build-integration-tests: configure
 # `tessel` and the worker programs it starts: no test, no benchmark (the `tools` target).
 tools: configure
 	@$(TIMED) "build tessel" $(BUILD_ONLY) tools
+
+# The runtime library, its headers, find_package(tessel) and pkg-config files, and the runtime-only
+# device server (cmake/TesselInstall.cmake lists them) under PREFIX; DESTDIR=DIR stages them
+# there instead (a package, a board's image).
+PREFIX ?= /usr/local
+install: configure
+	@$(TIMED) "build" $(BUILD_ONLY) install-files
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 phases-reset:
 	@rm -f $(PHASES)
