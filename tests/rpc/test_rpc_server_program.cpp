@@ -1,8 +1,8 @@
 // tessel-rpc-server, the device server a board runs, linked with the runtime and RPC only:
 // registered with a real tracker on loopback, it measures the RPC runner's candidates (checked
-// against their reference on the board, a crashing one costing only its worker) and times a
-// whole module for `tessel benchmark --runner rpc`; and no code of the compiler, the tuners or
-// their libraries is in the program.
+// against their reference on the board, a crashing one costing only its worker), times a whole
+// module for `tessel benchmark --runner rpc` and reports an OpenCL device's limits; and no code
+// of the compiler, the tuners or their libraries is in the program.
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -11,7 +11,9 @@
 #include "RpcTestSupport.h"
 #include "common/ErrorText.h"
 #include "common/TesselCli.h"
+#include "rpc/RemoteDevice.h"
 #include "rpc/RpcRunner.h"
+#include "runtime/OpenclDevice.h"
 #include "support/Subprocess.h"
 #include "tune/TuneTestSupport.h"
 
@@ -74,6 +76,24 @@ TEST(RpcServerProgram, TimesAWholeModuleForTesselBenchmark) {
   expectContains(timed.output, "Mean inference time (std dev): ");
   expectContains(timed.output, "over 3 measurements of");
   expectContains(timed.output, "on the 'board' device at 127.0.0.1:" + std::to_string(c.serverPort(0)));
+}
+
+// A Mali-class board's server: GPU candidates on its OpenCL device, whose limits it reports (here
+// PoCL's, read from the device by the runtime alone).
+TEST(RpcServerProgram, ReportsItsOpenclDevicesLimits) {
+  std::string why;
+  if (!runtime::openclDeviceAvailable(&why)) GTEST_SKIP() << "no OpenCL device: " << why;
+  Cluster c;
+  c.serverCommand = {TESSEL_RPC_SERVER_PATH};
+  c.startTracker();
+  c.startServer("mali", {"--device", "opencl"});
+  std::string address;
+  auto info = rpc::queryRemoteHardware(c.trackerAddress(), "mali", {}, std::chrono::seconds(10), &address);
+  EXPECT_EQ(info.gpuDevice, "opencl:0");
+  EXPECT_GT(info.gpuLimits.maxThreadsPerBlock, 0);
+  EXPECT_GT(info.gpuLimits.multiProcessorCount, 0);
+  expectContains(info.gpuLimits.profile, "opencl:0 (");
+  EXPECT_EQ(address, "127.0.0.1:" + std::to_string(c.serverPort(0)));
 }
 
 TEST(RpcServerProgram, TellsHowToServeVtaAndAnswersItsVersion) {
