@@ -1,8 +1,8 @@
 // The matrix products of a network on the GPU at hand, on the fp32 units and on tensor cores:
 // for each task the default schedule's rule 7 takes (ops/GpuDenseTiles.h), the default fp32
 // tile, the same tile built a second time (the A/A control), the default tensor-core tile with
-// the fp32-accurate 3xTF32 instruction and with one TF32 product, the TF32 tile with interleaved
-// lanes and a sweep of interleaved warp tiles around it (where the GPU copies asynchronously, the
+// the fp32-accurate 3xTF32 instruction and with one TF32 product, both with interleaved lanes,
+// TF32's own default tile, and a sweep of interleaved warp tiles (where the GPU copies asynchronously, the
 // default tiles also double-buffered through registers as a control), and, with --configs N, the
 // best of N random tensor-core configs of the task's template (batch_matmul.cuda or
 // dense_large_batch.cuda), timed in alternation for --rounds rounds with device events. Prints
@@ -125,10 +125,17 @@ int main(int argc, char** argv) try {
     // it, with chunks of 32 and 64 (shared memory beyond 48 KiB is dynamic); the tile's A/B is the
     // default TF32 tile, same run.
     if (candidates.size() > 3) {
-      Candidate same = candidates[3];
-      same.tile.interleaveLanes = true;
-      same.label += ", interleaved";
-      candidates.push_back(same);
+      // The 3xTF32 default tile (contiguous sub-tiles) and its TF32 twin with interleaved lanes,
+      // and TF32's own default (interleaved lanes sized by the launch).
+      for (size_t i : {size_t(2), size_t(3)}) {
+        Candidate same = candidates[i];
+        same.tile.interleaveLanes = true;
+        same.label += ", interleaved";
+        candidates.push_back(same);
+      }
+      if (auto tf32 = ops::defaultGpuTensorCoreTile(*shape, ir::WarpMmaKind::Tf32, limits.multiProcessorCount, limits.maxThreadsPerBlock,
+                                                    limits.maxSharedMemoryPerBlock, /*onlyWhereFaster=*/false))
+        candidates.push_back({"tf32 default", *tf32, {}, {}, {}});
       for (int64_t rowWarps : {1, 2, 4})
         for (int64_t columnWarps : {1, 2, 4})
           for (int64_t rows : {2, 4, 8})
@@ -232,7 +239,9 @@ int main(int argc, char** argv) try {
     // The fastest interleaved tile of each product (what tuning over them would find).
     double bestInterleaved = 0;
     for (const Candidate& c : candidates)
-      if (c.module && c.tile.interleaveLanes && (bestInterleaved == 0 || median(c.seconds) < bestInterleaved)) bestInterleaved = median(c.seconds);
+      if (c.module && c.tile.interleaveLanes && c.tile.tensorCores == ir::WarpMmaKind::Tf32 &&
+          (bestInterleaved == 0 || median(c.seconds) < bestInterleaved))
+        bestInterleaved = median(c.seconds);
     if (bestInterleaved > 0) network_ms["products with a tf32 tile: the fastest interleaved"] += task.weight * bestInterleaved * 1e3;
   }
   for (const auto& [label, ms] : network_ms) fmt::print("products of the network, {}: {:.3f} ms\n", label, ms);
