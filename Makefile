@@ -41,9 +41,9 @@ build-integration-tests: configure
 tools: configure
 	@$(TIMED) "build tessel" $(BUILD_ONLY) tools
 
-# The runtime library, its headers, find_package(tessel) and pkg-config files, and the runtime-only
-# device server (cmake/TesselInstall.cmake lists them) under PREFIX; DESTDIR=DIR stages them
-# there instead (a package, a board's image).
+# The runtime library, its headers, find_package(tessel) and pkg-config files, the runtime-only
+# device server, `tessel` with its workers and the Python package (cmake/TesselInstall.cmake lists
+# them) under PREFIX; DESTDIR=DIR stages them there instead (a package, a board's image).
 PREFIX ?= /usr/local
 install: configure
 	@$(TIMED) "build" $(BUILD_ONLY) install-files

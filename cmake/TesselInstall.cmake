@@ -1,13 +1,20 @@
 # `make install` (cmake --install): what a program of a user's own needs to load and run the
-# modules tessel compiles, and the device server a board runs. Under the prefix:
+# modules tessel compiles, the device server a board runs, and tessel itself: the command with
+# its workers and the Python package. Under the prefix:
 #   lib/libtessel-runtime.so.0.1.0, .so.0, .so       the runtime (with the support and target code it calls)
 #   include/tessel/runtime/*.h, include/tessel/support/{ErrorType,DataType,KernelAbi,GpuModuleFormat}.h
 #                                                    its headers: the standard library and each other only
 #   lib/cmake/tessel/tessel{Config,ConfigVersion,Targets}.cmake   find_package(tessel): tessel::runtime
 #   lib/pkgconfig/tessel-runtime.pc                  pkg-config --cflags --libs tessel-runtime
 #   bin/tessel-rpc-server, bin/tessel-device-worker  the runtime-only device server and its worker
-# Both package files find the rest relative to themselves: a prefix staged with DESTDIR or moved
-# elsewhere (a board's image) still works. tests/install checks all of it from outside the tree.
+#   bin/tessel, bin/tessel-{measure,vta}-worker      the command and the workers it starts beside it
+#   lib/python3.X/dist-packages/tessel/              the Python package: _tessel*.so and the *.py
+#                                                    (TESSEL_INSTALL_PYTHONDIR, src/python/CMakeLists.txt)
+# Everything finds the rest relative to itself: the package files, `tessel` (its workers beside
+# it, the drawing code of `records plot` in the installed package) and the Python extension (the
+# workers in ../../../../bin), so a prefix staged with DESTDIR or moved elsewhere (a board's
+# image) still works, and no installed file reads the build tree (support/HelperPrograms.h).
+# tests/install checks all of it from outside the tree.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -65,9 +72,19 @@ install(FILES ${CMAKE_BINARY_DIR}/tessel-runtime.pc DESTINATION ${CMAKE_INSTALL_
 # What `make install` builds first: the install rules name these files.
 add_custom_target(install-files)
 add_dependencies(install-files tessel_runtime_shared)
-foreach(program tessel-rpc-server tessel-device-worker)
+foreach(program tessel-rpc-server tessel-device-worker tessel tessel-measure-worker tessel-vta-worker)
   if(TARGET ${program})
     install(TARGETS ${program} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
     add_dependencies(install-files ${program})
   endif()
 endforeach()
+
+# The Python package: the extension as built (it links tessel's libraries statically, so it needs
+# no RPATH; CMake drops the build tree's on install) and the pure-Python files from the source tree
+# (the build copies the same files beside the extension).
+if(TARGET _tessel)
+  install(TARGETS _tessel LIBRARY DESTINATION ${TESSEL_INSTALL_PYTHONDIR}/tessel)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/python/tessel/ DESTINATION ${TESSEL_INSTALL_PYTHONDIR}/tessel
+          FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+  add_dependencies(install-files _tessel)
+endif()

@@ -1,6 +1,7 @@
 #include "cli/RecordsPlot.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include "driver/NetworkTaskWeights.h"
 #include "support/Error.h"
 #include "support/Files.h"
+#include "support/HelperPrograms.h"
 #include "support/Subprocess.h"
 #include "tune/RecordLog.h"
 #include "tune/TuningCurves.h"
@@ -41,16 +43,33 @@ std::map<std::string, double> weightsOf(PlotArgs& a, const std::string& target) 
   return driver::networkTaskWeights(prepareModel(a.model), a.model.parsedTarget);
 }
 
+/// The drawing code: an installed tessel's, in the Python package installed with it (found from
+/// the executable, so that a moved prefix still finds it), else the build tree's when this
+/// `tessel` runs from that tree.
+std::string drawingCode() {
+  std::vector<std::string> tried;
+  if (std::string self = executableDirectory(); !self.empty()) {
+    std::filesystem::path installed = std::filesystem::path(self) / TESSEL_INSTALLED_RECORDS_PLOT_SCRIPT;
+    if (std::filesystem::exists(installed)) return installed.lexically_normal().string();
+    tried.push_back(installed.lexically_normal().string());
+  }
+  if (runningFromBuildTree()) {
+    if (std::filesystem::exists(TESSEL_RECORDS_PLOT_SCRIPT)) return TESSEL_RECORDS_PLOT_SCRIPT;
+    tried.push_back(TESSEL_RECORDS_PLOT_SCRIPT);
+  }
+  fail("tessel records plot: the drawing code of the tessel Python package (records_plot.py) is missing (tried {}): install the "
+       "Python package with tessel (make install), or build the tessel_python target in the build tree",
+       fmt::join(tried, ", "));
+}
+
 /// Runs the drawing code on the curves; Error saying what is missing when it cannot.
 void draw(const PlotArgs& a, const tune::TuningCurves& curves) {
   const std::string python = pythonProgram();
-  const std::string script = TESSEL_RECORDS_PLOT_SCRIPT;
   TESSEL_CHECK(std::filesystem::exists(python),
                "{}: no such program; tessel records plot draws with Python 3 and matplotlib (Debian: apt-get install python3 "
                "python3-matplotlib; $TESSEL_PYTHON names another Python)",
                python);
-  TESSEL_CHECK(std::filesystem::exists(script), "{}: the drawing code of the tessel Python package is missing (build the tessel_python target)",
-               script);
+  const std::string script = drawingCode();
   std::vector<std::string> argv{python, script, a.output};
   if (!a.title.empty()) argv.push_back(a.title);
   SubprocessOptions options;

@@ -2,7 +2,10 @@
 // package `tessel` (tessel/) arranges them under TVM's names.
 #include <dlfcn.h>
 
+#include <filesystem>
+
 #include "python/Bindings.h"
+#include "support/HelperPrograms.h"
 
 namespace {
 
@@ -15,11 +18,26 @@ void makeStdCxxGlobal() {
     throw pybind11::import_error(std::string("tessel: cannot make libstdc++ visible to compiled modules: ") + dlerror());
 }
 
+/// An installed package finds the workers tuning starts (tessel-measure-worker) in the programs'
+/// directory of its prefix, relative to the extension's own file, so that a moved prefix works:
+/// python3's directory, where the lookup looks first, holds none. From the build tree, the
+/// lookup finds the build's own workers.
+void useInstalledPrograms() {
+  if (tessel::runningFromBuildTree()) return;
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<const void*>(&useInstalledPrograms), &info) || !info.dli_fname) return;
+  // Python dlopens the extension by the path it found on sys.path, which may be relative to the
+  // working directory: the one it still is while the module initializes.
+  std::filesystem::path package = std::filesystem::absolute(info.dli_fname).parent_path();
+  tessel::setProgramDirectory((package / TESSEL_PACKAGE_TO_PROGRAMS).lexically_normal().string());
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_tessel, m) {
   m.doc() = "tessel's native bindings; import the `tessel` package instead";
   makeStdCxxGlobal();
+  useInstalledPrograms();
   tessel::python::bindErrors(m);
   tessel::python::bindModels(m);
   tessel::python::bindBuild(m);

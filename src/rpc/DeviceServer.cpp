@@ -25,6 +25,7 @@
 #include "support/Clock.h"
 #include "support/Error.h"
 #include "support/GpuModuleFormat.h"
+#include "support/HelperPrograms.h"
 #include "support/JsonParse.h"
 #include "support/TempDir.h"
 #include "tessel_rpc.grpc.pb.h"
@@ -77,18 +78,11 @@ bool portLooksFree(const std::string& host, int port) {
 }
 
 /// tessel-device-worker: $TESSEL_DEVICE_WORKER, beside the running program, or in the build
-/// tree; else the plain measurement worker (kernels only, no module benchmarks).
+/// tree when running from it (support/HelperPrograms.h); else the plain measurement worker
+/// (kernels only, no module benchmarks).
 std::string findDeviceWorker() {
-  if (const char* env = std::getenv("TESSEL_DEVICE_WORKER"); env && access(env, X_OK) == 0) return env;
-  char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n > 0) {
-    std::string path(self, size_t(n));
-    std::string beside = path.substr(0, path.rfind('/') + 1) + "tessel-device-worker";
-    if (access(beside.c_str(), X_OK) == 0) return beside;
-  }
-  std::string built = TESSEL_DEVICE_WORKER_PATH;
-  if (!built.empty() && access(built.c_str(), X_OK) == 0) return built;
+  std::vector<std::string> tried;
+  if (auto found = findHelperProgram({"tessel-device-worker", "TESSEL_DEVICE_WORKER", TESSEL_DEVICE_WORKER_PATH}, tried)) return *found;
   return tune::findMeasureWorker();
 }
 

@@ -12,6 +12,7 @@
 #include "support/Clock.h"
 #include "support/Error.h"
 #include "support/GpuModuleFormat.h"
+#include "support/HelperPrograms.h"
 #include "support/JsonParse.h"
 
 #ifndef TESSEL_MEASURE_WORKER_PATH
@@ -32,20 +33,7 @@ bool isExecutable(const std::string& path) { return !path.empty() && access(path
 
 std::string findMeasureWorker() {
   std::vector<std::string> tried;
-  if (const char* env = std::getenv("TESSEL_MEASURE_WORKER")) {
-    if (isExecutable(env)) return env;
-    tried.push_back(fmt::format("$TESSEL_MEASURE_WORKER={}", env));
-  }
-  std::error_code ec;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    std::string beside = (self.parent_path() / kWorkerName).string();
-    if (isExecutable(beside)) return beside;
-    tried.push_back(beside);
-  }
-  std::string built = TESSEL_MEASURE_WORKER_PATH;
-  if (isExecutable(built)) return built;
-  if (!built.empty()) tried.push_back(built);
+  if (auto found = findHelperProgram({kWorkerName, "TESSEL_MEASURE_WORKER", TESSEL_MEASURE_WORKER_PATH}, tried)) return *found;
   fail("cannot find the measurement worker '{}' (tried {}); set TESSEL_MEASURE_WORKER to its path", kWorkerName,
        fmt::join(tried, ", "));
 }

@@ -96,7 +96,8 @@ class MeasureWorkerClient {
 };
 
 /// The measurement worker executable: $TESSEL_MEASURE_WORKER if set, else
-/// `tessel-measure-worker` beside the running program, else the one in the build tree. Throws
+/// `tessel-measure-worker` beside the running program or in an installed tessel's program
+/// directory, else the build tree's when running from it (support/HelperPrograms.h). Throws
 /// Error listing the places tried.
 std::string findMeasureWorker();
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "support/Error.h"
+#include "support/HelperPrograms.h"
 #include "vta/CommandStream.h"
 #include "vta/Simulator.h"
 
@@ -114,20 +115,7 @@ void VtaBuilder::discard(const tune::BuildResult& result) {
 std::string findVtaWorker() {
   constexpr const char* kName = "tessel-vta-worker";
   std::vector<std::string> tried;
-  if (const char* env = std::getenv("TESSEL_VTA_WORKER")) {
-    if (access(env, X_OK) == 0) return env;
-    tried.push_back(fmt::format("$TESSEL_VTA_WORKER={}", env));
-  }
-  std::error_code ec;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    std::string beside = (self.parent_path() / kName).string();
-    if (access(beside.c_str(), X_OK) == 0) return beside;
-    tried.push_back(beside);
-  }
-  std::string built = TESSEL_VTA_WORKER_PATH;
-  if (access(built.c_str(), X_OK) == 0) return built;
-  tried.push_back(built);
+  if (auto found = findHelperProgram({kName, "TESSEL_VTA_WORKER", TESSEL_VTA_WORKER_PATH}, tried)) return *found;
   fail("cannot find the VTA measurement worker '{}' (tried {}); set TESSEL_VTA_WORKER to its path", kName, fmt::join(tried, ", "));
 }
 

@@ -42,7 +42,8 @@ class VtaBuilder : public tune::Builder {
 Program conv2dPackedProgram(const Conv2dPackedProblem& problem, const Conv2dTiling& tiling);
 Program densePackedProgram(const DensePackedProblem& problem, const DenseTiling& tiling);
 
-/// tessel-vta-worker: $TESSEL_VTA_WORKER, beside the running program, or in the build tree.
+/// tessel-vta-worker: $TESSEL_VTA_WORKER, beside the running program, or in the build tree when
+/// running from it (support/HelperPrograms.h).
 /// Error naming the places tried.
 std::string findVtaWorker();
 
