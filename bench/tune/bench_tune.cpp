@@ -228,7 +228,7 @@ driver::PreparedModel preparedModel(const std::string& model) {
 std::vector<TuningTaskPtr> tuningTasks(const graph::Graph& g) {
   std::vector<TuningTaskPtr> tasks;
   for (const graph::Task& t : graph::extractTasks(g)) {
-    auto templateName = tune::autotvm::cpuTemplateFor(t.dag);
+    auto templateName = tune::autotvm::cpuTemplateFor(t.dag, target::Target::host());
     if (templateName) tasks.push_back(tune::autotvm::makeCpuTuningTask(t.name, t.dag, target::Target::host(), *templateName));
   }
   return tasks;

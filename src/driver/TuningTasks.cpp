@@ -145,7 +145,7 @@ TaskList listTuningTasks(const PreparedModel& prepared, const TaskListOptions& o
         add(g, t, withMeasure(tune::autotvm::makeGpuTuningTask(t.name, t.dag, o.target, *o.gpuLimits, templateName),
                               [&](tune::MeasureTask& m) { m.hostTarget = o.gpuHost; }),
             false);
-    } else if (auto templateName = tune::autotvm::cpuTemplateFor(t.dag)) {
+    } else if (auto templateName = tune::autotvm::cpuTemplateFor(t.dag, o.target)) {
       auto task = tune::autotvm::makeCpuTuningTask(t.name, t.dag, o.target, *templateName);
       if (measureCold) task = withMeasure(task, [](tune::MeasureTask& m) { m.coldCache = true; });
       add(g, t, task, measureCold);

@@ -133,4 +133,21 @@ TEST(OnnxCli, TuneAnOnnxModel) {
             1e-4);
 }
 
+TEST(OnnxCli, ProductsTooSmallForARegisterTileAreLeftUntunedNotAnError) {
+  // ONNX's Gemm test model multiplies 3 x 6 by 6 x 5 and smaller: the dense rules find no register
+  // tile for some of its products, so the template has nothing to search around. The network
+  // still lists and tunes its other tasks (it used to stop at "the default schedule has no tile").
+  TempDir dir;
+  const std::string model = kOnnx + "models/gemm_matmul_softmax/model.onnx";
+  auto tasks = runTessel({"tasks", "--model", model});
+  ASSERT_TRUE(tasks.ok()) << tasks.output;
+  auto tune = runTessel({"tune", "--model", model, "--n-trial", "2", "--log", dir.path() + "/log.json", "-o", dir.path() + "/tuned"});
+  ASSERT_TRUE(tune.ok()) << tune.output;
+  auto run = runTessel({"run", dir.path() + "/tuned", "--input", "x=" + kOnnx + "models/gemm_matmul_softmax/input_x.npy", "--output",
+                        dir.path() + "/y.npy"});
+  ASSERT_TRUE(run.ok()) << run.output;
+  EXPECT_LT(relativeError(runtime::loadNpy(dir.path() + "/y.npy"), runtime::loadNpy(kOnnx + "models/gemm_matmul_softmax/output_0.npy")),
+            1e-4);
+}
+
 }  // namespace

@@ -153,7 +153,7 @@ TEST(CpuTemplates, EachAnchorKindGetsItsTemplateWithTheDefaultScheduleAsFallback
                              {depthwise(ops::Layout::NCHW), "depthwise_conv2d_nchw.x86"},
                              {denseLayer(), "dense.x86"}};
   for (const Case& c : cases) {
-    ASSERT_EQ(cpuTemplateFor(c.dag).value_or(""), c.templateName);
+    ASSERT_EQ(cpuTemplateFor(c.dag, target::Target::host()).value_or(""), c.templateName);
     auto task = makeCpuTuningTask("t", c.dag);
     EXPECT_EQ(task->templateName, c.templateName);
     uint64_t minimum = c.templateName == "dense.x86" ? 3 : c.templateName.find("depthwise") == 0 ? 100 : 500;
@@ -162,7 +162,7 @@ TEST(CpuTemplates, EachAnchorKindGetsItsTemplateWithTheDefaultScheduleAsFallback
     EXPECT_EQ(schedule::stepsToJson(fallback), schedule::stepsToJson(ops::defaultCpuSchedule(c.dag))) << c.templateName;
   }
   auto pool = te::placeholder({1, 8, 8, 4}, DataType::float32(), "x");
-  EXPECT_FALSE(cpuTemplateFor(te::ComputeDAG({ops::relu(pool)}, {pool})).has_value());
+  EXPECT_FALSE(cpuTemplateFor(te::ComputeDAG({ops::relu(pool)}, {pool}), target::Target::host()).has_value());
   std::string wrong = errorOf([] { makeCpuTuningTask("t", denseLayer(), target::Target::host(), "conv2d_nhwc.x86"); });
   expectContains(wrong, "template 'conv2d_nhwc.x86' does not fit");
   expectContains(wrong, "dense.x86");

@@ -78,7 +78,7 @@ std::map<std::string, std::vector<graph::Task>> ownTemplateTasks(const std::stri
   std::set<std::string> seen;
   for (const auto& [name, size] : kNetworks) {
     for (graph::Task& task : variantTasks(name, size))
-      if (cpuTemplateFor(task.dag) && seen.insert(task.workloadKey).second) own[name].push_back(std::move(task));
+      if (cpuTemplateFor(task.dag, target::Target::host()) && seen.insert(task.workloadKey).second) own[name].push_back(std::move(task));
     if (name == last) return own;
   }
   throw std::runtime_error("not a network of kNetworks: " + last);

@@ -229,17 +229,22 @@ std::vector<std::string> cpuTemplateNames() {
   return names;
 }
 
-std::optional<std::string> cpuTemplateFor(const te::ComputeDAG& dag) {
+std::optional<std::string> cpuTemplateFor(const te::ComputeDAG& dag, const target::Target& target) {
   auto anchor = ops::findAnchorStage(dag);
   if (!anchor) return std::nullopt;
-  const auto& traits = ops::traitsOf(*dag.op(*anchor));
+  const auto& op = *dag.op(*anchor);
+  const auto& traits = ops::traitsOf(op);
   if (traits.cpuTemplate.empty()) return std::nullopt;
+  // denseTemplate's space is the rules' tile's neighbourhood: without that tile there is none.
+  if (traits.kind == ops::OpKind::Dense &&
+      (op.reduction()->axes.size() != 1 || !ops::defaultAnchorTile(dag, ops::cpuScheduleOptionsFor(target))))
+    return std::nullopt;
   return traits.cpuTemplate;
 }
 
 TuningTaskPtr makeCpuTuningTask(const std::string& name, const te::ComputeDAG& dag, const target::Target& target,
                                 const std::string& templateName) {
-  std::string chosen = templateName.empty() ? cpuTemplateFor(dag).value_or("") : templateName;
+  std::string chosen = templateName.empty() ? cpuTemplateFor(dag, target).value_or("") : templateName;
   TESSEL_CHECK(!chosen.empty(), "task '{}': no CPU template applies (templates: {})", name, fmt::join(cpuTemplateNames(), ", "));
   ops::CpuScheduleOptions options = ops::cpuScheduleOptionsFor(target);
   AnchorInfo anchor = describeAnchor(dag, options);

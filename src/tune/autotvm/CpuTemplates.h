@@ -35,8 +35,10 @@ namespace tessel::tune::autotvm {
 /// output channels, rows along the tiles).
 std::vector<std::string> cpuTemplateNames();
 
-/// The template for a DAG (by its anchor's kind), if one applies.
-std::optional<std::string> cpuTemplateFor(const te::ComputeDAG& dag);
+/// The template that tunes a DAG for `target` (by its anchor's kind), if one applies: a dense
+/// whose rules find no register tile to start from (a product of a few elements, ONNX's small
+/// Gemm tests) has none and keeps the default schedule, untuned.
+std::optional<std::string> cpuTemplateFor(const te::ComputeDAG& dag, const target::Target& target);
 
 /// A tuning task for the DAG with the named template (or the one cpuTemplateFor picks), its space
 /// shaped for the target's machine (lanes of its vector width, tiles that fit its registers).
