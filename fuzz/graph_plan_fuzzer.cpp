@@ -10,7 +10,6 @@
 #include "runtime/GraphExecutor.h"
 #include "support/Files.h"
 #include "support/Error.h"
-#include "support/Json.h"
 #include "support/TempDir.h"
 
 using namespace tessel;
@@ -71,8 +70,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Fixture* f = fixture();
   try {
-    nlohmann::json plan = parseJson(std::string_view(reinterpret_cast<const char*>(data), size), "plan");
-    runtime::GraphExecutor executor(f->module, plan, f->params, "fuzz");
+    auto executor = runtime::GraphExecutor::fromPlanText(f->module, std::string_view(reinterpret_cast<const char*>(data), size),
+                                                         f->params, "fuzz");
     executor.setZeroInputs();
     executor.run();
     for (int i = 0; i < executor.numOutputs(); ++i) (void)executor.getOutput(i);

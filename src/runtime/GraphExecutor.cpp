@@ -83,6 +83,10 @@ void GraphExecutor::loadPlan(const Plan& plan, const NamedTensors& params, const
   }
 }
 
+GraphExecutor GraphExecutor::fromPlanText(Module kernels, std::string_view planText, const NamedTensors& params, const std::string& origin) {
+  return GraphExecutor(std::move(kernels), Plan{parseJson(planText, origin)}, params, origin);
+}
+
 GraphExecutor::GraphExecutor(Module kernels, const Plan& plan, const NamedTensors& params,
                              const std::string& origin)
     : module_(std::move(kernels)) {

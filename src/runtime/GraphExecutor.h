@@ -28,6 +28,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/CudaGraph.h"
@@ -61,6 +62,10 @@ class GraphExecutor {
   /// Loads a module directory. Errors name the directory and the offending file or entry, and
   /// a device of another kind than the module's ("built for cuda, not opencl").
   static GraphExecutor load(const std::string& directory, const GraphExecutorOptions& options = {});
+  /// A CPU executor of `kernels` from a plan given as its JSON text (what graph.json holds) and
+  /// the parameters; errors as load's, naming `origin`. For programs that hold the plan
+  /// themselves (the plan fuzzer feeds it arbitrary text).
+  static GraphExecutor fromPlanText(Module kernels, std::string_view planText, const NamedTensors& params, const std::string& origin);
 
   Device device() const { return device_; }
   /// Whether run() replays a CUDA graph (CUDA, the option on, and no call replaced by a host function).

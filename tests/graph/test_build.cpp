@@ -124,6 +124,18 @@ TEST(GraphBuild, ExecutorRejectsBadInputsAndBrokenModules) {
   writeFile(dir.path() + "/graph.json", plan.substr(0, plan.size() / 2));
   expectContains(errorOf([&] { runtime::GraphExecutor::load(dir.path()); }), "graph.json: not valid JSON");
   expectContains(errorOf([&] { runtime::GraphExecutor::load(dir.path() + "/nothing"); }), "nothing/graph.json");
+  // The same plans as text (fromPlanText, what the plan fuzzer feeds): the good one runs, the
+  // others fail naming the origin given.
+  runtime::Module kernels = runtime::Module::load(dir.path() + "/kernels.so");
+  runtime::NamedTensors params = runtime::loadParams(dir.path() + "/params.bin");
+  auto fromText = runtime::GraphExecutor::fromPlanText(kernels, plan, params, "in memory");
+  fromText.setZeroInputs();
+  fromText.run();
+  EXPECT_EQ(fromText.getOutput(0).shape(), executor.getOutput(0).shape());
+  expectContains(errorOf([&] { runtime::GraphExecutor::fromPlanText(kernels, json.dump(), params, "in memory"); }),
+                 "needs parameter 'w9', which the parameters lack");
+  expectContains(errorOf([&] { runtime::GraphExecutor::fromPlanText(kernels, plan.substr(0, plan.size() / 2), params, "in memory"); }),
+                 "in memory: not valid JSON");
 }
 
 TEST(MemoryPlanner, ReusesBuffersOfDeadTensorsOnly) {
