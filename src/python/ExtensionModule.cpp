@@ -43,5 +43,6 @@ PYBIND11_MODULE(_tessel, m) {
   tessel::python::bindBuild(m);
   tessel::python::bindRuntime(m);
   tessel::python::bindTuning(m);
+  tessel::python::bindAutoScheduler(m);
   tessel::python::bindRecords(m);
 }

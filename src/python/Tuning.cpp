@@ -8,10 +8,9 @@
 #include "driver/TuneNetwork.h"
 #include "driver/TuningTasks.h"
 #include "python/Bindings.h"
-#include "python/Interrupts.h"
 #include "python/Model.h"
+#include "python/TaskSource.h"
 #include "support/Error.h"
-#include "tune/MeasureErrorNo.h"
 
 namespace py = pybind11;
 
@@ -19,65 +18,8 @@ namespace tessel::python {
 
 namespace {
 
-/// A network prepared for a target and its task list, shared by its tasks (they point into it).
-struct TaskSource {
-  Model model;
-  driver::PrepareOptions prepare;
-  driver::PreparedModel prepared;
-  driver::TaskList list;
-};
-
-/// One template tuning task of the list, numbered as `tessel tasks` lists it.
-struct Task {
-  std::shared_ptr<const TaskSource> source;
-  size_t index = 0;  ///< in source->list.tasks
-  const driver::ListedTask& listed() const { return source->list.tasks[index]; }
-};
-
-std::vector<Task> extractTasks(const Model& model, const std::string& target) {
-  auto source = std::make_shared<TaskSource>();
-  source->model = model;
-  source->prepare.target = target::Target::parse(target);
-  TESSEL_CHECK(source->prepare.target.isCpu(), "target '{}': the Python package tunes CPU targets so far", target);
-  source->prepare.desiredLayout = driver::defaultDesiredLayout(source->prepare.target);
-  source->prepared = driver::prepareModel(model.graph, source->prepare);
-  driver::TaskListOptions options;
-  options.target = source->prepare.target;
-  source->list = driver::listTuningTasks(source->prepared, options);
-  std::vector<Task> tasks;
-  for (size_t i = 0; i < source->list.tasks.size(); ++i) tasks.push_back({source, i});
-  return tasks;
-}
-
-/// One trial as the tuner's Python callbacks see it (TVM's MeasureInput and MeasureResult in one).
-struct Trial {
-  size_t task = 0;   ///< the task's number
-  int64_t trial = 0; ///< of this tune() call, from 1
-  int64_t configIndex = -1;
-  std::string config;  ///< the knob values as JSON
-  std::vector<double> costs;
-  int errorNo = 0;
-  std::string errorName, errorMessage;
-  double allCost = 0, timestamp = 0;
-};
-
-Trial trialOf(const driver::TrialReport& report) {
-  const tune::TuningRecord& r = *report.record;
-  Trial t;
-  t.task = report.task->number;
-  t.trial = report.trial;
-  if (r.config) {
-    t.configIndex = r.config->index;
-    t.config = r.config->entity.dump();
-  }
-  t.costs = r.result.costs;
-  t.errorNo = int(r.result.errorNo);
-  t.errorName = tune::measureErrorName(r.result.errorNo);
-  t.errorMessage = r.result.errorMessage;
-  t.allCost = r.result.allCost;
-  t.timestamp = r.result.timestamp;
-  return t;
-}
+/// One template tuning task of the list: a fused function and its template.
+using Task = ListedTaskOf<driver::SearchKind::Templates>;
 
 /// What a tune() call asks for beyond the task, from Python.
 struct TuneSettings {
@@ -99,34 +41,14 @@ struct TaskOutcome {
 /// does and without building the network. `onTrial` (with the GIL) sees every logged trial;
 /// after it, Ctrl-C is honoured.
 TaskOutcome tuneTask(const Task& task, const TuneSettings& s, const std::function<void(const Trial&)>& onTrial) {
-  const TaskSource& source = *task.source;
-  driver::TuneNetworkOptions o;
-  o.model = source.model.graph;
-  o.prepare = source.prepare;
-  o.tasks = {task.listed().number};
+  driver::TuneNetworkOptions o = tuneOptionsFor(*task.source, driver::SearchKind::Templates, {task.listed()}, s.log);
   o.tuner = s.tuner;
   o.nTrial = s.nTrial;
   o.earlyStopping = s.earlyStopping;
   o.seed = s.seed;
-  o.log = s.log;
   o.build = s.build;
   o.measure = s.measure;
-  o.buildModule = false;
-  o.evaluate = false;
-  driver::TuneCallbacks callbacks;
-  // The run lists the tasks again: the one it tunes must be the one extracted.
-  callbacks.onTasks = [&](const driver::TaskList&, const std::vector<driver::ListedTask>& selected) {
-    TESSEL_CHECK(selected.size() == 1 && selected[0].function.workloadKey == task.listed().function.workloadKey,
-                 "task {} ({}) is not the task of that number in this run's list", task.listed().number, task.listed().function.name);
-  };
-  callbacks.onTrial = [&](const driver::TrialReport& report) {
-    Trial trial = trialOf(report);
-    {
-      py::gil_scoped_acquire gil;
-      if (onTrial) onTrial(trial);
-    }
-    checkInterruptsWithoutGil();
-  };
+  const driver::TuneCallbacks callbacks = tuneCallbacksFor({task.listed()}, onTrial);
   driver::TuneNetworkResult result = driver::tuneNetwork(o, callbacks);
   const driver::TunedTask& tuned = result.tasks.at(0);
   return {tuned.trials, tuned.errors, tuned.bestCost, tuned.bestConfig, !tuned.decision || tuned.decision->keptDefault};
@@ -146,13 +68,15 @@ void bindTuning(py::module_& m) {
         return "<tessel.autotvm.Task " + std::to_string(t.listed().number) + " " + t.listed().function.name + " (" +
                t.listed().tuning->templateName + ")>";
       });
-  m.def("extract_tasks", &extractTasks, py::arg("model"), py::arg("target"), py::call_guard<py::gil_scoped_release>());
+  m.def("extract_tasks", &extractTasksOf<driver::SearchKind::Templates>, py::arg("model"), py::arg("target"),
+        py::call_guard<py::gil_scoped_release>());
 
-  py::class_<Trial>(m, "Trial", "one measured trial, as it was logged")
+  py::class_<Trial>(m, "Trial", "one measured trial, as it was logged (either tuner)")
       .def_readonly("task", &Trial::task)
       .def_readonly("trial", &Trial::trial)
       .def_readonly("config_index", &Trial::configIndex)
       .def_readonly("config", &Trial::config)
+      .def_readonly("steps", &Trial::steps, "the measured schedule, a step per line")
       .def_readonly("costs", &Trial::costs, "seconds per call, one per repeat; empty on error")
       .def_readonly("error_no", &Trial::errorNo)
       .def_readonly("error_name", &Trial::errorName)
@@ -180,7 +104,9 @@ void bindTuning(py::module_& m) {
       .def_readwrite("number", &tune::LocalRunnerOptions::number)
       .def_readwrite("repeat", &tune::LocalRunnerOptions::repeat)
       .def_readwrite("min_repeat_ms", &tune::LocalRunnerOptions::minRepeatMs)
-      .def_readwrite("timeout", &tune::LocalRunnerOptions::timeoutSeconds, "seconds a candidate may run");
+      .def_readwrite("timeout", &tune::LocalRunnerOptions::timeoutSeconds, "seconds a candidate may run")
+      .def_readwrite("cooldown_interval", &tune::LocalRunnerOptions::cooldownIntervalSeconds, "seconds between two candidates")
+      .def_readwrite("enable_cpu_cache_flush", &tune::LocalRunnerOptions::enableCpuCacheFlush, "cold caches before every call");
 
   m.def(
       "tune_task",

@@ -1,6 +1,7 @@
 """Fixtures of the tessel Python package's tests (run by ctest: tests/python/CMakeLists.txt sets
 PYTHONPATH to the built package and TESSEL_CLI to the `tessel` command)."""
 import os
+import signal
 
 import numpy as np
 import pytest
@@ -58,3 +59,22 @@ def tiny_onnx(tmp_path_factory):
         return np.maximum(x @ w1 + b1, 0) @ w2 + b2
 
     return str(path), reference
+
+
+def stop_after_first(stop, seen):
+    """A tuning callback (either tuner's: (tuner, inputs, results)) that keeps the first trial's
+    result in `seen` and stops the run: `stop` "exception" raises ValueError from the callback,
+    "ctrl-c" sends this process SIGINT, as a user's Ctrl-C would."""
+
+    def callback(tuner, inputs, results):
+        seen.append(results[0])
+        if stop == "exception":
+            raise ValueError("enough")
+        os.kill(os.getpid(), signal.SIGINT)  # Python's handler runs when tessel checks, after this callback
+
+    return callback
+
+
+def stopped_by(stop):
+    """What tune() raises when stop_after_first(stop, ...) stopped it."""
+    return ValueError if stop == "exception" else KeyboardInterrupt

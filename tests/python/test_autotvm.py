@@ -1,14 +1,14 @@
 """tessel.autotvm: tasks, a tuner's trials seen by callbacks and logged, pick_best,
 apply_history_best used by tessel.build, errors and interruption."""
 import json
-import os
 import re
-import signal
 
 import pytest
 
 import tessel
 from tessel import autotvm
+
+from conftest import stop_after_first, stopped_by
 
 
 @pytest.fixture(scope="module")
@@ -101,17 +101,9 @@ def test_bad_tuner_and_budget_are_refused_before_any_trial(small_task, tmp_path)
 def test_a_stopped_run_leaves_whole_trials_in_the_log(small_task, tmp_path, stop):
     log = str(tmp_path / "stopped.log")
     seen = []
-
-    def stop_after_first(tuner, inputs, results):
-        seen.append(results[0])
-        if stop == "exception":
-            raise ValueError("enough")
-        os.kill(os.getpid(), signal.SIGINT)  # Python's handler runs when tessel checks, after this callback
-
-    expected = ValueError if stop == "exception" else KeyboardInterrupt
-    with pytest.raises(expected):
+    with pytest.raises(stopped_by(stop)):
         autotvm.tuner.RandomTuner(small_task).tune(n_trial=8, measure_option=measure(),
-                                                   callbacks=[autotvm.callback.log_to_file(log), stop_after_first])
+                                                   callbacks=[autotvm.callback.log_to_file(log), stop_after_first(stop, seen)])
     assert len(seen) == 1
     assert [r["result"]["timestamp"] for r in searched_records(log)] == [seen[0].timestamp]
 

@@ -2,11 +2,11 @@
 
 A thin layer over tessel's driver (the `_tessel` extension), under the names TVM's tutorials
 use (docs/python.md maps each seed's calls): load a model (``tessel.zoo``, ``tessel.onnx``),
-build it (``tessel.build``), run and time it (``tessel.runtime``), tune it (``tessel.autotvm``),
+build it (``tessel.build``), run and time it (``tessel.runtime``), tune it (``tessel.autotvm``, ``tessel.auto_scheduler``),
 and see how tuning went (``tessel.records.plot``).
 """
 from tessel._tessel import Device, Model, Module, TesselError
-from tessel import autotvm, onnx, records, runtime, zoo
+from tessel import auto_scheduler, autotvm, onnx, records, runtime, zoo
 from tessel.build import build
 
 
@@ -32,5 +32,5 @@ def opencl(index=0):
     return Device(f"opencl:{index}")
 
 
-__all__ = ["Device", "Model", "Module", "TesselError", "autotvm", "build", "cpu", "cuda", "device", "onnx", "opencl", "records", "runtime",
+__all__ = ["Device", "Model", "Module", "TesselError", "auto_scheduler", "autotvm", "build", "cpu", "cuda", "device", "onnx", "opencl", "records", "runtime",
            "zoo"]
