@@ -85,9 +85,12 @@ def test_a_run_logs_every_trial_the_callbacks_see(extracted, tuned):
     assert [r["result"]["timestamp"] for r in searched] == [res.timestamp for _, _, res in seen]
     assert [r["task"]["workload_key"] for r in searched] == [inp.task.workload_key for _, inp, _ in seen]
     assert {inp.task.number for _, inp, _ in seen} == {1, 2}  # both tasks had rounds
-    assert all(res.error_no == 0 and len(res.costs) == 2 for _, _, res in seen)  # LocalRunner(repeat=2)
+    assert all(res.error_no == 0 and 1 <= len(res.costs) <= 2 for _, _, res in seen)
+    # LocalRunner(repeat=2) for the default schedule measured first; a candidate the first
+    # measurement shows slower than the best is not measured again.
+    assert all(len(res.costs) == 2 for _, _, res in seen[:1])
     assert all(inp.state for _, inp, _ in seen)  # the schedule's steps
-    assert all(r["target"].startswith("cpu") and "template" not in r["task"] for r in searched)
+    assert all(r["target"] == "cpu" and r["task"]["template"] is None for r in searched)  # no template: steps
     assert [o.task for o in outcomes] == [1, 2] and sum(o.trials for o in outcomes) >= len(seen)
     assert all(0 < o.best_cost < float("inf") and o.resumed_trials == 0 for o in outcomes)
 
