@@ -2,6 +2,8 @@
 // the task scheduler's run over some of them through driver::tuneNetwork (TaskScheduler.tune),
 // as `tessel tune --scheduler auto --tasks ... --no-evaluate` runs it without the build.
 #include <pybind11/functional.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <pybind11/stl.h>
 
 #include <cstdio>
@@ -70,7 +72,7 @@ void checkResumedLogTarget(const std::string& log, const target::Target& target)
     targets.insert(r.target);
   }
   fail("load_log_file {}: its {} records were measured for '{}', not for this run's target '{}'", log, file.records.size(),
-       *targets.begin(), target.str());
+       fmt::join(targets, "', '"), target.str());
 }
 
 std::vector<ScheduledOutcome> scheduleTasks(const std::vector<SearchTask>& tasks, const ScheduleSettings& s,
@@ -128,11 +130,6 @@ void bindAutoScheduler(py::module_& m) {
       });
   m.def("extract_search_tasks", &extractTasksOf<driver::SearchKind::AutoScheduler>, py::arg("model"), py::arg("target"),
         py::call_guard<py::gil_scoped_release>());
-  m.def("format_task_dags", [](const std::vector<SearchTask>& tasks) {
-    std::vector<driver::ListedTask> listed;
-    for (const SearchTask& t : tasks) listed.push_back(t.listed());
-    return driver::formatTaskDags(listed);
-  });
 
   py::class_<ScheduledOutcome>(m, "ScheduledOutcome", "a task's tuning in a TaskScheduler.tune run")
       .def_readonly("task", &ScheduledOutcome::task)
@@ -140,13 +137,17 @@ void bindAutoScheduler(py::module_& m) {
       .def_readonly("trials", &ScheduledOutcome::trials)
       .def_readonly("errors", &ScheduledOutcome::errors)
       .def_readonly("best_cost", &ScheduledOutcome::bestCost, "seconds; inf without a valid trial")
-      .def_readonly("kept_default", &ScheduledOutcome::keptDefault);
+      .def_readonly("kept_default", &ScheduledOutcome::keptDefault, "the confirmation kept the default schedule")
+      .def("__repr__", [](const ScheduledOutcome& o) {
+        return fmt::format("<ScheduledOutcome task {}: {} trials ({} resumed, {} errors), best {:.3g} s{}>", o.task, o.trials,
+                           o.resumedTrials, o.errors, o.bestCost, o.keptDefault ? ", default kept" : "");
+      });
 
   m.def(
       "schedule_tasks",
-      [](const std::vector<SearchTask>& tasks, const std::string& strategy, int64_t nTrial, std::optional<int64_t> batchSize, const std::string& log,
-         bool resume, uint64_t seed, bool verbose, const tune::LocalBuilderOptions& build, const tune::LocalRunnerOptions& measure,
-         const std::function<void(const Trial&)>& onTrial) {
+      [](const std::vector<SearchTask>& tasks, const std::string& strategy, int64_t nTrial, std::optional<int64_t> batchSize,
+         const std::string& log, bool resume, uint64_t seed, bool verbose, const tune::LocalBuilderOptions& build,
+         const tune::LocalRunnerOptions& measure, const std::function<void(const Trial&)>& onTrial) {
         ScheduleSettings s{strategy, log, resume, nTrial, batchSize, seed, verbose, build, measure};
         py::gil_scoped_release release;
         return scheduleTasks(tasks, s, onTrial);
