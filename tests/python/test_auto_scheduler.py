@@ -113,10 +113,21 @@ def test_apply_history_best_builds_the_tuned_network_with_the_same_output(mlp, t
     np.testing.assert_allclose(output(module), tiny_onnx[1](x), rtol=1e-4, atol=1e-4)
 
 
-def test_verbose_prints_the_progress_of_each_task(extracted, tmp_path, capfd):
+def test_one_task_with_a_measure_callback_object_and_verbose_progress(extracted, tmp_path, capfd):
     tasks, weights = extracted
-    auto_scheduler.TaskScheduler(tasks[:1], weights[:1], strategy="round-robin").tune(options(tmp_path / "v.json", 2, verbose=1))
-    assert "[Task  1/ 2]" in capfd.readouterr().out
+
+    class Count:  # TVM's MeasureCallback shape: an object with callback(policy, inputs, results)
+        trials = 0
+
+        def callback(self, policy, inputs, results):
+            assert inputs[0].task is tasks[1]
+            self.trials += 1
+
+    count = Count()
+    log = tmp_path / "v.json"
+    outcomes = auto_scheduler.TaskScheduler(tasks[1:], weights[1:], strategy="round-robin").tune(options(log, 2, [count], verbose=1))
+    assert [o.task for o in outcomes] == [2] and count.trials == len(searched_records(log)) == 2
+    assert "[Task  2/ 2]" in capfd.readouterr().out  # numbered in the whole list
 
 
 def test_bad_arguments_are_refused_before_any_trial(extracted, mlp, tmp_path):
