@@ -1,15 +1,18 @@
 """The task scheduler (auto_scheduler.TaskScheduler): the network's tasks tuned in rounds through
 tessel's driver, as `tessel tune --scheduler auto --tasks ...` tunes them, without the build
 (ApplyHistoryBest and tessel.build make the module)."""
+import os
+
 from tessel import _tessel
 from tessel._tessel import TesselError
 from tessel.auto_scheduler.measure import MeasureInput, MeasureResult, TuningOptions
 
+
 class TaskScheduler:
     """Tunes `tasks` (of one extract_tasks call), giving each round to the task whose tuning
-    lowers the network's estimated latency most ("gradient") or to each in turn
-    ("round-robin"; another strategy is refused by tune(), before any work). tessel weighs a task by how many times the network runs it: `task_weights`
-    (None or extract_tasks's) must be those weights. `load_log_file` resumes: the log's trials
+    lowers the network's estimated latency most ("gradient") or to each in turn ("round-robin";
+    another strategy is refused by tune(), before any work). tessel weighs a task by how many
+    times the network runs it: `task_weights` (None or extract_tasks's) must be those weights. `load_log_file` resumes: the log's trials
     of these tasks count against the budget and teach the search first; it must be the log the
     RecordToFile callback appends to."""
 
@@ -42,7 +45,7 @@ class TaskScheduler:
             raise TesselError(f"TaskScheduler.tune: expected auto_scheduler.TuningOptions, got {type(tuning_options).__name__}")
         o = tuning_options
         resume = self.load_log_file is not None
-        if resume and str(self.load_log_file) != o.log:
+        if resume and os.path.realpath(self.load_log_file) != os.path.realpath(o.log):
             raise TesselError(f"TaskScheduler: load_log_file {self.load_log_file} is not the log RecordToFile appends to ({o.log}): "
                               "tessel resumes from the log it appends to")
         by_number = {task.number: task for task in self.tasks}
