@@ -74,6 +74,8 @@ def test_extract_refuses_params_and_bad_targets(mlp):
         auto_scheduler.extract_tasks(mlp, target="opencl")
     with pytest.raises(tessel.TesselError, match="bogus"):
         auto_scheduler.extract_tasks(mlp, target="bogus")
+    with pytest.raises(tessel.TesselError, match=r"target must be a target string such as \"cpu\", got dict"):
+        auto_scheduler.extract_tasks(mlp, {}, "cpu")  # TVM's (mod, params, target) order
 
 
 def test_a_run_logs_every_trial_the_callbacks_see(extracted, tuned):

@@ -9,6 +9,10 @@ def extract_tasks(model, target="cpu", params=None):
     .compute_dag, .flops), its weight how many times the network runs it (the estimate of seed
     001: sum(latency[t] * weight[t])). `params` is accepted for TVM's signature and must be None:
     a tessel Model holds its parameters."""
+    if not isinstance(target, str):
+        # TVM's order is (mod, params, target): a seed's positional call lands here.
+        raise _tessel.TesselError(f"extract_tasks: target must be a target string such as \"cpu\", got {type(target).__name__} "
+                                  "(tessel's signature: extract_tasks(model, target=..., params=None))")
     if params is not None:
         raise _tessel.TesselError("extract_tasks: params must be None (the Model holds its parameters)")
     tasks = _tessel.extract_search_tasks(model, target)
