@@ -73,6 +73,11 @@ driver::TuneCallbacks tuneCallbacksFor(std::vector<driver::ListedTask> asked, st
                    "task {} ({}) is not the task of that number in this run's list", asked[i].number, asked[i].function.name);
   };
   callbacks.onTrial = forwardTrials(std::move(onTrial));
+  // The other safe points: before a task's round (its search not begun) and after a decision is
+  // logged. The confirmations' re-measurements report no trials, so without these Ctrl-C would
+  // wait for all of them.
+  callbacks.onTaskStart = [](const driver::ListedTask&, int64_t) { checkInterruptsWithoutGil(); };
+  callbacks.onDecision = [](const driver::TaskDecision&) { checkInterruptsWithoutGil(); };
   return callbacks;
 }
 

@@ -73,7 +73,8 @@ driver::TuneNetworkOptions tuneOptionsFor(const TaskSource& source, driver::Sear
                                           const std::string& log);
 
 /// The callbacks of such a run: the tasks it lists again checked against `asked` (by number and
-/// workload: a task object must tune what it printed), each trial forwarded (forwardTrials).
+/// workload: a task object must tune what it printed), each trial forwarded (forwardTrials),
+/// Ctrl-C honoured also before each task's round and after each confirmation's decision.
 driver::TuneCallbacks tuneCallbacksFor(std::vector<driver::ListedTask> asked, std::function<void(const Trial&)> onTrial);
 
 }  // namespace tessel::python
