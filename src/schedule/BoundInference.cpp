@@ -101,7 +101,8 @@ class StrideOfReads {
       firstStart_ = start;
       return;
     }
-    const int64_t* distance = asConstInt(simplify(start - firstStart_));
+    Expr difference = simplify(start - firstStart_);  // kept: asConstInt points into it
+    const int64_t* distance = asConstInt(difference);
     if (!distance) {
       unknown_ = true;
       return;
