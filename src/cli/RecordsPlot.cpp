@@ -36,10 +36,10 @@ std::string pythonProgram() {
 
 /// The weights of the log's tasks in the network of --model, prepared for the target of the curves.
 std::map<std::string, double> weightsOf(PlotArgs& a, const std::string& target) {
-  TESSEL_CHECK(!isVtaTarget(target), "--model: the records of {} are VTA's, whose tasks tessel vta lists; draw them without --model",
-               target);
   a.model.target = target;
   a.model.parsedTarget = target::Target::parse(target);
+  TESSEL_CHECK(!a.model.parsedTarget.isVta(),
+               "--model: the records of {} are VTA's, whose tasks tessel vta lists; draw them without --model", target);
   return driver::networkTaskWeights(prepareModel(a.model), a.model.parsedTarget);
 }
 

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "ops/Schedules.h"
+#include "passes/GpuLaunch.h"
 #include "support/Error.h"
 
 namespace tessel::ops {
@@ -378,7 +379,9 @@ int64_t tensorCoreCopyBytes(const GpuGemmShape& shape, const GpuGemmTile& tile) 
   int64_t blockRows = tile.x[1] * tile.x[2], blockColumns = tile.y[1] * tile.y[2];
   int64_t data = shape.dataReductionInnermost ? blockRows * r.dataPadded : tile.k * r.dataPadded;
   int64_t other = shape.otherReductionInnermost ? blockColumns * r.otherPadded : tile.k * r.otherPadded;
-  return (data + other) * int64_t(sizeof(float)) * (tile.doubleBuffer ? tile.stages : 1);
+  // Each copy a buffer of its own, rounded as lowering allocates it.
+  int64_t stages = tile.doubleBuffer ? tile.stages : 1;
+  return passes::sharedBufferBytes(data * int64_t(sizeof(float)) * stages) + passes::sharedBufferBytes(other * int64_t(sizeof(float)) * stages);
 }
 
 /// gpuGemmTiles on tensor cores: rows [blocks, row warps, 8, per thread], columns [blocks,

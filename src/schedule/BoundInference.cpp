@@ -83,7 +83,8 @@ Range relax(const Expr& e, const VarBounds& relaxed) {
 class StrideOfReads {
  public:
   void add(const Expr& index, const VarBounds& relaxed) {
-    if (unknown_) return;
+    // A step of 1 stays 1: most reads (a window's loops) end here, before any simplification.
+    if (unknown_ || gcd_ == 1) return;
     VarMap zero;
     for (const auto& [atom, coefficient] : linearSum(index).terms) {
       bool moves = usesAnyVar(atom, [&](const VarNode* v) { return relaxed.count(v) > 0; });
@@ -96,6 +97,7 @@ class StrideOfReads {
       gcd_ = std::gcd(gcd_, coefficient < 0 ? -coefficient : coefficient);
       zero[v] = Expr(int64_t(0));
     }
+    if (gcd_ == 1) return;
     Expr start = simplify(substitute(index, zero));
     if (!firstStart_.defined()) {
       firstStart_ = start;
@@ -302,7 +304,9 @@ BoundsResult inferBounds(State& state, BoundsDetail detail) {
         for (auto& indices : readsBy[s.name() + "\n" + consumerName]) {
           for (size_t d = 0; d < spatial; ++d) {
             Expr index = simplify(substitute(indices[d], rootMap));
-            strides[d].add(index, relaxed);
+            // Shared copies keep their windows (stride 1): a block's threads fill them with wide
+            // contiguous copies, which a gather along the axis would break.
+            if (s.memoryScope != "shared") strides[d].add(index, relaxed);
             Range r = relax(index, relaxed);
             if (!r.ok()) {
               failed = true;
@@ -331,9 +335,7 @@ BoundsResult inferBounds(State& state, BoundsDetail detail) {
           exact = false;
         }
         if (ext >= op.shape[d]) continue;  // the whole dimension: keep [0, shape)
-        // Shared copies keep their windows: a block's threads fill them with wide contiguous
-        // copies, which a gather along the axis would break.
-        int64_t stride = s.memoryScope == "shared" || !exact ? 1 : strides[d].stride();
+        int64_t stride = exact ? strides[d].stride() : 1;
         b.regionMin[d] = lo;
         b.regionExtent[d] = stride > 1 && (ext - 1) % stride == 0 ? (ext - 1) / stride + 1 : std::max<int64_t>(ext, 1);
         b.regionStride[d] = stride > 1 && (ext - 1) % stride == 0 ? stride : 1;
